@@ -1,0 +1,141 @@
+//! Crash-safe file replacement: write to a temporary name in the same
+//! directory, fsync the file, rename it over the destination, fsync the
+//! directory. A reader sees either the old file or the complete new one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written under a temporary name; [`AtomicFile::commit`] puts it
+/// in place. Dropped without a commit, the temporary file is removed.
+#[derive(Debug)]
+pub struct AtomicFile {
+    dest: PathBuf,
+    tmp: PathBuf,
+    out: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Starts writing `dest`; nothing is visible at `dest` until `commit`.
+    pub fn create(dest: impl AsRef<Path>) -> io::Result<AtomicFile> {
+        let dest = dest.as_ref().to_path_buf();
+        let tmp = temp_path(&dest);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        Ok(AtomicFile {
+            dest,
+            tmp,
+            out: Some(BufWriter::with_capacity(256 * 1024, file)),
+        })
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flushes, fsyncs, renames into place and fsyncs the directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        let out = self.out.take().expect("AtomicFile committed twice");
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.tmp, &self.dest)?;
+        sync_parent(&self.dest)
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.as_mut().expect("write after commit").write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out
+            .as_mut()
+            .expect("write after commit")
+            .write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.as_mut().expect("flush after commit").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `dest` atomically.
+pub fn write_atomic(dest: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create(dest)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// Fsyncs a directory so that a rename or a new file in it survives a power cut.
+pub fn sync_dir(dir: impl AsRef<Path>) -> io::Result<()> {
+    File::open(dir.as_ref())?.sync_all()
+}
+
+/// Fsyncs the directory that holds `path`.
+pub fn sync_parent(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => sync_dir(p),
+        _ => sync_dir("."),
+    }
+}
+
+/// The temporary name used for `dest`: hidden, same directory, unique per process.
+/// Leftovers of a crashed writer match `is_temp_name` and may be deleted.
+pub fn temp_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dest.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// True for names made by [`temp_path`] (leftovers of an interrupted write).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_replaces_and_drop_discards() {
+        let dir = std::env::temp_dir().join(format!("atomic-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let dest = dir.join("f.txt");
+        write_atomic(&dest, b"one").unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"one");
+
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.write_all(b"two").unwrap();
+        drop(f);
+        assert_eq!(
+            fs::read(&dest).unwrap(),
+            b"one",
+            "uncommitted write must not show"
+        );
+        assert_eq!(
+            fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary file must be removed"
+        );
+
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.write_all(b"three").unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"three");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,220 @@
+//! Paths inside a crawl directory (see the README for what each file holds).
+//!
+//! ```text
+//! CRAWL/crawl.toml                 optional settings
+//! CRAWL/seen.bloom                 every URL ever scheduled (memory-mapped Bloom filter)
+//! CRAWL/hosts.db                   per-host state (SQLite)
+//! CRAWL/scope.seeds                registrable domains of the seeds, one per line
+//! CRAWL/consumed.txt               fetched runs already turned into segments
+//! CRAWL/backlog.v1.tsv.zst         URLs over a cap, waiting for a later segment
+//! CRAWL/segments/ID.v1.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
+//! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete)
+//! CRAWL/logs/                      one log per program run
+//! ```
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::segment;
+
+/// Marker written last, atomically, by the fetcher into `fetched/ID/`.
+pub const DONE_FILE: &str = "DONE";
+/// The fetcher's per-URL log inside `fetched/ID/`.
+pub const CRAWL_LOG_FILE: &str = "crawl.log";
+/// Totals of a fetcher run inside `fetched/ID/`.
+pub const STATS_FILE: &str = "stats.json";
+/// Base name of the leftover segment inside `fetched/ID/` (segment format).
+pub const LEFTOVER_NAME: &str = "leftover";
+
+/// A crawl directory. Cheap to clone; only holds the root path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlDir {
+    root: PathBuf,
+}
+
+impl CrawlDir {
+    /// Names a crawl directory without touching the disk.
+    pub fn new(root: impl Into<PathBuf>) -> CrawlDir {
+        CrawlDir { root: root.into() }
+    }
+
+    /// Creates the directory and its `segments/`, `fetched/` and `logs/` subdirectories.
+    pub fn create(root: impl Into<PathBuf>) -> io::Result<CrawlDir> {
+        let dir = CrawlDir::new(root);
+        for d in [dir.segments_dir(), dir.fetched_root(), dir.logs_dir()] {
+            std::fs::create_dir_all(d)?;
+        }
+        Ok(dir)
+    }
+
+    /// Opens an existing crawl directory; the error names the path and says
+    /// how to create one.
+    pub fn open(root: impl Into<PathBuf>) -> io::Result<CrawlDir> {
+        let dir = CrawlDir::new(root);
+        if !dir.root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: not a crawl directory (create one with `segmenter inject {} SEEDS_FILE`)",
+                    dir.root.display(),
+                    dir.root.display()
+                ),
+            ));
+        }
+        for d in [dir.segments_dir(), dir.fetched_root(), dir.logs_dir()] {
+            std::fs::create_dir_all(d)?;
+        }
+        Ok(dir)
+    }
+
+    /// The crawl directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// `crawl.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("crawl.toml")
+    }
+    /// `seen.bloom`.
+    pub fn bloom_path(&self) -> PathBuf {
+        self.root.join("seen.bloom")
+    }
+    /// `hosts.db`.
+    pub fn hosts_db_path(&self) -> PathBuf {
+        self.root.join("hosts.db")
+    }
+    /// `scope.seeds`.
+    pub fn scope_seeds_path(&self) -> PathBuf {
+        self.root.join("scope.seeds")
+    }
+    /// `consumed.txt`.
+    pub fn consumed_path(&self) -> PathBuf {
+        self.root.join("consumed.txt")
+    }
+    /// `backlog.v1.tsv.zst`.
+    pub fn backlog_path(&self) -> PathBuf {
+        self.root.join(format!("backlog{}", segment::FILE_SUFFIX))
+    }
+    /// `segments/`.
+    pub fn segments_dir(&self) -> PathBuf {
+        self.root.join("segments")
+    }
+    /// `fetched/`.
+    pub fn fetched_root(&self) -> PathBuf {
+        self.root.join("fetched")
+    }
+    /// `logs/`.
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+    /// `segments/ID.v1.tsv.zst`.
+    pub fn segment_path(&self, id: &str) -> PathBuf {
+        self.segments_dir()
+            .join(format!("{id}{}", segment::FILE_SUFFIX))
+    }
+    /// `fetched/ID/`.
+    pub fn fetched_dir(&self, id: &str) -> PathBuf {
+        self.fetched_root().join(id)
+    }
+    /// `fetched/ID/leftover.v1.tsv.zst`.
+    pub fn leftover_path(&self, id: &str) -> PathBuf {
+        self.fetched_dir(id)
+            .join(format!("{LEFTOVER_NAME}{}", segment::FILE_SUFFIX))
+    }
+    /// True when `fetched/ID/DONE` exists: the run is complete.
+    pub fn is_fetched(&self, id: &str) -> bool {
+        self.fetched_dir(id).join(DONE_FILE).is_file()
+    }
+
+    /// IDs of all segments in `segments/`, oldest first.
+    pub fn segment_ids(&self) -> io::Result<Vec<String>> {
+        let mut ids = Vec::new();
+        for entry in read_dir_if_exists(&self.segments_dir())? {
+            let name = entry.file_name();
+            if let Some(id) = name.to_str().and_then(segment_id_of_file_name) {
+                ids.push(id.to_string());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// IDs of segments not yet fetched to completion, oldest first.
+    pub fn pending_segments(&self) -> io::Result<Vec<String>> {
+        let mut ids = self.segment_ids()?;
+        ids.retain(|id| !self.is_fetched(id));
+        Ok(ids)
+    }
+
+    /// IDs of complete fetcher runs (`fetched/ID/DONE` exists), oldest first.
+    pub fn completed_runs(&self) -> io::Result<Vec<String>> {
+        let mut ids = Vec::new();
+        for entry in read_dir_if_exists(&self.fetched_root())? {
+            if let Some(id) = entry.file_name().to_str()
+                && self.is_fetched(id)
+            {
+                ids.push(id.to_string());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// A new log file name for one run of `program`: `logs/PROGRAM-TIMESTAMP.log`.
+    pub fn new_log_path(&self, program: &str) -> PathBuf {
+        let stamp = crate::timefmt::compact_millis(std::time::SystemTime::now());
+        self.logs_dir().join(format!("{program}-{stamp}.log"))
+    }
+}
+
+/// `00003.v1.tsv.zst` → `00003`; `None` for other names (temporary files included).
+pub fn segment_id_of_file_name(name: &str) -> Option<&str> {
+    let id = name.strip_suffix(segment::FILE_SUFFIX)?;
+    let ok = !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then_some(id)
+}
+
+fn read_dir_if_exists(dir: &Path) -> io::Result<Vec<std::fs::DirEntry>> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => rd.collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_names() {
+        assert_eq!(segment_id_of_file_name("00003.v1.tsv.zst"), Some("00003"));
+        assert_eq!(
+            segment_id_of_file_name("00003-p01.v1.tsv.zst"),
+            Some("00003-p01")
+        );
+        assert_eq!(segment_id_of_file_name(".00003.v1.tsv.zst.tmp12"), None);
+        assert_eq!(segment_id_of_file_name("00003.v2.tsv.zst"), None);
+    }
+
+    #[test]
+    fn pending_and_completed() {
+        let root = std::env::temp_dir().join(format!("crawldir-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = CrawlDir::create(&root).unwrap();
+        for id in ["00002", "00001"] {
+            std::fs::write(dir.segment_path(id), b"").unwrap();
+        }
+        std::fs::create_dir_all(dir.fetched_dir("00001")).unwrap();
+        assert_eq!(dir.pending_segments().unwrap(), ["00001", "00002"]);
+        assert!(dir.completed_runs().unwrap().is_empty());
+        std::fs::write(dir.fetched_dir("00001").join(DONE_FILE), b"").unwrap();
+        assert_eq!(dir.pending_segments().unwrap(), ["00002"]);
+        assert_eq!(dir.completed_runs().unwrap(), ["00001"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

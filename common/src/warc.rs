@@ -1,0 +1,223 @@
+//! WARC 1.1 files: one gzip member per record, a `warcinfo` record first in
+//! each file, then `request` and `response` records per fetch.
+//!
+//! Files are named `PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz` (17-digit UTC
+//! timestamp, 5-digit serial) and rolled over at a size limit (default 1 GB).
+//! Every record carries `WARC-Record-ID`, `WARC-Date`, and, for fetches,
+//! `WARC-Target-URI`, `WARC-IP-Address`, `WARC-Concurrent-To` (request ↔
+//! response), `WARC-Block-Digest` and `WARC-Payload-Digest` (`sha1:` + base32).
+//! The files pass `warcio check` and `warcio index`.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Default size at which a new file is started.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
+
+/// Why a response was stored incomplete (`WARC-Truncated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truncated {
+    /// The body exceeded the size limit.
+    Length,
+    /// The download exceeded its time limit.
+    Time,
+    /// The server closed the connection early.
+    Disconnect,
+}
+
+impl Truncated {
+    /// The `WARC-Truncated` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncated::Length => "length",
+            Truncated::Time => "time",
+            Truncated::Disconnect => "disconnect",
+        }
+    }
+}
+
+/// Settings of a [`WarcWriter`].
+#[derive(Debug, Clone)]
+pub struct WarcWriterConfig {
+    /// Directory the files go to (must exist).
+    pub dir: PathBuf,
+    /// First part of file names.
+    pub prefix: String,
+    /// A file that reaches this size is closed and the next record starts a new one.
+    pub max_file_size: u64,
+    /// Serial number of the first file written (continue after existing files on resume).
+    pub first_serial: u32,
+    /// Host name put in file names.
+    pub hostname: String,
+    /// Fields of each file's `warcinfo` record (`software`, `operator`,
+    /// `http-header-user-agent`, `robots`, ...), in order; `format` and
+    /// `conformsTo` are added.
+    pub info: Vec<(String, String)>,
+}
+
+/// One fetch to store as a request record and a response record.
+#[derive(Debug, Clone)]
+pub struct Exchange<'a> {
+    /// The URL fetched.
+    pub target_uri: &'a str,
+    /// When the request was sent.
+    pub date: SystemTime,
+    /// The address connected to.
+    pub ip: Option<IpAddr>,
+    /// The HTTP request head as sent (request line, headers, blank line).
+    pub request_head: &'a [u8],
+    /// The HTTP response head as stored (status line, headers, blank line).
+    pub response_head: &'a [u8],
+    /// The response body as stored.
+    pub payload: &'a [u8],
+    /// Set when the body is incomplete.
+    pub truncated: Option<Truncated>,
+    /// Extension fields added to the response record (e.g. `X-Crawl-Hops`).
+    pub extra_fields: &'a [(&'a str, String)],
+}
+
+/// Where a fetch was stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredExchange {
+    /// The WARC file.
+    pub file: PathBuf,
+    /// Offset of the request record's gzip member.
+    pub offset: u64,
+    /// Compressed length of both records.
+    pub length: u64,
+}
+
+/// Writes WARC files. Each record is compressed into memory and written with
+/// one `write` call, so a crash leaves at most one torn member at the end.
+pub struct WarcWriter {
+    _private: (),
+}
+
+impl WarcWriter {
+    /// Prepares a writer; the first file is opened on the first record.
+    pub fn new(cfg: WarcWriterConfig) -> std::io::Result<WarcWriter> {
+        let _ = cfg;
+        todo!("WarcWriter::new")
+    }
+
+    /// Stores a request and a response record.
+    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> std::io::Result<StoredExchange> {
+        let _ = ex;
+        todo!("WarcWriter::write_exchange")
+    }
+
+    /// Flushes and fsyncs the current file.
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        todo!("WarcWriter::sync")
+    }
+
+    /// Closes the current file (synced); returns every file written.
+    pub fn finish(self) -> std::io::Result<Vec<PathBuf>> {
+        todo!("WarcWriter::finish")
+    }
+}
+
+/// A record read back, with where it starts.
+#[derive(Debug, Clone, Default)]
+pub struct WarcRecord {
+    /// Offset of the record's gzip member in the file.
+    pub offset: u64,
+    /// Compressed length of the member.
+    pub length: u64,
+    /// Named fields in order.
+    pub headers: Vec<(String, String)>,
+    /// The block (for a response: HTTP head + payload). May be cut at the
+    /// reader's block limit; see [`WarcRecord::block_cut`].
+    pub block: Vec<u8>,
+    /// True if the reader kept only the first bytes of a larger block.
+    pub block_cut: bool,
+}
+
+impl WarcRecord {
+    /// The first field called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    /// `WARC-Type`.
+    pub fn record_type(&self) -> Option<&str> {
+        self.header("WARC-Type")
+    }
+    /// `WARC-Target-URI`.
+    pub fn target_uri(&self) -> Option<&str> {
+        self.header("WARC-Target-URI")
+    }
+}
+
+/// A problem reading a WARC file.
+#[derive(Debug, thiserror::Error)]
+pub enum WarcError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The last record is incomplete (e.g. the writer was killed); reading stops here.
+    #[error("{path}: truncated record at offset {offset}; the records before it are intact")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Offset of the incomplete member.
+        offset: u64,
+    },
+    /// A member is not a WARC record; reading stops here.
+    #[error("{path}: offset {offset}: not a WARC record: {reason}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Offset of the bad member.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Reads the records of a `.warc.gz` file in order.
+pub struct WarcReader {
+    _private: (),
+}
+
+impl WarcReader {
+    /// Opens a file. Blocks longer than `max_block` bytes are cut in memory
+    /// (the rest is skipped, `block_cut` is set).
+    pub fn open(path: impl AsRef<Path>, max_block: usize) -> Result<WarcReader, WarcError> {
+        let _ = (path, max_block);
+        todo!("WarcReader::open")
+    }
+
+    /// Fills `rec` with the next record; `Ok(false)` at a clean end. After an
+    /// error the reader is finished (returns `Ok(false)`).
+    pub fn read_next(&mut self, rec: &mut WarcRecord) -> Result<bool, WarcError> {
+        let _ = rec;
+        todo!("WarcReader::read_next")
+    }
+}
+
+/// Result of [`recover`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// Complete records kept.
+    pub records: u64,
+    /// New length of the file.
+    pub valid_len: u64,
+    /// Bytes cut off the end (0 if the file was intact).
+    pub cut: u64,
+}
+
+/// Cuts a torn last record off `path` (after `kill -9` or a power cut), so
+/// that the file is valid again; fsyncs the file.
+pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, WarcError> {
+    let _ = path;
+    todo!("recover")
+}
