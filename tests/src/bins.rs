@@ -1,0 +1,1 @@
+//! Finding the project binaries next to the test executable.

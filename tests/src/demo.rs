@@ -1,0 +1,1 @@
+//! The demo web: a deterministic set of sites served on loopback.

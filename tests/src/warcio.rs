@@ -1,0 +1,1 @@
+//! Running the real `warcio check` and `warcio index` on WARC files.
