@@ -18,7 +18,10 @@ mod reader;
 mod writer;
 
 pub use reader::{WarcReader, recover};
-pub use writer::{WarcWriter, file_serial, list_files};
+pub use writer::{
+    DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter, file_serial,
+    list_files,
+};
 
 #[cfg(test)]
 mod tests;
