@@ -342,8 +342,9 @@ fn torn_tail_at_every_cut_point() {
             complete
         };
         let valid = if kept == 0 { 0 } else { ends[kept - 1] };
+        let scan = reader::scan_valid(&cut_path).unwrap();
         assert_eq!(
-            reader::scan_valid(&cut_path).unwrap(),
+            (scan.records, scan.valid_len),
             (kept as u64, valid),
             "cut at {cut}"
         );
@@ -601,7 +602,17 @@ fn random_damage_never_panics() {
         std::fs::write(&p, &bytes).unwrap();
         let (recs, _) = read_all(&p, 100);
         assert!(recs.len() <= 5);
-        recover(&p).unwrap();
+        match recover(&p) {
+            // Either the file now reads cleanly to its end...
+            Ok(r) => {
+                let (again, err) = read_all(&p, 100);
+                assert!(err.is_none(), "{err:?}");
+                assert_eq!(again.len() as u64, r.records);
+            }
+            // ...or the damage is in the middle and nothing was cut.
+            Err(WarcError::Malformed { .. }) => assert_eq!(std::fs::read(&p).unwrap(), bytes),
+            Err(e) => panic!("{e}"),
+        }
     }
 }
 
@@ -673,4 +684,31 @@ fn exchanges_encoded_on_other_threads() {
     }
     assert_eq!(got, order);
     assert_eq!(got.len(), 40);
+}
+
+#[test]
+fn recover_refuses_to_cut_damage_in_the_middle() {
+    let dir = TempDir::new("middle");
+    let (path, ends) = small_file(&dir.0);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Damage the first response record; the second exchange is intact.
+    let at = ((ends[1] + ends[2]) / 2) as usize;
+    bytes[at] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    match recover(&path) {
+        Err(WarcError::Malformed { offset, reason, .. }) => {
+            assert_eq!(offset, ends[1]);
+            assert!(reason.contains(&format!("offset {}", ends[2])), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file was changed");
+    // Reading from the next good record on works.
+    let mut r = WarcReader::open_at(&path, ends[2], usize::MAX).unwrap();
+    let mut rec = WarcRecord::default();
+    assert!(r.read_next(&mut rec).unwrap());
+    assert_eq!((rec.offset, rec.record_type()), (ends[2], Some("request")));
+    assert_eq!(rec.target_uri(), Some("http://example.com/2"));
+    assert!(r.read_next(&mut rec).unwrap());
+    assert!(!r.read_next(&mut rec).unwrap());
 }
