@@ -130,6 +130,14 @@ impl Robots {
         parser.finish()
     }
 
+    /// The part of `body` that [`Robots::parse`] reads: at most
+    /// [`MAX_ROBOTS_BYTES`], ending before the line the limit cuts. Parsing
+    /// it gives the same rules as parsing `body`, so it is what to keep in the
+    /// host state (whose `robots_body` holds at most 500 KiB).
+    pub fn parsed_part(body: &[u8]) -> &[u8] {
+        limit_body(body)
+    }
+
     /// Robots that allow everything (robots.txt is missing or unavailable).
     pub fn allow_all() -> Robots {
         Robots {
@@ -346,8 +354,6 @@ struct Parser<'t> {
     /// Whether the previous group line was a `User-agent` line (so the next
     /// `User-agent` line extends the same group).
     in_agent_list: bool,
-    /// Whether a group has started (rules before the first one are ignored).
-    in_group: bool,
     group_is_ours: bool,
     group_is_star: bool,
     found_ours: bool,
@@ -375,7 +381,6 @@ impl<'t> Parser<'t> {
         Parser {
             token,
             in_agent_list: false,
-            in_group: false,
             group_is_ours: false,
             group_is_star: false,
             found_ours: false,
@@ -424,7 +429,6 @@ impl<'t> Parser<'t> {
     fn user_agent(&mut self, value: &[u8]) {
         if !self.in_agent_list {
             self.in_agent_list = true;
-            self.in_group = true;
             self.group_is_ours = false;
             self.group_is_star = false;
         }
@@ -440,11 +444,9 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// Applies `add` to the bucket(s) of the current group.
+    /// Applies `add` to the bucket(s) of the current group. Before the first
+    /// `User-agent` line there is no group, and both flags are false.
     fn for_group(&mut self, mut add: impl FnMut(&mut Bucket)) {
-        if !self.in_group {
-            return;
-        }
         if self.group_is_ours {
             add(&mut self.ours);
         }
@@ -1284,6 +1286,25 @@ disallow: /baz
         // is ignored.
         exact.extend_from_slice(b"\nDisallow: /after\n");
         check(&exact, TOKEN, &[("/edge", false), ("/after", true)]);
+    }
+
+    #[test]
+    fn the_parsed_part_keeps_the_same_rules() {
+        let mut body = b"User-agent: *\nDisallow: /early\n".to_vec();
+        body.resize(MAX_ROBOTS_BYTES - 5, b'\n');
+        body.extend_from_slice(b"Disallow: /cut\nDisallow: /late\n");
+        let part = Robots::parsed_part(&body);
+        // It ends at the line end before `Disallow: /cut`.
+        assert_eq!(part.len(), MAX_ROBOTS_BYTES - 6);
+        assert!(body.starts_with(part));
+        check(
+            part,
+            TOKEN,
+            &[("/early", false), ("/cut", true), ("/late", true)],
+        );
+        // A body within the limit is kept whole, last line included.
+        let small = b"User-agent: *\nDisallow: /x";
+        assert_eq!(Robots::parsed_part(small), small);
     }
 
     #[test]
