@@ -407,6 +407,10 @@ impl<'t> Parser<'t> {
             Field::UserAgent => self.user_agent(value),
             Field::Allow | Field::Disallow => {
                 self.in_agent_list = false;
+                // Rules of other crawlers' groups are not even compiled.
+                if !(self.group_is_ours || self.group_is_star) {
+                    return;
+                }
                 if let Some(rule) = compile_rule(field == Field::Allow, value) {
                     self.for_group(|bucket| bucket.rules.push(rule.clone()));
                 }
