@@ -793,15 +793,15 @@ impl std::fmt::Display for SegmentSummary {
         for example in &self.malformed_examples {
             writeln!(f, "  {example}")?;
         }
-        writeln!(f, "via:")?;
+        writeln!(f, "URLs by via:")?;
         for (word, n) in &self.via {
-            writeln!(f, "  {n:>10}  {word}")?;
+            writeln!(f, "  {word}: {n}")?;
         }
-        writeln!(f, "hops:")?;
+        writeln!(f, "URLs by hops from a seed:")?;
         for (hops, n) in &self.hops {
-            writeln!(f, "  {n:>10}  {hops}")?;
+            writeln!(f, "  {hops}: {n}")?;
         }
-        writeln!(f, "top hosts:")?;
+        writeln!(f, "top hosts (URLs, host):")?;
         for h in &self.top_hosts {
             writeln!(f, "  {:>10}  {}", h.urls, h.host)?;
         }
