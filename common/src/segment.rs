@@ -417,6 +417,27 @@ impl SegmentReader {
         if self.done {
             return Ok(false);
         }
+        // Fast path: the whole line is in the buffer; parse it in place.
+        let fast = loop {
+            match self.input.fill_buf() {
+                Ok(avail) => {
+                    break memchr::memchr(b'\n', avail)
+                        .map(|end| (parse_line(&avail[..end], rec), end + 1));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Err(io_error(&self.path, describe_read_error(e)));
+                }
+            }
+        };
+        if let Some((parsed, used)) = fast {
+            self.input.consume(used);
+            self.line += 1;
+            return self.outcome(parsed);
+        }
+        // The line continues past the buffer, or is the last one without a
+        // newline: gather it in `line_buf`.
         let overlong = match self.fill_line() {
             Ok(Some(overlong)) => overlong,
             Ok(None) => {
@@ -434,6 +455,11 @@ impl SegmentReader {
         } else {
             parse_line(&self.line_buf, rec)
         };
+        self.outcome(parsed)
+    }
+
+    /// Turns the result of parsing the current line into `read_next`'s answer.
+    fn outcome(&mut self, parsed: Result<(), String>) -> Result<bool, SegmentError> {
         match parsed {
             Ok(()) => Ok(true),
             Err(reason) => {
