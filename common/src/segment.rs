@@ -1367,4 +1367,33 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_via_table_follows_the_enum() {
+        for (i, v) in VIA_ALL.iter().enumerate() {
+            assert_eq!(*v as usize, i);
+            assert_eq!(Via::parse(v.as_str()), Some(*v));
+        }
+    }
+
+    #[test]
+    fn concatenated_segments_read_as_one() {
+        // `cat a.v1.tsv.zst b.v1.tsv.zst > c.v1.tsv.zst` is a valid segment.
+        let dir = TempDir::new("concat");
+        let mut all = Vec::new();
+        for (name, host) in [("a.v1.tsv.zst", "a.test"), ("b.v1.tsv.zst", "b.test")] {
+            let path = dir.join(name);
+            let mut w = SegmentWriter::create(&path).unwrap();
+            w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
+                .unwrap();
+            w.finish().unwrap();
+            all.extend(std::fs::read(&path).unwrap());
+        }
+        let path = dir.join("c.v1.tsv.zst");
+        std::fs::write(&path, all).unwrap();
+        let (good, bad, _) = read_all(&path);
+        assert!(bad.is_empty());
+        let hosts: Vec<&str> = good.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(hosts, ["a.test", "b.test"]);
+    }
 }
