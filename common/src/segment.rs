@@ -417,6 +417,27 @@ impl SegmentReader {
         if self.done {
             return Ok(false);
         }
+        // Fast path: the whole line is in the buffer; parse it in place.
+        let fast = loop {
+            match self.input.fill_buf() {
+                Ok(avail) => {
+                    break memchr::memchr(b'\n', avail)
+                        .map(|end| (parse_line(&avail[..end], rec), end + 1));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Err(io_error(&self.path, describe_read_error(e)));
+                }
+            }
+        };
+        if let Some((parsed, used)) = fast {
+            self.input.consume(used);
+            self.line += 1;
+            return self.outcome(parsed);
+        }
+        // The line continues past the buffer, or is the last one without a
+        // newline: gather it in `line_buf`.
         let overlong = match self.fill_line() {
             Ok(Some(overlong)) => overlong,
             Ok(None) => {
@@ -434,6 +455,11 @@ impl SegmentReader {
         } else {
             parse_line(&self.line_buf, rec)
         };
+        self.outcome(parsed)
+    }
+
+    /// Turns the result of parsing the current line into `read_next`'s answer.
+    fn outcome(&mut self, parsed: Result<(), String>) -> Result<bool, SegmentError> {
         match parsed {
             Ok(()) => Ok(true),
             Err(reason) => {
@@ -793,15 +819,15 @@ impl std::fmt::Display for SegmentSummary {
         for example in &self.malformed_examples {
             writeln!(f, "  {example}")?;
         }
-        writeln!(f, "via:")?;
+        writeln!(f, "URLs by via:")?;
         for (word, n) in &self.via {
-            writeln!(f, "  {n:>10}  {word}")?;
+            writeln!(f, "  {word}: {n}")?;
         }
-        writeln!(f, "hops:")?;
+        writeln!(f, "URLs by hops from a seed:")?;
         for (hops, n) in &self.hops {
-            writeln!(f, "  {n:>10}  {hops}")?;
+            writeln!(f, "  {hops}: {n}")?;
         }
-        writeln!(f, "top hosts:")?;
+        writeln!(f, "top hosts (URLs, host):")?;
         for h in &self.top_hosts {
             writeln!(f, "  {:>10}  {}", h.urls, h.host)?;
         }
@@ -1340,5 +1366,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_via_table_follows_the_enum() {
+        for (i, v) in VIA_ALL.iter().enumerate() {
+            assert_eq!(*v as usize, i);
+            assert_eq!(Via::parse(v.as_str()), Some(*v));
+        }
+    }
+
+    #[test]
+    fn concatenated_segments_read_as_one() {
+        // `cat a.v1.tsv.zst b.v1.tsv.zst > c.v1.tsv.zst` is a valid segment.
+        let dir = TempDir::new("concat");
+        let mut all = Vec::new();
+        for (name, host) in [("a.v1.tsv.zst", "a.test"), ("b.v1.tsv.zst", "b.test")] {
+            let path = dir.join(name);
+            let mut w = SegmentWriter::create(&path).unwrap();
+            w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
+                .unwrap();
+            w.finish().unwrap();
+            all.extend(std::fs::read(&path).unwrap());
+        }
+        let path = dir.join("c.v1.tsv.zst");
+        std::fs::write(&path, all).unwrap();
+        let (good, bad, _) = read_all(&path);
+        assert!(bad.is_empty());
+        let hosts: Vec<&str> = good.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(hosts, ["a.test", "b.test"]);
     }
 }
