@@ -29,6 +29,8 @@ mod charset;
 mod directives;
 mod entities;
 mod sniff;
+#[cfg(test)]
+mod tests;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -68,9 +70,10 @@ pub struct ExtractOptions {
     /// Our robots product token: `<meta name=TOKEN content=nofollow>` and
     /// `X-Robots-Tag: TOKEN: nofollow` apply to us as `robots` does.
     pub robots_name: Option<String>,
-    /// A bound on the parser's own buffers per page (bytes). Only markup
-    /// cut off at the end of a page needs buffering; past the bound, the
-    /// page's links found so far are kept and [`PageLinks::incomplete`] is set.
+    /// A bound on the parser's own memory per page (bytes): its stack of
+    /// open elements (about 128 bytes for each element not yet closed) and
+    /// the buffer for markup cut off at the end of the page. Past the bound,
+    /// the links found so far are kept and [`PageLinks::incomplete`] is set.
     pub max_parser_memory: usize,
 }
 
@@ -79,7 +82,7 @@ impl Default for ExtractOptions {
         ExtractOptions {
             max_links: 1000,
             robots_name: None,
-            max_parser_memory: 4 << 20,
+            max_parser_memory: 16 << 20,
         }
     }
 }
@@ -154,8 +157,10 @@ pub struct PageLinks {
     pub charset_source: CharsetSource,
     /// The page forbids following its links (robots meta or header).
     pub nofollow: bool,
-    /// The parser stopped before the end of the page (markup cut off in a
-    /// huge unterminated tag); the links before that point are reported.
+    /// The parser stopped before the end of the page (over
+    /// [`ExtractOptions::max_parser_memory`]: a huge tag left open at the
+    /// end, or a flood of elements never closed); the links before that
+    /// point are reported.
     pub incomplete: bool,
 }
 
