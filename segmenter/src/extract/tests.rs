@@ -730,3 +730,24 @@ fn extract_into_reuses_the_output() {
     assert_eq!(strings(&out), ["http://example.com/b"]);
     assert_eq!(out.skipped, NONE);
 }
+
+#[test]
+fn extractor_can_move_to_a_worker_thread() {
+    fn is_send<T: Send>(_: &T) {}
+    let ex = Extractor::new(options());
+    is_send(&ex);
+    let url = Url::parse(PAGE).unwrap();
+    let links = std::thread::spawn(move || {
+        let mut ex = ex;
+        ex.extract(&Page {
+            url: &url,
+            content_type: HTML,
+            x_robots_tag: None,
+            body: b"<a href=/t>",
+        })
+        .links
+    })
+    .join()
+    .unwrap();
+    assert_eq!(links.len(), 1);
+}
