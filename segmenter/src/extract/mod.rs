@@ -738,17 +738,42 @@ impl Resolver {
 
     /// Resolves and canonicalizes.
     fn canonical(&self, base: &Url, href: &str) -> Result<Url, UrlError> {
-        match self.query_encoding {
-            None => urlnorm::canonicalize_relative(base, href),
-            Some(_) => match self.parse(base, href) {
-                Ok(url) => urlnorm::canonicalize_url(url),
-                Err(e) => Err(UrlError::Invalid {
-                    url: href.to_owned(),
-                    reason: e.to_string(),
-                }),
-            },
+        // An ASCII href is encoded the same in every encoding the parser
+        // reads, so only non-ASCII ones need the page's encoding.
+        if self.query_encoding.is_none() || href.is_ascii() {
+            return urlnorm::canonicalize_relative(base, href);
+        }
+        // `canonicalize_relative` refuses an empty authority before parsing
+        // (the URL parser would read `http:///x` as `http://x/`); so do we.
+        if empty_authority(href) {
+            return Err(UrlError::NoHost {
+                url: href.to_owned(),
+            });
+        }
+        match self.parse(base, href) {
+            Ok(url) => urlnorm::canonicalize_url(url),
+            Err(e) => Err(UrlError::Invalid {
+                url: href.to_owned(),
+                reason: e.to_string(),
+            }),
         }
     }
+}
+
+/// `http:///...` or `https:\\\...`: an http(s) URL whose authority is empty.
+fn empty_authority(href: &str) -> bool {
+    let rest = match href.split_once(':') {
+        Some((scheme, rest))
+            if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
+        {
+            rest
+        }
+        _ => return false,
+    };
+    rest.bytes()
+        .take_while(|&b| b == b'/' || b == b'\\')
+        .count()
+        >= 3
 }
 
 /// Gives a closure the higher-ranked signature the URL parser expects.

@@ -406,6 +406,17 @@ fn charsets() {
             skipped: NONE,
         },
         Row {
+            rule: "Latin-1 page: ASCII links, and an empty authority refused",
+            content_type: Some("text/html; charset=windows-1252"),
+            x_robots_tag: None,
+            body: b"<a href='/plain?q=1'></a><a href='http:///caf\xE9'></a><a href='HTTPS:\\\\\\x'>",
+            links: &["http://example.com/plain?q=1"],
+            skipped: Skipped {
+                invalid: 2,
+                ..NONE
+            },
+        },
+        Row {
             rule: "Latin-1 page: a character it cannot encode in the query",
             content_type: Some("text/html; charset=windows-1252"),
             x_robots_tag: None,
