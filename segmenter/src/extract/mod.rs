@@ -466,14 +466,7 @@ impl Extractor {
         let (input, parse_encoding) = match ascii_compatible {
             Some(enc) => (body, enc),
             None => {
-                transcoded.clear();
-                let mut decoder = detected.encoding.new_decoder_without_bom_handling();
-                transcoded.reserve(
-                    decoder
-                        .max_utf8_buffer_length(body.len())
-                        .unwrap_or(body.len().saturating_mul(3)),
-                );
-                let _ = decoder.decode_to_string(body, &mut transcoded, true);
+                transcode(detected.encoding, body, &mut transcoded);
                 (transcoded.as_bytes(), AsciiCompatibleEncoding::utf_8())
             }
         };
@@ -491,6 +484,14 @@ impl Extractor {
 
         self.candidates.clear();
         self.arena.clear();
+        // Keep the buffers for the next page, unless one huge page grew
+        // them far beyond what ordinary pages need.
+        if transcoded.capacity() > KEEP_BUFFER {
+            transcoded = String::new();
+        }
+        if self.arena.capacity() > KEEP_BUFFER {
+            self.arena = String::new();
+        }
         self.transcoded = transcoded;
     }
 
@@ -661,6 +662,28 @@ fn classify_and_resolve(
         Ok(url) => out.links.push(url),
         Err(UrlError::Scheme { .. }) => out.skipped.scheme += 1,
         Err(_) => out.skipped.invalid += 1,
+    }
+}
+
+/// Buffers larger than this are not kept from one page to the next.
+const KEEP_BUFFER: usize = 4 << 20;
+
+/// Decodes `body` from `encoding` (one the parser cannot read) into `out` as UTF-8.
+fn transcode(encoding: &'static Encoding, body: &[u8], out: &mut String) {
+    out.clear();
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut rest = body;
+    loop {
+        let room = decoder
+            .max_utf8_buffer_length(rest.len())
+            .unwrap_or(rest.len().saturating_mul(3))
+            .max(16);
+        out.reserve(room);
+        let (result, read, _) = decoder.decode_to_string(rest, out, true);
+        rest = &rest[read..];
+        if result == encoding_rs::CoderResult::InputEmpty {
+            break;
+        }
     }
 }
 

@@ -481,6 +481,14 @@ fn charsets() {
             skipped: NONE,
         },
         Row {
+            rule: "ISO-2022-JP page (not ASCII-compatible: transcoded first)",
+            content_type: Some("text/html; charset=ISO-2022-JP"),
+            x_robots_tag: None,
+            body: b"<a href=\"/\x1b$BEl5~\x1b(B\">",
+            links: &["http://example.com/%E6%9D%B1%E4%BA%AC"],
+            skipped: NONE,
+        },
+        Row {
             rule: "UTF-16LE page with a BOM",
             content_type: HTML,
             x_robots_tag: None,
