@@ -97,22 +97,33 @@ pub fn canonicalize_url(url: Url) -> Result<Url, UrlError> {
 }
 
 /// Refuses `http:///path` (an empty authority), which the WHATWG parser would
-/// silently read as `http://path/`. Only looks at the first bytes.
+/// silently read as `http://path/`. Reads the input as that parser does:
+/// leading spaces and control characters skipped, tabs and newlines ignored
+/// wherever they are (`http:/⏎//path` is `http:///path` too). Only looks at
+/// the first bytes.
 fn check_authority(input: &str) -> Result<(), UrlError> {
     let s = input.as_bytes();
-    let s = &s[s.iter().position(|&b| b > b' ').unwrap_or(s.len())..];
-    let scheme_len = match s.iter().take(6).position(|&b| b == b':') {
-        Some(n @ (4 | 5)) => n,
-        _ => return Ok(()),
-    };
-    let scheme = &s[..scheme_len];
-    if !(scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https")) {
+    let start = s.iter().position(|&b| b > b' ').unwrap_or(s.len());
+    let mut bytes = s[start..]
+        .iter()
+        .copied()
+        .filter(|&b| !matches!(b, b'\t' | b'\n' | b'\r'));
+    let mut scheme = [0u8; 6];
+    let mut len = 0;
+    loop {
+        match bytes.next() {
+            Some(b':') if len >= 4 => break,
+            Some(b) if len < 5 => {
+                scheme[len] = b.to_ascii_lowercase();
+                len += 1;
+            }
+            _ => return Ok(()),
+        }
+    }
+    if !matches!(&scheme[..len], b"http" | b"https") {
         return Ok(());
     }
-    let slashes = s[scheme_len + 1..]
-        .iter()
-        .take_while(|&&b| b == b'/' || b == b'\\')
-        .count();
+    let slashes = bytes.take_while(|&b| b == b'/' || b == b'\\').count();
     if slashes >= 3 {
         return Err(UrlError::NoHost {
             url: input.to_string(),
@@ -669,6 +680,10 @@ mod tests {
         ("http:///path", "nohost"),
         ("https:///", "nohost"),
         ("HTTP:\\\\\\x", "nohost"),
+        // The parser drops tabs and newlines anywhere: still no authority.
+        ("http:/\n//path", "nohost"),
+        ("ht\ttp:///path", "nohost"),
+        ("https:\r\n///x", "nohost"),
         ("http://?q=1", "nohost"),
         ("http://./", "nohost"),
     ];
@@ -801,6 +816,7 @@ mod tests {
             ("mailto:a@example.com", Err("scheme")),
             ("javascript:void(0)", Err("scheme")),
             ("http:///x", Err("nohost")),
+            ("http:/\n/\t/x", Err("nohost")),
             ("http://[x", Err("invalid")),
         ];
         for &(href, want) in cases {
