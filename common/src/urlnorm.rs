@@ -68,8 +68,37 @@ pub fn canonicalize(input: &str) -> Result<Url, UrlError> {
 
 /// Resolves `href` against `base` (a page or `<base href>`) and canonicalizes it.
 pub fn canonicalize_relative(base: &Url, href: &str) -> Result<Url, UrlError> {
+    canonicalize_relative_encoded(base, href, None)
+}
+
+/// [`canonicalize_relative`] for a link on a page that is not in UTF-8: as
+/// the URL standard says, the query of `href` is percent-encoded from the
+/// bytes `encoding_override` turns it into (the page's encoding), while the
+/// path is UTF-8 as always. `None` is plain [`canonicalize_relative`].
+///
+/// ```
+/// use std::borrow::Cow;
+/// use common::urlnorm::canonicalize_relative_encoded;
+/// // ISO-8859-1 for the characters it has (enough for this example). A `fn`
+/// // has the signature the parser wants; a closure needs it spelled out.
+/// fn latin1(s: &str) -> Cow<'_, [u8]> {
+///     s.chars().map(|c| c as u8).collect()
+/// }
+/// let page = url::Url::parse("http://example.com/dir/page.html").unwrap();
+/// let url = canonicalize_relative_encoded(&page, "café?q=café", Some(&latin1)).unwrap();
+/// assert_eq!(url.as_str(), "http://example.com/dir/caf%C3%A9?q=caf%E9");
+/// ```
+pub fn canonicalize_relative_encoded(
+    base: &Url,
+    href: &str,
+    encoding_override: url::EncodingOverride<'_>,
+) -> Result<Url, UrlError> {
     check_authority(href)?;
-    let url = base.join(href).map_err(|e| parse_error(href, e))?;
+    let url = Url::options()
+        .base_url(Some(base))
+        .encoding_override(encoding_override)
+        .parse(href)
+        .map_err(|e| parse_error(href, e))?;
     finish(url, || href.to_string())
 }
 
@@ -827,6 +856,47 @@ mod tests {
                 (got, want) => panic!("{href:?}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn relative_links_in_a_page_encoding() {
+        use std::borrow::Cow;
+        // ISO-8859-1 for the characters it has, `?` for the others.
+        fn latin1(s: &str) -> Cow<'_, [u8]> {
+            s.chars()
+                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+                .collect()
+        }
+        let base = Url::parse("http://example.com/dir/page.html").unwrap();
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            // Only the query takes the page's encoding.
+            (
+                "café?q=café",
+                Ok("http://example.com/dir/caf%C3%A9?q=caf%E9"),
+            ),
+            ("?q=%7e&sid=1", Ok("http://example.com/dir/page.html?q=~")),
+            ("//Other.COM:80/?q=ü#f", Ok("http://other.com/?q=%FC")),
+            ("http:///café", Err("nohost")),
+            ("http:/\n//café", Err("nohost")),
+            ("mailto:café@example.com", Err("scheme")),
+        ];
+        for &(href, want) in cases {
+            let got = canonicalize_relative_encoded(&base, href, Some(&latin1));
+            match (got, want) {
+                (Ok(u), Ok(w)) => assert_eq!(u.as_str(), w, "{href:?}"),
+                (Err(e), Err(k)) => assert_eq!(kind(&e), k, "{href:?}: {e}"),
+                (got, want) => panic!("{href:?}: got {got:?}, want {want:?}"),
+            }
+        }
+        // Without an override, the same as canonicalize_relative: UTF-8.
+        assert_eq!(
+            canonicalize_relative_encoded(&base, "?q=é", None).unwrap(),
+            canonicalize_relative(&base, "?q=é").unwrap()
+        );
+        assert_eq!(
+            canonicalize_relative(&base, "?q=é").unwrap().as_str(),
+            "http://example.com/dir/page.html?q=%C3%A9"
+        );
     }
 
     /// Idempotence beyond the table: deterministic random URLs built from

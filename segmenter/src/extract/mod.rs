@@ -763,40 +763,14 @@ impl Resolver {
     fn canonical(&self, base: &Url, href: &str) -> Result<Url, UrlError> {
         // An ASCII href is encoded the same in every encoding the parser
         // reads, so only non-ASCII ones need the page's encoding.
-        if self.query_encoding.is_none() || href.is_ascii() {
-            return urlnorm::canonicalize_relative(base, href);
-        }
-        // `canonicalize_relative` refuses an empty authority before parsing
-        // (the URL parser would read `http:///x` as `http://x/`); so do we.
-        if empty_authority(href) {
-            return Err(UrlError::NoHost {
-                url: href.to_owned(),
-            });
-        }
-        match self.parse(base, href) {
-            Ok(url) => urlnorm::canonicalize_url(url),
-            Err(e) => Err(UrlError::Invalid {
-                url: href.to_owned(),
-                reason: e.to_string(),
-            }),
+        match self.query_encoding {
+            Some(enc) if !href.is_ascii() => {
+                let encode = query_encoder(move |s| encode_query(enc, s));
+                urlnorm::canonicalize_relative_encoded(base, href, Some(&encode))
+            }
+            _ => urlnorm::canonicalize_relative(base, href),
         }
     }
-}
-
-/// `http:///...` or `https:\\\...`: an http(s) URL whose authority is empty.
-fn empty_authority(href: &str) -> bool {
-    let rest = match href.split_once(':') {
-        Some((scheme, rest))
-            if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
-        {
-            rest
-        }
-        _ => return false,
-    };
-    rest.bytes()
-        .take_while(|&b| b == b'/' || b == b'\\')
-        .count()
-        >= 3
 }
 
 /// Gives a closure the higher-ranked signature the URL parser expects.
