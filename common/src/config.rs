@@ -204,7 +204,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(format!("`{s}`: a duration must be zero or positive"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}`: too long a duration"))
 }
 
 /// Parses `512MB`, `10MiB`, `64k`, `1G`, `1000` (bytes). `K/M/G` and `KB/MB/GB`
@@ -231,11 +231,15 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ));
         }
     };
-    let bytes = value * mult;
+    let bytes = (value * mult).round();
     if !(bytes.is_finite() && bytes >= 0.0) {
         return Err(format!("`{s}`: a size must be zero or positive"));
     }
-    Ok(bytes.round() as u64)
+    // 2⁶⁴: an `as` cast would quietly saturate at u64::MAX instead.
+    if bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(format!("`{s}`: too large a size"));
+    }
+    Ok(bytes as u64)
 }
 
 fn split_unit(s: &str) -> (&str, &str) {
@@ -257,6 +261,9 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("").is_err());
+        // Too long for a Duration: an error, not a panic.
+        let e = parse_duration("99999999999999999999999h").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
     }
 
     #[test]
@@ -265,6 +272,15 @@ mod tests {
         assert_eq!(parse_size("10MiB").unwrap(), 10 * 1024 * 1024);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert!(parse_size("lots").is_err());
+        // Past u64::MAX: refused rather than silently capped.
+        let e = parse_size("20000000000000000000").unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        assert!(parse_size("99999999TiB").unwrap_err().contains("too large"));
+        assert_eq!(
+            parse_size("16777216TiB").unwrap_err(),
+            "`16777216TiB`: too large a size"
+        );
+        assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
     }
 
     #[test]
