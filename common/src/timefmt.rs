@@ -55,26 +55,42 @@ pub fn compact_millis(t: SystemTime) -> String {
     format!("{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}{ms:03}")
 }
 
-/// Parses the forms written by [`iso_seconds`] and [`iso_millis`].
+/// Parses the forms written by [`iso_seconds`] and [`iso_millis`]. Dates
+/// that do not exist (`2026-02-30`) are refused, not rolled over.
 pub fn parse_iso(s: &str) -> Option<SystemTime> {
     let b = s.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !s.ends_with('Z') {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    // Digits only: `str::parse` would also take a sign (`+026`).
+    let num = |r: std::ops::Range<usize>| {
+        let digits = b.get(r)?;
+        digits.iter().all(u8::is_ascii_digit).then(|| {
+            digits
+                .iter()
+                .fold(0i64, |n, &d| n * 10 + i64::from(d - b'0'))
+        })
+    };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let ms = match &s[19..s.len() - 1] {
-        "" => 0,
-        frac if frac.len() == 4 && frac.starts_with('.') => frac[1..].parse::<u64>().ok()?,
+    let ms = match &b[19..b.len() - 1] {
+        b"" => 0,
+        [b'.', ..] => num(20..23).filter(|_| b.len() == 24)?,
         _ => return None,
     };
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
     let days = days_from_civil(y, mo as u32, d as u32);
+    if civil_from_days(days) != (y, mo as u32, d as u32) {
+        return None;
+    }
     let secs = days * 86_400 + h * 3600 + mi * 60 + sec;
-    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?) + Duration::from_millis(ms))
+    Some(
+        UNIX_EPOCH
+            + Duration::from_secs(u64::try_from(secs).ok()?)
+            + Duration::from_millis(ms as u64),
+    )
 }
 
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -123,5 +139,31 @@ mod tests {
         }
         assert_eq!(parse_iso("2026-13-01T00:00:00Z"), None);
         assert_eq!(parse_iso("garbage"), None);
+    }
+
+    #[test]
+    fn only_real_dates_in_the_written_form_parse() {
+        let ok = |s: &str| parse_iso(s).map(iso_millis);
+        assert_eq!(
+            ok("2024-02-29T23:59:59.999Z").as_deref(),
+            Some("2024-02-29T23:59:59.999Z")
+        );
+        for bad in [
+            "2026-02-29T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-02-30T00:00:00.000Z",
+            "+026-01-01T00:00:00Z",
+            "2026-+1-01T00:00:00Z",
+            "2026-01-01T00:00:00.+12Z",
+            "2026-01-01T00:00:00.1234Z",
+            "2026-01-01T00:00:00.12Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01 00:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2026-01-01T00:00:0\u{e9}Z",
+        ] {
+            assert_eq!(ok(bad), None, "{bad:?}");
+        }
     }
 }
