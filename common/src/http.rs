@@ -14,11 +14,24 @@ pub struct ResponseHead {
 impl ResponseHead {
     /// The first header called `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header_value(&self.headers, name)
     }
+}
+
+/// The value of the first `(name, value)` pair whose name is `name`, compared
+/// without ASCII case as HTTP and WARC field names are: the one lookup behind
+/// [`ResponseHead::header`] and [`WarcRecord::header`](crate::warc::WarcRecord::header).
+///
+/// ```
+/// let fields = vec![("Content-Type".to_string(), "text/html".to_string())];
+/// assert_eq!(common::http::header_value(&fields, "content-type"), Some("text/html"));
+/// assert_eq!(common::http::header_value(&fields, "Location"), None);
+/// ```
+pub fn header_value<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// Parses the head of an HTTP/1.x response at the start of `block`;
@@ -88,22 +101,39 @@ fn parse_with<'b>(
 /// Splits a `Content-Type` value into the lower-case media type and the
 /// `charset` parameter (unquoted, lower-case): `text/HTML; Charset="UTF-8"`
 /// → (`text/html`, `Some("utf-8")`). A missing or empty value gives an empty
-/// media type.
+/// media type. See [`split_content_type`] for a version that does not allocate.
 pub fn parse_content_type(value: &str) -> (String, Option<String>) {
+    let (media, charset) = split_content_type(value);
+    (
+        media.to_ascii_lowercase(),
+        charset.map(str::to_ascii_lowercase),
+    )
+}
+
+/// [`parse_content_type`] without allocating: the media type and the
+/// `charset` value as they are written (trimmed and unquoted, case kept;
+/// compare them with `eq_ignore_ascii_case`).
+///
+/// ```
+/// use common::http::split_content_type;
+/// assert_eq!(split_content_type("text/HTML; Charset=\"UTF-8\""), ("text/HTML", Some("UTF-8")));
+/// assert_eq!(split_content_type("text/plain"), ("text/plain", None));
+/// ```
+pub fn split_content_type(value: &str) -> (&str, Option<&str>) {
     let mut parts = value.split(';');
-    let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let media = parts.next().unwrap_or_default().trim();
     let charset = parts.find_map(|param| {
         let (name, value) = param.split_once('=')?;
         if !name.trim().eq_ignore_ascii_case("charset") {
             return None;
         }
         let value = value.trim();
-        let value = value
-            .strip_prefix('"')
-            .map(|v| v.strip_suffix('"').unwrap_or(v))
-            .unwrap_or(value)
-            .trim();
-        (!value.is_empty()).then(|| value.to_ascii_lowercase())
+        // A quoted value ends at the next quote (or at the end, if unclosed).
+        let value = match value.strip_prefix('"') {
+            Some(quoted) => quoted.split('"').next().unwrap_or_default().trim(),
+            None => value,
+        };
+        (!value.is_empty()).then_some(value)
     });
     (media, charset)
 }
@@ -215,7 +245,7 @@ mod tests {
 
     #[test]
     fn content_types() {
-        let cases: [(&str, &str, Option<&str>); 10] = [
+        let cases: [(&str, &str, Option<&str>); 11] = [
             ("text/html", "text/html", None),
             ("text/HTML; Charset=\"UTF-8\"", "text/html", Some("utf-8")),
             (
@@ -232,6 +262,11 @@ mod tests {
             ("text/html; charset=", "text/html", None),
             ("text/html; charset=\"\"", "text/html", None),
             ("text/html; charset=\"utf-8", "text/html", Some("utf-8")),
+            (
+                "text/html; charset=\" UTF-8 \"x",
+                "text/html",
+                Some("utf-8"),
+            ),
             ("", "", None),
             (";charset=utf-8", "", Some("utf-8")),
         ];

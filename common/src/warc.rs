@@ -134,10 +134,7 @@ pub struct WarcRecord {
 impl WarcRecord {
     /// The first field called `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.headers, name)
     }
     /// `WARC-Type`.
     pub fn record_type(&self) -> Option<&str> {

@@ -12,6 +12,7 @@ use sha1::{Digest, Sha1};
 use super::gzip::MemberWriter;
 use super::ids::IdGen;
 use super::{Exchange, StoredExchange, WarcWriterConfig};
+use crate::atomic::sync_dir;
 use crate::timefmt;
 
 /// The `conformsTo` value of every `warcinfo` record.
@@ -372,10 +373,6 @@ impl WarcWriter {
     }
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
 /// Keeps file names portable: anything but letters, digits, `.`, `_` and
 /// `-` becomes `_`.
 fn file_name_part(s: &str) -> String {
@@ -417,11 +414,9 @@ fn start_record(buf: &mut Vec<u8>, kind: &str, id: &[u8], date: SystemTime) {
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\r\nWARC-Record-ID: ");
     buf.extend_from_slice(id);
-    let (y, mo, d, h, mi, s, _) = timefmt::civil(date);
-    let _ = write!(
-        buf,
-        "\r\nWARC-Date: {y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z\r\n"
-    );
+    buf.extend_from_slice(b"\r\nWARC-Date: ");
+    buf.extend_from_slice(timefmt::iso_seconds(date).as_bytes());
+    buf.extend_from_slice(b"\r\n");
 }
 
 fn put_digest(buf: &mut Vec<u8>, name: &str, digest: &[u8; 32]) {
