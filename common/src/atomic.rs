@@ -109,11 +109,11 @@ pub fn is_temp_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::TempDir;
 
     #[test]
     fn commit_replaces_and_drop_discards() {
-        let dir = std::env::temp_dir().join(format!("atomic-test-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new("atomic");
         let dest = dir.join("f.txt");
         write_atomic(&dest, b"one").unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"one");
@@ -127,7 +127,7 @@ mod tests {
             "uncommitted write must not show"
         );
         assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
+            fs::read_dir(dir.path()).unwrap().count(),
             1,
             "temporary file must be removed"
         );
@@ -136,6 +136,5 @@ mod tests {
         f.write_all(b"three").unwrap();
         f.commit().unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"three");
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -584,42 +584,7 @@ fn add_le(word: &AtomicU64, n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU32;
-
-    /// A directory under the system temp dir, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> TempDir {
-            static N: AtomicU32 = AtomicU32::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("bloom-test-{}-{tag}-{n}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-        fn join(&self, name: &str) -> PathBuf {
-            self.0.join(name)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    /// A small deterministic generator (SplitMix64).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::testutil::{Rng, TempDir};
 
     /// A random URL-like key; `tag` keeps two key sets disjoint.
     fn url_key(rng: &mut Rng, tag: &str, i: u64, out: &mut String) {
@@ -838,7 +803,7 @@ mod tests {
         let f = BloomFilter::open(&path).unwrap();
         assert_eq!(f.params(), params);
         assert!(f.contains(b"kept"));
-        let names: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file left behind");
     }
 

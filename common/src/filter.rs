@@ -524,31 +524,7 @@ fn is_year_name(n: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::config::ScopeMode;
-
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let dir = std::env::temp_dir().join(format!(
-                "filter-test-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-        fn write(&self, name: &str, text: &str) {
-            std::fs::write(self.0.join(name), text).unwrap();
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
@@ -571,7 +547,7 @@ mod tests {
         let mut c = cfg(ScopeMode::Seeds);
         c.hosts = vec!["Docs.Example.NET".into()];
         c.domains = vec!["example.info".into()];
-        let scope = Scope::load(&c, &dir.0).unwrap();
+        let scope = Scope::load(&c, dir.path()).unwrap();
         let mut domains: Vec<&str> = scope.domains.iter().map(String::as_str).collect();
         domains.sort();
         assert_eq!(
@@ -605,7 +581,7 @@ mod tests {
     #[test]
     fn seeds_mode_needs_scope_seeds() {
         let dir = TempDir::new("noseeds");
-        let err = Scope::load(&cfg(ScopeMode::Seeds), &dir.0).unwrap_err();
+        let err = Scope::load(&cfg(ScopeMode::Seeds), dir.path()).unwrap_err();
         assert!(matches!(err, ScopeError::Io { .. }), "{err}");
         assert!(err.to_string().contains("scope.seeds"), "{err}");
     }
@@ -614,7 +590,7 @@ mod tests {
     fn bad_seed_line_names_file_and_line() {
         let dir = TempDir::new("badseed");
         dir.write("scope.seeds", "example.com\n# ok\nexa mple.org\n");
-        let err = Scope::load(&cfg(ScopeMode::Seeds), &dir.0).unwrap_err();
+        let err = Scope::load(&cfg(ScopeMode::Seeds), dir.path()).unwrap_err();
         match &err {
             ScopeError::BadHost { place, entry, .. } => {
                 assert!(place.ends_with("scope.seeds:3"), "{err}");
@@ -624,7 +600,7 @@ mod tests {
         }
         let mut c = cfg(ScopeMode::List);
         c.hosts = vec!["http://example.com/".into()];
-        let err = Scope::load(&c, &dir.0).unwrap_err();
+        let err = Scope::load(&c, dir.path()).unwrap_err();
         assert!(err.to_string().contains("[scope] hosts"), "{err}");
     }
 
@@ -634,7 +610,7 @@ mod tests {
         dir.write("scope.seeds", "example.com\n");
         let mut c = cfg(ScopeMode::List);
         c.hosts = vec!["only.example.org".into()];
-        let scope = Scope::load(&c, &dir.0).unwrap();
+        let scope = Scope::load(&c, dir.path()).unwrap();
         assert!(scope.domains.is_empty());
         assert!(scope.contains(&url("http://only.example.org/x")));
         assert!(!scope.contains(&url("http://example.com/")));
@@ -647,7 +623,7 @@ mod tests {
         dir.write("scope.rules", "-\\.example\\.bad/\n");
         let mut c = cfg(ScopeMode::Any);
         c.rules_file = Some("scope.rules".into());
-        let scope = Scope::load(&c, &dir.0).unwrap();
+        let scope = Scope::load(&c, dir.path()).unwrap();
         assert!(scope.any);
         assert!(scope.contains(&url("http://anything.test/")));
         assert!(scope.contains(&url("http://127.0.0.9:8080/")));
@@ -657,7 +633,7 @@ mod tests {
     #[test]
     fn rules_first_match_decides_then_hosts() {
         let dir = TempDir::new("rules");
-        std::fs::create_dir_all(dir.0.join("conf")).unwrap();
+        std::fs::create_dir_all(dir.join("conf")).unwrap();
         dir.write(
             "conf/rules.txt",
             "# rules\n\n-^https?://[^/]*example\\.com/private/\n+^https://cdn\\.other\\.net/\n  -/private/  \n+/private/public\n",
@@ -665,7 +641,7 @@ mod tests {
         let mut c = cfg(ScopeMode::List);
         c.domains = vec!["example.com".into()];
         c.rules_file = Some("conf/rules.txt".into());
-        let scope = Scope::load(&c, &dir.0).unwrap();
+        let scope = Scope::load(&c, dir.path()).unwrap();
         let rules: Vec<(bool, &str)> = scope.rules.iter().map(|(a, r)| (*a, r.as_str())).collect();
         assert_eq!(
             rules,
@@ -700,7 +676,7 @@ mod tests {
             ("+\n", 1, "empty pattern"),
         ] {
             dir.write("scope.rules", text);
-            match Scope::load(&c, &dir.0).unwrap_err() {
+            match Scope::load(&c, dir.path()).unwrap_err() {
                 ScopeError::BadRule {
                     path,
                     line: l,
@@ -713,8 +689,8 @@ mod tests {
                 other => panic!("{other}"),
             }
         }
-        std::fs::remove_file(dir.0.join("scope.rules")).unwrap();
-        let err = Scope::load(&c, &dir.0).unwrap_err();
+        std::fs::remove_file(dir.join("scope.rules")).unwrap();
+        let err = Scope::load(&c, dir.path()).unwrap_err();
         assert!(matches!(err, ScopeError::Io { .. }), "{err}");
     }
 

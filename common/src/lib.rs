@@ -33,3 +33,6 @@ pub mod segment;
 pub mod timefmt;
 pub mod urlnorm;
 pub mod warc;
+
+#[cfg(test)]
+mod testutil;

@@ -838,30 +838,7 @@ impl std::fmt::Display for SegmentSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    /// A directory under the system temp dir, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> TempDir {
-            static N: AtomicU32 = AtomicU32::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("segment-test-{}-{tag}-{n}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-        fn join(&self, name: &str) -> PathBuf {
-            self.0.join(name)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::{Rng, TempDir};
 
     fn rec(host: &str, url: &str, hops: u32, inlinks: u32, via: Via, tries: u32) -> SegmentRecord {
         SegmentRecord {
@@ -1022,7 +999,7 @@ mod tests {
         drop(w);
         assert!(!path.exists());
         assert_eq!(
-            std::fs::read_dir(&dir.0).unwrap().count(),
+            std::fs::read_dir(dir.path()).unwrap().count(),
             0,
             "temporary file left behind"
         );
@@ -1295,18 +1272,6 @@ mod tests {
         assert!(e.to_string().contains("00001.v2.tsv.zst"), "{e}");
     }
 
-    /// A small deterministic generator (SplitMix64).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
-
     #[test]
     fn random_bytes_never_panic_raw_or_compressed() {
         let dir = TempDir::new("fuzz");
@@ -1314,13 +1279,13 @@ mod tests {
         let mut rng = Rng(42);
         let alphabet = b"\t\n\r0123456789ab.seedlink\xff\xc3\x00 ";
         for round in 0..300 {
-            let len = (rng.next() % 4000) as usize;
+            let len = rng.below(4000);
             let bytes: Vec<u8> = if round % 2 == 0 {
                 (0..len).map(|_| rng.next() as u8).collect()
             } else {
                 // Text-like bytes with many separators: exercises the parser.
                 (0..len)
-                    .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+                    .map(|_| alphabet[rng.below(alphabet.len())])
                     .collect()
             };
             let compressed = round % 4 < 2;

@@ -513,6 +513,7 @@ pub fn queue_key(url: &Url, mode: KeyMode) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::Rng;
 
     /// `(input, canonical form)`: every rule of the module doc, each with
     /// the spellings that must reach it.
@@ -962,17 +963,11 @@ mod tests {
             "http://127.0.0.1.",
             "http://u:p@h.test:8080",
         ];
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
-            let mut input = PREFIXES[(next() % PREFIXES.len() as u64) as usize].to_string();
-            for _ in 0..next() % 12 {
-                input.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            let mut input = PREFIXES[rng.below(PREFIXES.len())].to_string();
+            for _ in 0..rng.below(12) {
+                input.push_str(PIECES[rng.below(PIECES.len())]);
             }
             let Ok(once) = canonicalize(&input) else {
                 continue;

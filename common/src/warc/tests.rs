@@ -5,26 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("warc-test-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::testutil::{Rng, TempDir};
 
 const REQUEST: &[u8] = b"GET /a HTTP/1.1\r\nHost: example.com\r\nUser-Agent: test-bot/1.0\r\n\r\n";
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
@@ -79,7 +60,7 @@ fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcError
 
 /// A page-like payload: text with some variety, deterministic.
 fn page(n: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut rng = Rng(seed);
     let words = [
         "<p>",
         "the",
@@ -92,10 +73,7 @@ fn page(n: usize, seed: u64) -> Vec<u8> {
     ];
     let mut out = Vec::with_capacity(n + 16);
     while out.len() < n {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        out.extend_from_slice(words[(s % words.len() as u64) as usize].as_bytes());
+        out.extend_from_slice(words[rng.below(words.len())].as_bytes());
         out.push(b' ');
     }
     out.truncate(n);
@@ -105,7 +83,7 @@ fn page(n: usize, seed: u64) -> Vec<u8> {
 #[test]
 fn round_trip_keeps_every_field_and_byte() {
     let dir = TempDir::new("roundtrip");
-    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), DEFAULT_MAX_FILE_SIZE)).unwrap();
     let extra = [
         ("X-Crawl-Hops", "3".to_string()),
         ("X-Crawl-Via", "link".to_string()),
@@ -212,7 +190,7 @@ fn round_trip_keeps_every_field_and_byte() {
 fn digests_match_an_independent_sha1() {
     // Values from Python's hashlib.sha1 + base64.b32encode.
     let dir = TempDir::new("digests");
-    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), DEFAULT_MAX_FILE_SIZE)).unwrap();
     w.write_exchange(&exchange("http://example.com/a", b"hello", &[]))
         .unwrap();
     let files = w.finish().unwrap();
@@ -245,7 +223,7 @@ fn digests_match_an_independent_sha1() {
 #[test]
 fn files_roll_over_at_the_size_limit() {
     let dir = TempDir::new("roll");
-    let mut cfg = config(&dir.0, 20_000);
+    let mut cfg = config(dir.path(), 20_000);
     cfg.first_serial = 7;
     let mut w = WarcWriter::new(cfg).unwrap();
     let mut stored = Vec::new();
@@ -288,8 +266,11 @@ fn files_roll_over_at_the_size_limit() {
         }
     }
     assert_eq!(next, 60);
-    assert_eq!(list_files(&dir.0, "TEST").unwrap(), files);
-    assert_eq!(list_files(&dir.0, "OTHER").unwrap(), Vec::<PathBuf>::new());
+    assert_eq!(list_files(dir.path(), "TEST").unwrap(), files);
+    assert_eq!(
+        list_files(dir.path(), "OTHER").unwrap(),
+        Vec::<PathBuf>::new()
+    );
 }
 
 /// A small valid file and the end offset of each of its members.
@@ -310,12 +291,12 @@ fn small_file(dir: &Path) -> (PathBuf, Vec<u64>) {
 #[test]
 fn torn_tail_at_every_cut_point() {
     let dir = TempDir::new("torn");
-    let (path, ends) = small_file(&dir.0);
+    let (path, ends) = small_file(dir.path());
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(*ends.last().unwrap(), bytes.len() as u64);
     for cut in 0..=bytes.len() {
         // A new file each time: truncating one is slow on some file systems.
-        let cut_path = dir.0.join(format!("cut{cut}.warc.gz"));
+        let cut_path = dir.join(&format!("cut{cut}.warc.gz"));
         std::fs::write(&cut_path, &bytes[..cut]).unwrap();
         let complete = ends.iter().filter(|&&e| e <= cut as u64).count();
         let boundary = ends
@@ -375,7 +356,7 @@ fn torn_tail_at_every_cut_point() {
 #[test]
 fn garbage_after_the_records_is_reported_not_read() {
     let dir = TempDir::new("garbage");
-    let (path, ends) = small_file(&dir.0);
+    let (path, ends) = small_file(dir.path());
     let good = std::fs::read(&path).unwrap();
     let tails: [&[u8]; 5] = [
         b"hello, this is not gzip\n",
@@ -387,7 +368,7 @@ fn garbage_after_the_records_is_reported_not_read() {
         &[0x1f],
     ];
     for (i, tail) in tails.iter().enumerate() {
-        let p = dir.0.join(format!("g{i}.warc.gz"));
+        let p = dir.join(&format!("g{i}.warc.gz"));
         let mut bytes = good.clone();
         bytes.extend_from_slice(tail);
         std::fs::write(&p, &bytes).unwrap();
@@ -405,7 +386,7 @@ fn garbage_after_the_records_is_reported_not_read() {
         assert_eq!(std::fs::read(&p).unwrap(), good);
     }
     // Plain text is Malformed, with a message naming file and offset.
-    let p = dir.0.join("text.warc.gz");
+    let p = dir.join("text.warc.gz");
     std::fs::write(&p, [&good[..], b"hello, this is not gzip\n"].concat()).unwrap();
     let (_, err) = read_all(&p, usize::MAX);
     let msg = err.unwrap().to_string();
@@ -416,7 +397,7 @@ fn garbage_after_the_records_is_reported_not_read() {
 #[test]
 fn recover_then_append_more_records() {
     let dir = TempDir::new("append");
-    let (path, ends) = small_file(&dir.0);
+    let (path, ends) = small_file(dir.path());
     let bytes = std::fs::read(&path).unwrap();
     // Tear the last exchange in the middle of its response record: its
     // request record goes too.
@@ -426,7 +407,7 @@ fn recover_then_append_more_records() {
     assert_eq!(r.records, 3);
     assert_eq!(r.valid_len, ends[2]);
 
-    let mut cfg = config(&dir.0, DEFAULT_MAX_FILE_SIZE);
+    let mut cfg = config(dir.path(), DEFAULT_MAX_FILE_SIZE);
     cfg.first_serial = 1;
     let mut w = WarcWriter::append_to(cfg, &path).unwrap();
     let s = w
@@ -454,7 +435,7 @@ fn recover_then_append_more_records() {
 #[test]
 fn long_blocks_are_cut_in_memory_only() {
     let dir = TempDir::new("cut");
-    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), DEFAULT_MAX_FILE_SIZE)).unwrap();
     let big = page(500_000, 9);
     w.write_exchange(&exchange("http://example.com/big", &big, &[]))
         .unwrap();
@@ -479,7 +460,7 @@ fn long_blocks_are_cut_in_memory_only() {
 #[test]
 fn fields_cannot_break_the_record_framing() {
     let dir = TempDir::new("inject");
-    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), DEFAULT_MAX_FILE_SIZE)).unwrap();
     let extra = [("X-Note", "one\r\nWARC-Type: metadata\r\n\r\nx".to_string())];
     w.write_exchange(&exchange("http://example.com/a\r\nX: y", b"hello", &extra))
         .unwrap();
@@ -500,7 +481,7 @@ fn fields_cannot_break_the_record_framing() {
 fn reads_members_with_optional_gzip_header_fields() {
     // Other tools set FNAME, FCOMMENT, FEXTRA and FHCRC; the reader skips them.
     let dir = TempDir::new("gzflags");
-    let path = dir.0.join("other.warc.gz");
+    let path = dir.join("other.warc.gz");
     let record = b"WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: urn:x\r\n\
                    Content-Length: 3\r\n\r\nabc\r\n\r\n";
     let mut bytes = Vec::new();
@@ -551,7 +532,7 @@ fn members_that_are_not_warc_records_are_malformed() {
         ),
     ];
     for (i, (body, want)) in cases.iter().enumerate() {
-        let p = dir.0.join(format!("m{i}.warc.gz"));
+        let p = dir.join(&format!("m{i}.warc.gz"));
         std::fs::write(&p, gz(body)).unwrap();
         let (recs, err) = read_all(&p, usize::MAX);
         assert!(recs.is_empty());
@@ -566,12 +547,12 @@ fn members_that_are_not_warc_records_are_malformed() {
     }
     // Two records in one member (the whole-file gzip some tools write).
     let two = b"WARC/1.1\r\nContent-Length: 1\r\n\r\na\r\n\r\nWARC/1.1\r\nContent-Length: 1\r\n\r\nb\r\n\r\n";
-    let p = dir.0.join("two.warc.gz");
+    let p = dir.join("two.warc.gz");
     std::fs::write(&p, gz(two)).unwrap();
     let (_, err) = read_all(&p, usize::MAX);
     assert!(matches!(err, Some(WarcError::Malformed { .. })), "{err:?}");
     // A flipped byte inside a member fails its checksum or its inflate.
-    let (path, _) = small_file(&dir.0);
+    let (path, _) = small_file(dir.path());
     let mut bytes = std::fs::read(&path).unwrap();
     let mid = bytes.len() - 100;
     bytes[mid] ^= 0x55;
@@ -583,21 +564,15 @@ fn members_that_are_not_warc_records_are_malformed() {
 #[test]
 fn random_damage_never_panics() {
     let dir = TempDir::new("fuzz");
-    let (path, _) = small_file(&dir.0);
+    let (path, _) = small_file(dir.path());
     let good = std::fs::read(&path).unwrap();
-    let p = dir.0.join("fuzz.warc.gz");
-    let mut s: u64 = 0x1234_5678_9abc_def1;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let p = dir.join("fuzz.warc.gz");
+    let mut rng = Rng(0x1234_5678_9abc_def1);
     for _ in 0..300 {
         let mut bytes = good.clone();
-        for _ in 0..1 + rnd() % 4 {
-            let at = (rnd() % bytes.len() as u64) as usize;
-            bytes[at] = rnd() as u8;
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(bytes.len());
+            bytes[at] = rng.next() as u8;
         }
         std::fs::write(&p, &bytes).unwrap();
         let (recs, _) = read_all(&p, 100);
@@ -619,22 +594,22 @@ fn random_damage_never_panics() {
 #[test]
 fn empty_and_missing_files() {
     let dir = TempDir::new("empty");
-    let p = dir.0.join("empty.warc.gz");
+    let p = dir.join("empty.warc.gz");
     std::fs::write(&p, b"").unwrap();
     let (recs, err) = read_all(&p, 10);
     assert!(recs.is_empty() && err.is_none());
-    match WarcReader::open(dir.0.join("missing.warc.gz"), 10) {
+    match WarcReader::open(dir.join("missing.warc.gz"), 10) {
         Err(WarcError::Io { path, .. }) => assert!(path.ends_with("missing.warc.gz")),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("opened a missing file"),
     }
-    assert!(WarcWriter::new(config(&dir.0.join("nope"), 100)).is_err());
+    assert!(WarcWriter::new(config(&dir.join("nope"), 100)).is_err());
 }
 
 #[test]
 fn exchanges_encoded_on_other_threads() {
     let dir = TempDir::new("threads");
-    let mut w = WarcWriter::new(config(&dir.0, 30_000)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), 30_000)).unwrap();
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, EncodedExchange)>(8);
     let handles: Vec<_> = (0..2)
         .map(|t| {
@@ -689,7 +664,7 @@ fn exchanges_encoded_on_other_threads() {
 #[test]
 fn recover_refuses_to_cut_damage_in_the_middle() {
     let dir = TempDir::new("middle");
-    let (path, ends) = small_file(&dir.0);
+    let (path, ends) = small_file(dir.path());
     let mut bytes = std::fs::read(&path).unwrap();
     // Damage the first response record; the second exchange is intact.
     let at = ((ends[1] + ends[2]) / 2) as usize;
