@@ -5,6 +5,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] puts it
 /// in place. Dropped without a commit, the temporary file is removed.
@@ -37,13 +38,20 @@ impl AtomicFile {
         &self.dest
     }
 
-    /// Flushes, fsyncs, renames into place and fsyncs the directory.
+    /// Flushes, fsyncs, renames into place and fsyncs the directory. If any
+    /// step before the rename fails (a full disk, say), the destination is
+    /// untouched and the temporary file is removed.
     pub fn commit(mut self) -> io::Result<()> {
         let out = self.out.take().expect("AtomicFile committed twice");
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&self.tmp, &self.dest)?;
+        let placed = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|file| file.sync_all())
+            .and_then(|()| fs::rename(&self.tmp, &self.dest));
+        if let Err(e) = placed {
+            let _ = fs::remove_file(&self.tmp);
+            return Err(e);
+        }
         sync_parent(&self.dest)
     }
 }
@@ -91,14 +99,18 @@ pub fn sync_parent(path: &Path) -> io::Result<()> {
     }
 }
 
-/// The temporary name used for `dest`: hidden, same directory, unique per process.
-/// Leftovers of a crashed writer match `is_temp_name` and may be deleted.
+/// A temporary name for `dest`: hidden, in the same directory, different on
+/// every call (process id and a counter), so that two writers of one file,
+/// in one process or two, never write into each other's temporary file.
+/// Leftovers of a crashed writer match [`is_temp_name`] and may be deleted.
 pub fn temp_path(dest: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    dest.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+    dest.with_file_name(format!(".{name}.tmp{}-{n}", std::process::id()))
 }
 
 /// True for names made by [`temp_path`] (leftovers of an interrupted write).
@@ -136,5 +148,23 @@ mod tests {
         f.write_all(b"three").unwrap();
         f.commit().unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"three");
+    }
+
+    #[test]
+    fn two_writers_of_one_file_do_not_mix() {
+        let dir = TempDir::new("atomic-two");
+        let dest = dir.join("stats.json");
+        let mut a = AtomicFile::create(&dest).unwrap();
+        let mut b = AtomicFile::create(&dest).unwrap();
+        a.write_all(&[b'a'; 300_000]).unwrap();
+        b.write_all(&[b'b'; 1000]).unwrap();
+        b.commit().unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), vec![b'b'; 1000]);
+        a.commit().unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), vec![b'a'; 300_000]);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let t = temp_path(&dest);
+        assert_ne!(t, temp_path(&dest));
+        assert!(is_temp_name(t.file_name().unwrap().to_str().unwrap()));
     }
 }
