@@ -239,11 +239,6 @@ impl WarcReader {
                 sink.seen, sink.content_length
             )));
         }
-        if sink.tail > 4 {
-            return Err(Failure::Malformed(
-                "more than one record in a gzip member (not supported)".into(),
-            ));
-        }
         rec.length = self.buf_off + self.pos as u64 - offset;
         Ok(true)
     }
@@ -369,6 +364,12 @@ fn take(
         let room = MAX_HEADER + 4 - hdr.len();
         let n = data.len().min(room);
         hdr.extend_from_slice(&data[..n]);
+        // Say at once when a member is something else gzipped (a log, a
+        // tarball), rather than after inflating a megabyte of it.
+        let k = hdr.len().min(MAGIC.len());
+        if hdr[..k] != MAGIC[..k] {
+            return Err(not_warc(hdr));
+        }
         match hdr[from..].windows(4).position(|w| w == b"\r\n\r\n") {
             Some(i) => {
                 let end = from + i + 4;
@@ -395,7 +396,24 @@ fn take(
     }
     sink.seen += n as u64;
     sink.tail += (data.len() - n) as u64;
+    // Stop at once: the rest of the member may inflate to gigabytes.
+    if sink.tail > 4 {
+        return Err(Failure::Malformed(
+            "more than one record in a gzip member (not supported)".into(),
+        ));
+    }
     Ok(())
+}
+
+/// What every WARC header starts with.
+const MAGIC: &[u8] = b"WARC/";
+
+/// The error for a member whose text does not start with [`MAGIC`].
+fn not_warc(text: &[u8]) -> Failure {
+    Failure::Malformed(format!(
+        "starts with {:?}, not WARC/1.x",
+        String::from_utf8_lossy(&text[..text.len().min(40)])
+    ))
 }
 
 /// Parses `WARC/1.x` and the named fields (each line ends with CRLF) into
@@ -405,11 +423,8 @@ fn parse_header(text: &[u8], rec: &mut WarcRecord, pool: &mut Vec<String>) -> Re
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
     let first = lines.next().unwrap_or_default();
-    if !first.starts_with(b"WARC/") {
-        return Err(Failure::Malformed(format!(
-            "starts with {:?}, not WARC/1.x",
-            String::from_utf8_lossy(&first[..first.len().min(40)])
-        )));
+    if !first.starts_with(MAGIC) {
+        return Err(not_warc(first));
     }
     for line in lines {
         if line.is_empty() {
