@@ -164,6 +164,9 @@ fn push_field(out: &mut String, s: &str) {
 pub fn parse_line(s: &str) -> Result<LogLine, String> {
     let s = s.strip_suffix('\n').unwrap_or(s);
     let s = s.strip_suffix('\r').unwrap_or(s);
+    if s.contains(['\n', '\r']) {
+        return Err("a line break inside the line (more than one line given?)".into());
+    }
     let fields: Vec<&str> = s.split('\t').collect();
     let [time, status, bytes, ms, content_type, url, via, hops, note] = fields[..] else {
         return Err(format!(
@@ -174,15 +177,15 @@ pub fn parse_line(s: &str) -> Result<LogLine, String> {
     let time = crate::timefmt::parse_iso(time).ok_or_else(|| format!("bad time {time:?}"))?;
     let status = if !status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()) {
         Status::Http(
-            status
-                .parse()
-                .map_err(|_| format!("bad HTTP status {status:?}"))?,
+            crate::parse_digits(status.as_bytes())
+                .and_then(|n| u16::try_from(n).ok())
+                .ok_or_else(|| format!("bad HTTP status {status:?}"))?,
         )
     } else {
         Status::Error(ErrorCode::parse(status).ok_or_else(|| format!("unknown status {status:?}"))?)
     };
     let number = |name: &str, v: &str| -> Result<u64, String> {
-        v.parse().map_err(|_| format!("bad {name} {v:?}"))
+        crate::parse_digits(v.as_bytes()).ok_or_else(|| format!("bad {name} {v:?}"))
     };
     let field = |v: &str| {
         if v == "-" {
@@ -207,6 +210,7 @@ pub fn parse_line(s: &str) -> Result<LogLine, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::Rng;
     use crate::timefmt::from_unix_millis;
 
     fn line(status: Status, note: &str) -> LogLine {
@@ -323,6 +327,12 @@ mod tests {
             (&*good.replace("\t84\t", "\tx\t"), "bad duration"),
             (&*good.replace("\tlink\t", "\tsomehow\t"), "unknown via"),
             (&*good.replace("\t1\t-", "\t99999999999\t-"), "bad hops"),
+            // Only what format_line writes: no sign, no spaces.
+            (&*good.replace("\t5120\t", "\t+5120\t"), "bad bytes"),
+            (&*good.replace("\t84\t", "\t 84\t"), "bad duration"),
+            (&*good.replace("\t1\t-", "\t+1\t-"), "bad hops"),
+            (&*good.replace("/a", "/\n"), "line break"),
+            (&*format!("{good}\n{good}"), "line break"),
         ];
         for (input, want) in bad {
             match parse_line(input) {
@@ -330,5 +340,69 @@ mod tests {
                 Ok(l) => panic!("{input:?} parsed as {l:?}"),
             }
         }
+    }
+
+    #[test]
+    fn random_and_mangled_lines_are_errors_or_round_trip() {
+        let good: Vec<char> = "2026-11-23T04:27:02.123Z\t200\t5120\t84\ttext/html\t\
+                               https://example.com/a\tlink\t1\tredirect https://example.com/c"
+            .chars()
+            .collect();
+        let pieces = [
+            "\t",
+            "-",
+            "+",
+            "0",
+            "9",
+            "é",
+            "Z",
+            "T",
+            ":",
+            ".",
+            " ",
+            "\n",
+            "\r",
+            "\0",
+            "robots",
+            "retry",
+            "dns",
+            "65536",
+            "99999999999999999999",
+            "2024-02-29",
+            "\u{fffd}",
+        ];
+        let mut rng = Rng(3);
+        let (mut parsed, mut refused) = (0, 0);
+        for round in 0..20_000 {
+            let line: String = if round % 5 == 0 {
+                let bytes: Vec<u8> = (0..rng.below(120)).map(|_| rng.next() as u8).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            } else {
+                let mut chars = good.clone();
+                for _ in 0..1 + rng.below(3) {
+                    let at = rng.below(chars.len());
+                    let end = (at + rng.below(4)).min(chars.len());
+                    let piece = pieces[rng.below(pieces.len())];
+                    chars.splice(at..end, piece.chars());
+                }
+                chars.into_iter().collect()
+            };
+            match parse_line(&line) {
+                Ok(l) => {
+                    parsed += 1;
+                    let mut out = String::new();
+                    format_line(&l, &mut out);
+                    assert_eq!(parse_line(&out), Ok(l), "{line:?} -> {out:?}");
+                }
+                Err(e) => {
+                    refused += 1;
+                    assert!(!e.is_empty());
+                }
+            }
+        }
+        assert!(
+            parsed > 100 && refused > 100,
+            "{parsed} parsed, {refused} refused"
+        );
     }
 }

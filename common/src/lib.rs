@@ -36,3 +36,18 @@ pub mod warc;
 
 #[cfg(test)]
 mod testutil;
+
+/// A decimal number written as ASCII digits only: no sign, no spaces, not
+/// empty, no overflow. The number parser of every text format here, so
+/// that each field reads back exactly what its writer wrote.
+pub(crate) fn parse_digits(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}

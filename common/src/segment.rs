@@ -584,24 +584,15 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
 
 /// A decimal number of ASCII digits only (no sign, no spaces) that fits in u32.
 fn parse_u32(name: &str, digits: &[u8]) -> Result<u32, String> {
-    let bad = || {
-        format!(
-            "{name} is not a number from 0 to {}: {:?}",
-            u32::MAX,
-            String::from_utf8_lossy(digits)
-        )
-    };
-    if digits.is_empty() || digits.len() > 10 {
-        return Err(bad());
-    }
-    let mut n: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return Err(bad());
-        }
-        n = n * 10 + u64::from(b - b'0');
-    }
-    u32::try_from(n).map_err(|_| bad())
+    crate::parse_digits(digits)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            format!(
+                "{name} is not a number from 0 to {}: {:?}",
+                u32::MAX,
+                String::from_utf8_lossy(digits)
+            )
+        })
 }
 
 /// How many malformed lines a [`SegmentSummary`] quotes.
