@@ -928,6 +928,80 @@ mod tests {
         assert!(e.to_string().contains("missing.bloom"), "{e}");
     }
 
+    #[test]
+    fn headers_lying_about_sizes_are_refused_before_anything_is_mapped() {
+        let dir = TempDir::new("lies");
+        let path = dir.join("seen.bloom");
+        let params = BloomParams::optimal(1000, 0.01).unwrap();
+        let real_len = params.file_bytes();
+        let mut rng = Rng(23);
+        let specials = [
+            0,
+            1,
+            63,
+            64,
+            params.bits - 64,
+            params.bits + 64,
+            params.bits * 2,
+            MAX_BITS,
+            MAX_BITS + 64,
+            u64::MAX - 63,
+            u64::MAX,
+        ];
+        let (mut opened, mut refused) = (0, 0);
+        for round in 0..400 {
+            let mut header = encode_header(&params);
+            // Lie in one or two fields: k, m, n, p or the item counter.
+            for _ in 0..1 + rng.below(2) {
+                let value = if rng.below(2) == 0 {
+                    specials[rng.below(specials.len())]
+                } else {
+                    rng.next()
+                };
+                match rng.below(5) {
+                    0 => header[12..16].copy_from_slice(&(value as u32).to_le_bytes()),
+                    1 => header[16..24].copy_from_slice(&value.to_le_bytes()),
+                    2 => header[24..32].copy_from_slice(&value.to_le_bytes()),
+                    3 => header[32..40].copy_from_slice(&value.to_le_bytes()),
+                    _ => header[40..48].copy_from_slice(&value.to_le_bytes()),
+                }
+            }
+            // The file is as long as the real filter, as the header claims
+            // (when that is small), or some other length.
+            let claimed = u64::from_le_bytes(header[16..24].try_into().unwrap()) / 8 + 64;
+            let len = match round % 3 {
+                0 => real_len,
+                1 if claimed < 1 << 20 => claimed,
+                _ => 64 + 8 * rng.below(400) as u64,
+            };
+            let file = std::fs::File::create(&path).unwrap();
+            std::io::Write::write_all(&mut &file, &header).unwrap();
+            file.set_len(len).unwrap();
+            drop(file);
+            match BloomFilter::open(&path) {
+                Ok(f) => {
+                    opened += 1;
+                    assert_eq!(f.params().file_bytes(), len);
+                    // Every bit the header's parameters name is in the file.
+                    for i in 0..200u32 {
+                        f.insert(&i.to_le_bytes());
+                        assert!(f.contains(&i.to_le_bytes()));
+                    }
+                    assert!(f.bits_set() > 0);
+                }
+                Err(e) => {
+                    refused += 1;
+                    assert!(matches!(e, BloomError::Format { .. }), "{e:?}");
+                    assert!(e.to_string().contains("seen.bloom"), "{e}");
+                }
+            }
+        }
+        assert!(
+            opened > 10 && refused > 100,
+            "{opened} opened, {refused} refused"
+        );
+    }
+
     fn path_with(path: &Path, bytes: &[u8]) -> PathBuf {
         write_file(path, bytes);
         path.to_path_buf()

@@ -374,7 +374,7 @@ fn parse_times(text: &str) -> Result<Vec<u32>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::testutil::{Rng, TempDir};
     use rusqlite::OpenFlags;
 
     fn full_state(host: &str) -> HostState {
@@ -683,5 +683,82 @@ mod tests {
             vec![3, 4, 5, 6, 7],
             "the last five are kept"
         );
+    }
+
+    #[test]
+    fn a_damaged_database_gives_errors_naming_it_never_a_panic() {
+        let dir = TempDir::new("damaged");
+        let good_path = dir.join("good.db");
+        let states: Vec<HostState> = (0..3000)
+            .map(|i| {
+                let mut s = full_state(&format!("host{i}.example"));
+                if let Some(r) = s.robots.as_mut() {
+                    r.body = format!("User-agent: *\nDisallow: /{i}/\n")
+                        .repeat(20)
+                        .into_bytes();
+                }
+                s
+            })
+            .collect();
+        HostDb::open(&good_path).unwrap().put_many(&states).unwrap();
+        let good = std::fs::read(&good_path).unwrap();
+        assert!(good.len() > 200_000, "{} bytes", good.len());
+
+        let mut rng = Rng(31);
+        let path = dir.join("hosts.db");
+        let page = 4096;
+        let errors = std::cell::Cell::new(0);
+        for round in 0..40 {
+            let mut bytes = good.clone();
+            match round % 4 {
+                0 => bytes.truncate(rng.below(good.len())),
+                1 => {
+                    let at = page * (1 + rng.below(good.len() / page - 1));
+                    for b in &mut bytes[at..at + page] {
+                        *b = rng.next() as u8;
+                    }
+                }
+                2 => {
+                    for _ in 0..100 {
+                        let at = rng.below(bytes.len());
+                        bytes[at] ^= 1 << rng.below(8);
+                    }
+                }
+                _ => {
+                    for b in &mut bytes[16..16 + rng.below(84)] {
+                        *b = rng.next() as u8;
+                    }
+                }
+            }
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(dir.join(&format!("hosts.db{suffix}")));
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            let named = |e: HostDbError| {
+                assert!(e.to_string().contains("hosts.db"), "round {round}: {e}");
+                errors.set(errors.get() + 1);
+            };
+            let mut db = match HostDb::open(&path) {
+                Ok(db) => db,
+                Err(e) => {
+                    named(e);
+                    continue;
+                }
+            };
+            for i in [0, 1, 1500, 2999] {
+                // What a damaged page returns is SQLite's business; an
+                // error must name the file.
+                if let Err(e) = db.get(&format!("host{i}.example")) {
+                    named(e);
+                }
+            }
+            if let Err(e) = db.count() {
+                named(e);
+            }
+            if let Err(e) = db.put_many(&states[..10]) {
+                named(e);
+            }
+        }
+        assert!(errors.get() >= 20, "only {} errors", errors.get());
     }
 }

@@ -141,6 +141,7 @@ pub fn split_content_type(value: &str) -> (&str, Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::Rng;
 
     fn names(h: &ResponseHead) -> Vec<(&str, &str)> {
         h.headers
@@ -241,6 +242,60 @@ mod tests {
         }
         huge.extend_from_slice(b"\r\n");
         assert_eq!(parse_response_head(&huge), None);
+    }
+
+    #[test]
+    fn random_heads_never_panic_and_what_parses_is_one_line_per_header() {
+        let pieces: [&[u8]; 22] = [
+            b"HTTP/1.1 ",
+            b"HTTP/1.0 ",
+            b"200",
+            b"301 Moved",
+            b" OK",
+            b"\r\n",
+            b"\n",
+            b"\r",
+            b": ",
+            b":",
+            b"Location",
+            b"Content-Type",
+            b"x",
+            b" ",
+            b"\t",
+            b"\r\n ",
+            b"\r\n\t",
+            b"\0",
+            b"\xff",
+            "é".as_bytes(),
+            b"\r\n\r\n",
+            b"body",
+        ];
+        let mut rng = Rng(17);
+        let mut parsed = 0;
+        for round in 0..30_000 {
+            let block: Vec<u8> = if round % 5 == 0 {
+                (0..rng.below(200)).map(|_| rng.next() as u8).collect()
+            } else {
+                let mut b = b"HTTP/1.1 200 OK\r\n".to_vec();
+                for _ in 0..rng.below(16) {
+                    b.extend_from_slice(pieces[rng.below(pieces.len())]);
+                }
+                b.extend_from_slice(b"\r\n\r\n");
+                b
+            };
+            let Some(h) = parse_response_head(&block) else {
+                continue;
+            };
+            parsed += 1;
+            assert!(h.body_offset <= block.len());
+            assert!((100..=999).contains(&h.status), "{}", h.status);
+            for (name, value) in &h.headers {
+                assert!(!name.is_empty(), "{block:?}");
+                assert!(!value.contains(['\r', '\n']), "{value:?} from {block:?}");
+                assert_eq!(value, value.trim(), "{block:?}");
+            }
+        }
+        assert!(parsed > 1000, "{parsed}");
     }
 
     #[test]
