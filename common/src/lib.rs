@@ -1,6 +1,48 @@
 //! What the fetcher and the segmenter share: the crawl directory layout and
 //! every file format one program writes and the other reads.
 //!
+//! One link on its way from a fetched page into the next segment: made
+//! canonical, checked against the scope and the trap rules, deduplicated by
+//! the Bloom filter, written to a segment and read back as the fetcher will.
+//!
+//! ```
+//! use common::{bloom, config, crawldir::CrawlDir, filter, segment, urlnorm};
+//! # let root = std::env::temp_dir().join(format!("common-doc-{}", std::process::id()));
+//! let crawl = CrawlDir::create(&root)?;
+//!
+//! let page = url::Url::parse("https://www.example.com/news/")?;
+//! let link = urlnorm::canonicalize_relative(&page, "../About%7eUs/./?sid=42#top")?;
+//! assert_eq!(link.as_str(), "https://www.example.com/About~Us/");
+//!
+//! let mut scope = filter::Scope::default();
+//! scope.domains.insert("example.com".into());
+//! let rules = filter::UrlFilter { limits: config::FilterConfig::default(), scope };
+//! rules.check(&link, 1).expect("in scope, no trap");
+//!
+//! let seen = bloom::BloomFilter::create(crawl.bloom_path(), bloom::BloomParams::optimal(1000, 0.01)?)?;
+//! assert!(seen.insert(link.as_str().as_bytes()), "new, so it goes into the segment");
+//!
+//! let mut out = segment::SegmentWriter::create(crawl.segment_path("00002"))?;
+//! out.write(&segment::SegmentRecord {
+//!     host: urlnorm::host_of(&link).to_string(),
+//!     url: link.to_string(),
+//!     hops: 1,
+//!     inlinks: 1,
+//!     via: segment::Via::Link,
+//!     tries: 0,
+//! })?;
+//! out.finish()?;
+//! assert_eq!(crawl.pending_segments()?, ["00002"]);
+//!
+//! let mut input = segment::SegmentReader::open(crawl.segment_path("00002"))?;
+//! let mut rec = segment::SegmentRecord::default();
+//! assert!(input.read_next(&mut rec)?);
+//! assert_eq!((rec.host.as_str(), rec.url.as_str()), ("www.example.com", link.as_str()));
+//! # drop(seen);
+//! # std::fs::remove_dir_all(&root)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - [`urlnorm`]: the one canonical form of a URL (dedup key and fetched URL),
 //!   queue keys and registrable domains.
 //! - [`filter`]: scope, length and crawler-trap rules applied to candidate URLs.
@@ -14,11 +56,6 @@
 //! - [`crawldir`]: paths inside a crawl directory.
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
-//!
-//! ```
-//! let url = common::urlnorm::canonicalize("HTTP://Example.COM:80/a/./b/../c?#x").unwrap();
-//! assert_eq!(url.as_str(), "http://example.com/a/c");
-//! ```
 #![deny(missing_docs)]
 
 pub mod atomic;

@@ -1,5 +1,6 @@
 //! Timestamps as the formats need them: ISO 8601 UTC (`WARC-Date`, crawl log)
-//! and the 14/17-digit forms used in WARC file names.
+//! and the 17-digit form used in WARC and log file names. Times before 1970
+//! are written as 1970-01-01T00:00:00Z.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -103,14 +104,15 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Milliseconds since the Unix epoch (the unit of stored timestamps).
+/// Milliseconds since the Unix epoch (the unit of stored timestamps); 0 for
+/// a time before it.
 pub fn unix_millis(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
 
-/// Inverse of [`unix_millis`].
+/// Inverse of [`unix_millis`]; a negative count gives the epoch itself.
 pub fn from_unix_millis(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
 }

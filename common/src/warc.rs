@@ -92,7 +92,9 @@ pub struct Exchange<'a> {
     pub date: SystemTime,
     /// The address connected to.
     pub ip: Option<IpAddr>,
-    /// The HTTP request head as sent (request line, headers, blank line).
+    /// The HTTP request as sent: request line, headers, blank line, and the
+    /// body if there was one (the record's payload digest covers what
+    /// follows the blank line).
     pub request_head: &'a [u8],
     /// The HTTP response head as stored (status line, headers, blank line).
     pub response_head: &'a [u8],

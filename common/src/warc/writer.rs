@@ -426,9 +426,9 @@ fn put_digest(buf: &mut Vec<u8>, name: &str, digest: &[u8; 32]) {
     buf.extend_from_slice(b"\r\n");
 }
 
-/// Appends `name: value` and CRLF; control characters in either (which
-/// would break the record's framing) become spaces, and a name loses any
-/// colon.
+/// Appends `name: value` and CRLF without letting either break the
+/// record's framing: in the name, control characters, spaces and colons
+/// become `_`; in the value, CR and LF become spaces.
 fn put_field(buf: &mut Vec<u8>, name: &str, value: &[u8]) {
     for &c in name.as_bytes() {
         buf.push(if c.is_ascii_control() || c == b':' || c == b' ' {
