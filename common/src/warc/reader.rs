@@ -456,8 +456,9 @@ fn parse_header(text: &[u8], rec: &mut WarcRecord, pool: &mut Vec<String>) -> Re
     let Some(cl) = rec.header("Content-Length") else {
         return Err(Failure::Malformed("no Content-Length".into()));
     };
-    cl.parse::<u64>()
-        .map_err(|_| Failure::Malformed(format!("bad Content-Length {cl:?}")))
+    // Digits only, as the spec says (`str::parse` would take `+3`).
+    crate::parse_digits(cl.as_bytes())
+        .ok_or_else(|| Failure::Malformed(format!("bad Content-Length {cl:?}")))
 }
 
 /// What [`scan_valid`] found.

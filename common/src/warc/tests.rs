@@ -512,7 +512,7 @@ fn gz(data: &[u8]) -> Vec<u8> {
 #[test]
 fn members_that_are_not_warc_records_are_malformed() {
     let dir = TempDir::new("malformed");
-    let cases: [(&[u8], &str); 5] = [
+    let cases: [(&[u8], &str); 7] = [
         (b"HTTP/1.1 200 OK\r\n\r\n", "not WARC"),
         (
             b"WARC/1.1\r\nWARC-Type: resource\r\n\r\nabc\r\n\r\n",
@@ -525,6 +525,14 @@ fn members_that_are_not_warc_records_are_malformed() {
         (
             b"WARC/1.1\r\nContent-Length: x\r\n\r\nabc\r\n\r\n",
             "Content-Length",
+        ),
+        (
+            b"WARC/1.1\r\nContent-Length: +3\r\n\r\nabc\r\n\r\n",
+            "bad Content-Length \"+3\"",
+        ),
+        (
+            b"WARC/1.1\r\nContent-Length: 99999999999999999999\r\n\r\nabc\r\n\r\n",
+            "bad Content-Length",
         ),
         (
             b"WARC/1.1\r\nContent-Length: 3\r\n",
