@@ -78,6 +78,17 @@ fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcError
     }
 }
 
+/// Checks that reading stopped at the first member with a reason
+/// containing `want`.
+fn assert_malformed_at_start(err: Option<WarcError>, want: &str) {
+    match err {
+        Some(WarcError::Malformed {
+            offset: 0, reason, ..
+        }) => assert!(reason.contains(want), "{reason}"),
+        other => panic!("expected Malformed at offset 0 ({want}), got {other:?}"),
+    }
+}
+
 /// One gzip member holding `head`, then `zeros` zero bytes, then `tail`,
 /// built without ever holding the zeros: a full flush makes each megabyte
 /// of zeros compress to the same bytes, which are repeated, and the CRCs
@@ -175,14 +186,7 @@ fn a_record_claiming_a_hundred_gigabytes_allocates_nothing_of_it() {
     let path = dir.write("claim.warc.gz", &file);
     let ((recs, err), largest) = largest_allocation(|| read_all(&path, usize::MAX));
     assert!(recs.is_empty());
-    match err {
-        Some(WarcError::Malformed {
-            offset: 0, reason, ..
-        }) => {
-            assert!(reason.contains("99999999999"), "{reason}")
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_malformed_at_start(err, "99999999999");
     assert!(
         largest < 2 * MAX_BLOCK,
         "largest allocation {largest} bytes"
@@ -196,14 +200,7 @@ fn gzip_that_is_not_warc_is_refused_at_its_first_bytes() {
     let path = dir.write("zeros.warc.gz", member(b"", GIB, b""));
     let ((recs, err), largest) = largest_allocation(|| read_all(&path, MAX_BLOCK));
     assert!(recs.is_empty());
-    match err {
-        Some(WarcError::Malformed {
-            offset: 0, reason, ..
-        }) => {
-            assert!(reason.contains("not WARC/1.x"), "{reason}")
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_malformed_at_start(err, "not WARC/1.x");
     assert!(
         largest < 2 * MAX_BLOCK,
         "largest allocation {largest} bytes"
@@ -234,14 +231,7 @@ fn data_after_the_block_stops_the_reader_at_once() {
     let path = dir.write("tail.warc.gz", &file[..file.len() - 100]);
     let ((recs, err), largest) = largest_allocation(|| read_all(&path, MAX_BLOCK));
     assert!(recs.is_empty());
-    match err {
-        Some(WarcError::Malformed {
-            offset: 0, reason, ..
-        }) => {
-            assert!(reason.contains("more than one record"), "{reason}")
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_malformed_at_start(err, "more than one record");
     assert!(
         largest < 2 * MAX_BLOCK,
         "largest allocation {largest} bytes"
