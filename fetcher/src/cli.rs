@@ -29,6 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fetch one segment (default: the oldest pending one).
+    #[command(args_override_self = true)]
     Fetch(Box<FetchArgs>),
     /// Summary of a segment or leftover file.
     Inspect(InspectArgs),

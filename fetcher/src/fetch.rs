@@ -395,6 +395,11 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         if frontier.wait_idle(Duration::from_millis(100)) {
             break;
         }
+        if workers.iter().all(|w| w.is_finished()) {
+            // Only reachable if workers died (a bug): stop rather than wait forever.
+            diag.say("every worker thread has ended; writing what is left to leftover");
+            break;
+        }
         progress.tick(&counters, frontier.counts());
         if stop_at.is_none() {
             let reason = if signals.load(Ordering::SeqCst) > 0 {

@@ -222,7 +222,11 @@ struct State {
 #[derive(Debug)]
 pub struct Frontier {
     state: Mutex<State>,
+    /// Workers wait here for a key to become ready.
     cond: Condvar,
+    /// The supervising thread waits here for the end (kept apart so that it
+    /// never swallows a wake-up meant for a worker).
+    idle: Condvar,
     policy: Policy,
     robots_retry_delay: Duration,
 }
@@ -248,6 +252,7 @@ impl Frontier {
                 finished: false,
             }),
             cond: Condvar::new(),
+            idle: Condvar::new(),
             policy,
             robots_retry_delay,
         }
@@ -346,6 +351,7 @@ impl Frontier {
                 None => {
                     st.finished = true;
                     self.cond.notify_all();
+                    self.idle.notify_all();
                     return None;
                 }
             };
@@ -450,13 +456,16 @@ impl Frontier {
         st.busy -= 1;
         if st.stopping {
             st.keys[id].status = Status::Ready;
-            self.cond.notify_all();
+            if st.busy == 0 {
+                self.idle.notify_all();
+            }
             return;
         }
         let key = &st.keys[id];
         if key.abandoned.is_some() || (key.queue.is_empty() && key.ranges.is_empty()) {
             self.settle_done(st, id);
             if st.busy == 0 {
+                // Waiters may now find that nothing is left.
                 self.cond.notify_all();
             }
             return;
@@ -594,13 +603,14 @@ impl Frontier {
         let mut st = self.lock();
         st.stopping = true;
         self.cond.notify_all();
+        self.idle.notify_all();
     }
 
     /// True once every key is done (or the frontier is stopping) and no task is in flight.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let st = self.lock();
         let (st, _) = self
-            .cond
+            .idle
             .wait_timeout_while(st, timeout.min(MAX_WAIT), |st| {
                 !((st.finished || st.stopping) && st.busy == 0)
             })

@@ -217,6 +217,17 @@ impl Worker {
                     }
                     first_elapsed.get_or_insert(f.elapsed);
                     self.log_failure(url.as_str(), Via::Robots, 0, &f);
+                    if f.code == ErrorCode::PrivateAddress {
+                        // Nothing on this host can be fetched; let each URL
+                        // be refused (and logged) on its own, without waiting.
+                        sh.frontier.robots_done(
+                            key,
+                            host,
+                            RobotsReport::Rules(Arc::new(Access::allow_all())),
+                            None,
+                        );
+                        return;
+                    }
                     break (RobotsOutcome::Unreachable, Vec::new());
                 }
             }
