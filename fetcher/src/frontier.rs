@@ -534,7 +534,8 @@ impl Frontier {
     }
 
     /// A fetch ended; applies politeness and queues what the report says.
-    pub fn fetch_done(&self, key: KeyId, report: FetchReport) {
+    /// Returns false if the key has no more work (its connection can go).
+    pub fn fetch_done(&self, key: KeyId, report: FetchReport) -> bool {
         let mut st = self.lock();
         let now = Instant::now();
         if let Some(job) = report.interrupted {
@@ -560,6 +561,7 @@ impl Frontier {
             .retry_after
             .unwrap_or_else(|| self.policy.delay(&st.keys[key].timing));
         self.release(&mut st, key, Some(now + wait));
+        st.keys[key].status != Status::Done
     }
 
     fn queue_followed(&self, st: &mut State, name: String, job: Job) {

@@ -135,7 +135,7 @@ fn authority_key(uri: &ureq::http::Uri) -> String {
 
 #[derive(Debug)]
 struct StaticResolver {
-    hosts: Option<HostsMap>,
+    hosts: Option<Arc<HostsMap>>,
     system: ureq::unversioned::resolver::DefaultResolver,
 }
 
@@ -335,7 +335,7 @@ pub struct ClientConfig {
     pub allow_private: bool,
     /// Static names.
     pub hosts: Option<HostsMap>,
-    /// Idle connections kept for reuse.
+    /// Queue keys whose idle connection is kept for reuse.
     pub idle_connections: usize,
 }
 
@@ -378,11 +378,25 @@ pub struct Failure {
 }
 
 /// The blocking HTTP client shared by all workers.
+///
+/// Each queue key gets its own ureq agent (so its own connection pool):
+/// ureq's pool finds a connection by scanning all of its idle connections,
+/// which costs more than the request itself once hundreds of hosts are kept
+/// alive in one pool. Agents of recently used keys are cached, up to
+/// `ClientConfig::idle_connections`; evicting one closes its connection.
 #[derive(Clone)]
 pub struct Client {
-    agent: ureq::Agent,
+    agents: Arc<Mutex<AgentCache>>,
+    config: ureq::config::Config,
+    resolver_hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
     cfg: Arc<ClientConfig>,
+}
+
+#[derive(Default)]
+struct AgentCache {
+    agents: HashMap<usize, (ureq::Agent, u64)>,
+    clock: u64,
 }
 
 impl fmt::Debug for Client {
@@ -394,7 +408,6 @@ impl fmt::Debug for Client {
 impl Client {
     /// Builds the client.
     pub fn new(cfg: ClientConfig) -> Client {
-        let peers = Arc::new(PeerMap::default());
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -403,33 +416,82 @@ impl Client {
             .timeout_connect(Some(cfg.connect_timeout))
             .timeout_recv_response(Some(cfg.first_byte_timeout))
             .timeout_global(Some(cfg.download_timeout))
-            .max_idle_connections(cfg.idle_connections.max(1))
+            .max_idle_connections(4)
             .max_idle_connections_per_host(1)
             .max_response_header_size(256 * 1024)
             .build();
-        let connector = ().chain(GuardedTcpConnector {
-            allow_private: cfg.allow_private,
-            peers: peers.clone(),
-        });
-        let connector = connector.chain(RustlsConnector::default());
-        let resolver = StaticResolver {
-            hosts: cfg.hosts.clone(),
-            system: Default::default(),
-        };
         Client {
-            agent: ureq::Agent::with_parts(config, connector, resolver),
-            peers,
+            agents: Arc::default(),
+            config,
+            resolver_hosts: cfg.hosts.clone().map(Arc::new),
+            peers: Arc::new(PeerMap::default()),
             cfg: Arc::new(cfg),
         }
     }
 
-    /// Interrupts every request in flight (at shutdown).
-    pub fn shutdown(&self) {
-        self.agent.clone().shutdown();
+    fn new_agent(&self) -> ureq::Agent {
+        let connector = ().chain(GuardedTcpConnector {
+            allow_private: self.cfg.allow_private,
+            peers: self.peers.clone(),
+        });
+        let connector = connector.chain(RustlsConnector::default());
+        let resolver = StaticResolver {
+            hosts: self.resolver_hosts.clone(),
+            system: Default::default(),
+        };
+        ureq::Agent::with_parts(self.config.clone(), connector, resolver)
     }
 
-    /// Fetches `url`, keeping at most `max_body` decoded bytes of the body.
-    pub fn fetch(&self, url: &str, max_body: u64) -> Result<Response, Failure> {
+    /// The agent of queue key `key`.
+    fn agent(&self, key: usize) -> ureq::Agent {
+        let mut c = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        c.clock += 1;
+        let now = c.clock;
+        if let Some((a, used)) = c.agents.get_mut(&key) {
+            *used = now;
+            return a.clone();
+        }
+        let cap = self.cfg.idle_connections.max(1);
+        if c.agents.len() >= cap {
+            // Drop the least recently used half at once (amortized O(1)).
+            let mut uses: Vec<u64> = c.agents.values().map(|(_, u)| *u).collect();
+            let mid = uses.len() / 2;
+            let (_, median, _) = uses.select_nth_unstable(mid);
+            let median = *median;
+            c.agents.retain(|_, (_, u)| *u > median);
+        }
+        let a = self.new_agent();
+        c.agents.insert(key, (a.clone(), now));
+        a
+    }
+
+    /// Closes the connection kept for `key` (its queue is done).
+    pub fn forget(&self, key: usize) {
+        self.agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents
+            .remove(&key);
+    }
+
+    /// Interrupts every request in flight (at shutdown).
+    pub fn shutdown(&self) {
+        let agents: Vec<ureq::Agent> = self
+            .agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents
+            .drain()
+            .map(|(_, (a, _))| a)
+            .collect();
+        for a in agents {
+            a.shutdown();
+        }
+    }
+
+    /// Fetches `url` for queue key `key`, keeping at most `max_body`
+    /// decoded bytes of the body.
+    pub fn fetch(&self, key: usize, url: &str, max_body: u64) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
         let fail = |code: ErrorCode, message: String| Failure {
@@ -458,7 +520,7 @@ impl Client {
         )
         .into_bytes();
         let response = self
-            .agent
+            .agent(key)
             .run(request)
             .map_err(|e| classify(e, &self.cfg))
             .map_err(|(code, msg)| fail(code, msg))?;

@@ -181,7 +181,10 @@ impl Worker {
         let mut first_elapsed = None;
         let mut hops = 0;
         let (outcome, body) = loop {
-            match sh.client.fetch(url.as_str(), MAX_ROBOTS_BYTES as u64 + 1) {
+            match sh
+                .client
+                .fetch(key, url.as_str(), MAX_ROBOTS_BYTES as u64 + 1)
+            {
                 Ok(r) => {
                     first_elapsed.get_or_insert(r.elapsed);
                     let status = r.status;
@@ -261,7 +264,7 @@ impl Worker {
     fn fetch(&self, key: KeyId, job: Job) {
         let sh = &self.shared;
         let mut report = FetchReport::default();
-        match sh.client.fetch(&job.url, sh.max_body) {
+        match sh.client.fetch(key, &job.url, sh.max_body) {
             Ok(r) => {
                 let status = r.status;
                 let mut notes = Vec::new();
@@ -360,7 +363,9 @@ impl Worker {
                 }
             }
         }
-        sh.frontier.fetch_done(key, report);
+        if !sh.frontier.fetch_done(key, report) {
+            sh.client.forget(key);
+        }
     }
 
     /// A redirect target to queue in this run, if it passes the checks.
