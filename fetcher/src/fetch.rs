@@ -323,7 +323,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         download_timeout: s.download_timeout,
         allow_private: s.allow_private,
         hosts: hosts_map,
-        idle_connections: loaded.keys.len().clamp(16, 2048),
+        idle_connections: loaded.keys.len().clamp(16, 512),
     });
     let (filter, seen) = if s.follow_redirects > 0 {
         let scope = common::filter::Scope::load(&s.scope, crawl.root()).map_err(run_err)?;

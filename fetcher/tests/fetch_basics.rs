@@ -130,3 +130,39 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     e.write_all(data).unwrap();
     e.finish().unwrap()
 }
+
+#[test]
+fn key_ip_shares_politeness_between_names_of_one_address() {
+    let mut routes = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..5 {
+        routes = routes.route(format!("/{i}"), Response::html("x"));
+    }
+    let server = Server::builder().host("one.test", routes).start().unwrap();
+    let crawl = crawl_dir("key-ip");
+    // Two names for the one server address.
+    let ip = server.addr("one.test").ip();
+    let port = server.port();
+    let hosts = crawl.root().join("two-names");
+    std::fs::write(&hosts, format!("{ip} one.test\n{ip} two.test\n")).unwrap();
+    let mut w = common::segment::SegmentWriter::create(crawl.segment_path("00001")).unwrap();
+    for name in ["one.test", "two.test"] {
+        for i in 0..5 {
+            w.write(&common::segment::SegmentRecord {
+                host: name.into(),
+                url: format!("http://{name}:{port}/{i}"),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let out = run(fetch_cmd(&crawl, &server)
+        .arg("--hosts-file")
+        .arg(&hosts)
+        .args(["--key", "ip", "--min-delay", "40ms"]));
+    assert_exit(&out, 0);
+    let log = server.log("one.test");
+    assert_eq!(log.len(), 12, "two robots.txt and ten pages");
+    // Both names hit one address: one queue, so the delay holds across them.
+    testkit::server::assert_polite(&log, Duration::from_millis(40));
+}
