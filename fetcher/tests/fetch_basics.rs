@@ -166,3 +166,31 @@ fn key_ip_shares_politeness_between_names_of_one_address() {
     // Both names hit one address: one queue, so the delay holds across them.
     testkit::server::assert_polite(&log, Duration::from_millis(40));
 }
+
+#[test]
+fn warc_files_roll_over_at_the_size_limit() {
+    let mut routes = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..30 {
+        routes = routes.route(
+            format!("/{i}"),
+            Response::html(format!("{i} {}", "y".repeat(20_000))),
+        );
+    }
+    let server = Server::builder().host("a.test", routes).start().unwrap();
+    let crawl = crawl_dir("rollover");
+    let paths: Vec<String> = (0..30).map(|i| format!("/{i}")).collect();
+    let pairs: Vec<(&str, &str)> = paths.iter().map(|p| ("a.test", p.as_str())).collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+    let out = run(fetch_cmd(&crawl, &server).args(["--warc-max-size", "2000"]));
+    assert_exit(&out, 0);
+    let files = warc_files(&crawl, "00001");
+    assert!(files.len() > 5, "only {} WARC files", files.len());
+    warcio_check(&crawl, "00001");
+    for f in &files {
+        let mut r = common::warc::WarcReader::open(f, 1024).unwrap();
+        let mut rec = common::warc::WarcRecord::default();
+        assert!(r.read_next(&mut rec).unwrap());
+        assert_eq!(rec.record_type(), Some("warcinfo"), "{}", f.display());
+    }
+    assert_eq!(responses(&crawl, "00001").len(), 31);
+}
