@@ -116,6 +116,14 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
         "payload stored decoded"
     );
 
+    // warcio can index it: one request and one response per fetch.
+    let index = testkit::warcio::index(&warc_files(&crawl, "00001")[0]);
+    let indexed_responses = index
+        .iter()
+        .filter(|e| e["warc-type"] == "response")
+        .count();
+    assert_eq!(indexed_responses, urls.len() + 3, "{index:?}");
+
     assert!(leftover(&crawl, "00001").is_empty());
     let stats: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),

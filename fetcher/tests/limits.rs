@@ -36,6 +36,12 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
             robots_ok(Routes::new()).route("/x", Response::never_answer()),
         )
         .host(
+            "mute-robots.test",
+            Routes::new()
+                .route("/robots.txt", Response::never_answer())
+                .route("/x", Response::html("x")),
+        )
+        .host(
             "trickle.test",
             robots_ok(Routes::new()).route(
                 "/x",
@@ -47,6 +53,7 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
     let crawl = crawl_dir("timeouts");
     let mut urls = vec![
         ("silent.test", "/x".to_string()),
+        ("mute-robots.test", "/x".to_string()),
         ("trickle.test", "/x".to_string()),
     ];
     urls.extend((0..20).map(|i| ("fast.test", format!("/{i}"))));
@@ -60,6 +67,8 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         "1500ms",
         "--min-delay",
         "10ms",
+        "--robots-retry-delay",
+        "100ms",
     ]));
     assert_exit(&out, 0);
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -88,12 +97,32 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         "fast host held up by the silent one"
     );
     assert_eq!(server.log("fast.test").len(), 21);
+    // A robots.txt that never answers holds back only its own host: the
+    // page waits for a later run.
+    assert!(
+        fast_end < started + Duration::from_millis(900),
+        "fast host held up by a robots.txt that never answers"
+    );
+    assert!(
+        !server
+            .log("mute-robots.test")
+            .iter()
+            .any(|e| e.target == "/x")
+    );
     // The timed-out URL is retried in a later run.
     let left = leftover(&crawl, "00001");
     assert!(
         left.iter().any(|r| r.url == server.url("silent.test", "/x")
             && r.via == Via::Retry
             && r.tries == 1)
+    );
+    assert_eq!(
+        status_of(&lines, &server.url("mute-robots.test", "/x")),
+        Status::Error(ErrorCode::RobotsUnavailable)
+    );
+    assert!(
+        left.iter()
+            .any(|r| r.url == server.url("mute-robots.test", "/x") && r.via == Via::Leftover)
     );
     warcio_check(&crawl, "00001");
 }
