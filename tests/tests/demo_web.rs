@@ -187,3 +187,69 @@ fn describe_summarizes_the_demo_and_the_expected_crawl() {
     assert!(out.stdout.contains("robots.txt disallows"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn synth_serves_many_hosts_the_same_page() {
+    let dir = temp_dir("synth");
+    let (urls, hosts, ready) = (dir.join("urls"), dir.join("hosts"), dir.join("ready"));
+    let mut child = Command::new(bin_path("demo-web"))
+        .args([
+            "synth",
+            "--hosts",
+            "3",
+            "--urls-per-host",
+            "2",
+            "--body-size",
+            "500",
+        ])
+        .args(["--first-address", "127.2.0.1"])
+        .arg("--urls-out")
+        .arg(&urls)
+        .arg("--hosts-out")
+        .arg(&hosts)
+        .arg("--ready-file")
+        .arg(&ready)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for_file(&ready, Duration::from_secs(30)),
+        "never ready"
+    );
+    let port: u16 = std::fs::read_to_string(&ready)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()["port=".len()..]
+        .parse()
+        .unwrap();
+    let list = std::fs::read_to_string(&urls).unwrap();
+    let want: String = (0..3)
+        .flat_map(|h| (0..2).map(move |n| format!("http://h{h}.bench.test:{port}/p/{n}.html\n")))
+        .collect();
+    assert_eq!(list, want);
+    assert_eq!(
+        std::fs::read_to_string(&hosts).unwrap(),
+        "127.2.0.1 h0.bench.test\n127.2.0.2 h1.bench.test\n127.2.0.3 h2.bench.test\n"
+    );
+    let page = get(
+        SocketAddr::from(([127, 2, 0, 3], port)),
+        "h2.bench.test",
+        "/p/1.html",
+    );
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    let body = &page[page.find("\r\n\r\n").unwrap() + 4..];
+    assert!((480..=520).contains(&body.len()), "{} bytes", body.len());
+    let robots = get(
+        SocketAddr::from(([127, 2, 0, 1], port)),
+        "h0.bench.test",
+        "/robots.txt",
+    );
+    assert!(robots.starts_with("HTTP/1.1 404"));
+    signal(&child, Signal::Int).unwrap();
+    let status =
+        wait_timeout(&mut child, Duration::from_secs(10)).expect("demo-web ignored SIGINT");
+    assert!(status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

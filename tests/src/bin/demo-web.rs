@@ -7,11 +7,11 @@ use std::io::{self, BufWriter, Write};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use clap::{Parser, Subcommand};
 use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, ServeOptions};
-use testkit::server::ClockBase;
+use testkit::server::{ClockBase, Handler, Request, Response, Server};
 
 /// Serve the crawler's demo web (about 30 hosts named NAME.demo.test, one
 /// loopback address each) or describe it.
@@ -62,6 +62,42 @@ enum Command {
         request_log: Option<PathBuf>,
         /// Write FILE once every host listens (`port=`, `pid=` lines); it is
         /// removed first, and again on a clean stop.
+        #[arg(long, value_name = "FILE")]
+        ready_file: Option<PathBuf>,
+    },
+    /// Serve a synthetic web for benchmarks until SIGTERM or SIGINT.
+    ///
+    /// HOSTS hosts named h0.bench.test, h1.bench.test, ... on consecutive
+    /// loopback addresses from --first-address, each answering any path
+    /// with the same small HTML page (robots.txt: 404, so all is allowed).
+    /// Writes the list of URLS-PER-HOST URLs per host (/p/0.html,
+    /// /p/1.html, ...), the hosts file and the ready file as `serve` does.
+    /// No request log is kept (it would only cost time and memory); the
+    /// number of requests served is printed on exit.
+    #[command(verbatim_doc_comment)]
+    Synth {
+        /// Number of hosts.
+        #[arg(long, default_value_t = 200)]
+        hosts: usize,
+        /// URLs listed per host.
+        #[arg(long, default_value_t = 100)]
+        urls_per_host: usize,
+        /// Size of the page every URL answers, in bytes.
+        #[arg(long, default_value_t = 4096)]
+        body_size: usize,
+        /// The port every host listens on [default: a free port].
+        #[arg(long)]
+        port: Option<u16>,
+        /// The address of the first host; the others follow it.
+        #[arg(long, default_value_t = Ipv4Addr::new(127, 1, 0, 1))]
+        first_address: Ipv4Addr,
+        /// Where to write the URLs (one per line, grouped by host).
+        #[arg(long, value_name = "FILE")]
+        urls_out: PathBuf,
+        /// Where to write `IP NAME` lines for every host.
+        #[arg(long, value_name = "FILE")]
+        hosts_out: PathBuf,
+        /// Write FILE once every host listens (`port=`, `pid=` lines).
         #[arg(long, value_name = "FILE")]
         ready_file: Option<PathBuf>,
     },
@@ -133,6 +169,27 @@ fn main() -> ExitCode {
             &seeds_out,
             &hosts_out,
             request_log.as_deref(),
+            ready_file.as_deref(),
+        ),
+        Command::Synth {
+            hosts,
+            urls_per_host,
+            body_size,
+            port,
+            first_address,
+            urls_out,
+            hosts_out,
+            ready_file,
+        } => synth(
+            &SynthArgs {
+                hosts,
+                urls_per_host,
+                body_size,
+                port,
+                first_address,
+            },
+            &urls_out,
+            &hosts_out,
             ready_file.as_deref(),
         ),
         Command::Describe { demo, port } => {
@@ -238,6 +295,93 @@ fn serve(
         web.server().requests_served()
     );
     drop(web);
+    if let Some(ready) = ready_file {
+        let _ = std::fs::remove_file(ready);
+    }
+    Ok(())
+}
+
+struct SynthArgs {
+    hosts: usize,
+    urls_per_host: usize,
+    body_size: usize,
+    port: Option<u16>,
+    first_address: Ipv4Addr,
+}
+
+fn synth(
+    args: &SynthArgs,
+    urls_out: &Path,
+    hosts_out: &Path,
+    ready_file: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(ready) = ready_file {
+        match std::fs::remove_file(ready) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
+            _ => {}
+        }
+    }
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(fail("signal handlers"))?;
+    let mut page = String::from("<!DOCTYPE html>\n<html><head><title>bench</title></head><body>\n");
+    while page.len() + 20 < args.body_size {
+        page.push_str("<p>benchmark page</p>\n");
+    }
+    page.push_str("</body></html>\n");
+    let body: Arc<[u8]> = page.into_bytes().into();
+    let handler: Arc<dyn Handler> = Arc::new(move |req: &Request| {
+        if req.path() == "/robots.txt" {
+            Response::not_found()
+        } else {
+            Response::shared(200, "text/html; charset=utf-8", Arc::clone(&body))
+        }
+    });
+    let mut builder = Server::builder()
+        .request_log(false)
+        .first_address(args.first_address);
+    if let Some(port) = args.port {
+        builder = builder.port(port);
+    }
+    for i in 0..args.hosts {
+        builder = builder.host_shared(format!("h{i}.bench.test"), None, Arc::clone(&handler));
+    }
+    let server = builder
+        .start()
+        .map_err(fail(format!("{} and up", args.first_address)))?;
+    let port = server.port();
+    let write_urls = || -> io::Result<()> {
+        let file = common::atomic::AtomicFile::create(urls_out)?;
+        let mut out = BufWriter::new(file);
+        for name in server.host_names() {
+            for n in 0..args.urls_per_host {
+                writeln!(out, "http://{name}:{port}/p/{n}.html")?;
+            }
+        }
+        out.into_inner().map_err(|e| e.into_error())?.commit()
+    };
+    write_urls().map_err(fail(urls_out))?;
+    common::atomic::write_atomic(hosts_out, server.hosts_file().as_bytes())
+        .map_err(fail(hosts_out))?;
+    if let Some(ready) = ready_file {
+        let text = format!("port={port}\npid={}\n", std::process::id());
+        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
+    }
+    eprintln!(
+        "demo-web: serving {} synthetic hosts from {} port {port}; {} URLs in {}",
+        args.hosts,
+        args.first_address,
+        args.hosts * args.urls_per_host,
+        urls_out.display()
+    );
+    signals.forever().next();
+    eprintln!(
+        "demo-web: stopping after {} requests",
+        server.requests_served()
+    );
+    drop(server);
     if let Some(ready) = ready_file {
         let _ = std::fs::remove_file(ready);
     }
