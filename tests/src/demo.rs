@@ -74,11 +74,15 @@ pub struct DemoParams {
     pub agent: String,
     /// `Crawl-delay` of `slow.demo.test`, in seconds.
     pub crawl_delay: f64,
+    /// The first year of the calendar (default: the current year, so that
+    /// the calendar rule of a crawl started today cuts it after
+    /// `max_years_ahead` years).
+    pub calendar_year: i64,
 }
 
 impl DemoParams {
     /// The full demo: 14 content hosts of about 150 pages (33 hosts and
-    /// about 2,800 pages in all).
+    /// about 2,700 pages in all).
     pub fn new(seed: u64) -> DemoParams {
         DemoParams {
             seed,
@@ -86,6 +90,7 @@ impl DemoParams {
             pages_per_host: 150,
             agent: DEMO_AGENT.to_string(),
             crawl_delay: 1.0,
+            calendar_year: common::timefmt::civil(std::time::SystemTime::now()).0,
         }
     }
 
@@ -135,7 +140,10 @@ pub enum HostRole {
     MovedHost,
     /// `new`: where `old` went.
     MovedHostTarget,
-    /// `calendar`: an infinite calendar (years and months, both ways).
+    /// `calendar`: an infinite calendar starting at
+    /// [`DemoParams::calendar_year`]: every year page links the next year
+    /// and its months, every month the next month. Only the calendar rule
+    /// (a year too far ahead) or the hop limit stops a crawler.
     Calendar,
     /// `tags`: paths that repeat segments endlessly, and links that are too
     /// long, have too many segments or too many query parameters.

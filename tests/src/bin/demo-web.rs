@@ -125,6 +125,9 @@ struct DemoArgs {
     /// The Crawl-delay of slow.demo.test, in seconds.
     #[arg(long, default_value_t = 1.0)]
     crawl_delay: f64,
+    /// The first year of the endless calendar [default: this year].
+    #[arg(long)]
+    calendar_year: Option<i64>,
 }
 
 impl DemoArgs {
@@ -136,6 +139,9 @@ impl DemoArgs {
         };
         params.agent = self.agent.clone();
         params.crawl_delay = self.crawl_delay;
+        if let Some(year) = self.calendar_year {
+            params.calendar_year = year;
+        }
         Demo::with_params(params)
     }
 }
@@ -407,15 +413,37 @@ fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result
     for s in demo.seeds(port) {
         writeln!(out, "  {s}")?;
     }
-    writeln!(out, "\nhosts:")?;
-    for h in demo.hosts() {
-        writeln!(out, "  {:<22} {:?}", h.name, h.role)?;
-    }
     let limits = Limits {
         agent: p.agent.clone(),
         ..Limits::default()
     };
     let e = demo.expected(&limits, port);
+    writeln!(
+        out,
+        "\nhosts (URLs a correct crawl fetches, and the deepest hops):"
+    )?;
+    for h in demo.hosts() {
+        let prefix = if port == 80 {
+            format!("http://{}/", h.name)
+        } else {
+            format!("http://{}:{port}/", h.name)
+        };
+        let mine: Vec<u32> = e
+            .fetch
+            .range(prefix.clone()..)
+            .take_while(|(u, _)| u.starts_with(&prefix))
+            .map(|(_, f)| f.hops)
+            .collect();
+        let deepest = mine.iter().max().map_or("-".to_string(), |d| d.to_string());
+        writeln!(
+            out,
+            "  {:<22} {:<18} {:>5} {:>3}",
+            h.name,
+            format!("{:?}", h.role),
+            mine.len(),
+            deepest
+        )?;
+    }
     let count = |lo: u16, hi: u16| {
         e.fetch
             .values()

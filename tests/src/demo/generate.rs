@@ -397,14 +397,17 @@ impl Gen {
                 let mut home = page("Calendar", self.sentence());
                 home.links.push(self.link(h, &loc(h, "/cal/"), "calendar"));
                 self.put_html(loc(h, "/"), home);
-                let mut index = page("All years", "Pick a year or a month.");
-                index
-                    .links
-                    .push(text_link("2025/", Some(loc(h, "/cal/2025/")), "2025"));
+                let y = self.params.calendar_year;
+                let mut index = page("Calendar", "Pick a year or a month.");
                 index.links.push(text_link(
-                    "2025/01/",
-                    Some(loc(h, "/cal/2025/01/")),
-                    "January 2025",
+                    format!("{y}/"),
+                    Some(loc(h, format!("/cal/{y}/"))),
+                    "this year",
+                ));
+                index.links.push(text_link(
+                    format!("{y}/01/"),
+                    Some(loc(h, format!("/cal/{y}/01/"))),
+                    "January",
                 ));
                 self.put_html(loc(h, "/cal/"), index);
             }
@@ -1027,13 +1030,6 @@ fn calendar(h: usize, target: &str) -> Option<Resource> {
         [y, ""] => {
             let y = year_of(y)?;
             p.title = format!("Year {y}");
-            if y > 1000 {
-                p.links.push(text_link(
-                    format!("../{}/", y - 1),
-                    Some(loc(h, format!("/cal/{}/", y - 1))),
-                    "previous year",
-                ));
-            }
             if y < 9999 {
                 p.links.push(text_link(
                     format!("../{}/", y + 1),
@@ -1056,16 +1052,13 @@ fn calendar(h: usize, target: &str) -> Option<Resource> {
                 return None;
             }
             p.title = format!("{y}-{m:02}");
-            let prev = if m == 1 { (y - 1, 12) } else { (y, m - 1) };
-            let next = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-            for ((yy, mm), text) in [(prev, "previous month"), (next, "next month")] {
-                if (1000..=9999).contains(&yy) {
-                    p.links.push(text_link(
-                        format!("../../{yy}/{mm:02}/"),
-                        Some(loc(h, format!("/cal/{yy}/{mm:02}/"))),
-                        text,
-                    ));
-                }
+            let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+            if ny <= 9999 {
+                p.links.push(text_link(
+                    format!("../../{ny}/{nm:02}/"),
+                    Some(loc(h, format!("/cal/{ny}/{nm:02}/"))),
+                    "next month",
+                ));
             }
             p.links.push(text_link(
                 "../",
