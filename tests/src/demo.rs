@@ -140,10 +140,10 @@ pub enum HostRole {
     MovedHost,
     /// `new`: where `old` went.
     MovedHostTarget,
-    /// `calendar`: an infinite calendar starting at
-    /// [`DemoParams::calendar_year`]: every year page links the next year
-    /// and its months, every month the next month. Only the calendar rule
-    /// (a year too far ahead) or the hop limit stops a crawler.
+    /// `calendar`: an infinite calendar of month pages (`/cal/YYYY/MM/`)
+    /// starting at [`DemoParams::calendar_year`]: every month links the next
+    /// month and the same month of the next year. Only the calendar rule (a
+    /// year too far ahead) or the hop limit stops a crawler.
     Calendar,
     /// `tags`: paths that repeat segments endlessly, and links that are too
     /// long, have too many segments or too many query parameters.
@@ -350,10 +350,6 @@ impl Inner {
             target.push_str(q);
         }
         Some((Loc { host, target }, u.port_or_known_default()?))
-    }
-
-    pub(crate) fn in_scope(&self, host: usize) -> bool {
-        self.hosts[host].role != HostRole::OutOfScope
     }
 
     /// How robots.txt of `host` reads for `agent`, with the URLs requested

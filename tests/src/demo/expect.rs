@@ -5,10 +5,12 @@
 //! one hop too, unless [`Limits::redirect_is_hop`] is false), the checks run
 //! in this order, the first failing one deciding:
 //!
-//! 1. the filters of `common::filter`, in [`Reject`] order: scope (hosts
-//!    under the seeds' registrable domain, `demo.test`), URL length,
-//!    repeated path segment, number of path segments, hops, number of query
-//!    parameters, calendar years;
+//! 1. the URL filters of the crawl, `common::filter::UrlFilter` itself (so
+//!    that the rules are those the segmenter applies), with the scope a crawl
+//!    seeded with the demo's seeds has (their registrable domain,
+//!    `demo.test`) and [`Limits::filter`]: scope, URL length, repeated path
+//!    segment, number of path segments, hops, number of query parameters,
+//!    calendar years, in [`Reject`] order;
 //! 2. the host refuses connections → [`Expected::refused`];
 //! 3. robots.txt answers 5xx → [`Exclusion::RobotsUnavailable`];
 //! 4. its `Crawl-delay` is above [`Limits::max_crawl_delay`] →
@@ -23,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, SystemTime};
 
 use common::config::FilterConfig;
-use common::filter::Reject;
+use common::filter::{Reject, Scope, UrlFilter};
 
 use super::{DEMO_AGENT, Inner, Loc, Resource, RobotsInfo, RobotsState, RobotsVerdict};
 
@@ -115,6 +117,16 @@ impl Expected {
 }
 
 pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
+    let mut scope = Scope::default();
+    for seed in &inner.seeds {
+        let host = &inner.hosts[seed.host].name;
+        let domain = common::urlnorm::registrable_domain(host);
+        scope.domains.insert(domain.to_string());
+    }
+    let filter = UrlFilter {
+        limits: limits.filter.clone(),
+        scope,
+    };
     let mut out = Expected::default();
     let mut robots: HashMap<usize, RobotsInfo> = HashMap::new();
     let mut best: HashMap<Loc, u32> = HashMap::new();
@@ -131,7 +143,8 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
             continue;
         }
         let url = inner.url(&loc, port);
-        if let Some(reject) = filter(inner, &loc, &url, hops, limits) {
+        let parsed = url::Url::parse(&url).expect("the demo's URLs parse");
+        if let Err(reject) = filter.check_in_year(&parsed, hops, limits.current_year) {
             out.excluded.insert(url, Exclusion::Filter(reject));
             continue;
         }
@@ -193,54 +206,4 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
         }
     }
     out
-}
-
-/// The URL filters, in `Reject` order; `None` if the URL passes.
-fn filter(inner: &Inner, loc: &Loc, url: &str, hops: u32, limits: &Limits) -> Option<Reject> {
-    let f = &limits.filter;
-    if !inner.in_scope(loc.host) {
-        return Some(Reject::Scope);
-    }
-    if url.len() > f.max_url_length {
-        return Some(Reject::TooLong);
-    }
-    let (path, query) = match loc.target.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (loc.target.as_str(), None),
-    };
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for s in &segments {
-        *counts.entry(s).or_default() += 1;
-    }
-    if counts.values().any(|&n| n >= f.max_repeated_segment) {
-        return Some(Reject::RepeatedSegment);
-    }
-    if segments.len() > f.max_path_segments {
-        return Some(Reject::TooManySegments);
-    }
-    if hops > f.max_hops {
-        return Some(Reject::TooManyHops);
-    }
-    let params: Vec<&str> = query
-        .map(|q| q.split('&').filter(|p| !p.is_empty()).collect())
-        .unwrap_or_default();
-    if params.len() > f.max_query_params {
-        return Some(Reject::TooManyParams);
-    }
-    // A year is a whole path segment or query value of four digits.
-    let values = params
-        .iter()
-        .map(|p| p.split_once('=').map_or(*p, |(_, v)| v));
-    let bad_year = segments
-        .iter()
-        .copied()
-        .chain(values)
-        .filter(|s| s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()))
-        .filter_map(|s| s.parse::<i64>().ok())
-        .any(|y| y < 1970 || y > limits.current_year + f.max_years_ahead);
-    if bad_year {
-        return Some(Reject::Calendar);
-    }
-    None
 }

@@ -398,17 +398,14 @@ impl Gen {
                 home.links.push(self.link(h, &loc(h, "/cal/"), "calendar"));
                 self.put_html(loc(h, "/"), home);
                 let y = self.params.calendar_year;
-                let mut index = page("Calendar", "Pick a year or a month.");
-                index.links.push(text_link(
-                    format!("{y}/"),
-                    Some(loc(h, format!("/cal/{y}/"))),
-                    "this year",
-                ));
-                index.links.push(text_link(
-                    format!("{y}/01/"),
-                    Some(loc(h, format!("/cal/{y}/01/"))),
-                    "January",
-                ));
+                let mut index = page(format!("Calendar {y}"), "Pick a month.");
+                for m in 1..=12 {
+                    index.links.push(text_link(
+                        format!("{y}/{m:02}/"),
+                        Some(loc(h, format!("/cal/{y}/{m:02}/"))),
+                        format!("month {m}"),
+                    ));
+                }
                 self.put_html(loc(h, "/cal/"), index);
             }
             HostRole::Traps => self.traps(h),
@@ -1024,52 +1021,27 @@ fn year_of(s: &str) -> Option<u32> {
 
 fn calendar(h: usize, target: &str) -> Option<Resource> {
     let rest = target.strip_prefix("/cal/")?;
-    let parts: Vec<&str> = rest.split('/').collect();
-    let mut p = page("", "A calendar that goes on forever.");
-    match parts.as_slice() {
-        [y, ""] => {
-            let y = year_of(y)?;
-            p.title = format!("Year {y}");
-            if y < 9999 {
-                p.links.push(text_link(
-                    format!("../{}/", y + 1),
-                    Some(loc(h, format!("/cal/{}/", y + 1))),
-                    "next year",
-                ));
-            }
-            for m in 1..=12 {
-                p.links.push(text_link(
-                    format!("{m:02}/"),
-                    Some(loc(h, format!("/cal/{y}/{m:02}/"))),
-                    format!("month {m}"),
-                ));
-            }
-        }
-        [y, m, ""] => {
-            let y = year_of(y)?;
-            let m: u32 = (m.len() == 2).then(|| m.parse().ok()).flatten()?;
-            if !(1..=12).contains(&m) {
-                return None;
-            }
-            p.title = format!("{y}-{m:02}");
-            let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-            if ny <= 9999 {
-                p.links.push(text_link(
-                    format!("../../{ny}/{nm:02}/"),
-                    Some(loc(h, format!("/cal/{ny}/{nm:02}/"))),
-                    "next month",
-                ));
-            }
+    let [y, m, ""] = rest.split('/').collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let y = year_of(y)?;
+    let m: u32 = (m.len() == 2).then(|| m.parse().ok()).flatten()?;
+    if !(1..=12).contains(&m) {
+        return None;
+    }
+    let mut p = page(format!("{y}-{m:02}"), "A calendar that goes on forever.");
+    let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+    for ((yy, mm), text) in [((ny, nm), "next month"), ((y + 1, m), "next year")] {
+        if yy <= 9999 {
             p.links.push(text_link(
-                "../",
-                Some(loc(h, format!("/cal/{y}/"))),
-                "the year",
+                format!("../../{yy}/{mm:02}/"),
+                Some(loc(h, format!("/cal/{yy}/{mm:02}/"))),
+                text,
             ));
         }
-        _ => return None,
     }
     p.links
-        .push(text_link("/cal/", Some(loc(h, "/cal/")), "all years"));
+        .push(text_link("/cal/", Some(loc(h, "/cal/")), "this year"));
     Some(Resource::Html(p))
 }
 

@@ -120,6 +120,40 @@ fn plain_links_resolve_to_their_recorded_targets() {
 }
 
 #[test]
+fn the_projects_canonical_form_agrees_with_every_recorded_target() {
+    // common::urlnorm is what the segmenter uses: each link of the demo,
+    // odd spellings included, must canonicalize to the URL the model says,
+    // and links a crawler does not follow must be refused.
+    let demo = demo(3);
+    let mut checked = 0;
+    for page in demo.pages(PORT) {
+        let Some(Resource::Html(html)) = demo
+            .inner
+            .parse_url(&page)
+            .and_then(|(l, _)| demo.inner.resolve(&l))
+        else {
+            continue;
+        };
+        let base = match &html.base {
+            Some(b) => url::Url::parse(&render::href_text(b, PORT)).unwrap(),
+            None => url::Url::parse(&page).unwrap(),
+        };
+        for link in demo.links_of(&page).unwrap() {
+            let got = common::urlnorm::canonicalize_relative(&base, &link.href);
+            match &link.url {
+                Some(want) => {
+                    let got = got.unwrap_or_else(|e| panic!("{} on {page}: {e}", link.href));
+                    assert_eq!(got.as_str(), want, "{} on {page}", link.href);
+                }
+                None => assert!(got.is_err(), "{} on {page} was accepted", link.href),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 5000, "{checked} links checked");
+}
+
+#[test]
 fn odd_spellings_name_pages_that_exist() {
     let demo = demo(3);
     let links = demo.links_of(&url("markup", "/spellings.html")).unwrap();
@@ -290,19 +324,17 @@ fn traps_stop_at_the_limits() {
     let excluded = |u: &str| e.excluded.get(u).copied();
     // The calendar: no year past 2027 (one ahead of 2026) is fetched.
     assert!(e.fetch.contains_key(&url("calendar", "/cal/2027/12/")));
-    assert_eq!(
-        excluded(&url("calendar", "/cal/2028/")),
-        Some(Exclusion::Filter(Reject::Calendar))
-    );
-    assert_eq!(
-        excluded(&url("calendar", "/cal/2028/01/")),
-        Some(Exclusion::Filter(Reject::Calendar))
-    );
+    for m in ["01", "07", "12"] {
+        assert_eq!(
+            excluded(&url("calendar", &format!("/cal/2028/{m}/"))),
+            Some(Exclusion::Filter(Reject::Calendar))
+        );
+    }
     let calendar_pages = e.fetch.keys().filter(|u| u.contains("/cal/")).count();
     assert_eq!(
         calendar_pages,
-        1 + 2 * 13,
-        "the index, two years and their months"
+        1 + 2 * 12,
+        "the index and the months of two years"
     );
     // Without the calendar rule, only the hop limit stops it.
     let no_year_rule = demo.expected(
@@ -318,7 +350,7 @@ fn traps_stop_at_the_limits() {
     assert!(
         no_year_rule
             .fetch
-            .contains_key(&url("calendar", "/cal/2030/"))
+            .contains_key(&url("calendar", "/cal/2030/05/"))
     );
     assert!(
         no_year_rule
