@@ -30,9 +30,9 @@ enum Command {
     /// every host listens. A script can start it in the background and wait
     /// for the ready file:
     ///
-    ///     demo-web serve --seed 1 --seeds-out seeds.txt --hosts-out hosts \
-    ///         --ready-file ready &
-    ///     for i in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
+    ///   demo-web serve --seed 1 --seeds-out seeds.txt --hosts-out hosts \
+    ///     --ready-file ready &
+    ///   for i in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
     ///
     /// The request log (--request-log) gets one tab-separated line per
     /// request as it ends: host, path (with query), start and end in
