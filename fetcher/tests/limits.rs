@@ -62,9 +62,9 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
     let started = Instant::now();
     let out = run(fetch_cmd(&crawl, &server).args([
         "--first-byte-timeout",
-        "1s",
+        "2s",
         "--download-timeout",
-        "1500ms",
+        "2500ms",
         "--min-delay",
         "10ms",
         "--robots-retry-delay",
@@ -83,7 +83,7 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         .find(|l| l.url == server.url("trickle.test", "/x"))
         .unwrap();
     assert!(trickle.note.contains("truncated time"), "{trickle:?}");
-    assert!(trickle.bytes > 0 && trickle.bytes < 10_000);
+    assert!(trickle.bytes > 0 && trickle.bytes < 10_000, "{trickle:?}");
     // The fast host was done while the slow ones were still hanging.
     let fast_end = server.log("fast.test").iter().map(|e| e.end).max().unwrap();
     let silent_start = server
@@ -93,14 +93,14 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         .unwrap()
         .start;
     assert!(
-        fast_end < silent_start + Duration::from_millis(900),
+        fast_end < silent_start + Duration::from_millis(1900),
         "fast host held up by the silent one"
     );
     assert_eq!(server.log("fast.test").len(), 21);
     // A robots.txt that never answers holds back only its own host: the
     // page waits for a later run.
     assert!(
-        fast_end < started + Duration::from_millis(900),
+        fast_end < started + Duration::from_millis(4000),
         "fast host held up by a robots.txt that never answers"
     );
     assert!(

@@ -5,6 +5,8 @@ mod support;
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::segment::Via;
@@ -221,12 +223,17 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
 
 #[test]
 fn a_second_signal_exits_at_once_and_the_rerun_completes() {
+    let hanging = Arc::new(AtomicBool::new(false));
+    let seen = hanging.clone();
     let server = Server::builder()
         .host(
             "stuck.test",
             Routes::new()
                 .route("/robots.txt", Response::not_found())
-                .route("/hang", Response::never_answer())
+                .route_fn("/hang", move |_: &testkit::server::Request| {
+                    seen.store(true, Ordering::SeqCst);
+                    Response::never_answer()
+                })
                 .route("/ok", Response::html("ok")),
         )
         .start()
@@ -251,10 +258,12 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // robots.txt answered; /hang (first in the queue, no delay) is then in
-    // flight and never answered.
-    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
-    std::thread::sleep(Duration::from_millis(300));
+    // Signal once /hang is in flight (it never gets an answer).
+    let t0 = std::time::Instant::now();
+    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
     signal(child.id(), "-TERM");
     std::thread::sleep(Duration::from_millis(300));
     signal(child.id(), "-INT");
