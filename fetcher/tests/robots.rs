@@ -217,4 +217,14 @@ fn robots_txt_is_reused_from_the_host_state() {
     );
     let lines = crawl_log(&crawl, "00002");
     assert_eq!(lines[0].status, Status::Error(ErrorCode::Robots));
+
+    // The host state holds what the runs learned.
+    let db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
+    let state = db.get("a.test").unwrap().expect("a.test in hosts.db");
+    let robots = state.robots.expect("robots.txt kept");
+    assert_eq!(robots.status, 200);
+    assert!(String::from_utf8_lossy(&robots.body).contains("Disallow: /b"));
+    assert_eq!(state.pages_total, 1);
+    assert_eq!(state.response_times_ms.len(), 1);
+    assert!(state.last_contact_ms.is_some());
 }
