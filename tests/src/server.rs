@@ -516,8 +516,10 @@ pub struct LogEntry {
     pub connection: u64,
     /// When the first bytes of the request line arrived.
     pub start: Instant,
-    /// When the response was fully written, or when the connection was
-    /// found closed (by the client, by [`Response::close_after`]) or cut.
+    /// When the last write of the response began: the earliest moment the
+    /// client could hold the whole response, so the gap from here to the
+    /// next request is never shorter than the delay the client waited.
+    /// When no response was sent: when the connection was found closed or cut.
     pub end: Instant,
     /// The status sent; `0` when no status line was sent (never answered, or
     /// the client left during a [`delay`](Response::delay)).

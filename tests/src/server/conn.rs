@@ -32,6 +32,9 @@ struct Conn {
     /// The head (and small body) of the response being written.
     out: Vec<u8>,
     idle_timeout: Duration,
+    /// When the last write of a response began: the earliest moment the
+    /// client could have the whole response, so the request log's `end`.
+    last_write: Instant,
 }
 
 /// What reading the next request gave.
@@ -47,6 +50,8 @@ enum Next {
 
 /// How sending a response ended.
 struct Sent {
+    /// When the last write began (see `Conn::last_write`).
+    end: Instant,
     status: u16,
     body_bytes: u64,
     complete: bool,
@@ -64,6 +69,7 @@ pub(super) fn serve(shared: &Shared, host: usize, id: u64, stream: TcpStream, pe
         len: 0,
         out: Vec::with_capacity(8 * 1024),
         idle_timeout: shared.idle_timeout,
+        last_write: Instant::now(),
     };
     let mut req = Request::empty(peer, local, shared.hosts[host].name.clone());
     while !shared.stopping() {
@@ -110,6 +116,12 @@ fn entry(
     sent: &Sent,
     parsed: bool,
 ) -> LogEntry {
+    // A response that never started (never answered, client gone) ends now.
+    let end = if sent.status == 0 {
+        Instant::now()
+    } else {
+        sent.end
+    };
     let header = |name: &str| {
         if parsed {
             req.header(name).map(str::to_owned)
@@ -134,7 +146,7 @@ fn entry(
         peer: req.peer(),
         connection,
         start,
-        end: Instant::now(),
+        end,
         status: sent.status,
         body_bytes: sent.body_bytes,
         complete: sent.complete,
@@ -238,12 +250,27 @@ impl Conn {
         Ok(())
     }
 
+    /// Writes the response head (and small body) buffered in `out`.
+    fn write_out(&mut self) -> io::Result<()> {
+        self.last_write = Instant::now();
+        self.stream.write_all(&self.out)
+    }
+
     /// Sends `resp` according to its behaviour.
     fn send(&mut self, shared: &Shared, resp: &Response, head_only: bool) -> Sent {
+        let mut sent = self.send_response(shared, resp, head_only);
+        if sent.status != 0 {
+            sent.end = self.last_write;
+        }
+        sent
+    }
+
+    fn send_response(&mut self, shared: &Shared, resp: &Response, head_only: bool) -> Sent {
         let b = &resp.behaviour;
         if b.never_answer {
             self.hold(shared);
             return Sent {
+                end: Instant::now(),
                 status: 0,
                 body_bytes: 0,
                 complete: false,
@@ -252,6 +279,7 @@ impl Conn {
         }
         if !b.delay.is_zero() && self.wait_or_closed(shared, b.delay) {
             return Sent {
+                end: Instant::now(),
                 status: 0,
                 body_bytes: 0,
                 complete: false,
@@ -264,6 +292,7 @@ impl Conn {
         self.out.clear();
         write_head(&mut self.out, resp, chunked.is_some(), closing);
         let mut sent = Sent {
+            end: Instant::now(),
             status: resp.status,
             body_bytes: 0,
             complete: false,
@@ -271,7 +300,7 @@ impl Conn {
         };
         let simple = b.trickle.is_none() && chunked.is_none() && b.close_after.is_none();
         if no_body {
-            sent.complete = self.stream.write_all(&self.out).is_ok();
+            sent.complete = self.write_out().is_ok();
             sent.keep_open &= sent.complete;
             return sent;
         }
@@ -279,13 +308,13 @@ impl Conn {
             let bytes = bytes.as_slice();
             if bytes.len() <= INLINE_BODY {
                 self.out.extend_from_slice(bytes);
-                sent.complete = self.stream.write_all(&self.out).is_ok();
+                sent.complete = self.write_out().is_ok();
                 sent.body_bytes = if sent.complete { bytes.len() as u64 } else { 0 };
                 sent.keep_open &= sent.complete;
                 return sent;
             }
         }
-        if self.stream.write_all(&self.out).is_err() {
+        if self.write_out().is_err() {
             sent.keep_open = false;
             return sent;
         }
@@ -456,9 +485,13 @@ impl Sink<'_> {
                     let _ = write!(out, "{n:x}\r\n");
                     out.extend_from_slice(piece);
                     out.extend_from_slice(b"\r\n");
+                    self.conn.last_write = Instant::now();
                     self.conn.stream.write_all(out)
                 }
-                None => self.conn.stream.write_all(piece),
+                None => {
+                    self.conn.last_write = Instant::now();
+                    self.conn.stream.write_all(piece)
+                }
             };
             written.map_err(|_| Cut::Gone)?;
             self.sent += n as u64;
@@ -470,6 +503,7 @@ impl Sink<'_> {
 
     fn finish(&mut self) -> Result<(), Cut> {
         if self.chunk.is_some() {
+            self.conn.last_write = Instant::now();
             self.conn
                 .stream
                 .write_all(b"0\r\n\r\n")

@@ -396,9 +396,18 @@ fn a_panicking_handler_answers_500() {
 
 #[test]
 fn politeness_is_checked_from_the_server_side() {
+    // p.test answers only once two requests are in (or after 5 s), so the two
+    // concurrent clients below overlap however slowly the machine schedules them.
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let arrived_in_handler = Arc::clone(&arrived);
     let server = Server::builder()
-        .host("p.test", |_: &Request| {
-            Response::text("x").delay(Duration::from_millis(150))
+        .host("p.test", move |_: &Request| {
+            arrived_in_handler.fetch_add(1, Ordering::SeqCst);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while arrived_in_handler.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Response::text("x")
         })
         .host("q.test", |_: &Request| Response::text("y"))
         .start()
@@ -417,14 +426,11 @@ fn politeness_is_checked_from_the_server_side() {
     assert!(report.contains("less than 500.0 ms"), "{report}");
 
     // Impolite: two connections at once to a slow host overlap.
-    let started = Arc::new(AtomicUsize::new(0));
     let clients: Vec<_> = (0..2)
         .map(|i| {
             let addr = server.addr("p.test");
-            let started = Arc::clone(&started);
             std::thread::spawn(move || {
                 let mut c = BufReader::new(TcpStream::connect(addr).unwrap());
-                started.fetch_add(1, Ordering::SeqCst);
                 send(&mut c, &format!("GET /{i} HTTP/1.1\r\n\r\n"));
                 read_answer(&mut c).unwrap().status
             })
@@ -433,6 +439,8 @@ fn politeness_is_checked_from_the_server_side() {
     for c in clients {
         assert_eq!(c.join().unwrap(), 200);
     }
+    assert_eq!(arrived.load(Ordering::SeqCst), 2);
+    server.wait_for_requests(5, Duration::from_secs(5));
     let log = server.logs();
     let violations = politeness_violations(&log, |_| Duration::from_millis(10));
     assert_eq!(violations.len(), 1, "{violations:?}");
