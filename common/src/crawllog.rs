@@ -127,14 +127,208 @@ pub struct LogLine {
 }
 
 /// Appends `line` (with its newline) to `out`. Tabs and newlines inside fields
-/// are replaced by spaces so that one attempt is always one line.
+/// are replaced by spaces so that one attempt is always one line; an empty
+/// field is written as `-`.
 pub fn format_line(line: &LogLine, out: &mut String) {
-    let _ = (line, out);
-    todo!("format_line")
+    use std::fmt::Write as _;
+    out.push_str(&crate::timefmt::iso_millis(line.time));
+    out.push('\t');
+    match line.status {
+        Status::Http(code) => {
+            let _ = write!(out, "{code}");
+        }
+        Status::Error(code) => out.push_str(code.as_str()),
+    }
+    let _ = write!(out, "\t{}\t{}\t", line.bytes, line.duration_ms);
+    push_field(out, &line.content_type);
+    out.push('\t');
+    push_field(out, &line.url);
+    let _ = write!(out, "\t{}\t{}\t", line.via, line.hops);
+    push_field(out, &line.note);
+    out.push('\n');
+}
+
+fn push_field(out: &mut String, s: &str) {
+    if s.is_empty() {
+        out.push('-');
+    } else {
+        out.extend(s.chars().map(|c| match c {
+            '\t' | '\n' | '\r' => ' ',
+            c => c,
+        }));
+    }
 }
 
 /// Parses one line written by [`format_line`] (with or without its newline).
+/// A field written as `-` reads back empty.
 pub fn parse_line(s: &str) -> Result<LogLine, String> {
-    let _ = s;
-    todo!("parse_line")
+    let s = s.strip_suffix('\n').unwrap_or(s);
+    let s = s.strip_suffix('\r').unwrap_or(s);
+    let fields: Vec<&str> = s.split('\t').collect();
+    let [time, status, bytes, ms, content_type, url, via, hops, note] = fields[..] else {
+        return Err(format!(
+            "expected 9 tab-separated fields, found {}",
+            fields.len()
+        ));
+    };
+    let time = crate::timefmt::parse_iso(time).ok_or_else(|| format!("bad time {time:?}"))?;
+    let status = if !status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()) {
+        Status::Http(
+            status
+                .parse()
+                .map_err(|_| format!("bad HTTP status {status:?}"))?,
+        )
+    } else {
+        Status::Error(ErrorCode::parse(status).ok_or_else(|| format!("unknown status {status:?}"))?)
+    };
+    let number = |name: &str, v: &str| -> Result<u64, String> {
+        v.parse().map_err(|_| format!("bad {name} {v:?}"))
+    };
+    let field = |v: &str| {
+        if v == "-" {
+            String::new()
+        } else {
+            v.to_string()
+        }
+    };
+    Ok(LogLine {
+        time,
+        status,
+        bytes: number("bytes", bytes)?,
+        duration_ms: number("duration", ms)?,
+        content_type: field(content_type),
+        url: field(url),
+        via: Via::parse(via).ok_or_else(|| format!("unknown via {via:?}"))?,
+        hops: u32::try_from(number("hops", hops)?).map_err(|_| format!("bad hops {hops:?}"))?,
+        note: field(note),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timefmt::from_unix_millis;
+
+    fn line(status: Status, note: &str) -> LogLine {
+        LogLine {
+            time: from_unix_millis(1_795_408_022_123),
+            status,
+            bytes: 5120,
+            duration_ms: 84,
+            content_type: "text/html".into(),
+            url: "https://example.com/a".into(),
+            via: Via::Link,
+            hops: 1,
+            note: note.into(),
+        }
+    }
+
+    #[test]
+    fn the_documented_format() {
+        let mut out = String::new();
+        format_line(&line(Status::Http(200), ""), &mut out);
+        assert_eq!(
+            out,
+            "2026-11-23T04:27:02.123Z\t200\t5120\t84\ttext/html\thttps://example.com/a\tlink\t1\t-\n"
+        );
+        out.clear();
+        let mut l = line(Status::Error(ErrorCode::Robots), "");
+        l.bytes = 0;
+        l.duration_ms = 0;
+        l.content_type.clear();
+        format_line(&l, &mut out);
+        assert_eq!(
+            out,
+            "2026-11-23T04:27:02.123Z\trobots\t0\t0\t-\thttps://example.com/a\tlink\t1\t-\n"
+        );
+        // format_line appends.
+        format_line(&l, &mut out);
+        assert_eq!(out.lines().count(), 2);
+    }
+
+    #[test]
+    fn round_trips() {
+        let mut lines = vec![
+            line(Status::Http(200), ""),
+            line(Status::Http(301), "redirect https://example.com/c"),
+            line(Status::Http(999), "retry-after 30s"),
+        ];
+        for code in ErrorCode::ALL {
+            lines.push(line(Status::Error(code), "some message: with colon"));
+        }
+        for via in [
+            Via::Seed,
+            Via::Redirect,
+            Via::Leftover,
+            Via::Retry,
+            Via::Backlog,
+            Via::Robots,
+        ] {
+            let mut l = line(Status::Http(404), "");
+            l.via = via;
+            l.hops = u32::MAX;
+            l.bytes = u64::MAX;
+            lines.push(l);
+        }
+        let mut empty = line(Status::Http(200), "");
+        empty.content_type.clear();
+        empty.url.clear();
+        lines.push(empty);
+        let mut out = String::new();
+        for l in &lines {
+            out.clear();
+            format_line(l, &mut out);
+            assert_eq!(out.matches('\n').count(), 1);
+            assert_eq!(parse_line(&out).as_ref(), Ok(l), "{out:?}");
+            assert_eq!(parse_line(out.trim_end()).as_ref(), Ok(l));
+        }
+    }
+
+    #[test]
+    fn tabs_and_newlines_in_fields_become_spaces() {
+        let mut l = line(
+            Status::Error(ErrorCode::Protocol),
+            "bad\theader\nline\r\nend",
+        );
+        l.content_type = "text/html\t; x".into();
+        l.url = "https://example.com/a\tb".into();
+        let mut out = String::new();
+        format_line(&l, &mut out);
+        assert_eq!(out.matches('\n').count(), 1, "{out:?}");
+        assert_eq!(out.matches('\t').count(), 8, "{out:?}");
+        let back = parse_line(&out).unwrap();
+        assert_eq!(back.note, "bad header line  end");
+        assert_eq!(back.content_type, "text/html ; x");
+        assert_eq!(back.url, "https://example.com/a b");
+        assert_eq!(back.status, l.status);
+    }
+
+    #[test]
+    fn bad_lines_are_errors() {
+        let good =
+            "2026-11-23T04:27:02.123Z\t200\t5120\t84\ttext/html\thttps://example.com/a\tlink\t1\t-";
+        assert!(parse_line(good).is_ok());
+        let bad = [
+            ("", "9 tab-separated"),
+            ("2026-11-23T04:27:02.123Z\t200", "9 tab-separated"),
+            (&*good.replace("\t-", "\t-\textra"), "9 tab-separated"),
+            (
+                &*good.replace("\t200\t", "\tbogus\t"),
+                "unknown status \"bogus\"",
+            ),
+            (&*good.replace("\t200\t", "\t\t"), "unknown status"),
+            (&*good.replace("\t200\t", "\t70000\t"), "bad HTTP status"),
+            (&*good.replace("2026-11", "2026-13"), "bad time"),
+            (&*good.replace("\t5120\t", "\t-5\t"), "bad bytes"),
+            (&*good.replace("\t84\t", "\tx\t"), "bad duration"),
+            (&*good.replace("\tlink\t", "\tsomehow\t"), "unknown via"),
+            (&*good.replace("\t1\t-", "\t99999999999\t-"), "bad hops"),
+        ];
+        for (input, want) in bad {
+            match parse_line(input) {
+                Err(e) => assert!(e.contains(want), "{input:?}: {e}"),
+                Ok(l) => panic!("{input:?} parsed as {l:?}"),
+            }
+        }
+    }
 }

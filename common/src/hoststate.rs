@@ -23,6 +23,45 @@
 //! most the last transaction, never the file.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The schema version this library reads and writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The schema of version 1, as documented above.
+const SCHEMA: &str = "
+CREATE TABLE hosts (
+  host               TEXT PRIMARY KEY,
+  robots_status      INTEGER,
+  robots_body        BLOB,
+  robots_fetched_ms  INTEGER,
+  crawl_delay_ms     INTEGER,
+  response_times_ms  TEXT,
+  errors_total       INTEGER NOT NULL DEFAULT 0,
+  consecutive_errors INTEGER NOT NULL DEFAULT 0,
+  pages_total        INTEGER NOT NULL DEFAULT 0,
+  last_contact_ms    INTEGER
+);
+PRAGMA user_version = 1;
+";
+
+const SELECT_HOST: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
+     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
+     last_contact_ms FROM hosts WHERE host = ?1";
+
+const UPSERT_HOST: &str = "INSERT INTO hosts (host, robots_status, robots_body, \
+     robots_fetched_ms, crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, \
+     pages_total, last_contact_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+     ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, \
+     robots_body = excluded.robots_body, robots_fetched_ms = excluded.robots_fetched_ms, \
+     crawl_delay_ms = excluded.crawl_delay_ms, response_times_ms = excluded.response_times_ms, \
+     errors_total = excluded.errors_total, consecutive_errors = excluded.consecutive_errors, \
+     pages_total = excluded.pages_total, last_contact_ms = excluded.last_contact_ms";
+
+/// How long to wait for another connection's write lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A problem with the host database.
 #[derive(Debug, thiserror::Error)]
@@ -36,7 +75,11 @@ pub enum HostDbError {
         source: rusqlite::Error,
     },
     /// The file has a schema version this program does not know.
-    #[error("{path}: schema version {found}, expected {expected}")]
+    #[error(
+        "{path}: host database schema version {found}, but this program uses version \
+         {expected}; use the build that wrote it, or move the file away to start a new one \
+         (robots.txt files are then fetched again and host statistics start from zero)"
+    )]
     Version {
         /// The database file.
         path: PathBuf,
@@ -44,6 +87,15 @@ pub enum HostDbError {
         found: i64,
         /// Version this program writes.
         expected: i64,
+    },
+    /// An SQLite database that is not a host database (tables, no schema version).
+    #[error(
+        "{path}: an SQLite database, but not a host database of this crawler \
+         (it has other tables and no schema version); choose another path or move it away"
+    )]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
     },
 }
 
@@ -102,31 +154,557 @@ impl HostState {
 }
 
 /// The host database. One connection; not shared between threads.
+///
+/// ```
+/// use common::hoststate::{HostDb, HostState};
+/// # let dir = std::env::temp_dir().join(format!("hostdb-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+/// let mut state = HostState { host: "example.com".into(), ..HostState::default() };
+/// state.push_response_time(120);
+/// db.put_many(&[state.clone()]).unwrap();
+/// assert_eq!(db.get("example.com").unwrap(), Some(state));
+/// assert_eq!(db.get("other.example").unwrap(), None);
+/// # drop(db);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub struct HostDb {
-    _private: (),
+    path: PathBuf,
+    conn: Connection,
+}
+
+impl std::fmt::Debug for HostDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostDb")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HostDb {
     /// Opens (creating if needed) the database at `path`.
+    ///
+    /// A new file gets the schema; an existing one must have schema version
+    /// [`SCHEMA_VERSION`] (a file from a newer build, or a different SQLite
+    /// database, is refused before anything in it is changed).
     pub fn open(path: impl AsRef<Path>) -> Result<HostDb, HostDbError> {
-        let _ = path;
-        todo!("HostDb::open")
+        let path = path.as_ref().to_path_buf();
+        let sql = |source: rusqlite::Error| HostDbError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let mut conn = Connection::open(&path).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+
+        // Check what the file is before changing anything (journal mode included).
+        let version = user_version(&conn).map_err(sql)?;
+        if version != 0 && version != SCHEMA_VERSION {
+            return Err(HostDbError::Version {
+                path,
+                found: version,
+                expected: SCHEMA_VERSION,
+            });
+        }
+        if version == 0 && schema_objects(&conn).map_err(sql)? > 0 {
+            return Err(HostDbError::Foreign { path });
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+
+        if version == 0 {
+            // Create the schema under the write lock, checking again, so that
+            // two programs opening a new file together do not both create it.
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sql)?;
+            match user_version(&tx).map_err(sql)? {
+                0 if schema_objects(&tx).map_err(sql)? == 0 => {
+                    tx.execute_batch(SCHEMA).map_err(sql)?
+                }
+                0 => return Err(HostDbError::Foreign { path }),
+                SCHEMA_VERSION => {}
+                found => {
+                    return Err(HostDbError::Version {
+                        path,
+                        found,
+                        expected: SCHEMA_VERSION,
+                    });
+                }
+            }
+            tx.commit().map_err(sql)?;
+        }
+        Ok(HostDb { path, conn })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql_error(&self, source: rusqlite::Error) -> HostDbError {
+        HostDbError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
     }
 
     /// The state of one host, if known.
     pub fn get(&self, host: &str) -> Result<Option<HostState>, HostDbError> {
-        let _ = host;
-        todo!("HostDb::get")
+        let mut stmt = self
+            .conn
+            .prepare_cached(SELECT_HOST)
+            .map_err(|e| self.sql_error(e))?;
+        stmt.query_row([host], row_to_state)
+            .optional()
+            .map_err(|e| self.sql_error(e))
     }
 
     /// Saves states in one transaction (insert or replace).
     pub fn put_many(&mut self, states: &[HostState]) -> Result<(), HostDbError> {
-        let _ = states;
-        todo!("HostDb::put_many")
+        let path = self.path.clone();
+        let sql = |source: rusqlite::Error| HostDbError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        {
+            let mut stmt = tx.prepare_cached(UPSERT_HOST).map_err(sql)?;
+            let mut times = String::new();
+            for s in states {
+                times.clear();
+                for (i, t) in s.response_times_ms.iter().enumerate() {
+                    if i > 0 {
+                        times.push(',');
+                    }
+                    times.push_str(&t.to_string());
+                }
+                let robots = s.robots.as_ref();
+                stmt.execute(params![
+                    s.host,
+                    robots.map(|r| r.status),
+                    robots.map(|r| r.body.as_slice()),
+                    robots.map(|r| r.fetched_ms),
+                    s.crawl_delay_ms,
+                    (!s.response_times_ms.is_empty()).then_some(times.as_str()),
+                    s.errors_total,
+                    s.consecutive_errors,
+                    s.pages_total,
+                    s.last_contact_ms,
+                ])
+                .map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)
     }
 
     /// Number of hosts stored.
     pub fn count(&self) -> Result<u64, HostDbError> {
-        todo!("HostDb::count")
+        self.conn
+            .query_row("SELECT count(*) FROM hosts", [], |r| r.get(0))
+            .map_err(|e| self.sql_error(e))
+    }
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Tables, indexes, views and triggers in the database.
+fn schema_objects(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+}
+
+/// Builds a [`HostState`] from a row of [`SELECT_HOST`]. Values out of range
+/// (say, from a hand edit) are conversion errors, not panics.
+fn row_to_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<HostState> {
+    let robots_status: Option<u16> = row.get(1)?;
+    let robots = match robots_status {
+        None => None,
+        Some(status) => Some(RobotsEntry {
+            status,
+            body: row.get::<_, Option<Vec<u8>>>(2)?.unwrap_or_default(),
+            fetched_ms: row.get::<_, Option<i64>>(3)?.unwrap_or(0),
+        }),
+    };
+    let host: String = row.get(0)?;
+    let times: Option<String> = row.get(5)?;
+    let response_times_ms = match times.as_deref() {
+        None | Some("") => Vec::new(),
+        Some(text) => parse_times(text).map_err(|message| {
+            rusqlite::Error::FromSqlConversionFailure(
+                5,
+                rusqlite::types::Type::Text,
+                format!("host {host}: response_times_ms {text:?}: {message}").into(),
+            )
+        })?,
+    };
+    Ok(HostState {
+        host,
+        robots,
+        crawl_delay_ms: row.get(4)?,
+        response_times_ms,
+        errors_total: row.get(6)?,
+        consecutive_errors: row.get(7)?,
+        pages_total: row.get(8)?,
+        last_contact_ms: row.get(9)?,
+    })
+}
+
+/// Parses `12,340,5`: the last five values are kept, oldest first.
+fn parse_times(text: &str) -> Result<Vec<u32>, String> {
+    let mut times = text
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{t:?} is not a number of milliseconds"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    if times.len() > 5 {
+        times.drain(..times.len() - 5);
+    }
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::OpenFlags;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A directory under the system temp dir, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("hoststate-test-{}-{tag}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+        fn join(&self, name: &str) -> PathBuf {
+            self.0.join(name)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn full_state(host: &str) -> HostState {
+        HostState {
+            host: host.into(),
+            robots: Some(RobotsEntry {
+                status: 200,
+                body: b"User-agent: *\nDisallow: /private\n\x00\xff binary too".to_vec(),
+                fetched_ms: 1_700_000_000_123,
+            }),
+            crawl_delay_ms: Some(2_500),
+            response_times_ms: vec![10, 20, 30, 40, u32::MAX],
+            errors_total: i64::MAX as u64,
+            consecutive_errors: u32::MAX,
+            pages_total: 123_456_789,
+            last_contact_ms: Some(1_700_000_100_000),
+        }
+    }
+
+    /// A second, independent connection, as `sqlite3 hosts.db` would make.
+    fn inspector(path: &Path) -> Connection {
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+    }
+
+    #[test]
+    fn every_field_round_trips() {
+        let dir = TempDir::new("roundtrip");
+        let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+        let states = vec![
+            full_state("full.example"),
+            HostState {
+                host: "unreachable.example".into(),
+                robots: Some(RobotsEntry {
+                    status: 0,
+                    body: Vec::new(),
+                    fetched_ms: -5,
+                }),
+                response_times_ms: vec![7],
+                errors_total: 3,
+                consecutive_errors: 3,
+                last_contact_ms: Some(0),
+                ..HostState::default()
+            },
+            HostState {
+                host: "never-contacted.example".into(),
+                ..HostState::default()
+            },
+        ];
+        db.put_many(&states).unwrap();
+        for s in &states {
+            assert_eq!(db.get(&s.host).unwrap().as_ref(), Some(s));
+        }
+        assert_eq!(db.count().unwrap(), 3);
+    }
+
+    #[test]
+    fn a_missing_host_is_none() {
+        let dir = TempDir::new("missing");
+        let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+        assert_eq!(db.get("nowhere.example").unwrap(), None);
+        db.put_many(&[full_state("a.example")]).unwrap();
+        assert_eq!(db.get("nowhere.example").unwrap(), None);
+        assert_eq!(db.get("A.EXAMPLE").unwrap(), None, "hosts are exact keys");
+        assert_eq!(db.count().unwrap(), 1);
+    }
+
+    #[test]
+    fn put_replaces_an_existing_host() {
+        let dir = TempDir::new("upsert");
+        let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+        let mut s = full_state("a.example");
+        db.put_many(std::slice::from_ref(&s)).unwrap();
+        s.robots = None;
+        s.crawl_delay_ms = None;
+        s.response_times_ms.clear();
+        s.last_contact_ms = None;
+        s.pages_total += 1;
+        db.put_many(std::slice::from_ref(&s)).unwrap();
+        assert_eq!(db.get("a.example").unwrap(), Some(s));
+        assert_eq!(db.count().unwrap(), 1);
+    }
+
+    #[test]
+    fn reopening_keeps_the_data() {
+        let dir = TempDir::new("reopen");
+        let path = dir.join("hosts.db");
+        {
+            let mut db = HostDb::open(&path).unwrap();
+            db.put_many(&[full_state("a.example"), full_state("b.example")])
+                .unwrap();
+        }
+        let db = HostDb::open(&path).unwrap();
+        assert_eq!(db.count().unwrap(), 2);
+        assert_eq!(db.get("b.example").unwrap(), Some(full_state("b.example")));
+    }
+
+    #[test]
+    fn a_hundred_thousand_hosts_in_one_transaction() {
+        let dir = TempDir::new("many");
+        let path = dir.join("hosts.db");
+        let mut db = HostDb::open(&path).unwrap();
+        let states: Vec<HostState> = (0..100_000u32)
+            .map(|i| {
+                let mut s = HostState {
+                    host: format!("host{i}.example"),
+                    pages_total: u64::from(i),
+                    ..HostState::default()
+                };
+                s.push_response_time(i % 1000);
+                s
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        db.put_many(&states).unwrap();
+        println!("put_many of 100,000 hosts: {:?}", start.elapsed());
+        assert_eq!(db.count().unwrap(), 100_000);
+        for i in [0usize, 1, 4_999, 77_777, 99_999] {
+            assert_eq!(db.get(&states[i].host).unwrap().as_ref(), Some(&states[i]));
+        }
+        // The lookup is by key: SQLite searches the primary-key index
+        // instead of scanning the table.
+        let plan: Vec<String> = inspector(&path)
+            .prepare(&format!("EXPLAIN QUERY PLAN {SELECT_HOST}"))
+            .unwrap()
+            .query_map(["host1.example"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let plan = plan.join("; ");
+        assert!(plan.contains("SEARCH") && !plan.contains("SCAN"), "{plan}");
+    }
+
+    #[test]
+    fn a_failing_batch_stores_nothing() {
+        let dir = TempDir::new("rollback");
+        let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+        let mut bad = full_state("bad.example");
+        bad.errors_total = u64::MAX; // SQLite integers are signed 64-bit
+        let e = db.put_many(&[full_state("good.example"), bad]).unwrap_err();
+        assert!(e.to_string().contains("hosts.db"), "{e}");
+        assert_eq!(db.count().unwrap(), 0, "the whole batch is one transaction");
+        assert_eq!(db.get("good.example").unwrap(), None);
+    }
+
+    #[test]
+    fn it_is_inspectable_by_another_connection_while_open() {
+        let dir = TempDir::new("inspect");
+        let path = dir.join("hosts.db");
+        let mut db = HostDb::open(&path).unwrap();
+        db.put_many(&[full_state("a.example")]).unwrap();
+
+        let other = inspector(&path);
+        // The documented query.
+        let row: (String, i64, i64, i64) = other
+            .query_row(
+                "select host, robots_status, crawl_delay_ms, errors_total from hosts",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("a.example".into(), 200, 2_500, i64::MAX));
+        let times: String = other
+            .query_row("select response_times_ms from hosts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(times, format!("10,20,30,40,{}", u32::MAX));
+        let mode: String = other
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let version: i64 = other
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let sync: i64 = db
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 1, "synchronous=NORMAL");
+
+        // The columns are exactly the documented schema.
+        let columns: Vec<(String, String, bool, bool)> = other
+            .prepare("PRAGMA table_info(hosts)")
+            .unwrap()
+            .query_map([], |r| {
+                Ok((
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, i64>(3)? != 0,
+                    r.get::<_, i64>(5)? != 0,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected = [
+            ("host", "TEXT", false, true),
+            ("robots_status", "INTEGER", false, false),
+            ("robots_body", "BLOB", false, false),
+            ("robots_fetched_ms", "INTEGER", false, false),
+            ("crawl_delay_ms", "INTEGER", false, false),
+            ("response_times_ms", "TEXT", false, false),
+            ("errors_total", "INTEGER", true, false),
+            ("consecutive_errors", "INTEGER", true, false),
+            ("pages_total", "INTEGER", true, false),
+            ("last_contact_ms", "INTEGER", false, false),
+        ];
+        let expected: Vec<(String, String, bool, bool)> = expected
+            .iter()
+            .map(|&(n, t, nn, pk)| (n.to_string(), t.to_string(), nn, pk))
+            .collect();
+        assert_eq!(columns, expected);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_build_is_refused_untouched() {
+        let dir = TempDir::new("future");
+        let path = dir.join("hosts.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 2;",
+            )
+            .unwrap();
+        }
+        let e = HostDb::open(&path).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                HostDbError::Version {
+                    found: 2,
+                    expected: 1,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("hosts.db") && msg.contains("version 2"),
+            "{msg}"
+        );
+        assert!(msg.contains("move the file away"), "says what to do: {msg}");
+        let mode: String = inspector(&path)
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete", "the refused file was not changed");
+    }
+
+    #[test]
+    fn another_programs_database_is_refused() {
+        let dir = TempDir::new("foreign");
+        let path = dir.join("hosts.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE notes (t TEXT);")
+            .unwrap();
+        let e = HostDb::open(&path).unwrap_err();
+        assert!(matches!(e, HostDbError::Foreign { .. }), "{e:?}");
+        assert!(e.to_string().contains("not a host database"), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_sqlite_is_an_error_naming_it() {
+        let dir = TempDir::new("garbage");
+        let path = dir.join("hosts.db");
+        std::fs::write(&path, vec![0xA5u8; 8192]).unwrap();
+        let e = HostDb::open(&path).unwrap_err();
+        assert!(matches!(e, HostDbError::Sqlite { .. }), "{e:?}");
+        assert!(e.to_string().contains("hosts.db"), "{e}");
+    }
+
+    #[test]
+    fn hand_edited_bad_values_are_errors_not_panics() {
+        let dir = TempDir::new("handedit");
+        let path = dir.join("hosts.db");
+        let mut db = HostDb::open(&path).unwrap();
+        db.put_many(&[full_state("a.example"), full_state("b.example")])
+            .unwrap();
+        let editor = Connection::open(&path).unwrap();
+        editor
+            .execute(
+                "UPDATE hosts SET response_times_ms = '5,abc' WHERE host = 'a.example'",
+                [],
+            )
+            .unwrap();
+        editor
+            .execute(
+                "UPDATE hosts SET errors_total = -1 WHERE host = 'b.example'",
+                [],
+            )
+            .unwrap();
+        let e = db.get("a.example").unwrap_err();
+        assert!(e.to_string().contains("\"abc\""), "{e}");
+        assert!(e.to_string().contains("host a.example"), "{e}");
+        assert!(db.get("b.example").is_err());
+
+        editor
+            .execute(
+                "UPDATE hosts SET response_times_ms = '1,2,3,4,5,6,7' WHERE host = 'a.example'",
+                [],
+            )
+            .unwrap();
+        let s = db.get("a.example").unwrap().unwrap();
+        assert_eq!(
+            s.response_times_ms,
+            vec![3, 4, 5, 6, 7],
+            "the last five are kept"
+        );
     }
 }

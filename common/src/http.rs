@@ -22,15 +22,222 @@ impl ResponseHead {
 }
 
 /// Parses the head of an HTTP/1.x response at the start of `block`;
-/// `None` if it is not one. Header values that are not UTF-8 are decoded lossily.
+/// `None` if it is not one (or the head does not end within `block`).
+/// Header values that are not UTF-8 are decoded lossily. Lenient where
+/// servers are sloppy: lower-case or odd names, spaces before the colon,
+/// folded lines, several spaces in the status line, bare LF line ends; a
+/// header line that makes no sense is skipped.
 pub fn parse_response_head(block: &[u8]) -> Option<ResponseHead> {
-    let _ = block;
-    todo!("parse_response_head")
+    let mut config = httparse::ParserConfig::default();
+    config
+        .allow_spaces_after_header_name_in_responses(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_multiple_spaces_in_response_status_delimiters(true)
+        .ignore_invalid_headers_in_responses(true);
+    let mut few = [httparse::EMPTY_HEADER; 64];
+    match parse_with(&config, block, &mut few) {
+        Err(httparse::Error::TooManyHeaders) => {
+            let mut many = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
+            parse_with(&config, block, &mut many).ok().flatten()
+        }
+        other => other.ok().flatten(),
+    }
+}
+
+/// The most header lines a stored response may have.
+const MAX_HEADERS: usize = 4096;
+
+fn parse_with<'b>(
+    config: &httparse::ParserConfig,
+    block: &'b [u8],
+    headers: &mut [httparse::Header<'b>],
+) -> Result<Option<ResponseHead>, httparse::Error> {
+    let mut resp = httparse::Response::new(headers);
+    let httparse::Status::Complete(body_offset) = config.parse_response(&mut resp, block)? else {
+        return Ok(None);
+    };
+    let Some(status) = resp.code else {
+        return Ok(None);
+    };
+    let headers = resp
+        .headers
+        .iter()
+        .map(|h| {
+            let value = String::from_utf8_lossy(h.value);
+            // Folded lines keep their line breaks in httparse; one line each.
+            let value = if value.contains(['\r', '\n']) {
+                value
+                    .split(['\r', '\n'])
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            } else {
+                value.trim().to_string()
+            };
+            (h.name.to_string(), value)
+        })
+        .collect();
+    Ok(Some(ResponseHead {
+        status,
+        headers,
+        body_offset,
+    }))
 }
 
 /// Splits a `Content-Type` value into the lower-case media type and the
-/// `charset` parameter: `text/HTML; Charset="utf-8"` → (`text/html`, `Some("utf-8")`).
+/// `charset` parameter (unquoted, lower-case): `text/HTML; Charset="UTF-8"`
+/// → (`text/html`, `Some("utf-8")`). A missing or empty value gives an empty
+/// media type.
 pub fn parse_content_type(value: &str) -> (String, Option<String>) {
-    let _ = value;
-    todo!("parse_content_type")
+    let mut parts = value.split(';');
+    let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let charset = parts.find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .map(|v| v.strip_suffix('"').unwrap_or(v))
+            .unwrap_or(value)
+            .trim();
+        (!value.is_empty()).then(|| value.to_ascii_lowercase())
+    });
+    (media, charset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(h: &ResponseHead) -> Vec<(&str, &str)> {
+        h.headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn parses_a_stored_response() {
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\ncontent-length: 5\r\n\r\nhello";
+        let h = parse_response_head(block).unwrap();
+        assert_eq!(h.status, 200);
+        assert_eq!(
+            names(&h),
+            [("Content-Type", "text/html"), ("content-length", "5")]
+        );
+        assert_eq!(&block[h.body_offset..], b"hello");
+        assert_eq!(h.header("CONTENT-LENGTH"), Some("5"));
+        assert_eq!(h.header("Location"), None);
+    }
+
+    #[test]
+    fn tolerates_sloppy_servers() {
+        // Bare LF, HTTP/1.0, no reason phrase, odd names, space before colon.
+        let block = b"HTTP/1.0 301\nlocation: /b\nX-Weird_Name!: 1\nServer : x\n\n";
+        let h = parse_response_head(block).unwrap();
+        assert_eq!(h.status, 301);
+        assert_eq!(h.header("Location"), Some("/b"));
+        assert_eq!(h.header("x-weird_name!"), Some("1"));
+        assert_eq!(h.header("server"), Some("x"));
+        assert_eq!(h.body_offset, block.len());
+
+        // Several spaces in the status line, a folded header.
+        let block = b"HTTP/1.1  404  Not Found\r\nX-Long: a\r\n  b\r\nA: 1\r\n\r\n";
+        let h = parse_response_head(block).unwrap();
+        assert_eq!(h.status, 404);
+        assert_eq!(h.header("x-long"), Some("a b"));
+        assert_eq!(h.header("a"), Some("1"));
+
+        // Not UTF-8: decoded lossily, not rejected.
+        let block = b"HTTP/1.1 200 OK\r\nX-Bytes: caf\xe9\r\n\r\n";
+        let h = parse_response_head(block).unwrap();
+        assert_eq!(h.header("x-bytes"), Some("caf\u{fffd}"));
+
+        // A line that is no header at all is skipped.
+        let block = b"HTTP/1.1 200 OK\r\nthis is junk\r\nA: 1\r\n\r\n";
+        let h = parse_response_head(block).unwrap();
+        assert_eq!(names(&h), [("A", "1")]);
+    }
+
+    #[test]
+    fn many_headers() {
+        let mut block = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..500 {
+            block.extend_from_slice(format!("X-{i}: {i}\r\n").as_bytes());
+        }
+        block.extend_from_slice(b"\r\nbody");
+        let h = parse_response_head(&block).unwrap();
+        assert_eq!(h.headers.len(), 500);
+        assert_eq!(h.header("x-499"), Some("499"));
+        assert_eq!(&block[h.body_offset..], b"body");
+    }
+
+    #[test]
+    fn garbage_is_none() {
+        let cases: [&[u8]; 8] = [
+            b"",
+            b"hello world",
+            b"HTTP/1.1 200 OK\r\nA: 1\r\n",
+            b"GET / HTTP/1.1\r\n\r\n",
+            b"HTTP/2 200\r\n\r\n",
+            b"HTTP/1.1 abc OK\r\n\r\n",
+            b"\x00\x01\x02\xff\xfe",
+            b"<html><body>not a head</body></html>\r\n\r\n",
+        ];
+        for c in cases {
+            assert_eq!(
+                parse_response_head(c),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(c)
+            );
+        }
+        // Every prefix and every byte flip of a real head: never a panic.
+        let good = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nA:  b \r\n\r\nx";
+        for i in 0..good.len() {
+            let _ = parse_response_head(&good[..i]);
+            for v in [0u8, b'\n', b':', b' ', 0xff] {
+                let mut m = good.to_vec();
+                m[i] = v;
+                let _ = parse_response_head(&m);
+            }
+        }
+        let mut huge = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for _ in 0..MAX_HEADERS + 1 {
+            huge.extend_from_slice(b"A: 1\r\n");
+        }
+        huge.extend_from_slice(b"\r\n");
+        assert_eq!(parse_response_head(&huge), None);
+    }
+
+    #[test]
+    fn content_types() {
+        let cases: [(&str, &str, Option<&str>); 10] = [
+            ("text/html", "text/html", None),
+            ("text/HTML; Charset=\"UTF-8\"", "text/html", Some("utf-8")),
+            (
+                "text/html;charset=iso-8859-1",
+                "text/html",
+                Some("iso-8859-1"),
+            ),
+            (
+                " Application/XHTML+XML ; q=1; charset = utf-8 ",
+                "application/xhtml+xml",
+                Some("utf-8"),
+            ),
+            ("text/plain; format=flowed", "text/plain", None),
+            ("text/html; charset=", "text/html", None),
+            ("text/html; charset=\"\"", "text/html", None),
+            ("text/html; charset=\"utf-8", "text/html", Some("utf-8")),
+            ("", "", None),
+            (";charset=utf-8", "", Some("utf-8")),
+        ];
+        for (input, media, charset) in cases {
+            let (m, c) = parse_content_type(input);
+            assert_eq!((m.as_str(), c.as_deref()), (media, charset), "{input:?}");
+        }
+    }
 }

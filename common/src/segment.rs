@@ -17,7 +17,12 @@
 //!
 //! Leftover files (`fetched/ID/leftover.v1.tsv.zst`) and the backlog use the same format.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+
+use crate::atomic::AtomicFile;
 
 /// File-name suffix of every file in the segment format, version included.
 pub const FILE_SUFFIX: &str = ".v1.tsv.zst";
@@ -118,72 +123,1222 @@ pub enum SegmentError {
         /// What is wrong.
         reason: String,
     },
+    /// The file name says it is in a format version this program does not read.
+    #[error(
+        "{path}: segment format version {found}, but this program reads version {FORMAT_VERSION} \
+         (written by a newer build? use that build to read it)"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file name.
+        found: u32,
+    },
+    /// A record could not be written (empty field, tab or newline in a
+    /// field). Not fatal: nothing was written and the writer can go on.
+    #[error("{path}: record {record} not written: {reason}")]
+    InvalidRecord {
+        /// The file being written.
+        path: PathBuf,
+        /// 1-based number the record would have had.
+        record: u64,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl SegmentError {
-    /// True if reading cannot continue (as opposed to one bad line).
+    /// True if reading or writing cannot continue (as opposed to one bad
+    /// line or record).
     pub fn is_fatal(&self) -> bool {
-        matches!(self, SegmentError::Io { .. })
+        matches!(
+            self,
+            SegmentError::Io { .. } | SegmentError::UnsupportedVersion { .. }
+        )
     }
 }
 
+/// Longest line the reader accepts (1 MiB); longer lines are reported as
+/// malformed and skipped, so a file without newlines cannot exhaust memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// zstd level of every segment file.
+const ZSTD_LEVEL: i32 = 3;
+/// Lines are gathered into a buffer of this size before compression.
+const WRITE_CHUNK: usize = 128 * 1024;
+/// Size of the reader's buffer of decompressed text.
+const READ_BUFFER: usize = 256 * 1024;
+/// Fields of a format-1 line.
+const FIELDS: usize = 6;
+
+/// The format version in a file name ending in `.vN.tsv.zst`, if it has one.
+///
+/// ```
+/// use common::segment::format_version_of;
+/// assert_eq!(format_version_of("segments/00001.v1.tsv.zst".as_ref()), Some(1));
+/// assert_eq!(format_version_of("leftover.v7.tsv.zst".as_ref()), Some(7));
+/// assert_eq!(format_version_of("urls.tsv.zst".as_ref()), None);
+/// ```
+pub fn format_version_of(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".tsv.zst")?;
+    let (_, version) = stem.rsplit_once('.')?;
+    let digits = version.strip_prefix('v')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn io_error(path: &Path, source: io::Error) -> SegmentError {
+    SegmentError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Checks that a field can be written on one line of a segment.
+fn check_field(name: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{name} is empty"));
+    }
+    if let Some(b) = value.bytes().find(|&b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        let what = match b {
+            b'\t' => "a tab",
+            b'\n' => "a newline",
+            _ => "a carriage return",
+        };
+        return Err(format!("{name} contains {what}: {value:?}"));
+    }
+    Ok(())
+}
+
+/// Appends the decimal digits of `n`.
+fn push_u32(out: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// Writes a segment atomically: nothing appears at the path until
-/// [`SegmentWriter::finish`].
+/// [`SegmentWriter::finish`]. Dropped without `finish`, the partial file is
+/// removed.
+///
+/// ```
+/// use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+/// # let dir = std::env::temp_dir().join(format!("segment-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("00001.v1.tsv.zst");
+/// let mut w = SegmentWriter::create(&path).unwrap();
+/// let rec = SegmentRecord {
+///     host: "example.com".into(),
+///     url: "https://example.com/".into(),
+///     hops: 0,
+///     inlinks: 0,
+///     via: Via::Seed,
+///     tries: 0,
+/// };
+/// w.write(&rec).unwrap();
+/// assert_eq!(w.finish().unwrap(), 1);
+///
+/// let mut r = SegmentReader::open(&path).unwrap();
+/// let mut back = SegmentRecord::default();
+/// assert!(r.read_next(&mut back).unwrap());
+/// assert_eq!(back, rec);
+/// assert!(!r.read_next(&mut back).unwrap());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub struct SegmentWriter {
-    _private: (),
+    path: PathBuf,
+    encoder: zstd::stream::write::Encoder<'static, AtomicFile>,
+    chunk: Vec<u8>,
+    count: u64,
 }
 
 impl SegmentWriter {
     /// Starts a segment at `path` (zstd level 3).
     pub fn create(path: impl AsRef<Path>) -> Result<SegmentWriter, SegmentError> {
-        let _ = path;
-        todo!("SegmentWriter::create")
+        let path = path.as_ref().to_path_buf();
+        let file = AtomicFile::create(&path).map_err(|e| io_error(&path, e))?;
+        let mut encoder =
+            zstd::stream::write::Encoder::new(file, ZSTD_LEVEL).map_err(|e| io_error(&path, e))?;
+        // A checksum lets `zstd -t` and our reader notice a damaged file.
+        encoder
+            .include_checksum(true)
+            .map_err(|e| io_error(&path, e))?;
+        Ok(SegmentWriter {
+            path,
+            encoder,
+            chunk: Vec::with_capacity(WRITE_CHUNK + 4096),
+            count: 0,
+        })
     }
 
-    /// Appends one record. Tabs or newlines in a field are an error.
+    /// Appends one record. An empty host or URL, or a tab, newline or
+    /// carriage return in either, is a [`SegmentError::InvalidRecord`] and
+    /// writes nothing; the writer stays usable.
     pub fn write(&mut self, rec: &SegmentRecord) -> Result<(), SegmentError> {
-        let _ = rec;
-        todo!("SegmentWriter::write")
+        let checked = check_field("host", &rec.host)
+            .and_then(|()| check_field("URL", &rec.url))
+            .and_then(|()| match rec.via {
+                Via::Robots => {
+                    Err("via `robots` belongs in the crawl log, not in a segment".into())
+                }
+                _ => Ok(()),
+            });
+        if let Err(reason) = checked {
+            return Err(SegmentError::InvalidRecord {
+                path: self.path.clone(),
+                record: self.count + 1,
+                reason,
+            });
+        }
+        let out = &mut self.chunk;
+        out.extend_from_slice(rec.host.as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(rec.url.as_bytes());
+        out.push(b'\t');
+        push_u32(out, rec.hops);
+        out.push(b'\t');
+        push_u32(out, rec.inlinks);
+        out.push(b'\t');
+        out.extend_from_slice(rec.via.as_str().as_bytes());
+        out.push(b'\t');
+        push_u32(out, rec.tries);
+        out.push(b'\n');
+        self.count += 1;
+        if self.chunk.len() >= WRITE_CHUNK {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> Result<(), SegmentError> {
+        self.encoder
+            .write_all(&self.chunk)
+            .map_err(|e| io_error(&self.path, e))?;
+        self.chunk.clear();
+        Ok(())
     }
 
     /// Records written so far.
     pub fn count(&self) -> u64 {
-        todo!("SegmentWriter::count")
+        self.count
+    }
+
+    /// The final path of the segment.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Finishes the zstd stream, fsyncs and renames into place; returns the count.
-    pub fn finish(self) -> Result<u64, SegmentError> {
-        todo!("SegmentWriter::finish")
+    pub fn finish(mut self) -> Result<u64, SegmentError> {
+        self.flush_chunk()?;
+        let SegmentWriter {
+            path,
+            encoder,
+            count,
+            ..
+        } = self;
+        let file = encoder.finish().map_err(|e| io_error(&path, e))?;
+        file.commit().map_err(|e| io_error(&path, e))?;
+        Ok(count)
     }
 }
 
-/// Reads a segment line by line, reusing its buffers.
+type Decompressed = zstd::stream::read::Decoder<'static, BufReader<File>>;
+
+/// Reads a segment line by line, reusing its buffers and the caller's record.
+///
+/// A line that is not in the format is skipped and reported as
+/// [`SegmentError::Malformed`] (file and line number); reading goes on with
+/// the next call. A damaged compressed stream (truncated, not zstd, bad
+/// checksum) is a fatal [`SegmentError::Io`]; after it, `read_next` returns
+/// `Ok(false)`.
 pub struct SegmentReader {
-    _private: (),
+    path: PathBuf,
+    input: BufReader<Decompressed>,
+    line_buf: Vec<u8>,
+    line: u64,
+    malformed: u64,
+    done: bool,
 }
 
 impl SegmentReader {
-    /// Opens a segment file.
+    /// Opens a segment file. A name with a format version other than
+    /// [`FORMAT_VERSION`] (`NAME.v2.tsv.zst`) is refused; names without a
+    /// version are read as version 1.
     pub fn open(path: impl AsRef<Path>) -> Result<SegmentReader, SegmentError> {
-        let _ = path;
-        todo!("SegmentReader::open")
+        let path = path.as_ref().to_path_buf();
+        if let Some(found) = format_version_of(&path)
+            && found != FORMAT_VERSION
+        {
+            return Err(SegmentError::UnsupportedVersion { path, found });
+        }
+        let file = File::open(&path).map_err(|e| io_error(&path, e))?;
+        let len = file.metadata().map_err(|e| io_error(&path, e))?.len();
+        if len == 0 {
+            return Err(io_error(
+                &path,
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the file is empty; a segment, even one without URLs, is a zstd stream",
+                ),
+            ));
+        }
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| io_error(&path, e))?;
+        Ok(SegmentReader {
+            path,
+            input: BufReader::with_capacity(READ_BUFFER, decoder),
+            line_buf: Vec::with_capacity(1024),
+            line: 0,
+            malformed: 0,
+            done: false,
+        })
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Fills `rec` with the next record; `Ok(false)` at the end. A malformed
-    /// line is skipped, counted and returned as [`SegmentError::Malformed`];
-    /// call again to go on.
+    /// line is skipped, counted and returned as [`SegmentError::Malformed`]
+    /// (with `rec` unchanged); call again to go on.
     pub fn read_next(&mut self, rec: &mut SegmentRecord) -> Result<bool, SegmentError> {
-        let _ = rec;
-        todo!("SegmentReader::read_next")
+        if self.done {
+            return Ok(false);
+        }
+        let overlong = match self.fill_line() {
+            Ok(Some(overlong)) => overlong,
+            Ok(None) => {
+                self.done = true;
+                return Ok(false);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(io_error(&self.path, describe_read_error(e)));
+            }
+        };
+        self.line += 1;
+        let parsed = if overlong {
+            Err(format!("line is longer than {MAX_LINE_BYTES} bytes"))
+        } else {
+            parse_line(&self.line_buf, rec)
+        };
+        match parsed {
+            Ok(()) => Ok(true),
+            Err(reason) => {
+                self.malformed += 1;
+                Err(SegmentError::Malformed {
+                    path: self.path.clone(),
+                    line: self.line,
+                    reason,
+                })
+            }
+        }
+    }
+
+    /// Reads the next line (without its newline) into `line_buf`. Returns
+    /// `None` at the end of the input and `Some(true)` if the line was cut at
+    /// [`MAX_LINE_BYTES`] (the rest of it is skipped).
+    fn fill_line(&mut self) -> io::Result<Option<bool>> {
+        self.line_buf.clear();
+        let mut seen_any = false;
+        let mut overlong = false;
+        loop {
+            let avail = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok(seen_any.then_some(overlong));
+            }
+            seen_any = true;
+            let (take, found_newline) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            if !overlong {
+                if self.line_buf.len() + take > MAX_LINE_BYTES {
+                    overlong = true;
+                    self.line_buf.clear();
+                } else {
+                    self.line_buf.extend_from_slice(&avail[..take]);
+                }
+            }
+            let used = if found_newline { take + 1 } else { take };
+            self.input.consume(used);
+            if found_newline {
+                return Ok(Some(overlong));
+            }
+        }
     }
 
     /// Malformed lines skipped so far.
     pub fn malformed(&self) -> u64 {
-        todo!("SegmentReader::malformed")
+        self.malformed
     }
 
     /// 1-based number of the line last read.
     pub fn line(&self) -> u64 {
-        todo!("SegmentReader::line")
+        self.line
+    }
+}
+
+/// Adds to a decompression error what it probably means for the user.
+fn describe_read_error(e: io::Error) -> io::Error {
+    let hint = match e.kind() {
+        io::ErrorKind::UnexpectedEof => "the file is truncated (an interrupted copy or write?)",
+        _ => "the file is damaged or not a zstd-compressed segment",
+    };
+    io::Error::new(e.kind(), format!("reading zstd stream: {e}: {hint}"))
+}
+
+/// Parses one line (without its newline) into `rec`; on error `rec` is unchanged.
+fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Err("empty line".into());
+    }
+    let mut fields: [&[u8]; FIELDS] = [&[]; FIELDS];
+    let mut count = 0;
+    for field in line.split(|&b| b == b'\t') {
+        if count < FIELDS {
+            fields[count] = field;
+        }
+        count += 1;
+    }
+    if count != FIELDS {
+        return Err(format!(
+            "expected {FIELDS} tab-separated fields (host, url, hops, inlinks, via, tries), found {count}"
+        ));
+    }
+    let [host, url, hops, inlinks, via, tries] = fields;
+    let host = std::str::from_utf8(host).map_err(|_| "host is not valid UTF-8".to_string())?;
+    let url = std::str::from_utf8(url).map_err(|_| "URL is not valid UTF-8".to_string())?;
+    if host.is_empty() {
+        return Err("host is empty".into());
+    }
+    if url.is_empty() {
+        return Err("URL is empty".into());
+    }
+    let hops = parse_u32("hops", hops)?;
+    let inlinks = parse_u32("inlinks", inlinks)?;
+    let via = std::str::from_utf8(via)
+        .ok()
+        .and_then(Via::parse)
+        .filter(|v| *v != Via::Robots)
+        .ok_or_else(|| {
+            format!(
+                "unknown via {:?} (expected seed, link, redirect, leftover, retry or backlog)",
+                String::from_utf8_lossy(via)
+            )
+        })?;
+    let tries = parse_u32("tries", tries)?;
+    rec.host.clear();
+    rec.host.push_str(host);
+    rec.url.clear();
+    rec.url.push_str(url);
+    rec.hops = hops;
+    rec.inlinks = inlinks;
+    rec.via = via;
+    rec.tries = tries;
+    Ok(())
+}
+
+/// A decimal number of ASCII digits only (no sign, no spaces) that fits in u32.
+fn parse_u32(name: &str, digits: &[u8]) -> Result<u32, String> {
+    let bad = || {
+        format!(
+            "{name} is not a number from 0 to {}: {:?}",
+            u32::MAX,
+            String::from_utf8_lossy(digits)
+        )
+    };
+    if digits.is_empty() || digits.len() > 10 {
+        return Err(bad());
+    }
+    let mut n: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return Err(bad());
+        }
+        n = n * 10 + u64::from(b - b'0');
+    }
+    u32::try_from(n).map_err(|_| bad())
+}
+
+/// How many malformed lines a [`SegmentSummary`] quotes.
+const MALFORMED_EXAMPLES: usize = 5;
+
+/// One host and its number of URLs, for [`SegmentSummary::top_hosts`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HostCount {
+    /// The host (queue key).
+    pub host: String,
+    /// Its URLs in the file.
+    pub urls: u64,
+}
+
+/// What `fetcher inspect` and `segmenter inspect` print about a file in the
+/// segment format: computed in one streaming pass, with memory proportional
+/// to the number of distinct hosts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SegmentSummary {
+    /// The file, as given.
+    pub file: String,
+    /// Format version from the file-name suffix (`.v1.tsv.zst`), if any.
+    pub format_version: Option<u32>,
+    /// Compressed size in bytes.
+    pub file_bytes: u64,
+    /// Well-formed lines (URLs).
+    pub urls: u64,
+    /// Distinct hosts.
+    pub hosts: u64,
+    /// Distinct registrable domains of those hosts.
+    pub domains: u64,
+    /// True if the lines of each registrable domain are adjacent (as every
+    /// segment written by the segmenter must be).
+    pub grouped_by_domain: bool,
+    /// The hosts with the most URLs, most first (ties by name).
+    pub top_hosts: Vec<HostCount>,
+    /// URLs per number of hops from a seed.
+    pub hops: BTreeMap<u32, u64>,
+    /// URLs per `via` word.
+    pub via: BTreeMap<String, u64>,
+    /// URLs with at least one earlier failed attempt (`tries` > 0).
+    pub retried_urls: u64,
+    /// Lines that were not in the format (skipped).
+    pub malformed_lines: u64,
+    /// The first few malformed lines, as `FILE:LINE: reason`.
+    pub malformed_examples: Vec<String>,
+}
+
+impl SegmentSummary {
+    /// Reads the file at `path` and summarizes it, listing the `top_n` hosts
+    /// with the most URLs. Malformed lines are counted, not fatal; an
+    /// unreadable or damaged file is an error.
+    pub fn compute(path: impl AsRef<Path>, top_n: usize) -> Result<SegmentSummary, SegmentError> {
+        let path = path.as_ref();
+        let file_bytes = std::fs::metadata(path)
+            .map_err(|e| io_error(path, e))?
+            .len();
+        let mut reader = SegmentReader::open(path)?;
+        let mut rec = SegmentRecord::default();
+
+        let mut urls = 0u64;
+        let mut per_host: HashMap<String, u64> = HashMap::new();
+        let mut hops: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut via = [0u64; VIA_ALL.len()];
+        let mut retried_urls = 0u64;
+        let mut malformed_examples = Vec::new();
+
+        // Lines of one host are normally adjacent: count a run of the same
+        // host locally and touch the map only when the host changes.
+        let mut run_host = String::new();
+        let mut run_len = 0u64;
+        let mut domains = DomainRuns::default();
+
+        loop {
+            match reader.read_next(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => {
+                    if malformed_examples.len() < MALFORMED_EXAMPLES {
+                        malformed_examples.push(e.to_string());
+                    }
+                    continue;
+                }
+            }
+            urls += 1;
+            *hops.entry(rec.hops).or_insert(0) += 1;
+            via[rec.via as usize] += 1;
+            if rec.tries > 0 {
+                retried_urls += 1;
+            }
+            if rec.host != run_host {
+                add_run(&mut per_host, &run_host, run_len);
+                run_host.clear();
+                run_host.push_str(&rec.host);
+                run_len = 0;
+                domains.enter(crate::urlnorm::registrable_domain(&rec.host));
+            }
+            run_len += 1;
+        }
+        add_run(&mut per_host, &run_host, run_len);
+
+        let mut top_hosts: Vec<HostCount> = per_host
+            .iter()
+            .map(|(host, &urls)| HostCount {
+                host: host.clone(),
+                urls,
+            })
+            .collect();
+        top_hosts.sort_unstable_by(|a, b| b.urls.cmp(&a.urls).then_with(|| a.host.cmp(&b.host)));
+        top_hosts.truncate(top_n);
+
+        Ok(SegmentSummary {
+            file: path.display().to_string(),
+            format_version: format_version_of(path),
+            file_bytes,
+            urls,
+            hosts: per_host.len() as u64,
+            domains: domains.seen.len() as u64,
+            grouped_by_domain: domains.grouped,
+            top_hosts,
+            hops,
+            via: VIA_ALL
+                .iter()
+                .zip(via)
+                .filter(|&(_, n)| n > 0)
+                .map(|(v, n)| (v.as_str().to_string(), n))
+                .collect(),
+            retried_urls,
+            malformed_lines: reader.malformed(),
+            malformed_examples,
+        })
+    }
+}
+
+/// Every [`Via`], in declaration order (index = discriminant).
+const VIA_ALL: [Via; 7] = [
+    Via::Seed,
+    Via::Link,
+    Via::Redirect,
+    Via::Leftover,
+    Via::Retry,
+    Via::Backlog,
+    Via::Robots,
+];
+
+fn add_run(per_host: &mut HashMap<String, u64>, host: &str, len: u64) {
+    if len == 0 {
+        return;
+    }
+    match per_host.get_mut(host) {
+        Some(n) => *n += len,
+        None => {
+            per_host.insert(host.to_string(), len);
+        }
+    }
+}
+
+/// Tracks distinct registrable domains and whether each forms one block of lines.
+#[derive(Default)]
+struct DomainRuns {
+    seen: HashSet<String>,
+    current: String,
+    grouped: bool,
+    started: bool,
+}
+
+impl DomainRuns {
+    fn enter(&mut self, domain: &str) {
+        if !self.started {
+            self.started = true;
+            self.grouped = true;
+        } else if domain == self.current {
+            return;
+        }
+        if !self.seen.insert(domain.to_string()) {
+            // This domain had a block before another domain came between.
+            self.grouped = false;
+        }
+        self.current.clear();
+        self.current.push_str(domain);
+    }
+}
+
+impl std::fmt::Display for SegmentSummary {
+    /// The human-readable report, several lines, ending in a newline.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let version = match self.format_version {
+            Some(v) => v.to_string(),
+            None => "unknown (no .vN.tsv.zst suffix; read as 1)".to_string(),
+        };
+        writeln!(f, "file:             {}", self.file)?;
+        writeln!(f, "format version:   {version}")?;
+        write!(f, "size:             {} bytes", self.file_bytes)?;
+        if self.urls > 0 {
+            write!(
+                f,
+                " ({:.1} bytes/URL)",
+                self.file_bytes as f64 / self.urls as f64
+            )?;
+        }
+        writeln!(f)?;
+        writeln!(f, "URLs:             {}", self.urls)?;
+        writeln!(f, "hosts:            {}", self.hosts)?;
+        let grouped = if self.urls == 0 {
+            ""
+        } else if self.grouped_by_domain {
+            ", lines grouped by domain"
+        } else {
+            ", NOT grouped by domain"
+        };
+        writeln!(f, "domains:          {}{grouped}", self.domains)?;
+        writeln!(f, "retried URLs:     {}", self.retried_urls)?;
+        writeln!(f, "malformed lines:  {}", self.malformed_lines)?;
+        for example in &self.malformed_examples {
+            writeln!(f, "  {example}")?;
+        }
+        writeln!(f, "via:")?;
+        for (word, n) in &self.via {
+            writeln!(f, "  {n:>10}  {word}")?;
+        }
+        writeln!(f, "hops:")?;
+        for (hops, n) in &self.hops {
+            writeln!(f, "  {n:>10}  {hops}")?;
+        }
+        writeln!(f, "top hosts:")?;
+        for h in &self.top_hosts {
+            writeln!(f, "  {:>10}  {}", h.urls, h.host)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A directory under the system temp dir, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let dir =
+                std::env::temp_dir().join(format!("segment-test-{}-{tag}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+        fn join(&self, name: &str) -> PathBuf {
+            self.0.join(name)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn rec(host: &str, url: &str, hops: u32, inlinks: u32, via: Via, tries: u32) -> SegmentRecord {
+        SegmentRecord {
+            host: host.into(),
+            url: url.into(),
+            hops,
+            inlinks,
+            via,
+            tries,
+        }
+    }
+
+    /// Writes raw (uncompressed) text as a zstd file.
+    fn write_raw(path: &Path, text: &[u8]) {
+        std::fs::write(path, zstd::encode_all(text, 3).unwrap()).unwrap();
+    }
+
+    /// Reads everything: the good records and the malformed errors, in order.
+    fn read_all(path: &Path) -> (Vec<SegmentRecord>, Vec<(u64, String)>, SegmentReader) {
+        let mut r = SegmentReader::open(path).unwrap();
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        let mut rec = SegmentRecord::default();
+        for _ in 0..1_000_000 {
+            match r.read_next(&mut rec) {
+                Ok(true) => good.push(rec.clone()),
+                Ok(false) => return (good, bad, r),
+                Err(SegmentError::Malformed { line, reason, .. }) => bad.push((line, reason)),
+                Err(e) => panic!("unexpected fatal error: {e}"),
+            }
+        }
+        panic!("reader did not end");
+    }
+
+    #[test]
+    fn round_trip_keeps_every_field_and_the_text_format() {
+        let dir = TempDir::new("roundtrip");
+        let path = dir.join("00001.v1.tsv.zst");
+        let records = vec![
+            rec("example.com", "https://example.com/", 0, 0, Via::Seed, 0),
+            rec(
+                "example.com",
+                "https://example.com/a?b=c",
+                2,
+                5,
+                Via::Link,
+                0,
+            ),
+            rec(
+                "xn--bcher-kva.example",
+                "http://xn--bcher-kva.example/ü",
+                1,
+                1,
+                Via::Redirect,
+                0,
+            ),
+            rec(
+                "a.test",
+                "http://a.test/x",
+                u32::MAX,
+                u32::MAX,
+                Via::Retry,
+                u32::MAX,
+            ),
+            rec("a.test", "http://a.test/y", 7, 0, Via::Leftover, 3),
+            rec("b.test", "http://b.test/", 9, 10, Via::Backlog, 1),
+        ];
+        let mut w = SegmentWriter::create(&path).unwrap();
+        for r in &records {
+            w.write(r).unwrap();
+        }
+        assert_eq!(w.count(), records.len() as u64);
+        assert_eq!(w.finish().unwrap(), records.len() as u64);
+
+        let (good, bad, r) = read_all(&path);
+        assert_eq!(good, records);
+        assert!(bad.is_empty());
+        assert_eq!(r.malformed(), 0);
+        assert_eq!(r.line(), records.len() as u64);
+
+        // The documented text format, as `zstdcat` shows it.
+        let text = String::from_utf8(zstd::decode_all(&std::fs::read(&path).unwrap()[..]).unwrap())
+            .unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0"
+        );
+        assert_eq!(
+            lines[3],
+            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295"
+        );
+        assert!(text.ends_with('\n'));
+        assert_eq!(lines.len(), records.len());
+    }
+
+    #[test]
+    fn an_empty_segment_is_a_valid_file_with_no_records() {
+        let dir = TempDir::new("empty-seg");
+        let path = dir.join("e.v1.tsv.zst");
+        assert_eq!(SegmentWriter::create(&path).unwrap().finish().unwrap(), 0);
+        assert!(std::fs::metadata(&path).unwrap().len() > 0);
+        let (good, bad, _) = read_all(&path);
+        assert!(good.is_empty() && bad.is_empty());
+    }
+
+    #[test]
+    fn writer_rejects_fields_that_would_break_a_line_and_goes_on() {
+        let dir = TempDir::new("invalid");
+        let path = dir.join("s.v1.tsv.zst");
+        let mut w = SegmentWriter::create(&path).unwrap();
+        w.write(&rec("ok.test", "http://ok.test/1", 0, 0, Via::Seed, 0))
+            .unwrap();
+        let bad = [
+            rec("", "http://x.test/", 0, 0, Via::Seed, 0),
+            rec("x.test", "", 0, 0, Via::Seed, 0),
+            rec("x\ttest", "http://x.test/", 0, 0, Via::Seed, 0),
+            rec("x.test", "http://x.test/a\tb", 0, 0, Via::Seed, 0),
+            rec("x.test", "http://x.test/a\nb", 0, 0, Via::Seed, 0),
+            rec("x.test", "http://x.test/a\rb", 0, 0, Via::Seed, 0),
+            rec("x.test", "http://x.test/", 0, 0, Via::Robots, 0),
+        ];
+        for b in &bad {
+            let err = w.write(b).unwrap_err();
+            assert!(!err.is_fatal(), "{err}");
+            assert!(
+                matches!(&err, SegmentError::InvalidRecord { record: 2, .. }),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("s.v1.tsv.zst"), "{err}");
+        }
+        w.write(&rec("ok.test", "http://ok.test/2", 0, 0, Via::Seed, 0))
+            .unwrap();
+        assert_eq!(w.finish().unwrap(), 2);
+        let (good, bad, _) = read_all(&path);
+        assert_eq!(good.len(), 2);
+        assert_eq!(good[1].url, "http://ok.test/2");
+        assert!(bad.is_empty());
+    }
+
+    #[test]
+    fn nothing_is_visible_before_finish_and_a_dropped_writer_leaves_nothing() {
+        let dir = TempDir::new("atomic");
+        let path = dir.join("s.v1.tsv.zst");
+        let mut w = SegmentWriter::create(&path).unwrap();
+        for i in 0..50_000 {
+            w.write(&rec(
+                "h.test",
+                &format!("http://h.test/{i}"),
+                1,
+                0,
+                Via::Link,
+                0,
+            ))
+            .unwrap();
+        }
+        assert!(!path.exists(), "segment visible before finish");
+        drop(w);
+        assert!(!path.exists());
+        assert_eq!(
+            std::fs::read_dir(&dir.0).unwrap().count(),
+            0,
+            "temporary file left behind"
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_with_line_numbers_and_skipped() {
+        let dir = TempDir::new("malformed");
+        let path = dir.join("m.v1.tsv.zst");
+        let mut text: Vec<u8> = Vec::new();
+        let lines: Vec<&[u8]> = vec![
+            b"a.test\thttp://a.test/1\t0\t0\tseed\t0",          // 1 ok
+            b"a.test\thttp://a.test/2\t0\t0\tseed",             // 2 five fields
+            b"a.test\thttp://a.test/3\t0\t0\tseed\t0\textra",   // 3 seven fields
+            b"a.test\thttp://a.test/4\tx\t0\tseed\t0",          // 4 hops not a number
+            b"a.test\thttp://a.test/5\t-1\t0\tseed\t0",         // 5 negative
+            b"a.test\thttp://a.test/6\t4294967296\t0\tseed\t0", // 6 overflow
+            b"a.test\thttp://a.test/7\t+1\t0\tseed\t0",         // 7 sign
+            b"a.test\thttp://a.test/8\t0\t0\tcrawled\t0",       // 8 unknown via
+            b"a.test\thttp://a.test/9\t0\t0\trobots\t0",        // 9 robots is not for segments
+            b"a.test\thttp://a.test/\xff\xfe\t0\t0\tseed\t0",   // 10 invalid UTF-8
+            b"",                                                // 11 empty line
+            b"\thttp://a.test/12\t0\t0\tseed\t0",               // 12 empty host
+            b"a.test\t\t0\t0\tseed\t0",                         // 13 empty URL
+            b"\x00\x01\x02garbage\xc3",                         // 14 garbage
+            b"a.test\thttp://a.test/15\t0\t0\tseed\t",          // 15 empty tries
+            b"a.test\thttp://a.test/16\t3\t4\tlink\t5\r",       // 16 ok (CRLF)
+            b"b.test\thttp://b.test/17\t1\t2\tredirect\t0",     // 17 ok, no final newline
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            text.extend_from_slice(l);
+            if i + 1 < lines.len() {
+                text.push(b'\n');
+            }
+        }
+        write_raw(&path, &text);
+
+        let mut r = SegmentReader::open(&path).unwrap();
+        let mut rec = SegmentRecord::default();
+        let mut good = Vec::new();
+        let mut bad_lines = Vec::new();
+        for _ in 0..100 {
+            let before = rec.clone();
+            match r.read_next(&mut rec) {
+                Ok(true) => good.push((r.line(), rec.clone())),
+                Ok(false) => break,
+                Err(e @ SegmentError::Malformed { .. }) => {
+                    assert!(!e.is_fatal());
+                    assert_eq!(rec, before, "a malformed line must not change the record");
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains(&format!("m.v1.tsv.zst:{}:", r.line())),
+                        "message lacks file:line: {msg}"
+                    );
+                    bad_lines.push(r.line());
+                }
+                Err(e) => panic!("fatal: {e}"),
+            }
+        }
+        assert_eq!(bad_lines, (2..=15).collect::<Vec<u64>>());
+        assert_eq!(r.malformed(), 14);
+        let good_lines: Vec<u64> = good.iter().map(|(l, _)| *l).collect();
+        assert_eq!(good_lines, vec![1, 16, 17]);
+        assert_eq!(
+            good[1].1,
+            rec_of("a.test", "http://a.test/16", 3, 4, Via::Link, 5)
+        );
+        assert_eq!(
+            good[2].1,
+            rec_of("b.test", "http://b.test/17", 1, 2, Via::Redirect, 0)
+        );
+        assert!(!r.read_next(&mut rec).unwrap(), "end stays the end");
+    }
+
+    fn rec_of(
+        host: &str,
+        url: &str,
+        hops: u32,
+        inlinks: u32,
+        via: Via,
+        tries: u32,
+    ) -> SegmentRecord {
+        rec(host, url, hops, inlinks, via, tries)
+    }
+
+    #[test]
+    fn reasons_say_what_is_wrong() {
+        let dir = TempDir::new("reasons");
+        let path = dir.join("r.v1.tsv.zst");
+        write_raw(
+            &path,
+            b"a\tb\t0\n\
+              a\thttp://a/\tzz\t0\tseed\t0\n\
+              a\thttp://a/\t0\t0\tcrawled\t0\n\
+              a\thttp://a/\xff\t0\t0\tseed\t0\n",
+        );
+        let (_, bad, _) = read_all(&path);
+        let reasons: Vec<&str> = bad.iter().map(|(_, r)| r.as_str()).collect();
+        assert!(
+            reasons[0].contains("expected 6 tab-separated fields"),
+            "{}",
+            reasons[0]
+        );
+        assert!(reasons[0].contains("found 3"), "{}", reasons[0]);
+        assert!(
+            reasons[1].contains("hops") && reasons[1].contains("\"zz\""),
+            "{}",
+            reasons[1]
+        );
+        assert!(
+            reasons[2].contains("unknown via \"crawled\""),
+            "{}",
+            reasons[2]
+        );
+        assert!(
+            reasons[3].contains("URL is not valid UTF-8"),
+            "{}",
+            reasons[3]
+        );
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_without_holding_it_in_memory() {
+        let dir = TempDir::new("overlong");
+        let path = dir.join("o.v1.tsv.zst");
+        let mut text = b"a.test\thttp://a.test/".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE_BYTES));
+        text.extend_from_slice(b"\t0\t0\tseed\t0\nb.test\thttp://b.test/\t0\t0\tseed\t0\n");
+        write_raw(&path, &text);
+        let (good, bad, r) = read_all(&path);
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].0, 1);
+        assert!(bad[0].1.contains("longer than"), "{}", bad[0].1);
+        assert_eq!(good.len(), 1);
+        assert_eq!(good[0].host, "b.test");
+        assert!(r.line_buf.capacity() <= 2 * MAX_LINE_BYTES);
+    }
+
+    #[test]
+    fn the_callers_strings_are_reused() {
+        let dir = TempDir::new("reuse");
+        let path = dir.join("s.v1.tsv.zst");
+        let mut w = SegmentWriter::create(&path).unwrap();
+        for i in 0..1000 {
+            w.write(&rec(
+                "h.test",
+                &format!("http://h.test/{i}"),
+                0,
+                0,
+                Via::Link,
+                0,
+            ))
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let mut r = SegmentReader::open(&path).unwrap();
+        let mut rec = SegmentRecord {
+            host: String::with_capacity(64),
+            url: String::with_capacity(256),
+            ..SegmentRecord::default()
+        };
+        let (host_ptr, url_ptr) = (rec.host.as_ptr(), rec.url.as_ptr());
+        let mut n = 0;
+        while r.read_next(&mut rec).unwrap() {
+            assert_eq!(rec.url.as_ptr(), url_ptr, "URL string reallocated");
+            assert_eq!(rec.host.as_ptr(), host_ptr, "host string reallocated");
+            n += 1;
+        }
+        assert_eq!(n, 1000);
+    }
+
+    fn fatal_error(path: &Path) -> SegmentError {
+        let mut r = match SegmentReader::open(path) {
+            Ok(r) => r,
+            Err(e) => return e,
+        };
+        let mut rec = SegmentRecord::default();
+        for _ in 0..1_000_000 {
+            match r.read_next(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => panic!("{} read to the end without an error", path.display()),
+                Err(e) if e.is_fatal() => {
+                    assert!(
+                        !r.read_next(&mut rec).unwrap(),
+                        "reading must stop after a fatal error"
+                    );
+                    return e;
+                }
+                Err(_) => {}
+            }
+        }
+        panic!("reader did not end");
+    }
+
+    #[test]
+    fn an_empty_file_is_a_fatal_error_naming_the_file() {
+        let dir = TempDir::new("emptyfile");
+        let path = dir.join("empty.v1.tsv.zst");
+        std::fs::write(&path, b"").unwrap();
+        let e = fatal_error(&path);
+        assert!(matches!(e, SegmentError::Io { .. }));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("empty.v1.tsv.zst") && msg.contains("empty"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_zstd_is_a_fatal_error_naming_the_file() {
+        let dir = TempDir::new("notzstd");
+        let path = dir.join("plain.v1.tsv.zst");
+        std::fs::write(&path, b"a.test\thttp://a.test/\t0\t0\tseed\t0\n").unwrap();
+        let e = fatal_error(&path);
+        assert!(matches!(e, SegmentError::Io { .. }));
+        let msg = e.to_string();
+        assert!(msg.contains("plain.v1.tsv.zst"), "{msg}");
+        assert!(msg.contains("not a zstd-compressed segment"), "{msg}");
+    }
+
+    #[test]
+    fn a_truncated_zstd_stream_is_a_fatal_error_naming_the_file() {
+        let dir = TempDir::new("truncated");
+        let path = dir.join("t.v1.tsv.zst");
+        let mut w = SegmentWriter::create(&path).unwrap();
+        let mut x: u64 = 1;
+        for i in 0..20_000 {
+            // Pseudo-random paths so that the stream does not compress to nothing.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            w.write(&rec(
+                "t.test",
+                &format!("http://t.test/{i}/{x:x}"),
+                1,
+                0,
+                Via::Link,
+                0,
+            ))
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let full = std::fs::read(&path).unwrap();
+        for cut in [full.len() - 1, full.len() - 4, full.len() / 2, 20, 5] {
+            std::fs::write(&path, &full[..cut]).unwrap();
+            let e = fatal_error(&path);
+            assert!(matches!(e, SegmentError::Io { .. }), "cut {cut}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains("t.v1.tsv.zst"), "cut {cut}: {msg}");
+        }
+        // Cutting inside the frame says "truncated".
+        std::fs::write(&path, &full[..full.len() / 2]).unwrap();
+        let msg = fatal_error(&path).to_string();
+        assert!(msg.contains("truncated"), "{msg}");
+    }
+
+    #[test]
+    fn a_newer_format_version_is_refused() {
+        let dir = TempDir::new("version");
+        let path = dir.join("00001.v2.tsv.zst");
+        write_raw(&path, b"a.test\thttp://a.test/\t0\t0\tseed\t0\n");
+        let e = SegmentReader::open(&path)
+            .err()
+            .expect("v2 must be refused");
+        assert!(e.is_fatal());
+        assert!(matches!(
+            e,
+            SegmentError::UnsupportedVersion { found: 2, .. }
+        ));
+        assert!(e.to_string().contains("00001.v2.tsv.zst"), "{e}");
+    }
+
+    /// A small deterministic generator (SplitMix64).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic_raw_or_compressed() {
+        let dir = TempDir::new("fuzz");
+        let path = dir.join("f.v1.tsv.zst");
+        let mut rng = Rng(42);
+        let alphabet = b"\t\n\r0123456789ab.seedlink\xff\xc3\x00 ";
+        for round in 0..300 {
+            let len = (rng.next() % 4000) as usize;
+            let bytes: Vec<u8> = if round % 2 == 0 {
+                (0..len).map(|_| rng.next() as u8).collect()
+            } else {
+                // Text-like bytes with many separators: exercises the parser.
+                (0..len)
+                    .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+                    .collect()
+            };
+            let compressed = round % 4 < 2;
+            if compressed {
+                write_raw(&path, &bytes);
+            } else {
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            let mut r = match SegmentReader::open(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    assert!(e.is_fatal());
+                    continue;
+                }
+            };
+            let mut rec = SegmentRecord::default();
+            let (mut ok, mut bad) = (0u64, 0u64);
+            let mut ended = false;
+            for _ in 0..10_000 {
+                match r.read_next(&mut rec) {
+                    Ok(true) => ok += 1,
+                    Ok(false) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(e) if e.is_fatal() => {
+                        assert!(!compressed, "valid zstd must not fail: {e}");
+                        ended = true;
+                        break;
+                    }
+                    Err(_) => bad += 1,
+                }
+            }
+            assert!(ended);
+            assert_eq!(bad, r.malformed());
+            if compressed {
+                let lines = bytes.split(|&b| b == b'\n').count() as u64
+                    - u64::from(bytes.is_empty() || bytes.ends_with(b"\n"));
+                assert_eq!(
+                    ok + bad,
+                    lines,
+                    "round {round}: every line is read or reported"
+                );
+            }
+        }
     }
 }

@@ -9,8 +9,19 @@
 //! The files pass `warcio check` and `warcio index`.
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
+
+mod gzip;
+mod ids;
+mod reader;
+mod writer;
+
+pub use reader::{WarcReader, recover};
+pub use writer::{WarcWriter, file_serial, list_files};
+
+#[cfg(test)]
+mod tests;
 
 /// Default size at which a new file is started.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
@@ -88,36 +99,6 @@ pub struct StoredExchange {
     pub length: u64,
 }
 
-/// Writes WARC files. Each record is compressed into memory and written with
-/// one `write` call, so a crash leaves at most one torn member at the end.
-pub struct WarcWriter {
-    _private: (),
-}
-
-impl WarcWriter {
-    /// Prepares a writer; the first file is opened on the first record.
-    pub fn new(cfg: WarcWriterConfig) -> std::io::Result<WarcWriter> {
-        let _ = cfg;
-        todo!("WarcWriter::new")
-    }
-
-    /// Stores a request and a response record.
-    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> std::io::Result<StoredExchange> {
-        let _ = ex;
-        todo!("WarcWriter::write_exchange")
-    }
-
-    /// Flushes and fsyncs the current file.
-    pub fn sync(&mut self) -> std::io::Result<()> {
-        todo!("WarcWriter::sync")
-    }
-
-    /// Closes the current file (synced); returns every file written.
-    pub fn finish(self) -> std::io::Result<Vec<PathBuf>> {
-        todo!("WarcWriter::finish")
-    }
-}
-
 /// A record read back, with where it starts.
 #[derive(Debug, Clone, Default)]
 pub struct WarcRecord {
@@ -183,27 +164,6 @@ pub enum WarcError {
     },
 }
 
-/// Reads the records of a `.warc.gz` file in order.
-pub struct WarcReader {
-    _private: (),
-}
-
-impl WarcReader {
-    /// Opens a file. Blocks longer than `max_block` bytes are cut in memory
-    /// (the rest is skipped, `block_cut` is set).
-    pub fn open(path: impl AsRef<Path>, max_block: usize) -> Result<WarcReader, WarcError> {
-        let _ = (path, max_block);
-        todo!("WarcReader::open")
-    }
-
-    /// Fills `rec` with the next record; `Ok(false)` at a clean end. After an
-    /// error the reader is finished (returns `Ok(false)`).
-    pub fn read_next(&mut self, rec: &mut WarcRecord) -> Result<bool, WarcError> {
-        let _ = rec;
-        todo!("WarcReader::read_next")
-    }
-}
-
 /// Result of [`recover`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovery {
@@ -213,11 +173,4 @@ pub struct Recovery {
     pub valid_len: u64,
     /// Bytes cut off the end (0 if the file was intact).
     pub cut: u64,
-}
-
-/// Cuts a torn last record off `path` (after `kill -9` or a power cut), so
-/// that the file is valid again; fsyncs the file.
-pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, WarcError> {
-    let _ = path;
-    todo!("recover")
 }

@@ -1,0 +1,613 @@
+use std::collections::HashSet;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::*;
+
+/// A directory under the system's temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("warc-test-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const REQUEST: &[u8] = b"GET /a HTTP/1.1\r\nHost: example.com\r\nUser-Agent: test-bot/1.0\r\n\r\n";
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
+
+fn config(dir: &Path, max: u64) -> WarcWriterConfig {
+    WarcWriterConfig {
+        dir: dir.to_path_buf(),
+        prefix: "TEST".into(),
+        max_file_size: max,
+        first_serial: 0,
+        hostname: "box1".into(),
+        info: vec![
+            ("software".into(), "crawler-test/0.1".into()),
+            ("operator".into(), "tests".into()),
+        ],
+    }
+}
+
+fn date() -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(1_795_408_022_123)
+}
+
+fn exchange<'a>(uri: &'a str, payload: &'a [u8], extra: &'a [(&'a str, String)]) -> Exchange<'a> {
+    Exchange {
+        target_uri: uri,
+        date: date(),
+        ip: Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2))),
+        request_head: REQUEST,
+        response_head: RESPONSE,
+        payload,
+        truncated: None,
+        extra_fields: extra,
+    }
+}
+
+fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcError>) {
+    let mut r = WarcReader::open(path, max_block).unwrap();
+    let mut out = Vec::new();
+    let mut rec = WarcRecord::default();
+    loop {
+        match r.read_next(&mut rec) {
+            Ok(true) => out.push(rec.clone()),
+            Ok(false) => return (out, None),
+            Err(e) => {
+                // After an error the reader is finished.
+                assert!(!r.read_next(&mut rec).unwrap());
+                return (out, Some(e));
+            }
+        }
+    }
+}
+
+/// A page-like payload: text with some variety, deterministic.
+fn page(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let words = [
+        "<p>",
+        "the",
+        "crawler",
+        "</a>",
+        "<a href=\"/x\">",
+        "fetch",
+        "segment",
+        "\n",
+    ];
+    let mut out = Vec::with_capacity(n + 16);
+    while out.len() < n {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        out.extend_from_slice(words[(s % words.len() as u64) as usize].as_bytes());
+        out.push(b' ');
+    }
+    out.truncate(n);
+    out
+}
+
+#[test]
+fn round_trip_keeps_every_field_and_byte() {
+    let dir = TempDir::new("roundtrip");
+    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let extra = [
+        ("X-Crawl-Hops", "3".to_string()),
+        ("X-Crawl-Via", "link".to_string()),
+    ];
+    let binary: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+    let mut stored = Vec::new();
+    let mut ex = exchange("http://example.com/a", b"hello", &extra);
+    stored.push(w.write_exchange(&ex).unwrap());
+    ex.target_uri = "http://example.com/bin";
+    ex.payload = &binary;
+    ex.ip = Some(IpAddr::V6(Ipv6Addr::LOCALHOST));
+    stored.push(w.write_exchange(&ex).unwrap());
+    ex.target_uri = "http://example.com/cut";
+    ex.payload = b"partial";
+    ex.ip = None;
+    ex.truncated = Some(Truncated::Length);
+    stored.push(w.write_exchange(&ex).unwrap());
+    let files = w.finish().unwrap();
+    assert_eq!(files.len(), 1);
+    assert!(stored.iter().all(|s| s.file == files[0]));
+
+    let (recs, err) = read_all(&files[0], usize::MAX);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(recs.len(), 7);
+    let info = &recs[0];
+    assert_eq!(info.record_type(), Some("warcinfo"));
+    assert_eq!(info.offset, 0);
+    assert_eq!(info.header("Content-Type"), Some("application/warc-fields"));
+    let name = files[0].file_name().unwrap().to_str().unwrap();
+    assert_eq!(info.header("WARC-Filename"), Some(name));
+    let fields = String::from_utf8(info.block.clone()).unwrap();
+    assert_eq!(
+        fields,
+        "software: crawler-test/0.1\r\noperator: tests\r\nformat: WARC File Format 1.1\r\n\
+         conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
+    );
+    let info_id = info.header("WARC-Record-ID").unwrap();
+
+    let mut ids = HashSet::new();
+    for r in &recs {
+        assert_eq!(r.header("WARC-Date"), Some("2026-11-23T04:27:02Z"));
+        assert!(ids.insert(r.header("WARC-Record-ID").unwrap().to_string()));
+        assert_eq!(
+            r.header("Content-Length")
+                .unwrap()
+                .parse::<usize>()
+                .unwrap(),
+            r.block.len()
+        );
+        assert!(!r.block_cut);
+    }
+    for (i, pair) in recs[1..].chunks(2).enumerate() {
+        let (req, resp) = (&pair[0], &pair[1]);
+        assert_eq!(req.record_type(), Some("request"));
+        assert_eq!(resp.record_type(), Some("response"));
+        assert_eq!(req.offset, stored[i].offset);
+        assert_eq!(req.length + resp.length, stored[i].length);
+        assert_eq!(resp.offset, req.offset + req.length);
+        assert_eq!(req.target_uri(), resp.target_uri());
+        assert_eq!(
+            req.header("WARC-Concurrent-To"),
+            resp.header("WARC-Record-ID")
+        );
+        assert_eq!(
+            resp.header("WARC-Concurrent-To"),
+            req.header("WARC-Record-ID")
+        );
+        assert_eq!(req.header("WARC-Warcinfo-ID"), Some(info_id));
+        assert_eq!(resp.header("WARC-Warcinfo-ID"), Some(info_id));
+        assert_eq!(
+            req.header("Content-Type"),
+            Some("application/http;msgtype=request")
+        );
+        assert_eq!(
+            resp.header("Content-Type"),
+            Some("application/http;msgtype=response")
+        );
+        assert_eq!(req.block, REQUEST);
+        assert_eq!(&resp.block[..RESPONSE.len()], RESPONSE);
+        assert_eq!(resp.header("X-Crawl-Hops"), Some("3"));
+        assert_eq!(resp.header("X-Crawl-Via"), Some("link"));
+        assert_eq!(req.header("X-Crawl-Hops"), None);
+    }
+    assert_eq!(recs[2].target_uri(), Some("http://example.com/a"));
+    assert_eq!(&recs[2].block[RESPONSE.len()..], b"hello");
+    assert_eq!(recs[2].header("WARC-IP-Address"), Some("127.0.0.2"));
+    assert_eq!(&recs[4].block[RESPONSE.len()..], &binary[..]);
+    assert_eq!(recs[4].header("WARC-IP-Address"), Some("::1"));
+    assert_eq!(recs[4].header("WARC-Truncated"), None);
+    assert_eq!(recs[6].header("WARC-IP-Address"), None);
+    assert_eq!(recs[6].header("WARC-Truncated"), Some("length"));
+    let last = &recs[6];
+    assert_eq!(
+        last.offset + last.length,
+        std::fs::metadata(&files[0]).unwrap().len()
+    );
+}
+
+#[test]
+fn digests_match_an_independent_sha1() {
+    // Values from Python's hashlib.sha1 + base64.b32encode.
+    let dir = TempDir::new("digests");
+    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    w.write_exchange(&exchange("http://example.com/a", b"hello", &[]))
+        .unwrap();
+    let files = w.finish().unwrap();
+    let (recs, err) = read_all(&files[0], usize::MAX);
+    assert!(err.is_none());
+    let (req, resp) = (&recs[1], &recs[2]);
+    assert_eq!(
+        req.header("WARC-Block-Digest"),
+        Some("sha1:A4MEJS5MR45UIDH2GP7LKHU4MIJRP3TE")
+    );
+    // A GET has an empty payload: the digest of no bytes.
+    assert_eq!(
+        req.header("WARC-Payload-Digest"),
+        Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
+    );
+    assert_eq!(
+        resp.header("WARC-Block-Digest"),
+        Some("sha1:V5N4DU7OHW5EE7ZB4C2DOGZXS2FPKE2Y")
+    );
+    assert_eq!(
+        resp.header("WARC-Payload-Digest"),
+        Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N")
+    );
+    assert_eq!(
+        writer::sha1_base32(&[b"a", b"bc"]),
+        *b"VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"
+    );
+}
+
+#[test]
+fn files_roll_over_at_the_size_limit() {
+    let dir = TempDir::new("roll");
+    let mut cfg = config(&dir.0, 20_000);
+    cfg.first_serial = 7;
+    let mut w = WarcWriter::new(cfg).unwrap();
+    let mut stored = Vec::new();
+    let urls: Vec<String> = (0..60)
+        .map(|i| format!("http://example.com/p{i}"))
+        .collect();
+    let pages: Vec<Vec<u8>> = (0..60).map(|i| page(3000 + i * 50, i as u64)).collect();
+    for (url, body) in urls.iter().zip(&pages) {
+        stored.push(w.write_exchange(&exchange(url, body, &[])).unwrap());
+    }
+    let files = w.finish().unwrap();
+    assert!(files.len() >= 3, "{files:?}");
+    let mut next = 0;
+    for (i, f) in files.iter().enumerate() {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let parts: Vec<&str> = name.strip_suffix(".warc.gz").unwrap().split('-').collect();
+        assert_eq!(parts.len(), 4, "{name}");
+        assert_eq!(parts[0], "TEST");
+        assert_eq!(parts[1].len(), 17);
+        assert!(parts[1].bytes().all(|b| b.is_ascii_digit()));
+        assert_eq!(parts[2], format!("{:05}", 7 + i));
+        assert_eq!(parts[3], "box1");
+        let size = std::fs::metadata(f).unwrap().len();
+        let (recs, err) = read_all(f, usize::MAX);
+        assert!(err.is_none());
+        assert_eq!(recs[0].record_type(), Some("warcinfo"));
+        assert_eq!(recs[0].header("WARC-Filename"), Some(name));
+        let info_id = recs[0].header("WARC-Record-ID");
+        let exchanges = (recs.len() - 1) / 2;
+        assert!(exchanges >= 1);
+        // A file goes past the limit only with its first exchange.
+        if exchanges > 1 {
+            assert!(size <= 20_000, "{name}: {size} bytes");
+        }
+        for pair in recs[1..].chunks(2) {
+            assert_eq!(pair[1].target_uri(), Some(urls[next].as_str()));
+            assert_eq!(&pair[1].block[RESPONSE.len()..], &pages[next][..]);
+            assert_eq!(pair[0].header("WARC-Warcinfo-ID"), info_id);
+            assert_eq!(stored[next].file, *f);
+            assert_eq!(stored[next].offset, pair[0].offset);
+            next += 1;
+        }
+    }
+    assert_eq!(next, 60);
+    assert_eq!(list_files(&dir.0, "TEST").unwrap(), files);
+    assert_eq!(list_files(&dir.0, "OTHER").unwrap(), Vec::<PathBuf>::new());
+}
+
+/// A small valid file and the end offset of each of its members.
+fn small_file(dir: &Path) -> (PathBuf, Vec<u64>) {
+    let mut w = WarcWriter::new(config(dir, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    w.write_exchange(&exchange("http://example.com/1", b"hello", &[]))
+        .unwrap();
+    let body = page(700, 1);
+    w.write_exchange(&exchange("http://example.com/2", &body, &[]))
+        .unwrap();
+    let path = w.finish().unwrap().remove(0);
+    let (recs, err) = read_all(&path, usize::MAX);
+    assert!(err.is_none());
+    let ends = recs.iter().map(|r| r.offset + r.length).collect();
+    (path, ends)
+}
+
+#[test]
+fn torn_tail_at_every_cut_point() {
+    let dir = TempDir::new("torn");
+    let (path, ends) = small_file(&dir.0);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(*ends.last().unwrap(), bytes.len() as u64);
+    for cut in 0..=bytes.len() {
+        // A new file each time: truncating one is slow on some file systems.
+        let cut_path = dir.0.join(format!("cut{cut}.warc.gz"));
+        std::fs::write(&cut_path, &bytes[..cut]).unwrap();
+        let complete = ends.iter().filter(|&&e| e <= cut as u64).count();
+        let boundary = ends
+            .iter()
+            .rev()
+            .find(|&&e| e <= cut as u64)
+            .copied()
+            .unwrap_or(0);
+        let (recs, err) = read_all(&cut_path, usize::MAX);
+        assert_eq!(recs.len(), complete, "cut at {cut}");
+        if boundary == cut as u64 {
+            assert!(err.is_none(), "cut at {cut}: {err:?}");
+        } else {
+            match err {
+                Some(WarcError::Truncated { offset, .. }) => assert_eq!(offset, boundary),
+                other => panic!("cut at {cut}: expected Truncated, got {other:?}"),
+            }
+        }
+        assert_eq!(
+            reader::scan_valid(&cut_path).unwrap(),
+            (complete as u64, boundary),
+            "cut at {cut}"
+        );
+        // recover() fsyncs, which is slow: run it near member boundaries
+        // (torn gzip headers and trailers) and on a sample of the rest.
+        let near_boundary = ends.iter().any(|&e| (e as usize).abs_diff(cut) <= 12);
+        if !near_boundary && cut % 37 != 0 {
+            continue;
+        }
+        let rec = recover(&cut_path).unwrap();
+        assert_eq!(
+            rec,
+            Recovery {
+                records: complete as u64,
+                valid_len: boundary,
+                cut: cut as u64 - boundary
+            },
+            "cut at {cut}"
+        );
+        assert_eq!(std::fs::metadata(&cut_path).unwrap().len(), boundary);
+        let (again, err) = read_all(&cut_path, usize::MAX);
+        assert!(err.is_none(), "after recover at {cut}: {err:?}");
+        assert_eq!(again.len(), complete);
+    }
+}
+
+#[test]
+fn garbage_after_the_records_is_reported_not_read() {
+    let dir = TempDir::new("garbage");
+    let (path, ends) = small_file(&dir.0);
+    let good = std::fs::read(&path).unwrap();
+    let tails: [&[u8]; 5] = [
+        b"hello, this is not gzip\n",
+        &[0u8; 300],
+        &[
+            0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8,
+        ],
+        &[0x1f, 0x8b, 9, 0, 0, 0, 0, 0, 0, 0xff],
+        &[0x1f],
+    ];
+    for (i, tail) in tails.iter().enumerate() {
+        let p = dir.0.join(format!("g{i}.warc.gz"));
+        let mut bytes = good.clone();
+        bytes.extend_from_slice(tail);
+        std::fs::write(&p, &bytes).unwrap();
+        let (recs, err) = read_all(&p, usize::MAX);
+        assert_eq!(recs.len(), ends.len(), "tail {i}");
+        match err {
+            Some(WarcError::Malformed { offset, .. } | WarcError::Truncated { offset, .. }) => {
+                assert_eq!(offset, good.len() as u64, "tail {i}")
+            }
+            other => panic!("tail {i}: {other:?}"),
+        }
+        let r = recover(&p).unwrap();
+        assert_eq!(r.valid_len, good.len() as u64);
+        assert_eq!(r.cut, tail.len() as u64);
+        assert_eq!(std::fs::read(&p).unwrap(), good);
+    }
+    // Plain text is Malformed, with a message naming file and offset.
+    let p = dir.0.join("text.warc.gz");
+    std::fs::write(&p, [&good[..], b"hello, this is not gzip\n"].concat()).unwrap();
+    let (_, err) = read_all(&p, usize::MAX);
+    let msg = err.unwrap().to_string();
+    assert!(msg.contains("text.warc.gz"), "{msg}");
+    assert!(msg.contains(&format!("offset {}", good.len())), "{msg}");
+}
+
+#[test]
+fn recover_then_append_more_records() {
+    let dir = TempDir::new("append");
+    let (path, ends) = small_file(&dir.0);
+    let bytes = std::fs::read(&path).unwrap();
+    // Tear the last exchange in the middle of its response record.
+    let cut = (ends[2] + ends[3]) / 2 + 1;
+    std::fs::write(&path, &bytes[..cut as usize]).unwrap();
+    let r = recover(&path).unwrap();
+    assert_eq!(r.records, 3);
+    assert_eq!(r.valid_len, ends[2]);
+
+    let mut cfg = config(&dir.0, DEFAULT_MAX_FILE_SIZE);
+    cfg.first_serial = 1;
+    let mut w = WarcWriter::append_to(cfg, &path).unwrap();
+    let s = w
+        .write_exchange(&exchange("http://example.com/3", b"again", &[]))
+        .unwrap();
+    assert_eq!(s.offset, ends[2]);
+    let files = w.finish().unwrap();
+    assert_eq!(files, vec![path.clone()]);
+    let (recs, err) = read_all(&path, usize::MAX);
+    assert!(err.is_none(), "{err:?}");
+    let uris: Vec<_> = recs.iter().map(|r| r.target_uri()).collect();
+    assert_eq!(
+        uris,
+        [
+            None,
+            Some("http://example.com/1"),
+            Some("http://example.com/1"),
+            Some("http://example.com/3"),
+            Some("http://example.com/3")
+        ]
+    );
+    assert_eq!(
+        recs[4].header("WARC-Warcinfo-ID"),
+        recs[0].header("WARC-Record-ID")
+    );
+    assert_eq!(&recs[4].block[RESPONSE.len()..], b"again");
+}
+
+#[test]
+fn long_blocks_are_cut_in_memory_only() {
+    let dir = TempDir::new("cut");
+    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let big = page(500_000, 9);
+    w.write_exchange(&exchange("http://example.com/big", &big, &[]))
+        .unwrap();
+    w.write_exchange(&exchange("http://example.com/small", b"hello", &[]))
+        .unwrap();
+    let files = w.finish().unwrap();
+    let (recs, err) = read_all(&files[0], 1000);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(recs.len(), 5);
+    assert_eq!(recs[2].block.len(), 1000);
+    assert!(recs[2].block_cut);
+    assert_eq!(&recs[2].block[..RESPONSE.len()], RESPONSE);
+    assert_eq!(
+        &recs[2].block[RESPONSE.len()..],
+        &big[..1000 - RESPONSE.len()]
+    );
+    assert!(!recs[4].block_cut);
+    assert_eq!(&recs[4].block[RESPONSE.len()..], b"hello");
+    assert_eq!(recs[4].target_uri(), Some("http://example.com/small"));
+}
+
+#[test]
+fn fields_cannot_break_the_record_framing() {
+    let dir = TempDir::new("inject");
+    let mut w = WarcWriter::new(config(&dir.0, DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let extra = [("X-Note", "one\r\nWARC-Type: metadata\r\n\r\nx".to_string())];
+    w.write_exchange(&exchange("http://example.com/a\r\nX: y", b"hello", &extra))
+        .unwrap();
+    let files = w.finish().unwrap();
+    let (recs, err) = read_all(&files[0], usize::MAX);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[2].record_type(), Some("response"));
+    assert_eq!(recs[2].target_uri(), Some("http://example.com/a  X: y"));
+    assert_eq!(
+        recs[2].header("X-Note"),
+        Some("one  WARC-Type: metadata    x")
+    );
+    assert_eq!(recs[2].header("X"), None);
+}
+
+#[test]
+fn reads_members_with_optional_gzip_header_fields() {
+    // Other tools set FNAME, FCOMMENT, FEXTRA and FHCRC; the reader skips them.
+    let dir = TempDir::new("gzflags");
+    let path = dir.0.join("other.warc.gz");
+    let record = b"WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: urn:x\r\n\
+                   Content-Length: 3\r\n\r\nabc\r\n\r\n";
+    let mut bytes = Vec::new();
+    for i in 0..3 {
+        let mut gz = flate2::GzBuilder::new()
+            .filename(format!("name{i}"))
+            .comment("a comment")
+            .extra(vec![1, 2, 3, 4])
+            .write(Vec::new(), flate2::Compression::fast());
+        gz.write_all(record).unwrap();
+        bytes.extend(gz.finish().unwrap());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let (recs, err) = read_all(&path, usize::MAX);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[2].block, b"abc");
+    assert_eq!(recs[1].record_type(), Some("resource"));
+    assert_eq!(recs[2].offset + recs[2].length, bytes.len() as u64);
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn members_that_are_not_warc_records_are_malformed() {
+    let dir = TempDir::new("malformed");
+    let cases: [(&[u8], &str); 5] = [
+        (b"HTTP/1.1 200 OK\r\n\r\n", "not WARC"),
+        (
+            b"WARC/1.1\r\nWARC-Type: resource\r\n\r\nabc\r\n\r\n",
+            "Content-Length",
+        ),
+        (
+            b"WARC/1.1\r\nContent-Length: 10\r\n\r\nabc\r\n\r\n",
+            "block has",
+        ),
+        (
+            b"WARC/1.1\r\nContent-Length: x\r\n\r\nabc\r\n\r\n",
+            "Content-Length",
+        ),
+        (
+            b"WARC/1.1\r\nContent-Length: 3\r\n",
+            "end of the WARC header",
+        ),
+    ];
+    for (i, (body, want)) in cases.iter().enumerate() {
+        let p = dir.0.join(format!("m{i}.warc.gz"));
+        std::fs::write(&p, gz(body)).unwrap();
+        let (recs, err) = read_all(&p, usize::MAX);
+        assert!(recs.is_empty());
+        match err {
+            Some(WarcError::Malformed {
+                offset: 0, reason, ..
+            }) => {
+                assert!(reason.contains(want), "case {i}: {reason}")
+            }
+            other => panic!("case {i}: {other:?}"),
+        }
+    }
+    // Two records in one member (the whole-file gzip some tools write).
+    let two = b"WARC/1.1\r\nContent-Length: 1\r\n\r\na\r\n\r\nWARC/1.1\r\nContent-Length: 1\r\n\r\nb\r\n\r\n";
+    let p = dir.0.join("two.warc.gz");
+    std::fs::write(&p, gz(two)).unwrap();
+    let (_, err) = read_all(&p, usize::MAX);
+    assert!(matches!(err, Some(WarcError::Malformed { .. })), "{err:?}");
+    // A flipped byte inside a member fails its checksum or its inflate.
+    let (path, _) = small_file(&dir.0);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() - 100;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    let (_, err) = read_all(&path, usize::MAX);
+    assert!(matches!(err, Some(WarcError::Malformed { .. })), "{err:?}");
+}
+
+#[test]
+fn random_damage_never_panics() {
+    let dir = TempDir::new("fuzz");
+    let (path, _) = small_file(&dir.0);
+    let good = std::fs::read(&path).unwrap();
+    let p = dir.0.join("fuzz.warc.gz");
+    let mut s: u64 = 0x1234_5678_9abc_def1;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for _ in 0..300 {
+        let mut bytes = good.clone();
+        for _ in 0..1 + rnd() % 4 {
+            let at = (rnd() % bytes.len() as u64) as usize;
+            bytes[at] = rnd() as u8;
+        }
+        std::fs::write(&p, &bytes).unwrap();
+        let (recs, _) = read_all(&p, 100);
+        assert!(recs.len() <= 5);
+        recover(&p).unwrap();
+    }
+}
+
+#[test]
+fn empty_and_missing_files() {
+    let dir = TempDir::new("empty");
+    let p = dir.0.join("empty.warc.gz");
+    std::fs::write(&p, b"").unwrap();
+    let (recs, err) = read_all(&p, 10);
+    assert!(recs.is_empty() && err.is_none());
+    match WarcReader::open(dir.0.join("missing.warc.gz"), 10) {
+        Err(WarcError::Io { path, .. }) => assert!(path.ends_with("missing.warc.gz")),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("opened a missing file"),
+    }
+    assert!(WarcWriter::new(config(&dir.0.join("nope"), 100)).is_err());
+}
