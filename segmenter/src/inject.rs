@@ -32,10 +32,13 @@ pub fn inject(root: &Path, seeds: &Path, flags: &RoundFlags) -> Result<(), Error
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;
     let settings = &session.settings;
-    let mut scope = Scope::load(&settings.scope, settings.crawl.root())?;
-    if settings.scope.mode == ScopeMode::Seeds {
-        scope.any = true;
+    // In the default mode the seeds define the scope, so every seed is in
+    // it (the rules still apply): load the rest of the scope as an open one.
+    let mut scope_cfg = settings.scope.clone();
+    if scope_cfg.mode == ScopeMode::Seeds {
+        scope_cfg.mode = ScopeMode::Any;
     }
+    let scope = Scope::load(&scope_cfg, settings.crawl.root())?;
     let filter = UrlFilter {
         limits: settings.filter.clone(),
         scope,

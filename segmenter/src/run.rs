@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use common::config::ScopeMode;
 use common::crawldir::CrawlDir;
 use common::filter::{Scope, UrlFilter};
+use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
@@ -39,23 +40,45 @@ pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
         }
     }
     let backlog = crawl.backlog_path();
-    let has_backlog = backlog.exists();
+    let has_backlog = has_urls(&backlog);
+    if runs.is_empty() {
+        // Without anything new, the backlog is only turned into a segment
+        // when no segment is waiting to be fetched: running the segmenter
+        // twice in a row does not pile up segments (and the rerun of a run
+        // killed after its commit changes nothing).
+        let pending = crawl
+            .pending_segments()
+            .map_err(Error::io(crawl.segments_dir()))?;
+        let reason = if !pending.is_empty() {
+            Some(format!(
+                "no new fetched run; {} segment(s) wait to be fetched ({})",
+                pending.len(),
+                pending.join(" ")
+            ))
+        } else if !has_backlog {
+            Some("no new fetched run and the backlog is empty".to_string())
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            session.log.info(format_args!(
+                "{}: nothing to do: {reason}",
+                crawl.root().display()
+            ));
+            return Ok(());
+        }
+    }
     if has_backlog {
         jobs.push(Job::Backlog(backlog));
     }
-    if runs.is_empty() && !has_backlog {
-        session.log.info(format_args!(
-            "{}: nothing to do: no complete fetched run is waiting and the backlog is empty",
-            crawl.root().display()
-        ));
-        return Ok(());
-    }
 
     if settings.scope.mode == ScopeMode::Seeds && !crawl.scope_seeds_path().exists() {
-        session.log.warn(format_args!(
-            "{}: missing, so no link is in scope; inject seeds first or use --scope any",
-            crawl.scope_seeds_path().display()
-        ));
+        return Err(Error::Usage(format!(
+            "{}: missing: the default scope is the domains of the seeds; inject seeds first \
+             (`segmenter inject {} SEEDS_FILE`) or choose --scope any or --scope list",
+            crawl.scope_seeds_path().display(),
+            crawl.root().display()
+        )));
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
@@ -72,6 +95,23 @@ pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);
     Ok(())
+}
+
+/// True if the file exists and holds at least one line.
+fn has_urls(path: &Path) -> bool {
+    let Ok(mut reader) = SegmentReader::open(path) else {
+        return false;
+    };
+    let mut rec = SegmentRecord::default();
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(more) => return more,
+            // A malformed first line: look further.
+            Err(e) if !e.is_fatal() => continue,
+            // An unreadable backlog is reported when the round reads it.
+            Err(_) => return true,
+        }
+    }
 }
 
 /// The `*.warc.gz` files of a fetched run, by name.
