@@ -6,6 +6,11 @@
 //! Writes LINES (default 5,000,000) URL records grouped by host, like a real
 //! segment, into a file in DIR (default: the system temp directory), reads
 //! them back with `SegmentReader`, prints lines/s for both and removes the file.
+//!
+//! Besides wall-clock rates it prints rates per second of CPU time spent by
+//! this (single) thread, read from `/proc/thread-self/schedstat` on Linux:
+//! on a busy machine those show what the format costs, not how loaded the
+//! machine was.
 
 use std::time::Instant;
 
@@ -60,17 +65,18 @@ fn main() {
         .map(|r| r.host.len() + r.url.len() + 14)
         .sum();
 
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), cpu_seconds());
     let mut w = SegmentWriter::create(&path).unwrap_or_else(|e| fail(&e));
     for r in &records {
         w.write(r).unwrap_or_else(|e| fail(&e));
     }
     w.finish().unwrap_or_else(|e| fail(&e));
     let write_s = start.elapsed().as_secs_f64();
+    let write_cpu = cpu_seconds().zip(cpu_start).map(|(b, a)| b - a);
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     drop(records);
 
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), cpu_seconds());
     let mut r = SegmentReader::open(&path).unwrap_or_else(|e| fail(&e));
     let mut rec = SegmentRecord::default();
     let mut read = 0u64;
@@ -80,6 +86,7 @@ fn main() {
         check = check.wrapping_add(rec.url.len() as u64 + u64::from(rec.hops));
     }
     let read_s = start.elapsed().as_secs_f64();
+    let read_cpu = cpu_seconds().zip(cpu_start).map(|(b, a)| b - a);
     let _ = std::fs::remove_file(&path);
     assert_eq!(read, lines, "read back a different number of lines");
 
@@ -89,18 +96,31 @@ fn main() {
         file_bytes as f64 / 1e6,
         file_bytes as f64 / lines.max(1) as f64
     );
-    println!(
-        "write: {:.2} s, {:.0} lines/s, {:.0} MB/s of text",
-        write_s,
-        lines as f64 / write_s,
-        text_bytes as f64 / 1e6 / write_s
+    report("write", lines, text_bytes, write_s, write_cpu);
+    report("read", lines, text_bytes, read_s, read_cpu);
+    println!("(checksum {check})");
+}
+
+fn report(what: &str, lines: u64, text_bytes: usize, wall: f64, cpu: Option<f64>) {
+    print!(
+        "{what:<5}: {wall:.2} s wall, {:.0} lines/s, {:.0} MB/s of text",
+        lines as f64 / wall,
+        text_bytes as f64 / 1e6 / wall
     );
-    println!(
-        "read:  {:.2} s, {:.0} lines/s, {:.0} MB/s of text (checksum {check})",
-        read_s,
-        lines as f64 / read_s,
-        text_bytes as f64 / 1e6 / read_s
-    );
+    match cpu {
+        Some(cpu) => println!(
+            "; {cpu:.2} s CPU, {:.0} lines per CPU-second",
+            lines as f64 / cpu
+        ),
+        None => println!(),
+    }
+}
+
+/// CPU time this thread has run, in seconds (Linux only).
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }
 
 fn fail(e: &dyn std::error::Error) -> ! {

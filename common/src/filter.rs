@@ -1,13 +1,52 @@
 //! Which candidate URLs are kept: scheme, scope, length and crawler-trap
 //! rules, applied in that order to canonical URLs. The segmenter applies them
 //! to every link; the fetcher to redirect targets it follows in the same run.
+//!
+//! **Scope.** `[scope] mode` decides the base: `seeds` reads `CRAWL/scope.seeds`
+//! (one registrable domain per line, `#` comments), `list` uses only the
+//! configured `hosts` and `domains`, `any` accepts every host. `hosts` and
+//! `domains` are added in every mode. A domain covers itself and every host
+//! under it (`example.com` covers `www.example.com`); a host only itself.
+//! The optional rules file (relative to the crawl directory) holds lines
+//! `+REGEX` (allow) and `-REGEX` (deny), matched against the whole canonical
+//! URL; blank lines and `#` comments are ignored. The first rule that matches
+//! decides; when none does, the hosts and domains decide.
+//!
+//! **Traps.** Counting ignores empty path segments (`/a//b/` has two). A
+//! path segment that occurs `max_repeated_segment` times or more anywhere in
+//! the path is a loop (`/a/b/a/b/a/b`; `0` turns the check off). A year is
+//! looked for only where it is clearly a date, so that `/item/1234` or
+//! `?x=10&y=1300` are not mistaken for one: a 4-digit path segment followed
+//! by a two-digit month segment (`/2031/05/`); `YYYY-MM` at the start of a
+//! path segment or query value (`/2031-05-01-launch`, `?from=2031-05`); a
+//! full date `YYYY-MM-DD` anywhere in the path or query; a 4-digit value of a
+//! query parameter named `year`, `yr` or ending in `year` (`?year=2031`,
+//! `?calYear=2031`). A year before 1970 or after the current one plus
+//! `max_years_ahead` is a trap.
+//!
+//! ```
+//! use common::config::FilterConfig;
+//! use common::filter::{Reject, Scope, UrlFilter};
+//! let mut scope = Scope::default();
+//! scope.domains.insert("example.com".to_string());
+//! let filter = UrlFilter { limits: FilterConfig::default(), scope };
+//! let ok = url::Url::parse("https://www.example.com/news/").unwrap();
+//! let far = url::Url::parse("https://www.example.com/cal/9999/12/").unwrap();
+//! let other = url::Url::parse("https://example.org/").unwrap();
+//! assert_eq!(filter.check(&ok, 1), Ok(()));
+//! assert_eq!(filter.check(&far, 1), Err(Reject::Calendar));
+//! assert_eq!(filter.check(&other, 1), Err(Reject::Scope));
+//! ```
 
-use std::collections::HashSet;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::SystemTime;
 
 use url::Url;
 
-use crate::config::{FilterConfig, ScopeConfig};
+use crate::config::{FilterConfig, ScopeConfig, ScopeMode};
+use crate::crawldir::CrawlDir;
 
 /// Why a URL was refused. The order of the variants is the order the checks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,13 +108,23 @@ pub enum ScopeError {
         /// The cause.
         source: std::io::Error,
     },
-    /// A rule is not a valid regex or lacks its `+`/`-` prefix.
+    /// A line of the rules file is not a valid regex or lacks its `+`/`-` prefix.
     #[error("{path}:{line}: {message}")]
     BadRule {
         /// The rules file.
         path: std::path::PathBuf,
         /// 1-based line number.
         line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A host or domain in `scope.seeds` or in `[scope]` is not a host name.
+    #[error("{place}: `{entry}` is not a host name ({message})")]
+    BadHost {
+        /// Where the entry was found: `FILE:LINE`, or the `crawl.toml` key.
+        place: String,
+        /// The entry, as written.
+        entry: String,
         /// What is wrong.
         message: String,
     },
@@ -97,16 +146,143 @@ pub struct Scope {
 impl Scope {
     /// Builds the scope from `[scope]`, reading `scope.seeds` and the rules
     /// file relative to `crawl_dir`.
+    ///
+    /// In `seeds` mode a missing `scope.seeds` is an error (it is written by
+    /// `segmenter inject`); a missing rules file named in the settings is an
+    /// error in every mode. Hosts and domains are stored in canonical form
+    /// (lower case, punycode, no trailing dot).
     pub fn load(cfg: &ScopeConfig, crawl_dir: &Path) -> Result<Scope, ScopeError> {
-        let _ = (cfg, crawl_dir);
-        todo!("Scope::load")
+        let mut scope = Scope {
+            any: cfg.mode == ScopeMode::Any,
+            ..Scope::default()
+        };
+        if cfg.mode == ScopeMode::Seeds {
+            let path = CrawlDir::new(crawl_dir).scope_seeds_path();
+            let text = read(&path)?;
+            for (n, line) in text.lines().enumerate() {
+                let entry = line.split('#').next().unwrap_or("").trim();
+                if entry.is_empty() {
+                    continue;
+                }
+                let place = format!("{}:{}", path.display(), n + 1);
+                scope.domains.insert(canonical_host(entry, &place)?);
+            }
+        }
+        for host in &cfg.hosts {
+            scope
+                .hosts
+                .insert(canonical_host(host, "crawl.toml [scope] hosts")?);
+        }
+        for domain in &cfg.domains {
+            scope
+                .domains
+                .insert(canonical_host(domain, "crawl.toml [scope] domains")?);
+        }
+        if let Some(rules_file) = &cfg.rules_file {
+            let path = crawl_dir.join(rules_file);
+            scope.rules = parse_rules(&read(&path)?, &path)?;
+        }
+        Ok(scope)
     }
 
     /// True if `url` (canonical) is in scope.
     pub fn contains(&self, url: &Url) -> bool {
-        let _ = url;
-        todo!("Scope::contains")
+        for (allow, rule) in &self.rules {
+            if rule.is_match(url.as_str()) {
+                return *allow;
+            }
+        }
+        if self.any {
+            return true;
+        }
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        self.contains_host(host)
     }
+
+    /// True if `host` (canonical) is a listed host or lies under a listed
+    /// domain; rules are not consulted.
+    pub fn contains_host(&self, host: &str) -> bool {
+        if self.any || self.hosts.contains(host) {
+            return true;
+        }
+        if self.domains.is_empty() {
+            return false;
+        }
+        // Walk up the labels: www.a.example.com, a.example.com, example.com, com.
+        let mut rest = host;
+        loop {
+            if self.domains.contains(rest) {
+                return true;
+            }
+            match rest.find('.') {
+                Some(dot) => rest = &rest[dot + 1..],
+                None => return false,
+            }
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, ScopeError> {
+    std::fs::read_to_string(path).map_err(|source| ScopeError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Lower case, punycode, no trailing dot; `[::1]` and IPv4 addresses too.
+fn canonical_host(entry: &str, place: &str) -> Result<String, ScopeError> {
+    let bad = |message: String| ScopeError::BadHost {
+        place: place.to_string(),
+        entry: entry.to_string(),
+        message,
+    };
+    let trimmed = entry.trim().trim_end_matches('.');
+    if trimmed.is_empty() {
+        return Err(bad("empty".to_string()));
+    }
+    if trimmed.contains(['/', ':']) && !trimmed.starts_with('[') {
+        return Err(bad(
+            "write the host alone, without scheme, port or path".to_string()
+        ));
+    }
+    let host = url::Host::parse(trimmed).map_err(|e| bad(e.to_string()))?;
+    Ok(host.to_string())
+}
+
+/// Parses the rules file: `+REGEX` allows, `-REGEX` denies; blank lines and
+/// lines starting with `#` are ignored.
+fn parse_rules(text: &str, path: &Path) -> Result<Vec<(bool, regex::Regex)>, ScopeError> {
+    let bad = |line: usize, message: String| ScopeError::BadRule {
+        path: PathBuf::from(path),
+        line,
+        message,
+    };
+    let mut rules = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (allow, pattern) = match line.as_bytes()[0] {
+            b'+' => (true, line[1..].trim()),
+            b'-' => (false, line[1..].trim()),
+            _ => {
+                return Err(bad(
+                    n + 1,
+                    format!("`{line}`: a rule starts with `+` (allow) or `-` (deny)"),
+                ));
+            }
+        };
+        if pattern.is_empty() {
+            return Err(bad(n + 1, "empty pattern".to_string()));
+        }
+        let re = regex::Regex::new(pattern)
+            .map_err(|e| bad(n + 1, format!("`{pattern}` is not a valid regex: {e}")))?;
+        rules.push((allow, re));
+    }
+    Ok(rules)
 }
 
 /// Applies the checks in [`Reject`] order.
@@ -120,8 +296,583 @@ pub struct UrlFilter {
 
 impl UrlFilter {
     /// Checks a canonical URL found `hops` hops from a seed.
+    ///
+    /// The current year (for calendar traps) is read once per process.
     pub fn check(&self, url: &Url, hops: u32) -> Result<(), Reject> {
-        let _ = (url, hops);
-        todo!("UrlFilter::check")
+        self.check_in_year(url, hops, this_year())
+    }
+
+    /// [`check`](Self::check) as if the current year were `year`.
+    pub fn check_in_year(&self, url: &Url, hops: u32, year: i64) -> Result<(), Reject> {
+        let limits = &self.limits;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Reject::Scheme);
+        }
+        if !self.scope.contains(url) {
+            return Err(Reject::Scope);
+        }
+        if url.as_str().len() > limits.max_url_length {
+            return Err(Reject::TooLong);
+        }
+        let path = url.path();
+        if limits.max_repeated_segment > 0
+            && has_repeated_segment(path, limits.max_repeated_segment)
+        {
+            return Err(Reject::RepeatedSegment);
+        }
+        if segments(path).count() > limits.max_path_segments {
+            return Err(Reject::TooManySegments);
+        }
+        if hops > limits.max_hops {
+            return Err(Reject::TooManyHops);
+        }
+        let query = url.query().unwrap_or("");
+        if query.split('&').filter(|p| !p.is_empty()).count() > limits.max_query_params {
+            return Err(Reject::TooManyParams);
+        }
+        let latest = year.saturating_add(limits.max_years_ahead);
+        if has_year_outside(path, query, 1970, latest) {
+            return Err(Reject::Calendar);
+        }
+        Ok(())
+    }
+}
+
+/// The current calendar year (UTC), computed once.
+fn this_year() -> i64 {
+    static YEAR: OnceLock<i64> = OnceLock::new();
+    *YEAR.get_or_init(|| crate::timefmt::civil(SystemTime::now()).0)
+}
+
+/// The non-empty segments of a path.
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter(|s| !s.is_empty())
+}
+
+/// True if some segment occurs `limit` times or more. Quadratic over a few
+/// segments (no allocation); a map beyond that.
+fn has_repeated_segment(path: &str, limit: usize) -> bool {
+    const SMALL: usize = 32;
+    let mut seen: [&str; SMALL] = [""; SMALL];
+    for (n, seg) in segments(path).enumerate() {
+        if n == SMALL {
+            return has_repeated_segment_large(path, limit);
+        }
+        let count = 1 + seen[..n].iter().filter(|s| **s == seg).count();
+        if count >= limit {
+            return true;
+        }
+        seen[n] = seg;
+    }
+    false
+}
+
+fn has_repeated_segment_large(path: &str, limit: usize) -> bool {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    segments(path).any(|seg| {
+        let c = counts.entry(seg).or_insert(0);
+        *c += 1;
+        *c >= limit
+    })
+}
+
+/// True if a year (see the module doc for where one is recognized) lies
+/// outside `earliest..=latest`.
+fn has_year_outside(path: &str, query: &str, earliest: i64, latest: i64) -> bool {
+    let bad = |y: i64| y < earliest || y > latest;
+    // Only text with four digits in a row can hold a year.
+    if !has_four_digits(path.as_bytes()) && !has_four_digits(query.as_bytes()) {
+        return false;
+    }
+    let mut segs = segments(path).peekable();
+    while let Some(seg) = segs.next() {
+        let b = seg.as_bytes();
+        if let Some(y) = four_digits(b).filter(|_| b.len() == 4)
+            && segs
+                .peek()
+                .is_some_and(|next| month(next.as_bytes()).is_some())
+            && bad(y)
+        {
+            return true;
+        }
+        if year_month_prefix(b).is_some_and(bad) || full_dates(b).any(bad) {
+            return true;
+        }
+    }
+    for param in query.split('&') {
+        let (name, value) = param.split_once('=').unwrap_or((param, ""));
+        let v = value.as_bytes();
+        if is_year_name(name) && v.len() == 4 && four_digits(v).is_some_and(bad) {
+            return true;
+        }
+        if year_month_prefix(v).is_some_and(bad) || full_dates(v).any(bad) {
+            return true;
+        }
+    }
+    false
+}
+
+fn has_four_digits(b: &[u8]) -> bool {
+    let mut run = 0;
+    for &c in b {
+        run = if c.is_ascii_digit() { run + 1 } else { 0 };
+        if run == 4 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The number made of the first four bytes, if they are digits.
+fn four_digits(b: &[u8]) -> Option<i64> {
+    let d = b.get(..4)?;
+    d.iter().try_fold(0i64, |acc, &c| {
+        c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
+    })
+}
+
+/// A month `01`..`12` (two digits), the whole of `b`.
+fn month(b: &[u8]) -> Option<u32> {
+    let [hi, lo] = *b else { return None };
+    if !(hi.is_ascii_digit() && lo.is_ascii_digit()) {
+        return None;
+    }
+    let m = u32::from(hi - b'0') * 10 + u32::from(lo - b'0');
+    (1..=12).contains(&m).then_some(m)
+}
+
+/// `YYYY-MM` at the start of `b`, not followed by another digit.
+fn year_month_prefix(b: &[u8]) -> Option<i64> {
+    let year = four_digits(b)?;
+    if b.get(4) != Some(&b'-') || b.get(7).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    month(b.get(5..7)?)?;
+    Some(year)
+}
+
+/// Years of every `YYYY-MM-DD` in `b` that stands alone (no digit or letter
+/// right before it, no digit right after it).
+fn full_dates(b: &[u8]) -> impl Iterator<Item = i64> + '_ {
+    (0..b.len().saturating_sub(9)).filter_map(move |i| {
+        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            return None;
+        }
+        let d = &b[i..i + 10];
+        let year = four_digits(d)?;
+        let shape = d[4] == b'-' && d[7] == b'-';
+        let day_ok = d[8].is_ascii_digit()
+            && d[9].is_ascii_digit()
+            && (1..=31).contains(&((d[8] - b'0') * 10 + (d[9] - b'0')));
+        let end_ok = !b.get(i + 10).is_some_and(u8::is_ascii_digit);
+        (shape && month(&d[5..7]).is_some() && day_ok && end_ok).then_some(year)
+    })
+}
+
+/// Query parameter names that hold a year: `yr`, `year` or `…year`.
+fn is_year_name(name: &str) -> bool {
+    let n = name.as_bytes();
+    n.eq_ignore_ascii_case(b"yr")
+        || (n.len() >= 4 && n[n.len() - 4..].eq_ignore_ascii_case(b"year"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ScopeMode;
+
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(format!(
+                "filter-test-{name}-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+        fn write(&self, name: &str, text: &str) {
+            std::fs::write(self.0.join(name), text).unwrap();
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    fn cfg(mode: ScopeMode) -> ScopeConfig {
+        ScopeConfig {
+            mode,
+            ..ScopeConfig::default()
+        }
+    }
+
+    #[test]
+    fn seeds_mode_reads_scope_seeds_and_config() {
+        let dir = TempDir::new("seeds");
+        dir.write(
+            "scope.seeds",
+            "# domains of the seeds\nexample.com\n\n  Example.ORG.  # upper case, trailing dot\nbücher.de\n",
+        );
+        let mut c = cfg(ScopeMode::Seeds);
+        c.hosts = vec!["Docs.Example.NET".into()];
+        c.domains = vec!["example.info".into()];
+        let scope = Scope::load(&c, &dir.0).unwrap();
+        let mut domains: Vec<&str> = scope.domains.iter().map(String::as_str).collect();
+        domains.sort();
+        assert_eq!(
+            domains,
+            [
+                "example.com",
+                "example.info",
+                "example.org",
+                "xn--bcher-kva.de"
+            ]
+        );
+        assert!(scope.hosts.contains("docs.example.net"));
+        assert!(!scope.any);
+        for (u, inside) in [
+            ("http://example.com/", true),
+            ("http://www.example.com/a", true),
+            ("http://a.b.example.org/", true),
+            ("http://shop.xn--bcher-kva.de/", true),
+            ("http://docs.example.net/", true),
+            ("http://www.example.info/", true),
+            ("http://www.docs.example.net/", false),
+            ("http://example.net/", false),
+            ("http://notexample.com/", false),
+            ("http://example.com.evil.org/", false),
+            ("http://com/", false),
+        ] {
+            assert_eq!(scope.contains(&url(u)), inside, "{u}");
+        }
+    }
+
+    #[test]
+    fn seeds_mode_needs_scope_seeds() {
+        let dir = TempDir::new("noseeds");
+        let err = Scope::load(&cfg(ScopeMode::Seeds), &dir.0).unwrap_err();
+        assert!(matches!(err, ScopeError::Io { .. }), "{err}");
+        assert!(err.to_string().contains("scope.seeds"), "{err}");
+    }
+
+    #[test]
+    fn bad_seed_line_names_file_and_line() {
+        let dir = TempDir::new("badseed");
+        dir.write("scope.seeds", "example.com\n# ok\nexa mple.org\n");
+        let err = Scope::load(&cfg(ScopeMode::Seeds), &dir.0).unwrap_err();
+        match &err {
+            ScopeError::BadHost { place, entry, .. } => {
+                assert!(place.ends_with("scope.seeds:3"), "{err}");
+                assert_eq!(entry, "exa mple.org");
+            }
+            other => panic!("{other}"),
+        }
+        let mut c = cfg(ScopeMode::List);
+        c.hosts = vec!["http://example.com/".into()];
+        let err = Scope::load(&c, &dir.0).unwrap_err();
+        assert!(err.to_string().contains("[scope] hosts"), "{err}");
+    }
+
+    #[test]
+    fn list_mode_ignores_scope_seeds() {
+        let dir = TempDir::new("list");
+        dir.write("scope.seeds", "example.com\n");
+        let mut c = cfg(ScopeMode::List);
+        c.hosts = vec!["only.example.org".into()];
+        let scope = Scope::load(&c, &dir.0).unwrap();
+        assert!(scope.domains.is_empty());
+        assert!(scope.contains(&url("http://only.example.org/x")));
+        assert!(!scope.contains(&url("http://example.com/")));
+        assert!(!scope.contains(&url("http://other.example.org/")));
+    }
+
+    #[test]
+    fn any_mode_accepts_every_host_not_denied() {
+        let dir = TempDir::new("any");
+        dir.write("scope.rules", "-\\.example\\.bad/\n");
+        let mut c = cfg(ScopeMode::Any);
+        c.rules_file = Some("scope.rules".into());
+        let scope = Scope::load(&c, &dir.0).unwrap();
+        assert!(scope.any);
+        assert!(scope.contains(&url("http://anything.test/")));
+        assert!(scope.contains(&url("http://127.0.0.9:8080/")));
+        assert!(!scope.contains(&url("http://www.example.bad/page")));
+    }
+
+    #[test]
+    fn rules_first_match_decides_then_hosts() {
+        let dir = TempDir::new("rules");
+        std::fs::create_dir_all(dir.0.join("conf")).unwrap();
+        dir.write(
+            "conf/rules.txt",
+            "# rules\n\n-^https?://[^/]*example\\.com/private/\n+^https://cdn\\.other\\.net/\n  -/private/  \n+/private/public\n",
+        );
+        let mut c = cfg(ScopeMode::List);
+        c.domains = vec!["example.com".into()];
+        c.rules_file = Some("conf/rules.txt".into());
+        let scope = Scope::load(&c, &dir.0).unwrap();
+        let rules: Vec<(bool, &str)> = scope.rules.iter().map(|(a, r)| (*a, r.as_str())).collect();
+        assert_eq!(
+            rules,
+            [
+                (false, "^https?://[^/]*example\\.com/private/"),
+                (true, "^https://cdn\\.other\\.net/"),
+                (false, "/private/"),
+                (true, "/private/public"),
+            ]
+        );
+        for (u, inside) in [
+            ("https://www.example.com/", true),
+            ("https://www.example.com/private/x", false),
+            ("https://cdn.other.net/lib.js", true),
+            ("http://cdn.other.net/lib.js", false),
+            ("https://other.net/", false),
+            // the earlier deny wins over the later allow
+            ("https://www.other.org/private/public", false),
+        ] {
+            assert_eq!(scope.contains(&url(u)), inside, "{u}");
+        }
+    }
+
+    #[test]
+    fn bad_rules_name_the_line() {
+        let dir = TempDir::new("badrules");
+        let mut c = cfg(ScopeMode::Any);
+        c.rules_file = Some("scope.rules".into());
+        for (text, line, what) in [
+            ("+ok\n# comment\n\nno-prefix\n", 4, "starts with"),
+            ("-fine\n+([unclosed\n", 2, "not a valid regex"),
+            ("+\n", 1, "empty pattern"),
+        ] {
+            dir.write("scope.rules", text);
+            match Scope::load(&c, &dir.0).unwrap_err() {
+                ScopeError::BadRule {
+                    path,
+                    line: l,
+                    message,
+                } => {
+                    assert!(path.ends_with("scope.rules"));
+                    assert_eq!(l, line, "{text:?}");
+                    assert!(message.contains(what), "{message}");
+                }
+                other => panic!("{other}"),
+            }
+        }
+        std::fs::remove_file(dir.0.join("scope.rules")).unwrap();
+        let err = Scope::load(&c, &dir.0).unwrap_err();
+        assert!(matches!(err, ScopeError::Io { .. }), "{err}");
+    }
+
+    fn filter() -> UrlFilter {
+        let mut scope = Scope::default();
+        scope.domains.insert("example.com".into());
+        UrlFilter {
+            limits: FilterConfig::default(),
+            scope,
+        }
+    }
+
+    /// The year the calendar rows are written against.
+    const YEAR: i64 = 2026;
+
+    fn run(rows: &[(&str, u32, Result<(), Reject>)]) {
+        let f = filter();
+        for &(u, hops, want) in rows {
+            assert_eq!(
+                f.check_in_year(&url(u), hops, YEAR),
+                want,
+                "{u} hops={hops}"
+            );
+        }
+    }
+
+    #[test]
+    fn scheme() {
+        run(&[
+            ("https://example.com/", 0, Ok(())),
+            ("ftp://example.com/file", 0, Err(Reject::Scheme)),
+            ("ws://example.com/", 0, Err(Reject::Scheme)),
+        ]);
+    }
+
+    #[test]
+    fn scope() {
+        run(&[
+            ("http://www.example.com/", 0, Ok(())),
+            ("http://example.org/", 0, Err(Reject::Scope)),
+        ]);
+    }
+
+    #[test]
+    fn too_long() {
+        let base = "http://example.com/";
+        let exact = format!("{base}{}", "a".repeat(2048 - base.len()));
+        let over = format!("{exact}b");
+        assert_eq!(exact.len(), 2048);
+        run(&[(&exact, 0, Ok(())), (&over, 0, Err(Reject::TooLong))]);
+    }
+
+    #[test]
+    fn repeated_segment() {
+        run(&[
+            ("http://example.com/a/b/a/b/", 0, Ok(())),
+            (
+                "http://example.com/a/b/a/b/a/b",
+                0,
+                Err(Reject::RepeatedSegment),
+            ),
+            ("http://example.com/x/x/x", 0, Err(Reject::RepeatedSegment)),
+            (
+                "http://example.com/en/1/en/2/en/3",
+                0,
+                Err(Reject::RepeatedSegment),
+            ),
+            ("http://example.com/a//b///c////", 0, Ok(())),
+            ("http://example.com/a/A/a%20/a", 0, Ok(())),
+        ]);
+        let many: String = (0..40).map(|i| format!("/s{i}")).collect();
+        let mut f = filter();
+        f.limits.max_path_segments = 100;
+        let ok = url(&format!("http://example.com{many}"));
+        let looped = url(&format!("http://example.com{many}/s3/s3"));
+        assert_eq!(f.check_in_year(&ok, 0, YEAR), Ok(()));
+        assert_eq!(
+            f.check_in_year(&looped, 0, YEAR),
+            Err(Reject::RepeatedSegment)
+        );
+        f.limits.max_repeated_segment = 2;
+        let twice = url("http://example.com/a/b/a");
+        assert_eq!(
+            f.check_in_year(&twice, 0, YEAR),
+            Err(Reject::RepeatedSegment)
+        );
+        f.limits.max_repeated_segment = 0;
+        let thrice = url("http://example.com/a/a/a/a");
+        assert_eq!(f.check_in_year(&thrice, 0, YEAR), Ok(()));
+    }
+
+    #[test]
+    fn too_many_segments() {
+        let twenty: String = (0..20).map(|i| format!("/s{i}")).collect();
+        let ok = format!("http://example.com{twenty}/");
+        let over = format!("http://example.com{twenty}/s20");
+        run(&[(&ok, 0, Ok(())), (&over, 0, Err(Reject::TooManySegments))]);
+    }
+
+    #[test]
+    fn too_many_hops() {
+        run(&[
+            ("http://example.com/", 10, Ok(())),
+            ("http://example.com/", 11, Err(Reject::TooManyHops)),
+        ]);
+    }
+
+    #[test]
+    fn too_many_params() {
+        let ten: Vec<String> = (0..10).map(|i| format!("p{i}=1")).collect();
+        let ok = format!("http://example.com/?{}&&", ten.join("&"));
+        let over = format!("http://example.com/?{}&p10", ten.join("&"));
+        run(&[(&ok, 0, Ok(())), (&over, 0, Err(Reject::TooManyParams))]);
+    }
+
+    #[test]
+    fn calendar() {
+        // YEAR is 2026 and max_years_ahead is 1: 1970..=2027 are plausible.
+        run(&[
+            ("http://example.com/2027/05/", 0, Ok(())),
+            ("http://example.com/1970/01/01/", 0, Ok(())),
+            (
+                "http://example.com/events/2028/05/",
+                0,
+                Err(Reject::Calendar),
+            ),
+            (
+                "http://example.com/events/1969/12/",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/cal?month=5&year=2027", 0, Ok(())),
+            (
+                "http://example.com/cal?month=5&year=2031",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/cal?YEAR=1900", 0, Err(Reject::Calendar)),
+            (
+                "http://example.com/cal?calYear=2030",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/cal?yr=2099", 0, Err(Reject::Calendar)),
+            (
+                "http://example.com/news/2031-05-01-launch",
+                0,
+                Err(Reject::Calendar),
+            ),
+            (
+                "http://example.com/news/launch-2031-05-01.html",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/news/2026-05-01-launch", 0, Ok(())),
+            (
+                "http://example.com/list?from=2031-05",
+                0,
+                Err(Reject::Calendar),
+            ),
+            (
+                "http://example.com/list?date=2031-12-31",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/list?date=2027-12-31", 0, Ok(())),
+            // numbers that are not dates
+            ("http://example.com/item/1234", 0, Ok(())),
+            ("http://example.com/item/1234/5", 0, Ok(())),
+            ("http://example.com/item/9999/99", 0, Ok(())),
+            ("http://example.com/map?x=10&y=1300", 0, Ok(())),
+            ("http://example.com/p?id=2031", 0, Ok(())),
+            ("http://example.com/sku-AB2031-05-01", 0, Ok(())),
+            ("http://example.com/v/12031-05-01", 0, Ok(())),
+            ("http://example.com/tel/2031-555-0100", 0, Ok(())),
+        ]);
+    }
+
+    #[test]
+    fn checks_run_in_reject_order() {
+        let long_outside = format!("http://example.org/{}", "a".repeat(3000));
+        let deep_far = "http://example.com/2099/01/";
+        let looped_many: String = "/x".repeat(30);
+        run(&[
+            ("ftp://example.org/", 0, Err(Reject::Scheme)),
+            (&long_outside, 0, Err(Reject::Scope)),
+            (
+                &format!("http://example.com{looped_many}"),
+                99,
+                Err(Reject::RepeatedSegment),
+            ),
+            (deep_far, 11, Err(Reject::TooManyHops)),
+        ]);
+    }
+
+    #[test]
+    fn check_uses_the_current_year() {
+        let f = filter();
+        let now = this_year();
+        let next = url(&format!("http://example.com/{}/01/", now + 1));
+        let far = url(&format!("http://example.com/{}/01/", now + 2));
+        assert_eq!(f.check(&next, 0), Ok(()));
+        assert_eq!(f.check(&far, 0), Err(Reject::Calendar));
     }
 }

@@ -417,6 +417,27 @@ impl SegmentReader {
         if self.done {
             return Ok(false);
         }
+        // Fast path: the whole line is in the buffer; parse it in place.
+        let fast = loop {
+            match self.input.fill_buf() {
+                Ok(avail) => {
+                    break memchr::memchr(b'\n', avail)
+                        .map(|end| (parse_line(&avail[..end], rec), end + 1));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Err(io_error(&self.path, describe_read_error(e)));
+                }
+            }
+        };
+        if let Some((parsed, used)) = fast {
+            self.input.consume(used);
+            self.line += 1;
+            return self.outcome(parsed);
+        }
+        // The line continues past the buffer, or is the last one without a
+        // newline: gather it in `line_buf`.
         let overlong = match self.fill_line() {
             Ok(Some(overlong)) => overlong,
             Ok(None) => {
@@ -434,6 +455,11 @@ impl SegmentReader {
         } else {
             parse_line(&self.line_buf, rec)
         };
+        self.outcome(parsed)
+    }
+
+    /// Turns the result of parsing the current line into `read_next`'s answer.
+    fn outcome(&mut self, parsed: Result<(), String>) -> Result<bool, SegmentError> {
         match parsed {
             Ok(()) => Ok(true),
             Err(reason) => {
@@ -793,15 +819,15 @@ impl std::fmt::Display for SegmentSummary {
         for example in &self.malformed_examples {
             writeln!(f, "  {example}")?;
         }
-        writeln!(f, "via:")?;
+        writeln!(f, "URLs by via:")?;
         for (word, n) in &self.via {
-            writeln!(f, "  {n:>10}  {word}")?;
+            writeln!(f, "  {word}: {n}")?;
         }
-        writeln!(f, "hops:")?;
+        writeln!(f, "URLs by hops from a seed:")?;
         for (hops, n) in &self.hops {
-            writeln!(f, "  {n:>10}  {hops}")?;
+            writeln!(f, "  {hops}: {n}")?;
         }
-        writeln!(f, "top hosts:")?;
+        writeln!(f, "top hosts (URLs, host):")?;
         for h in &self.top_hosts {
             writeln!(f, "  {:>10}  {}", h.urls, h.host)?;
         }
@@ -1340,5 +1366,210 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_via_table_follows_the_enum() {
+        for (i, v) in VIA_ALL.iter().enumerate() {
+            assert_eq!(*v as usize, i);
+            assert_eq!(Via::parse(v.as_str()), Some(*v));
+        }
+    }
+
+    #[test]
+    fn concatenated_segments_read_as_one() {
+        // `cat a.v1.tsv.zst b.v1.tsv.zst > c.v1.tsv.zst` is a valid segment.
+        let dir = TempDir::new("concat");
+        let mut all = Vec::new();
+        for (name, host) in [("a.v1.tsv.zst", "a.test"), ("b.v1.tsv.zst", "b.test")] {
+            let path = dir.join(name);
+            let mut w = SegmentWriter::create(&path).unwrap();
+            w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
+                .unwrap();
+            w.finish().unwrap();
+            all.extend(std::fs::read(&path).unwrap());
+        }
+        let path = dir.join("c.v1.tsv.zst");
+        std::fs::write(&path, all).unwrap();
+        let (good, bad, _) = read_all(&path);
+        assert!(bad.is_empty());
+        let hosts: Vec<&str> = good.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(hosts, ["a.test", "b.test"]);
+    }
+
+    fn summary_fixture(dir: &TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        write_raw(&path, text.as_bytes());
+        path
+    }
+
+    const SUMMARY_TEXT: &str = "\
+a.example.com\thttp://a.example.com/1\t0\t0\tseed\t0
+a.example.com\thttp://a.example.com/2\t1\t3\tlink\t0
+a.example.com\thttp://a.example.com/3\t1\t1\tlink\t0
+b.example.com\thttp://b.example.com/\t2\t1\tredirect\t0
+b.example.com\thttp://b.example.com/x\t2\t0\tretry\t2
+this line is not in the format
+www.shop.co.uk\thttps://www.shop.co.uk/\t1\t0\tlink\t0
+www.shop.co.uk\thttps://www.shop.co.uk/cart\t3\t0\tleftover\t0
+other.org\thttp://other.org/\t0\t0\tseed\t0
+127.0.0.1\thttp://127.0.0.1:8080/\t0\t0\tbacklog\t0
+";
+
+    #[test]
+    fn summary_counts_hosts_domains_hops_and_via() {
+        let dir = TempDir::new("summary");
+        let path = summary_fixture(&dir, "00007.v1.tsv.zst", SUMMARY_TEXT);
+        let s = SegmentSummary::compute(&path, 3).unwrap();
+        assert_eq!(s.format_version, Some(1));
+        assert_eq!(s.file_bytes, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(s.urls, 9);
+        assert_eq!(s.hosts, 5);
+        // example.com, shop.co.uk, other.org, 127.0.0.1
+        assert_eq!(s.domains, 4);
+        assert!(s.grouped_by_domain);
+        assert_eq!(
+            s.top_hosts,
+            vec![
+                HostCount {
+                    host: "a.example.com".into(),
+                    urls: 3
+                },
+                HostCount {
+                    host: "b.example.com".into(),
+                    urls: 2
+                },
+                HostCount {
+                    host: "www.shop.co.uk".into(),
+                    urls: 2
+                },
+            ]
+        );
+        assert_eq!(s.hops, BTreeMap::from([(0, 3), (1, 3), (2, 2), (3, 1)]));
+        let via: Vec<(&str, u64)> = s.via.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            via,
+            vec![
+                ("backlog", 1),
+                ("leftover", 1),
+                ("link", 3),
+                ("redirect", 1),
+                ("retry", 1),
+                ("seed", 2)
+            ]
+        );
+        assert_eq!(s.retried_urls, 1);
+        assert_eq!(s.malformed_lines, 1);
+        assert_eq!(s.malformed_examples.len(), 1);
+        assert!(
+            s.malformed_examples[0].contains("00007.v1.tsv.zst:6:"),
+            "{:?}",
+            s.malformed_examples
+        );
+    }
+
+    #[test]
+    fn summary_notices_a_file_not_grouped_by_domain_and_sums_split_hosts() {
+        let dir = TempDir::new("ungrouped");
+        let path = summary_fixture(
+            &dir,
+            "x.v1.tsv.zst",
+            "a.example.com\thttp://a.example.com/1\t0\t0\tseed\t0\n\
+             other.org\thttp://other.org/\t0\t0\tseed\t0\n\
+             b.example.com\thttp://b.example.com/\t0\t0\tseed\t0\n\
+             a.example.com\thttp://a.example.com/2\t0\t0\tseed\t0\n",
+        );
+        let s = SegmentSummary::compute(&path, 10).unwrap();
+        assert!(!s.grouped_by_domain);
+        assert_eq!((s.urls, s.hosts, s.domains), (4, 3, 2));
+        assert_eq!(
+            s.top_hosts[0],
+            HostCount {
+                host: "a.example.com".into(),
+                urls: 2
+            }
+        );
+        assert!(s.to_string().contains("NOT grouped by domain"), "{s}");
+
+        // Hosts of one domain in any order are still grouped.
+        let path = summary_fixture(
+            &dir,
+            "y.v1.tsv.zst",
+            "b.example.com\thttp://b.example.com/\t0\t0\tseed\t0\n\
+             a.example.com\thttp://a.example.com/\t0\t0\tseed\t0\n\
+             other.org\thttp://other.org/\t0\t0\tseed\t0\n",
+        );
+        assert!(
+            SegmentSummary::compute(&path, 10)
+                .unwrap()
+                .grouped_by_domain
+        );
+    }
+
+    #[test]
+    fn summary_text_is_for_people_and_json_for_jq() {
+        let dir = TempDir::new("render");
+        let path = summary_fixture(&dir, "00007.v1.tsv.zst", SUMMARY_TEXT);
+        let s = SegmentSummary::compute(&path, 2).unwrap();
+        let text = s.to_string();
+        for line in [
+            "format version:   1",
+            "URLs:             9",
+            "hosts:            5",
+            "domains:          4, lines grouped by domain",
+            "malformed lines:  1",
+            "URLs by via:",
+            "  link: 3",
+            "URLs by hops from a seed:",
+            "  0: 3",
+            "  3: 1",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        let top = text.split("top hosts (URLs, host):\n").nth(1).unwrap();
+        assert_eq!(
+            top,
+            "           3  a.example.com\n           2  b.example.com\n"
+        );
+
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["urls"], 9);
+        assert_eq!(json["hosts"], 5);
+        assert_eq!(json["domains"], 4);
+        assert_eq!(json["format_version"], 1);
+        assert_eq!(json["grouped_by_domain"], true);
+        assert_eq!(json["top_hosts"][0]["host"], "a.example.com");
+        assert_eq!(json["top_hosts"][0]["urls"], 3);
+        assert_eq!(json["hops"]["1"], 3);
+        assert_eq!(json["via"]["seed"], 2);
+        assert_eq!(json["malformed_lines"], 1);
+        assert!(json["file"].as_str().unwrap().ends_with("00007.v1.tsv.zst"));
+    }
+
+    #[test]
+    fn summary_of_unversioned_empty_and_damaged_files() {
+        let dir = TempDir::new("summary-edge");
+        let path = dir.join("list.tsv.zst");
+        SegmentWriter::create(&path).unwrap().finish().unwrap();
+        let s = SegmentSummary::compute(&path, 5).unwrap();
+        assert_eq!(s.format_version, None);
+        assert_eq!((s.urls, s.hosts, s.domains), (0, 0, 0));
+        assert!(s.top_hosts.is_empty());
+        assert!(s.to_string().contains("format version:   unknown"), "{s}");
+
+        let path = summary_fixture(&dir, "t.v1.tsv.zst", SUMMARY_TEXT);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let e = SegmentSummary::compute(&path, 5).unwrap_err();
+        assert!(
+            e.is_fatal() && e.to_string().contains("t.v1.tsv.zst"),
+            "{e}"
+        );
+
+        let e = SegmentSummary::compute(dir.join("missing.v1.tsv.zst"), 5).unwrap_err();
+        assert!(e.to_string().contains("missing.v1.tsv.zst"), "{e}");
     }
 }

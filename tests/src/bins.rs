@@ -1,1 +1,374 @@
-//! Finding the project binaries next to the test executable.
+//! Finding the project binaries next to the test executable, and running
+//! them with a report that explains a failure.
+//!
+//! Test executables live in `target/PROFILE/deps/` (examples in
+//! `target/PROFILE/examples/`); the project's binaries in `target/PROFILE/`.
+//! `cargo test --workspace` builds every binary before it runs any test.
+//!
+//! ```no_run
+//! use std::process::Command;
+//! use testkit::bins::{bin_path, run};
+//!
+//! let crawl = std::env::temp_dir().join("crawl");
+//! let out = run(Command::new(bin_path("segmenter")).arg("inspect").arg(&crawl), &crawl);
+//! assert!(out.stdout.contains("URLs"));
+//! ```
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long [`run`] and [`run_expecting`] let a command run before killing it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long output is awaited once a command has ended.
+const OUTPUT_GRACE: Duration = Duration::from_secs(5);
+
+/// Most entries shown in a directory listing.
+const LISTING_LIMIT: usize = 400;
+
+/// The directory holding the project binaries of the profile the current
+/// test executable was built with (`target/debug`, `target/release`, ...).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("cannot find the path of the test executable");
+    let mut dir = exe
+        .parent()
+        .expect("the test executable has no parent directory")
+        .to_path_buf();
+    if dir
+        .file_name()
+        .is_some_and(|n| n == "deps" || n == "examples")
+    {
+        dir.pop();
+    }
+    dir
+}
+
+/// The path of the project binary `name` (`fetcher`, `segmenter`,
+/// `demo-web`) built with the current profile.
+///
+/// Panics, naming the command that builds it, when it does not exist.
+pub fn bin_path(name: &str) -> PathBuf {
+    let dir = bin_dir();
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !path.is_file() {
+        let profile = dir.file_name().and_then(|p| p.to_str()).unwrap_or("debug");
+        let flag = match profile {
+            "debug" => String::new(),
+            "release" => " --release".to_string(),
+            other => format!(" --profile {other}"),
+        };
+        panic!(
+            "the binary `{name}` is not built: {} does not exist.\n\
+             Build it with `cargo build{flag} --bin {name}`, or run the tests with \
+             `cargo test{flag} --workspace`, which builds every binary first.",
+            path.display()
+        );
+    }
+    path
+}
+
+/// What a finished command produced.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The command line, quoted for a shell.
+    pub command: String,
+    /// Its exit status; `None` when it was killed after the timeout.
+    pub status: Option<ExitStatus>,
+    /// Standard output (lossy UTF-8).
+    pub stdout: String,
+    /// Standard error (lossy UTF-8).
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// The exit code, if it exited normally (not killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+}
+
+/// Runs `cmd` to completion (at most [`DEFAULT_TIMEOUT`]) and panics with a
+/// [`report`] (command, status, stdout, stderr, a listing of `dir`) unless it
+/// exits with code 0.
+pub fn run(cmd: &mut Command, dir: &Path) -> Finished {
+    run_expecting(cmd, dir, 0)
+}
+
+/// Like [`run`], expecting exit code `code`.
+pub fn run_expecting(cmd: &mut Command, dir: &Path, code: i32) -> Finished {
+    let out = run_with_timeout(cmd, DEFAULT_TIMEOUT).unwrap_or_else(|e| {
+        panic!("cannot start `{}`: {e}", command_line(cmd));
+    });
+    if out.code() != Some(code) {
+        panic!("expected exit code {code}\n{}", report(&out, Some(dir)));
+    }
+    out
+}
+
+/// Runs `cmd` with stdout and stderr captured, killing it after `timeout`
+/// (then `status` is `None`). Expects nothing of its outcome.
+///
+/// The command runs in its own process group, and the whole group is
+/// killed at the timeout, so that a script's children go too. Output still
+/// held open by a process that escaped the group is waited for at most a
+/// few seconds after the command ends.
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result<Finished> {
+    use std::os::unix::process::CommandExt;
+    let command = command_line(cmd);
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait_timeout(&mut child, timeout);
+    if status.is_none() {
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+            // SAFETY: kill(2) has no memory-safety preconditions; `-pid` names
+            // the process group this child leads (it is not yet reaped).
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let collect = |rx: std::sync::mpsc::Receiver<String>| {
+        rx.recv_timeout(OUTPUT_GRACE)
+            .unwrap_or_else(|_| "(output still held open by another process; not shown)\n".into())
+    };
+    Ok(Finished {
+        command,
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Reads a pipe to its end on a thread (so that neither pipe can fill up
+/// and block the child) and sends the text when the pipe closes.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut bytes);
+        }
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// Waits for `child` at most `timeout`, polling every few milliseconds.
+pub fn wait_timeout(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A signal to send to a child process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// `SIGINT` (Ctrl-C).
+    Int,
+    /// `SIGTERM`.
+    Term,
+    /// `SIGKILL` (`kill -9`).
+    Kill,
+}
+
+/// Sends `signal` to `child` (no effect if it has already exited and been
+/// waited for).
+pub fn signal(child: &Child, signal: Signal) -> std::io::Result<()> {
+    let sig = match signal {
+        Signal::Int => libc::SIGINT,
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    // SAFETY: kill(2) has no memory-safety preconditions; the pid is our own
+    // child's, which stays reserved until we wait for it.
+    if unsafe { libc::kill(pid, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// A readable account of a command's run: the command line, its status,
+/// its stdout and stderr, and (if given) a listing of a directory.
+pub fn report(out: &Finished, dir: Option<&Path>) -> String {
+    let status = match out.status {
+        None => format!("killed after {:.1} s (timeout)", out.elapsed.as_secs_f64()),
+        Some(s) => match s.code() {
+            Some(c) => format!("exit code {c} after {:.1} s", out.elapsed.as_secs_f64()),
+            None => format!("{s} after {:.1} s", out.elapsed.as_secs_f64()),
+        },
+    };
+    let mut r = String::new();
+    let _ = writeln!(r, "command: {}", out.command);
+    let _ = writeln!(r, "status:  {status}");
+    for (name, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let _ = writeln!(r, "---- {name} ({} bytes) ----", text.len());
+        r.push_str(text);
+        if !text.is_empty() && !text.ends_with('\n') {
+            r.push('\n');
+        }
+    }
+    if let Some(dir) = dir {
+        let _ = writeln!(r, "---- files under {} ----", dir.display());
+        r.push_str(&listing(dir));
+    }
+    r
+}
+
+/// Every file and directory under `dir` (sorted, with sizes), at most a few
+/// hundred lines.
+pub fn listing(dir: &Path) -> String {
+    let mut lines = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut truncated = false;
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                lines.push(format!("{}: {e}", d.display()));
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            if lines.len() >= LISTING_LIMIT {
+                truncated = true;
+                break;
+            }
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => {
+                    lines.push(format!("{rel}/"));
+                    stack.push(path);
+                }
+                Ok(m) => lines.push(format!("{rel}  ({} bytes)", m.len())),
+                Err(e) => lines.push(format!("{rel}  ({e})")),
+            }
+        }
+    }
+    lines.sort();
+    let mut out = lines.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    if truncated {
+        let _ = writeln!(out, "... (listing stopped at {LISTING_LIMIT} entries)");
+    }
+    out
+}
+
+/// `cmd` as a shell would need it typed.
+pub fn command_line(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| shell_quote(&a.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bin_dir_is_the_profile_directory() {
+        let dir = bin_dir();
+        // Unit tests run from target/PROFILE/deps; the binaries sit one up.
+        assert_ne!(dir.file_name().unwrap(), "deps");
+        assert!(dir.join("deps").is_dir(), "{}", dir.display());
+    }
+
+    #[test]
+    fn a_missing_binary_names_the_build_command() {
+        let err = std::panic::catch_unwind(|| bin_path("no-such-binary")).unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        assert!(msg.contains("--bin no-such-binary"), "{msg}");
+        assert!(msg.contains("cargo test"), "{msg}");
+    }
+
+    #[test]
+    fn a_failing_command_is_reported_with_its_output_and_the_directory() {
+        let dir = std::env::temp_dir().join(format!("testkit-bins-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/file.txt"), "hello").unwrap();
+        let err = std::panic::catch_unwind(|| {
+            run(
+                Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+                &dir,
+            )
+        })
+        .unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        for want in [
+            "expected exit code 0",
+            "command: sh -c 'echo out; echo err >&2; exit 3'",
+            "exit code 3",
+            "---- stdout (4 bytes) ----\nout\n",
+            "---- stderr (4 bytes) ----\nerr\n",
+            "sub/\n",
+            "sub/file.txt  (5 bytes)",
+        ] {
+            assert!(msg.contains(want), "missing {want:?} in:\n{msg}");
+        }
+        let ok = run_expecting(Command::new("sh").args(["-c", "exit 2"]), &dir, 2);
+        assert_eq!(ok.code(), Some(2));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_hanging_command_is_killed_at_the_timeout() {
+        let out = run_with_timeout(
+            Command::new("sh").args(["-c", "echo started; sleep 30"]),
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(out.status.is_none());
+        assert_eq!(out.stdout, "started\n");
+        assert!(report(&out, None).contains("(timeout)"));
+    }
+
+    #[test]
+    fn signals_reach_the_child() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        signal(&child, Signal::Term).unwrap();
+        let status = wait_timeout(&mut child, Duration::from_secs(10)).expect("still running");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+    }
+}

@@ -430,32 +430,40 @@ fn parse_header(text: &[u8], rec: &mut WarcRecord, pool: &mut Vec<String>) -> Re
         .map_err(|_| Failure::Malformed(format!("bad Content-Length {cl:?}")))
 }
 
-/// The number of complete records at the start of `path` and where they end.
+/// The number of complete records at the start of `path` and where they
+/// end, leaving out a last `request` record whose response is missing (the
+/// writer stores the two together, so such a request belongs to a torn
+/// exchange).
 pub(super) fn scan_valid(path: &Path) -> Result<(u64, u64), WarcError> {
     let mut reader = WarcReader::open(path, 0)?;
     let mut rec = WarcRecord::default();
     let mut records = 0u64;
     let mut valid_len = 0u64;
+    // Where the records stand before the last one, if it is a request.
+    let mut before_request = None;
     loop {
         match reader.read_next(&mut rec) {
             Ok(true) => {
+                before_request =
+                    (rec.record_type() == Some("request")).then_some((records, valid_len));
                 records += 1;
                 valid_len = rec.offset + rec.length;
             }
-            Ok(false) => return Ok((records, valid_len)),
-            Err(WarcError::Truncated { offset, .. } | WarcError::Malformed { offset, .. }) => {
-                return Ok((records, offset));
-            }
+            Ok(false) => break,
+            Err(WarcError::Truncated { .. } | WarcError::Malformed { .. }) => break,
             Err(e) => return Err(e),
         }
     }
+    Ok(before_request.unwrap_or((records, valid_len)))
 }
 
 /// Cuts a torn last record off `path` (after `kill -9` or a power cut), so
 /// that the file is valid again; fsyncs the file.
 ///
 /// Everything from the first member that is incomplete or not a WARC record
-/// on is removed: the writer only ever appends, so that is the torn tail.
+/// on is removed (the writer only ever appends, so that is the torn tail),
+/// and so is a `request` record left without its `response` at the end:
+/// the file ends with a complete exchange again.
 pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, WarcError> {
     let path = path.as_ref();
     let io_err = |source| WarcError::Io {
