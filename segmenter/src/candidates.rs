@@ -1,12 +1,13 @@
 //! Candidate URLs: the canonical form and the filters every URL passes
 //! before it is sorted, and what is carried along with it.
 //!
-//! A candidate is sorted under the key `domain TAB host TAB url` (registrable
-//! domain, host, canonical URL). A tab sorts below every byte a canonical URL
-//! or a host can hold, so the byte order of keys is the order of the
-//! (domain, host, url) tuples: a domain's URLs are adjacent, then a host's,
-//! and the copies of one URL meet.
+//! A candidate is sorted under the key `domain TAB host TAB hash url`
+//! (registrable domain, host, the URL's Bloom hash, canonical URL). A tab
+//! sorts below every byte a host can hold, so the byte order of keys is the
+//! order of the (domain, host, hash, url) tuples: a domain's URLs are
+//! adjacent, then a host's, and the copies of one URL meet.
 
+use common::bloom::BloomHash;
 use common::filter::{Reject, UrlFilter};
 use common::segment::Via;
 use common::urlnorm::UrlError;
@@ -104,14 +105,28 @@ pub fn via_of_code(c: u8) -> Via {
     }
 }
 
-/// Appends the sort key `domain TAB host TAB url` to `buf`.
-pub fn push_key(buf: &mut Vec<u8>, domain: &str, host: &str, url: &str) {
-    buf.reserve(domain.len() + host.len() + url.len() + 2);
+/// Bytes of the hash in a sort key.
+pub const HASH_LEN: usize = 16;
+
+/// Appends the sort key `domain TAB host TAB HASH url` to `buf`, where
+/// HASH is the URL's 16-byte Bloom hash, big-endian. Within a host, URLs
+/// sort by hash (their order there does not matter: the per-host cap puts
+/// them in priority order), which lets the in-memory sort compare integers.
+pub fn push_key(buf: &mut Vec<u8>, domain_host: &[u8], hash: BloomHash, url: &[u8]) {
+    buf.reserve(domain_host.len() + 1 + HASH_LEN + url.len());
+    buf.extend_from_slice(domain_host);
+    buf.push(b'\t');
+    buf.extend_from_slice(&hash.0.to_be_bytes());
+    buf.extend_from_slice(&hash.1.to_be_bytes());
+    buf.extend_from_slice(url);
+}
+
+/// `domain TAB host`, the first part of a sort key.
+pub fn domain_host(buf: &mut Vec<u8>, domain: &str, host: &str) {
+    buf.clear();
     buf.extend_from_slice(domain.as_bytes());
     buf.push(b'\t');
     buf.extend_from_slice(host.as_bytes());
-    buf.push(b'\t');
-    buf.extend_from_slice(url.as_bytes());
 }
 
 /// The parts of a sort key.
@@ -121,18 +136,23 @@ pub struct KeyParts<'a> {
     pub domain: &'a str,
     /// Host (the segment's queue key).
     pub host: &'a str,
+    /// The URL's Bloom hash.
+    pub hash: BloomHash,
     /// Canonical URL.
     pub url: &'a str,
 }
 
 /// Splits a key made by [`push_key`]; `None` if it is not one.
 pub fn split_key(key: &[u8]) -> Option<KeyParts<'_>> {
-    let text = std::str::from_utf8(key).ok()?;
-    let mut it = text.splitn(3, '\t');
+    let t1 = memchr::memchr(b'\t', key)?;
+    let t2 = t1 + 1 + memchr::memchr(b'\t', &key[t1 + 1..])?;
+    let h = key.get(t2 + 1..t2 + 1 + HASH_LEN)?;
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
     Some(KeyParts {
-        domain: it.next()?,
-        host: it.next()?,
-        url: it.next()?,
+        domain: std::str::from_utf8(&key[..t1]).ok()?,
+        host: std::str::from_utf8(&key[t1 + 1..t2]).ok()?,
+        hash: BloomHash(word(&h[..8]), word(&h[8..])),
+        url: std::str::from_utf8(&key[t2 + 1 + HASH_LEN..]).ok()?,
     })
 }
 
@@ -225,27 +245,23 @@ mod tests {
 
     #[test]
     fn keys_sort_like_tuples() {
-        let mut a = Vec::new();
-        push_key(&mut a, "example.com", "example.com", "http://example.com/z");
-        let mut b = Vec::new();
-        push_key(
-            &mut b,
-            "example.com",
-            "a.example.com",
-            "http://a.example.com/",
-        );
-        let mut c = Vec::new();
-        push_key(
-            &mut c,
-            "example.co",
-            "www.example.co",
-            "http://www.example.co/",
-        );
+        let key = |domain: &str, host: &str, url: &str| {
+            let mut dh = Vec::new();
+            domain_host(&mut dh, domain, host);
+            let mut k = Vec::new();
+            push_key(&mut k, &dh, BloomHash::of(url.as_bytes()), url.as_bytes());
+            k
+        };
+        let a = key("example.com", "example.com", "http://example.com/z");
+        let b = key("example.com", "a.example.com", "http://a.example.com/");
+        let c = key("example.co", "www.example.co", "http://www.example.co/");
         // (example.co, ..) < (example.com, a..) < (example.com, example.com, ..)
         assert!(c < b && b < a);
         let parts = split_key(&b).unwrap();
+        assert_eq!(parts.domain, "example.com");
         assert_eq!(parts.host, "a.example.com");
         assert_eq!(parts.url, "http://a.example.com/");
+        assert_eq!(parts.hash, BloomHash::of(b"http://a.example.com/"));
         assert_eq!(host_prefix(&b), b"example.com\ta.example.com\t");
     }
 }

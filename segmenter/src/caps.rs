@@ -9,6 +9,8 @@
 
 use std::cmp::Ordering;
 
+use common::bloom::BloomHash;
+
 use crate::candidates::Meta;
 
 /// One URL of the current host.
@@ -18,6 +20,8 @@ pub struct Pick {
     pub url: String,
     /// Merged metadata.
     pub meta: Meta,
+    /// The URL's Bloom hash.
+    pub hash: BloomHash,
 }
 
 /// Where a URL goes.
@@ -64,18 +68,21 @@ impl HostCap {
         &mut self,
         url: &str,
         meta: Meta,
+        hash: BloomHash,
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.len == self.picks.len() {
             self.picks.push(Pick {
                 url: String::new(),
                 meta,
+                hash,
             });
         }
         let slot = &mut self.picks[self.len];
         slot.url.clear();
         slot.url.push_str(url);
         slot.meta = meta;
+        slot.hash = hash;
         self.len += 1;
         if self.len >= self.cap.saturating_mul(2) {
             self.trim(emit)?;
@@ -115,11 +122,6 @@ impl HostCap {
         self.len = 0;
         self.overflowed = false;
         Ok(capped)
-    }
-
-    /// True if no URL of the current host is held.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 
@@ -161,7 +163,8 @@ mod tests {
             ("/h", 0, 1),
         ];
         for (u, inl, hops) in input {
-            cap.add(u, meta(inl, hops), &mut emit).unwrap();
+            cap.add(u, meta(inl, hops), BloomHash(0, 1), &mut emit)
+                .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();
         assert!(capped);
@@ -169,7 +172,6 @@ mod tests {
         assert_eq!(kept, ["/d", "/b", "/g"]);
         over.sort();
         assert_eq!(over, ["/a", "/c", "/e", "/f", "/h"]);
-        assert!(cap.is_empty());
     }
 
     #[test]
@@ -184,7 +186,8 @@ mod tests {
             Fate::Backlog => Err(()),
         };
         for (u, hops) in [("/z", 1), ("/y", 0)] {
-            cap.add(u, meta(1, hops), &mut emit).unwrap();
+            cap.add(u, meta(1, hops), BloomHash(0, 1), &mut emit)
+                .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();
         assert!(!capped);

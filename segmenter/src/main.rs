@@ -10,6 +10,7 @@ mod caps;
 mod cli;
 mod commit;
 mod error;
+mod fasthash;
 mod inject;
 mod inspect;
 mod links;

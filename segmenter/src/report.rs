@@ -47,7 +47,9 @@ pub struct Counts {
     pub invalid_urls: u64,
     /// Refusals by each filter, in [`Reject::ALL`] order.
     pub rejects: [u64; Reject::ALL.len()],
-    /// Candidates that passed the filters (copies included).
+    /// Copies of URLs scheduled in an earlier round (refused by `seen.bloom`).
+    pub dupes: u64,
+    /// Candidates that passed the filters and the seen check (copies included).
     pub candidates: u64,
     /// WARC files that ended with a truncated record.
     pub truncated_files: u64,
@@ -112,6 +114,7 @@ impl AddAssign<&Counts> for Counts {
         for (a, b) in self.rejects.iter_mut().zip(o.rejects) {
             *a += b;
         }
+        self.dupes += o.dupes;
         self.candidates += o.candidates;
         self.truncated_files += o.truncated_files;
         self.unreadable_files += o.unreadable_files;
@@ -126,8 +129,6 @@ impl AddAssign<&Counts> for Counts {
 pub struct Selection {
     /// Distinct URLs after merging copies.
     pub unique: u64,
-    /// Distinct URLs refused as seen before.
-    pub dupes: u64,
     /// Distinct URLs never seen before.
     pub new: u64,
     /// Re-entered URLs (leftover, retry, backlog) that skipped the check.
@@ -189,6 +190,10 @@ pub struct Report {
     pub sort_runs: u64,
     /// Bytes spilled.
     pub sort_bytes: u64,
+    /// Time spent reading the inputs (scan and in-memory sort).
+    pub scan_time: Duration,
+    /// Time spent merging, selecting and writing.
+    pub select_time: Duration,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -234,9 +239,9 @@ impl Report {
                 c.rejected(reason).to_string(),
             );
         }
+        line("dupes:", c.dupes.to_string());
         line("candidates:", c.candidates.to_string());
         line("unique urls:", s.unique.to_string());
-        line("dupes:", s.dupes.to_string());
         line("new urls:", s.new.to_string());
         line("re-entered:", s.reentered.to_string());
         line("scheduled:", s.scheduled.to_string());
@@ -281,7 +286,14 @@ impl Report {
             "sort spills:",
             format!("{} runs, {} bytes", self.sort_runs, self.sort_bytes),
         );
-        line("elapsed:", format!("{secs:.3} s"));
+        line(
+            "elapsed:",
+            format!(
+                "{secs:.3} s (scan {:.3} s, merge and write {:.3} s)",
+                self.scan_time.as_secs_f64(),
+                self.select_time.as_secs_f64()
+            ),
+        );
         if c.html_bytes > 0 {
             line(
                 "html rate:",

@@ -8,6 +8,7 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::sync::mpsc;
 use std::time::Instant;
 
 use common::atomic::write_atomic;
@@ -21,11 +22,11 @@ use crate::error::Error;
 use crate::log::RunLog;
 use crate::output::Output;
 use crate::partition::next_number;
-use crate::report::Report;
+use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
-use crate::sort::{RunDir, merge};
+use crate::sort::{Merger, RunDir, merge};
 
 /// What a round reads and what it records besides segments.
 pub struct Plan {
@@ -92,15 +93,18 @@ pub fn execute(
         max_tries: settings.max_tries,
         max_links_per_page: settings.max_links_per_page,
         max_page_size: settings.max_page_size,
+        seen: &seen,
+        seen_is_empty: seen.is_empty(),
         runs: runs.clone(),
         memory: settings.memory,
         threads: settings.threads,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
+    let scan_time = started.elapsed();
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let mut merger = merge(scanned.sorted, &runs, fan_in).map_err(Error::io(runs.path()))?;
+    let merger = merge(scanned.sorted, &runs, fan_in).map_err(Error::io(runs.path()))?;
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -120,52 +124,25 @@ pub fn execute(
         counts: scanned.counts,
         ..Report::default()
     };
-    let sel = &mut report.selection;
-    let mut cap = HostCap::new(settings.max_per_host);
-    let mut key = Vec::new();
-    let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-    let mut current = Vec::new(); // `domain TAB host TAB` of the current host
-    let mut host = String::new();
-    while merger
-        .next_into(&mut key, &mut meta)
-        .map_err(Error::io(runs.path()))?
-    {
-        sel.unique += 1;
-        let Some(parts) = split_key(&key) else {
-            continue;
-        };
-        if host_prefix(&key) != current.as_slice() {
-            end_host(&mut cap, &mut output, &host, sel)?;
-            current.clear();
-            current.extend_from_slice(host_prefix(&key));
-            host.clear();
-            host.push_str(parts.host);
-        }
-        if !seen.admit(parts.url.as_bytes(), meta.exempt) {
-            sel.dupes += 1;
-            continue;
-        }
-        if meta.exempt {
-            sel.reentered += 1;
-        } else {
-            sel.new += 1;
-        }
-        cap.add(parts.url, meta, &mut |p: &Pick, _| {
-            sel.backlogged += 1;
-            output.backlog(&host, p)
-        })?;
-    }
-    end_host(&mut cap, &mut output, &host, sel)?;
-    drop(merger);
+    let mut stream_domains = Vec::new();
+    let (segments, backlog) = select(
+        merger,
+        &runs,
+        &seen,
+        output,
+        settings.max_per_host,
+        &mut report.selection,
+        plan.record_seed_domains.then_some(&mut stream_domains),
+    )?;
     report.sort_runs = runs.runs_written();
     report.sort_bytes = runs.bytes_spilled();
-
-    let (segments, backlog) = output.finish()?;
     seen.flush()?;
     report.bloom = seen.state();
     drop(seen);
     report.segments = segments;
     report.backlog = backlog;
+    report.scan_time = scan_time;
+    report.select_time = started.elapsed() - scan_time;
 
     if !plan.consumes.is_empty() {
         let all: BTreeSet<&String> = old_consumed.iter().chain(&plan.consumes).collect();
@@ -182,6 +159,7 @@ pub fn execute(
         let mut domains = read_scope_seeds(&path)?;
         let before = domains.len();
         domains.extend(scanned.seed_domains);
+        domains.extend(stream_domains);
         if domains.len() != before || !path.exists() {
             let mut text = String::new();
             for d in &domains {
@@ -198,33 +176,166 @@ pub fn execute(
     Ok(report)
 }
 
-/// Ends the current host: its best URLs to the segments, the rest to the backlog.
-fn end_host(
-    cap: &mut HostCap,
-    output: &mut Output,
-    host: &str,
-    sel: &mut crate::report::Selection,
-) -> Result<(), Error> {
-    if cap.is_empty() {
-        return Ok(());
+/// URLs handed from the selection to the writer thread at a time.
+const BATCH: usize = 4096;
+
+/// A batch of URLs for the writer thread; recycled with its strings.
+struct Batch {
+    recs: Vec<(Fate, String, Pick)>,
+    len: usize,
+}
+
+impl Batch {
+    fn push(&mut self, fate: Fate, host: &str, pick: &Pick) {
+        if self.len == self.recs.len() {
+            self.recs.push((fate, host.to_string(), pick.clone()));
+        } else {
+            let slot = &mut self.recs[self.len];
+            slot.0 = fate;
+            slot.1.clear();
+            slot.1.push_str(host);
+            slot.2.url.clear();
+            slot.2.url.push_str(&pick.url);
+            slot.2.meta = pick.meta;
+            slot.2.hash = pick.hash;
+        }
+        self.len += 1;
     }
-    let mut scheduled = 0;
-    let mut backlogged = 0;
-    let capped = cap.finish_host(&mut |p: &Pick, fate| match fate {
-        Fate::Segment => {
-            scheduled += 1;
-            output.schedule(host, p)
+}
+
+/// The selection's end of the channel to the writer thread.
+struct Sink {
+    batch: Batch,
+    to_writer: mpsc::SyncSender<Batch>,
+    recycled: mpsc::Receiver<Batch>,
+    /// False once the writer has stopped (its error comes out of `join`).
+    alive: bool,
+}
+
+impl Sink {
+    fn push(&mut self, fate: Fate, host: &str, pick: &Pick, sel: &mut Selection) {
+        match fate {
+            Fate::Segment => sel.scheduled += 1,
+            Fate::Backlog => sel.backlogged += 1,
         }
-        Fate::Backlog => {
-            backlogged += 1;
-            output.backlog(host, p)
+        self.batch.push(fate, host, pick);
+        if self.batch.len == BATCH {
+            self.send();
         }
-    })?;
-    sel.scheduled += scheduled;
-    sel.backlogged += backlogged;
-    sel.hosts += u64::from(scheduled > 0);
+    }
+
+    fn send(&mut self) {
+        let next = self.recycled.try_recv().unwrap_or(Batch {
+            recs: Vec::new(),
+            len: 0,
+        });
+        let full = std::mem::replace(&mut self.batch, next);
+        self.alive &= self.to_writer.send(full).is_ok();
+    }
+}
+
+/// Ends the current host: its best URLs to the segments, the rest to the backlog.
+fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection) {
+    let before = sel.scheduled;
+    let capped = cap
+        .finish_host(&mut |p: &Pick, fate| {
+            sink.push(fate, host, p, sel);
+            Ok::<_, ()>(())
+        })
+        .unwrap_or(false);
+    sel.hosts += u64::from(sel.scheduled > before);
     sel.capped_hosts += u64::from(capped);
-    Ok(())
+}
+
+/// Every URL out of the merge is scheduled: the best `max_per_host` of each
+/// host into the segments, the rest into the backlog. With `domains`, the
+/// registrable domains met are collected too (for `scope.seeds`). This thread merges and
+/// caps; a writer thread inserts into `seen.bloom` (in output order, so the
+/// file is the same on every run) and compresses the segments.
+fn select(
+    mut merger: Merger,
+    runs: &RunDir,
+    seen: &Seen,
+    mut output: Output,
+    max_per_host: u64,
+    sel: &mut Selection,
+    mut domains: Option<&mut Vec<String>>,
+) -> Result<(Vec<(String, u64)>, u64), Error> {
+    let (to_writer, from_select) = mpsc::sync_channel::<Batch>(4);
+    let (recycle, recycled) = mpsc::sync_channel::<Batch>(8);
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<(Vec<(String, u64)>, u64), Error> {
+            for batch in from_select {
+                for (fate, host, pick) in &batch.recs[..batch.len] {
+                    seen.insert(pick.hash);
+                    match fate {
+                        Fate::Segment => output.schedule(host, pick)?,
+                        Fate::Backlog => output.backlog(host, pick)?,
+                    }
+                }
+                let _ = recycle.try_send(Batch { len: 0, ..batch });
+            }
+            output.finish()
+        });
+
+        let mut sink = Sink {
+            batch: Batch {
+                recs: Vec::new(),
+                len: 0,
+            },
+            to_writer,
+            recycled,
+            alive: true,
+        };
+        let mut cap = HostCap::new(max_per_host);
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut current = Vec::new(); // `domain TAB host TAB` of the current host
+        let mut host = String::new();
+        let result = (|| -> Result<(), Error> {
+            while sink.alive
+                && merger
+                    .next_into(&mut key, &mut meta)
+                    .map_err(Error::io(runs.path()))?
+            {
+                let Some(parts) = split_key(&key) else {
+                    continue;
+                };
+                sel.unique += 1;
+                if host_prefix(&key) != current.as_slice() {
+                    if let Some(domains) = domains.as_deref_mut()
+                        && domains.last().is_none_or(|d| d != parts.domain)
+                    {
+                        domains.push(parts.domain.to_string());
+                    }
+                    end_host(&mut cap, &host, &mut sink, sel);
+                    current.clear();
+                    current.extend_from_slice(host_prefix(&key));
+                    host.clear();
+                    host.push_str(parts.host);
+                }
+                if meta.exempt {
+                    sel.reentered += 1;
+                } else {
+                    sel.new += 1;
+                }
+                cap.add(parts.url, meta, parts.hash, &mut |p: &Pick, fate| {
+                    sink.push(fate, &host, p, sel);
+                    Ok::<_, ()>(())
+                })
+                .unwrap_or(());
+            }
+            end_host(&mut cap, &host, &mut sink, sel);
+            Ok(())
+        })();
+        if sink.batch.len > 0 {
+            sink.send();
+        }
+        drop(sink);
+        let written = writer.join().expect("the writer thread does not panic");
+        result?;
+        written
+    })
 }
 
 /// Copies the existing backlog into the new one (for `inject`).

@@ -23,13 +23,14 @@
 //! malformed lines) is reported with its file and offset or line, counted
 //! and skipped; the round goes on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::bloom::BloomHash;
 use common::filter::UrlFilter;
 use common::http::{ResponseHead, parse_content_type, parse_response_head};
 use common::segment::{SegmentReader, SegmentRecord, Via};
@@ -39,9 +40,11 @@ use url::Url;
 
 use crate::candidates::{Admission, Meta};
 use crate::error::Error;
+use crate::fasthash::FastHash;
 use crate::links::{LinkExtractor, redirect_target};
 use crate::log::RunLog;
 use crate::report::Counts;
+use crate::seen::Seen;
 use crate::sort::{RunDir, Sorted, Sorter};
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
@@ -109,6 +112,10 @@ pub struct ScanConfig<'a> {
     pub max_links_per_page: usize,
     /// Larger responses are skipped.
     pub max_page_size: u64,
+    /// The staged `seen.bloom` (only read during the scan).
+    pub seen: &'a Seen,
+    /// True for a new, empty filter: nothing to look up.
+    pub seen_is_empty: bool,
     /// Where sort runs go.
     pub runs: Arc<RunDir>,
     /// Total sort memory, shared by the workers.
@@ -226,7 +233,7 @@ fn report_seed_notes(
 struct WorkerResult {
     sorted: Sorted,
     counts: Counts,
-    seed_domains: BTreeSet<String>,
+    seed_domains: Vec<String>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
@@ -242,7 +249,9 @@ struct Worker<'a> {
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
-    seed_domains: BTreeSet<String>,
+    /// Hashes of the seed domains in `seed_domains` (a cheap membership test).
+    seed_domain_hashes: HashSet<u64, FastHash>,
+    seed_domains: Vec<String>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
@@ -259,7 +268,8 @@ impl<'a> Worker<'a> {
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
-            seed_domains: BTreeSet::new(),
+            seed_domain_hashes: HashSet::default(),
+            seed_domains: Vec::new(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
         }
@@ -291,14 +301,19 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Adds an admitted candidate to the sort.
-    fn push(&mut self, url: &Url, meta: Meta) -> Result<(), Error> {
-        let host = host_of(url);
-        let domain = registrable_domain(host);
+    /// Adds an admitted candidate to the sort, unless it was scheduled in
+    /// an earlier round (re-entering URLs are not checked). False if it was.
+    fn push(&mut self, url: &Url, meta: Meta) -> Result<bool, Error> {
+        let hash = BloomHash::of(url.as_str().as_bytes());
+        if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
+            self.counts.dupes += 1;
+            return Ok(false);
+        }
         self.counts.candidates += 1;
         self.sorter
-            .push(domain, host, url.as_str(), meta)
-            .map_err(Error::io(self.cfg.runs.path()))
+            .push(host_of(url), url.as_str(), hash, meta)
+            .map_err(Error::io(self.cfg.runs.path()))?;
+        Ok(true)
     }
 
     fn warc(&mut self, path: &Path) -> Result<(), Error> {
@@ -436,7 +451,7 @@ impl<'a> Worker<'a> {
         let mut result = Ok(());
         for url in &links {
             if self.admission.admit(url, hops, &mut self.counts) {
-                result = self.push(url, meta);
+                result = self.push(url, meta).map(|_| ());
                 if result.is_err() {
                     break;
                 }
@@ -516,7 +531,7 @@ impl<'a> Worker<'a> {
             via,
             exempt: true,
         };
-        self.push(&url, meta)
+        self.push(&url, meta).map(|_| ())
     }
 
     fn seeds(&mut self, path: &Path, piece: usize, start: u64, end: u64) -> Result<(), Error> {
@@ -581,22 +596,25 @@ impl<'a> Worker<'a> {
                 return Ok(());
             }
         };
-        let domain = registrable_domain(host_of(&url));
-        if !self.seed_domains.contains(domain) {
-            self.seed_domains.insert(domain.to_string());
-        }
+        // The domains of seeds that reach the sort are read off the merged
+        // stream (where they come sorted, so for free); the others are
+        // collected here.
         match self.cfg.filter.check(&url, 0) {
-            Ok(()) => self.push(
-                &url,
-                Meta {
+            Ok(()) => {
+                let meta = Meta {
                     hops: 0,
                     inlinks: 0,
                     tries: 0,
                     via: Via::Seed,
                     exempt: false,
-                },
-            ),
+                };
+                if !self.push(&url, meta)? {
+                    self.seed_domain(&url);
+                }
+                Ok(())
+            }
             Err(reason) => {
+                self.seed_domain(&url);
                 self.counts.reject(reason);
                 self.note(
                     piece,
@@ -605,6 +623,16 @@ impl<'a> Worker<'a> {
                 );
                 Ok(())
             }
+        }
+    }
+
+    fn seed_domain(&mut self, url: &Url) {
+        let domain = registrable_domain(host_of(url));
+        if self
+            .seed_domain_hashes
+            .insert(xxhash_rust::xxh3::xxh3_64(domain.as_bytes()))
+        {
+            self.seed_domains.push(domain.to_string());
         }
     }
 

@@ -3,14 +3,18 @@
 //! A round never writes the live filter: it copies `CRAWL/seen.bloom` into
 //! the staging directory (or creates a new one there, sized by
 //! `--bloom-items`/`--bloom-fp`), inserts into the copy, and the commit
-//! renames the copy into place with the segments. A URL is inserted when it
-//! is scheduled, into a segment *or* the backlog; re-entering URLs
-//! (leftover, retry, backlog) skip the check, so nothing waiting is lost and
-//! nothing is scheduled twice.
+//! renames the copy into place with the segments.
+//!
+//! The scan workers drop every found URL the filter already holds, before
+//! it costs anything in the sort; re-entering URLs (leftover, retry,
+//! backlog) skip that check. Nothing is inserted during the scan, so the
+//! check does not depend on thread timing. Every URL that comes out of the
+//! merge is then scheduled, into a segment *or* the backlog, and inserted:
+//! nothing waiting is lost and nothing is scheduled twice.
 
 use std::path::{Path, PathBuf};
 
-use common::bloom::{BloomFilter, BloomParams};
+use common::bloom::{BloomFilter, BloomHash, BloomParams};
 
 use crate::error::Error;
 use crate::report::BloomState;
@@ -57,12 +61,21 @@ impl Seen {
         self.bloom.params()
     }
 
-    /// Decides whether a URL is scheduled: a re-entering (`exempt`) URL
-    /// always is; another one only if it was not seen before. Either way the
-    /// URL is in the filter afterwards.
-    pub fn admit(&self, url: &[u8], exempt: bool) -> bool {
-        let fresh = self.bloom.insert(url);
-        exempt || fresh
+    /// True if nothing was ever inserted.
+    pub fn is_empty(&self) -> bool {
+        self.bloom.items() == 0
+    }
+
+    /// True if the URL with this hash was (probably) scheduled before.
+    /// Only reads, so the scan workers call it in parallel.
+    pub fn contains(&self, hash: BloomHash) -> bool {
+        self.bloom.contains_hash(hash)
+    }
+
+    /// Records a URL as scheduled (from one thread, in output order, so
+    /// that the file is the same on every run).
+    pub fn insert(&self, hash: BloomHash) {
+        self.bloom.insert_hash(hash);
     }
 
     /// Writes the filter to disk (its pages and header).

@@ -1,13 +1,19 @@
 //! External merge sort of candidates with bounded memory.
 //!
+//! The order is that of the key `domain TAB host TAB hash url` (see
+//! [`crate::candidates::push_key`]): hosts in (registrable domain, host)
+//! order, and within a host by the URL's 16-byte Bloom hash, then the URL.
+//!
 //! Each worker thread owns a [`Sorter`] with its share of `--memory`. A
-//! sorter appends records to one byte arena and keeps a small index entry per
-//! record (the first 8 key bytes as a number, for cheap comparisons, and the
-//! arena offset). When either is full it sorts the index, merges the copies
-//! of each URL and writes a *run*: a zstd-compressed file of records in key
-//! order. At the end, [`merge`] reads every run and every sorter's in-memory
+//! sorter interns hosts in a small table and appends URLs to one byte arena;
+//! its index holds, per URL, the host's number, the first half of the hash
+//! and the arena offset. To sort, it ranks its hosts by name and sorts the
+//! index by (rank, hash): integer comparisons that rarely touch the arena.
+//! When memory is full it writes the sorted index as a *run*: a
+//! zstd-compressed file of full keys with the copies of each URL merged.
+//! At the end, [`merge`] reads every run and every sorter's in-memory
 //! remainder at once (a k-way merge, in several passes when there are more
-//! runs than `fan_in`) and yields each URL once, its copies merged with
+//! than `fan_in` sources) and yields each URL once, its copies merged with
 //! [`Meta::absorb`]. Since that merge does not depend on the order of the
 //! copies, the output is the same whatever the memory limit or the number of
 //! threads.
@@ -15,18 +21,26 @@
 //! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks and
 //! tries, one byte `via`, one byte `exempt`.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::candidates::{Meta, push_key};
+use common::bloom::BloomHash;
+use common::urlnorm::registrable_domain;
 
-/// Bytes of arena per record besides the key: key length and meta.
-const HEADER: usize = 4 + Meta::ENCODED_LEN;
+use crate::fasthash::FastHash;
+
+use crate::candidates::{Meta, domain_host, push_key};
+
+/// Arena bytes per URL besides the URL: its length, meta and hash tail.
+const HEADER: usize = 4 + Meta::ENCODED_LEN + 8;
 /// Size of one index entry.
 const ENTRY: usize = std::mem::size_of::<Entry>();
+/// Bytes counted per interned host besides its name (table and map).
+const HOST_OVERHEAD: usize = 64;
 /// The arena is addressed with `u32` offsets.
 const MAX_ARENA: usize = u32::MAX as usize;
 
@@ -71,50 +85,106 @@ impl RunDir {
     }
 }
 
+/// One URL in a sorter's index.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    prefix: u64,
+    /// The first half of the URL's hash.
+    hash: u64,
+    /// The host's number in the table; its rank once sorted.
+    host: u32,
+    /// Where the rest of the record is in the arena.
     offset: u32,
+}
+
+/// Hosts seen by one sorter since its last spill, by their 128-bit XXH3
+/// hash (two hosts with one hash are not a practical possibility, and
+/// comparing names would cost a cache miss per URL).
+#[derive(Default)]
+struct HostTable {
+    ids: HashMap<u128, u32, FastHash>,
+    /// `domain TAB host` by number.
+    names: Vec<Vec<u8>>,
+    bytes: usize,
+    last: Option<(String, u32)>,
+}
+
+impl HostTable {
+    fn id(&mut self, host: &str) -> u32 {
+        if let Some((h, id)) = &self.last
+            && h == host
+        {
+            return *id;
+        }
+        let names = &mut self.names;
+        let bytes = &mut self.bytes;
+        let id = *self
+            .ids
+            .entry(xxhash_rust::xxh3::xxh3_128(host.as_bytes()))
+            .or_insert_with(|| {
+                let mut name = Vec::new();
+                domain_host(&mut name, registrable_domain(host), host);
+                *bytes += name.len() + HOST_OVERHEAD;
+                names.push(name);
+                (names.len() - 1) as u32
+            });
+        match &mut self.last {
+            Some((h, last)) => {
+                h.clear();
+                h.push_str(host);
+                *last = id;
+            }
+            None => self.last = Some((host.to_string(), id)),
+        }
+        id
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.names.clear();
+        self.bytes = 0;
+        self.last = None;
+    }
 }
 
 /// Collects candidates and spills sorted runs when its memory is full.
 pub struct Sorter {
     runs: Arc<RunDir>,
+    hosts: HostTable,
     arena: Vec<u8>,
     index: Vec<Entry>,
-    arena_cap: usize,
+    budget: usize,
     index_cap: usize,
     spilled: Vec<PathBuf>,
-    key: Vec<u8>,
 }
 
 impl Sorter {
     /// A sorter that keeps at most about `budget` bytes in memory.
     pub fn new(runs: Arc<RunDir>, budget: usize) -> Sorter {
-        // Index entries take 16 bytes, records about 100: give the index a
-        // seventh. Capacity is reserved up front (pages are only touched as
+        // Index entries take 16 bytes, records about 80: give the index a
+        // sixth. Capacity is reserved up front (pages are only touched as
         // they fill), so the buffers never reallocate.
         let budget = budget.max(4096);
-        let index_cap = (budget / 7 / ENTRY).max(16);
+        let index_cap = (budget / 6 / ENTRY).max(16);
         let arena_cap = (budget - index_cap * ENTRY).min(MAX_ARENA);
         Sorter {
             runs,
+            hosts: HostTable::default(),
             arena: Vec::with_capacity(arena_cap),
             index: Vec::with_capacity(index_cap),
-            arena_cap,
+            budget,
             index_cap,
             spilled: Vec::new(),
-            key: Vec::new(),
         }
     }
 
     /// Adds a candidate.
-    pub fn push(&mut self, domain: &str, host: &str, url: &str, meta: Meta) -> io::Result<()> {
-        self.key.clear();
-        push_key(&mut self.key, domain, host, url);
-        let need = HEADER + self.key.len();
+    pub fn push(&mut self, host: &str, url: &str, hash: BloomHash, meta: Meta) -> io::Result<()> {
+        let need = HEADER + url.len();
+        let used = self.arena.len() + self.index.len() * ENTRY + self.hosts.bytes;
         if !self.index.is_empty()
-            && (self.arena.len() + need > self.arena_cap || self.index.len() == self.index_cap)
+            && (used + need + host.len() + HOST_OVERHEAD > self.budget
+                || self.index.len() == self.index_cap
+                || self.arena.len() + need > MAX_ARENA)
         {
             self.spill()?;
         }
@@ -122,47 +192,69 @@ impl Sorter {
         if offset + need > MAX_ARENA {
             return Err(io::Error::other("sort record too large"));
         }
+        let host = self.hosts.id(host);
         self.arena
-            .extend_from_slice(&(self.key.len() as u32).to_le_bytes());
+            .extend_from_slice(&(url.len() as u32).to_le_bytes());
         self.arena.extend_from_slice(&meta.encode());
-        self.arena.extend_from_slice(&self.key);
+        self.arena.extend_from_slice(&hash.1.to_le_bytes());
+        self.arena.extend_from_slice(url.as_bytes());
         self.index.push(Entry {
-            prefix: prefix_of(&self.key),
+            hash: hash.0,
+            host,
             offset: offset as u32,
         });
         Ok(())
     }
 
+    /// Sorts the index; returns the host names in rank order.
+    fn sort(&mut self) -> Vec<Vec<u8>> {
+        let mut order: Vec<u32> = (0..self.hosts.names.len() as u32).collect();
+        let names = &self.hosts.names;
+        order.sort_unstable_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+        let mut rank = vec![0u32; order.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        for e in &mut self.index {
+            e.host = rank[e.host as usize];
+        }
+        let arena = &self.arena;
+        self.index.sort_unstable_by(|a, b| {
+            (a.host, a.hash)
+                .cmp(&(b.host, b.hash))
+                .then_with(|| tail(arena, a.offset).cmp(&tail(arena, b.offset)))
+        });
+        let mut names = std::mem::take(&mut self.hosts.names);
+        self.hosts.clear();
+        let mut by_rank = Vec::with_capacity(order.len());
+        for &id in &order {
+            by_rank.push(std::mem::take(&mut names[id as usize]));
+        }
+        by_rank
+    }
+
     /// Sorts what is in memory and writes it as a run.
     fn spill(&mut self) -> io::Result<()> {
-        sort_index(&self.arena, &mut self.index);
+        let names = self.sort();
         let path = self.runs.new_path();
         let mut w = RunWriter::create(&path)?;
-        let mut mem = MemSource {
-            arena: std::mem::take(&mut self.arena),
-            index: std::mem::take(&mut self.index),
-            pos: 0,
-        };
+        let mut mem = MemSource::new(
+            std::mem::take(&mut self.arena),
+            std::mem::take(&mut self.index),
+            names,
+        );
         let result = (|| {
-            while mem.pos < mem.index.len() {
-                let key_range = mem.key_range(mem.pos);
-                let mut meta = mem.meta(mem.pos);
-                mem.pos += 1;
-                while mem.pos < mem.index.len()
-                    && mem.arena[mem.key_range(mem.pos)] == mem.arena[key_range.clone()]
-                {
-                    meta.absorb(&mem.meta(mem.pos));
-                    mem.pos += 1;
-                }
-                w.write(&mem.arena[key_range], &meta)?;
+            let mut key = Vec::new();
+            let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+            while mem.next_merged(&mut key, &mut meta) {
+                w.write(&key, &meta)?;
             }
             w.finish()
         })();
-        // Give the buffers back, emptied, with their capacity.
-        self.arena = mem.arena;
-        self.index = mem.index;
-        self.arena.clear();
-        self.index.clear();
+        // Keep the buffers' capacity for the next batch.
+        let (arena, index) = mem.into_buffers();
+        self.arena = arena;
+        self.index = index;
         let bytes = result?;
         self.runs.spilled.fetch_add(bytes, Ordering::Relaxed);
         self.spilled.push(path);
@@ -171,12 +263,16 @@ impl Sorter {
 
     /// Sorts the in-memory remainder; the result goes to [`merge`].
     pub fn finish(mut self) -> Sorted {
-        sort_index(&self.arena, &mut self.index);
-        let memory = (!self.index.is_empty()).then(|| MemSource {
-            arena: std::mem::take(&mut self.arena),
-            index: std::mem::take(&mut self.index),
-            pos: 0,
-        });
+        let memory = if self.index.is_empty() {
+            None
+        } else {
+            let names = self.sort();
+            Some(MemSource::new(
+                std::mem::take(&mut self.arena),
+                std::mem::take(&mut self.index),
+                names,
+            ))
+        };
         Sorted {
             memory,
             runs: self.spilled,
@@ -190,44 +286,98 @@ pub struct Sorted {
     runs: Vec<PathBuf>,
 }
 
-fn prefix_of(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
-}
-
-fn key_at(arena: &[u8], offset: u32) -> &[u8] {
+/// The part of a record compared after (host rank, first hash half): the
+/// second hash half and the URL.
+fn tail(arena: &[u8], offset: u32) -> (u64, &[u8]) {
     let o = offset as usize;
-    let len = u32::from_le_bytes([arena[o], arena[o + 1], arena[o + 2], arena[o + 3]]) as usize;
-    &arena[o + HEADER..o + HEADER + len]
+    let len = u32::from_le_bytes(arena[o..o + 4].try_into().expect("4 bytes")) as usize;
+    let h = o + 4 + Meta::ENCODED_LEN;
+    let hash = u64::from_le_bytes(arena[h..h + 8].try_into().expect("8 bytes"));
+    (hash, &arena[o + HEADER..o + HEADER + len])
 }
 
-fn sort_index(arena: &[u8], index: &mut [Entry]) {
-    index.sort_unstable_by(|a, b| {
-        a.prefix
-            .cmp(&b.prefix)
-            .then_with(|| key_at(arena, a.offset).cmp(key_at(arena, b.offset)))
-    });
-}
-
+/// A sorted in-memory batch, read in order as full keys.
 struct MemSource {
     arena: Vec<u8>,
     index: Vec<Entry>,
+    names: Vec<Vec<u8>>,
     pos: usize,
+    key: Vec<u8>,
+    meta: Meta,
 }
 
 impl MemSource {
-    fn key_range(&self, i: usize) -> std::ops::Range<usize> {
-        let o = self.index[i].offset as usize;
-        let a = &self.arena;
-        let len = u32::from_le_bytes([a[o], a[o + 1], a[o + 2], a[o + 3]]) as usize;
-        o + HEADER..o + HEADER + len
+    fn new(arena: Vec<u8>, index: Vec<Entry>, names: Vec<Vec<u8>>) -> MemSource {
+        MemSource {
+            arena,
+            index,
+            names,
+            pos: 0,
+            key: Vec::new(),
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+        }
     }
-    fn meta(&self, i: usize) -> Meta {
-        let o = self.index[i].offset as usize + 4;
-        Meta::decode(&self.arena[o..o + Meta::ENCODED_LEN])
+
+    /// Loads the record at `pos` into `key`/`meta`; false past the end.
+    fn load(&mut self) -> bool {
+        let Some(e) = self.index.get(self.pos).copied() else {
+            return false;
+        };
+        // Start fetching a record a few places ahead: the arena is read in
+        // index order, which is random order in memory.
+        if let Some(ahead) = self.index.get(self.pos + 8) {
+            prefetch(&self.arena, ahead.offset as usize);
+        }
+        let o = e.offset as usize;
+        let (h2, url) = tail(&self.arena, e.offset);
+        self.meta = Meta::decode(&self.arena[o + 4..o + 4 + Meta::ENCODED_LEN]);
+        self.key.clear();
+        push_key(
+            &mut self.key,
+            &self.names[e.host as usize],
+            BloomHash(e.hash, h2),
+            url,
+        );
+        true
     }
+
+    /// The next URL with its copies in this batch merged.
+    fn next_merged(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> bool {
+        if !self.load() {
+            return false;
+        }
+        std::mem::swap(key, &mut self.key);
+        *meta = self.meta;
+        self.pos += 1;
+        while self.load() && self.key == *key {
+            meta.absorb(&self.meta);
+            self.pos += 1;
+        }
+        true
+    }
+
+    fn into_buffers(self) -> (Vec<u8>, Vec<Entry>) {
+        let (mut arena, mut index) = (self.arena, self.index);
+        arena.clear();
+        index.clear();
+        (arena, index)
+    }
+}
+
+/// Hints the CPU to load `buf[at..]` into cache.
+#[inline]
+fn prefetch(buf: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < buf.len() {
+        // SAFETY: the address is inside `buf`; a prefetch has no other effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                buf.as_ptr().add(at).cast(),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (buf, at);
 }
 
 /// Writes one run file.
@@ -300,13 +450,7 @@ impl RunReader {
             input: BufReader::with_capacity(1 << 16, dec),
             path: path.to_path_buf(),
             key: Vec::new(),
-            meta: Meta {
-                hops: 0,
-                inlinks: 0,
-                tries: 0,
-                via: Default::default(),
-                exempt: false,
-            },
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
         })
     }
 
@@ -360,23 +504,22 @@ enum Source {
 impl Source {
     fn key(&self) -> &[u8] {
         match self {
-            Source::Memory(m) => &m.arena[m.key_range(m.pos)],
+            Source::Memory(m) => &m.key,
             Source::Run(r) => &r.key,
         }
     }
     fn meta(&self) -> Meta {
         match self {
-            Source::Memory(m) => m.meta(m.pos),
+            Source::Memory(m) => m.meta,
             Source::Run(r) => r.meta,
         }
     }
-    /// Moves to the next record; `false` when exhausted. For a memory
-    /// source the first call is made on construction with `pos` at 0.
+    /// Moves to the next record; `false` when exhausted.
     fn advance(&mut self) -> io::Result<bool> {
         match self {
             Source::Memory(m) => {
                 m.pos += 1;
-                Ok(m.pos < m.index.len())
+                Ok(m.load())
             }
             Source::Run(r) => r.advance(),
         }
@@ -391,9 +534,8 @@ pub struct Merger {
 }
 
 impl Merger {
-    fn new(mut sources: Vec<Source>, first_ready: &[bool]) -> Merger {
-        let heap: Vec<usize> = (0..sources.len()).filter(|&i| first_ready[i]).collect();
-        sources.shrink_to_fit();
+    fn new(sources: Vec<Source>, ready: &[bool]) -> Merger {
+        let heap: Vec<usize> = (0..sources.len()).filter(|&i| ready[i]).collect();
         let mut m = Merger { sources, heap };
         for i in (0..m.heap.len() / 2).rev() {
             m.sift_down(i);
@@ -437,11 +579,7 @@ impl Merger {
                 self.sift_down(0);
             }
             // Free the exhausted source's memory early.
-            self.sources[top] = Source::Memory(MemSource {
-                arena: Vec::new(),
-                index: Vec::new(),
-                pos: 0,
-            });
+            self.sources[top] = Source::Memory(MemSource::new(Vec::new(), Vec::new(), Vec::new()));
         }
         Ok(())
     }
@@ -507,8 +645,8 @@ pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> io::Result<Mer
 fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> io::Result<Merger> {
     let mut sources = Vec::with_capacity(memory.len() + files.len());
     let mut ready = Vec::with_capacity(sources.capacity());
-    for m in memory {
-        ready.push(!m.index.is_empty());
+    for mut m in memory {
+        ready.push(m.load());
         sources.push(Source::Memory(m));
     }
     for path in files {
@@ -552,7 +690,7 @@ mod tests {
         }
     }
 
-    fn sort_all(budget: usize, threads: usize, fan_in: usize, name: &str) -> Vec<(String, Meta)> {
+    fn sort_all(budget: usize, threads: usize, fan_in: usize, name: &str) -> Vec<(Vec<u8>, Meta)> {
         let dir = temp_dir(name);
         let runs = RunDir::new(&dir).unwrap();
         let mut next = rng(42);
@@ -563,11 +701,10 @@ mod tests {
             let h = next() % 50;
             let p = next() % 300;
             let host = format!("h{h}.example{}.com", h % 7);
-            let domain = format!("example{}.com", h % 7);
             let url = format!("http://{host}/p{p}");
             let hops = (next() % 5) as u32;
             sorters[(i % threads as u64) as usize]
-                .push(&domain, &host, &url, link(hops))
+                .push(&host, &url, BloomHash::of(url.as_bytes()), link(hops))
                 .unwrap();
         }
         let parts = sorters.into_iter().map(Sorter::finish).collect();
@@ -576,7 +713,7 @@ mod tests {
         let mut key = Vec::new();
         let mut meta = link(0);
         while merger.next_into(&mut key, &mut meta).unwrap() {
-            out.push((String::from_utf8(key.clone()).unwrap(), meta));
+            out.push((key.clone(), meta));
         }
         drop(merger);
         if budget < 100_000 {
@@ -597,7 +734,16 @@ mod tests {
         // Copies were merged: in-links add up to the number pushed.
         let total: u64 = in_memory.iter().map(|(_, m)| u64::from(m.inlinks)).sum();
         assert_eq!(total, 20_000);
-        let parts = split_key(in_memory[0].0.as_bytes()).unwrap();
-        assert!(parts.url.starts_with("http://"));
+        // Hosts come in (domain, host) order, each in one block.
+        let hosts: Vec<(String, String)> = in_memory
+            .iter()
+            .map(|(k, _)| {
+                let p = split_key(k).unwrap();
+                assert_eq!(p.hash, BloomHash::of(p.url.as_bytes()));
+                (p.domain.to_string(), p.host.to_string())
+            })
+            .collect();
+        assert!(hosts.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(hosts[0].0, "example0.com");
     }
 }

@@ -48,10 +48,11 @@ http://example.test/a/c
     assert!(crawl.dir.bloom_path().is_file());
     assert!(crawl.dir.logs_dir().read_dir().unwrap().count() >= 1);
 
-    // Injecting the same seeds again finds nothing new.
+    // Injecting the same seeds again finds nothing new: each of the three
+    // valid lines is a copy of a URL seen before.
     let stderr = inject(&crawl, seeds, &[]);
     assert_eq!(figure(&stderr, "new urls:"), 0, "{stderr}");
-    assert_eq!(figure(&stderr, "dupes:"), 2, "{stderr}");
+    assert_eq!(figure(&stderr, "dupes:"), 3, "{stderr}");
     assert!(stderr.contains("no new segment"), "{stderr}");
     assert_eq!(crawl.dir.segment_ids().unwrap(), ["00001"]);
 
