@@ -2,7 +2,8 @@
 # Runs the whole test suite: installs the Python `warcio` tool (used by the
 # tests to check our WARC files independently) into .venv/ when it is
 # missing, then runs `cargo test` on the workspace. Extra arguments go to
-# `cargo test` (e.g. `scripts/test.sh -p common warc`).
+# `cargo test` (e.g. `scripts/test.sh warc` runs the tests whose name holds
+# "warc").
 set -euo pipefail
 
 WARCIO_VERSION=1.8.1

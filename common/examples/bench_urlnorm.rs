@@ -3,12 +3,17 @@
 //! fragments, upper-case hosts, default ports, escapes to fix, session ids,
 //! and links that are refused).
 //!
+//! Also measures `UrlFilter::check` (no regex rules, scope by domain) over the
+//! canonical URLs, since every link goes through both.
+//!
 //! Run with `cargo run --release -p common --example bench_urlnorm [COUNT]`.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use common::urlnorm::{canonicalize, canonicalize_relative};
+use common::config::FilterConfig;
+use common::filter::{Scope, UrlFilter};
+use common::urlnorm::{canonicalize, canonicalize_relative, registrable_domain};
 use url::Url;
 
 /// A small deterministic generator (xorshift64*), so every run sees the same URLs.
@@ -174,10 +179,25 @@ fn main() {
     let already = |i: usize| canonicalize(&canonical[i]).is_ok();
     let rel = |i: usize| canonicalize_relative(&bases[i % bases.len()], &hrefs[i]).is_ok();
     let parse_only = |i: usize| Url::parse(&absolutes[i]).is_ok();
+    let parsed: Vec<Url> = absolutes
+        .iter()
+        .filter_map(|u| canonicalize(u).ok())
+        .collect();
+    let mut scope = Scope::default();
+    for u in parsed.iter().step_by(2) {
+        let domain = registrable_domain(u.host_str().unwrap_or(""));
+        scope.domains.insert(domain.to_string());
+    }
+    let filter = UrlFilter {
+        limits: FilterConfig::default(),
+        scope,
+    };
+    let check = |i: usize| filter.check(&parsed[i % parsed.len()], 3).is_ok();
     for threads in [1, 2] {
         bench("url::Url::parse (reference)", threads, &parse_only);
         bench("canonicalize (absolute)", threads, &abs);
         bench("canonicalize (already canonical)", threads, &already);
         bench("canonicalize_relative (hrefs)", threads, &rel);
+        bench("UrlFilter::check", threads, &check);
     }
 }

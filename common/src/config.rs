@@ -60,10 +60,10 @@ pub struct CrawlConfig {
     /// Length and trap limits.
     #[serde(default)]
     pub filter: FilterConfig,
-    /// The fetcher's own section, deserialized by the fetcher with [`section`].
+    /// The fetcher's own section, deserialized by the fetcher with [`CrawlConfig::section`].
     #[serde(default)]
     pub fetcher: toml::Table,
-    /// The segmenter's own section, deserialized by the segmenter with [`section`].
+    /// The segmenter's own section, deserialized by the segmenter with [`CrawlConfig::section`].
     #[serde(default)]
     pub segmenter: toml::Table,
     /// Where the file was read from (set by [`CrawlConfig::load`]).
@@ -112,22 +112,22 @@ pub struct ScopeConfig {
     pub rules_file: Option<PathBuf>,
 }
 
-/// `[filter]`: limits every candidate URL must pass (defaults in brackets).
+/// `[filter]`: limits every candidate URL must pass.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilterConfig {
-    /// Longest URL accepted, in bytes [2048].
+    /// Longest URL accepted, in bytes (default 2048).
     pub max_url_length: usize,
-    /// Most path segments [20].
+    /// Most path segments (default 20).
     pub max_path_segments: usize,
-    /// A path segment repeated this many times or more is a trap [3].
+    /// A path segment repeated this many times or more is a trap (default 3).
     pub max_repeated_segment: usize,
-    /// Most hops from a seed [10].
+    /// Most hops from a seed (default 10).
     pub max_hops: u32,
-    /// Most query parameters [10].
+    /// Most query parameters (default 10).
     pub max_query_params: usize,
     /// Calendar traps: a year in the path or query further than this many
-    /// years after the current one (or before 1970) is refused [1].
+    /// years after the current one (or before 1970) is refused (default 1).
     pub max_years_ahead: i64,
 }
 

@@ -315,19 +315,18 @@ impl UrlFilter {
             return Err(Reject::TooLong);
         }
         let path = url.path();
-        if limits.max_repeated_segment > 0
-            && has_repeated_segment(path, limits.max_repeated_segment)
-        {
+        let shape = PathShape::of(path, limits.max_repeated_segment);
+        if shape.repeated {
             return Err(Reject::RepeatedSegment);
         }
-        if segments(path).count() > limits.max_path_segments {
+        if shape.segments > limits.max_path_segments {
             return Err(Reject::TooManySegments);
         }
         if hops > limits.max_hops {
             return Err(Reject::TooManyHops);
         }
         let query = url.query().unwrap_or("");
-        if query.split('&').filter(|p| !p.is_empty()).count() > limits.max_query_params {
+        if count_params(query.as_bytes()) > limits.max_query_params {
             return Err(Reject::TooManyParams);
         }
         let latest = year.saturating_add(limits.max_years_ahead);
@@ -349,22 +348,38 @@ fn segments(path: &str) -> impl Iterator<Item = &str> {
     path.split('/').filter(|s| !s.is_empty())
 }
 
-/// True if some segment occurs `limit` times or more. Quadratic over a few
-/// segments (no allocation); a map beyond that.
-fn has_repeated_segment(path: &str, limit: usize) -> bool {
-    const SMALL: usize = 32;
-    let mut seen: [&str; SMALL] = [""; SMALL];
-    for (n, seg) in segments(path).enumerate() {
-        if n == SMALL {
-            return has_repeated_segment_large(path, limit);
+/// What one pass over the path learns: its number of non-empty segments,
+/// and whether one of them occurs `limit` times or more (`limit` 0: never).
+struct PathShape {
+    segments: usize,
+    repeated: bool,
+}
+
+impl PathShape {
+    fn of(path: &str, limit: usize) -> PathShape {
+        // Quadratic over the first few segments, without allocation; a map
+        // for paths longer than that.
+        const SMALL: usize = 32;
+        let mut seen: [&str; SMALL] = [""; SMALL];
+        let mut shape = PathShape {
+            segments: 0,
+            repeated: false,
+        };
+        for seg in segments(path) {
+            let n = shape.segments;
+            shape.segments += 1;
+            if limit == 0 || shape.repeated || n >= SMALL {
+                continue;
+            }
+            let count = 1 + seen[..n].iter().filter(|s| **s == seg).count();
+            shape.repeated = count >= limit;
+            seen[n] = seg;
         }
-        let count = 1 + seen[..n].iter().filter(|s| **s == seg).count();
-        if count >= limit {
-            return true;
+        if limit > 0 && !shape.repeated && shape.segments > SMALL {
+            shape.repeated = has_repeated_segment_large(path, limit);
         }
-        seen[n] = seg;
+        shape
     }
-    false
 }
 
 fn has_repeated_segment_large(path: &str, limit: usize) -> bool {
@@ -376,59 +391,89 @@ fn has_repeated_segment_large(path: &str, limit: usize) -> bool {
     })
 }
 
+/// The non-empty `&`-separated parameters of a query.
+fn count_params(query: &[u8]) -> usize {
+    let mut count = 0;
+    let mut empty = true;
+    for &b in query {
+        if b == b'&' {
+            empty = true;
+        } else if empty {
+            empty = false;
+            count += 1;
+        }
+    }
+    count
+}
+
 /// True if a year (see the module doc for where one is recognized) lies
-/// outside `earliest..=latest`.
+/// outside `earliest..=latest`. One pass over each part; only runs of
+/// exactly four digits are looked at closer.
 fn has_year_outside(path: &str, query: &str, earliest: i64, latest: i64) -> bool {
     let bad = |y: i64| y < earliest || y > latest;
-    // Only text with four digits in a row can hold a year.
-    if !has_four_digits(path.as_bytes()) && !has_four_digits(query.as_bytes()) {
-        return false;
-    }
-    let mut segs = segments(path).peekable();
-    while let Some(seg) = segs.next() {
-        let b = seg.as_bytes();
-        if let Some(y) = four_digits(b).filter(|_| b.len() == 4)
-            && segs
-                .peek()
-                .is_some_and(|next| month(next.as_bytes()).is_some())
-            && bad(y)
-        {
-            return true;
-        }
-        if year_month_prefix(b).is_some_and(bad) || full_dates(b).any(bad) {
-            return true;
-        }
-    }
-    for param in query.split('&') {
-        let (name, value) = param.split_once('=').unwrap_or((param, ""));
-        let v = value.as_bytes();
-        if is_year_name(name) && v.len() == 4 && four_digits(v).is_some_and(bad) {
-            return true;
-        }
-        if year_month_prefix(v).is_some_and(bad) || full_dates(v).any(bad) {
-            return true;
-        }
-    }
-    false
+    let p = path.as_bytes();
+    let found_in_path = four_digit_runs(p).any(|(i, year)| bad(year) && is_path_date(p, i));
+    found_in_path
+        || four_digit_runs(query.as_bytes())
+            .any(|(i, year)| bad(year) && is_query_date(query.as_bytes(), i))
 }
 
-fn has_four_digits(b: &[u8]) -> bool {
-    let mut run = 0;
-    for &c in b {
-        run = if c.is_ascii_digit() { run + 1 } else { 0 };
-        if run == 4 {
-            return true;
+/// `(start, value)` of every run of exactly four ASCII digits in `b`.
+fn four_digit_runs(b: &[u8]) -> impl Iterator<Item = (usize, i64)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            if !b[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i - start == 4 {
+                let year = b[start..i]
+                    .iter()
+                    .fold(0i64, |acc, &c| acc * 10 + i64::from(c - b'0'));
+                return Some((start, year));
+            }
         }
-    }
-    false
-}
-
-/// The number made of the first four bytes, if they are digits.
-fn four_digits(b: &[u8]) -> Option<i64> {
-    let d = b.get(..4)?;
-    d.iter().try_fold(0i64, |acc, &c| {
-        c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
+        None
     })
+}
+
+/// Is the 4-digit run at `b[i..i + 4]` of a path a year? As a whole
+/// segment followed by a month segment (`/2031/05/`), as `YYYY-MM` at the
+/// start of a segment, or in a full date.
+fn is_path_date(b: &[u8], i: usize) -> bool {
+    let e = i + 4;
+    let segment_start = i > 0 && b[i - 1] == b'/';
+    if segment_start
+        && b.get(e) == Some(&b'/')
+        && b.get(e + 1..e + 3).is_some_and(|m| month(m).is_some())
+        && b.get(e + 3).is_none_or(|&c| c == b'/')
+    {
+        return true;
+    }
+    (segment_start && is_year_month_at(b, e)) || is_full_date(b, i)
+}
+
+/// Is the 4-digit run at `b[i..i + 4]` of a query a year? As the whole
+/// value of a `year`-like parameter, as `YYYY-MM` at the start of a value,
+/// or in a full date.
+fn is_query_date(b: &[u8], i: usize) -> bool {
+    let e = i + 4;
+    let value_start = i > 0 && b[i - 1] == b'=';
+    if value_start && b.get(e).is_none_or(|&c| c == b'&') {
+        let name_start = b[..i - 1]
+            .iter()
+            .rposition(|&c| c == b'&')
+            .map_or(0, |n| n + 1);
+        if is_year_name(&b[name_start..i - 1]) {
+            return true;
+        }
+    }
+    (value_start && is_year_month_at(b, e)) || is_full_date(b, i)
 }
 
 /// A month `01`..`12` (two digits), the whole of `b`.
@@ -441,37 +486,36 @@ fn month(b: &[u8]) -> Option<u32> {
     (1..=12).contains(&m).then_some(m)
 }
 
-/// `YYYY-MM` at the start of `b`, not followed by another digit.
-fn year_month_prefix(b: &[u8]) -> Option<i64> {
-    let year = four_digits(b)?;
-    if b.get(4) != Some(&b'-') || b.get(7).is_some_and(u8::is_ascii_digit) {
-        return None;
-    }
-    month(b.get(5..7)?)?;
-    Some(year)
+/// `-MM` at `b[e..]`, not followed by another digit.
+fn is_year_month_at(b: &[u8], e: usize) -> bool {
+    b.get(e) == Some(&b'-')
+        && b.get(e + 1..e + 3).is_some_and(|m| month(m).is_some())
+        && !b.get(e + 3).is_some_and(u8::is_ascii_digit)
 }
 
-/// Years of every `YYYY-MM-DD` in `b` that stands alone (no digit or letter
-/// right before it, no digit right after it).
-fn full_dates(b: &[u8]) -> impl Iterator<Item = i64> + '_ {
-    (0..b.len().saturating_sub(9)).filter_map(move |i| {
-        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
-            return None;
-        }
-        let d = &b[i..i + 10];
-        let year = four_digits(d)?;
-        let shape = d[4] == b'-' && d[7] == b'-';
-        let day_ok = d[8].is_ascii_digit()
-            && d[9].is_ascii_digit()
-            && (1..=31).contains(&((d[8] - b'0') * 10 + (d[9] - b'0')));
-        let end_ok = !b.get(i + 10).is_some_and(u8::is_ascii_digit);
-        (shape && month(&d[5..7]).is_some() && day_ok && end_ok).then_some(year)
-    })
+/// A full date `YYYY-MM-DD` starting at `b[i]`, standing alone (no letter
+/// or digit right before it, no digit right after it).
+fn is_full_date(b: &[u8], i: usize) -> bool {
+    if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    let Some(d) = b.get(i..i + 10) else {
+        return false;
+    };
+    let day = |hi: u8, lo: u8| {
+        hi.is_ascii_digit()
+            && lo.is_ascii_digit()
+            && (1..=31).contains(&((hi - b'0') * 10 + (lo - b'0')))
+    };
+    d[4] == b'-'
+        && month(&d[5..7]).is_some()
+        && d[7] == b'-'
+        && day(d[8], d[9])
+        && !b.get(i + 10).is_some_and(u8::is_ascii_digit)
 }
 
 /// Query parameter names that hold a year: `yr`, `year` or `…year`.
-fn is_year_name(name: &str) -> bool {
-    let n = name.as_bytes();
+fn is_year_name(n: &[u8]) -> bool {
     n.eq_ignore_ascii_case(b"yr")
         || (n.len() >= 4 && n[n.len() - 4..].eq_ignore_ascii_case(b"year"))
 }
@@ -808,6 +852,19 @@ mod tests {
                 0,
                 Err(Reject::Calendar),
             ),
+            (
+                "http://example.com/cal?year=2031&m=5",
+                0,
+                Err(Reject::Calendar),
+            ),
+            (
+                "http://example.com/events/2031/05",
+                0,
+                Err(Reject::Calendar),
+            ),
+            ("http://example.com/events/2031/05x/", 0, Ok(())),
+            ("http://example.com/cal?years=2031", 0, Ok(())),
+            ("http://example.com/cal?year=20310", 0, Ok(())),
             ("http://example.com/cal?YEAR=1900", 0, Err(Reject::Calendar)),
             (
                 "http://example.com/cal?calYear=2030",

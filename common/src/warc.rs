@@ -5,8 +5,21 @@
 //! timestamp, 5-digit serial) and rolled over at a size limit (default 1 GB).
 //! Every record carries `WARC-Record-ID`, `WARC-Date`, and, for fetches,
 //! `WARC-Target-URI`, `WARC-IP-Address`, `WARC-Concurrent-To` (request ↔
-//! response), `WARC-Block-Digest` and `WARC-Payload-Digest` (`sha1:` + base32).
-//! The files pass `warcio check` and `warcio index`.
+//! response), `WARC-Block-Digest` and `WARC-Payload-Digest` (`sha1:` + base32),
+//! `WARC-Truncated` when the body is incomplete, and the caller's extension
+//! fields (`X-Crawl-Hops`, ...). The files pass `warcio check` and
+//! `warcio index`; `zcat FILE | less` shows them as text.
+//!
+//! - [`WarcWriter`] stores an exchange with one `write`; [`ExchangeEncoder`]
+//!   lets other threads do the compressing ([`WarcWriter::write_encoded`]).
+//! - [`WarcReader`] reads records in order with their offsets and compressed
+//!   lengths, keeping at most a given number of block bytes in memory.
+//! - After a crash, [`recover`] cuts the torn tail of the last file and
+//!   [`WarcWriter::append_to`] continues it; [`list_files`] and
+//!   [`file_serial`] find the files and the next serial.
+//!
+//! Records are gzip members of their own, so any record can be read from its
+//! offset alone: `tail -c +$((OFFSET+1)) FILE | zcat 2>/dev/null | head`.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -18,7 +31,10 @@ mod reader;
 mod writer;
 
 pub use reader::{WarcReader, recover};
-pub use writer::{WarcWriter, file_serial, list_files};
+pub use writer::{
+    DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter, file_serial,
+    list_files,
+};
 
 #[cfg(test)]
 mod tests;

@@ -58,10 +58,28 @@ pub fn lock(crawl: &CrawlDir) -> Result<Lock, Error> {
         .write(true)
         .open(&path)
         .map_err(Error::io(&path))?;
-    match file.try_lock() {
-        Ok(()) => Ok(Lock { _file: file }),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked(crawl.root().to_path_buf())),
-        Err(fs::TryLockError::Error(e)) => Err(Error::Io { path, source: e }),
+    match try_flock(&file) {
+        Ok(true) => Ok(Lock { _file: file }),
+        Ok(false) => Err(Error::Locked(crawl.root().to_path_buf())),
+        Err(e) => Err(Error::Io { path, source: e }),
+    }
+}
+
+/// Takes an exclusive advisory lock on `file` without waiting; `false` if
+/// another process holds it. The lock goes with the file descriptor, so it
+/// is released when the file is closed or the process dies (even `kill -9`).
+fn try_flock(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock only reads the descriptor number, which `file` keeps open.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
     }
 }
 

@@ -29,6 +29,14 @@ pub struct Counts {
     pub links: u64,
     /// Redirect targets found.
     pub redirects: u64,
+    /// Links not followed: `rel=nofollow`, or a nofollow page.
+    pub nofollow: u64,
+    /// Links beyond the per-page cap.
+    pub over_page_cap: u64,
+    /// Links to the page itself (empty or fragment-only).
+    pub same_page: u64,
+    /// Pages whose markup the parser gave up on before the end.
+    pub incomplete_pages: u64,
     /// Seed lines with a URL.
     pub seeds: u64,
     /// Seed lines that are not URLs.
@@ -103,6 +111,10 @@ impl AddAssign<&Counts> for Counts {
         self.html_bytes += o.html_bytes;
         self.links += o.links;
         self.redirects += o.redirects;
+        self.nofollow += o.nofollow;
+        self.over_page_cap += o.over_page_cap;
+        self.same_page += o.same_page;
+        self.incomplete_pages += o.incomplete_pages;
         self.seeds += o.seeds;
         self.bad_seed_lines += o.bad_seed_lines;
         self.leftover += o.leftover;
@@ -223,6 +235,10 @@ impl Report {
             line("pages scanned:", c.html_pages.to_string());
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());
+            line("nofollow links:", c.nofollow.to_string());
+            line("over page cap:", c.over_page_cap.to_string());
+            line("same-page links:", c.same_page.to_string());
+            line("incomplete pages:", c.incomplete_pages.to_string());
             line("redirects found:", c.redirects.to_string());
             line("leftover in:", c.leftover.to_string());
             line("retries in:", c.retries.to_string());

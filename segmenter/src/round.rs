@@ -93,6 +93,7 @@ pub fn execute(
         max_tries: settings.max_tries,
         max_links_per_page: settings.max_links_per_page,
         max_page_size: settings.max_page_size,
+        robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: seen.is_empty(),
         runs: runs.clone(),

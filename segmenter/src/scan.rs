@@ -31,8 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::bloom::BloomHash;
+use common::filter::Reject;
 use common::filter::UrlFilter;
-use common::http::{ResponseHead, parse_content_type, parse_response_head};
+use common::http::{ResponseHead, parse_response_head};
 use common::segment::{SegmentReader, SegmentRecord, Via};
 use common::urlnorm::{self, host_of, registrable_domain};
 use common::warc::{WarcError, WarcReader, WarcRecord};
@@ -41,7 +42,7 @@ use url::Url;
 use crate::candidates::{Admission, Meta};
 use crate::error::Error;
 use crate::fasthash::FastHash;
-use crate::links::{LinkExtractor, redirect_target};
+use crate::links::{Body, LinkExtractor, redirect_target};
 use crate::log::RunLog;
 use crate::report::Counts;
 use crate::seen::Seen;
@@ -112,6 +113,8 @@ pub struct ScanConfig<'a> {
     pub max_links_per_page: usize,
     /// Larger responses are skipped.
     pub max_page_size: u64,
+    /// Our robots product token (`[agent] name`), for robots directives.
+    pub robots_name: Option<&'a str>,
     /// The staged `seen.bloom` (only read during the scan).
     pub seen: &'a Seen,
     /// True for a new, empty filter: nothing to look up.
@@ -412,41 +415,66 @@ impl<'a> Worker<'a> {
                 }
             }
             200..=299 => {
-                let body = self.record.block.get(head.body_offset..).unwrap_or(&[]);
-                match html_verdict(&head, body) {
-                    Html::No => {}
-                    Html::Mislabelled => {
-                        self.counts.not_html += 1;
-                        self.cfg.log.warn(format_args!(
-                            "{}: offset {offset}: {page}: labelled HTML but the body is binary; skipped",
-                            path.display()
-                        ));
-                    }
-                    Html::Yes => self.html_page(&page, &head, head.body_offset, next_hops)?,
-                }
+                let body_offset = head.body_offset.min(self.record.block.len());
+                self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
             }
             _ => {}
         }
         Ok(())
     }
 
+    /// Links of a 2xx response (if it is HTML).
     fn html_page(
         &mut self,
+        path: &Path,
+        offset: u64,
         page: &Url,
         head: &ResponseHead,
         body_offset: usize,
         hops: u32,
     ) -> Result<(), Error> {
         let body = &self.record.block[body_offset..];
-        self.counts.html_pages += 1;
-        self.counts.html_bytes += body.len() as u64;
         let max_links = self.cfg.max_links_per_page;
+        let robots_name = self.cfg.robots_name;
         let extractor = self
             .extractor
-            .get_or_insert_with(|| LinkExtractor::new(max_links));
+            .get_or_insert_with(|| LinkExtractor::new(max_links, robots_name.map(str::to_string)));
+        let summary = extractor.page(page, head, body);
+        match summary.body {
+            Body::Other => return Ok(()),
+            Body::Mislabelled => {
+                self.counts.not_html += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: {page}: labelled HTML but the body is binary; skipped",
+                    path.display()
+                ));
+                return Ok(());
+            }
+            Body::Html => {}
+        }
+        self.counts.html_pages += 1;
+        self.counts.html_bytes += body.len() as u64;
+        self.counts.links += summary.found;
+        self.counts.nofollow += summary.skipped.nofollow;
+        self.counts.over_page_cap += summary.skipped.over_cap;
+        self.counts.same_page += summary.skipped.same_page;
+        self.counts.invalid_urls += summary.skipped.invalid;
+        for _ in 0..summary.skipped.scheme {
+            self.counts.reject(Reject::Scheme);
+        }
+        if summary.incomplete {
+            self.counts.incomplete_pages += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: {page}: markup too deeply nested or cut off; links after that point are not read",
+                path.display()
+            ));
+        }
+        // One page is one in-link, however often it repeats a link.
         let mut links = std::mem::take(&mut self.links);
-        let found = extractor.page_links(page, head, body, &mut links);
-        self.counts.links += found.found;
+        links.clear();
+        links.extend_from_slice(extractor.links());
+        links.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        links.dedup_by(|a, b| a.as_str() == b.as_str());
         let meta = link_meta(hops, Via::Link);
         let mut result = Ok(());
         for url in &links {
@@ -670,93 +698,9 @@ pub fn strip_comment(line: &str) -> &str {
     line[..cut].trim_end()
 }
 
-/// Whether a 2xx response is read for links.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Html {
-    /// HTML by its `Content-Type`, or by sniffing when it has none.
-    Yes,
-    /// Not HTML: not read.
-    No,
-    /// Labelled HTML but the body is binary: reported and skipped.
-    Mislabelled,
-}
-
-/// Decides from the `Content-Type` and the first bytes of the body.
-pub fn html_verdict(head: &ResponseHead, body: &[u8]) -> Html {
-    let (media, charset) = head
-        .header("Content-Type")
-        .map(parse_content_type)
-        .unwrap_or_default();
-    let labelled = matches!(media.as_str(), "text/html" | "application/xhtml+xml");
-    if labelled {
-        let utf16 = charset
-            .as_deref()
-            .is_some_and(|c| c.to_ascii_lowercase().starts_with("utf-16"))
-            || body.starts_with(&[0xFF, 0xFE])
-            || body.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && looks_binary(body) {
-            return Html::Mislabelled;
-        }
-        return Html::Yes;
-    }
-    let unlabelled = media.is_empty() || media == "application/octet-stream";
-    if unlabelled && sniff_html(body) {
-        return Html::Yes;
-    }
-    Html::No
-}
-
-/// Binary content: a NUL byte near the start, or the signature of a common
-/// binary format.
-fn looks_binary(body: &[u8]) -> bool {
-    const MAGIC: [&[u8]; 8] = [
-        b"\x89PNG",
-        b"GIF8",
-        b"\xFF\xD8\xFF",
-        b"%PDF",
-        b"\x1F\x8B",
-        b"PK\x03\x04",
-        b"\x28\xB5\x2F\xFD",
-        b"\x7FELF",
-    ];
-    let head = &body[..body.len().min(1024)];
-    memchr::memchr(0, head).is_some() || MAGIC.iter().any(|m| body.starts_with(m))
-}
-
-/// HTML by its first tag (WHATWG sniffing, the common cases).
-fn sniff_html(body: &[u8]) -> bool {
-    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
-    let start = body
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(body.len());
-    let head = &body[start..body.len().min(start + 16)];
-    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
-    [
-        &b"<!doctype html"[..],
-        b"<html",
-        b"<head",
-        b"<body",
-        b"<title",
-        b"<!--",
-    ]
-    .iter()
-    .any(|tag| lower.starts_with(tag))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn head(content_type: Option<&str>) -> ResponseHead {
-        ResponseHead {
-            status: 200,
-            headers: content_type
-                .map(|v| vec![("Content-Type".to_string(), v.to_string())])
-                .unwrap_or_default(),
-            body_offset: 0,
-        }
-    }
 
     #[test]
     fn comments_in_seed_lines() {
@@ -764,31 +708,5 @@ mod tests {
         assert_eq!(strip_comment("http://a.test/ # why"), "http://a.test/");
         assert_eq!(strip_comment("http://a.test/#frag"), "http://a.test/#frag");
         assert_eq!(strip_comment("\thttp://a.test/x  "), "http://a.test/x");
-    }
-
-    #[test]
-    fn html_by_label_and_by_sniffing() {
-        let page = b"<!DOCTYPE html><a href=x>x</a>";
-        assert_eq!(html_verdict(&head(Some("text/html")), page), Html::Yes);
-        assert_eq!(
-            html_verdict(&head(Some("application/xhtml+xml")), page),
-            Html::Yes
-        );
-        assert_eq!(html_verdict(&head(None), page), Html::Yes);
-        assert_eq!(html_verdict(&head(Some("image/png")), page), Html::No);
-        assert_eq!(html_verdict(&head(None), b"just text"), Html::No);
-        assert_eq!(
-            html_verdict(&head(Some("text/html")), b"\x89PNG\r\n\x1a\n\0\0"),
-            Html::Mislabelled
-        );
-        assert_eq!(
-            html_verdict(&head(Some("text/html")), b"abc\0\0\0def"),
-            Html::Mislabelled
-        );
-        // UTF-16 HTML is full of NUL bytes and still HTML.
-        assert_eq!(
-            html_verdict(&head(Some("text/html; charset=UTF-16LE")), b"<\0h\0"),
-            Html::Yes
-        );
     }
 }

@@ -96,6 +96,8 @@ pub struct Settings {
     pub scope: ScopeConfig,
     /// `[filter]` with the filter flags applied.
     pub filter: FilterConfig,
+    /// `[agent] name`: robots directives addressed to it apply.
+    pub agent_name: Option<String>,
 }
 
 impl Settings {
@@ -215,6 +217,7 @@ impl Settings {
             max_page_size,
             scope,
             filter,
+            agent_name: cfg.agent.name.clone(),
         })
     }
 }

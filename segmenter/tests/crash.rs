@@ -177,14 +177,11 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
     // The workload exercises every part of the round.
     assert!(figure(&report, "sort spills:") > 2, "{report}");
     assert!(figure(&report, "to backlog:") > 0, "{report}");
-    assert!(
-        expected
-            .keys()
-            .filter(|k| k.starts_with("segment 00002"))
-            .count()
-            >= 4,
-        "{expected:?}"
-    );
+    let new_segments: Vec<&String> = expected
+        .keys()
+        .filter(|k| k.starts_with("segment ") && !k.starts_with("segment 00001"))
+        .collect();
+    assert!(new_segments.len() >= 4, "{new_segments:?}");
 
     let mut trials: Vec<Kill> = ["scanned", "staged", "marked", "moving", "moved"]
         .into_iter()
@@ -211,7 +208,8 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
             Kill::After(d) => format!("killed after {d:?}"),
         };
         for (k, v) in &expected {
-            assert_eq!(got.get(k), Some(v), "{label}: {k} differs");
+            // (Not assert_eq: the values are whole segments.)
+            assert!(got.get(k) == Some(v), "{label}: {k} differs");
         }
         assert_eq!(got.len(), expected.len(), "{label}: {:?}", got.keys());
     }

@@ -6,8 +6,10 @@
 //! `.venv/bin/warcio` at the repository root (where `scripts/test.sh`
 //! installs it), else `warcio` on `PATH`.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The `warcio` command to run. Panics with instructions when there is none.
 pub fn command() -> PathBuf {
@@ -48,12 +50,45 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// How long one warcio run may take before it is killed.
+const TIME_LIMIT: Duration = Duration::from_secs(300);
+
 fn run(args: &[&std::ffi::OsStr]) -> Output {
     let cmd = command();
-    Command::new(&cmd)
+    let mut child = Command::new(&cmd)
         .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cmd.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cmd.display()));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + TIME_LIMIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{} {args:?} ran longer than {TIME_LIMIT:?}", cmd.display());
+            }
+            Err(e) => panic!("waiting for {}: {e}", cmd.display()),
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
 }
 
 fn describe(what: &str, out: &Output) -> String {

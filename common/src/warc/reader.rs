@@ -2,7 +2,7 @@
 //! and [`recover`], which cuts a torn tail.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
@@ -77,11 +77,26 @@ impl WarcReader {
     /// Opens a file. Blocks longer than `max_block` bytes are cut in memory
     /// (the rest is skipped, `block_cut` is set).
     pub fn open(path: impl AsRef<Path>, max_block: usize) -> Result<WarcReader, WarcError> {
+        WarcReader::open_at(path, 0, max_block)
+    }
+
+    /// Opens a file to read from `offset` on, which must be where a record's
+    /// gzip member starts (an offset from [`WarcRecord::offset`], a
+    /// [`StoredExchange`](super::StoredExchange) or a CDX index).
+    pub fn open_at(
+        path: impl AsRef<Path>,
+        offset: u64,
+        max_block: usize,
+    ) -> Result<WarcReader, WarcError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|source| WarcError::Io {
+        let io_err = |source| WarcError::Io {
             path: path.clone(),
             source,
-        })?;
+        };
+        let mut file = File::open(&path).map_err(io_err)?;
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset)).map_err(io_err)?;
+        }
         Ok(WarcReader {
             path,
             file,
@@ -89,7 +104,7 @@ impl WarcReader {
             buf: vec![0; IN_BUF],
             pos: 0,
             end: 0,
-            buf_off: 0,
+            buf_off: offset,
             eof: false,
             done: false,
             inflate: Decompress::new(false),
@@ -430,15 +445,26 @@ fn parse_header(text: &[u8], rec: &mut WarcRecord, pool: &mut Vec<String>) -> Re
         .map_err(|_| Failure::Malformed(format!("bad Content-Length {cl:?}")))
 }
 
+/// What [`scan_valid`] found.
+pub(super) struct Scan {
+    /// Complete records kept.
+    pub(super) records: u64,
+    /// Where they end.
+    pub(super) valid_len: u64,
+    /// Offset of a member that is not a WARC record, if reading stopped there.
+    pub(super) malformed_at: Option<u64>,
+}
+
 /// The number of complete records at the start of `path` and where they
 /// end, leaving out a last `request` record whose response is missing (the
 /// writer stores the two together, so such a request belongs to a torn
 /// exchange).
-pub(super) fn scan_valid(path: &Path) -> Result<(u64, u64), WarcError> {
+pub(super) fn scan_valid(path: &Path) -> Result<Scan, WarcError> {
     let mut reader = WarcReader::open(path, 0)?;
     let mut rec = WarcRecord::default();
     let mut records = 0u64;
     let mut valid_len = 0u64;
+    let mut malformed_at = None;
     // Where the records stand before the last one, if it is a request.
     let mut before_request = None;
     loop {
@@ -449,12 +475,67 @@ pub(super) fn scan_valid(path: &Path) -> Result<(u64, u64), WarcError> {
                 records += 1;
                 valid_len = rec.offset + rec.length;
             }
-            Ok(false) => break,
-            Err(WarcError::Truncated { .. } | WarcError::Malformed { .. }) => break,
+            Ok(false) | Err(WarcError::Truncated { .. }) => break,
+            Err(WarcError::Malformed { offset, .. }) => {
+                malformed_at = Some(offset);
+                break;
+            }
             Err(e) => return Err(e),
         }
     }
-    Ok(before_request.unwrap_or((records, valid_len)))
+    let (records, valid_len) = before_request.unwrap_or((records, valid_len));
+    Ok(Scan {
+        records,
+        valid_len,
+        malformed_at,
+    })
+}
+
+/// The offset of the first complete WARC record that starts after `from`,
+/// if any: a damaged member followed by good ones is not a torn tail.
+fn later_record(path: &Path, from: u64) -> Result<Option<u64>, WarcError> {
+    const MAGIC: [u8; 3] = [0x1f, 0x8b, 8];
+    let io_err = |source| WarcError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io_err)?;
+    file.seek(SeekFrom::Start(from + 1)).map_err(io_err)?;
+    let mut buf = vec![0u8; 1 << 20];
+    // `buf[..keep]` holds the last bytes of the previous block, so that a
+    // magic number split across two reads is still seen.
+    let (mut base, mut keep) = (from + 1, 0usize);
+    let mut tries = 0;
+    let mut rec = WarcRecord::default();
+    loop {
+        let n = match file.read(&mut buf[keep..]) {
+            Ok(0) => return Ok(None),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(e)),
+        };
+        let filled = keep + n;
+        for i in 0..filled.saturating_sub(MAGIC.len() - 1) {
+            if buf[i..i + MAGIC.len()] != MAGIC {
+                continue;
+            }
+            let at = base + i as u64;
+            if WarcReader::open_at(path, at, 0)?
+                .read_next(&mut rec)
+                .unwrap_or(false)
+            {
+                return Ok(Some(at));
+            }
+            tries += 1;
+            if tries >= 10_000 {
+                // So much gzip-like garbage is damage too: keep it all.
+                return Ok(Some(at));
+            }
+        }
+        keep = (MAGIC.len() - 1).min(filled);
+        buf.copy_within(filled - keep..filled, 0);
+        base += (filled - keep) as u64;
+    }
 }
 
 /// Cuts a torn last record off `path` (after `kill -9` or a power cut), so
@@ -463,14 +544,32 @@ pub(super) fn scan_valid(path: &Path) -> Result<(u64, u64), WarcError> {
 /// Everything from the first member that is incomplete or not a WARC record
 /// on is removed (the writer only ever appends, so that is the torn tail),
 /// and so is a `request` record left without its `response` at the end:
-/// the file ends with a complete exchange again.
+/// the file ends with a complete exchange again. A damaged member that has
+/// readable records after it is not a torn tail: then nothing is cut and
+/// the error says where the damage is.
 pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, WarcError> {
     let path = path.as_ref();
     let io_err = |source| WarcError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let (records, valid_len) = scan_valid(path)?;
+    let Scan {
+        records,
+        valid_len,
+        malformed_at,
+    } = scan_valid(path)?;
+    if let Some(bad) = malformed_at
+        && let Some(good) = later_record(path, bad)?
+    {
+        return Err(WarcError::Malformed {
+            path: path.to_path_buf(),
+            offset: bad,
+            reason: format!(
+                "damaged record followed by a readable one at offset {good}: \
+                 not a torn tail, so nothing was cut"
+            ),
+        });
+    }
     let file = OpenOptions::new().write(true).open(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
     if valid_len < len {
