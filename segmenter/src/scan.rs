@@ -808,6 +808,9 @@ pub fn strip_comment(line: &str) -> &str {
     if line.starts_with('#') {
         return "";
     }
+    if memchr::memchr(b'#', line.as_bytes()).is_none() {
+        return line;
+    }
     let cut = line
         .char_indices()
         .find(|&(i, c)| c == '#' && line[..i].ends_with(char::is_whitespace))
