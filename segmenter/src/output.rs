@@ -45,7 +45,7 @@ pub fn fill_record(rec: &mut SegmentRecord, host: &str, pick: &Pick, fate: Fate)
     rec.inlinks = pick.meta.inlinks;
     rec.tries = pick.meta.tries;
     rec.via = match fate {
-        Fate::Segment => pick.meta.via,
+        Fate::Segment | Fate::Fetched => pick.meta.via,
         Fate::Backlog => Via::Backlog,
     };
 }
@@ -88,6 +88,7 @@ impl Output {
                 self.backlog.write(rec)?;
                 Ok(())
             }
+            Fate::Fetched => Ok(()),
         }
     }
 

@@ -149,6 +149,9 @@ pub struct Selection {
     pub scheduled: u64,
     /// URLs written to the backlog.
     pub backlogged: u64,
+    /// URLs the fetcher stored without their being scheduled (redirects it
+    /// followed): recorded as seen.
+    pub already_fetched: u64,
     /// Hosts with at least one URL scheduled.
     pub hosts: u64,
     /// Hosts that hit the per-host cap.
@@ -264,6 +267,9 @@ impl Report {
         line("hosts:", s.hosts.to_string());
         line("capped hosts:", s.capped_hosts.to_string());
         line("to backlog:", s.backlogged.to_string());
+        if self.command == "run" {
+            line("already fetched:", s.already_fetched.to_string());
+        }
         line("backlog size:", self.backlog.to_string());
         if self.segments.is_empty() {
             line("segments:", "none (no new URLs)".to_string());

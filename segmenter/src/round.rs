@@ -214,6 +214,7 @@ impl Sink {
         match fate {
             Fate::Segment => sel.scheduled += 1,
             Fate::Backlog => sel.backlogged += 1,
+            Fate::Fetched => sel.already_fetched += 1,
         }
         self.batch.push(fate, host, pick);
         if self.batch.len == BATCH {
@@ -326,6 +327,15 @@ fn select(
                     current.extend_from_slice(host_prefix(&key));
                     host.clear();
                     host.push_str(parts.host);
+                }
+                if meta.fetched {
+                    let pick = Pick {
+                        url: parts.url.to_string(),
+                        meta,
+                        hash: parts.hash,
+                    };
+                    sink.push(Fate::Fetched, &host, &pick, sel);
+                    continue;
                 }
                 if meta.exempt {
                     sel.reentered += 1;

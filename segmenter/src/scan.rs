@@ -16,7 +16,9 @@
 //!   as it was, exempt from the seen check; a retry that already failed
 //!   `max_tries` times is dropped and counted;
 //! - a backlog URL: as it was, exempt from the seen check;
-//! - a seed: hops 0.
+//! - a seed: hops 0;
+//! - a stored page that was never scheduled (the fetcher followed a
+//!   redirect to it within its run): recorded as seen, scheduled nowhere.
 //!
 //! Bad input (unreadable or truncated WARC files, records that are not HTTP
 //! responses, pages over `max_page_size`, binary content labelled HTML,
@@ -439,6 +441,30 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Records a page the fetcher stored: if it was never scheduled (the
+    /// fetcher followed a redirect to it), it goes through the sort marked
+    /// `fetched`, so that it is recorded as seen and not scheduled again.
+    fn mark_fetched(&mut self, page: &Url, hops: u32) -> Result<(), Error> {
+        let Ok(page) = urlnorm::canonicalize_url(page.clone()) else {
+            return Ok(());
+        };
+        let hash = BloomHash::of(page.as_str().as_bytes());
+        if self.cfg.seen.contains(hash) {
+            return Ok(());
+        }
+        let meta = Meta {
+            hops,
+            inlinks: 0,
+            tries: 0,
+            via: Via::Redirect,
+            exempt: false,
+            fetched: true,
+        };
+        self.sorter
+            .push(host_of(&page), page.as_str(), hash, meta)
+            .map_err(Error::io(self.cfg.runs.path()))
+    }
+
     /// Adds an admitted candidate to the sort, unless it was scheduled in
     /// an earlier round (re-entering URLs are not checked). False if it was.
     fn push(&mut self, url: &Url, meta: Meta) -> Result<bool, Error> {
@@ -515,6 +541,7 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
+        self.mark_fetched(&page, hops)?;
         let next_hops = hops.saturating_add(1);
         match head.status {
             300..=399 => {
@@ -675,6 +702,7 @@ impl<'a> Worker<'a> {
             tries: rec.tries,
             via,
             exempt: true,
+            fetched: false,
         };
         self.push(&url, meta).map(|_| ())
     }
@@ -752,6 +780,7 @@ impl<'a> Worker<'a> {
                     tries: 0,
                     via: Via::Seed,
                     exempt: false,
+                    fetched: false,
                 };
                 if !self.push(&url, meta)? {
                     self.seed_domain(&url);
@@ -797,6 +826,7 @@ fn link_meta(hops: u32, via: Via) -> Meta {
         tries: 0,
         via,
         exempt: false,
+        fetched: false,
     }
 }
 

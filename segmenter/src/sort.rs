@@ -19,7 +19,7 @@
 //! threads.
 //!
 //! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks and
-//! tries, one byte `via`, one byte `exempt`.
+//! tries, one byte `via`, one byte of flags (`exempt`, `fetched`).
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -711,6 +711,7 @@ mod tests {
             tries: 0,
             via: Via::Link,
             exempt: false,
+            fetched: false,
         }
     }
 

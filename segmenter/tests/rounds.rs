@@ -418,3 +418,36 @@ fn scope_and_trap_filters_are_counted() {
     // /good, other.test, the deep path and the query: each one hop away.
     assert_eq!(figure(&report, "rejected too-many-hops:"), 4, "{report}");
 }
+
+#[test]
+fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
+    let crawl = TempCrawl::new("followed");
+    inject(&crawl, "http://a.test/old\n", &[]);
+    // The fetcher followed the redirect within its run: both the 301 and
+    // the target's page are stored.
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            Page::redirect("http://a.test/old", 0, "/new"),
+            Page::html("http://a.test/new", 1, &["/child", "/new"]),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/child"]);
+    assert_eq!(figure(&report, "already fetched:"), 1, "{report}");
+
+    // Later links to it are copies of a URL seen before.
+    write_fetched(
+        &crawl,
+        "00002",
+        &[Page::html("http://a.test/child", 2, &["/new", "/other"])],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
+    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+}
