@@ -34,11 +34,12 @@ gnutime=/usr/bin/time
 
 # `key: value` figure from a segmenter report.
 figure() { awk -v k="$1" 'index($0, k) == 1 { sub(k, ""); print $1; exit }' "$2"; }
-# Seconds and peak RSS (KB) written by GNU time -f '%e %M'.
+# Seconds, peak RSS (KB) and CPU seconds written by GNU time -f '%e %M %U %S'.
 secs() { tail -n 1 "$1" | awk '{print $1}'; }
 rss_kb() { tail -n 1 "$1" | awk '{print $2}'; }
+cpu() { tail -n 1 "$1" | awk '{printf "%.2f", $3 + $4}'; }
 
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine slows every figure)"
 
 bench_docs() {
     local html sysroot template crawl
@@ -59,12 +60,12 @@ bench_docs() {
 
     # Plain decompression of the same files, warm cache, single thread.
     cat "${warcs[@]}" >/dev/null
-    "$gnutime" -f '%e %M' -o "$work/zcat.time" zcat "${warcs[@]}" >/dev/null
+    "$gnutime" -f '%e %M %U %S' -o "$work/zcat.time" zcat "${warcs[@]}" >/dev/null
 
     crawl=$work/docs-crawl
     rm -rf "$crawl"
     cp -r "$template" "$crawl"
-    "$gnutime" -f '%e %M' -o "$work/docs.time" \
+    "$gnutime" -f '%e %M %U %S' -o "$work/docs.time" \
         "$bin" run "$crawl" --scope any --memory 512MB 2>"$work/docs.report"
     local t html_bytes links pages zt
     t=$(secs "$work/docs.time")
@@ -74,8 +75,8 @@ bench_docs() {
     pages=$(figure "pages scanned:" "$work/docs.report")
     echo
     echo "== 1. Rust documentation: $pages HTML pages, $((html_bytes / 1000000)) MB of HTML, $((warc_bytes / 1000000)) MB of WARC in ${#warcs[@]} files"
-    echo "segmenter run:   $t s  ->  $(awk -v b="$html_bytes" -v t="$t" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML, $(awk -v l="$links" -v t="$t" 'BEGIN{printf "%.0f", l/t}') links/s ($links links), peak RSS $(( $(rss_kb "$work/docs.time") / 1024 )) MiB"
-    echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent"
+    echo "segmenter run:   $t s  ->  $(awk -v b="$html_bytes" -v t="$t" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML, $(awk -v l="$links" -v t="$t" 'BEGIN{printf "%.0f", l/t}') links/s ($links links), peak RSS $(( $(rss_kb "$work/docs.time") / 1024 )) MiB, $(cpu "$work/docs.time") s of CPU"
+    echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
     echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
     grep -E '^(elapsed|scheduled|segment |bloom):' "$work/docs.report" | sed 's/^/    /'
 }
@@ -90,7 +91,7 @@ bench_urls() {
     cat "$urls" >/dev/null
     crawl=$work/urls-crawl
     rm -rf "$crawl"
-    "$gnutime" -f '%e %M' -o "$work/urls.time" \
+    "$gnutime" -f '%e %M %U %S' -o "$work/urls.time" \
         "$bin" inject "$crawl" "$urls" --scope any --memory 512MB \
         --bloom-items $n --bloom-fp 0.01 2>"$work/urls.report"
     local t rss bloom_bytes bits
@@ -100,10 +101,10 @@ bench_urls() {
     bits=$(awk -v b="$bloom_bytes" -v n="$n" 'BEGIN{printf "%.2f", (b-64)*8/n}')
     echo
     echo "== 2. $n synthetic URLs over $hosts hosts ($(( $(stat -c %s "$urls") / 1000000 )) MB), inject --scope any --memory 512MB"
-    echo "end to end:      $t s  ->  $(awk -v n="$n" -v t="$t" 'BEGIN{printf "%.0f", n/t}') URLs/s"
+    echo "end to end:      $t s  ->  $(awk -v n="$n" -v t="$t" 'BEGIN{printf "%.0f", n/t}') URLs/s ($(cpu "$work/urls.time") s of CPU)"
     echo "peak RSS:        $((rss / 1024)) MiB"
     echo "Bloom filter:    $bloom_bytes bytes for $n URLs at 1 %  ->  $bits bits/URL"
-    grep -E '^(elapsed|rejected [a-z-]+:|dupes|unique urls|new urls|scheduled|capped hosts|to backlog|sort spills|bloom):' "$work/urls.report" |
+    grep -E '^(elapsed|rejected [a-z-]+|dupes|unique urls|new urls|scheduled|capped hosts|to backlog|sort spills|bloom):' "$work/urls.report" |
         grep -v ' 0$' | sed 's/^/    /'
     echo "    segments: $(grep -c '^segment ' "$work/urls.report")"
 }

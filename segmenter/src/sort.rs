@@ -96,12 +96,13 @@ struct Entry {
     offset: u32,
 }
 
-/// Hosts seen by one sorter since its last spill, by their 128-bit XXH3
-/// hash (two hosts with one hash are not a practical possibility, and
-/// comparing names would cost a cache miss per URL).
+/// Hosts seen by one sorter since its last spill, by their 64-bit XXH3
+/// hash: comparing names would cost a cache miss per URL, and with at most a
+/// few million hosts per batch the chance that two share a hash is below
+/// one in a million.
 #[derive(Default)]
 struct HostTable {
-    ids: HashMap<u128, u32, FastHash>,
+    ids: HashMap<u64, u32, FastHash>,
     /// `domain TAB host` by number.
     names: Vec<Vec<u8>>,
     bytes: usize,
@@ -119,7 +120,7 @@ impl HostTable {
         let bytes = &mut self.bytes;
         let id = *self
             .ids
-            .entry(xxhash_rust::xxh3::xxh3_128(host.as_bytes()))
+            .entry(xxhash_rust::xxh3::xxh3_64(host.as_bytes()))
             .or_insert_with(|| {
                 let mut name = Vec::new();
                 domain_host(&mut name, registrable_domain(host), host);
