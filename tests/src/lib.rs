@@ -1,6 +1,20 @@
 //! Test support shared by the fetcher's, the segmenter's and the end-to-end
 //! tests: loopback HTTP servers with request logs, the demo web, and helpers
 //! to find and run the project's binaries and `warcio`.
+//!
+//! - [`server`]: hosts on their own loopback addresses (`127.0.0.2`, ...)
+//!   answering from closures or route tables, with misbehaviours (never
+//!   answering, trickling, huge bodies, gzip bombs, cut bodies) and a
+//!   request log per host; [`server::assert_polite`] checks politeness from
+//!   the server's side.
+//! - [`demo`]: the demo web generated from a seed, its link graph, and the
+//!   set of URLs a correct crawl fetches ([`demo::Demo::expected`]).
+//! - [`bins`]: the project's binaries next to the test executable, run with
+//!   a timeout and a report on failure.
+//! - [`warcio`]: the real `warcio check` and `warcio index`.
+//!
+//! The package also builds the `demo-web` binary, which serves the demo web
+//! (or a synthetic many-host web for benchmarks) to scripts.
 #![deny(missing_docs)]
 
 pub mod bins;

@@ -560,7 +560,8 @@ impl ClockBase {
     }
 }
 
-type Observer = Box<dyn Fn(&LogEntry) + Send + Sync>;
+/// A function called with each completed request's log entry.
+pub type Observer = Box<dyn Fn(&LogEntry) + Send + Sync>;
 
 struct HostSpec {
     name: String,

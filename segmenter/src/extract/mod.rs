@@ -466,14 +466,7 @@ impl Extractor {
         let (input, parse_encoding) = match ascii_compatible {
             Some(enc) => (body, enc),
             None => {
-                transcoded.clear();
-                let mut decoder = detected.encoding.new_decoder_without_bom_handling();
-                transcoded.reserve(
-                    decoder
-                        .max_utf8_buffer_length(body.len())
-                        .unwrap_or(body.len().saturating_mul(3)),
-                );
-                let _ = decoder.decode_to_string(body, &mut transcoded, true);
+                transcode(detected.encoding, body, &mut transcoded);
                 (transcoded.as_bytes(), AsciiCompatibleEncoding::utf_8())
             }
         };
@@ -491,6 +484,14 @@ impl Extractor {
 
         self.candidates.clear();
         self.arena.clear();
+        // Keep the buffers for the next page, unless one huge page grew
+        // them far beyond what ordinary pages need.
+        if transcoded.capacity() > KEEP_BUFFER {
+            transcoded = String::new();
+        }
+        if self.arena.capacity() > KEEP_BUFFER {
+            self.arena = String::new();
+        }
         self.transcoded = transcoded;
     }
 
@@ -664,6 +665,28 @@ fn classify_and_resolve(
     }
 }
 
+/// Buffers larger than this are not kept from one page to the next.
+const KEEP_BUFFER: usize = 4 << 20;
+
+/// Decodes `body` from `encoding` (one the parser cannot read) into `out` as UTF-8.
+fn transcode(encoding: &'static Encoding, body: &[u8], out: &mut String) {
+    out.clear();
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut rest = body;
+    loop {
+        let room = decoder
+            .max_utf8_buffer_length(rest.len())
+            .unwrap_or(rest.len().saturating_mul(3))
+            .max(16);
+        out.reserve(room);
+        let (result, read, _) = decoder.decode_to_string(rest, out, true);
+        rest = &rest[read..];
+        if result == encoding_rs::CoderResult::InputEmpty {
+            break;
+        }
+    }
+}
+
 /// Decodes character references into `buf` when there are any.
 fn decode_refs<'a>(value: &'a str, buf: &'a mut String) -> &'a str {
     if entities::decode_into(value, buf) {
@@ -738,17 +761,42 @@ impl Resolver {
 
     /// Resolves and canonicalizes.
     fn canonical(&self, base: &Url, href: &str) -> Result<Url, UrlError> {
-        match self.query_encoding {
-            None => urlnorm::canonicalize_relative(base, href),
-            Some(_) => match self.parse(base, href) {
-                Ok(url) => urlnorm::canonicalize_url(url),
-                Err(e) => Err(UrlError::Invalid {
-                    url: href.to_owned(),
-                    reason: e.to_string(),
-                }),
-            },
+        // An ASCII href is encoded the same in every encoding the parser
+        // reads, so only non-ASCII ones need the page's encoding.
+        if self.query_encoding.is_none() || href.is_ascii() {
+            return urlnorm::canonicalize_relative(base, href);
+        }
+        // `canonicalize_relative` refuses an empty authority before parsing
+        // (the URL parser would read `http:///x` as `http://x/`); so do we.
+        if empty_authority(href) {
+            return Err(UrlError::NoHost {
+                url: href.to_owned(),
+            });
+        }
+        match self.parse(base, href) {
+            Ok(url) => urlnorm::canonicalize_url(url),
+            Err(e) => Err(UrlError::Invalid {
+                url: href.to_owned(),
+                reason: e.to_string(),
+            }),
         }
     }
+}
+
+/// `http:///...` or `https:\\\...`: an http(s) URL whose authority is empty.
+fn empty_authority(href: &str) -> bool {
+    let rest = match href.split_once(':') {
+        Some((scheme, rest))
+            if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
+        {
+            rest
+        }
+        _ => return false,
+    };
+    rest.bytes()
+        .take_while(|&b| b == b'/' || b == b'\\')
+        .count()
+        >= 3
 }
 
 /// Gives a closure the higher-ranked signature the URL parser expects.

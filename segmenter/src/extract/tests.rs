@@ -406,6 +406,17 @@ fn charsets() {
             skipped: NONE,
         },
         Row {
+            rule: "Latin-1 page: ASCII links, and an empty authority refused",
+            content_type: Some("text/html; charset=windows-1252"),
+            x_robots_tag: None,
+            body: b"<a href='/plain?q=1'></a><a href='http:///caf\xE9'></a><a href='HTTPS:\\\\\\x'>",
+            links: &["http://example.com/plain?q=1"],
+            skipped: Skipped {
+                invalid: 2,
+                ..NONE
+            },
+        },
+        Row {
             rule: "Latin-1 page: a character it cannot encode in the query",
             content_type: Some("text/html; charset=windows-1252"),
             x_robots_tag: None,
@@ -467,6 +478,14 @@ fn charsets() {
             x_robots_tag: None,
             body: b"<a href='/caf\xC3\xA9'></a><a href='/bad\xE9'>",
             links: &["http://example.com/caf%C3%A9", "http://example.com/bad%EF%BF%BD"],
+            skipped: NONE,
+        },
+        Row {
+            rule: "ISO-2022-JP page (not ASCII-compatible: transcoded first)",
+            content_type: Some("text/html; charset=ISO-2022-JP"),
+            x_robots_tag: None,
+            body: b"<a href=\"/\x1b$BEl5~\x1b(B\">",
+            links: &["http://example.com/%E6%9D%B1%E4%BA%AC"],
             skipped: NONE,
         },
         Row {

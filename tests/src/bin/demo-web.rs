@@ -1,0 +1,494 @@
+//! `demo-web`: serves the project's demo web on loopback addresses, so that
+//! a crawl can run on a machine without internet (the README's quick start)
+//! and scripts can check politeness from the server's side.
+
+use std::fs::OpenOptions;
+use std::io::{self, BufWriter, Write};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use clap::{Parser, Subcommand};
+use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, ServeOptions};
+use testkit::server::{ClockBase, Handler, Request, Response, Server};
+
+/// Serve the crawler's demo web (about 30 hosts named NAME.demo.test, one
+/// loopback address each) or describe it.
+#[derive(Parser, Debug)]
+#[command(name = "demo-web", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the demo web until SIGTERM or SIGINT (Ctrl-C).
+    ///
+    /// Writes the seeds file and the hosts file, then the ready file once
+    /// every host listens. A script can start it in the background and wait
+    /// for the ready file:
+    ///
+    ///   demo-web serve --seed 1 --seeds-out seeds.txt --hosts-out hosts \
+    ///     --ready-file ready &
+    ///   for i in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
+    ///
+    /// The request log (--request-log) gets one tab-separated line per
+    /// request as it ends: host, path (with query), start and end in
+    /// milliseconds since the Unix epoch, status (0 if none was sent). The
+    /// start is when the request arrived, the end when the response was
+    /// fully written, so the gap between one line's end and the next line's
+    /// start on the same host is the crawler's politeness delay.
+    #[command(verbatim_doc_comment)]
+    Serve {
+        #[command(flatten)]
+        demo: DemoArgs,
+        /// The port every host listens on [default: a free port].
+        #[arg(long)]
+        port: Option<u16>,
+        /// The address of the first host; the others follow it.
+        #[arg(long, default_value_t = FIRST_DEMO_ADDRESS)]
+        first_address: Ipv4Addr,
+        /// Where to write the seed URLs (one per line).
+        #[arg(long, value_name = "FILE")]
+        seeds_out: PathBuf,
+        /// Where to write `IP NAME` lines for every host (the format of
+        /// /etc/hosts, read by `fetcher --hosts-file`).
+        #[arg(long, value_name = "FILE")]
+        hosts_out: PathBuf,
+        /// Append a line per request to FILE (see above).
+        #[arg(long, value_name = "FILE")]
+        request_log: Option<PathBuf>,
+        /// Write FILE once every host listens (`port=`, `pid=` lines); it is
+        /// removed first, and again on a clean stop.
+        #[arg(long, value_name = "FILE")]
+        ready_file: Option<PathBuf>,
+    },
+    /// Serve a synthetic web for benchmarks until SIGTERM or SIGINT.
+    ///
+    /// HOSTS hosts named h0.bench.test, h1.bench.test, ... on consecutive
+    /// loopback addresses from --first-address, each answering any path
+    /// with the same small HTML page (robots.txt: 404, so all is allowed).
+    /// Writes the list of URLS-PER-HOST URLs per host (/p/0.html,
+    /// /p/1.html, ...), the hosts file and the ready file as `serve` does.
+    /// No request log is kept (it would only cost time and memory); the
+    /// number of requests served is printed on exit.
+    #[command(verbatim_doc_comment)]
+    Synth {
+        /// Number of hosts.
+        #[arg(long, default_value_t = 200)]
+        hosts: usize,
+        /// URLs listed per host.
+        #[arg(long, default_value_t = 100)]
+        urls_per_host: usize,
+        /// Size of the page every URL answers, in bytes.
+        #[arg(long, default_value_t = 4096)]
+        body_size: usize,
+        /// The port every host listens on [default: a free port].
+        #[arg(long)]
+        port: Option<u16>,
+        /// The address of the first host; the others follow it.
+        #[arg(long, default_value_t = Ipv4Addr::new(127, 1, 0, 1))]
+        first_address: Ipv4Addr,
+        /// Where to write the URLs (one per line, grouped by host).
+        #[arg(long, value_name = "FILE")]
+        urls_out: PathBuf,
+        /// Where to write `IP NAME` lines for every host.
+        #[arg(long, value_name = "FILE")]
+        hosts_out: PathBuf,
+        /// Write FILE once every host listens (`port=`, `pid=` lines).
+        #[arg(long, value_name = "FILE")]
+        ready_file: Option<PathBuf>,
+    },
+    /// Print the hosts, the seeds and what a correct crawl fetches.
+    Describe {
+        #[command(flatten)]
+        demo: DemoArgs,
+        /// The port to show in URLs.
+        #[arg(long, default_value_t = 80)]
+        port: u16,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct DemoArgs {
+    /// Seed of the generator: the same seed gives the same web.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A small web (3 content hosts of about 20 pages) for quick runs.
+    #[arg(long)]
+    small: bool,
+    /// The product token that robots.txt files address.
+    #[arg(long, default_value = testkit::demo::DEMO_AGENT)]
+    agent: String,
+    /// The Crawl-delay of slow.demo.test, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    crawl_delay: f64,
+    /// The first year of the endless calendar [default: this year].
+    #[arg(long)]
+    calendar_year: Option<i64>,
+}
+
+impl DemoArgs {
+    fn demo(&self) -> Demo {
+        let mut params = if self.small {
+            DemoParams::small(self.seed)
+        } else {
+            DemoParams::new(self.seed)
+        };
+        params.agent = self.agent.clone();
+        params.crawl_delay = self.crawl_delay;
+        if let Some(year) = self.calendar_year {
+            params.calendar_year = year;
+        }
+        Demo::with_params(params)
+    }
+}
+
+/// An error worth one line: what it concerns and what happened.
+struct Failure {
+    subject: String,
+    error: io::Error,
+}
+
+fn fail(subject: impl AsRef<Path>) -> impl FnOnce(io::Error) -> Failure {
+    let subject = subject.as_ref().display().to_string();
+    move |error| Failure { subject, error }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve {
+            demo,
+            port,
+            first_address,
+            seeds_out,
+            hosts_out,
+            request_log,
+            ready_file,
+        } => serve(
+            &demo,
+            port,
+            first_address,
+            &seeds_out,
+            &hosts_out,
+            request_log.as_deref(),
+            ready_file.as_deref(),
+        ),
+        Command::Synth {
+            hosts,
+            urls_per_host,
+            body_size,
+            port,
+            first_address,
+            urls_out,
+            hosts_out,
+            ready_file,
+        } => synth(
+            &SynthArgs {
+                hosts,
+                urls_per_host,
+                body_size,
+                port,
+                first_address,
+            },
+            &urls_out,
+            &hosts_out,
+            ready_file.as_deref(),
+        ),
+        Command::Describe { demo, port } => {
+            describe(&demo.demo(), port);
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("demo-web: {}: {}", f.subject, f.error);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn serve(
+    args: &DemoArgs,
+    port: Option<u16>,
+    first_address: Ipv4Addr,
+    seeds_out: &Path,
+    hosts_out: &Path,
+    request_log: Option<&Path>,
+    ready_file: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(ready) = ready_file {
+        match std::fs::remove_file(ready) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
+            _ => {}
+        }
+    }
+    // Installed before serving, so that a signal arriving while the hosts
+    // start up still stops the server cleanly.
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(fail("signal handlers"))?;
+
+    let demo = args.demo();
+    let mut options = ServeOptions {
+        port,
+        first_address,
+        // The log goes to the file; keeping it in memory too would only grow.
+        request_log: false,
+        on_request: None,
+    };
+    if let Some(path) = request_log {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(fail(path))?;
+        let sink = Mutex::new(BufWriter::new(file));
+        let clock = ClockBase::now();
+        let path = path.to_path_buf();
+        options.on_request = Some(Box::new(move |e| {
+            let mut out = sink.lock().unwrap_or_else(|p| p.into_inner());
+            let line = format!(
+                "{}\t{}\t{}\t{}\t{}\n",
+                e.host,
+                e.target,
+                clock.unix_millis(e.start),
+                clock.unix_millis(e.end),
+                e.status
+            );
+            if let Err(err) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+                eprintln!("demo-web: {}: {err}", path.display());
+            }
+        }));
+    }
+    let web = demo
+        .serve_with(options)
+        .map_err(fail(format!("{first_address} and up")))?;
+    common::atomic::write_atomic(seeds_out, web.seeds_file().as_bytes())
+        .map_err(fail(seeds_out))?;
+    common::atomic::write_atomic(hosts_out, web.hosts_file().as_bytes())
+        .map_err(fail(hosts_out))?;
+    if let Some(ready) = ready_file {
+        let text = format!("port={}\npid={}\n", web.port(), std::process::id());
+        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
+    }
+    let hosts = demo.hosts();
+    eprintln!(
+        "demo-web: serving {} hosts of the demo web (seed {}) on {}..{} port {}; \
+         seeds in {}, hosts in {}; stop with Ctrl-C or SIGTERM",
+        hosts.len(),
+        args.seed,
+        web.addr(&hosts[0].name).unwrap_or(first_address),
+        web.addr(&hosts[hosts.len() - 1].name)
+            .unwrap_or(first_address),
+        web.port(),
+        seeds_out.display(),
+        hosts_out.display()
+    );
+    let signal = signals.forever().next();
+    eprintln!(
+        "demo-web: stopping ({} after {} requests)",
+        match signal {
+            Some(signal_hook::consts::SIGINT) => "SIGINT",
+            _ => "SIGTERM",
+        },
+        web.server().requests_served()
+    );
+    drop(web);
+    if let Some(ready) = ready_file {
+        let _ = std::fs::remove_file(ready);
+    }
+    Ok(())
+}
+
+struct SynthArgs {
+    hosts: usize,
+    urls_per_host: usize,
+    body_size: usize,
+    port: Option<u16>,
+    first_address: Ipv4Addr,
+}
+
+fn synth(
+    args: &SynthArgs,
+    urls_out: &Path,
+    hosts_out: &Path,
+    ready_file: Option<&Path>,
+) -> Result<(), Failure> {
+    if let Some(ready) = ready_file {
+        match std::fs::remove_file(ready) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
+            _ => {}
+        }
+    }
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(fail("signal handlers"))?;
+    let mut page = String::from("<!DOCTYPE html>\n<html><head><title>bench</title></head><body>\n");
+    while page.len() + 20 < args.body_size {
+        page.push_str("<p>benchmark page</p>\n");
+    }
+    page.push_str("</body></html>\n");
+    let body: Arc<[u8]> = page.into_bytes().into();
+    let handler: Arc<dyn Handler> = Arc::new(move |req: &Request| {
+        if req.path() == "/robots.txt" {
+            Response::not_found()
+        } else {
+            Response::shared(200, "text/html; charset=utf-8", Arc::clone(&body))
+        }
+    });
+    let mut builder = Server::builder()
+        .request_log(false)
+        .first_address(args.first_address);
+    if let Some(port) = args.port {
+        builder = builder.port(port);
+    }
+    for i in 0..args.hosts {
+        builder = builder.host_shared(format!("h{i}.bench.test"), None, Arc::clone(&handler));
+    }
+    let server = builder
+        .start()
+        .map_err(fail(format!("{} and up", args.first_address)))?;
+    let port = server.port();
+    let write_urls = || -> io::Result<()> {
+        let file = common::atomic::AtomicFile::create(urls_out)?;
+        let mut out = BufWriter::new(file);
+        for name in server.host_names() {
+            for n in 0..args.urls_per_host {
+                writeln!(out, "http://{name}:{port}/p/{n}.html")?;
+            }
+        }
+        out.into_inner().map_err(|e| e.into_error())?.commit()
+    };
+    write_urls().map_err(fail(urls_out))?;
+    common::atomic::write_atomic(hosts_out, server.hosts_file().as_bytes())
+        .map_err(fail(hosts_out))?;
+    if let Some(ready) = ready_file {
+        let text = format!("port={port}\npid={}\n", std::process::id());
+        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
+    }
+    eprintln!(
+        "demo-web: serving {} synthetic hosts from {} port {port}; {} URLs in {}",
+        args.hosts,
+        args.first_address,
+        args.hosts * args.urls_per_host,
+        urls_out.display()
+    );
+    signals.forever().next();
+    eprintln!(
+        "demo-web: stopping after {} requests",
+        server.requests_served()
+    );
+    drop(server);
+    if let Some(ready) = ready_file {
+        let _ = std::fs::remove_file(ready);
+    }
+    Ok(())
+}
+
+fn describe(demo: &Demo, port: u16) {
+    let mut out = io::stdout().lock();
+    let _ = write_description(&mut out, demo, port);
+}
+
+fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result<()> {
+    let p = demo.params();
+    writeln!(
+        out,
+        "demo web, seed {}: {} hosts, {} pages with fixed addresses (agent `{}`)",
+        p.seed,
+        demo.hosts().len(),
+        demo.pages(port).len(),
+        p.agent
+    )?;
+    writeln!(out, "\nseeds:")?;
+    for s in demo.seeds(port) {
+        writeln!(out, "  {s}")?;
+    }
+    let limits = Limits {
+        agent: p.agent.clone(),
+        ..Limits::default()
+    };
+    let e = demo.expected(&limits, port);
+    writeln!(
+        out,
+        "\nhosts (URLs a correct crawl fetches, and the deepest hops):"
+    )?;
+    for h in demo.hosts() {
+        let prefix = if port == 80 {
+            format!("http://{}/", h.name)
+        } else {
+            format!("http://{}:{port}/", h.name)
+        };
+        let mine: Vec<u32> = e
+            .fetch
+            .range(prefix.clone()..)
+            .take_while(|(u, _)| u.starts_with(&prefix))
+            .map(|(_, f)| f.hops)
+            .collect();
+        let deepest = mine.iter().max().map_or("-".to_string(), |d| d.to_string());
+        writeln!(
+            out,
+            "  {:<22} {:<18} {:>5} {:>3}",
+            h.name,
+            format!("{:?}", h.role),
+            mine.len(),
+            deepest
+        )?;
+    }
+    let count = |lo: u16, hi: u16| {
+        e.fetch
+            .values()
+            .filter(|f| (lo..hi).contains(&f.status))
+            .count()
+    };
+    writeln!(
+        out,
+        "\na correct crawl with the default limits (year {}, {} hops at most):",
+        limits.current_year, limits.filter.max_hops
+    )?;
+    writeln!(
+        out,
+        "  fetches {} URLs ({} 2xx, {} 3xx, {} 4xx), the deepest {} hops from a seed \
+         ({} rounds), plus {} robots.txt URLs",
+        e.fetch.len(),
+        count(200, 300),
+        count(300, 400),
+        count(400, 500),
+        e.max_hops(),
+        e.max_hops() + 1,
+        e.robots.len()
+    )?;
+    writeln!(
+        out,
+        "  cannot connect for {} URLs (gone.demo.test)",
+        e.refused.len()
+    )?;
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for x in e.excluded.values() {
+        let name = match x {
+            Exclusion::Filter(r) => format!("filter: {}", r.name()),
+            Exclusion::RobotsDisallowed => "robots.txt disallows".into(),
+            Exclusion::RobotsUnavailable => "robots.txt unavailable (5xx)".into(),
+            Exclusion::CrawlDelayTooHigh => "Crawl-delay too high".into(),
+        };
+        match reasons.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => reasons.push((name, 1)),
+        }
+    }
+    reasons.sort();
+    writeln!(out, "  leaves out {} URLs it finds:", e.excluded.len())?;
+    for (name, n) in reasons {
+        writeln!(out, "    {n:>5}  {name}")?;
+    }
+    Ok(())
+}
