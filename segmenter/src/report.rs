@@ -19,8 +19,10 @@ pub struct Counts {
     pub warc_files: u64,
     /// WARC records read.
     pub records: u64,
-    /// `response` records.
+    /// `response` records of pages (robots.txt fetches not included).
     pub responses: u64,
+    /// `response` records of robots.txt fetches (skipped).
+    pub robots_responses: u64,
     /// Responses read as HTML.
     pub html_pages: u64,
     /// Bytes of HTML bodies read.
@@ -107,6 +109,7 @@ impl AddAssign<&Counts> for Counts {
         self.warc_files += o.warc_files;
         self.records += o.records;
         self.responses += o.responses;
+        self.robots_responses += o.robots_responses;
         self.html_pages += o.html_pages;
         self.html_bytes += o.html_bytes;
         self.links += o.links;
@@ -235,6 +238,7 @@ impl Report {
             );
             line("warc files:", c.warc_files.to_string());
             line("responses:", c.responses.to_string());
+            line("robots.txt responses:", c.robots_responses.to_string());
             line("pages scanned:", c.html_pages.to_string());
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());

@@ -20,6 +20,8 @@
 //! - a stored page that was never scheduled (the fetcher followed a
 //!   redirect to it within its run): recorded as seen, scheduled nowhere.
 //!
+//! Records of robots.txt fetches (`X-Crawl-Via: robots`) are skipped.
+//!
 //! Bad input (unreadable or truncated WARC files, records that are not HTTP
 //! responses, pages over `max_page_size`, binary content labelled HTML,
 //! malformed lines) is reported with its file and offset or line, counted
@@ -498,6 +500,16 @@ impl<'a> Worker<'a> {
     }
 
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
+        // robots.txt is the fetcher's business: its redirects are not links
+        // and its URL is never scheduled.
+        if self
+            .record
+            .header("X-Crawl-Via")
+            .is_some_and(|v| v.trim() == Via::Robots.as_str())
+        {
+            self.counts.robots_responses += 1;
+            return Ok(());
+        }
         self.counts.responses += 1;
         let offset = self.record.offset;
         let Some(uri) = self.record.target_uri() else {
