@@ -54,6 +54,9 @@ use crate::sort::{RunDir, Sorted, Sorter};
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
+/// Record buffers kept for reuse, and the largest block capacity kept.
+const SPARE_RECORDS: usize = 16;
+const SPARE_BLOCK_BYTES: usize = 1 << 20;
 /// Seeds files are cut into pieces of at least this size.
 const MIN_SEEDS_PIECE: u64 = 4 << 20;
 
@@ -492,9 +495,13 @@ impl<'a> Worker<'a> {
     ) -> Result<(), Error> {
         std::mem::swap(&mut self.record, &mut record);
         let result = self.warc_record(path);
-        let mut spare = pool.lock().expect("no panics");
-        if spare.len() < 64 {
-            spare.push(record);
+        // Keep a few buffers for the readers, but not the memory of a
+        // huge page.
+        if record.block.capacity() <= SPARE_BLOCK_BYTES {
+            let mut spare = pool.lock().expect("no panics");
+            if spare.len() < SPARE_RECORDS {
+                spare.push(record);
+            }
         }
         result
     }

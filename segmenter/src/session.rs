@@ -66,7 +66,7 @@ impl Session {
         }
         if report.segments.is_empty() {
             self.log
-                .info("no new segment: every URL found was seen before, filtered or capped");
+                .info("no new segment: every URL found was seen before or refused by a filter");
         }
     }
 }
