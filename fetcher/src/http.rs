@@ -18,6 +18,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -387,6 +388,8 @@ pub struct Failure {
 #[derive(Clone)]
 pub struct Client {
     agents: Arc<Mutex<AgentCache>>,
+    /// Set by [`Client::shutdown`]: no new request starts.
+    closed: Arc<AtomicBool>,
     config: ureq::config::Config,
     resolver_hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
@@ -426,6 +429,7 @@ impl Client {
             .build();
         Client {
             agents: Arc::default(),
+            closed: Arc::default(),
             config,
             resolver_hosts: cfg.hosts.clone().map(Arc::new),
             peers: Arc::new(PeerMap::default()),
@@ -446,14 +450,19 @@ impl Client {
         ureq::Agent::with_parts(self.config.clone(), connector, resolver)
     }
 
-    /// The agent of queue key `key`.
-    fn agent(&self, key: usize) -> ureq::Agent {
+    /// The agent of queue key `key`; `None` after [`Client::shutdown`]
+    /// (checked under the lock that `shutdown` takes to drain the agents,
+    /// so no request starts on an agent it missed).
+    fn agent(&self, key: usize) -> Option<ureq::Agent> {
         let mut c = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed.load(Ordering::SeqCst) {
+            return None;
+        }
         c.clock += 1;
         let now = c.clock;
         if let Some((a, used)) = c.agents.get_mut(&key) {
             *used = now;
-            return a.clone();
+            return Some(a.clone());
         }
         let cap = self.cfg.idle_connections.max(1);
         if c.agents.len() >= cap {
@@ -466,7 +475,7 @@ impl Client {
         }
         let a = self.new_agent();
         c.agents.insert(key, (a.clone(), now));
-        a
+        Some(a)
     }
 
     /// Closes the connection kept for `key` (its queue is done).
@@ -478,8 +487,9 @@ impl Client {
             .remove(&key);
     }
 
-    /// Interrupts every request in flight (at shutdown).
+    /// Interrupts every request in flight and refuses new ones (at shutdown).
     pub fn shutdown(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         let agents: Vec<ureq::Agent> = self
             .agents
             .lock()
@@ -523,8 +533,13 @@ impl Client {
             self.cfg.user_agent
         )
         .into_bytes();
-        let response = self
-            .agent(key)
+        let Some(agent) = self.agent(key) else {
+            return Err(fail(
+                ErrorCode::Connect,
+                "not sent: the fetcher is shutting down".into(),
+            ));
+        };
+        let response = agent
             .run(request)
             .map_err(|e| classify(e, &self.cfg))
             .map_err(|(code, msg)| fail(code, msg))?;

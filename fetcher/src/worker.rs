@@ -204,6 +204,11 @@ impl Worker {
                     };
                     self.store_response(url.as_str(), Via::Robots, 0, r, note);
                     match target {
+                        Some(_) if sh.stopping.load(Ordering::Relaxed) => {
+                            sh.frontier
+                                .robots_done(key, host, RobotsReport::Interrupted, None);
+                            return;
+                        }
                         Some(t) if hops < ROBOTS_REDIRECTS => {
                             hops += 1;
                             url = t;
