@@ -46,10 +46,14 @@ impl Access {
         }
     }
 
-    /// True if `path_and_query` (starting with `/`) may be fetched.
-    /// `/robots.txt` is always allowed.
-    pub fn allows(&self, path_and_query: &str) -> bool {
-        path_and_query == "/robots.txt" || self.robots.is_allowed(path_and_query)
+    /// `None` if `path_and_query` (starting with `/`) may be fetched, else
+    /// the rule that forbids it (`Disallow: /private`). `/robots.txt` is
+    /// always allowed.
+    pub fn denied_by(&self, path_and_query: &str) -> Option<String> {
+        self.robots
+            .matching_rule(path_and_query)
+            .filter(|rule| !rule.is_allow())
+            .map(|rule| format!("Disallow: {}", rule.pattern()))
     }
 
     /// The Crawl-delay of the group that applies to us.

@@ -9,8 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use common::bloom::BloomFilter;
 use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
-use common::crawllog::{ErrorCode, LogLine, Status};
+use common::crawllog::{ErrorCode, Status};
+use common::filter::UrlFilter;
 use common::hoststate::HostDb;
 use common::segment::Via;
 use common::warc::WarcWriterConfig;
@@ -25,7 +27,7 @@ use crate::progress::{Counters, Mode, Progress};
 use crate::resume;
 use crate::settings::{KeyMode, Settings};
 use crate::stats::{self, Stats};
-use crate::store::{Msg, Store, is_retryable};
+use crate::store::{Msg, Store, error_line, is_retryable};
 use crate::worker::{Shared, Worker};
 
 /// How a run ended, for the exit code.
@@ -87,48 +89,30 @@ impl Diag {
     }
 }
 
+/// Name of the work file in `fetched/ID/` (see [`crate::feed`]).
+const WORK_FILE: &str = ".work.tsv";
+
+/// Removes the work file however the run ends.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Runs `fetch`.
 pub fn run(s: Settings) -> Result<Ended, FetchError> {
     let crawl = CrawlDir::open(s.crawl.root()).map_err(run_err)?;
-    let id = match &s.segment {
-        Some(id) => {
-            if !crawl.segment_path(id).is_file() {
-                return Err(FetchError::Config(format!(
-                    "{}: no such segment (list them with `ls {}`)",
-                    crawl.segment_path(id).display(),
-                    crawl.segments_dir().display()
-                )));
-            }
-            if crawl.is_fetched(id) {
-                eprintln!(
-                    "fetcher: segment {id} is already fetched ({} exists); nothing to do",
-                    crawl.fetched_dir(id).join(DONE_FILE).display()
-                );
-                return Ok(Ended::Nothing);
-            }
-            id.clone()
-        }
-        None => match crawl
-            .pending_segments()
-            .map_err(run_err)?
-            .into_iter()
-            .next()
-        {
-            Some(id) => id,
-            None => {
-                eprintln!(
-                    "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
-                    crawl.root().display(),
-                    crawl.root().display()
-                );
-                return Ok(Ended::Nothing);
-            }
-        },
+    let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
+        return Ok(Ended::Nothing);
     };
     let diag = Diag::open(&crawl.new_log_path("fetcher"));
     let out = crawl.fetched_dir(&id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
     remove_temp_files(&out);
+    let work_path = out.join(WORK_FILE);
+    let _work_file = RemoveOnDrop(work_path.clone());
     let started_at = SystemTime::now();
     let started = Instant::now();
     diag.say(&format!(
@@ -136,59 +120,28 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         out.display(),
         s.user_agent()
     ));
+    let resume_hint = format!(
+        "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
+        crawl.root().display()
+    );
 
     // What an interrupted earlier run already did.
     let crawl_log = out.join(CRAWL_LOG_FILE);
-    let resumed = resume::scan(&out, &crawl_log).map_err(run_err)?;
+    let resumed = resume::scan(&out, &warc_prefix(&id), &crawl_log).map_err(run_err)?;
     if !resumed.is_fresh() {
-        diag.say(&format!(
-            "resuming: {} URLs already attempted, {} WARC files kept{}{}",
-            resumed.done.len(),
-            resumed.warc_files.len(),
-            if resumed.warc_cut > 0 {
-                format!(
-                    ", {} torn bytes cut off the last WARC file",
-                    resumed.warc_cut
-                )
-            } else {
-                String::new()
-            },
-            if resumed.log_cut > 0 {
-                format!(", a torn crawl-log line cut ({} bytes)", resumed.log_cut)
-            } else {
-                String::new()
-            }
-        ));
+        diag.say(&resumed.describe());
     }
 
     let hosts_map = match &s.hosts_file {
         Some(p) => Some(HostsMap::load(p).map_err(FetchError::Config)?),
         None => None,
     };
-    let key_of: KeyOf = {
-        let hosts_map = hosts_map.clone();
-        let mode = s.key;
-        let cache: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
-        Arc::new(move |host: &str| match mode {
-            KeyMode::Host => host.to_string(),
-            KeyMode::Domain => common::urlnorm::registrable_domain(host).to_string(),
-            KeyMode::Ip => {
-                let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
-                c.entry(host.to_string())
-                    .or_insert_with(|| {
-                        crate::http::resolve_for_key(host, hosts_map.as_ref())
-                            .map_or_else(|| host.to_string(), |ip| ip.to_string())
-                    })
-                    .clone()
-            }
-        })
-    };
+    let key_of = key_function(s.key, hosts_map.clone());
 
-    // Load the segment into the work file, leaving out what is done.
-    let work_path = out.join(".work.tsv");
+    // The segment, less what is done, into the work file.
+    let segment_path = crawl.segment_path(&id);
     let mut retries: Vec<(String, Job)> = Vec::new();
     let mut already_done = 0u64;
-    let segment_path = crawl.segment_path(&id);
     let loaded = feed::load(
         &segment_path,
         &work_path,
@@ -198,18 +151,16 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
             Some(status) => {
                 already_done += 1;
                 if is_retryable(*status) {
-                    let mut job = Job::from_record(r);
-                    match status {
-                        Status::Error(
-                            ErrorCode::HostDropped
-                            | ErrorCode::CrawlDelay
-                            | ErrorCode::RobotsUnavailable,
-                        ) => job.via = Via::Leftover,
-                        _ => {
-                            job.via = Via::Retry;
-                            job.tries += 1;
-                        }
-                    }
+                    let code = match status {
+                        Status::Error(code) => Some(*code),
+                        Status::Http(_) => None,
+                    };
+                    let (via, tries) = leftover_via(code, r.tries);
+                    let job = Job {
+                        via,
+                        tries,
+                        ..Job::from_record(r)
+                    };
                     retries.push((key_of(&r.host), job));
                 }
                 Admit::Skip
@@ -220,7 +171,8 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     .map_err(run_err)?;
     if loaded.malformed > 0 {
         diag.say(&format!(
-            "{}: {} malformed lines skipped",
+            "{}: {} malformed lines skipped (each is named above; fix or remove them and the \
+             URLs on them can be fetched in a later segment)",
             segment_path.display(),
             loaded.malformed
         ));
@@ -234,48 +186,17 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         max_failures: s.max_failures,
     };
     let frontier = Arc::new(Frontier::new(policy.clone(), s.robots_retry_delay));
-
-    // Host state: remembered response times and robots.txt (24 h).
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
     let host_states =
         hoststore::load(&db, loaded.keys.iter().map(|k| k.first_host.clone())).map_err(run_err)?;
-    let now_ms = hoststore::now_ms();
-    let mut cached_robots = 0;
-    for k in &loaded.keys {
-        let state = host_states.get(&k.first_host);
-        let times = state
-            .map(|s| s.response_times_ms.clone())
-            .unwrap_or_default();
-        let id = frontier.add_key(&k.name, k.ranges.clone(), &times);
-        let robots = resumed
-            .robots
-            .get(&k.first_host)
-            .map(|(st, body)| (*st, body.clone()))
-            .or_else(|| {
-                state
-                    .and_then(|s| s.robots.as_ref())
-                    .filter(|r| robots_fresh(r, now_ms))
-                    .map(|r| (r.status, r.body.clone()))
-            });
-        if let Some((status, body)) = robots
-            && let Decision::Rules(a) = Access::decide(
-                RobotsOutcome::from_stored_status(status),
-                &body,
-                &s.agent_name,
-            )
-        {
-            cached_robots += 1;
-            frontier.set_robots(id, &k.first_host, Arc::new(a));
-        }
-    }
-    for (key, job) in retries {
-        if let Some(id) = frontier.key_id(&key) {
-            frontier.add_retry(id, job);
-        } else {
-            let id = frontier.add_key(&key, Vec::new(), &[]);
-            frontier.add_retry(id, job);
-        }
-    }
+    let cached_robots = fill_frontier(
+        &frontier,
+        &loaded.keys,
+        &host_states,
+        &resumed,
+        retries,
+        &s.agent_name,
+    );
     diag.say(&format!(
         "{} URLs to fetch in {} queues ({} already done; robots.txt known for {} hosts)",
         loaded.urls,
@@ -285,31 +206,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     ));
 
     // Output.
-    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    let store = Store::start(
-        WarcWriterConfig {
-            dir: out.clone(),
-            prefix: format!("crawl-{id}"),
-            max_file_size: s.warc_max_size,
-            first_serial: resumed.warc_files.len() as u32,
-            hostname,
-            info: vec![
-                (
-                    "software".into(),
-                    format!("fetcher/{}", env!("CARGO_PKG_VERSION")),
-                ),
-                ("operator".into(), s.agent_url.clone()),
-                ("http-header-user-agent".into(), s.user_agent()),
-                ("robots".into(), "obey".into()),
-                ("description".into(), format!("segment {id}")),
-            ],
-        },
-        &crawl_log,
-        &crawl.leftover_path(&id),
-    )
-    .map_err(run_err)?;
+    let store = start_store(&s, &id, &out, &crawl_log, &crawl, resumed.next_serial())?;
     let tx = store.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -325,31 +222,15 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         hosts: hosts_map,
         idle_connections: loaded.keys.len().clamp(16, 512),
     });
-    let (filter, seen) = if s.follow_redirects > 0 {
-        let scope = common::filter::Scope::load(&s.scope, crawl.root()).map_err(run_err)?;
-        let seen = if crawl.bloom_path().exists() {
-            Some(common::bloom::BloomFilter::open_read_only(crawl.bloom_path()).map_err(run_err)?)
-        } else {
-            None
-        };
-        (
-            Some(common::filter::UrlFilter {
-                limits: s.filter.clone(),
-                scope,
-            }),
-            seen,
-        )
-    } else {
-        (None, None)
-    };
+    let (filter, seen) = redirect_checks(&s, &crawl)?;
     let counters = Arc::new(Counters::default());
-    let stopping = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared {
         frontier: frontier.clone(),
         client: client.clone(),
         work: Arc::new(loaded.work),
         counters: counters.clone(),
-        stopping: stopping.clone(),
+        stopping: Arc::new(AtomicBool::new(false)),
+        failure: Mutex::new(None),
         agent_name: s.agent_name.clone(),
         max_body: s.max_body,
         batch: s.queue_batch,
@@ -375,80 +256,55 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         workers.push(h);
     }
 
-    let mode = match s.progress {
-        crate::cli::ProgressArg::Auto => {
-            use std::io::IsTerminal;
-            if std::io::stderr().is_terminal() {
-                Mode::Live
-            } else {
-                Mode::Plain
-            }
-        }
-        crate::cli::ProgressArg::Live => Mode::Live,
-        crate::cli::ProgressArg::Plain => Mode::Plain,
-        crate::cli::ProgressArg::None => Mode::Quiet,
+    let min_hosts = if s.min_hosts > loaded.keys.len() {
+        diag.say(&format!(
+            "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
+             would leave it unfetched round after round",
+            s.min_hosts,
+            loaded.keys.len()
+        ));
+        0
+    } else {
+        s.min_hosts
     };
-    let mut progress = Progress::new(mode);
-    let mut stop_reason = "complete";
-    let mut stop_at: Option<Instant> = None;
-    loop {
-        if frontier.wait_idle(Duration::from_millis(100)) {
-            break;
-        }
-        if workers.iter().all(|w| w.is_finished()) {
-            // Only reachable if workers died (a bug): stop rather than wait forever.
-            diag.say("every worker thread has ended; writing what is left to leftover");
-            break;
-        }
-        progress.tick(&counters, frontier.counts());
-        if stop_at.is_none() {
-            let reason = if signals.load(Ordering::SeqCst) > 0 {
-                Some("signal")
-            } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
-                Some("time-limit")
-            } else if s.min_hosts > 0 && frontier.counts().with_work < s.min_hosts {
-                Some("min-hosts")
-            } else {
-                None
-            };
-            if let Some(r) = reason {
-                progress.clear();
-                diag.say(&format!(
-                    "stopping ({}): finishing requests in flight, at most {:?}",
-                    match r {
-                        "signal" => "signal received; a second one exits at once",
-                        "time-limit" => "time limit reached",
-                        _ => "too few hosts left with work",
-                    },
-                    s.stop_grace
-                ));
-                stop_reason = r;
-                stopping.store(true, Ordering::SeqCst);
-                frontier.stop();
-                stop_at = Some(Instant::now());
-            }
-        } else if stop_at.is_some_and(|t| t.elapsed() >= s.stop_grace) {
-            diag.say("grace period over: abandoning requests in flight");
-            client.shutdown();
-            stop_at = Some(Instant::now() + Duration::from_secs(3600));
-        }
-    }
-    progress.clear();
+    let stop = supervise(
+        &s, min_hosts, started, &shared, &store, &signals, &workers, &diag,
+    );
     for w in workers {
         let _ = w.join();
     }
 
+    if stop == Stop::Failed {
+        // Nothing more can be stored (or read): keep what is on disk for
+        // the next run to resume from, and write no leftover and no DONE.
+        drop(tx);
+        let failure = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        drop(shared);
+        let _ = hosts.finish();
+        let cause = match (store.finish(), failure) {
+            (Err(e), _) => e.to_string(),
+            (Ok(_), Some(msg)) => msg,
+            (Ok(_), None) => "the run failed".to_string(),
+        };
+        return Err(FetchError::Run(format!("{cause}; {resume_hint}")));
+    }
     let leftover_urls = write_leftover(&frontier, &shared.work, &tx, &diag)?;
     drop(tx);
     drop(shared);
-    let totals = store.finish().map_err(run_err)?;
+    let totals = store
+        .finish()
+        .map_err(|e| FetchError::Run(format!("{e}; {resume_hint}")))?;
     if let Err(e) = hosts.finish() {
         diag.say(&format!("host state not saved: {e}"));
     }
-    let _ = std::fs::remove_file(&work_path);
 
     let seconds = started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
+    let stop_reason = stop.reason();
     let st = Stats {
         version: 1,
         segment: id.clone(),
@@ -458,6 +314,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         stop_reason: stop_reason.into(),
         resumed: already_done > 0,
         segment_urls: loaded.lines,
+        malformed_lines: loaded.malformed,
         already_done,
         queues: loaded.keys.len() as u64,
         attempts: totals.log_lines,
@@ -491,11 +348,300 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         counters.errors.load(Ordering::Relaxed),
         out.display()
     ));
-    Ok(if stop_reason == "signal" {
+    Ok(if stop == Stop::Signal {
         Ended::Signal
     } else {
         Ended::Complete
     })
+}
+
+/// The segment to fetch: the one named, or the oldest pending one; `None`
+/// (after saying why) when there is nothing to do.
+fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String>, FetchError> {
+    let Some(id) = named else {
+        let pending = crawl.pending_segments().map_err(run_err)?;
+        if pending.is_empty() {
+            eprintln!(
+                "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
+                crawl.root().display(),
+                crawl.root().display()
+            );
+        }
+        return Ok(pending.into_iter().next());
+    };
+    if !crawl.segment_path(id).is_file() {
+        return Err(FetchError::Config(format!(
+            "{}: no such segment (list them with `ls {}`)",
+            crawl.segment_path(id).display(),
+            crawl.segments_dir().display()
+        )));
+    }
+    if crawl.is_fetched(id) {
+        eprintln!(
+            "fetcher: segment {id} is already fetched ({} exists); nothing to do",
+            crawl.fetched_dir(id).join(DONE_FILE).display()
+        );
+        return Ok(None);
+    }
+    Ok(Some(id.to_string()))
+}
+
+/// The queue key of a host name under `mode`. Addresses for `--key ip` are
+/// resolved once per name and cached; the lookup runs outside the cache's
+/// lock, so one slow name holds up no other thread.
+fn key_function(mode: KeyMode, hosts_map: Option<HostsMap>) -> KeyOf {
+    let cache: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
+    Arc::new(move |host: &str| match mode {
+        KeyMode::Host => host.to_string(),
+        KeyMode::Domain => common::urlnorm::registrable_domain(host).to_string(),
+        KeyMode::Ip => {
+            if let Some(key) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(host) {
+                return key.clone();
+            }
+            let key = crate::http::resolve_for_key(host, hosts_map.as_ref())
+                .map_or_else(|| host.to_string(), |ip| ip.to_string());
+            cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(host.to_string(), key.clone());
+            key
+        }
+    })
+}
+
+/// Adds every key of the segment to the frontier with its remembered
+/// response times and robots.txt (from an interrupted run of this segment,
+/// or from the host state when less than a day old), and the retries found
+/// by the resume. Returns the number of hosts whose robots.txt is known.
+fn fill_frontier(
+    frontier: &Frontier,
+    keys: &[feed::KeyRanges],
+    host_states: &HashMap<String, common::hoststate::HostState>,
+    resumed: &resume::Resumed,
+    retries: Vec<(String, Job)>,
+    agent_name: &str,
+) -> usize {
+    let now_ms = hoststore::now_ms();
+    let mut cached_robots = 0;
+    for k in keys {
+        let state = host_states.get(&k.first_host);
+        let times = state
+            .map(|s| s.response_times_ms.clone())
+            .unwrap_or_default();
+        let id = frontier.add_key(&k.name, k.ranges.clone(), &times);
+        let robots = resumed
+            .robots
+            .get(&k.first_host)
+            .map(|(st, body)| (*st, body.as_slice()))
+            .or_else(|| {
+                state
+                    .and_then(|s| s.robots.as_ref())
+                    .filter(|r| robots_fresh(r, now_ms))
+                    .map(|r| (r.status, r.body.as_slice()))
+            });
+        if let Some((status, body)) = robots
+            && let Decision::Rules(a) =
+                Access::decide(RobotsOutcome::from_stored_status(status), body, agent_name)
+        {
+            cached_robots += 1;
+            frontier.set_robots(id, &k.first_host, Arc::new(a));
+        }
+    }
+    for (key, job) in retries {
+        let id = frontier
+            .key_id(&key)
+            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), &[]));
+        frontier.add_retry(id, job);
+    }
+    cached_robots
+}
+
+/// Starts the writer thread on the run's WARC files, crawl log and leftover.
+fn start_store(
+    s: &Settings,
+    id: &str,
+    out: &Path,
+    crawl_log: &Path,
+    crawl: &CrawlDir,
+    first_serial: u32,
+) -> Result<Store, FetchError> {
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    Store::start(
+        WarcWriterConfig {
+            dir: out.to_path_buf(),
+            prefix: warc_prefix(id),
+            max_file_size: s.warc_max_size,
+            first_serial,
+            hostname,
+            info: vec![
+                (
+                    "software".into(),
+                    format!("fetcher/{}", env!("CARGO_PKG_VERSION")),
+                ),
+                ("operator".into(), s.agent_url.clone()),
+                ("http-header-user-agent".into(), s.user_agent()),
+                ("robots".into(), "obey".into()),
+                ("description".into(), format!("segment {id}")),
+            ],
+        },
+        crawl_log,
+        &crawl.leftover_path(id),
+    )
+    .map_err(run_err)
+}
+
+/// The first part of the names of segment `id`'s WARC files.
+fn warc_prefix(id: &str) -> String {
+    format!("crawl-{id}")
+}
+
+/// The scope/trap filter and `seen.bloom` that redirect targets followed
+/// in the run must pass (nothing when redirects are not followed).
+fn redirect_checks(
+    s: &Settings,
+    crawl: &CrawlDir,
+) -> Result<(Option<UrlFilter>, Option<BloomFilter>), FetchError> {
+    if s.follow_redirects == 0 {
+        return Ok((None, None));
+    }
+    let scope = common::filter::Scope::load(&s.scope, crawl.root()).map_err(run_err)?;
+    let seen = if crawl.bloom_path().exists() {
+        Some(BloomFilter::open_read_only(crawl.bloom_path()).map_err(run_err)?)
+    } else {
+        None
+    };
+    let filter = UrlFilter {
+        limits: s.filter.clone(),
+        scope,
+    };
+    Ok((Some(filter), seen))
+}
+
+/// How the supervised part of a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Every URL was handled.
+    Complete,
+    /// `--time-limit` reached.
+    TimeLimit,
+    /// Fewer than `--min-hosts` queues had work.
+    MinHosts,
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// Output could not be written (or the work file read): stop at once.
+    Failed,
+}
+
+impl Stop {
+    /// The `stop_reason` of `stats.json` and `DONE`.
+    fn reason(self) -> &'static str {
+        match self {
+            Stop::Complete => "complete",
+            Stop::TimeLimit => "time-limit",
+            Stop::MinHosts => "min-hosts",
+            Stop::Signal => "signal",
+            Stop::Failed => "failed",
+        }
+    }
+}
+
+/// Watches the run until the frontier is idle: draws progress, and on a
+/// stopping criterion stops handing out work, waits for requests in
+/// flight up to `--stop-grace`, then interrupts them. A failed writer (or
+/// work file) stops everything at once.
+#[allow(clippy::too_many_arguments)]
+fn supervise(
+    s: &Settings,
+    min_hosts: usize,
+    started: Instant,
+    shared: &Shared,
+    store: &Store,
+    signals: &AtomicU32,
+    workers: &[std::thread::JoinHandle<()>],
+    diag: &Diag,
+) -> Stop {
+    let frontier = &shared.frontier;
+    let mut progress = Progress::new(progress_mode(s.progress));
+    let mut stop = Stop::Complete;
+    let mut grace_ends: Option<Instant> = None;
+    loop {
+        if frontier.wait_idle(Duration::from_millis(100)) {
+            break;
+        }
+        if workers.iter().all(|w| w.is_finished()) {
+            // Only reachable if workers died (a bug): stop rather than wait forever.
+            diag.say("every worker thread has ended; writing what is left to leftover");
+            break;
+        }
+        if stop != Stop::Failed && (store.failed() || shared.failed()) {
+            progress.clear();
+            stop = Stop::Failed;
+            shared.stopping.store(true, Ordering::SeqCst);
+            frontier.stop();
+            shared.client.shutdown();
+            continue;
+        }
+        progress.tick(&shared.counters, frontier.counts());
+        if stop == Stop::Complete {
+            stop = if signals.load(Ordering::SeqCst) > 0 {
+                Stop::Signal
+            } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                Stop::TimeLimit
+            } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
+                Stop::MinHosts
+            } else {
+                continue;
+            };
+            progress.clear();
+            diag.say(&format!(
+                "stopping ({}): finishing requests in flight, at most {:?}",
+                match stop {
+                    Stop::Signal => "signal received; a second one exits at once",
+                    Stop::TimeLimit => "time limit reached",
+                    _ => "too few hosts left with work",
+                },
+                s.stop_grace
+            ));
+            shared.stopping.store(true, Ordering::SeqCst);
+            frontier.stop();
+            grace_ends = Some(Instant::now() + s.stop_grace);
+        } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
+            diag.say("grace period over: abandoning requests in flight");
+            shared.client.shutdown();
+            grace_ends = None;
+        }
+    }
+    progress.clear();
+    stop
+}
+
+fn progress_mode(arg: crate::cli::ProgressArg) -> Mode {
+    match arg {
+        crate::cli::ProgressArg::Auto => {
+            use std::io::IsTerminal;
+            if std::io::stderr().is_terminal() {
+                Mode::Live
+            } else {
+                Mode::Plain
+            }
+        }
+        crate::cli::ProgressArg::Live => Mode::Live,
+        crate::cli::ProgressArg::Plain => Mode::Plain,
+        crate::cli::ProgressArg::None => Mode::Quiet,
+    }
+}
+
+/// How a URL that was not fetched goes to leftover: never attempted
+/// (`leftover`, same tries), or held back by a transient failure of its
+/// own or of its host's robots.txt (`retry`, one more try), so that a host
+/// that never answers runs out of tries instead of coming back forever.
+pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
+    match code {
+        Some(ErrorCode::HostDropped | ErrorCode::CrawlDelay) => (Via::Leftover, tries),
+        _ => (Via::Retry, tries + 1),
+    }
 }
 
 /// The leftover file: per key, in segment order, its retries, then what was
@@ -540,19 +686,21 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
             ErrorCode::RobotsUnavailable => "robots.txt unavailable; retry in a later run",
             _ => "",
         };
-        let _ = tx.send(Msg::Log(LogLine {
-            time: SystemTime::now(),
-            status: Status::Error(code),
-            bytes: 0,
-            duration_ms: 0,
-            content_type: String::new(),
-            url: job.url.clone(),
-            via: job.via,
-            hops: job.hops,
-            note: note.into(),
-        }));
+        let line = error_line(
+            &job.url,
+            job.via,
+            job.hops,
+            code,
+            note.into(),
+            Duration::ZERO,
+        );
+        let _ = tx.send(Msg::Log(line));
     }
-    let _ = tx.send(Msg::Leftover(job.to_record(Via::Leftover, job.tries)));
+    let (via, tries) = match abandoned {
+        Some(code) => leftover_via(Some(code), job.tries),
+        None => (Via::Leftover, job.tries),
+    };
+    let _ = tx.send(Msg::Leftover(job.to_record(via, tries)));
 }
 
 /// Removes temporary files of an interrupted writer (an unfinished leftover file).
@@ -562,7 +710,7 @@ fn remove_temp_files(dir: &Path) {
             let name = e.file_name();
             if name
                 .to_str()
-                .is_some_and(|n| common::atomic::is_temp_name(n) || n == ".work.tsv")
+                .is_some_and(|n| common::atomic::is_temp_name(n) || n == WORK_FILE)
             {
                 let _ = std::fs::remove_file(e.path());
             }

@@ -113,6 +113,8 @@ pub struct Skipped {
     pub job: Job,
     /// Why.
     pub code: ErrorCode,
+    /// The crawl-log note (the rule that denied it).
+    pub note: String,
 }
 
 /// How a fetch went, for politeness.
@@ -138,8 +140,12 @@ pub struct FetchReport {
 pub enum RobotsReport {
     /// Rules to apply.
     Rules(Arc<Access>),
-    /// Unavailable: ask again later.
-    Unavailable,
+    /// Unavailable: ask again later (up to [`ROBOTS_TRIES`] times in all),
+    /// or, if not `ask_again`, give the host up for this run at once.
+    Unavailable {
+        /// False when asking again is pointless (the name does not resolve).
+        ask_again: bool,
+    },
     /// Abandoned at shutdown.
     Interrupted,
 }
@@ -420,17 +426,18 @@ impl Frontier {
                     });
                 }
                 Some(RobotsState::Known(access)) => {
-                    let allowed = url::Url::parse(&job.url)
-                        .map(|u| access.allows(&crate::access::path_and_query(&u)))
-                        .unwrap_or(true);
+                    let denied = url::Url::parse(&job.url)
+                        .ok()
+                        .and_then(|u| access.denied_by(&crate::access::path_and_query(&u)));
                     let job = st.keys[id].queue.pop_front().expect("front exists");
-                    if allowed {
+                    let Some(rule) = denied else {
                         st.keys[id].status = Status::Busy;
                         return Some(Task::Fetch { key: id, job });
-                    }
+                    };
                     skipped.push(Skipped {
                         job,
                         code: ErrorCode::Robots,
+                        note: format!("robots.txt: {rule}"),
                     });
                 }
             }
@@ -510,12 +517,12 @@ impl Frontier {
                 self.apply_rules(&mut st, key, access, host);
                 now + self.policy.delay(&st.keys[key].timing)
             }
-            RobotsReport::Unavailable => {
+            RobotsReport::Unavailable { ask_again } => {
                 let tries = match st.robots.get(host) {
                     Some(RobotsState::Unavailable { tries, .. }) => *tries,
                     _ => 0,
                 } + 1;
-                if tries >= ROBOTS_TRIES {
+                if tries >= ROBOTS_TRIES || !ask_again {
                     st.keys[key].abandoned = Some(ErrorCode::RobotsUnavailable);
                 }
                 let retry_at = now + self.robots_retry_delay;

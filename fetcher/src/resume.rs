@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use common::crawllog::{LogLine, Status, parse_line};
 use common::http::parse_response_head;
 use common::segment::Via;
-use common::warc::{WarcError, WarcReader, WarcRecord, recover};
+use common::warc::{WarcError, WarcReader, WarcRecord, list_files, recover};
 
 /// What an earlier run of the same segment did.
 #[derive(Debug, Default)]
@@ -45,6 +45,31 @@ impl Resumed {
     pub fn is_fresh(&self) -> bool {
         self.done.is_empty() && self.warc_files.is_empty()
     }
+
+    /// The serial number for the run's first new WARC file.
+    pub fn next_serial(&self) -> u32 {
+        self.warc_files
+            .iter()
+            .filter_map(|p| common::warc::file_serial(p))
+            .max()
+            .map_or(0, |s| s + 1)
+    }
+
+    /// What was found, for the log.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "resuming: {} URLs already attempted, {} WARC files kept",
+            self.done.len(),
+            self.warc_files.len()
+        );
+        if self.warc_cut > 0 {
+            text += &format!(", {} torn bytes cut off the last WARC file", self.warc_cut);
+        }
+        if self.log_cut > 0 {
+            text += &format!(", a torn crawl-log line cut ({} bytes)", self.log_cut);
+        }
+        text
+    }
 }
 
 /// A problem reading what the earlier run left.
@@ -66,29 +91,17 @@ pub enum ResumeError {
 /// Largest record block read back (robots.txt bodies are at most 500 KiB).
 const MAX_BLOCK: usize = 600 * 1024;
 
-/// Reads and repairs `dir` (= `fetched/ID/`).
-pub fn scan(dir: &Path, crawl_log: &Path) -> Result<Resumed, ResumeError> {
+/// Reads and repairs `dir` (= `fetched/ID/`), whose WARC files are named
+/// with `warc_prefix`.
+pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, ResumeError> {
     let mut r = Resumed::default();
     scan_log(crawl_log, &mut r)?;
 
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(".warc.gz") && !n.starts_with('.'))
-            })
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
-            return Err(ResumeError::Io {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    files.sort();
+    // In serial order: the last one written is the one that can be torn.
+    let files = list_files(dir, warc_prefix).map_err(|source| ResumeError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     if let Some(last) = files.last() {
         r.warc_cut = recover(last)?.cut;
     }

@@ -24,8 +24,10 @@ pub struct Stats {
     pub stop_reason: String,
     /// True if this run resumed an interrupted one.
     pub resumed: bool,
-    /// URLs in the segment.
+    /// URLs in the segment (well-formed lines).
     pub segment_urls: u64,
+    /// Malformed segment lines skipped (each one is named in the log).
+    pub malformed_lines: u64,
     /// URLs skipped because an earlier run had done them.
     pub already_done: u64,
     /// Queues (hosts by default) in the segment.

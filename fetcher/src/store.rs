@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
@@ -87,6 +89,7 @@ pub enum StoreError {
 pub struct Store {
     tx: Option<SyncSender<Msg>>,
     thread: Option<JoinHandle<Result<StoreTotals, StoreError>>>,
+    failed: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -106,6 +109,7 @@ impl Store {
                 source,
             })?;
         let warc_dir = warc.dir.clone();
+        let prefix = warc.prefix.clone();
         let writer = WarcWriter::new(warc).map_err(|source| StoreError::Io {
             path: warc_dir.clone(),
             source,
@@ -113,9 +117,16 @@ impl Store {
         let leftover = SegmentWriter::create(leftover)?;
         let (tx, rx) = sync_channel(1024);
         let log_path = crawl_log.to_path_buf();
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = failed.clone();
         let thread = std::thread::Builder::new()
             .name("store".into())
-            .spawn(move || run(rx, writer, warc_dir, log_file, log_path, leftover))
+            .spawn(move || {
+                let result = run(rx, writer, warc_dir, prefix, log_file, log_path, leftover);
+                // The receiver is gone by now: workers' sends fail at once.
+                flag.store(result.is_err(), Ordering::SeqCst);
+                result
+            })
             .map_err(|source| StoreError::Io {
                 path: crawl_log.to_path_buf(),
                 source,
@@ -123,7 +134,15 @@ impl Store {
         Ok(Store {
             tx: Some(tx),
             thread: Some(thread),
+            failed,
         })
+    }
+
+    /// True once the writer has stopped on an error (a full disk, ...):
+    /// nothing more can be stored, so the run must stop; [`Store::finish`]
+    /// returns the error.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
     }
 
     /// A sender for workers.
@@ -149,6 +168,7 @@ fn run(
     rx: Receiver<Msg>,
     mut warc: WarcWriter,
     warc_dir: PathBuf,
+    prefix: String,
     log_file: File,
     log_path: PathBuf,
     mut leftover: SegmentWriter,
@@ -192,7 +212,7 @@ fn run(
                     extra_fields: &extra,
                 };
                 warc.write_exchange(&ex).map_err(|source| StoreError::Io {
-                    path: warc_dir.clone(),
+                    path: failed_warc_file(&warc_dir, &prefix),
                     source,
                 })?;
                 totals.responses += 1;
@@ -211,11 +231,20 @@ fn run(
     log.flush().map_err(log_err)?;
     log.get_ref().sync_all().map_err(log_err)?;
     totals.warc_files = warc.finish().map_err(|source| StoreError::Io {
-        path: warc_dir.clone(),
+        path: failed_warc_file(&warc_dir, &prefix),
         source,
     })?;
     leftover.finish()?;
     Ok(totals)
+}
+
+/// The WARC file a failed write went to: the newest one of the run (the
+/// writer forgets its file after a failed write), or the directory.
+fn failed_warc_file(dir: &Path, prefix: &str) -> PathBuf {
+    common::warc::list_files(dir, prefix)
+        .ok()
+        .and_then(|files| files.last().cloned())
+        .unwrap_or_else(|| dir.to_path_buf())
 }
 
 fn write_log(
@@ -230,6 +259,28 @@ fn write_log(
     totals.log_lines += 1;
     *totals.outcomes.entry(outcome_name(l.status)).or_default() += 1;
     Ok(())
+}
+
+/// The crawl-log line of an attempt that stored nothing.
+pub fn error_line(
+    url: &str,
+    via: Via,
+    hops: u32,
+    code: ErrorCode,
+    note: String,
+    elapsed: std::time::Duration,
+) -> LogLine {
+    LogLine {
+        time: std::time::SystemTime::now(),
+        status: Status::Error(code),
+        bytes: 0,
+        duration_ms: elapsed.as_millis() as u64,
+        content_type: String::new(),
+        url: url.to_string(),
+        via,
+        hops,
+        note,
+    }
 }
 
 /// `2xx`, `3xx`, ... for HTTP statuses, the code word for errors.

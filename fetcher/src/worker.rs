@@ -2,10 +2,10 @@
 //! with no lock held, hands the result to the writer thread and reports
 //! back to the frontier.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, SyncSender};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use common::bloom::BloomFilter;
 use common::crawllog::{ErrorCode, LogLine, Status};
@@ -20,7 +20,8 @@ use crate::hoststore::{HostUpdate, now_ms};
 use crate::http::{Client, Failure, Response};
 use crate::politeness::Policy;
 use crate::progress::Counters;
-use crate::store::{Fetched, Msg, is_retryable};
+use crate::robots::Robots;
+use crate::store::{Fetched, Msg, error_line, is_retryable};
 
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
 const ROBOTS_REDIRECTS: u32 = 5;
@@ -37,6 +38,8 @@ pub struct Shared {
     pub counters: Arc<Counters>,
     /// Set when stopping: failures from here on are interruptions.
     pub stopping: Arc<AtomicBool>,
+    /// Why the run cannot go on (the work file cannot be read), if it cannot.
+    pub failure: Mutex<Option<String>>,
     /// Product token for robots.txt.
     pub agent_name: String,
     /// Body limit.
@@ -53,6 +56,26 @@ pub struct Shared {
     pub seen: Option<BloomFilter>,
     /// Queue key of a redirect target.
     pub key_of: KeyOf,
+}
+
+impl Shared {
+    /// True once a worker hit an error that ends the run.
+    pub fn failed(&self) -> bool {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Records an error that ends the run (the first one is kept) and stops
+    /// handing out work.
+    fn fail(&self, message: String) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(message);
+        self.frontier.stop();
+    }
 }
 
 /// Per-thread handles.
@@ -81,14 +104,14 @@ impl Worker {
             }
             match task {
                 Task::Refill { key, range } => {
-                    let (jobs, rest) = match self.shared.work.read_batch(range, self.shared.batch) {
-                        Ok(r) => r,
+                    match self.shared.work.read_batch(range, self.shared.batch) {
+                        Ok((jobs, rest)) => self.shared.frontier.refilled(key, jobs, rest),
                         Err(e) => {
-                            eprintln!("fetcher: {e}");
-                            (Vec::new(), None)
+                            // The URLs are still in the segment; the next run resumes.
+                            self.shared.fail(e.to_string());
+                            self.shared.frontier.refilled(key, Vec::new(), Some(range));
                         }
-                    };
-                    self.shared.frontier.refilled(key, jobs, rest);
+                    }
                 }
                 Task::Robots {
                     key,
@@ -109,21 +132,9 @@ impl Worker {
     }
 
     fn log_skipped(&self, s: Skipped) {
-        let note = match s.code {
-            ErrorCode::Robots => "robots.txt disallows".to_string(),
-            other => other.as_str().to_string(),
-        };
-        self.send(Msg::Log(LogLine {
-            time: SystemTime::now(),
-            status: Status::Error(s.code),
-            bytes: 0,
-            duration_ms: 0,
-            content_type: String::new(),
-            url: s.job.url,
-            via: s.job.via,
-            hops: s.job.hops,
-            note,
-        }));
+        let j = &s.job;
+        let line = error_line(&j.url, j.via, j.hops, s.code, s.note, Duration::ZERO);
+        self.send(Msg::Log(line));
     }
 
     fn store_response(&self, url: &str, via: Via, hops: u32, r: Response, note: String) {
@@ -148,17 +159,8 @@ impl Worker {
     }
 
     fn log_failure(&self, url: &str, via: Via, hops: u32, f: &Failure) {
-        self.send(Msg::Log(LogLine {
-            time: SystemTime::now(),
-            status: Status::Error(f.code),
-            bytes: 0,
-            duration_ms: f.elapsed.as_millis() as u64,
-            content_type: String::new(),
-            url: url.to_string(),
-            via,
-            hops,
-            note: f.message.clone(),
-        }));
+        let line = error_line(url, via, hops, f.code, f.message.clone(), f.elapsed);
+        self.send(Msg::Log(line));
     }
 
     /// Fetches robots.txt (following up to five redirects, each stored and
@@ -180,6 +182,9 @@ impl Worker {
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
         let mut first_elapsed = None;
         let mut hops = 0;
+        // A name that does not resolve will not resolve a minute later:
+        // asking again would only hold the host's URLs back.
+        let mut no_such_host = false;
         let (outcome, body) = loop {
             match sh
                 .client
@@ -236,6 +241,7 @@ impl Worker {
                         );
                         return;
                     }
+                    no_such_host = f.code == ErrorCode::Dns;
                     break (RobotsOutcome::Unreachable, Vec::new());
                 }
             }
@@ -254,14 +260,16 @@ impl Worker {
             host: host.to_string(),
             entry: RobotsEntry {
                 status,
-                body,
+                body: Robots::parsed_part(&body).to_vec(),
                 fetched_ms: now_ms(),
             },
             crawl_delay_ms,
         });
         let report = match decision {
             Decision::Rules(a) => RobotsReport::Rules(Arc::new(a)),
-            Decision::Unavailable => RobotsReport::Unavailable,
+            Decision::Unavailable => RobotsReport::Unavailable {
+                ask_again: !no_such_host,
+            },
         };
         sh.frontier.robots_done(key, host, report, first_elapsed);
     }

@@ -178,6 +178,31 @@ pub fn responses(crawl: &CrawlDir, id: &str) -> Vec<WarcRecord> {
     out
 }
 
+/// URLs of the pages (not robots.txt) stored in the run's WARC files as
+/// they are, reading each file up to a torn or damaged record (as after a
+/// crash, before the rerun repairs it).
+pub fn stored_urls_tolerant(crawl: &CrawlDir, id: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in warc_files(crawl, id) {
+        let mut r = WarcReader::open(&f, 1024).expect("open WARC");
+        let mut rec = WarcRecord::default();
+        while let Ok(true) = r.read_next(&mut rec) {
+            if rec.record_type() == Some("response") && rec.header("X-Crawl-Via") != Some("robots")
+            {
+                out.extend(rec.target_uri().map(str::to_string));
+            }
+        }
+    }
+    out
+}
+
+/// `stats.json` of a run.
+pub fn stats(crawl: &CrawlDir, id: &str) -> serde_json::Value {
+    let path = crawl.fetched_dir(id).join("stats.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Runs `warcio check` on every WARC file of the run.
 pub fn warcio_check(crawl: &CrawlDir, id: &str) {
     let files = warc_files(crawl, id);
