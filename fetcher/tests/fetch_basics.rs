@@ -48,6 +48,16 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
     let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms"]));
     assert_exit(&out, 0);
     assert!(crawl.is_fetched("00001"), "DONE written");
+    // The summary at the end, even with --progress none.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = err
+        .lines()
+        .find(|l| l.starts_with("fetcher: done (complete)"))
+        .unwrap_or_else(|| panic!("no summary:\n{err}"));
+    assert!(
+        summary.contains(&format!(" {} pages ", urls.len())) && summary.contains("0 errors"),
+        "{summary}"
+    );
 
     // Server side: one request at a time per host, spaced by the delay
     // (Crawl-delay for b.test).
