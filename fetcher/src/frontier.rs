@@ -782,14 +782,18 @@ mod tests {
         assert!(f.take_leftovers().is_empty());
     }
 
+    /// A frontier with one key holding `n` URLs, robots.txt known to allow all.
+    fn one_key(name: &str, n: u64) -> Arc<Frontier> {
+        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
+        let id = f.add_key(name, vec![], &[]);
+        f.lock().keys[id].queue.extend((0..n).map(|i| job(name, i)));
+        f.set_robots(id, name, Arc::new(Access::allow_all()));
+        f
+    }
+
     #[test]
     fn failures_drop_the_key_and_keep_its_urls() {
-        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("bad.test", vec![], &[]);
-        f.lock().keys[id]
-            .queue
-            .extend((0..10).map(|i| job("bad.test", i)));
-        f.set_robots(id, "bad.test", Arc::new(Access::allow_all()));
+        let f = one_key("bad.test", 10);
         let mut skipped = Vec::new();
         let mut fetched = 0;
         while let Some(t) = f.next_task(&mut skipped) {
@@ -835,12 +839,7 @@ mod tests {
 
     #[test]
     fn retry_after_holds_the_key() {
-        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("busy.test", vec![], &[]);
-        f.lock().keys[id]
-            .queue
-            .extend((0..2).map(|i| job("busy.test", i)));
-        f.set_robots(id, "busy.test", Arc::new(Access::allow_all()));
+        let f = one_key("busy.test", 2);
         let mut skipped = Vec::new();
         let Some(Task::Fetch { key, .. }) = f.next_task(&mut skipped) else {
             panic!("fetch expected")
@@ -858,5 +857,68 @@ mod tests {
             Some(Task::Fetch { .. })
         ));
         assert!(t0.elapsed() >= Duration::from_millis(150));
+    }
+
+    #[test]
+    fn a_waiting_worker_takes_a_key_as_soon_as_it_is_ready() {
+        // One key in the penalty box for a long time, one being refilled:
+        // a second worker waits, and must wake when the refill hands the
+        // key back, not when its wait times out (MAX_WAIT).
+        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
+        let slow = f.add_key("slow.test", vec![], &[]);
+        f.lock().keys[slow].queue.push_back(job("slow.test", 0));
+        let refilled = f.add_key("b.test", vec![(0, 1)], &[]);
+        for (id, name) in [(slow, "slow.test"), (refilled, "b.test")] {
+            f.set_robots(id, name, Arc::new(Access::allow_all()));
+        }
+        let mut skipped = Vec::new();
+        let Some(Task::Fetch { key, .. }) = f.next_task(&mut skipped) else {
+            panic!("fetch expected")
+        };
+        f.fetch_done(
+            key,
+            FetchReport {
+                retry_after: Some(Duration::from_secs(30)),
+                ..FetchReport::default()
+            },
+        );
+        let Some(Task::Refill { key, .. }) = f.next_task(&mut skipped) else {
+            panic!("refill expected")
+        };
+        let waiter = {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let mut skipped = Vec::new();
+                let task = f.next_task(&mut skipped);
+                (task, Instant::now())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let handed_back = Instant::now();
+        f.refilled(key, vec![job("b.test", 1)], None);
+        let (task, woke) = waiter.join().unwrap();
+        assert!(matches!(task, Some(Task::Fetch { .. })), "{task:?}");
+        assert!(
+            woke.duration_since(handed_back) < MAX_WAIT / 2,
+            "the waiting worker slept {:?} while a key was ready",
+            woke.duration_since(handed_back)
+        );
+    }
+
+    #[test]
+    fn robots_txt_of_a_name_that_does_not_resolve_is_not_asked_again() {
+        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
+        let id = f.add_key("gone.test", vec![], &[]);
+        f.lock().keys[id].queue.push_back(job("gone.test", 0));
+        let mut skipped = Vec::new();
+        let Some(Task::Robots { key, host, .. }) = f.next_task(&mut skipped) else {
+            panic!("robots.txt first")
+        };
+        let report = RobotsReport::Unavailable { ask_again: false };
+        f.robots_done(key, &host, report, None);
+        assert!(f.next_task(&mut skipped).is_none(), "nothing more to do");
+        let left = f.take_leftovers();
+        assert_eq!(left[0].abandoned, Some(ErrorCode::RobotsUnavailable));
+        assert_eq!(left[0].queued.len(), 1);
     }
 }

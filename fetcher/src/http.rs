@@ -886,4 +886,55 @@ mod tests {
         assert_eq!(payload.len(), 4096);
         assert_eq!(truncated, None, "a body of exactly the limit is complete");
     }
+
+    #[test]
+    fn failures_get_the_crawl_log_code_of_their_kind() {
+        let cfg = ClientConfig {
+            user_agent: "t".into(),
+            connect_timeout: Duration::from_secs(1),
+            first_byte_timeout: Duration::from_secs(2),
+            download_timeout: Duration::from_secs(3),
+            allow_private: false,
+            hosts: None,
+            idle_connections: 1,
+        };
+        let io = |kind: io::ErrorKind, msg: &str| ureq::Error::Io(io::Error::new(kind, msg));
+        let cases = [
+            (ureq::Error::HostNotFound, ErrorCode::Dns),
+            (
+                io(io::ErrorKind::Other, "failed to lookup address information"),
+                ErrorCode::Dns,
+            ),
+            (
+                io(io::ErrorKind::ConnectionRefused, "refused"),
+                ErrorCode::Refused,
+            ),
+            (
+                ureq::Error::Timeout(ureq::Timeout::Connect),
+                ErrorCode::Timeout,
+            ),
+            (
+                ureq::Error::Timeout(ureq::Timeout::RecvResponse),
+                ErrorCode::Timeout,
+            ),
+            (
+                ureq::Error::Other(Box::new(PrivateAddress("169.254.169.254".parse().unwrap()))),
+                ErrorCode::PrivateAddress,
+            ),
+            (
+                io(io::ErrorKind::ConnectionReset, "reset"),
+                ErrorCode::Connect,
+            ),
+            (ureq::Error::BadUri("x".into()), ErrorCode::BadUrl),
+        ];
+        for (error, code) in cases {
+            let shown = error.to_string();
+            assert_eq!(classify(error, &cfg).0, code, "{shown}");
+        }
+        let (_, msg) = classify(ureq::Error::Timeout(ureq::Timeout::RecvResponse), &cfg);
+        assert_eq!(
+            msg, "timeout: first byte (2s)",
+            "the message says which timeout"
+        );
+    }
 }
