@@ -307,7 +307,7 @@ impl Worker {
                         .as_deref()
                         .and_then(|v| sh.policy.retry_after(v, SystemTime::now()))
                 {
-                    notes.push(format!("retry-after {}s", wait.as_secs()));
+                    notes.push(format!("retry-after {wait:?}"));
                     report.retry_after = Some(wait);
                 }
                 let failed = status >= 500 || r.truncated == Some(common::warc::Truncated::Time);

@@ -302,3 +302,145 @@ fn private_addresses_are_refused_unless_allowed() {
         "the page itself is logged as refused: {lines:#?}"
     );
 }
+
+#[test]
+fn refused_connections_are_logged_and_drop_the_host() {
+    let server = Server::builder()
+        .host(
+            "up.test",
+            Routes::new()
+                .route("/robots.txt", Response::not_found())
+                .route("/", Response::html("up")),
+        )
+        .start()
+        .unwrap();
+    let ip = server.addr("up.test").ip();
+    // A port on the server's address where nothing listens.
+    let closed = {
+        let l = std::net::TcpListener::bind((ip, 0)).unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let crawl = crawl_dir("refused");
+    // First run: up.test's robots.txt is fetched and kept in hosts.db.
+    write_segment(&crawl, "00001", &server, &[("up.test", "/")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+
+    // Then up.test stops listening (same name, a closed port): its pages
+    // are refused, and after two failures in a row it is dropped. For
+    // down.test, whose robots.txt is not known, robots.txt is refused.
+    let mut w = common::segment::SegmentWriter::create(crawl.segment_path("00002")).unwrap();
+    let url = |host: &str, i: u32| format!("http://{host}:{closed}/{i}");
+    for host in ["up.test", "down.test"] {
+        for i in 0..5 {
+            w.write(&common::segment::SegmentRecord {
+                host: host.into(),
+                url: url(host, i),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let hosts = crawl.root().join("hosts-refused");
+    std::fs::write(&hosts, format!("{ip} up.test down.test\n")).unwrap();
+    let out = run(fetch_cmd(&crawl, &server)
+        .arg("--hosts-file")
+        .arg(&hosts)
+        .args(["--max-failures", "2", "--robots-retry-delay", "50ms"]));
+    assert_exit(&out, 0);
+    let lines = crawl_log(&crawl, "00002");
+    for i in 0..2 {
+        assert_eq!(
+            status_of(&lines, &url("up.test", i)),
+            Status::Error(ErrorCode::Refused)
+        );
+    }
+    for i in 2..5 {
+        assert_eq!(
+            status_of(&lines, &url("up.test", i)),
+            Status::Error(ErrorCode::HostDropped)
+        );
+    }
+    let robots: Vec<_> = lines.iter().filter(|l| l.via == Via::Robots).collect();
+    assert!(
+        !robots.is_empty()
+            && robots
+                .iter()
+                .all(|l| l.status == Status::Error(ErrorCode::Refused)),
+        "{lines:#?}"
+    );
+    for i in 0..5 {
+        assert_eq!(
+            status_of(&lines, &url("down.test", i)),
+            Status::Error(ErrorCode::RobotsUnavailable)
+        );
+    }
+    // Nothing is lost: the refused ones as retries, the rest untried.
+    let left = leftover(&crawl, "00002");
+    assert_eq!(left.len(), 10, "{left:#?}");
+    let retries = left.iter().filter(|r| r.via == Via::Retry && r.tries == 1);
+    assert_eq!(retries.count(), 2 + 5, "{left:#?}");
+}
+
+#[test]
+fn retry_after_is_capped_and_the_delay_follows_response_times() {
+    let slow = |body: &str| Response::html(body.to_string()).delay(Duration::from_millis(100));
+    let server = Server::builder()
+        .host(
+            "forever.test",
+            robots_ok(Routes::new())
+                .route("/1", Response::retry_after(503, 86_400))
+                .route("/2", Response::html("two")),
+        )
+        .host(
+            "slow.test",
+            Routes::new()
+                .route("/robots.txt", slow("User-agent: *\nDisallow:\n"))
+                .route("/1", slow("one"))
+                .route("/2", slow("two"))
+                .route("/3", slow("three")),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("retry-after-cap");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[
+            ("forever.test", "/1"),
+            ("forever.test", "/2"),
+            ("slow.test", "/1"),
+            ("slow.test", "/2"),
+            ("slow.test", "/3"),
+        ],
+    );
+    let started = Instant::now();
+    let out =
+        run(fetch_cmd(&crawl, &server).args(["--max-retry-after", "700ms", "--delay-factor", "2"]));
+    assert_exit(&out, 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a day-long Retry-After was not capped"
+    );
+    // Retry-After: one day, capped at 0.7 s.
+    let forever = server.log("forever.test");
+    let i = forever.iter().position(|e| e.target == "/1").unwrap();
+    let gap = forever[i + 1].start.duration_since(forever[i].end);
+    assert!(
+        gap >= Duration::from_millis(700),
+        "capped wait not kept: {gap:?}"
+    );
+    let lines = crawl_log(&crawl, "00001");
+    let l = lines
+        .iter()
+        .find(|l| l.url == server.url("forever.test", "/1"))
+        .unwrap();
+    assert!(
+        l.note.contains("retry-after 700ms"),
+        "the note says the wait kept: {l:?}"
+    );
+    // Every answer of slow.test takes 100 ms: with factor 2 the delay is
+    // at least 200 ms although --min-delay is 0.
+    assert_polite(&server.log("slow.test"), Duration::from_millis(200));
+}
