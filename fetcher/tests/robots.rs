@@ -231,3 +231,96 @@ fn robots_txt_is_reused_from_the_host_state() {
     assert_eq!(state.response_times_ms.len(), 1);
     assert!(state.last_contact_ms.is_some());
 }
+
+#[test]
+fn robots_txt_redirects_are_followed_five_times_and_no_more() {
+    // five.test: robots.txt → /r1 → ... → /r5 (five redirects), which has
+    // the rules. six.test: one redirect more, so robots.txt counts as
+    // unavailable, which allows everything.
+    let chain = |hops: usize| {
+        let mut r = Routes::new();
+        for i in 0..hops {
+            let from = if i == 0 {
+                "/robots.txt".to_string()
+            } else {
+                format!("/r{i}")
+            };
+            r = r.route(from, Response::redirect(302, format!("/r{}", i + 1)));
+        }
+        let rules = Response::text("User-agent: *\nDisallow: /private\n");
+        pages(r.route(format!("/r{hops}"), rules), &["/a", "/private"])
+    };
+    let server = Server::builder()
+        .host("five.test", chain(5))
+        .host("six.test", chain(6))
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("robots-redirects");
+    let urls: Vec<(&str, &str)> = ["five.test", "six.test"]
+        .iter()
+        .flat_map(|h| [(*h, "/a"), (*h, "/private")])
+        .collect();
+    write_segment(&crawl, "00001", &server, &urls);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+
+    assert_eq!(
+        fetched_paths(&server, "five.test"),
+        ["/a", "/r1", "/r2", "/r3", "/r4", "/r5"]
+    );
+    let six = fetched_paths(&server, "six.test");
+    assert_eq!(
+        six,
+        ["/a", "/private", "/r1", "/r2", "/r3", "/r4", "/r5"],
+        "the sixth redirect is not followed; robots.txt counts as unavailable"
+    );
+    // Every hop is logged (and stored) as a robots.txt fetch.
+    let log = crawl_log(&crawl, "00001");
+    let hops = log
+        .iter()
+        .filter(|l| l.via == Via::Robots && l.url.contains("five.test"))
+        .count();
+    assert_eq!(hops, 6);
+    warcio_check(&crawl, "00001");
+}
+
+#[test]
+fn robots_txt_older_than_a_day_is_fetched_again() {
+    let server = Server::builder()
+        .host(
+            "a.test",
+            pages(
+                Routes::new().route(
+                    "/robots.txt",
+                    Response::text("User-agent: *\nDisallow: /b\n"),
+                ),
+                &["/a", "/b"],
+            ),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("robots-expiry");
+    write_segment(&crawl, "00001", &server, &[("a.test", "/a")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+
+    // The stored copy says everything is allowed and is 25 hours old.
+    {
+        let mut db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
+        let mut state = db.get("a.test").unwrap().unwrap();
+        let robots = state.robots.as_mut().unwrap();
+        robots.body = b"User-agent: *\nDisallow:\n".to_vec();
+        robots.fetched_ms -= 25 * 3600 * 1000;
+        db.put_many(&[state]).unwrap();
+    }
+    write_segment(&crawl, "00002", &server, &[("a.test", "/b")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    let robots = server
+        .log("a.test")
+        .iter()
+        .filter(|e| e.target == "/robots.txt")
+        .count();
+    assert_eq!(robots, 2, "a day-old robots.txt is not trusted");
+    assert!(
+        fetched_paths(&server, "a.test") == ["/a"],
+        "the fresh rules were applied, not the stale copy"
+    );
+}
