@@ -48,12 +48,9 @@ fn malformed_segment_lines_are_named_skipped_and_counted() {
     let mut fetched: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
     fetched.sort();
     assert_eq!(fetched, ["/1", "/2", "/robots.txt"]);
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(stats["malformed_lines"], 2);
-    assert_eq!(stats["segment_urls"], 2);
+    let run_stats = stats(&crawl, "00001");
+    assert_eq!(run_stats["malformed_lines"], 2);
+    assert_eq!(run_stats["segment_urls"], 2);
 }
 
 #[test]

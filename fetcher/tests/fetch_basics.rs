@@ -135,11 +135,7 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
     assert_eq!(indexed_responses, urls.len() + 3, "{index:?}");
 
     assert!(leftover(&crawl, "00001").is_empty());
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(stats["responses"], (urls.len() + 3) as u64);
+    assert_eq!(stats(&crawl, "00001")["responses"], (urls.len() + 3) as u64);
 }
 
 fn gzip(data: &[u8]) -> Vec<u8> {

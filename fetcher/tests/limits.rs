@@ -190,11 +190,7 @@ fn huge_bodies_and_gzip_bombs_are_cut_at_the_limit_with_bounded_memory() {
         assert!(l.note.starts_with("too-big"), "{l:?}");
     }
     // Memory: the fetcher's own record of its peak resident size.
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
-    )
-    .unwrap();
-    let peak = stats["peak_rss_bytes"].as_u64().unwrap();
+    let peak = stats(&crawl, "00001")["peak_rss_bytes"].as_u64().unwrap();
     assert!(
         peak > 0 && peak < 100_000_000,
         "peak RSS {peak} bytes for a 200 MB body and a 1 GB bomb"

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::segment::Via;
 use support::*;
@@ -140,10 +140,29 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
         .iter()
         .filter(|e| e.target != "/robots.txt")
         .count();
+    let stored_before = stored_urls_tolerant(&crawl, "00001");
+    assert!(!stored_before.is_empty(), "nothing stored before the kill");
 
+    // Make sure both files end torn, as after a kill in the middle of a
+    // write: half a gzip member on the WARC file, half a line on the log.
+    let last_warc = warc_files(&crawl, "00001").pop().unwrap();
+    let head = std::fs::read(&last_warc).unwrap()[..100].to_vec();
+    append(&last_warc, &head);
+    append(
+        &crawl.fetched_dir("00001").join("crawl.log"),
+        b"2026-01-01T00:00:00.000Z\t200\t5",
+    );
+
+    let rerun_at = Instant::now();
     let out = run(&mut fetch_cmd(&crawl, &server));
     assert_exit(&out, 0);
     assert!(crawl.is_fetched("00001"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("torn bytes cut off the last WARC file")
+            && err.contains("a torn crawl-log line cut"),
+        "{err}"
+    );
     warcio_check(&crawl, "00001");
 
     let mut stored = stored_pages(&crawl, "00001");
@@ -161,8 +180,20 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
     assert_eq!(logged, expected, "one crawl-log line per URL");
     assert!(leftover(&crawl, "00001").is_empty());
 
-    // From the server side: only requests in flight at the kill (at most one
-    // per host) were made again.
+    // From the server side: nothing stored before the kill was asked for
+    // again, and only requests in flight at the kill (at most one per
+    // host) were made twice.
+    let asked_again: Vec<String> = server
+        .logs()
+        .iter()
+        .filter(|e| e.start > rerun_at)
+        .map(|e| server.url(&e.host, &e.target))
+        .filter(|u| stored_before.contains(u))
+        .collect();
+    assert!(
+        asked_again.is_empty(),
+        "stored, then fetched again: {asked_again:?}"
+    );
     let mut counts: HashMap<String, usize> = HashMap::new();
     for e in server
         .logs()
@@ -183,6 +214,12 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
     );
 }
 
+fn append(path: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
 #[test]
 fn time_limit_and_min_hosts_stop_with_a_leftover() {
     let per_host = 30;
@@ -193,11 +230,7 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
         run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--time-limit", "400ms"]));
     assert_exit(&out, 0);
     assert!(crawl.is_fetched("00001"));
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(stats["stop_reason"], "time-limit");
+    assert_eq!(stats(&crawl, "00001")["stop_reason"], "time-limit");
     let stored = stored_pages(&crawl, "00001").len();
     let left = leftover(&crawl, "00001").len();
     assert!(left > 0 && stored > 0);
@@ -212,13 +245,25 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
     write_segment(&crawl, "00001", &server, &pairs);
     let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--min-hosts", "2"]));
     assert_exit(&out, 0);
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(stats["stop_reason"], "min-hosts");
+    assert_eq!(stats(&crawl, "00001")["stop_reason"], "min-hosts");
     let left = leftover(&crawl, "00001");
     assert!(!left.is_empty() && left.iter().all(|r| r.host == "b.test"));
+
+    // A segment that starts with fewer queues than --min-hosts is fetched
+    // whole (stopping at once would leave it unfetched every round).
+    let crawl = crawl_dir("min-hosts-small");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("a.test", "/0"), ("b.test", "/0")],
+    );
+    let out = run(fetch_cmd(&crawl, &server).args(["--min-hosts", "5"]));
+    assert_exit(&out, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--min-hosts 5 ignored"), "{err}");
+    assert_eq!(stats(&crawl, "00001")["stop_reason"], "complete");
+    assert_eq!(stored_pages(&crawl, "00001").len(), 2);
 }
 
 #[test]
@@ -281,4 +326,74 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
     assert!(crawl.is_fetched("00001"));
     let lines = crawl_log(&crawl, "00001");
     assert_eq!(lines.iter().filter(|l| l.via != Via::Robots).count(), 2);
+}
+
+#[test]
+fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
+    let hanging = Arc::new(AtomicBool::new(false));
+    let seen = hanging.clone();
+    let server = Server::builder()
+        .host(
+            "stuck.test",
+            Routes::new()
+                .route("/robots.txt", Response::not_found())
+                .route_fn("/hang", move |_: &testkit::server::Request| {
+                    seen.store(true, Ordering::SeqCst);
+                    Response::never_answer()
+                })
+                .route("/ok", Response::html("ok")),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("grace");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("stuck.test", "/hang"), ("stuck.test", "/ok")],
+    );
+    let child = fetch_cmd(&crawl, &server)
+        .args([
+            "--first-byte-timeout",
+            "30s",
+            "--download-timeout",
+            "30s",
+            "--stop-grace",
+            "300ms",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    signal(child.id(), "-TERM");
+    let signalled = Instant::now();
+    let out = wait_bounded(child, Duration::from_secs(20));
+    assert_exit(&out, 130);
+    assert!(
+        signalled.elapsed() < Duration::from_secs(10),
+        "the hanging request held the stop for {:?}",
+        signalled.elapsed()
+    );
+    assert!(crawl.is_fetched("00001"), "a clean stop writes DONE");
+    // The abandoned request was never answered: not logged as attempted,
+    // and left over untried with the URL never reached.
+    let lines = crawl_log(&crawl, "00001");
+    assert!(lines.iter().all(|l| l.via == Via::Robots), "{lines:#?}");
+    let mut left: Vec<(String, Via, u32)> = leftover(&crawl, "00001")
+        .into_iter()
+        .map(|r| (r.url, r.via, r.tries))
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            (server.url("stuck.test", "/hang"), Via::Leftover, 0),
+            (server.url("stuck.test", "/ok"), Via::Leftover, 0)
+        ]
+    );
 }
