@@ -105,3 +105,28 @@ fn inspect_summarizes_a_segment() {
     assert_eq!(v["urls"], 3);
     assert_eq!(v["hosts"], 2);
 }
+
+#[test]
+fn out_of_range_settings_are_configuration_errors() {
+    let crawl = crawl_dir("out-of-range");
+    for (flag, value, says) in [
+        ("--follow-redirects", "6", "at most 5"),
+        ("--threads", "0", "threads"),
+        ("--max-failures", "0", "max failures"),
+        ("--queue-batch", "0", "queue batch"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("fetch")
+            .arg(crawl.root())
+            .args(["--agent-name", "testbot", "--agent-url", "http://bot.test/"])
+            .args([flag, value])
+            .output()
+            .unwrap();
+        assert_exit(&out, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("fetcher: ") && err.contains(says),
+            "{flag}: {err}"
+        );
+    }
+}

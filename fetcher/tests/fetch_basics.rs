@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::crawllog::Status;
 use common::segment::Via;
 use support::*;
-use testkit::server::{Response, Routes, Server, assert_polite_by_host};
+use testkit::server::{Response, Routes, Server, assert_polite, assert_polite_by_host};
 
 #[test]
 fn fetches_every_host_at_once_politely_into_valid_warc() {
@@ -178,7 +178,7 @@ fn key_ip_shares_politeness_between_names_of_one_address() {
     let log = server.log("one.test");
     assert_eq!(log.len(), 12, "two robots.txt and ten pages");
     // Both names hit one address: one queue, so the delay holds across them.
-    testkit::server::assert_polite(&log, Duration::from_millis(40));
+    assert_polite(&log, Duration::from_millis(40));
 }
 
 #[test]
@@ -207,4 +207,58 @@ fn warc_files_roll_over_at_the_size_limit() {
         assert_eq!(rec.record_type(), Some("warcinfo"), "{}", f.display());
     }
     assert_eq!(responses(&crawl, "00001").len(), 31);
+}
+
+#[test]
+fn a_domain_sorted_segment_keeps_every_host_active_with_small_batches() {
+    // One big host first in the file, small hosts after it: with 4 URLs
+    // of a queue in memory at a time, the small hosts must still start
+    // at once, not after the big one is done.
+    let mut big = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..60 {
+        big = big.route(format!("/{i}"), Response::html(format!("big {i}")));
+    }
+    let small = || {
+        Routes::new()
+            .route("/robots.txt", Response::not_found())
+            .route("/a", Response::html("a"))
+            .route("/b", Response::html("b"))
+    };
+    let server = Server::builder()
+        .host("big.test", big)
+        .host("s1.test", small())
+        .host("s2.test", small())
+        .host("s3.test", small())
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("domain-sorted");
+    let big_paths: Vec<String> = (0..60).map(|i| format!("/{i}")).collect();
+    let mut pairs: Vec<(&str, &str)> = big_paths.iter().map(|p| ("big.test", p.as_str())).collect();
+    for h in ["s1.test", "s2.test", "s3.test"] {
+        pairs.extend([(h, "/a"), (h, "/b")]);
+    }
+    write_segment(&crawl, "00001", &server, &pairs);
+    let out = run(fetch_cmd(&crawl, &server).args([
+        "--min-delay",
+        "30ms",
+        "--queue-batch",
+        "4",
+        "--threads",
+        "2",
+    ]));
+    assert_exit(&out, 0);
+    let big_log = server.log("big.test");
+    assert_eq!(
+        big_log.len(),
+        61,
+        "every URL of the big host, read in batches"
+    );
+    let tenth_big = big_log.iter().map(|e| e.start).nth(10).unwrap();
+    for h in ["s1.test", "s2.test", "s3.test"] {
+        let log = server.log(h);
+        assert_eq!(log.len(), 3, "{h}");
+        let last = log.iter().map(|e| e.end).max().unwrap();
+        assert!(last < tenth_big, "{h} waited for the big host");
+    }
+    assert_polite(&big_log, Duration::from_millis(30));
 }
