@@ -17,7 +17,6 @@ use common::hoststate::HostDb;
 use common::segment::Via;
 use common::warc::WarcWriterConfig;
 
-use crate::access::{Access, Decision, RobotsOutcome};
 use crate::feed::{self, Admit, KeyOf};
 use crate::frontier::{Frontier, Job};
 use crate::hoststore::{self, HostStore, robots_fresh};
@@ -25,6 +24,7 @@ use crate::http::{Client, ClientConfig, HostsMap};
 use crate::politeness::Policy;
 use crate::progress::{Counters, Mode, Progress};
 use crate::resume;
+use crate::robots::{Robots, RobotsOutcome};
 use crate::settings::{KeyMode, Settings};
 use crate::stats::{self, Stats};
 use crate::store::{Msg, Store, error_line, is_retryable};
@@ -440,11 +440,11 @@ fn fill_frontier(
                     .map(|r| (r.status, r.body.as_slice()))
             });
         if let Some((status, body)) = robots
-            && let Decision::Rules(a) =
-                Access::decide(RobotsOutcome::from_stored_status(status), body, agent_name)
+            && let Some(rules) =
+                Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
         {
             cached_robots += 1;
-            frontier.set_robots(id, &k.first_host, Arc::new(a));
+            frontier.set_robots(id, &k.first_host, Arc::new(rules));
         }
     }
     for (key, job) in retries {

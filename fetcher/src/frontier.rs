@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use common::crawllog::ErrorCode;
 use common::segment::{SegmentRecord, Via};
 
-use crate::access::Access;
 use crate::politeness::{AfterFailure, Policy, Timing};
+use crate::robots::{Robots, path_and_query};
 
 /// One URL to fetch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +139,7 @@ pub struct FetchReport {
 #[derive(Debug)]
 pub enum RobotsReport {
     /// Rules to apply.
-    Rules(Arc<Access>),
+    Rules(Arc<Robots>),
     /// Unavailable: ask again later (up to [`ROBOTS_TRIES`] times in all),
     /// or, if not `ask_again`, give the host up for this run at once.
     Unavailable {
@@ -202,7 +202,7 @@ struct Key {
 #[derive(Debug)]
 enum RobotsState {
     Fetching,
-    Known(Arc<Access>),
+    Known(Arc<Robots>),
     Unavailable { tries: u32, retry_at: Instant },
 }
 
@@ -299,13 +299,13 @@ impl Frontier {
     /// Sets the robots.txt rules of a host known from the host state or an
     /// earlier run; returns false if its Crawl-delay is over the cap (the
     /// key is then given up).
-    pub fn set_robots(&self, key: KeyId, host: &str, access: Arc<Access>) -> bool {
+    pub fn set_robots(&self, key: KeyId, host: &str, robots: Arc<Robots>) -> bool {
         let mut st = self.lock();
-        self.apply_rules(&mut st, key, access, host)
+        self.apply_rules(&mut st, key, robots, host)
     }
 
-    fn apply_rules(&self, st: &mut State, key: KeyId, access: Arc<Access>, host: &str) -> bool {
-        let ok = match access.crawl_delay() {
+    fn apply_rules(&self, st: &mut State, key: KeyId, robots: Arc<Robots>, host: &str) -> bool {
+        let ok = match robots.crawl_delay() {
             Some(cd) if !self.policy.crawl_delay_acceptable(cd) => {
                 st.keys[key].abandoned = Some(ErrorCode::CrawlDelay);
                 false
@@ -317,7 +317,7 @@ impl Frontier {
             None => true,
         };
         st.robots
-            .insert(host.to_string(), RobotsState::Known(access));
+            .insert(host.to_string(), RobotsState::Known(robots));
         ok
     }
 
@@ -425,10 +425,10 @@ impl Frontier {
                         sample_url,
                     });
                 }
-                Some(RobotsState::Known(access)) => {
+                Some(RobotsState::Known(robots)) => {
                     let denied = url::Url::parse(&job.url)
                         .ok()
-                        .and_then(|u| access.denied_by(&crate::access::path_and_query(&u)));
+                        .and_then(|u| robots.denied_by(&path_and_query(&u)));
                     let job = st.keys[id].queue.pop_front().expect("front exists");
                     let Some(rule) = denied else {
                         st.keys[id].status = Status::Busy;
@@ -513,8 +513,8 @@ impl Frontier {
             st.keys[key].timing.push_response_time(t);
         }
         let at = match report {
-            RobotsReport::Rules(access) => {
-                self.apply_rules(&mut st, key, access, host);
+            RobotsReport::Rules(robots) => {
+                self.apply_rules(&mut st, key, robots, host);
                 now + self.policy.delay(&st.keys[key].timing)
             }
             RobotsReport::Unavailable { ask_again } => {
@@ -713,15 +713,10 @@ mod tests {
                                 f.refilled(key, jobs, None);
                             }
                             Task::Robots { key, host, .. } => {
-                                let a = Access::decide(
-                                    crate::access::RobotsOutcome::Status(200),
-                                    b"User-agent: *\nDisallow: /3$\n",
-                                    "testbot",
-                                );
-                                let crate::access::Decision::Rules(a) = a else {
-                                    panic!("rules expected")
-                                };
-                                f.robots_done(key, &host, RobotsReport::Rules(Arc::new(a)), None);
+                                let rules =
+                                    Robots::parse(b"User-agent: *\nDisallow: /3$\n", "testbot");
+                                let report = RobotsReport::Rules(Arc::new(rules));
+                                f.robots_done(key, &host, report, None);
                             }
                             Task::Fetch { key, job } => {
                                 let start = Instant::now();
@@ -787,7 +782,7 @@ mod tests {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
         let id = f.add_key(name, vec![], &[]);
         f.lock().keys[id].queue.extend((0..n).map(|i| job(name, i)));
-        f.set_robots(id, name, Arc::new(Access::allow_all()));
+        f.set_robots(id, name, Arc::new(Robots::allow_all()));
         f
     }
 
@@ -822,14 +817,8 @@ mod tests {
     fn crawl_delay_over_the_cap_skips_the_host() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
         let id = f.add_key("slow.test", vec![(0, 4)], &[]);
-        let crate::access::Decision::Rules(a) = Access::decide(
-            crate::access::RobotsOutcome::Status(200),
-            b"User-agent: *\nCrawl-delay: 5\n",
-            "testbot",
-        ) else {
-            panic!("rules expected")
-        };
-        assert!(!f.set_robots(id, "slow.test", Arc::new(a)));
+        let rules = Robots::parse(b"User-agent: *\nCrawl-delay: 5\n", "testbot");
+        assert!(!f.set_robots(id, "slow.test", Arc::new(rules)));
         let mut skipped = Vec::new();
         assert!(f.next_task(&mut skipped).is_none(), "nothing fetched");
         let left = f.take_leftovers();
@@ -869,7 +858,7 @@ mod tests {
         f.lock().keys[slow].queue.push_back(job("slow.test", 0));
         let refilled = f.add_key("b.test", vec![(0, 1)], &[]);
         for (id, name) in [(slow, "slow.test"), (refilled, "b.test")] {
-            f.set_robots(id, name, Arc::new(Access::allow_all()));
+            f.set_robots(id, name, Arc::new(Robots::allow_all()));
         }
         let mut skipped = Vec::new();
         let Some(Task::Fetch { key, .. }) = f.next_task(&mut skipped) else {

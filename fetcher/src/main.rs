@@ -3,11 +3,10 @@
 //! The binary is glue: [`cli`] parses, [`settings`] validates, [`fetch`]
 //! runs a fetch and [`inspect`] summarizes a segment file. The work is done
 //! by [`frontier`] (queues and the penalty box), [`feed`] (reading the
-//! segment with bounded memory), [`politeness`], [`access`] (robots.txt
-//! rules), [`http`], [`store`] (the writer thread), [`resume`],
+//! segment with bounded memory), [`politeness`], [`robots`] (RFC 9309),
+//! [`http`], [`worker`], [`store`] (the writer thread), [`resume`],
 //! [`hoststore`], [`progress`] and [`stats`].
 
-mod access;
 mod cli;
 mod feed;
 mod fetch;
@@ -18,7 +17,6 @@ mod inspect;
 mod politeness;
 mod progress;
 mod resume;
-#[allow(dead_code)]
 mod robots;
 mod settings;
 mod stats;

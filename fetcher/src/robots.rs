@@ -3,8 +3,9 @@
 //!
 //! A host's robots.txt is parsed once into a [`Robots`] (the rules of the one
 //! group that applies to our product token, already compiled and sorted), and
-//! every URL of the host is then checked with [`Robots::is_allowed`] without
-//! looking at the text again.
+//! every URL of the host is then checked with [`Robots::denied_by`] without
+//! looking at the text again. [`Robots::after_fetch`] applies the status
+//! policy to how the fetch of robots.txt ended.
 //!
 //! # Parsing
 //! - At most [`MAX_ROBOTS_BYTES`] (500 KiB, the minimum RFC 9309 asks a crawler
@@ -15,14 +16,14 @@
 //!   order mark, `\n`, `\r` or `\r\n` line ends, `#` comments, leading
 //!   whitespace, field names in any case, a missing colon (`Disallow /x`) and
 //!   a few common misspellings (`disalow`, `user agent`, `crawl delay`) are
-//!   all accepted; lines it does not understand are skipped.
+//!   all accepted; lines it does not understand (`Sitemap` among them: the
+//!   fetcher has no use for it) are skipped.
 //! - A group is one or more consecutive `User-agent` lines followed by its
 //!   `Allow`, `Disallow` and `Crawl-delay` lines. As in RFC 9309's grammar,
 //!   blank lines end nothing: `User-agent` lines separated only by blank,
 //!   comment or unknown lines start one group, and a group ends at the next
 //!   `User-agent` line that follows one of its rules. Rules before the first
-//!   `User-agent` line belong to no group and are ignored. `Sitemap` lines are
-//!   collected wherever they appear.
+//!   `User-agent` line belong to no group and are ignored.
 //!
 //! # Group selection
 //! A `User-agent` value names a product token: its leading run of letters,
@@ -81,35 +82,22 @@ pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 pub const MAX_CRAWL_DELAY_SECS: u64 = 86_400;
 
 /// The rules of one host's robots.txt that apply to our crawler, compiled for
-/// matching, with its `Crawl-delay` and `Sitemap` lines.
+/// matching, with its `Crawl-delay`.
 #[derive(Debug, Clone)]
 pub struct Robots {
     /// Sorted so that the first rule that matches is the one that decides:
     /// longest pattern first, `Allow` before `Disallow` at equal length.
     rules: Vec<Rule>,
     crawl_delay: Option<Duration>,
-    sitemaps: Vec<String>,
 }
 
 /// One `Allow` or `Disallow` line of the group that applies to us.
 #[derive(Debug, Clone)]
-pub struct Rule {
+struct Rule {
     allow: bool,
     /// The pattern as written (lossy UTF-8), for messages.
     written: String,
     pattern: Pattern,
-}
-
-impl Rule {
-    /// `true` for an `Allow` rule, `false` for a `Disallow` rule.
-    pub fn is_allow(&self) -> bool {
-        self.allow
-    }
-
-    /// The pattern as written in robots.txt (invalid UTF-8 replaced by `�`).
-    pub fn pattern(&self) -> &str {
-        &self.written
-    }
 }
 
 impl Robots {
@@ -143,36 +131,43 @@ impl Robots {
         Robots {
             rules: Vec::new(),
             crawl_delay: None,
-            sitemaps: Vec::new(),
         }
     }
 
-    /// Robots that disallow everything but `/robots.txt` (the server could
-    /// not say what is allowed; ask again later).
-    pub fn disallow_all() -> Robots {
-        Robots {
-            rules: vec![Rule {
-                allow: false,
-                written: "/".to_string(),
-                pattern: Pattern::compile(b"/"),
-            }],
-            crawl_delay: None,
-            sitemaps: Vec::new(),
+    /// The rules after a fetch of robots.txt that ended with `outcome`
+    /// (with the body of a 2xx response in `body`), by the status policy of
+    /// [`decide`]: `None` when nothing may be fetched for now and robots.txt
+    /// should be asked for again later.
+    pub fn after_fetch(outcome: RobotsOutcome, body: &[u8], product_token: &str) -> Option<Robots> {
+        match decide(outcome) {
+            RobotsDecision::Parse => Some(Robots::parse(body, product_token)),
+            RobotsDecision::AllowAll => Some(Robots::allow_all()),
+            RobotsDecision::DisallowAll => None,
         }
     }
 
-    /// Whether our crawler may fetch `path_and_query`: the path of a URL with
-    /// its query, as sent in the request line (`/a/b?c=d`), percent-encoded or
-    /// not. A fragment (`#...`) is ignored; an empty string means `/`.
-    pub fn is_allowed(&self, path_and_query: &str) -> bool {
+    /// `None` if our crawler may fetch `path_and_query`, else the rule that
+    /// forbids it, as written (`Disallow: /private`). `path_and_query` is
+    /// the path of a URL with its query, as sent in the request line
+    /// (`/a/b?c=d`), percent-encoded or not (see [`path_and_query`]). A
+    /// fragment (`#...`) is ignored; an empty string means `/`.
+    pub fn denied_by(&self, path_and_query: &str) -> Option<String> {
         self.matching_rule(path_and_query)
-            .is_none_or(|rule| rule.allow)
+            .filter(|rule| !rule.allow)
+            .map(|rule| format!("Disallow: {}", rule.written))
     }
 
-    /// The rule that decides for `path_and_query` (see [`Robots::is_allowed`]),
+    /// Whether our crawler may fetch `path_and_query` (the tests' shorthand
+    /// for [`Robots::denied_by`]).
+    #[cfg(test)]
+    fn is_allowed(&self, path_and_query: &str) -> bool {
+        self.denied_by(path_and_query).is_none()
+    }
+
+    /// The rule that decides for `path_and_query` (see [`Robots::denied_by`]),
     /// or `None` when no rule matches (or the path is `/robots.txt`), which
-    /// means allowed. Useful to say which rule denied a URL.
-    pub fn matching_rule(&self, path_and_query: &str) -> Option<&Rule> {
+    /// means allowed.
+    fn matching_rule(&self, path_and_query: &str) -> Option<&Rule> {
         if self.rules.is_empty() {
             return None;
         }
@@ -190,17 +185,6 @@ impl Robots {
     /// ignored.
     pub fn crawl_delay(&self) -> Option<Duration> {
         self.crawl_delay
-    }
-
-    /// The `Sitemap` URLs of the whole file, in order, without duplicates.
-    pub fn sitemaps(&self) -> &[String] {
-        &self.sitemaps
-    }
-
-    /// The rules that apply to us, in the order they are tried (longest
-    /// pattern first, `Allow` first at equal length).
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
     }
 }
 
@@ -239,17 +223,10 @@ pub enum RobotsDecision {
     /// ([`Robots::allow_all`]).
     AllowAll,
     /// The server is in trouble (5xx, 429, unreachable, or a status that makes
-    /// no sense): nothing is allowed for now ([`Robots::disallow_all`]); fetch
+    /// no sense): nothing is allowed for now; fetch
     /// robots.txt again later, and leave the host's URLs for a later run if it
     /// never answers.
     DisallowAll,
-}
-
-impl RobotsDecision {
-    /// Whether robots.txt should be fetched again later in the run.
-    pub fn retry_later(self) -> bool {
-        self == RobotsDecision::DisallowAll
-    }
 }
 
 /// The RFC 9309 status policy (§2.3.1): 2xx → parse; 3xx that cannot be
@@ -265,6 +242,14 @@ pub fn decide(outcome: RobotsOutcome) -> RobotsDecision {
             RobotsDecision::AllowAll
         }
         RobotsOutcome::Status(_) | RobotsOutcome::Unreachable => RobotsDecision::DisallowAll,
+    }
+}
+
+/// The path and query of a URL as robots.txt rules see them.
+pub fn path_and_query(url: &url::Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
     }
 }
 
@@ -305,7 +290,6 @@ enum Field {
     Allow,
     Disallow,
     CrawlDelay,
-    Sitemap,
 }
 
 /// Recognizes a field name: case, `-`, `_` and inner spaces do not matter,
@@ -329,7 +313,6 @@ fn field_of(name: &[u8]) -> Option<Field> {
         b"disallow" | b"disalow" | b"dissallow" | b"dissalow" | b"disallaw" | b"diasllow"
         | b"disallw" => Some(Field::Disallow),
         b"crawldelay" => Some(Field::CrawlDelay),
-        b"sitemap" | b"sitemaps" | b"sitmap" => Some(Field::Sitemap),
         _ => None,
     }
 }
@@ -360,7 +343,6 @@ struct Parser<'t> {
     found_star: bool,
     ours: Bucket,
     star: Bucket,
-    sitemaps: Vec<String>,
 }
 
 /// The merged rules and crawl-delays of all groups of one kind.
@@ -387,7 +369,6 @@ impl<'t> Parser<'t> {
             found_star: false,
             ours: Bucket::default(),
             star: Bucket::default(),
-            sitemaps: Vec::new(),
         }
     }
 
@@ -419,12 +400,6 @@ impl<'t> Parser<'t> {
                 self.in_agent_list = false;
                 if let Some(delay) = parse_crawl_delay(value) {
                     self.for_group(|bucket| bucket.add_delay(delay));
-                }
-            }
-            Field::Sitemap => {
-                let url = String::from_utf8_lossy(value).into_owned();
-                if !url.is_empty() && !self.sitemaps.contains(&url) {
-                    self.sitemaps.push(url);
                 }
             }
         }
@@ -479,7 +454,6 @@ impl<'t> Parser<'t> {
         Robots {
             rules,
             crawl_delay: bucket.crawl_delay,
-            sitemaps: self.sitemaps,
         }
     }
 }
@@ -723,7 +697,7 @@ mod tests {
                 format!(
                     "{path}: expected {}, decided by {:?}",
                     if *allowed { "allowed" } else { "disallowed" },
-                    robots.matching_rule(path).map(Rule::pattern)
+                    robots.matching_rule(path).map(|r| r.written.as_str())
                 )
             })
             .collect();
@@ -1165,8 +1139,9 @@ disallow: /baz
         assert!(robots.is_allowed("/robots.txt"));
         assert!(!robots.is_allowed("/robots.txt.bak"));
         assert!(!robots.is_allowed("/"));
-        assert!(Robots::disallow_all().is_allowed("/robots.txt"));
-        assert!(!Robots::disallow_all().is_allowed("/index.html"));
+        let everything = Robots::parse(b"User-agent: *\nDisallow: /\n", TOKEN);
+        assert!(everything.is_allowed("/robots.txt"));
+        assert!(!everything.is_allowed("/index.html"));
         assert!(Robots::allow_all().is_allowed("/index.html"));
     }
 
@@ -1361,31 +1336,14 @@ disallow: /baz
     }
 
     #[test]
-    fn sitemaps_are_collected_from_the_whole_file() {
-        let robots = Robots::parse(
-            b"Sitemap: https://example.com/a.xml\nUser-agent: OtherBot\nSitemap: https://example.com/b.xml\nDisallow: /\nsitemap:https://example.com/a.xml\n",
-            TOKEN,
-        );
-        assert_eq!(
-            robots.sitemaps(),
-            ["https://example.com/a.xml", "https://example.com/b.xml"]
-        );
-        assert!(
-            Robots::parse(b"User-agent: *\n", TOKEN)
-                .sitemaps()
-                .is_empty()
-        );
-    }
-
-    #[test]
     fn matching_rule_names_the_deciding_rule() {
         let robots = Robots::parse(b"User-agent: *\nDisallow: /a\nAllow: /a/b\n", TOKEN);
         let rule = robots.matching_rule("/a/x").expect("a rule matches");
-        assert!(!rule.is_allow());
-        assert_eq!(rule.pattern(), "/a");
+        assert!(!rule.allow);
+        assert_eq!(rule.written, "/a");
         let rule = robots.matching_rule("/a/b/c").expect("a rule matches");
-        assert!(rule.is_allow());
-        assert_eq!(rule.pattern(), "/a/b");
+        assert!(rule.allow);
+        assert_eq!(rule.written, "/a/b");
         assert!(robots.matching_rule("/z").is_none());
     }
 
@@ -1416,7 +1374,7 @@ disallow: /baz
             body.extend_from_slice(format!("Disallow: /*x{i}*y$\n").as_bytes());
         }
         let robots = Robots::parse(&body, TOKEN);
-        assert_eq!(robots.rules().len(), 20_000);
+        assert_eq!(robots.rules.len(), 20_000);
         let path = format!("/{}", "x1".repeat(2_000));
         let started = Instant::now();
         for _ in 0..20 {
@@ -1450,7 +1408,6 @@ disallow: /baz
         ];
         for (outcome, expected) in table {
             assert_eq!(decide(outcome), expected, "{outcome:?}");
-            assert_eq!(decide(outcome).retry_later(), expected == DisallowAll);
         }
         assert_eq!(
             RobotsOutcome::from_stored_status(0),

@@ -13,14 +13,13 @@ use common::filter::UrlFilter;
 use common::hoststate::RobotsEntry;
 use common::segment::Via;
 
-use crate::access::{Access, Decision, MAX_ROBOTS_BYTES, RobotsOutcome};
 use crate::feed::{KeyOf, WorkFile};
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::hoststore::{HostUpdate, now_ms};
 use crate::http::{Client, Failure, Response};
 use crate::politeness::Policy;
 use crate::progress::Counters;
-use crate::robots::Robots;
+use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::store::{Fetched, Msg, error_line, is_retryable};
 
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
@@ -173,7 +172,7 @@ impl Worker {
                 sh.frontier.robots_done(
                     key,
                     host,
-                    RobotsReport::Rules(Arc::new(Access::allow_all())),
+                    RobotsReport::Rules(Arc::new(Robots::allow_all())),
                     None,
                 );
                 return;
@@ -236,7 +235,7 @@ impl Worker {
                         sh.frontier.robots_done(
                             key,
                             host,
-                            RobotsReport::Rules(Arc::new(Access::allow_all())),
+                            RobotsReport::Rules(Arc::new(Robots::allow_all())),
                             None,
                         );
                         return;
@@ -251,11 +250,11 @@ impl Worker {
             RobotsOutcome::TooManyRedirects => 310,
             RobotsOutcome::Unreachable => 0,
         };
-        let decision = Access::decide(outcome, &body, &sh.agent_name);
-        let crawl_delay_ms = match &decision {
-            Decision::Rules(a) => a.crawl_delay().map(|d| d.as_millis() as u64),
-            Decision::Unavailable => None,
-        };
+        let rules = Robots::after_fetch(outcome, &body, &sh.agent_name);
+        let crawl_delay_ms = rules
+            .as_ref()
+            .and_then(|r| r.crawl_delay())
+            .map(|d| d.as_millis() as u64);
         let _ = self.hosts.send(HostUpdate::Robots {
             host: host.to_string(),
             entry: RobotsEntry {
@@ -265,9 +264,9 @@ impl Worker {
             },
             crawl_delay_ms,
         });
-        let report = match decision {
-            Decision::Rules(a) => RobotsReport::Rules(Arc::new(a)),
-            Decision::Unavailable => RobotsReport::Unavailable {
+        let report = match rules {
+            Some(rules) => RobotsReport::Rules(Arc::new(rules)),
+            None => RobotsReport::Unavailable {
                 ask_again: !no_such_host,
             },
         };
