@@ -488,6 +488,7 @@ fn start_store(
         },
         crawl_log,
         &crawl.leftover_path(id),
+        s.threads,
     )
     .map_err(run_err)
 }

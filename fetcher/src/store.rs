@@ -94,11 +94,14 @@ pub struct Store {
 
 impl Store {
     /// Starts the writer. `crawl_log` is opened for appending (a resumed run
-    /// continues it).
+    /// continues it). At most `queue` messages wait for the writer: each
+    /// may hold a whole response, so with `queue` = the number of workers,
+    /// responses waiting take at most as much memory as those being read.
     pub fn start(
         warc: WarcWriterConfig,
         crawl_log: &Path,
         leftover: &Path,
+        queue: usize,
     ) -> Result<Store, StoreError> {
         let log_file = OpenOptions::new()
             .create(true)
@@ -115,7 +118,7 @@ impl Store {
             source,
         })?;
         let leftover = SegmentWriter::create(leftover)?;
-        let (tx, rx) = sync_channel(1024);
+        let (tx, rx) = sync_channel(queue.max(1));
         let log_path = crawl_log.to_path_buf();
         let failed = Arc::new(AtomicBool::new(false));
         let flag = failed.clone();
