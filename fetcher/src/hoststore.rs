@@ -113,7 +113,7 @@ fn run(
     loop {
         let msg = rx.recv_timeout(BATCH_EVERY);
         match msg {
-            Ok(u) => apply(&mut states, &mut dirty, u),
+            Ok(u) => apply(&db, &mut states, &mut dirty, u),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
@@ -126,13 +126,24 @@ fn run(
     Ok(written)
 }
 
-fn apply(states: &mut HashMap<String, HostState>, dirty: &mut HashSet<String>, u: HostUpdate) {
+/// Applies an update to the host's state: the one loaded at the start, or
+/// else the one in the database (a host met on the way: a redirect target,
+/// a second host of a domain queue), or else a new one. Starting from an
+/// empty state instead would overwrite what earlier runs stored.
+fn apply(
+    db: &HostDb,
+    states: &mut HashMap<String, HostState>,
+    dirty: &mut HashSet<String>,
+    u: HostUpdate,
+) {
     let host = match &u {
         HostUpdate::Request { host, .. } | HostUpdate::Robots { host, .. } => host.clone(),
     };
-    let s = states.entry(host.clone()).or_insert_with(|| HostState {
-        host: host.clone(),
-        ..HostState::default()
+    let s = states.entry(host.clone()).or_insert_with(|| {
+        db.get(&host).ok().flatten().unwrap_or_else(|| HostState {
+            host: host.clone(),
+            ..HostState::default()
+        })
     });
     match u {
         HostUpdate::Request {

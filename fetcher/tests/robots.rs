@@ -324,3 +324,49 @@ fn robots_txt_older_than_a_day_is_fetched_again() {
         "the fresh rules were applied, not the stale copy"
     );
 }
+
+#[test]
+fn hosts_met_on_the_way_keep_what_earlier_runs_stored() {
+    let site = |name: &str| {
+        pages(
+            Routes::new().route(
+                "/robots.txt",
+                Response::text(format!("User-agent: *\nDisallow: /{name}-private\n")),
+            ),
+            &["/1", "/2"],
+        )
+    };
+    let server = Server::builder()
+        .host("a.site.test", site("a"))
+        .host("b.site.test", site("b"))
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("host-state-kept");
+    write_segment(&crawl, "00001", &server, &[("b.site.test", "/1")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+
+    // One queue for the domain: a.site.test comes first, so b.site.test's
+    // state is not loaded with the queue but found when it is updated.
+    write_segment(
+        &crawl,
+        "00002",
+        &server,
+        &[("a.site.test", "/1"), ("b.site.test", "/2")],
+    );
+    assert_exit(
+        &run(fetch_cmd(&crawl, &server).args(["--key", "domain"])),
+        0,
+    );
+    let db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
+    let b = db
+        .get("b.site.test")
+        .unwrap()
+        .expect("b.site.test in hosts.db");
+    assert_eq!(
+        b.pages_total, 2,
+        "the first run's page was forgotten: {b:?}"
+    );
+    assert_eq!(b.response_times_ms.len(), 2, "{b:?}");
+    let robots = b.robots.expect("robots.txt kept");
+    assert!(String::from_utf8_lossy(&robots.body).contains("/b-private"));
+}
