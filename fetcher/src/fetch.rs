@@ -107,7 +107,24 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
+    let _ = std::fs::create_dir_all(crawl.logs_dir());
     let diag = Diag::open(&crawl.new_log_path("fetcher"));
+    let result = fetch_segment(&s, &crawl, &id, &diag);
+    if let Err(e) = &result {
+        // main prints it on stderr; the log file of the run gets it too.
+        diag.to_file(&e.to_string());
+    }
+    result
+}
+
+/// Fetches segment `id`, telling `diag` what happens.
+fn fetch_segment(
+    s: &Settings,
+    crawl: &CrawlDir,
+    id: &str,
+    diag: &Diag,
+) -> Result<Ended, FetchError> {
+    let id = id.to_string();
     let out = crawl.fetched_dir(&id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
     remove_temp_files(&out);
@@ -206,7 +223,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     ));
 
     // Output.
-    let store = start_store(&s, &id, &out, &crawl_log, &crawl, resumed.next_serial())?;
+    let store = start_store(s, &id, &out, &crawl_log, crawl, resumed.next_serial())?;
     let tx = store.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -222,7 +239,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         hosts: hosts_map,
         idle_connections: loaded.keys.len().clamp(16, 512),
     });
-    let (filter, seen) = redirect_checks(&s, &crawl)?;
+    let (filter, seen) = redirect_checks(s, crawl)?;
     let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
         frontier: frontier.clone(),
@@ -268,7 +285,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         s.min_hosts
     };
     let stop = supervise(
-        &s, min_hosts, started, &shared, &store, &signals, &workers, &diag,
+        s, min_hosts, started, &shared, &store, &signals, &workers, diag,
     );
     for w in workers {
         let _ = w.join();
@@ -292,7 +309,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         };
         return Err(FetchError::Run(format!("{cause}; {resume_hint}")));
     }
-    let leftover_urls = write_leftover(&frontier, &shared.work, &tx, &diag)?;
+    let leftover_urls = write_leftover(&frontier, &shared.work, &tx, diag)?;
     drop(tx);
     drop(shared);
     let totals = store

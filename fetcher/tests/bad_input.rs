@@ -181,6 +181,15 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
         failures[0].contains("fetcher fetch"),
         "the error says how to resume:\n{err}"
     );
+    // The run's log file (for cron) holds the error too.
+    let logs: Vec<String> = std::fs::read_dir(crawl.logs_dir())
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .collect();
+    assert!(
+        logs.iter().any(|l| l.contains("File too large")),
+        "error missing from CRAWL/logs: {logs:?}"
+    );
     assert!(!crawl.is_fetched("00001"), "no DONE after a failed write");
     assert!(!crawl.leftover_path("00001").exists(), "no leftover either");
     let stored_before = stored_urls_tolerant(&crawl, "00001");
