@@ -126,8 +126,13 @@ impl Worker {
     }
 
     fn send(&self, msg: Msg) {
-        // The writer only goes away after every worker has stopped.
-        let _ = self.store.send(msg);
+        // The writer goes away before the workers only when it failed (a
+        // full disk): then stop handing out work at once rather than fetch
+        // pages that cannot be stored. The supervisor reports the error.
+        if self.store.send(msg).is_err() {
+            self.shared.stopping.store(true, Ordering::SeqCst);
+            self.shared.frontier.stop();
+        }
     }
 
     fn log_skipped(&self, s: Skipped) {

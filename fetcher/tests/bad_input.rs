@@ -198,7 +198,16 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
         "stopped part way: {} stored",
         stored_before.len()
     );
+    // Fetching stopped with the writer. Requests made: robots.txt, the
+    // pages stored, the one whose write failed, those queued for the
+    // writer (one slot per worker: 8) and the one a worker was handing
+    // over when the writer gave up; not the rest of the segment.
     let requests_before = server.logs().len();
+    assert!(
+        requests_before <= 1 + stored_before.len() + 1 + 8 + 1,
+        "{requests_before} requests for {} pages stored: fetching went on after the failure",
+        stored_before.len()
+    );
 
     // With space again, the same command completes the segment.
     let out = run(&mut fetch_cmd(&crawl, &server));
