@@ -29,6 +29,22 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fetch one segment (default: the oldest pending one).
+    ///
+    /// Writes CRAWL/fetched/ID/: WARC files, crawl.log (one line per URL
+    /// attempted), leftover.v1.tsv.zst (URLs not fetched, for the next
+    /// segment), stats.json and DONE (last). A run that was killed is
+    /// resumed by running the same command again: nothing stored is
+    /// fetched twice.
+    ///
+    /// Every option can also be set in the [fetcher] section of
+    /// CRAWL/crawl.toml (`--min-delay 2s` is `min_delay = "2s"`); flags
+    /// win. DURATION is `250ms`, `5s`, `10m` or a number of seconds; SIZE is
+    /// `512KiB`, `10MiB`, `1GB` or a number of bytes.
+    ///
+    /// Exit codes: 0 run complete (also after --time-limit or --min-hosts),
+    /// 1 error (rerun to resume), 2 usage or configuration error, 130
+    /// stopped by SIGINT/SIGTERM (DONE written, the rest in leftover), 131
+    /// a second signal (exited at once; rerun to resume).
     #[command(args_override_self = true)]
     Fetch(Box<FetchArgs>),
     /// Summary of a segment or leftover file.
@@ -88,17 +104,21 @@ pub struct FetchArgs {
     /// Longest wait honoured from a Retry-After header [default: 10m].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub max_retry_after: Option<std::time::Duration>,
-    /// Wait before asking again for a robots.txt that could not be fetched [default: 60s].
+    /// Wait before asking again for a robots.txt that could not be fetched
+    /// (5xx, 429, unreachable); after three attempts the host's URLs go to
+    /// leftover [default: 60s].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub robots_retry_delay: Option<std::time::Duration>,
     /// Worker threads, i.e. requests in flight at most [default: 64].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Stop after this long; unfetched URLs go to leftover [default: none].
+    /// Stop after this long from the start; unfetched URLs go to leftover
+    /// [default: none].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub time_limit: Option<std::time::Duration>,
     /// Stop when fewer than N queues still have work (the crawl would mostly
-    /// wait) [default: 0, never].
+    /// wait); unfetched URLs go to leftover. Ignored for a segment with fewer
+    /// than N queues [default: 0, never].
     #[arg(long, value_name = "N")]
     pub min_hosts: Option<usize>,
     /// Largest body stored, counted after decoding; longer bodies are cut and
@@ -131,7 +151,7 @@ pub struct FetchArgs {
     #[arg(long, value_name = "FILE")]
     pub hosts_file: Option<PathBuf>,
     /// Drop a host for this run after N consecutive failures (timeouts,
-    /// refused connections, 5xx) [default: 5].
+    /// refused connections, 5xx); its other URLs go to leftover [default: 5].
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
     /// Start a new WARC file when one reaches this size [default: 1GB].
@@ -141,7 +161,8 @@ pub struct FetchArgs {
     /// segment when needed [default: 16].
     #[arg(long, value_name = "N")]
     pub queue_batch: Option<usize>,
-    /// After SIGINT/SIGTERM, wait at most this long for requests in flight [default: 10s].
+    /// When stopping (signal, time limit, min-hosts), wait at most this long
+    /// for requests in flight before abandoning them to leftover [default: 10s].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub stop_grace: Option<std::time::Duration>,
     /// Progress display: auto (live on a terminal, a line every 10 s

@@ -130,3 +130,27 @@ fn out_of_range_settings_are_configuration_errors() {
         );
     }
 }
+
+#[test]
+fn fetch_help_says_how_to_configure_resume_and_read_the_exit_code() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
+        .args(["fetch", "--help"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "crawl.toml",
+        "min_delay",
+        "DURATION is",
+        "SIZE is",
+        "resumed",
+        "130",
+        "131",
+        "--agent-name",
+        "--allow-private",
+        "--hosts-file",
+    ] {
+        assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
+    }
+}
