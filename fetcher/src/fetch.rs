@@ -127,6 +127,7 @@ fn fetch_segment(
     let id = id.to_string();
     let out = crawl.fetched_dir(&id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
+    let _lock = lock_output(&out, &id)?;
     remove_temp_files(&out);
     let work_path = out.join(WORK_FILE);
     let _work_file = RemoveOnDrop(work_path.clone());
@@ -719,6 +720,46 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
         None => (Via::Leftover, job.tries),
     };
     let _ = tx.send(Msg::Leftover(job.to_record(via, tries)));
+}
+
+/// Takes the lock of `fetched/ID/` for this process: a second fetcher on
+/// the same segment would repair (cut) the files the first is writing.
+/// The lock goes with the process, however it ends.
+fn lock_output(out: &Path, id: &str) -> Result<std::fs::File, FetchError> {
+    let path = out.join(".lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| run_err(format!("{}: {e}", path.display())))?;
+    match try_flock(&file) {
+        Ok(true) => Ok(file),
+        Ok(false) => Err(FetchError::Run(format!(
+            "{}: segment {id} is being fetched by another fetcher process; \
+             let it finish (or stop it) before running this one",
+            out.display()
+        ))),
+        Err(e) => Err(run_err(format!("{}: cannot lock: {e}", path.display()))),
+    }
+}
+
+/// Takes an exclusive advisory lock on `file` without waiting; `false` if
+/// another process holds it. (std's `File::try_lock` needs Rust 1.89; the
+/// workspace promises 1.85.)
+fn try_flock(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock only reads the descriptor number, which `file` keeps open.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
+    }
 }
 
 /// Removes temporary files of an interrupted writer (an unfinished leftover file).

@@ -397,3 +397,50 @@ fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
         ]
     );
 }
+
+#[test]
+fn a_second_fetcher_on_the_same_segment_is_refused() {
+    let hanging = Arc::new(AtomicBool::new(false));
+    let seen = hanging.clone();
+    let server = Server::builder()
+        .host(
+            "stuck.test",
+            Routes::new()
+                .route("/robots.txt", Response::not_found())
+                .route_fn("/hang", move |_: &testkit::server::Request| {
+                    seen.store(true, Ordering::SeqCst);
+                    Response::never_answer()
+                }),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("two-fetchers");
+    write_segment(&crawl, "00001", &server, &[("stuck.test", "/hang")]);
+    let first = fetch_cmd(&crawl, &server)
+        .args(["--first-byte-timeout", "30s", "--stop-grace", "100ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    let warc_before = warc_files(&crawl, "00001");
+
+    let out = run(&mut fetch_cmd(&crawl, &server));
+    assert_exit(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("being fetched by another fetcher"), "{err}");
+    assert_eq!(
+        warc_files(&crawl, "00001"),
+        warc_before,
+        "the second one wrote"
+    );
+
+    signal(first.id(), "-TERM");
+    assert_exit(&wait_bounded(first, Duration::from_secs(20)), 130);
+    assert!(crawl.is_fetched("00001"));
+    warcio_check(&crawl, "00001");
+}
