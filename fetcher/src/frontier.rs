@@ -392,31 +392,24 @@ impl Frontier {
                 return None;
             };
             let host = job.host.clone();
-            match st.robots.get_mut(&host) {
-                None => {
-                    let sample_url = job.url.clone();
-                    st.robots.insert(host.clone(), RobotsState::Fetching);
-                    st.robots_pending += 1;
-                    st.keys[id].status = Status::Busy;
-                    return Some(Task::Robots {
-                        key: id,
-                        host,
-                        sample_url,
-                    });
-                }
+            match st.robots.get(&host) {
                 Some(RobotsState::Fetching) => {
                     // Cannot happen: a key is served by one worker at a time.
                     self.to_penalty(st, id, now + self.robots_retry_delay);
                     return None;
                 }
-                Some(RobotsState::Unavailable { retry_at, .. }) => {
-                    if *retry_at > now {
-                        let at = *retry_at;
-                        self.to_penalty(st, id, at);
-                        return None;
-                    }
-                    // Ask again; `robots_done` counts the attempts.
+                Some(RobotsState::Unavailable { retry_at, .. }) if *retry_at > now => {
+                    let at = *retry_at;
+                    self.to_penalty(st, id, at);
+                    return None;
+                }
+                None | Some(RobotsState::Unavailable { .. }) => {
+                    // Not asked yet, or time to ask again (`robots_done`
+                    // counts the attempts).
                     let sample_url = job.url.clone();
+                    st.robots
+                        .entry(host.clone())
+                        .or_insert(RobotsState::Fetching);
                     st.robots_pending += 1;
                     st.keys[id].status = Status::Busy;
                     return Some(Task::Robots {

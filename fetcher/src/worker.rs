@@ -171,17 +171,14 @@ impl Worker {
     /// logged) and reports the rules.
     fn robots(&self, key: KeyId, host: &str, sample_url: &str) {
         let sh = &self.shared;
-        let mut url = match url::Url::parse(sample_url).and_then(|u| u.join("/robots.txt")) {
-            Ok(u) => u,
-            Err(_) => {
-                sh.frontier.robots_done(
-                    key,
-                    host,
-                    RobotsReport::Rules(Arc::new(Robots::allow_all())),
-                    None,
-                );
-                return;
-            }
+        // Let each URL be tried (and refused, and logged) on its own.
+        let allow_all = || {
+            let report = RobotsReport::Rules(Arc::new(Robots::allow_all()));
+            sh.frontier.robots_done(key, host, report, None);
+        };
+        let Ok(mut url) = url::Url::parse(sample_url).and_then(|u| u.join("/robots.txt")) else {
+            allow_all();
+            return;
         };
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
         let mut first_elapsed = None;
@@ -235,14 +232,8 @@ impl Worker {
                     first_elapsed.get_or_insert(f.elapsed);
                     self.log_failure(url.as_str(), Via::Robots, 0, &f);
                     if f.code == ErrorCode::PrivateAddress {
-                        // Nothing on this host can be fetched; let each URL
-                        // be refused (and logged) on its own, without waiting.
-                        sh.frontier.robots_done(
-                            key,
-                            host,
-                            RobotsReport::Rules(Arc::new(Robots::allow_all())),
-                            None,
-                        );
+                        // Nothing on this host can be fetched: no use waiting.
+                        allow_all();
                         return;
                     }
                     no_such_host = f.code == ErrorCode::Dns;

@@ -189,17 +189,12 @@ fn status_policy_redirects_and_rules() {
 }
 
 #[test]
-fn robots_txt_is_reused_from_the_host_state() {
+fn robots_txt_is_reused_from_the_host_state_for_a_day() {
+    let robots = Response::text("User-agent: *\nDisallow: /b\n");
     let server = Server::builder()
         .host(
             "a.test",
-            pages(
-                Routes::new().route(
-                    "/robots.txt",
-                    Response::text("User-agent: *\nDisallow: /b\n"),
-                ),
-                &["/a", "/b"],
-            ),
+            pages(Routes::new().route("/robots.txt", robots), &["/a", "/b"]),
         )
         .start()
         .unwrap();
@@ -230,6 +225,31 @@ fn robots_txt_is_reused_from_the_host_state() {
     assert_eq!(state.pages_total, 1);
     assert_eq!(state.response_times_ms.len(), 1);
     assert!(state.last_contact_ms.is_some());
+    drop(db);
+
+    // Once the kept copy is more than a day old, robots.txt is fetched
+    // again (the copy is also made to allow everything, to see which
+    // rules apply).
+    {
+        let mut db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
+        let mut state = db.get("a.test").unwrap().unwrap();
+        let robots = state.robots.as_mut().unwrap();
+        robots.body = b"User-agent: *\nDisallow:\n".to_vec();
+        robots.fetched_ms -= 25 * 3600 * 1000;
+        db.put_many(&[state]).unwrap();
+    }
+    write_segment(&crawl, "00003", &server, &[("a.test", "/b")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    let robots = server
+        .log("a.test")
+        .iter()
+        .filter(|e| e.target == "/robots.txt")
+        .count();
+    assert_eq!(robots, 2, "a day-old robots.txt is not trusted");
+    assert!(
+        fetched_paths(&server, "a.test") == ["/a"],
+        "the fresh rules were applied, not the stale copy"
+    );
 }
 
 #[test]
@@ -281,48 +301,6 @@ fn robots_txt_redirects_are_followed_five_times_and_no_more() {
         .count();
     assert_eq!(hops, 6);
     warcio_check(&crawl, "00001");
-}
-
-#[test]
-fn robots_txt_older_than_a_day_is_fetched_again() {
-    let server = Server::builder()
-        .host(
-            "a.test",
-            pages(
-                Routes::new().route(
-                    "/robots.txt",
-                    Response::text("User-agent: *\nDisallow: /b\n"),
-                ),
-                &["/a", "/b"],
-            ),
-        )
-        .start()
-        .unwrap();
-    let crawl = crawl_dir("robots-expiry");
-    write_segment(&crawl, "00001", &server, &[("a.test", "/a")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
-
-    // The stored copy says everything is allowed and is 25 hours old.
-    {
-        let mut db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
-        let mut state = db.get("a.test").unwrap().unwrap();
-        let robots = state.robots.as_mut().unwrap();
-        robots.body = b"User-agent: *\nDisallow:\n".to_vec();
-        robots.fetched_ms -= 25 * 3600 * 1000;
-        db.put_many(&[state]).unwrap();
-    }
-    write_segment(&crawl, "00002", &server, &[("a.test", "/b")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
-    let robots = server
-        .log("a.test")
-        .iter()
-        .filter(|e| e.target == "/robots.txt")
-        .count();
-    assert_eq!(robots, 2, "a day-old robots.txt is not trusted");
-    assert!(
-        fetched_paths(&server, "a.test") == ["/a"],
-        "the fresh rules were applied, not the stale copy"
-    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use common::crawldir::CrawlDir;
 use common::segment::Via;
 use support::*;
 use testkit::server::{Response, Routes, Server};
@@ -28,7 +29,7 @@ fn server(per_host: usize) -> Server {
     b.start().unwrap()
 }
 
-fn segment(crawl: &common::crawldir::CrawlDir, server: &Server, per_host: usize) -> Vec<String> {
+fn segment(crawl: &CrawlDir, server: &Server, per_host: usize) -> Vec<String> {
     let paths: Vec<String> = (0..per_host).map(|i| format!("/{i}")).collect();
     let pairs: Vec<(&str, &str)> = HOSTS
         .iter()
@@ -38,7 +39,7 @@ fn segment(crawl: &common::crawldir::CrawlDir, server: &Server, per_host: usize)
     pairs.iter().map(|(h, p)| server.url(h, p)).collect()
 }
 
-fn stored_pages(crawl: &common::crawldir::CrawlDir, id: &str) -> Vec<String> {
+fn stored_pages(crawl: &CrawlDir, id: &str) -> Vec<String> {
     responses(crawl, id)
         .iter()
         .filter(|r| r.header("X-Crawl-Via") != Some("robots"))
@@ -266,8 +267,9 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
     assert_eq!(stored_pages(&crawl, "00001").len(), 2);
 }
 
-#[test]
-fn a_second_signal_exits_at_once_and_the_rerun_completes() {
+/// A host whose `/hang` never answers and whose `/ok` does, and a flag set
+/// once `/hang` is being served.
+fn stuck_server() -> (Server, Arc<AtomicBool>) {
     let hanging = Arc::new(AtomicBool::new(false));
     let seen = hanging.clone();
     let server = Server::builder()
@@ -283,6 +285,33 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
         )
         .start()
         .unwrap();
+    (server, hanging)
+}
+
+/// Waits until `/hang` of [`stuck_server`] is in flight (20 s at most).
+fn wait_hanging(hanging: &AtomicBool) {
+    let t0 = Instant::now();
+    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+}
+
+/// `fetch` with timeouts so long that `/hang` only ends with a stop, and
+/// `--stop-grace grace`.
+fn spawn_stuck_fetch(crawl: &CrawlDir, server: &Server, grace: &str) -> std::process::Child {
+    fetch_cmd(crawl, server)
+        .args(["--first-byte-timeout", "30s", "--download-timeout", "30s"])
+        .args(["--stop-grace", grace])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_second_signal_exits_at_once_and_the_rerun_completes() {
+    let (server, hanging) = stuck_server();
     let crawl = crawl_dir("second-signal");
     write_segment(
         &crawl,
@@ -290,29 +319,13 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
         &server,
         &[("stuck.test", "/hang"), ("stuck.test", "/ok")],
     );
-    let child = fetch_cmd(&crawl, &server)
-        .args([
-            "--first-byte-timeout",
-            "30s",
-            "--download-timeout",
-            "30s",
-            "--stop-grace",
-            "30s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_stuck_fetch(&crawl, &server, "30s");
     // Signal once /hang is in flight (it never gets an answer).
-    let t0 = std::time::Instant::now();
-    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    wait_hanging(&hanging);
     signal(child.id(), "-TERM");
     std::thread::sleep(Duration::from_millis(300));
     signal(child.id(), "-INT");
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let out = wait_bounded(child, Duration::from_secs(10));
     assert_exit(&out, 131);
     assert!(
@@ -330,21 +343,7 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
 
 #[test]
 fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
-    let hanging = Arc::new(AtomicBool::new(false));
-    let seen = hanging.clone();
-    let server = Server::builder()
-        .host(
-            "stuck.test",
-            Routes::new()
-                .route("/robots.txt", Response::not_found())
-                .route_fn("/hang", move |_: &testkit::server::Request| {
-                    seen.store(true, Ordering::SeqCst);
-                    Response::never_answer()
-                })
-                .route("/ok", Response::html("ok")),
-        )
-        .start()
-        .unwrap();
+    let (server, hanging) = stuck_server();
     let crawl = crawl_dir("grace");
     write_segment(
         &crawl,
@@ -352,24 +351,8 @@ fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
         &server,
         &[("stuck.test", "/hang"), ("stuck.test", "/ok")],
     );
-    let child = fetch_cmd(&crawl, &server)
-        .args([
-            "--first-byte-timeout",
-            "30s",
-            "--download-timeout",
-            "30s",
-            "--stop-grace",
-            "300ms",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    let child = spawn_stuck_fetch(&crawl, &server, "300ms");
+    wait_hanging(&hanging);
     signal(child.id(), "-TERM");
     let signalled = Instant::now();
     let out = wait_bounded(child, Duration::from_secs(20));
@@ -400,33 +383,11 @@ fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
 
 #[test]
 fn a_second_fetcher_on_the_same_segment_is_refused() {
-    let hanging = Arc::new(AtomicBool::new(false));
-    let seen = hanging.clone();
-    let server = Server::builder()
-        .host(
-            "stuck.test",
-            Routes::new()
-                .route("/robots.txt", Response::not_found())
-                .route_fn("/hang", move |_: &testkit::server::Request| {
-                    seen.store(true, Ordering::SeqCst);
-                    Response::never_answer()
-                }),
-        )
-        .start()
-        .unwrap();
+    let (server, hanging) = stuck_server();
     let crawl = crawl_dir("two-fetchers");
     write_segment(&crawl, "00001", &server, &[("stuck.test", "/hang")]);
-    let first = fetch_cmd(&crawl, &server)
-        .args(["--first-byte-timeout", "30s", "--stop-grace", "100ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    let first = spawn_stuck_fetch(&crawl, &server, "100ms");
+    wait_hanging(&hanging);
     let warc_before = warc_files(&crawl, "00001");
 
     let out = run(&mut fetch_cmd(&crawl, &server));
