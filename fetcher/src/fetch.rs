@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,17 +16,19 @@ use common::hoststate::HostDb;
 use common::segment::Via;
 use common::warc::WarcWriterConfig;
 
+use crate::diag::Diag;
 use crate::feed::{self, Admit, KeyOf};
 use crate::frontier::{Frontier, Job};
 use crate::hoststore::{self, HostStore, robots_fresh};
 use crate::http::{Client, ClientConfig, HostsMap};
 use crate::politeness::Policy;
-use crate::progress::{Counters, Mode, Progress};
+use crate::progress::Counters;
 use crate::resume;
 use crate::robots::{Robots, RobotsOutcome};
 use crate::settings::{KeyMode, Settings};
 use crate::stats::{self, Stats};
 use crate::store::{Msg, Store, error_line, is_retryable};
+use crate::supervise::{Stop, install_signals, supervise};
 use crate::worker::{Shared, Worker};
 
 /// How a run ended, for the exit code.
@@ -54,39 +55,6 @@ pub enum FetchError {
 
 fn run_err(e: impl std::fmt::Display) -> FetchError {
     FetchError::Run(e.to_string())
-}
-
-/// Diagnostics: to stderr and to `CRAWL/logs/fetcher-TIMESTAMP.log`.
-#[derive(Debug, Clone)]
-pub struct Diag {
-    file: Option<Arc<Mutex<std::fs::File>>>,
-}
-
-impl Diag {
-    fn open(path: &Path) -> Diag {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .ok()
-            .map(|f| Arc::new(Mutex::new(f)));
-        Diag { file }
-    }
-
-    /// Prints `fetcher: MSG` on stderr and in the log file.
-    pub fn say(&self, msg: &str) {
-        eprintln!("fetcher: {msg}");
-        self.to_file(msg);
-    }
-
-    /// Writes to the log file only.
-    pub fn to_file(&self, msg: &str) {
-        if let Some(f) = &self.file {
-            let stamp = common::timefmt::iso_millis(SystemTime::now());
-            let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = writeln!(f, "{stamp} {msg}");
-        }
-    }
 }
 
 /// Name of the work file in `fetched/ID/` (see [`crate::feed`]).
@@ -538,120 +506,6 @@ fn redirect_checks(
     Ok((Some(filter), seen))
 }
 
-/// How the supervised part of a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    /// Every URL was handled.
-    Complete,
-    /// `--time-limit` reached.
-    TimeLimit,
-    /// Fewer than `--min-hosts` queues had work.
-    MinHosts,
-    /// SIGINT or SIGTERM.
-    Signal,
-    /// Output could not be written (or the work file read): stop at once.
-    Failed,
-}
-
-impl Stop {
-    /// The `stop_reason` of `stats.json` and `DONE`.
-    fn reason(self) -> &'static str {
-        match self {
-            Stop::Complete => "complete",
-            Stop::TimeLimit => "time-limit",
-            Stop::MinHosts => "min-hosts",
-            Stop::Signal => "signal",
-            Stop::Failed => "failed",
-        }
-    }
-}
-
-/// Watches the run until the frontier is idle: draws progress, and on a
-/// stopping criterion stops handing out work, waits for requests in
-/// flight up to `--stop-grace`, then interrupts them. A failed writer (or
-/// work file) stops everything at once.
-#[allow(clippy::too_many_arguments)]
-fn supervise(
-    s: &Settings,
-    min_hosts: usize,
-    started: Instant,
-    shared: &Shared,
-    store: &Store,
-    signals: &AtomicU32,
-    workers: &[std::thread::JoinHandle<()>],
-    diag: &Diag,
-) -> Stop {
-    let frontier = &shared.frontier;
-    let mut progress = Progress::new(progress_mode(s.progress));
-    let mut stop = Stop::Complete;
-    let mut grace_ends: Option<Instant> = None;
-    loop {
-        if frontier.wait_idle(Duration::from_millis(100)) {
-            break;
-        }
-        if workers.iter().all(|w| w.is_finished()) {
-            // Only reachable if workers died (a bug): stop rather than wait forever.
-            diag.say("every worker thread has ended; writing what is left to leftover");
-            break;
-        }
-        if stop != Stop::Failed && (store.failed() || shared.failed()) {
-            progress.clear();
-            stop = Stop::Failed;
-            shared.stopping.store(true, Ordering::SeqCst);
-            frontier.stop();
-            shared.client.shutdown();
-            continue;
-        }
-        progress.tick(&shared.counters, frontier.counts());
-        if stop == Stop::Complete {
-            stop = if signals.load(Ordering::SeqCst) > 0 {
-                Stop::Signal
-            } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
-                Stop::TimeLimit
-            } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
-                Stop::MinHosts
-            } else {
-                continue;
-            };
-            progress.clear();
-            diag.say(&format!(
-                "stopping ({}): finishing requests in flight, at most {:?}",
-                match stop {
-                    Stop::Signal => "signal received; a second one exits at once",
-                    Stop::TimeLimit => "time limit reached",
-                    _ => "too few hosts left with work",
-                },
-                s.stop_grace
-            ));
-            shared.stopping.store(true, Ordering::SeqCst);
-            frontier.stop();
-            grace_ends = Some(Instant::now() + s.stop_grace);
-        } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
-            diag.say("grace period over: abandoning requests in flight");
-            shared.client.shutdown();
-            grace_ends = None;
-        }
-    }
-    progress.clear();
-    stop
-}
-
-fn progress_mode(arg: crate::cli::ProgressArg) -> Mode {
-    match arg {
-        crate::cli::ProgressArg::Auto => {
-            use std::io::IsTerminal;
-            if std::io::stderr().is_terminal() {
-                Mode::Live
-            } else {
-                Mode::Plain
-            }
-        }
-        crate::cli::ProgressArg::Live => Mode::Live,
-        crate::cli::ProgressArg::Plain => Mode::Plain,
-        crate::cli::ProgressArg::None => Mode::Quiet,
-    }
-}
-
 /// How a URL that was not fetched goes to leftover: never attempted
 /// (`leftover`, same tries), or held back by a transient failure of its
 /// own or of its host's robots.txt (`retry`, one more try), so that a host
@@ -775,20 +629,4 @@ fn remove_temp_files(dir: &Path) {
             }
         }
     }
-}
-
-fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for _ in signals.forever() {
-                if count.fetch_add(1, Ordering::SeqCst) >= 1 {
-                    eprintln!("\nfetcher: second signal: exiting now; run fetch again to resume");
-                    std::process::exit(131);
-                }
-            }
-        })?;
-    Ok(())
 }

@@ -1,13 +1,15 @@
 //! `fetcher`: fetches one segment of a crawl politely into WARC files.
 //!
 //! The binary is glue: [`cli`] parses, [`settings`] validates, [`fetch`]
-//! runs a fetch and [`inspect`] summarizes a segment file. The work is done
+//! runs a fetch (watched by [`supervise`], telling [`diag`]) and [`inspect`]
+//! summarizes a segment file. The work is done
 //! by [`frontier`] (queues and the penalty box), [`feed`] (reading the
 //! segment with bounded memory), [`politeness`], [`robots`] (RFC 9309),
 //! [`http`], [`worker`], [`store`] (the writer thread), [`resume`],
 //! [`hoststore`], [`progress`] and [`stats`].
 
 mod cli;
+mod diag;
 mod feed;
 mod fetch;
 mod frontier;
@@ -21,6 +23,7 @@ mod robots;
 mod settings;
 mod stats;
 mod store;
+mod supervise;
 mod worker;
 
 use std::process::ExitCode;

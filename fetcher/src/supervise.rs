@@ -1,0 +1,147 @@
+//! Watching a run: the progress display, the stopping criteria (signals,
+//! `--time-limit`, `--min-hosts`), the grace period for requests in flight,
+//! and a failed writer, which stops everything at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::cli::ProgressArg;
+use crate::diag::Diag;
+use crate::progress::{Mode, Progress};
+use crate::settings::Settings;
+use crate::store::Store;
+use crate::worker::Shared;
+
+/// How the supervised part of a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Every URL was handled.
+    Complete,
+    /// `--time-limit` reached.
+    TimeLimit,
+    /// Fewer than `--min-hosts` queues had work.
+    MinHosts,
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// Output could not be written (or the work file read): stop at once.
+    Failed,
+}
+
+impl Stop {
+    /// The `stop_reason` of `stats.json` and `DONE`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Stop::Complete => "complete",
+            Stop::TimeLimit => "time-limit",
+            Stop::MinHosts => "min-hosts",
+            Stop::Signal => "signal",
+            Stop::Failed => "failed",
+        }
+    }
+}
+
+/// Watches the run until the frontier is idle: draws progress, and on a
+/// stopping criterion stops handing out work, waits for requests in
+/// flight up to `--stop-grace`, then interrupts them. A failed writer (or
+/// work file) stops everything at once.
+#[allow(clippy::too_many_arguments)]
+pub fn supervise(
+    s: &Settings,
+    min_hosts: usize,
+    started: Instant,
+    shared: &Shared,
+    store: &Store,
+    signals: &AtomicU32,
+    workers: &[JoinHandle<()>],
+    diag: &Diag,
+) -> Stop {
+    let frontier = &shared.frontier;
+    let mut progress = Progress::new(progress_mode(s.progress));
+    let mut stop = Stop::Complete;
+    let mut grace_ends: Option<Instant> = None;
+    loop {
+        if frontier.wait_idle(Duration::from_millis(100)) {
+            break;
+        }
+        if workers.iter().all(|w| w.is_finished()) {
+            // Only reachable if workers died (a bug): stop rather than wait forever.
+            diag.say("every worker thread has ended; writing what is left to leftover");
+            break;
+        }
+        if stop != Stop::Failed && (store.failed() || shared.failed()) {
+            progress.clear();
+            stop = Stop::Failed;
+            shared.stopping.store(true, Ordering::SeqCst);
+            frontier.stop();
+            shared.client.shutdown();
+            continue;
+        }
+        progress.tick(&shared.counters, frontier.counts());
+        if stop == Stop::Complete {
+            stop = if signals.load(Ordering::SeqCst) > 0 {
+                Stop::Signal
+            } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                Stop::TimeLimit
+            } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
+                Stop::MinHosts
+            } else {
+                continue;
+            };
+            progress.clear();
+            diag.say(&format!(
+                "stopping ({}): finishing requests in flight, at most {:?}",
+                match stop {
+                    Stop::Signal => "signal received; a second one exits at once",
+                    Stop::TimeLimit => "time limit reached",
+                    _ => "too few hosts left with work",
+                },
+                s.stop_grace
+            ));
+            shared.stopping.store(true, Ordering::SeqCst);
+            frontier.stop();
+            grace_ends = Some(Instant::now() + s.stop_grace);
+        } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
+            diag.say("grace period over: abandoning requests in flight");
+            shared.client.shutdown();
+            grace_ends = None;
+        }
+    }
+    progress.clear();
+    stop
+}
+
+fn progress_mode(arg: ProgressArg) -> Mode {
+    match arg {
+        ProgressArg::Auto => {
+            use std::io::IsTerminal;
+            if std::io::stderr().is_terminal() {
+                Mode::Live
+            } else {
+                Mode::Plain
+            }
+        }
+        ProgressArg::Live => Mode::Live,
+        ProgressArg::Plain => Mode::Plain,
+        ProgressArg::None => Mode::Quiet,
+    }
+}
+
+/// Counts SIGINT and SIGTERM in `count`; a second one exits at once
+/// (131), leaving files the next run resumes from.
+pub fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if count.fetch_add(1, Ordering::SeqCst) >= 1 {
+                    eprintln!("\nfetcher: second signal: exiting now; run fetch again to resume");
+                    std::process::exit(131);
+                }
+            }
+        })?;
+    Ok(())
+}
