@@ -177,6 +177,12 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
     let head = parse_response_head(&rec.block);
     let status = head.as_ref().map_or(0, |h| h.status);
     if via == Via::Robots {
+        // A redirect says nothing about the rules: they are in the record of
+        // its target, which may be on another host, or missing if the run
+        // was killed before it. Such a host asks for robots.txt again.
+        if (300..400).contains(&status) {
+            return;
+        }
         if let Ok(u) = url::Url::parse(url)
             && let Some(host) = u.host_str()
         {
@@ -209,9 +215,20 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         .header("WARC-Date")
         .and_then(common::timefmt::parse_iso)
         .unwrap_or_else(SystemTime::now);
-    let note = match head.as_ref().and_then(|h| h.header("Location")) {
-        Some(loc) if (300..400).contains(&status) => format!("redirect {loc}"),
-        _ => "recovered from WARC after a crash".to_string(),
+    // The note the line would have had, as far as the record tells.
+    let location = head
+        .as_ref()
+        .and_then(|h| h.header("Location"))
+        .filter(|_| (300..400).contains(&status))
+        .and_then(|loc| {
+            let base = url::Url::parse(url).ok()?;
+            common::urlnorm::canonicalize_relative(&base, loc).ok()
+        });
+    let note = match (location, rec.header("WARC-Truncated")) {
+        (Some(target), _) => format!("redirect {target}"),
+        (None, Some("length")) => "too-big (recovered from WARC after a crash)".to_string(),
+        (None, Some(why)) => format!("truncated {why} (recovered from WARC after a crash)"),
+        (None, None) => "recovered from WARC after a crash".to_string(),
     };
     r.done.insert(url.to_string(), Status::Http(status));
     r.missing_lines.push(LogLine {
@@ -225,4 +242,69 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         hops,
         note,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(url: &str, via: &str, head: &str, body: &str) -> WarcRecord {
+        WarcRecord {
+            headers: vec![
+                ("WARC-Type".into(), "response".into()),
+                ("WARC-Target-URI".into(), url.into()),
+                ("WARC-Date".into(), "2026-01-02T03:04:05Z".into()),
+                ("X-Crawl-Via".into(), via.into()),
+                ("X-Crawl-Hops".into(), "2".into()),
+            ],
+            block: format!("{head}\r\n\r\n{body}").into_bytes(),
+            ..WarcRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_redirected_robots_txt_is_not_taken_for_the_rules() {
+        let mut r = Resumed::default();
+        let moved = record(
+            "http://a.test/robots.txt",
+            "robots",
+            "HTTP/1.1 301 Moved\r\nLocation: http://b.test/robots.txt",
+            "",
+        );
+        note_response(&moved, &mut r);
+        assert!(r.robots.is_empty(), "a 301 is not an allow-all");
+        let rules = record(
+            "http://b.test/robots.txt",
+            "robots",
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain",
+            "User-agent: *\nDisallow: /x\n",
+        );
+        note_response(&rules, &mut r);
+        let (status, body) = &r.robots["b.test"];
+        assert_eq!(*status, 200);
+        assert_eq!(body, b"User-agent: *\nDisallow: /x\n");
+        assert!(r.missing_lines.is_empty(), "robots.txt is not a page");
+    }
+
+    #[test]
+    fn a_stored_page_without_its_log_line_is_done_and_gets_one() {
+        let mut r = Resumed::default();
+        let page = record(
+            "http://a.test/old",
+            "link",
+            "HTTP/1.1 302 Found\r\nLocation: /new\r\nContent-Length: 0",
+            "",
+        );
+        note_response(&page, &mut r);
+        assert_eq!(r.done["http://a.test/old"], Status::Http(302));
+        let line = &r.missing_lines[0];
+        assert_eq!((line.via, line.hops), (Via::Link, 2));
+        assert_eq!(
+            line.note, "redirect http://a.test/new",
+            "as a live run writes it"
+        );
+        // Logged already: nothing to add.
+        note_response(&page, &mut r);
+        assert_eq!(r.missing_lines.len(), 1);
+    }
 }
