@@ -344,3 +344,58 @@ impl Settings {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn settings(args: &[&str]) -> Result<Settings, SettingsError> {
+        let dir = std::env::temp_dir().join(format!("fetcher-settings-{}", std::process::id()));
+        let mut argv = vec!["fetcher", "fetch", dir.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Fetch(a) = cli.command else {
+            panic!("fetch expected")
+        };
+        Settings::from_args(*a)
+    }
+
+    #[test]
+    fn defaults_fit_the_real_web() {
+        let s = settings(&[
+            "--agent-name",
+            "examplebot",
+            "--agent-url",
+            "https://e.org/bot",
+        ])
+        .unwrap();
+        assert_eq!(s.min_delay, Duration::from_secs(5));
+        assert_eq!(s.delay_factor, 5.0);
+        assert_eq!(s.max_crawl_delay, Duration::from_secs(60));
+        assert_eq!(s.max_body, 10 * 1024 * 1024);
+        assert_eq!(s.max_failures, 5);
+        assert_eq!(s.follow_redirects, 0);
+        assert!(!s.allow_private, "private addresses refused by default");
+        assert_eq!(s.key, KeyMode::Host);
+        assert_eq!(
+            s.user_agent(),
+            format!(
+                "examplebot/{} (+https://e.org/bot)",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+    }
+
+    #[test]
+    fn a_product_token_is_a_single_word() {
+        let e = settings(&["--agent-name", "my bot", "--agent-url", "https://e.org/bot"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("product token"), "{e}");
+        let e = settings(&["--agent-name", "bot", "--agent-url", "not a url"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not an absolute URL"), "{e}");
+    }
+}

@@ -119,3 +119,25 @@ fn follow_redirects_within_the_hop_limit_and_robots() {
     );
     warcio_check(&crawl, "00001");
 }
+
+#[test]
+fn a_redirect_target_already_seen_is_left_to_the_segmenter() {
+    let server = chain_server();
+    let crawl = crawl_dir("redirect-seen");
+    std::fs::write(crawl.root().join("crawl.toml"), "[scope]\nmode = \"any\"\n").unwrap();
+    // /r2 was put in an earlier segment: seen.bloom knows it.
+    let params = common::bloom::BloomParams::optimal(1000, 0.001).unwrap();
+    let seen = common::bloom::BloomFilter::create(crawl.bloom_path(), params).unwrap();
+    seen.insert(server.url("a.test", "/r2").as_bytes());
+    seen.flush().unwrap();
+    drop(seen);
+    write_segment(&crawl, "00001", &server, &[("a.test", "/r1")]);
+    let out = run(fetch_cmd(&crawl, &server).args(["--follow-redirects", "3"]));
+    assert_exit(&out, 0);
+    let targets: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
+    assert_eq!(
+        targets,
+        ["/robots.txt", "/r1"],
+        "a seen target was followed"
+    );
+}
