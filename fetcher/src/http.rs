@@ -125,13 +125,17 @@ impl std::error::Error for PrivateAddress {}
 /// flight at a time, so the entry is the current connection's).
 type PeerMap = Mutex<HashMap<String, IpAddr>>;
 
-fn authority_key(uri: &ureq::http::Uri) -> String {
-    let host = uri.host().unwrap_or("");
-    let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+/// The port of `uri`, or its scheme's default.
+fn port_of(uri: &ureq::http::Uri) -> u16 {
+    uri.port_u16().unwrap_or(match uri.scheme_str() {
         Some("https") => 443,
         _ => 80,
-    });
-    format!("{host}:{port}")
+    })
+}
+
+fn authority_key(uri: &ureq::http::Uri) -> String {
+    let host = uri.host().unwrap_or("");
+    format!("{host}:{}", port_of(uri))
 }
 
 #[derive(Debug)]
@@ -152,10 +156,7 @@ impl Resolver for StaticResolver {
             .unwrap_or("")
             .trim_start_matches('[')
             .trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
-            Some("https") => 443,
-            _ => 80,
-        });
+        let port = port_of(uri);
         let listed: Option<Vec<IpAddr>> = match host.parse::<IpAddr>() {
             Ok(ip) => Some(vec![ip]),
             Err(_) => self
