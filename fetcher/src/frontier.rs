@@ -4,7 +4,9 @@
 //!
 //! Workers take a [`Task`] with [`Frontier::next_task`], do the network call
 //! with no lock held, and report back; the key then goes into the penalty box
-//! until its delay has passed. A key is handed to one worker at a time, so at
+//! until its delay has passed. The delay counts from the report, made once
+//! the worker holds the whole response, which is after the server sent its
+//! last byte: the gap a host sees between two requests is never shorter. A key is handed to one worker at a time, so at
 //! most one request per key is ever in flight. Workers that find nothing ready
 //! block on the condition variable until the earliest penalty-box time (or a
 //! report) instead of polling.
