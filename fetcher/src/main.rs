@@ -1,8 +1,70 @@
-// The fetcher's HTTP code, written on another branch, calls into `robots`.
+//! `fetcher`: fetches one segment of a crawl politely into WARC files.
+//!
+//! The binary is glue: [`cli`] parses, [`settings`] validates, [`fetch`]
+//! runs a fetch and [`inspect`] summarizes a segment file. The work is done
+//! by [`frontier`] (queues and the penalty box), [`feed`] (reading the
+//! segment with bounded memory), [`politeness`], [`access`] (robots.txt
+//! rules), [`http`], [`store`] (the writer thread), [`resume`],
+//! [`hoststore`], [`progress`] and [`stats`].
+
+mod access;
+mod cli;
+mod feed;
+mod fetch;
+mod frontier;
+mod hoststore;
+mod http;
+mod inspect;
+mod politeness;
+mod progress;
+mod resume;
 #[allow(dead_code)]
 mod robots;
+mod settings;
+mod stats;
+mod store;
+mod worker;
 
-fn main() {
-    eprintln!("fetcher: not built yet");
-    std::process::exit(1);
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        cli::Command::Fetch(args) => {
+            let settings = match settings::Settings::from_args(*args) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("fetcher: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match fetch::run(settings) {
+                Ok(fetch::Ended::Complete | fetch::Ended::Nothing) => ExitCode::SUCCESS,
+                Ok(fetch::Ended::Signal) => ExitCode::from(130),
+                Err(fetch::FetchError::Config(m)) => {
+                    eprintln!("fetcher: {m}");
+                    ExitCode::from(2)
+                }
+                Err(fetch::FetchError::Run(m)) => {
+                    eprintln!("fetcher: {m}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        cli::Command::Inspect(args) => match inspect::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => {
+                eprintln!("fetcher: {m}");
+                ExitCode::from(1)
+            }
+        },
+    }
 }

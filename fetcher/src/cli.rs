@@ -1,0 +1,171 @@
+//! The command line. Doc comments here are the `--help` text; values are
+//! parsed into types before anything runs, and turned into validated
+//! [`crate::settings::Settings`] together with `crawl.toml`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Fetches one segment of a crawl politely into WARC files.
+///
+/// Every host of the segment is active at once, with at most one request in
+/// flight per host and never sooner than that host's delay allows. Output goes
+/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v1.tsv.zst,
+/// stats.json and DONE (written last).
+///
+/// Exit codes: 0 run complete (also after a time limit or min-hosts stop),
+/// 1 error, 2 usage or configuration error, 130 stopped by SIGINT/SIGTERM
+/// after a clean shutdown, 131 a second signal (exited at once; run `fetch`
+/// again to resume).
+#[derive(Debug, Parser)]
+#[command(name = "fetcher", version, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fetch one segment (default: the oldest pending one).
+    #[command(args_override_self = true)]
+    Fetch(Box<FetchArgs>),
+    /// Summary of a segment or leftover file.
+    Inspect(InspectArgs),
+}
+
+/// `fetcher inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A segment or leftover file (`*.v1.tsv.zst`).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How URLs are grouped into politeness queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyArg {
+    /// One queue per host name.
+    Host,
+    /// One queue per registrable domain (www.example.co.uk → example.co.uk).
+    Domain,
+    /// One queue per IP address (names are resolved when the segment is loaded).
+    Ip,
+}
+
+/// `fetcher fetch`. Every option can also be set in the `[fetcher]` section
+/// of CRAWL/crawl.toml (`--min-delay` ↔ `min_delay`); flags override the file.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The crawl directory.
+    pub crawl: PathBuf,
+    /// Segment to fetch (e.g. 00003); default: the oldest without fetched/ID/DONE.
+    pub segment: Option<String>,
+
+    /// Product token sent in User-Agent and matched against robots.txt groups
+    /// (required here, in [fetcher] or in [agent] name).
+    #[arg(long, value_name = "TOKEN")]
+    pub agent_name: Option<String>,
+    /// Contact URL sent in User-Agent (required here, in [fetcher] or in [agent] url).
+    #[arg(long, value_name = "URL")]
+    pub agent_url: Option<String>,
+
+    /// Smallest delay between two requests to one queue [default: 5s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub min_delay: Option<std::time::Duration>,
+    /// The delay is at least this factor times the mean of the last five
+    /// response times of the queue [default: 5].
+    #[arg(long, value_name = "FACTOR")]
+    pub delay_factor: Option<f64>,
+    /// Largest robots.txt Crawl-delay honoured; a host asking for more is
+    /// skipped and its URLs go to leftover [default: 60s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_crawl_delay: Option<std::time::Duration>,
+    /// Longest wait honoured from a Retry-After header [default: 10m].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_retry_after: Option<std::time::Duration>,
+    /// Wait before asking again for a robots.txt that could not be fetched [default: 60s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub robots_retry_delay: Option<std::time::Duration>,
+    /// Worker threads, i.e. requests in flight at most [default: 64].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Stop after this long; unfetched URLs go to leftover [default: none].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub time_limit: Option<std::time::Duration>,
+    /// Stop when fewer than N queues still have work (the crawl would mostly
+    /// wait) [default: 0, never].
+    #[arg(long, value_name = "N")]
+    pub min_hosts: Option<usize>,
+    /// Largest body stored, counted after decoding; longer bodies are cut and
+    /// marked WARC-Truncated: length [default: 10MiB].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_body: Option<u64>,
+    /// Connect timeout [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub connect_timeout: Option<std::time::Duration>,
+    /// Time from sending the request to the end of the response head [default: 30s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub first_byte_timeout: Option<std::time::Duration>,
+    /// Time for a whole request, body included; a slower body is stored cut
+    /// and marked WARC-Truncated: time [default: 120s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub download_timeout: Option<std::time::Duration>,
+    /// Follow redirects within this run, up to N hops (at most 5); targets go
+    /// through the scope, trap, robots and duplicate checks [default: 0].
+    #[arg(long, value_name = "N")]
+    pub follow_redirects: Option<u32>,
+    /// Politeness queue key [default: host].
+    #[arg(long, value_enum)]
+    pub key: Option<KeyArg>,
+    /// Permit loopback, private, link-local and unspecified addresses.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Static name → address map in /etc/hosts format (`IP NAME [NAME...]`),
+    /// used instead of DNS for the names it lists.
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// Drop a host for this run after N consecutive failures (timeouts,
+    /// refused connections, 5xx) [default: 5].
+    #[arg(long, value_name = "N")]
+    pub max_failures: Option<u32>,
+    /// Start a new WARC file when one reaches this size [default: 1GB].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub warc_max_size: Option<u64>,
+    /// URLs of one queue held in memory at once; the rest are read from the
+    /// segment when needed [default: 16].
+    #[arg(long, value_name = "N")]
+    pub queue_batch: Option<usize>,
+    /// After SIGINT/SIGTERM, wait at most this long for requests in flight [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub stop_grace: Option<std::time::Duration>,
+    /// Progress display: auto (live on a terminal, a line every 10 s
+    /// otherwise), live, plain, or none.
+    #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
+    pub progress: ProgressArg,
+}
+
+/// `--progress`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressArg {
+    /// Live line on a terminal, plain lines otherwise.
+    Auto,
+    /// Always the live line.
+    Live,
+    /// A plain line every 10 seconds.
+    Plain,
+    /// Only the summary at the end.
+    None,
+}
+
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    common::config::parse_duration(s)
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    common::config::parse_size(s)
+}

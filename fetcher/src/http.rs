@@ -1,0 +1,870 @@
+//! HTTP fetching with ureq 3 (blocking; one call per worker thread).
+//!
+//! ureq is given our own resolver and TCP connector (its `unversioned`
+//! transport API, hence the exact version pin):
+//! - names listed in `--hosts-file` resolve to the addresses listed there;
+//!   other names go through the system resolver;
+//! - every address is checked right before the socket connects to it, so a
+//!   loopback, private, link-local or unspecified address is refused on the
+//!   address actually used, unless `--allow-private` is set;
+//! - the address connected to is remembered for `WARC-IP-Address`.
+//!
+//! Bodies are read by us, not by ureq: `gzip` and `deflate` are decoded with
+//! flate2 and the size limit counts *decoded* bytes, so a gzip bomb is cut at
+//! the limit and a body of exactly the limit is complete.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::crawllog::ErrorCode;
+use common::warc::Truncated;
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, RustlsConnector, Transport,
+};
+
+/// A static name → addresses map read from a file in /etc/hosts format.
+#[derive(Debug, Clone, Default)]
+pub struct HostsMap {
+    names: HashMap<String, Vec<IpAddr>>,
+}
+
+impl HostsMap {
+    /// Reads `IP NAME [NAME...]` lines; `#` starts a comment. A bad line is
+    /// an error naming the file and line.
+    pub fn load(path: &Path) -> Result<HostsMap, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        HostsMap::parse(&text).map_err(|(line, msg)| format!("{}:{line}: {msg}", path.display()))
+    }
+
+    /// Parses the text of a hosts file; errors give the 1-based line.
+    pub fn parse(text: &str) -> Result<HostsMap, (usize, String)> {
+        let mut names: HashMap<String, Vec<IpAddr>> = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("");
+            let mut fields = line.split_whitespace();
+            let Some(ip) = fields.next() else { continue };
+            let ip: IpAddr = ip
+                .parse()
+                .map_err(|_| (i + 1, format!("`{ip}` is not an IP address")))?;
+            let mut any = false;
+            for name in fields {
+                any = true;
+                let entry = names
+                    .entry(name.trim_end_matches('.').to_ascii_lowercase())
+                    .or_default();
+                if !entry.contains(&ip) {
+                    entry.push(ip);
+                }
+            }
+            if !any {
+                return Err((i + 1, format!("address {ip} without a name")));
+            }
+        }
+        Ok(HostsMap { names })
+    }
+
+    /// The addresses of `name`, if listed.
+    pub fn get(&self, name: &str) -> Option<&[IpAddr]> {
+        self.names.get(name).map(Vec::as_slice)
+    }
+}
+
+/// True for addresses a crawler must not reach by default: loopback,
+/// private (RFC 1918, unique local), link-local, unspecified, and the other
+/// special-purpose ranges that are never public web servers.
+pub fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64/10 shared address space
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_private(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (seg[0] & 0xfe00) == 0xfc00 // unique local
+                || (seg[0] & 0xffc0) == 0xfe80 // link-local
+        }
+    }
+}
+
+/// The error a refused address travels in through ureq.
+#[derive(Debug)]
+struct PrivateAddress(IpAddr);
+
+impl fmt::Display for PrivateAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} is a loopback, private, link-local or unspecified address (allow with --allow-private)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for PrivateAddress {}
+
+/// Addresses connected to, by `host:port` (one request per host is in
+/// flight at a time, so the entry is the current connection's).
+type PeerMap = Mutex<HashMap<String, IpAddr>>;
+
+fn authority_key(uri: &ureq::http::Uri) -> String {
+    let host = uri.host().unwrap_or("");
+    let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    });
+    format!("{host}:{port}")
+}
+
+#[derive(Debug)]
+struct StaticResolver {
+    hosts: Option<Arc<HostsMap>>,
+    system: ureq::unversioned::resolver::DefaultResolver,
+}
+
+impl Resolver for StaticResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let host = uri
+            .host()
+            .unwrap_or("")
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+            Some("https") => 443,
+            _ => 80,
+        });
+        let listed: Option<Vec<IpAddr>> = match host.parse::<IpAddr>() {
+            Ok(ip) => Some(vec![ip]),
+            Err(_) => self
+                .hosts
+                .as_ref()
+                .and_then(|h| h.get(&host.to_ascii_lowercase()))
+                .map(<[IpAddr]>::to_vec),
+        };
+        match listed {
+            Some(ips) => {
+                let mut out = self.empty();
+                for ip in ips.into_iter().take(16) {
+                    out.push(SocketAddr::new(ip, port));
+                }
+                Ok(out)
+            }
+            None => self.system.resolve(uri, config, timeout),
+        }
+    }
+}
+
+/// Opens TCP connections, refusing private addresses unless allowed.
+#[derive(Debug)]
+struct GuardedTcpConnector {
+    allow_private: bool,
+    peers: Arc<PeerMap>,
+}
+
+impl Connector<()> for GuardedTcpConnector {
+    type Out = GuardedTcp;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        _chained: Option<()>,
+    ) -> Result<Option<GuardedTcp>, ureq::Error> {
+        let start = Instant::now();
+        let budget = details.timeout.not_zero().map(|d| *d);
+        let mut last_err: Option<ureq::Error> = None;
+        for addr in details.addrs.iter() {
+            if !self.allow_private && is_private(addr.ip()) {
+                last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
+                continue;
+            }
+            let left = match budget {
+                Some(b) => match b.checked_sub(start.elapsed()) {
+                    Some(l) if !l.is_zero() => Some(l),
+                    _ => return Err(ureq::Error::Timeout(details.timeout.reason)),
+                },
+                None => None,
+            };
+            let result = match left {
+                Some(l) => TcpStream::connect_timeout(addr, l),
+                None => TcpStream::connect(addr),
+            };
+            match result {
+                Ok(stream) => {
+                    // Check the connected peer too, not only the address we asked for.
+                    let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
+                    if !self.allow_private && is_private(peer) {
+                        return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
+                    }
+                    stream.set_nodelay(true)?;
+                    self.peers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(authority_key(details.uri), peer);
+                    let stream = Arc::new(stream);
+                    (details.register_shutdown)(Arc::downgrade(&stream)
+                        as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
+                    let buffers = LazyBuffers::new(
+                        details.config.input_buffer_size(),
+                        details.config.output_buffer_size(),
+                    );
+                    return Ok(Some(GuardedTcp { stream, buffers }));
+                }
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
+                }
+                Err(e) => last_err = Some(ureq::Error::Io(e)),
+            }
+        }
+        Err(last_err.unwrap_or(ureq::Error::ConnectionFailed))
+    }
+}
+
+/// A plain TCP connection for ureq.
+struct GuardedTcp {
+    stream: Arc<TcpStream>,
+    buffers: LazyBuffers,
+}
+
+impl fmt::Debug for GuardedTcp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GuardedTcp")
+            .field("peer", &self.stream.peer_addr().ok())
+            .finish()
+    }
+}
+
+fn timeout_left(t: NextTimeout) -> Result<Option<Duration>, ureq::Error> {
+    if t.after.is_zero() {
+        return Err(ureq::Error::Timeout(t.reason));
+    }
+    Ok(t.not_zero().map(|d| *d))
+}
+
+impl Transport for GuardedTcp {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        self.stream.set_write_timeout(timeout_left(timeout)?)?;
+        let out = &self.buffers.output()[..amount];
+        match (&*self.stream).write_all(out) {
+            Ok(()) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                Err(ureq::Error::Timeout(timeout.reason))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let timeout = timeout.for_read();
+        self.stream.set_read_timeout(timeout_left(timeout)?)?;
+        let buf = self.buffers.input_append_buf();
+        let n = loop {
+            match (&*self.stream).read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    return Err(ureq::Error::Timeout(timeout.reason));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        self.buffers.input_appended(n);
+        Ok(n > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        // Open if a non-blocking read finds nothing waiting (no EOF, no stray bytes).
+        if self.stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut b = [0u8; 1];
+        let open =
+            matches!((&*self.stream).read(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        open && self.stream.set_nonblocking(false).is_ok()
+    }
+}
+
+/// Settings of a [`Client`].
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `User-Agent` header.
+    pub user_agent: String,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Until the end of the response head.
+    pub first_byte_timeout: Duration,
+    /// The whole request.
+    pub download_timeout: Duration,
+    /// Permit private addresses.
+    pub allow_private: bool,
+    /// Static names.
+    pub hosts: Option<HostsMap>,
+    /// Queue keys whose idle connection is kept for reuse.
+    pub idle_connections: usize,
+}
+
+/// A response, ready to store.
+#[derive(Debug)]
+pub struct Response {
+    /// When the request was sent.
+    pub date: SystemTime,
+    /// HTTP status.
+    pub status: u16,
+    /// The request head as sent.
+    pub request_head: Vec<u8>,
+    /// The response head as stored (encoding headers renamed when decoded).
+    pub response_head: Vec<u8>,
+    /// The stored (decoded) body.
+    pub payload: Vec<u8>,
+    /// Why the body is incomplete.
+    pub truncated: Option<Truncated>,
+    /// Address connected to.
+    pub ip: Option<IpAddr>,
+    /// Media type, lower case, without parameters.
+    pub content_type: String,
+    /// `Location` header.
+    pub location: Option<String>,
+    /// `Retry-After` header.
+    pub retry_after: Option<String>,
+    /// Time to the end of the response.
+    pub elapsed: Duration,
+}
+
+/// A request that got no HTTP response.
+#[derive(Debug)]
+pub struct Failure {
+    /// The error code for the crawl log.
+    pub code: ErrorCode,
+    /// What happened.
+    pub message: String,
+    /// Time until the failure.
+    pub elapsed: Duration,
+}
+
+/// The blocking HTTP client shared by all workers.
+///
+/// Each queue key gets its own ureq agent (so its own connection pool):
+/// ureq's pool finds a connection by scanning all of its idle connections,
+/// which costs more than the request itself once hundreds of hosts are kept
+/// alive in one pool. Agents of recently used keys are cached, up to
+/// `ClientConfig::idle_connections`; evicting one closes its connection.
+#[derive(Clone)]
+pub struct Client {
+    agents: Arc<Mutex<AgentCache>>,
+    config: ureq::config::Config,
+    resolver_hosts: Option<Arc<HostsMap>>,
+    peers: Arc<PeerMap>,
+    cfg: Arc<ClientConfig>,
+}
+
+#[derive(Default)]
+struct AgentCache {
+    agents: HashMap<usize, (ureq::Agent, u64)>,
+    clock: u64,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client").field("cfg", &self.cfg).finish()
+    }
+}
+
+impl Client {
+    /// Builds the client.
+    pub fn new(cfg: ClientConfig) -> Client {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(cfg.user_agent.as_str())
+            .accept("*/*")
+            .timeout_connect(Some(cfg.connect_timeout))
+            .timeout_recv_response(Some(cfg.first_byte_timeout))
+            .timeout_global(Some(cfg.download_timeout))
+            .max_idle_connections(4)
+            .max_idle_connections_per_host(1)
+            .max_response_header_size(256 * 1024)
+            .build();
+        Client {
+            agents: Arc::default(),
+            config,
+            resolver_hosts: cfg.hosts.clone().map(Arc::new),
+            peers: Arc::new(PeerMap::default()),
+            cfg: Arc::new(cfg),
+        }
+    }
+
+    fn new_agent(&self) -> ureq::Agent {
+        let connector = ().chain(GuardedTcpConnector {
+            allow_private: self.cfg.allow_private,
+            peers: self.peers.clone(),
+        });
+        let connector = connector.chain(RustlsConnector::default());
+        let resolver = StaticResolver {
+            hosts: self.resolver_hosts.clone(),
+            system: Default::default(),
+        };
+        ureq::Agent::with_parts(self.config.clone(), connector, resolver)
+    }
+
+    /// The agent of queue key `key`.
+    fn agent(&self, key: usize) -> ureq::Agent {
+        let mut c = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        c.clock += 1;
+        let now = c.clock;
+        if let Some((a, used)) = c.agents.get_mut(&key) {
+            *used = now;
+            return a.clone();
+        }
+        let cap = self.cfg.idle_connections.max(1);
+        if c.agents.len() >= cap {
+            // Drop the least recently used half at once (amortized O(1)).
+            let mut uses: Vec<u64> = c.agents.values().map(|(_, u)| *u).collect();
+            let mid = uses.len() / 2;
+            let (_, median, _) = uses.select_nth_unstable(mid);
+            let median = *median;
+            c.agents.retain(|_, (_, u)| *u > median);
+        }
+        let a = self.new_agent();
+        c.agents.insert(key, (a.clone(), now));
+        a
+    }
+
+    /// Closes the connection kept for `key` (its queue is done).
+    pub fn forget(&self, key: usize) {
+        self.agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents
+            .remove(&key);
+    }
+
+    /// Interrupts every request in flight (at shutdown).
+    pub fn shutdown(&self) {
+        let agents: Vec<ureq::Agent> = self
+            .agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents
+            .drain()
+            .map(|(_, (a, _))| a)
+            .collect();
+        for a in agents {
+            a.shutdown();
+        }
+    }
+
+    /// Fetches `url` for queue key `key`, keeping at most `max_body`
+    /// decoded bytes of the body.
+    pub fn fetch(&self, key: usize, url: &str, max_body: u64) -> Result<Response, Failure> {
+        let start = Instant::now();
+        let date = SystemTime::now();
+        let fail = |code: ErrorCode, message: String| Failure {
+            code,
+            message,
+            elapsed: start.elapsed(),
+        };
+        let uri: ureq::http::Uri = url
+            .parse()
+            .map_err(|e| fail(ErrorCode::BadUrl, format!("{e}")))?;
+        let path = uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/".into());
+        let host_header = uri.authority().map(|a| a.as_str()).unwrap_or("");
+        let request = ureq::http::Request::builder()
+            .method("GET")
+            .uri(uri.clone())
+            .header("accept-encoding", "gzip, deflate")
+            .body(())
+            .map_err(|e| fail(ErrorCode::BadUrl, e.to_string()))?;
+        let request_head = format!(
+            "GET {path} HTTP/1.1\r\nHost: {host_header}\r\nUser-Agent: {}\r\nAccept: */*\r\n\
+             Accept-Encoding: gzip, deflate\r\n\r\n",
+            self.cfg.user_agent
+        )
+        .into_bytes();
+        let response = self
+            .agent(key)
+            .run(request)
+            .map_err(|e| classify(e, &self.cfg))
+            .map_err(|(code, msg)| fail(code, msg))?;
+        let ip = self
+            .peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&authority_key(&uri))
+            .copied();
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let version = match response.version() {
+            ureq::http::Version::HTTP_10 => "HTTP/1.0",
+            _ => "HTTP/1.1",
+        };
+        let reason = response.status().canonical_reason().unwrap_or("");
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let encoding = header("content-encoding")
+            .map(|e| e.trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        let content_type = header("content-type")
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let location = header("location");
+        let retry_after = header("retry-after");
+
+        let raw = response.into_body().into_reader();
+        let (payload, truncated, decoded) = read_body(raw, &encoding, max_body, start, &self.cfg);
+        let response_head = stored_head(
+            version,
+            status,
+            reason,
+            &headers,
+            payload.len(),
+            decoded,
+            truncated.is_some(),
+        );
+        Ok(Response {
+            date,
+            status,
+            request_head,
+            response_head,
+            payload,
+            truncated,
+            ip,
+            content_type,
+            location,
+            retry_after,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+/// Reads the body, decoding gzip/deflate, up to `max` decoded bytes.
+/// Returns the payload, why it is incomplete, and whether it was decoded.
+fn read_body(
+    raw: impl Read,
+    encoding: &str,
+    max: u64,
+    start: Instant,
+    cfg: &ClientConfig,
+) -> (Vec<u8>, Option<Truncated>, bool) {
+    let (mut reader, decoded): (Box<dyn Read>, bool) = match encoding {
+        "gzip" | "x-gzip" => (Box::new(flate2::read::MultiGzDecoder::new(raw)), true),
+        "deflate" => (Box::new(flate2::read::ZlibDecoder::new(raw)), true),
+        _ => (Box::new(raw), false),
+    };
+    let mut payload = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let truncated = loop {
+        if start.elapsed() >= cfg.download_timeout {
+            break Some(Truncated::Time);
+        }
+        let room = (max + 1).saturating_sub(payload.len() as u64);
+        let want = (chunk.len() as u64).min(room) as usize;
+        if want == 0 {
+            break None;
+        }
+        match reader.read(&mut chunk[..want]) {
+            Ok(0) => break None,
+            Ok(n) => payload.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if is_timeout(&e) => break Some(Truncated::Time),
+            Err(_) => break Some(Truncated::Disconnect),
+        }
+    };
+    if payload.len() as u64 > max {
+        payload.truncate(max as usize);
+        return (payload, Some(Truncated::Length), decoded);
+    }
+    (payload, truncated, decoded)
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    ) {
+        return true;
+    }
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
+}
+
+/// The response head as stored: the body is stored de-chunked (and decoded
+/// when we decoded it), so the framing headers that no longer describe it
+/// are renamed `X-Crawler-*` and a `Content-Length` of the stored payload is
+/// added.
+fn stored_head(
+    version: &str,
+    status: u16,
+    reason: &str,
+    headers: &[(String, String)],
+    payload_len: usize,
+    decoded: bool,
+    truncated: bool,
+) -> Vec<u8> {
+    let mut head = format!("{version} {status} {reason}\r\n");
+    let mut length_kept = false;
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        let rename = match lower.as_str() {
+            "content-encoding" => decoded,
+            "transfer-encoding" => true,
+            "content-length" => {
+                let keep = !decoded
+                    && !truncated
+                    && !length_kept
+                    && value.trim().parse::<usize>() == Ok(payload_len);
+                length_kept |= keep;
+                !keep
+            }
+            _ => false,
+        };
+        let value = value.replace(['\r', '\n'], " ");
+        if rename {
+            head.push_str("X-Crawler-");
+        }
+        head.push_str(&title_case(&lower));
+        head.push_str(": ");
+        head.push_str(&value);
+        head.push_str("\r\n");
+    }
+    if !length_kept {
+        head.push_str(&format!("Content-Length: {payload_len}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.into_bytes()
+}
+
+/// `content-type` → `Content-Type`.
+fn title_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut up = true;
+    for c in name.chars() {
+        out.push(if up { c.to_ascii_uppercase() } else { c });
+        up = c == '-';
+    }
+    out
+}
+
+/// Maps a ureq error to a crawl-log code and message.
+fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
+    use ureq::Error as E;
+    match e {
+        E::HostNotFound => (ErrorCode::Dns, "host name not found".into()),
+        E::Timeout(t) => {
+            let what = match t {
+                ureq::Timeout::Resolve => "name resolution".to_string(),
+                ureq::Timeout::Connect => format!("connect ({:?})", cfg.connect_timeout),
+                ureq::Timeout::RecvResponse | ureq::Timeout::SendRequest => {
+                    format!("first byte ({:?})", cfg.first_byte_timeout)
+                }
+                _ => format!("download ({:?})", cfg.download_timeout),
+            };
+            (ErrorCode::Timeout, format!("timeout: {what}"))
+        }
+        E::Other(inner) => match inner.downcast::<PrivateAddress>() {
+            Ok(p) => (ErrorCode::PrivateAddress, p.to_string()),
+            Err(inner) => (ErrorCode::Connect, inner.to_string()),
+        },
+        E::Io(io) => match io.kind() {
+            io::ErrorKind::ConnectionRefused => (ErrorCode::Refused, io.to_string()),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                (ErrorCode::Timeout, io.to_string())
+            }
+            io::ErrorKind::InvalidData => (ErrorCode::Protocol, io.to_string()),
+            _ if io.to_string().contains("failed to lookup") => (ErrorCode::Dns, io.to_string()),
+            _ => (ErrorCode::Connect, io.to_string()),
+        },
+        E::Tls(m) => (ErrorCode::Tls, m.to_string()),
+        E::Rustls(r) => (ErrorCode::Tls, r.to_string()),
+        E::Pem(p) => (ErrorCode::Tls, p.to_string()),
+        E::ConnectionFailed => (ErrorCode::Connect, "connection failed".into()),
+        E::BadUri(m) => (ErrorCode::BadUrl, m),
+        E::Protocol(p) => (ErrorCode::Protocol, p.to_string()),
+        E::LargeResponseHeader(a, b) => (
+            ErrorCode::Protocol,
+            format!("response head too large ({a} > {b} bytes)"),
+        ),
+        other => (ErrorCode::Protocol, other.to_string()),
+    }
+}
+
+/// Resolves a host name the way fetches do (hosts file first), for `--key ip`.
+pub fn resolve_for_key(host: &str, hosts: Option<&HostsMap>) -> Option<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if let Some(ip) = hosts.and_then(|h| h.get(host)).and_then(|a| a.first()) {
+        return Some(*ip);
+    }
+    (host, 80u16)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_addresses() {
+        for ip in [
+            "127.0.0.1",
+            "127.9.9.9",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_private(ip.parse().unwrap()), "{ip} must be refused");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "172.32.0.1"] {
+            assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
+        }
+    }
+
+    #[test]
+    fn hosts_file_format() {
+        let map = HostsMap::parse(
+            "# demo\n127.0.0.2 news.demo.test www.demo.test # two names\n\n127.0.0.3\tShop.Demo.Test.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            map.get("news.demo.test"),
+            Some(&["127.0.0.2".parse().unwrap()][..])
+        );
+        assert_eq!(
+            map.get("shop.demo.test"),
+            Some(&["127.0.0.3".parse().unwrap()][..])
+        );
+        assert_eq!(map.get("other.test"), None);
+        assert_eq!(HostsMap::parse("nonsense name\n").unwrap_err().0, 1);
+        assert_eq!(HostsMap::parse("\n127.0.0.1\n").unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn stored_head_renames_what_no_longer_describes_the_payload() {
+        let headers = vec![
+            ("content-type".to_string(), "text/html".to_string()),
+            ("content-encoding".to_string(), "gzip".to_string()),
+            ("content-length".to_string(), "20".to_string()),
+        ];
+        let head = String::from_utf8(stored_head(
+            "HTTP/1.1", 200, "OK", &headers, 100, true, false,
+        ))
+        .unwrap();
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Crawler-Content-Encoding: gzip\r\n\
+             X-Crawler-Content-Length: 20\r\nContent-Length: 100\r\n\r\n"
+        );
+        let plain = vec![("content-length".to_string(), "5".to_string())];
+        let head =
+            String::from_utf8(stored_head("HTTP/1.1", 200, "OK", &plain, 5, false, false)).unwrap();
+        assert_eq!(head, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+        let chunked = vec![("transfer-encoding".to_string(), "chunked".to_string())];
+        let head = String::from_utf8(stored_head(
+            "HTTP/1.1", 200, "OK", &chunked, 7, false, false,
+        ))
+        .unwrap();
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\nX-Crawler-Transfer-Encoding: chunked\r\nContent-Length: 7\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn decoded_limit_cuts_bombs_and_keeps_exact_bodies() {
+        use flate2::Compression;
+        use flate2::write::GzEncoder;
+        let cfg = ClientConfig {
+            user_agent: "t".into(),
+            connect_timeout: Duration::from_secs(1),
+            first_byte_timeout: Duration::from_secs(1),
+            download_timeout: Duration::from_secs(60),
+            allow_private: true,
+            hosts: None,
+            idle_connections: 1,
+        };
+        let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+        enc.write_all(&vec![0u8; 50_000_000]).unwrap();
+        let bomb = enc.finish().unwrap();
+        assert!(bomb.len() < 100_000);
+        let (payload, truncated, decoded) =
+            read_body(&bomb[..], "gzip", 1_000_000, Instant::now(), &cfg);
+        assert_eq!(payload.len(), 1_000_000);
+        assert_eq!(truncated, Some(Truncated::Length));
+        assert!(decoded);
+
+        let exact = vec![7u8; 4096];
+        let (payload, truncated, _) = read_body(&exact[..], "", 4096, Instant::now(), &cfg);
+        assert_eq!(payload.len(), 4096);
+        assert_eq!(truncated, None, "a body of exactly the limit is complete");
+    }
+}

@@ -1,0 +1,199 @@
+//! How long to wait before the next request to a queue, and when to give up
+//! on a host.
+//!
+//! delay = max(minimum delay, robots.txt Crawl-delay, factor × mean of the
+//! queue's last five response times). A Crawl-delay above the cap makes the
+//! host skipped; `Retry-After` on 429/503 replaces the delay (capped); after
+//! N consecutive failures the host is dropped for the run.
+
+use std::collections::VecDeque;
+use std::time::{Duration, SystemTime};
+
+/// The politeness settings.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Smallest delay.
+    pub min_delay: Duration,
+    /// Factor on the mean response time.
+    pub delay_factor: f64,
+    /// Largest Crawl-delay honoured.
+    pub max_crawl_delay: Duration,
+    /// Largest Retry-After honoured.
+    pub max_retry_after: Duration,
+    /// Consecutive failures before a host is dropped.
+    pub max_failures: u32,
+}
+
+/// What a queue remembers for its delay.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    /// Last five response times, oldest first.
+    response_times: VecDeque<Duration>,
+    /// Crawl-delay of the queue's host(s); the largest one seen.
+    pub crawl_delay: Option<Duration>,
+    /// Failures since the last success.
+    pub consecutive_failures: u32,
+}
+
+impl Timing {
+    /// Starts from response times remembered in the host state.
+    pub fn with_history(times_ms: &[u32]) -> Timing {
+        let mut t = Timing::default();
+        for &ms in times_ms {
+            t.push_response_time(Duration::from_millis(u64::from(ms)));
+        }
+        t
+    }
+
+    /// Records a response time, keeping the last five.
+    pub fn push_response_time(&mut self, d: Duration) {
+        if self.response_times.len() == 5 {
+            self.response_times.pop_front();
+        }
+        self.response_times.push_back(d);
+    }
+
+    /// Mean of the recorded response times.
+    pub fn mean_response(&self) -> Option<Duration> {
+        let n = self.response_times.len() as u32;
+        (n > 0).then(|| self.response_times.iter().sum::<Duration>() / n)
+    }
+
+    /// Notes a Crawl-delay (a queue with several hosts keeps the largest).
+    pub fn note_crawl_delay(&mut self, d: Duration) {
+        self.crawl_delay = Some(self.crawl_delay.map_or(d, |c| c.max(d)));
+    }
+}
+
+/// What a failure means for the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Keep going.
+    Continue,
+    /// The host failed too often: drop it for this run.
+    Drop,
+}
+
+impl Policy {
+    /// The delay after a request to a queue with this timing.
+    pub fn delay(&self, t: &Timing) -> Duration {
+        let mut d = self.min_delay;
+        if let Some(cd) = t.crawl_delay {
+            d = d.max(cd.min(self.max_crawl_delay));
+        }
+        if let Some(mean) = t.mean_response() {
+            d = d.max(mean.mul_f64(self.delay_factor));
+        }
+        d
+    }
+
+    /// True if a host asking for this Crawl-delay is fetched at all.
+    pub fn crawl_delay_acceptable(&self, d: Duration) -> bool {
+        d <= self.max_crawl_delay
+    }
+
+    /// Records a success (the host answered with something other than 5xx).
+    pub fn success(&self, t: &mut Timing, response_time: Duration) {
+        t.push_response_time(response_time);
+        t.consecutive_failures = 0;
+    }
+
+    /// Records a failure (timeout, refused, 5xx).
+    pub fn failure(&self, t: &mut Timing) -> AfterFailure {
+        t.consecutive_failures += 1;
+        if t.consecutive_failures >= self.max_failures {
+            AfterFailure::Drop
+        } else {
+            AfterFailure::Continue
+        }
+    }
+
+    /// The wait asked by a `Retry-After` value (seconds or an HTTP date),
+    /// capped; `None` if the value cannot be read.
+    pub fn retry_after(&self, value: &str, now: SystemTime) -> Option<Duration> {
+        let value = value.trim();
+        let wait = if let Ok(secs) = value.parse::<u64>() {
+            Duration::from_secs(secs)
+        } else {
+            let when = httpdate::parse_http_date(value).ok()?;
+            when.duration_since(now).unwrap_or(Duration::ZERO)
+        };
+        Some(wait.min(self.max_retry_after))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> Policy {
+        Policy {
+            min_delay: Duration::from_secs(5),
+            delay_factor: 5.0,
+            max_crawl_delay: Duration::from_secs(60),
+            max_retry_after: Duration::from_secs(600),
+            max_failures: 3,
+        }
+    }
+
+    #[test]
+    fn delay_is_the_largest_of_the_three() {
+        let p = policy();
+        let mut t = Timing::default();
+        assert_eq!(p.delay(&t), Duration::from_secs(5), "minimum alone");
+        t.note_crawl_delay(Duration::from_secs(7));
+        assert_eq!(
+            p.delay(&t),
+            Duration::from_secs(7),
+            "Crawl-delay above minimum"
+        );
+        for ms in [1000, 2000, 3000] {
+            p.success(&mut t, Duration::from_millis(ms));
+        }
+        // mean 2 s × 5 = 10 s
+        assert_eq!(p.delay(&t), Duration::from_secs(10), "factor × mean");
+    }
+
+    #[test]
+    fn mean_covers_the_last_five_only() {
+        let p = policy();
+        let mut t = Timing::default();
+        p.success(&mut t, Duration::from_secs(100));
+        for _ in 0..5 {
+            p.success(&mut t, Duration::from_millis(200));
+        }
+        assert_eq!(t.mean_response(), Some(Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn crawl_delay_cap() {
+        let p = policy();
+        assert!(p.crawl_delay_acceptable(Duration::from_secs(60)));
+        assert!(!p.crawl_delay_acceptable(Duration::from_secs(61)));
+    }
+
+    #[test]
+    fn consecutive_failures_drop_the_host_and_success_resets() {
+        let p = policy();
+        let mut t = Timing::default();
+        assert_eq!(p.failure(&mut t), AfterFailure::Continue);
+        assert_eq!(p.failure(&mut t), AfterFailure::Continue);
+        p.success(&mut t, Duration::from_millis(5));
+        assert_eq!(p.failure(&mut t), AfterFailure::Continue);
+        assert_eq!(p.failure(&mut t), AfterFailure::Continue);
+        assert_eq!(p.failure(&mut t), AfterFailure::Drop);
+    }
+
+    #[test]
+    fn retry_after_seconds_dates_and_cap() {
+        let p = policy();
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(p.retry_after("30", now), Some(Duration::from_secs(30)));
+        assert_eq!(p.retry_after("86400", now), Some(Duration::from_secs(600)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(120));
+        assert_eq!(p.retry_after(&later, now), Some(Duration::from_secs(120)));
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(120));
+        assert_eq!(p.retry_after(&past, now), Some(Duration::ZERO));
+        assert_eq!(p.retry_after("soon", now), None);
+    }
+}

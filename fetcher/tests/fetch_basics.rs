@@ -1,0 +1,132 @@
+//! A small crawl over three loopback hosts: everything fetched once,
+//! politely (checked from the server side), stored as valid WARC, logged.
+
+mod support;
+
+use std::time::Duration;
+
+use common::crawllog::Status;
+use common::segment::Via;
+use support::*;
+use testkit::server::{Response, Routes, Server, assert_polite_by_host};
+
+#[test]
+fn fetches_every_host_at_once_politely_into_valid_warc() {
+    let page = |n: &str| Response::html(format!("<html><body>page {n}</body></html>"));
+    let routes = |robots: &str| {
+        let mut r = Routes::new().route("/robots.txt", Response::text(robots.to_string()));
+        for i in 0..6 {
+            r = r.route(format!("/p{i}"), page(&i.to_string()));
+        }
+        r
+    };
+    let server = Server::builder()
+        .host("a.test", routes("User-agent: *\nDisallow:\n"))
+        .host("b.test", routes("User-agent: *\nCrawl-delay: 0.15\n"))
+        .host(
+            "c.test",
+            routes("User-agent: *\nAllow: /\n").route(
+                "/gz",
+                Response::html("compressed ".repeat(200))
+                    .header("Content-Encoding", "gzip")
+                    .body(gzip(("compressed ".repeat(200)).as_bytes())),
+            ),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("basics");
+    let mut urls = Vec::new();
+    for host in ["a.test", "b.test", "c.test"] {
+        for i in 0..6 {
+            urls.push((host, format!("/p{i}")));
+        }
+    }
+    urls.push(("c.test", "/gz".to_string()));
+    let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+
+    let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms"]));
+    assert_exit(&out, 0);
+    assert!(crawl.is_fetched("00001"), "DONE written");
+
+    // Server side: one request at a time per host, spaced by the delay
+    // (Crawl-delay for b.test).
+    let log = server.logs();
+    assert_polite_by_host(&log, |h| {
+        if h == "b.test" {
+            Duration::from_millis(150)
+        } else {
+            Duration::from_millis(50)
+        }
+    });
+    // robots.txt first on every host, then each URL exactly once.
+    for host in ["a.test", "b.test", "c.test"] {
+        let mine = server.log(host);
+        assert_eq!(mine[0].target, "/robots.txt", "{host}: robots.txt first");
+        let pages = mine.iter().filter(|e| e.target != "/robots.txt").count();
+        assert_eq!(pages, if host == "c.test" { 7 } else { 6 }, "{host}");
+        assert!(
+            mine.iter()
+                .all(|e| e.user_agent.as_deref().is_some_and(
+                    |ua| ua.starts_with("testbot/") && ua.contains("http://bot.test/about")
+                )),
+            "User-Agent names the product token and contact URL"
+        );
+    }
+    // Hosts were served together, not one after another: b.test (slowest)
+    // started before a.test was finished.
+    let a_last = server.log("a.test").iter().map(|e| e.end).max().unwrap();
+    let b_first = server.log("b.test").iter().map(|e| e.start).min().unwrap();
+    assert!(b_first < a_last, "hosts fetched one after another");
+
+    // Crawl log: a line per URL and per robots.txt.
+    let lines = crawl_log(&crawl, "00001");
+    assert_eq!(lines.len(), urls.len() + 3);
+    assert_eq!(lines.iter().filter(|l| l.via == Via::Robots).count(), 3);
+    assert!(
+        lines.iter().all(|l| l.status == Status::Http(200)),
+        "{lines:#?}"
+    );
+
+    // WARC: valid for warcio; hops/via fields; the gzip body stored decoded.
+    warcio_check(&crawl, "00001");
+    let recs = responses(&crawl, "00001");
+    assert_eq!(recs.len(), urls.len() + 3);
+    let gz = recs
+        .iter()
+        .find(|r| r.target_uri().is_some_and(|u| u.ends_with("/gz")))
+        .expect("gz stored");
+    assert_eq!(gz.header("X-Crawl-Hops"), Some("1"));
+    assert_eq!(gz.header("X-Crawl-Via"), Some("link"));
+    assert_eq!(
+        gz.header("WARC-IP-Address"),
+        Some(server.addr("c.test").ip().to_string().as_str())
+    );
+    let block = String::from_utf8_lossy(&gz.block);
+    assert!(
+        block.contains("X-Crawler-Content-Encoding: gzip"),
+        "{block}"
+    );
+    assert!(
+        block.contains(&format!("Content-Length: {}", "compressed ".len() * 200)),
+        "{block}"
+    );
+    assert!(
+        block.ends_with(&"compressed ".repeat(200)),
+        "payload stored decoded"
+    );
+
+    assert!(leftover(&crawl, "00001").is_empty());
+    let stats: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["responses"], (urls.len() + 3) as u64);
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}

@@ -1,0 +1,270 @@
+//! Servers that misbehave: never answering, trickling, huge bodies, gzip
+//! bombs, Retry-After, failing hosts, private addresses.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::crawllog::{ErrorCode, Status};
+use common::segment::Via;
+use support::*;
+use testkit::server::{Response, Routes, Server, assert_polite};
+
+fn robots_ok(r: Routes) -> Routes {
+    r.route("/robots.txt", Response::text("User-agent: *\nDisallow:\n"))
+}
+
+fn status_of(lines: &[common::crawllog::LogLine], url: &str) -> Status {
+    lines
+        .iter()
+        .find(|l| l.url == url)
+        .unwrap_or_else(|| panic!("{url} not logged"))
+        .status
+}
+
+#[test]
+fn silent_and_trickling_servers_time_out_without_holding_others() {
+    let mut fast = robots_ok(Routes::new());
+    for i in 0..20 {
+        fast = fast.route(format!("/{i}"), Response::html(format!("fast {i}")));
+    }
+    let server = Server::builder()
+        .host("fast.test", fast)
+        .host(
+            "silent.test",
+            robots_ok(Routes::new()).route("/x", Response::never_answer()),
+        )
+        .host(
+            "trickle.test",
+            robots_ok(Routes::new()).route(
+                "/x",
+                Response::html("z".repeat(10_000)).trickle(10, Duration::from_millis(50)),
+            ),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("timeouts");
+    let mut urls = vec![
+        ("silent.test", "/x".to_string()),
+        ("trickle.test", "/x".to_string()),
+    ];
+    urls.extend((0..20).map(|i| ("fast.test", format!("/{i}"))));
+    let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+    let started = Instant::now();
+    let out = run(fetch_cmd(&crawl, &server).args([
+        "--first-byte-timeout",
+        "1s",
+        "--download-timeout",
+        "1500ms",
+        "--min-delay",
+        "10ms",
+    ]));
+    assert_exit(&out, 0);
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    let lines = crawl_log(&crawl, "00001");
+    assert_eq!(
+        status_of(&lines, &server.url("silent.test", "/x")),
+        Status::Error(ErrorCode::Timeout)
+    );
+    let trickle = lines
+        .iter()
+        .find(|l| l.url == server.url("trickle.test", "/x"))
+        .unwrap();
+    assert!(trickle.note.contains("truncated time"), "{trickle:?}");
+    assert!(trickle.bytes > 0 && trickle.bytes < 10_000);
+    // The fast host was done while the slow ones were still hanging.
+    let fast_end = server.log("fast.test").iter().map(|e| e.end).max().unwrap();
+    let silent_start = server
+        .log("silent.test")
+        .iter()
+        .find(|e| e.target == "/x")
+        .unwrap()
+        .start;
+    assert!(
+        fast_end < silent_start + Duration::from_millis(900),
+        "fast host held up by the silent one"
+    );
+    assert_eq!(server.log("fast.test").len(), 21);
+    // The timed-out URL is retried in a later run.
+    let left = leftover(&crawl, "00001");
+    assert!(
+        left.iter().any(|r| r.url == server.url("silent.test", "/x")
+            && r.via == Via::Retry
+            && r.tries == 1)
+    );
+    warcio_check(&crawl, "00001");
+}
+
+#[test]
+fn huge_bodies_and_gzip_bombs_are_cut_at_the_limit_with_bounded_memory() {
+    let server = Server::builder()
+        .host(
+            "big.test",
+            robots_ok(Routes::new())
+                .route("/huge", Response::huge(200_000_000))
+                .route("/bomb", Response::gzip_bomb(1_000_000_000))
+                .route("/exact", Response::html("e".repeat(1_000_000))),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("big");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[
+            ("big.test", "/huge"),
+            ("big.test", "/bomb"),
+            ("big.test", "/exact"),
+        ],
+    );
+    let child = fetch_cmd(&crawl, &server)
+        .args(["--max-body", "1000000", "--download-timeout", "30s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, RUN_BOUND);
+    assert_exit(&out, 0);
+
+    let recs = responses(&crawl, "00001");
+    let rec = |p: &str| {
+        recs.iter()
+            .find(|r| r.target_uri() == Some(server.url("big.test", p).as_str()))
+            .unwrap_or_else(|| panic!("{p} not stored"))
+    };
+    for p in ["/huge", "/bomb"] {
+        assert_eq!(rec(p).header("WARC-Truncated"), Some("length"), "{p}");
+        let head = common::http::parse_response_head(&rec(p).block).unwrap();
+        assert_eq!(head.header("Content-Length"), Some("1000000"), "{p}");
+    }
+    assert_eq!(
+        rec("/exact").header("WARC-Truncated"),
+        None,
+        "exactly the limit is complete"
+    );
+    let lines = crawl_log(&crawl, "00001");
+    for p in ["/huge", "/bomb"] {
+        let l = lines
+            .iter()
+            .find(|l| l.url == server.url("big.test", p))
+            .unwrap();
+        assert_eq!(l.bytes, 1_000_000);
+        assert!(l.note.starts_with("too-big"), "{l:?}");
+    }
+    // Memory: the fetcher's own record of its peak resident size.
+    let stats: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
+    )
+    .unwrap();
+    let peak = stats["peak_rss_bytes"].as_u64().unwrap();
+    assert!(
+        peak > 0 && peak < 100_000_000,
+        "peak RSS {peak} bytes for a 200 MB body and a 1 GB bomb"
+    );
+    warcio_check(&crawl, "00001");
+}
+
+#[test]
+fn retry_after_and_failing_hosts() {
+    let server = Server::builder()
+        .host(
+            "busy.test",
+            robots_ok(Routes::new())
+                .route("/1", Response::retry_after(429, 1))
+                .route("/2", Response::html("two"))
+                .route("/3", Response::html("three")),
+        )
+        .host(
+            "broken.test",
+            robots_ok(Routes::new()).fallback(|_: &testkit::server::Request| Response::status(500)),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("retry");
+    let mut urls = vec![
+        ("busy.test", "/1".to_string()),
+        ("busy.test", "/2".to_string()),
+        ("busy.test", "/3".to_string()),
+    ];
+    urls.extend((0..10).map(|i| ("broken.test", format!("/{i}"))));
+    let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+    let out = run(fetch_cmd(&crawl, &server).args(["--max-failures", "3", "--min-delay", "20ms"]));
+    assert_exit(&out, 0);
+
+    // Retry-After: 1 s between the 429 and the next request.
+    let busy = server.log("busy.test");
+    let i = busy.iter().position(|e| e.target == "/1").unwrap();
+    assert!(
+        busy[i + 1].start.duration_since(busy[i].end) >= Duration::from_millis(990),
+        "Retry-After not honoured"
+    );
+    assert_polite(&busy, Duration::from_millis(20));
+
+    // Three 500s in a row: the host is dropped, the rest left over.
+    let broken: Vec<_> = server
+        .log("broken.test")
+        .into_iter()
+        .filter(|e| e.target != "/robots.txt")
+        .collect();
+    assert_eq!(broken.len(), 3, "requests after the host was dropped");
+    let lines = crawl_log(&crawl, "00001");
+    let dropped = lines
+        .iter()
+        .filter(|l| l.status == Status::Error(ErrorCode::HostDropped))
+        .count();
+    assert_eq!(dropped, 7);
+    let left = leftover(&crawl, "00001");
+    assert_eq!(left.iter().filter(|r| r.host == "broken.test").count(), 10);
+    assert_eq!(
+        left.iter()
+            .filter(|r| r.host == "broken.test" && r.via == Via::Retry)
+            .count(),
+        3
+    );
+    assert!(
+        left.iter()
+            .any(|r| r.url == server.url("busy.test", "/1") && r.via == Via::Retry)
+    );
+}
+
+#[test]
+fn private_addresses_are_refused_unless_allowed() {
+    let server = Server::builder()
+        .host(
+            "inside.test",
+            robots_ok(Routes::new()).route("/", Response::html("secret")),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("private");
+    write_segment(&crawl, "00001", &server, &[("inside.test", "/")]);
+    let cmd = fetch_cmd(&crawl, &server);
+    // The same command without --allow-private.
+    let args: Vec<_> = cmd
+        .get_args()
+        .filter(|a| *a != "--allow-private")
+        .map(|a| a.to_owned())
+        .collect();
+    let mut strict = std::process::Command::new(cmd.get_program());
+    strict.args(args);
+    let out = run(&mut strict);
+    assert_exit(&out, 0);
+    assert!(server.logs().is_empty(), "a loopback address was contacted");
+    let lines = crawl_log(&crawl, "00001");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.status == Status::Error(ErrorCode::PrivateAddress)),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.url == server.url("inside.test", "/")
+            && l.status == Status::Error(ErrorCode::PrivateAddress)),
+        "the page itself is logged as refused: {lines:#?}"
+    );
+}

@@ -1,0 +1,182 @@
+//! Stopping: SIGTERM leaves a leftover that completes the segment when
+//! fetched next; `kill -9` then a rerun loses no URL and stores none twice.
+
+mod support;
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::segment::Via;
+use support::*;
+use testkit::server::{Response, Routes, Server};
+
+const HOSTS: [&str; 4] = ["a.test", "b.test", "c.test", "d.test"];
+
+fn server(per_host: usize) -> Server {
+    let body: String = "x".repeat(50_000);
+    let mut b = Server::builder();
+    for h in HOSTS {
+        let mut r = Routes::new().route("/robots.txt", Response::not_found());
+        for i in 0..per_host {
+            r = r.route(format!("/{i}"), Response::html(body.clone()));
+        }
+        b = b.host(h, r);
+    }
+    b.start().unwrap()
+}
+
+fn segment(crawl: &common::crawldir::CrawlDir, server: &Server, per_host: usize) -> Vec<String> {
+    let paths: Vec<String> = (0..per_host).map(|i| format!("/{i}")).collect();
+    let pairs: Vec<(&str, &str)> = HOSTS
+        .iter()
+        .flat_map(|h| paths.iter().map(move |p| (*h, p.as_str())))
+        .collect();
+    write_segment(crawl, "00001", server, &pairs);
+    pairs.iter().map(|(h, p)| server.url(h, p)).collect()
+}
+
+fn stored_pages(crawl: &common::crawldir::CrawlDir, id: &str) -> Vec<String> {
+    responses(crawl, id)
+        .iter()
+        .filter(|r| r.header("X-Crawl-Via") != Some("robots"))
+        .filter_map(|r| r.target_uri().map(str::to_string))
+        .collect()
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+#[test]
+fn sigterm_leaves_a_leftover_that_completes_the_segment() {
+    let per_host = 30;
+    let server = server(per_host);
+    let crawl = crawl_dir("sigterm");
+    let all = segment(&crawl, &server, per_host);
+    let child = fetch_cmd(&crawl, &server)
+        .args(["--min-delay", "40ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        server.wait_for_requests(20, Duration::from_secs(20)),
+        "the fetcher never got going"
+    );
+    signal(child.id(), "-TERM");
+    let out = wait_bounded(child, RUN_BOUND);
+    assert_exit(&out, 130);
+    assert!(crawl.is_fetched("00001"), "DONE written after a clean stop");
+    warcio_check(&crawl, "00001");
+    let first = stored_pages(&crawl, "00001");
+    let left = leftover(&crawl, "00001");
+    assert!(
+        !left.is_empty() && first.len() < all.len(),
+        "stopped before the end"
+    );
+    assert!(left.iter().all(|r| r.via == Via::Leftover && r.tries == 0));
+    assert_eq!(
+        first.len() + left.len(),
+        all.len(),
+        "every URL stored or left over"
+    );
+
+    // The leftover, fetched as the next segment, completes the work.
+    std::fs::copy(crawl.leftover_path("00001"), crawl.segment_path("00002")).unwrap();
+    let out = run(&mut fetch_cmd(&crawl, &server));
+    assert_exit(&out, 0);
+    assert!(crawl.is_fetched("00002"));
+    let mut stored = first;
+    stored.extend(stored_pages(&crawl, "00002"));
+    stored.sort();
+    let mut expected = all.clone();
+    expected.sort();
+    assert_eq!(
+        stored, expected,
+        "each URL stored exactly once over the two runs"
+    );
+    // The server saw each page once.
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for e in server
+        .logs()
+        .into_iter()
+        .filter(|e| e.target != "/robots.txt")
+    {
+        *counts.entry(format!("{}{}", e.host, e.target)).or_default() += 1;
+    }
+    assert_eq!(counts.len(), all.len());
+    assert!(counts.values().all(|&n| n == 1), "a page was fetched twice");
+}
+
+#[test]
+fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
+    let per_host = 40;
+    let server = server(per_host);
+    let crawl = crawl_dir("kill9");
+    let all = segment(&crawl, &server, per_host);
+    let mut child = fetch_cmd(&crawl, &server)
+        .args(["--min-delay", "25ms"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        server.wait_for_requests(40, Duration::from_secs(20)),
+        "the fetcher never got going"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(!crawl.is_fetched("00001"));
+    let before: usize = server
+        .logs()
+        .iter()
+        .filter(|e| e.target != "/robots.txt")
+        .count();
+
+    let out = run(&mut fetch_cmd(&crawl, &server));
+    assert_exit(&out, 0);
+    assert!(crawl.is_fetched("00001"));
+    warcio_check(&crawl, "00001");
+
+    let mut stored = stored_pages(&crawl, "00001");
+    stored.sort();
+    let mut expected = all.clone();
+    expected.sort();
+    assert_eq!(stored, expected, "every URL stored, none twice");
+    let lines = crawl_log(&crawl, "00001");
+    let mut logged: Vec<String> = lines
+        .iter()
+        .filter(|l| l.via != Via::Robots)
+        .map(|l| l.url.clone())
+        .collect();
+    logged.sort();
+    assert_eq!(logged, expected, "one crawl-log line per URL");
+    assert!(leftover(&crawl, "00001").is_empty());
+
+    // From the server side: only requests in flight at the kill (at most one
+    // per host) were made again.
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for e in server
+        .logs()
+        .into_iter()
+        .filter(|e| e.target != "/robots.txt")
+    {
+        *counts.entry(format!("{}{}", e.host, e.target)).or_default() += 1;
+    }
+    let twice = counts.values().filter(|&&n| n > 1).count();
+    assert!(counts.values().all(|&n| n <= 2));
+    assert!(
+        twice <= HOSTS.len(),
+        "{twice} pages fetched again after the kill"
+    );
+    assert!(
+        before > 0 && before < all.len(),
+        "killed mid-run ({before} pages before)"
+    );
+}

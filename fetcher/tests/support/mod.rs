@@ -1,0 +1,186 @@
+//! What the fetcher's tests share: a crawl directory with one segment, the
+//! real binary run against loopback servers (with a time bound), and readers
+//! for what it wrote.
+#![allow(dead_code)] // each test file uses its own part of this module
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::crawldir::CrawlDir;
+use common::crawllog::{LogLine, parse_line};
+use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::warc::{WarcReader, WarcRecord};
+use testkit::server::Server;
+
+/// Longest a fetcher run may take in a test before it is killed.
+pub const RUN_BOUND: Duration = Duration::from_secs(60);
+
+/// A fresh crawl directory for one test.
+pub fn crawl_dir(test: &str) -> CrawlDir {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fetcher-{test}"));
+    let _ = std::fs::remove_dir_all(&root);
+    CrawlDir::create(&root).expect("create crawl dir")
+}
+
+/// Writes segment `id` with `(host, path)` pairs served by `server`.
+pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str, &str)]) {
+    let mut w = SegmentWriter::create(crawl.segment_path(id)).expect("segment");
+    for (host, path) in urls {
+        w.write(&SegmentRecord {
+            host: host.to_string(),
+            url: server.url(host, path),
+            hops: 1,
+            inlinks: 1,
+            via: Via::Link,
+            tries: 0,
+        })
+        .expect("write segment line");
+    }
+    w.finish().expect("finish segment");
+}
+
+/// Writes the server's names to `CRAWL/hosts` and returns the path.
+pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
+    let p = crawl.root().join("hosts");
+    std::fs::write(&p, server.hosts_file()).expect("hosts file");
+    p
+}
+
+/// `fetcher fetch CRAWL` with the test defaults: agent `testbot`, the
+/// server's hosts file, loopback allowed, no delay, quiet progress.
+pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
+    let hosts = hosts_file(crawl, server);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
+    cmd.arg("fetch")
+        .arg(crawl.root())
+        .args([
+            "--agent-name",
+            "testbot",
+            "--agent-url",
+            "http://bot.test/about",
+        ])
+        .arg("--hosts-file")
+        .arg(hosts)
+        .args([
+            "--allow-private",
+            "--min-delay",
+            "0",
+            "--delay-factor",
+            "0",
+            "--progress",
+            "none",
+            "--threads",
+            "8",
+            "--connect-timeout",
+            "2s",
+            "--first-byte-timeout",
+            "2s",
+            "--download-timeout",
+            "5s",
+        ]);
+    cmd
+}
+
+/// Runs `cmd` to its end (killed after [`RUN_BOUND`]); panics with its
+/// output if it was killed.
+pub fn run(cmd: &mut Command) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fetcher");
+    wait_bounded(child, RUN_BOUND)
+}
+
+/// Waits for `child` at most `bound`, then kills it and panics.
+pub fn wait_bounded(mut child: Child, bound: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        match child.try_wait().expect("wait") {
+            Some(_) => return child.wait_with_output().expect("output"),
+            None if start.elapsed() > bound => {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("output");
+                panic!(
+                    "fetcher still running after {bound:?}\nstderr:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Asserts the exit code, showing stderr when it differs.
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "exit status {:?}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The exit code of a status.
+pub fn code(s: ExitStatus) -> Option<i32> {
+    s.code()
+}
+
+/// Lines of `fetched/ID/crawl.log`.
+pub fn crawl_log(crawl: &CrawlDir, id: &str) -> Vec<LogLine> {
+    let text = std::fs::read_to_string(crawl.fetched_dir(id).join("crawl.log")).unwrap_or_default();
+    text.lines()
+        .map(|l| parse_line(l).unwrap_or_else(|e| panic!("bad crawl-log line {l:?}: {e}")))
+        .collect()
+}
+
+/// Records of `fetched/ID/leftover.v1.tsv.zst`.
+pub fn leftover(crawl: &CrawlDir, id: &str) -> Vec<SegmentRecord> {
+    read_segment(&crawl.leftover_path(id))
+}
+
+/// Records of a segment-format file.
+pub fn read_segment(path: &Path) -> Vec<SegmentRecord> {
+    let mut r = SegmentReader::open(path).expect("open segment file");
+    let mut rec = SegmentRecord::default();
+    let mut out = Vec::new();
+    while r.read_next(&mut rec).expect("read segment file") {
+        out.push(rec.clone());
+    }
+    out
+}
+
+/// The WARC files of a run.
+pub fn warc_files(crawl: &CrawlDir, id: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(crawl.fetched_dir(id))
+        .expect("fetched dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every response record of a run (blocks cut at 64 KiB).
+pub fn responses(crawl: &CrawlDir, id: &str) -> Vec<WarcRecord> {
+    let mut out = Vec::new();
+    for f in warc_files(crawl, id) {
+        let mut r = WarcReader::open(&f, 64 * 1024).expect("open WARC");
+        let mut rec = WarcRecord::default();
+        while r.read_next(&mut rec).expect("read WARC") {
+            if rec.record_type() == Some("response") {
+                out.push(rec.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Runs `warcio check` on every WARC file of the run.
+pub fn warcio_check(crawl: &CrawlDir, id: &str) {
+    let files = warc_files(crawl, id);
+    assert!(!files.is_empty(), "no WARC file written");
+    testkit::warcio::check(&files).unwrap_or_else(|e| panic!("warcio check failed: {e}"));
+}
