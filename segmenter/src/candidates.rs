@@ -1,0 +1,267 @@
+//! Candidate URLs: the canonical form and the filters every URL passes
+//! before it is sorted, and what is carried along with it.
+//!
+//! A candidate is sorted under the key `domain TAB host TAB hash url`
+//! (registrable domain, host, the URL's Bloom hash, canonical URL). A tab
+//! sorts below every byte a host can hold, so the byte order of keys is the
+//! order of the (domain, host, hash, url) tuples: a domain's URLs are
+//! adjacent, then a host's, and the copies of one URL meet.
+
+use common::bloom::BloomHash;
+use common::filter::{Reject, UrlFilter};
+use common::segment::Via;
+use common::urlnorm::UrlError;
+use url::Url;
+
+use crate::report::Counts;
+
+/// What travels with a candidate URL. When one URL is found several times
+/// the copies are merged with [`Meta::absorb`], which is commutative and
+/// associative, so the result does not depend on the order of the inputs
+/// (threads, spilled runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// Hops from a seed (the smallest of the copies).
+    pub hops: u32,
+    /// Links to the URL found this round (the sum of the copies).
+    pub inlinks: u32,
+    /// Earlier failed attempts (the largest of the copies).
+    pub tries: u32,
+    /// How it was found (the copy with the strongest reason, see [`via_rank`]).
+    pub via: Via,
+    /// Already scheduled once (leftover, retry, backlog): not checked
+    /// against `seen.bloom`.
+    pub exempt: bool,
+}
+
+impl Meta {
+    /// Size of [`Meta::encode`]'s output.
+    pub const ENCODED_LEN: usize = 14;
+
+    /// Merges another copy of the same URL into this one.
+    pub fn absorb(&mut self, other: &Meta) {
+        self.hops = self.hops.min(other.hops);
+        self.inlinks = self.inlinks.saturating_add(other.inlinks);
+        self.tries = self.tries.max(other.tries);
+        if via_rank(other.via) < via_rank(self.via) {
+            self.via = other.via;
+        }
+        self.exempt |= other.exempt;
+    }
+
+    /// Fixed-size little-endian form used in sort buffers.
+    pub fn encode(&self) -> [u8; Meta::ENCODED_LEN] {
+        let mut b = [0u8; Meta::ENCODED_LEN];
+        b[0..4].copy_from_slice(&self.hops.to_le_bytes());
+        b[4..8].copy_from_slice(&self.inlinks.to_le_bytes());
+        b[8..12].copy_from_slice(&self.tries.to_le_bytes());
+        b[12] = via_code(self.via);
+        b[13] = u8::from(self.exempt);
+        b
+    }
+
+    /// Inverse of [`Meta::encode`].
+    pub fn decode(b: &[u8]) -> Meta {
+        let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        Meta {
+            hops: word(0),
+            inlinks: word(4),
+            tries: word(8),
+            via: via_of_code(b[12]),
+            exempt: b[13] != 0,
+        }
+    }
+}
+
+/// Which `via` a merged URL keeps: a retry first (its `tries` matter), then
+/// the other re-entries, then seeds, redirects and links.
+pub fn via_rank(v: Via) -> u8 {
+    match v {
+        Via::Retry => 0,
+        Via::Leftover => 1,
+        Via::Backlog => 2,
+        Via::Seed => 3,
+        Via::Redirect => 4,
+        Via::Link => 5,
+        Via::Robots => 6,
+    }
+}
+
+/// A byte code for a `Via` (sort buffers and spilled runs only).
+pub fn via_code(v: Via) -> u8 {
+    via_rank(v)
+}
+
+/// Inverse of [`via_code`].
+pub fn via_of_code(c: u8) -> Via {
+    match c {
+        0 => Via::Retry,
+        1 => Via::Leftover,
+        2 => Via::Backlog,
+        3 => Via::Seed,
+        4 => Via::Redirect,
+        5 => Via::Link,
+        _ => Via::Robots,
+    }
+}
+
+/// Bytes of the hash in a sort key.
+pub const HASH_LEN: usize = 16;
+
+/// Appends the sort key `domain TAB host TAB HASH url` to `buf`, where
+/// HASH is the URL's 16-byte Bloom hash, big-endian. Within a host, URLs
+/// sort by hash (their order there does not matter: the per-host cap puts
+/// them in priority order), which lets the in-memory sort compare integers.
+pub fn push_key(buf: &mut Vec<u8>, domain_host: &[u8], hash: BloomHash, url: &[u8]) {
+    buf.reserve(domain_host.len() + 1 + HASH_LEN + url.len());
+    buf.extend_from_slice(domain_host);
+    buf.push(b'\t');
+    buf.extend_from_slice(&hash.0.to_be_bytes());
+    buf.extend_from_slice(&hash.1.to_be_bytes());
+    buf.extend_from_slice(url);
+}
+
+/// `domain TAB host`, the first part of a sort key.
+pub fn domain_host(buf: &mut Vec<u8>, domain: &str, host: &str) {
+    buf.clear();
+    buf.extend_from_slice(domain.as_bytes());
+    buf.push(b'\t');
+    buf.extend_from_slice(host.as_bytes());
+}
+
+/// The parts of a sort key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyParts<'a> {
+    /// Registrable domain.
+    pub domain: &'a str,
+    /// Host (the segment's queue key).
+    pub host: &'a str,
+    /// The URL's Bloom hash.
+    pub hash: BloomHash,
+    /// Canonical URL.
+    pub url: &'a str,
+}
+
+/// Splits a key made by [`push_key`]; `None` if it is not one.
+pub fn split_key(key: &[u8]) -> Option<KeyParts<'_>> {
+    let t1 = memchr::memchr(b'\t', key)?;
+    let t2 = t1 + 1 + memchr::memchr(b'\t', &key[t1 + 1..])?;
+    let h = key.get(t2 + 1..t2 + 1 + HASH_LEN)?;
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
+    Some(KeyParts {
+        domain: std::str::from_utf8(&key[..t1]).ok()?,
+        host: std::str::from_utf8(&key[t1 + 1..t2]).ok()?,
+        hash: BloomHash(word(&h[..8]), word(&h[8..])),
+        url: std::str::from_utf8(&key[t2 + 1 + HASH_LEN..]).ok()?,
+    })
+}
+
+/// The `domain TAB host TAB` prefix of a key: equal for all URLs of one host.
+pub fn host_prefix(key: &[u8]) -> &[u8] {
+    let first = memchr::memchr(b'\t', key).map_or(key.len(), |i| i + 1);
+    let second = memchr::memchr(b'\t', &key[first..]).map_or(key.len(), |i| first + i + 1);
+    &key[..second]
+}
+
+/// Canonical form and filters, in the order the report lists them.
+pub struct Admission<'a> {
+    filter: &'a UrlFilter,
+}
+
+impl<'a> Admission<'a> {
+    /// Admits URLs through `filter`.
+    pub fn new(filter: &'a UrlFilter) -> Admission<'a> {
+        Admission { filter }
+    }
+
+    /// Counts a URL the canonical form refused.
+    pub fn count_url_error(&self, e: &UrlError, counts: &mut Counts) {
+        match e {
+            UrlError::Scheme { .. } => counts.reject(Reject::Scheme),
+            UrlError::Invalid { .. } | UrlError::NoHost { .. } => counts.invalid_urls += 1,
+        }
+    }
+
+    /// Applies the filters to a canonical URL; counts a refusal.
+    pub fn admit(&self, url: &Url, hops: u32, counts: &mut Counts) -> bool {
+        match self.filter.check(url, hops) {
+            Ok(()) => true,
+            Err(reason) => {
+                counts.reject(reason);
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(hops: u32, inlinks: u32, tries: u32, via: Via, exempt: bool) -> Meta {
+        Meta {
+            hops,
+            inlinks,
+            tries,
+            via,
+            exempt,
+        }
+    }
+
+    #[test]
+    fn merging_copies_is_order_independent() {
+        let copies = [
+            meta(3, 1, 0, Via::Link, false),
+            meta(1, 1, 0, Via::Redirect, false),
+            meta(5, 0, 2, Via::Retry, true),
+            meta(2, 4, 0, Via::Backlog, true),
+        ];
+        let mut forward = copies[0];
+        for c in &copies[1..] {
+            forward.absorb(c);
+        }
+        let mut backward = copies[3];
+        for c in copies[..3].iter().rev() {
+            backward.absorb(c);
+        }
+        assert_eq!(forward, backward);
+        assert_eq!(forward, meta(1, 6, 2, Via::Retry, true));
+    }
+
+    #[test]
+    fn meta_round_trips() {
+        for via in [
+            Via::Seed,
+            Via::Link,
+            Via::Redirect,
+            Via::Leftover,
+            Via::Retry,
+            Via::Backlog,
+        ] {
+            let m = meta(7, 70_000, 3, via, true);
+            assert_eq!(Meta::decode(&m.encode()), m);
+        }
+    }
+
+    #[test]
+    fn keys_sort_like_tuples() {
+        let key = |domain: &str, host: &str, url: &str| {
+            let mut dh = Vec::new();
+            domain_host(&mut dh, domain, host);
+            let mut k = Vec::new();
+            push_key(&mut k, &dh, BloomHash::of(url.as_bytes()), url.as_bytes());
+            k
+        };
+        let a = key("example.com", "example.com", "http://example.com/z");
+        let b = key("example.com", "a.example.com", "http://a.example.com/");
+        let c = key("example.co", "www.example.co", "http://www.example.co/");
+        // (example.co, ..) < (example.com, a..) < (example.com, example.com, ..)
+        assert!(c < b && b < a);
+        let parts = split_key(&b).unwrap();
+        assert_eq!(parts.domain, "example.com");
+        assert_eq!(parts.host, "a.example.com");
+        assert_eq!(parts.url, "http://a.example.com/");
+        assert_eq!(parts.hash, BloomHash::of(b"http://a.example.com/"));
+        assert_eq!(host_prefix(&b), b"example.com\ta.example.com\t");
+    }
+}

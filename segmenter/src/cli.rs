@@ -1,0 +1,196 @@
+//! The command line. Doc comments here are the `--help` text; every flag of
+//! `inject` and `run` is also a key of `crawl.toml` (`--max-per-host` ↔
+//! `max_per_host` in `[segmenter]`, the scope and filter flags in `[scope]`
+//! and `[filter]`), and flags win over the file.
+
+use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use common::config::parse_size;
+
+/// Builds the next segments of a crawl from what the fetcher downloaded.
+///
+/// `run` reads every complete fetched run (`fetched/ID/DONE`) not yet
+/// consumed: links of HTML pages, redirect targets, the leftover and retry
+/// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
+/// (`seen.bloom`), caps URLs per host, sorts by domain and writes
+/// `segments/ID.v1.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v1.tsv.zst` and `consumed.txt` change together or not at all.
+#[derive(Debug, Parser)]
+#[command(name = "segmenter", version, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a first segment from a seeds file (creates CRAWL if needed).
+    ///
+    /// SEEDS_FILE holds one URL per line; `#` starts a comment. Bad lines are
+    /// reported with their line number and skipped. Seeds go through the same
+    /// canonical form, filters and dedup as links; their registrable domains
+    /// are added to CRAWL/scope.seeds (the default scope).
+    Inject {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The seeds file.
+        seeds: PathBuf,
+        /// Settings shared with `run`.
+        #[command(flatten)]
+        flags: RoundFlags,
+    },
+    /// Consume every complete fetched run and write the next segment(s).
+    Run {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Settings shared with `inject`.
+        #[command(flatten)]
+        flags: RoundFlags,
+    },
+    /// Print a summary of a segment, leftover or backlog file.
+    Inspect {
+        /// A `*.v1.tsv.zst` file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How the scope is decided (`[scope] mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// The registrable domains of the seeds (CRAWL/scope.seeds), plus extra hosts and domains.
+    Seeds,
+    /// Only the hosts and domains given with --scope-hosts / --scope-domains.
+    List,
+    /// Any host (an open crawl); the rules file still applies.
+    Any,
+}
+
+/// Flags of `inject` and `run`. Unset flags fall back to `crawl.toml`, then
+/// to the defaults shown.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RoundFlags {
+    /// Memory for sorting; above it, sorted runs are spilled to disk
+    /// (zstd-compressed) and merged [default: 512MB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Resources")]
+    pub memory: Option<u64>,
+    /// Worker threads [default: the number of CPUs]
+    #[arg(long, value_name = "N", help_heading = "Resources")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// At most N URLs of one host per segment; the others wait in the
+    /// backlog for a later round [default: 1000]
+    #[arg(long, value_name = "N", help_heading = "Segments")]
+    pub max_per_host: Option<NonZeroU64>,
+    /// At most N URLs per segment; a round with more writes several
+    /// segments with consecutive IDs [default: 1000000]
+    #[arg(long, value_name = "N", help_heading = "Segments")]
+    pub max_segment_size: Option<NonZeroU64>,
+    /// Split each round into N segments by a hash of the host
+    /// (ID-p01 ... ID-pNN), one per fetcher machine [default: 1]
+    #[arg(long, value_name = "N", help_heading = "Segments")]
+    pub partitions: Option<NonZeroU32>,
+
+    /// Design load of seen.bloom; only used when the file is created
+    /// [default: 10000000]
+    #[arg(long, value_name = "N", help_heading = "Dedup")]
+    pub bloom_items: Option<u64>,
+    /// False-positive rate of seen.bloom at its design load; only used when
+    /// the file is created [default: 0.01]
+    #[arg(long, value_name = "RATE", help_heading = "Dedup")]
+    pub bloom_fp: Option<f64>,
+    /// URLs that failed this many times are dropped instead of retried
+    /// [default: 3]
+    #[arg(long, value_name = "N", help_heading = "Dedup")]
+    pub max_tries: Option<u32>,
+
+    /// Most links taken from one page [default: 1000]
+    #[arg(long, value_name = "N", help_heading = "Extraction")]
+    pub max_links_per_page: Option<NonZeroUsize>,
+    /// Larger stored responses are reported and skipped [default: 16MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Extraction")]
+    pub max_page_size: Option<u64>,
+
+    /// Which hosts belong to the crawl [default: seeds]
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Scope")]
+    pub scope: Option<ScopeArg>,
+    /// Extra hosts in scope (comma-separated; adds to [scope] hosts)
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        value_delimiter = ',',
+        help_heading = "Scope"
+    )]
+    pub scope_hosts: Vec<String>,
+    /// Extra registrable domains in scope (comma-separated; adds to [scope] domains)
+    #[arg(
+        long,
+        value_name = "DOMAINS",
+        value_delimiter = ',',
+        help_heading = "Scope"
+    )]
+    pub scope_domains: Vec<String>,
+    /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match decides
+    #[arg(long, value_name = "FILE", help_heading = "Scope")]
+    pub rules_file: Option<PathBuf>,
+
+    /// Longest URL accepted, in bytes [default: 2048]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_url_length: Option<usize>,
+    /// Most path segments [default: 20]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_path_segments: Option<usize>,
+    /// A path segment repeated this many times or more is a trap [default: 3]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_repeated_segment: Option<usize>,
+    /// Most hops from a seed (a link or a redirect is one hop) [default: 10]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_hops: Option<u32>,
+    /// Most query parameters [default: 10]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_query_params: Option<usize>,
+    /// Calendar traps: a year further ahead than this is refused [default: 1]
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_years_ahead: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_parse() {
+        let cli = Cli::try_parse_from([
+            "segmenter",
+            "run",
+            "crawl",
+            "--memory",
+            "64MiB",
+            "--scope",
+            "any",
+            "--scope-hosts",
+            "a.test,b.test",
+        ])
+        .unwrap();
+        let Command::Run { crawl, flags } = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(crawl, PathBuf::from("crawl"));
+        assert_eq!(flags.memory, Some(64 * 1024 * 1024));
+        assert_eq!(flags.scope, Some(ScopeArg::Any));
+        assert_eq!(flags.scope_hosts, ["a.test", "b.test"]);
+        assert!(Cli::try_parse_from(["segmenter", "run", "c", "--memory", "lots"]).is_err());
+    }
+}

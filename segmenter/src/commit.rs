@@ -1,0 +1,382 @@
+//! Crash safety: a round's outputs change the crawl directory together or
+//! not at all.
+//!
+//! A round builds everything in `CRAWL/.segmenter-staging/`: the new
+//! segments, a copy of `seen.bloom`, the new `backlog.v1.tsv.zst`,
+//! `consumed.txt` and (for `inject`) `scope.seeds`. [`Staging::commit`]
+//! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
+//! them, then renames each into place, then removes the staging directory.
+//!
+//! On start, [`recover`] looks at a staging directory left by a killed run:
+//! with a marker, the round was decided, so the renames are finished (roll
+//! forward; a file already moved is skipped); without one, nothing was
+//! changed yet, so the directory is deleted and the round is done again.
+//! Since a round's output depends only on its inputs, which are unchanged
+//! until the renames, `kill -9` at any moment followed by the same command
+//! gives the same files as an uninterrupted run.
+//!
+//! A lock file (`CRAWL/.segmenter.lock`, an advisory `flock`) keeps two
+//! segmenters from working on one crawl at the same time.
+//!
+//! Testing hook: with `SEGMENTER_PAUSE_AT=NAME` in the environment, the
+//! program prints `segmenter: paused at NAME` to stderr and sleeps (at most
+//! a minute) when it reaches that point, so that a test can `kill -9` it
+//! exactly there. Points: `scanned`, `staged`, `marked`, `moving`, `moved`.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::atomic::{sync_dir, write_atomic};
+use common::crawldir::CrawlDir;
+use common::segment::FILE_SUFFIX;
+
+use crate::error::Error;
+
+/// The staging directory's name inside the crawl directory.
+pub const STAGING_DIR: &str = ".segmenter-staging";
+/// The commit marker's name inside the staging directory.
+pub const MARKER: &str = "COMMIT";
+/// The lock file's name inside the crawl directory.
+pub const LOCK_FILE: &str = ".segmenter.lock";
+const MARKER_HEADER: &str = "segmenter-commit v1";
+
+/// Holds the crawl directory's lock until dropped.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes the crawl directory's lock, or fails at once if another
+/// segmenter holds it.
+pub fn lock(crawl: &CrawlDir) -> Result<Lock, Error> {
+    let path = crawl.root().join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(Error::io(&path))?;
+    match try_flock(&file) {
+        Ok(true) => Ok(Lock { _file: file }),
+        Ok(false) => Err(Error::Locked(crawl.root().to_path_buf())),
+        Err(e) => Err(Error::Io { path, source: e }),
+    }
+}
+
+/// Takes an exclusive advisory lock on `file` without waiting; `false` if
+/// another process holds it. The lock goes with the file descriptor, so it
+/// is released when the file is closed or the process dies (even `kill -9`).
+fn try_flock(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock only reads the descriptor number, which `file` keeps open.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
+    }
+}
+
+/// What [`recover`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// No staging directory: the last run finished or never started.
+    Clean,
+    /// A committed round was completed; the files it moved.
+    RolledForward(Vec<String>),
+    /// An uncommitted round was discarded.
+    Discarded,
+}
+
+/// Finishes or discards what a killed run left behind (call with the lock held).
+pub fn recover(crawl: &CrawlDir) -> Result<Recovery, Error> {
+    let dir = crawl.root().join(STAGING_DIR);
+    if !dir.exists() {
+        return Ok(Recovery::Clean);
+    }
+    if dir.join(MARKER).is_file() {
+        let moved = apply(crawl.root(), &dir)?;
+        Ok(Recovery::RolledForward(moved))
+    } else {
+        fs::remove_dir_all(&dir).map_err(Error::io(&dir))?;
+        sync_dir(crawl.root()).map_err(Error::io(crawl.root()))?;
+        Ok(Recovery::Discarded)
+    }
+}
+
+/// Pauses at a named point when the testing hook asks for it.
+pub fn pause_point(name: &str) {
+    if std::env::var_os("SEGMENTER_PAUSE_AT").is_some_and(|v| v == name) {
+        eprintln!("segmenter: paused at {name}");
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
+
+/// The staging directory of the round being built.
+#[derive(Debug)]
+pub struct Staging {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl Staging {
+    /// Creates an empty staging directory (after [`recover`]).
+    pub fn create(crawl: &CrawlDir) -> Result<Staging, Error> {
+        let dir = crawl.root().join(STAGING_DIR);
+        fs::create_dir(&dir).map_err(Error::io(&dir))?;
+        let segments = dir.join("segments");
+        fs::create_dir(&segments).map_err(Error::io(&segments))?;
+        Ok(Staging {
+            root: crawl.root().to_path_buf(),
+            dir,
+        })
+    }
+
+    /// Where new segments are written.
+    pub fn segments_dir(&self) -> PathBuf {
+        self.dir.join("segments")
+    }
+    /// The staged `seen.bloom`.
+    pub fn bloom_path(&self) -> PathBuf {
+        self.dir.join("seen.bloom")
+    }
+    /// The staged backlog.
+    pub fn backlog_path(&self) -> PathBuf {
+        self.dir.join(format!("backlog{FILE_SUFFIX}"))
+    }
+    /// The staged `consumed.txt`.
+    pub fn consumed_path(&self) -> PathBuf {
+        self.dir.join("consumed.txt")
+    }
+    /// The staged `scope.seeds`.
+    pub fn scope_seeds_path(&self) -> PathBuf {
+        self.dir.join("scope.seeds")
+    }
+    /// Scratch space for sort runs (deleted before the commit).
+    pub fn sort_dir(&self) -> PathBuf {
+        self.dir.join("sort")
+    }
+
+    /// Makes the staged files durable, marks the round committed and moves
+    /// the files into the crawl directory. Returns the files moved.
+    pub fn commit(self) -> Result<Vec<String>, Error> {
+        let sort = self.sort_dir();
+        if sort.exists() {
+            fs::remove_dir_all(&sort).map_err(Error::io(&sort))?;
+        }
+        let mut files = Vec::new();
+        let segments = self.segments_dir();
+        let mut names: Vec<String> = fs::read_dir(&segments)
+            .map_err(Error::io(&segments))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| common::crawldir::segment_id_of_file_name(n).is_some())
+            .collect();
+        names.sort();
+        files.extend(names.into_iter().map(|n| format!("segments/{n}")));
+        for name in [
+            format!("backlog{FILE_SUFFIX}"),
+            "scope.seeds".to_string(),
+            "seen.bloom".to_string(),
+            "consumed.txt".to_string(),
+        ] {
+            if self.dir.join(&name).exists() {
+                files.push(name);
+            }
+        }
+        for rel in &files {
+            let path = self.dir.join(rel);
+            File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(Error::io(&path))?;
+        }
+        sync_dir(&segments).map_err(Error::io(&segments))?;
+        sync_dir(&self.dir).map_err(Error::io(&self.dir))?;
+        pause_point("staged");
+
+        let mut marker = String::from(MARKER_HEADER);
+        marker.push('\n');
+        for rel in &files {
+            marker.push_str(rel);
+            marker.push('\n');
+        }
+        let marker_path = self.dir.join(MARKER);
+        write_atomic(&marker_path, marker.as_bytes()).map_err(Error::io(&marker_path))?;
+        pause_point("marked");
+        apply(&self.root, &self.dir)
+    }
+}
+
+/// Moves the files listed in the marker into place, then removes the
+/// staging directory. Files already moved are skipped, so this can run again
+/// after a crash in the middle of it.
+fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
+    let marker_path = dir.join(MARKER);
+    let text = fs::read_to_string(&marker_path).map_err(Error::io(&marker_path))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(MARKER_HEADER) {
+        return Err(Error::Io {
+            path: marker_path,
+            source: io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a segmenter commit marker; move the staging directory away and run again",
+            ),
+        });
+    }
+    let mut moved = Vec::new();
+    for rel in lines.filter(|l| !l.is_empty()) {
+        if !safe_relative(rel) {
+            return Err(Error::Io {
+                path: marker_path.clone(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("unexpected path `{rel}` in commit marker"),
+                ),
+            });
+        }
+        let src = dir.join(rel);
+        if !src.exists() {
+            continue;
+        }
+        let dst = root.join(rel);
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent).map_err(Error::io(parent))?;
+        }
+        fs::rename(&src, &dst).map_err(Error::io(&dst))?;
+        if moved.is_empty() {
+            pause_point("moving");
+        }
+        moved.push(rel.to_string());
+    }
+    let segments = root.join("segments");
+    if segments.is_dir() {
+        sync_dir(&segments).map_err(Error::io(&segments))?;
+    }
+    sync_dir(root).map_err(Error::io(root))?;
+    pause_point("moved");
+    fs::remove_file(&marker_path).map_err(Error::io(&marker_path))?;
+    fs::remove_dir_all(dir).map_err(Error::io(dir))?;
+    sync_dir(root).map_err(Error::io(root))?;
+    Ok(moved)
+}
+
+/// `segments/NAME` or a plain file name, nothing that climbs out.
+fn safe_relative(rel: &str) -> bool {
+    let name = rel.strip_prefix("segments/").unwrap_or(rel);
+    !name.is_empty() && !name.contains('/') && name != ".." && name != "."
+}
+
+/// Reads `consumed.txt`: one fetched-run ID per line (`#` comments allowed).
+pub fn read_consumed(path: &Path) -> Result<Vec<String>, Error> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crawl(name: &str) -> CrawlDir {
+        let root =
+            std::env::temp_dir().join(format!("segmenter-commit-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        CrawlDir::create(&root).unwrap()
+    }
+
+    fn stage(c: &CrawlDir) -> Staging {
+        let s = Staging::create(c).unwrap();
+        fs::write(s.segments_dir().join("00002.v1.tsv.zst"), b"seg").unwrap();
+        fs::write(s.consumed_path(), b"00001\n").unwrap();
+        fs::write(s.bloom_path(), b"bloom").unwrap();
+        s
+    }
+
+    #[test]
+    fn commit_moves_everything_and_cleans_up() {
+        let c = crawl("ok");
+        let moved = stage(&c).commit().unwrap();
+        assert_eq!(
+            moved,
+            ["segments/00002.v1.tsv.zst", "seen.bloom", "consumed.txt"]
+        );
+        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
+        assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
+        assert!(!c.root().join(STAGING_DIR).exists());
+        assert_eq!(recover(&c).unwrap(), Recovery::Clean);
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn uncommitted_staging_is_discarded() {
+        let c = crawl("discard");
+        drop(stage(&c));
+        assert_eq!(recover(&c).unwrap(), Recovery::Discarded);
+        assert!(!c.segment_path("00002").exists());
+        assert!(!c.consumed_path().exists());
+        assert!(!c.root().join(STAGING_DIR).exists());
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn marked_staging_is_rolled_forward_even_half_moved() {
+        let c = crawl("forward");
+        let s = stage(&c);
+        let dir = c.root().join(STAGING_DIR);
+        fs::write(
+            dir.join(MARKER),
+            format!("{MARKER_HEADER}\nsegments/00002.v1.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+        )
+        .unwrap();
+        // As if killed after the first rename.
+        fs::rename(
+            s.segments_dir().join("00002.v1.tsv.zst"),
+            c.segment_path("00002"),
+        )
+        .unwrap();
+        let r = recover(&c).unwrap();
+        assert_eq!(
+            r,
+            Recovery::RolledForward(vec!["seen.bloom".into(), "consumed.txt".into()])
+        );
+        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
+        assert_eq!(fs::read(c.bloom_path()).unwrap(), b"bloom");
+        assert!(!dir.exists());
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn second_lock_fails() {
+        let c = crawl("lock");
+        let first = lock(&c).unwrap();
+        let err = lock(&c).unwrap_err();
+        assert!(matches!(err, Error::Locked(_)), "{err}");
+        drop(first);
+        lock(&c).unwrap();
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn marker_paths_cannot_escape() {
+        assert!(safe_relative("segments/00002.v1.tsv.zst"));
+        assert!(safe_relative("seen.bloom"));
+        assert!(!safe_relative("../x"));
+        assert!(!safe_relative("segments/../../x"));
+        assert!(!safe_relative(""));
+    }
+}

@@ -1,0 +1,131 @@
+//! Writing a round's segments and backlog into the staging directory.
+//!
+//! URLs arrive in segment order (domain, host, priority). Each goes to its
+//! partition; a partition's current segment is closed when it holds
+//! `max_segment_size` URLs and the next one gets the next number, so a large
+//! round becomes several segments with consecutive IDs rather than waiting.
+//! URLs over the per-host cap go to the backlog (segment format, `via` =
+//! `backlog`), which the next round reads back.
+
+use std::path::{Path, PathBuf};
+
+use common::segment::{FILE_SUFFIX, SegmentRecord, SegmentWriter, Via};
+
+use crate::caps::Pick;
+use crate::error::Error;
+use crate::partition::{partition_of, segment_id};
+
+struct Part {
+    /// Segments already closed in this partition.
+    chunk: u32,
+    count: u64,
+    writer: Option<SegmentWriter>,
+    id: String,
+}
+
+/// The segment and backlog writers of one round.
+pub struct Output {
+    dir: PathBuf,
+    number: u32,
+    partitions: u32,
+    max_size: u64,
+    parts: Vec<Part>,
+    backlog: SegmentWriter,
+    finished: Vec<(String, u64)>,
+    rec: SegmentRecord,
+}
+
+impl Output {
+    /// Segments go to `segments_dir` starting at round `number`; the backlog
+    /// to `backlog_path`.
+    pub fn new(
+        segments_dir: &Path,
+        backlog_path: &Path,
+        number: u32,
+        partitions: u32,
+        max_size: u64,
+    ) -> Result<Output, Error> {
+        let partitions = partitions.max(1);
+        Ok(Output {
+            dir: segments_dir.to_path_buf(),
+            number,
+            partitions,
+            max_size: max_size.max(1),
+            parts: (0..partitions)
+                .map(|_| Part {
+                    chunk: 0,
+                    count: 0,
+                    writer: None,
+                    id: String::new(),
+                })
+                .collect(),
+            backlog: SegmentWriter::create(backlog_path)?,
+            finished: Vec::new(),
+            rec: SegmentRecord::default(),
+        })
+    }
+
+    fn fill(&mut self, host: &str, pick: &Pick, via: Via) {
+        self.rec.host.clear();
+        self.rec.host.push_str(host);
+        self.rec.url.clear();
+        self.rec.url.push_str(&pick.url);
+        self.rec.hops = pick.meta.hops;
+        self.rec.inlinks = pick.meta.inlinks;
+        self.rec.tries = pick.meta.tries;
+        self.rec.via = via;
+    }
+
+    /// Writes a URL to its partition's current segment.
+    pub fn schedule(&mut self, host: &str, pick: &Pick) -> Result<(), Error> {
+        self.fill(host, pick, pick.meta.via);
+        let p = partition_of(host, self.partitions);
+        let part = &mut self.parts[p as usize];
+        if part.count == self.max_size
+            && let Some(w) = part.writer.take()
+        {
+            let n = w.finish()?;
+            self.finished.push((std::mem::take(&mut part.id), n));
+            part.chunk += 1;
+            part.count = 0;
+        }
+        if part.writer.is_none() {
+            part.id = segment_id(self.number + part.chunk, p, self.partitions);
+            let path = self.dir.join(format!("{}{FILE_SUFFIX}", part.id));
+            part.writer = Some(SegmentWriter::create(path)?);
+        }
+        part.writer
+            .as_mut()
+            .expect("writer just opened")
+            .write(&self.rec)?;
+        part.count += 1;
+        Ok(())
+    }
+
+    /// Writes a URL to the backlog.
+    pub fn backlog(&mut self, host: &str, pick: &Pick) -> Result<(), Error> {
+        self.fill(host, pick, Via::Backlog);
+        self.backlog.write(&self.rec)?;
+        Ok(())
+    }
+
+    /// Copies a record into the backlog as it is.
+    pub fn backlog_record(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
+        self.backlog.write(rec)?;
+        Ok(())
+    }
+
+    /// Closes every file; returns the segments written (ID and count,
+    /// sorted by ID) and the backlog size.
+    pub fn finish(mut self) -> Result<(Vec<(String, u64)>, u64), Error> {
+        for part in &mut self.parts {
+            if let Some(w) = part.writer.take() {
+                let n = w.finish()?;
+                self.finished.push((std::mem::take(&mut part.id), n));
+            }
+        }
+        let backlog = self.backlog.finish()?;
+        self.finished.sort();
+        Ok((self.finished, backlog))
+    }
+}

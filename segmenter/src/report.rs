@@ -1,0 +1,364 @@
+//! What a round did, counted per worker and summed, printed at the end to
+//! stderr and to `CRAWL/logs/segmenter-TIMESTAMP.log`.
+//!
+//! The report is `key: value` lines so that scripts can pick figures out of
+//! it with `grep`/`awk`.
+
+use std::fmt::Write as _;
+use std::ops::AddAssign;
+use std::time::Duration;
+
+use common::filter::Reject;
+
+/// Counters kept by each scan worker and summed with `+=`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Fetched runs read.
+    pub runs: u64,
+    /// WARC files read.
+    pub warc_files: u64,
+    /// WARC records read.
+    pub records: u64,
+    /// `response` records.
+    pub responses: u64,
+    /// Responses read as HTML.
+    pub html_pages: u64,
+    /// Bytes of HTML bodies read.
+    pub html_bytes: u64,
+    /// Links found in pages (before any filter).
+    pub links: u64,
+    /// Redirect targets found.
+    pub redirects: u64,
+    /// Links not followed: `rel=nofollow`, or a nofollow page.
+    pub nofollow: u64,
+    /// Links beyond the per-page cap.
+    pub over_page_cap: u64,
+    /// Links to the page itself (empty or fragment-only).
+    pub same_page: u64,
+    /// Pages whose markup the parser gave up on before the end.
+    pub incomplete_pages: u64,
+    /// Seed lines with a URL.
+    pub seeds: u64,
+    /// Seed lines that are not URLs.
+    pub bad_seed_lines: u64,
+    /// URLs from leftover lists (never attempted).
+    pub leftover: u64,
+    /// URLs from leftover lists to retry.
+    pub retries: u64,
+    /// Retries dropped after `max_tries` attempts.
+    pub retries_exhausted: u64,
+    /// URLs from the backlog.
+    pub backlog_in: u64,
+    /// Malformed lines in leftover or backlog files.
+    pub bad_lines: u64,
+    /// URLs that are not valid URLs.
+    pub invalid_urls: u64,
+    /// Refusals by each filter, in [`Reject::ALL`] order.
+    pub rejects: [u64; Reject::ALL.len()],
+    /// Copies of URLs scheduled in an earlier round (refused by `seen.bloom`).
+    pub dupes: u64,
+    /// Candidates that passed the filters and the seen check (copies included).
+    pub candidates: u64,
+    /// WARC files that ended with a truncated record.
+    pub truncated_files: u64,
+    /// Files that are not WARC, or that could not be read.
+    pub unreadable_files: u64,
+    /// Responses larger than `max_page_size`, skipped.
+    pub too_large: u64,
+    /// Responses labelled HTML that are not (binary content), skipped.
+    pub not_html: u64,
+    /// Response records whose block is not an HTTP response.
+    pub bad_records: u64,
+}
+
+impl Counts {
+    /// Counts one refusal.
+    pub fn reject(&mut self, reason: Reject) {
+        let i = Reject::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .expect("every reason is listed");
+        self.rejects[i] += 1;
+    }
+
+    /// Refusals for one reason.
+    pub fn rejected(&self, reason: Reject) -> u64 {
+        Reject::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .map_or(0, |i| self.rejects[i])
+    }
+
+    /// Inputs skipped as bad (files, records, pages, lines).
+    pub fn bad_input(&self) -> u64 {
+        self.truncated_files
+            + self.unreadable_files
+            + self.too_large
+            + self.not_html
+            + self.bad_records
+            + self.bad_lines
+            + self.bad_seed_lines
+    }
+}
+
+impl AddAssign<&Counts> for Counts {
+    fn add_assign(&mut self, o: &Counts) {
+        self.runs += o.runs;
+        self.warc_files += o.warc_files;
+        self.records += o.records;
+        self.responses += o.responses;
+        self.html_pages += o.html_pages;
+        self.html_bytes += o.html_bytes;
+        self.links += o.links;
+        self.redirects += o.redirects;
+        self.nofollow += o.nofollow;
+        self.over_page_cap += o.over_page_cap;
+        self.same_page += o.same_page;
+        self.incomplete_pages += o.incomplete_pages;
+        self.seeds += o.seeds;
+        self.bad_seed_lines += o.bad_seed_lines;
+        self.leftover += o.leftover;
+        self.retries += o.retries;
+        self.retries_exhausted += o.retries_exhausted;
+        self.backlog_in += o.backlog_in;
+        self.bad_lines += o.bad_lines;
+        self.invalid_urls += o.invalid_urls;
+        for (a, b) in self.rejects.iter_mut().zip(o.rejects) {
+            *a += b;
+        }
+        self.dupes += o.dupes;
+        self.candidates += o.candidates;
+        self.truncated_files += o.truncated_files;
+        self.unreadable_files += o.unreadable_files;
+        self.too_large += o.too_large;
+        self.not_html += o.not_html;
+        self.bad_records += o.bad_records;
+    }
+}
+
+/// The selection stage's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Distinct URLs after merging copies.
+    pub unique: u64,
+    /// Distinct URLs never seen before.
+    pub new: u64,
+    /// Re-entered URLs (leftover, retry, backlog) that skipped the check.
+    pub reentered: u64,
+    /// URLs written to segments.
+    pub scheduled: u64,
+    /// URLs written to the backlog.
+    pub backlogged: u64,
+    /// Hosts with at least one URL scheduled.
+    pub hosts: u64,
+    /// Hosts that hit the per-host cap.
+    pub capped_hosts: u64,
+}
+
+/// The Bloom filter's state after the round.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BloomState {
+    /// Items inserted over the filter's life.
+    pub items: u64,
+    /// Design load.
+    pub expected_items: u64,
+    /// Fraction of bits set.
+    pub fill: f64,
+    /// Estimated false-positive rate now.
+    pub fp_rate: f64,
+    /// Target rate at the design load.
+    pub target_fp_rate: f64,
+    /// Bits per item inserted.
+    pub bits_per_item: f64,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+impl BloomState {
+    /// True once the filter holds more than it was sized for.
+    pub fn past_design_load(&self) -> bool {
+        self.items > self.expected_items || self.fp_rate > self.target_fp_rate * 1.05
+    }
+}
+
+/// The whole report of one `inject` or `run`.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// `inject` or `run`.
+    pub command: &'static str,
+    /// Fetched runs consumed.
+    pub consumed: Vec<String>,
+    /// Scan counters.
+    pub counts: Counts,
+    /// Selection counters.
+    pub selection: Selection,
+    /// Segments written: ID and URL count.
+    pub segments: Vec<(String, u64)>,
+    /// Backlog size after the round.
+    pub backlog: u64,
+    /// Bloom filter state after the round.
+    pub bloom: BloomState,
+    /// Sort runs spilled to disk and their compressed size.
+    pub sort_runs: u64,
+    /// Bytes spilled.
+    pub sort_bytes: u64,
+    /// Time spent reading the inputs (scan and in-memory sort).
+    pub scan_time: Duration,
+    /// Time spent merging, selecting and writing.
+    pub select_time: Duration,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// The report as `key: value` lines.
+    pub fn render(&self) -> String {
+        let c = &self.counts;
+        let s = &self.selection;
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let mut out = String::new();
+        let mut line = |k: &str, v: String| {
+            let _ = writeln!(out, "{k:<22} {v}");
+        };
+        line("command:", self.command.to_string());
+        if self.command == "run" {
+            line(
+                "runs consumed:",
+                if self.consumed.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.consumed.join(" ")
+                },
+            );
+            line("warc files:", c.warc_files.to_string());
+            line("responses:", c.responses.to_string());
+            line("pages scanned:", c.html_pages.to_string());
+            line("html bytes:", c.html_bytes.to_string());
+            line("links found:", c.links.to_string());
+            line("nofollow links:", c.nofollow.to_string());
+            line("over page cap:", c.over_page_cap.to_string());
+            line("same-page links:", c.same_page.to_string());
+            line("incomplete pages:", c.incomplete_pages.to_string());
+            line("redirects found:", c.redirects.to_string());
+            line("leftover in:", c.leftover.to_string());
+            line("retries in:", c.retries.to_string());
+            line("retries exhausted:", c.retries_exhausted.to_string());
+            line("backlog in:", c.backlog_in.to_string());
+        } else {
+            line("seeds:", c.seeds.to_string());
+            line("bad seed lines:", c.bad_seed_lines.to_string());
+        }
+        line("invalid urls:", c.invalid_urls.to_string());
+        for reason in Reject::ALL {
+            line(
+                &format!("rejected {}:", reason.name()),
+                c.rejected(reason).to_string(),
+            );
+        }
+        line("dupes:", c.dupes.to_string());
+        line("candidates:", c.candidates.to_string());
+        line("unique urls:", s.unique.to_string());
+        line("new urls:", s.new.to_string());
+        line("re-entered:", s.reentered.to_string());
+        line("scheduled:", s.scheduled.to_string());
+        line("hosts:", s.hosts.to_string());
+        line("capped hosts:", s.capped_hosts.to_string());
+        line("to backlog:", s.backlogged.to_string());
+        line("backlog size:", self.backlog.to_string());
+        if self.segments.is_empty() {
+            line("segments:", "none (no new URLs)".to_string());
+        }
+        for (id, n) in &self.segments {
+            line(&format!("segment {id}:"), n.to_string());
+        }
+        line(
+            "bad input:",
+            format!(
+                "{} (truncated files {}, unreadable files {}, bad records {}, too large {}, not html {}, bad lines {})",
+                c.bad_input(),
+                c.truncated_files,
+                c.unreadable_files,
+                c.bad_records,
+                c.too_large,
+                c.not_html,
+                c.bad_lines + c.bad_seed_lines
+            ),
+        );
+        let b = &self.bloom;
+        line(
+            "bloom:",
+            format!(
+                "{} items of {} designed, fill {:.4}, est. fp rate {:.6} (target {}), {:.2} bits/item, {} bytes",
+                b.items,
+                b.expected_items,
+                b.fill,
+                b.fp_rate,
+                b.target_fp_rate,
+                b.bits_per_item,
+                b.bytes
+            ),
+        );
+        line(
+            "sort spills:",
+            format!("{} runs, {} bytes", self.sort_runs, self.sort_bytes),
+        );
+        line(
+            "elapsed:",
+            format!(
+                "{secs:.3} s (scan {:.3} s, merge and write {:.3} s)",
+                self.scan_time.as_secs_f64(),
+                self.select_time.as_secs_f64()
+            ),
+        );
+        if c.html_bytes > 0 {
+            line(
+                "html rate:",
+                format!("{:.1} MB/s", c.html_bytes as f64 / 1e6 / secs),
+            );
+            line(
+                "link rate:",
+                format!("{:.0} links/s", c.links as f64 / secs),
+            );
+        }
+        let inputs = c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in;
+        line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up() {
+        let mut a = Counts {
+            links: 3,
+            ..Counts::default()
+        };
+        a.reject(Reject::Scope);
+        let mut b = Counts {
+            links: 4,
+            ..Counts::default()
+        };
+        b.reject(Reject::Scope);
+        b.reject(Reject::TooLong);
+        a += &b;
+        assert_eq!(a.links, 7);
+        assert_eq!(a.rejected(Reject::Scope), 2);
+        assert_eq!(a.rejected(Reject::TooLong), 1);
+    }
+
+    #[test]
+    fn report_names_every_reject_reason() {
+        let r = Report {
+            command: "run",
+            ..Report::default()
+        };
+        let text = r.render();
+        for reason in Reject::ALL {
+            assert!(text.contains(&format!("rejected {}:", reason.name())));
+        }
+        assert!(text.contains("segments:              none"));
+    }
+}

@@ -1,0 +1,375 @@
+//! One round, shared by `inject` and `run`: scan the inputs, sort, dedup,
+//! cap, write the segments and the backlog into the staging directory, and
+//! commit.
+//!
+//! ```text
+//! jobs ─scan (N workers)─▶ sorters ─merge─▶ each URL once, by (domain, host, url)
+//!      ─seen.bloom─▶ new or re-entered ─per-host cap─▶ segments │ backlog ─commit─▶ CRAWL
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use common::atomic::write_atomic;
+use common::filter::UrlFilter;
+use common::segment::{SegmentReader, SegmentRecord};
+
+use crate::candidates::{Meta, host_prefix, split_key};
+use crate::caps::{Fate, HostCap, Pick};
+use crate::commit::{Staging, pause_point, read_consumed};
+use crate::error::Error;
+use crate::log::RunLog;
+use crate::output::Output;
+use crate::partition::next_number;
+use crate::report::{Report, Selection};
+use crate::scan::{Job, ScanConfig, scan};
+use crate::seen::{Origin, Seen};
+use crate::settings::Settings;
+use crate::sort::{Merger, RunDir, merge};
+
+/// What a round reads and what it records besides segments.
+pub struct Plan {
+    /// `inject` or `run`.
+    pub command: &'static str,
+    /// The inputs.
+    pub jobs: Vec<Job>,
+    /// Fetched runs this round consumes (added to `consumed.txt`).
+    pub consumes: Vec<String>,
+    /// Copy the existing backlog unchanged into the new one (`inject`,
+    /// which does not schedule waiting URLs; `run` reads the backlog as a job).
+    pub carry_backlog: bool,
+    /// Add the seeds' registrable domains to `scope.seeds` (`inject`).
+    pub record_seed_domains: bool,
+}
+
+/// Bytes a sort-run reader needs during the merge (buffers and zstd window).
+const READER_COST: u64 = 1 << 19;
+
+/// Runs a round in `staging` and commits it.
+pub fn execute(
+    settings: &Settings,
+    log: &RunLog,
+    filter: &UrlFilter,
+    staging: Staging,
+    plan: Plan,
+) -> Result<Report, Error> {
+    let started = Instant::now();
+    let crawl = &settings.crawl;
+    let (seen, origin) = Seen::stage(
+        &crawl.bloom_path(),
+        &staging.bloom_path(),
+        settings.bloom_items,
+        settings.bloom_fp,
+    )?;
+    let params = seen.params();
+    match origin {
+        Origin::Created => log.info(format_args!(
+            "{}: new Bloom filter for {} URLs at a false-positive rate of {} ({} bytes)",
+            crawl.bloom_path().display(),
+            params.expected_items,
+            params.target_fp_rate,
+            params.bits / 8 + 64
+        )),
+        Origin::Copied
+            if settings.bloom_explicit
+                && (params.expected_items != settings.bloom_items
+                    || (params.target_fp_rate - settings.bloom_fp).abs() > f64::EPSILON) =>
+        {
+            log.warn(format_args!(
+                "{}: the filter was created for {} URLs at {}; --bloom-items/--bloom-fp only apply to a new filter",
+                crawl.bloom_path().display(),
+                params.expected_items,
+                params.target_fp_rate
+            ));
+        }
+        Origin::Copied => {}
+    }
+
+    let runs = RunDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
+    let scan_cfg = ScanConfig {
+        filter,
+        log,
+        max_tries: settings.max_tries,
+        max_links_per_page: settings.max_links_per_page,
+        max_page_size: settings.max_page_size,
+        robots_name: settings.agent_name.as_deref(),
+        seen: &seen,
+        seen_is_empty: seen.is_empty(),
+        runs: runs.clone(),
+        memory: settings.memory,
+        threads: settings.threads,
+    };
+    let scanned = scan(&scan_cfg, plan.jobs)?;
+    let scan_time = started.elapsed();
+    pause_point("scanned");
+
+    let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
+    let merger = merge(scanned.sorted, &runs, fan_in).map_err(Error::io(runs.path()))?;
+
+    let old_consumed = read_consumed(&crawl.consumed_path())?;
+    let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
+    let mut output = Output::new(
+        &staging.segments_dir(),
+        &staging.backlog_path(),
+        number,
+        settings.partitions,
+        settings.max_segment_size,
+    )?;
+    if plan.carry_backlog {
+        carry_backlog(settings, log, &mut output)?;
+    }
+
+    let mut report = Report {
+        command: plan.command,
+        counts: scanned.counts,
+        ..Report::default()
+    };
+    let mut stream_domains = Vec::new();
+    let (segments, backlog) = select(
+        merger,
+        &runs,
+        &seen,
+        output,
+        settings.max_per_host,
+        &mut report.selection,
+        plan.record_seed_domains.then_some(&mut stream_domains),
+    )?;
+    report.sort_runs = runs.runs_written();
+    report.sort_bytes = runs.bytes_spilled();
+    seen.flush()?;
+    report.bloom = seen.state();
+    drop(seen);
+    report.segments = segments;
+    report.backlog = backlog;
+    report.scan_time = scan_time;
+    report.select_time = started.elapsed() - scan_time;
+
+    if !plan.consumes.is_empty() {
+        let all: BTreeSet<&String> = old_consumed.iter().chain(&plan.consumes).collect();
+        let mut text = String::new();
+        for id in all {
+            text.push_str(id);
+            text.push('\n');
+        }
+        let path = staging.consumed_path();
+        write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))?;
+    }
+    if plan.record_seed_domains {
+        let path = crawl.scope_seeds_path();
+        let mut domains = read_scope_seeds(&path)?;
+        let before = domains.len();
+        domains.extend(scanned.seed_domains);
+        domains.extend(stream_domains);
+        if domains.len() != before || !path.exists() {
+            let mut text = String::new();
+            for d in &domains {
+                text.push_str(d);
+                text.push('\n');
+            }
+            let staged = staging.scope_seeds_path();
+            write_atomic(&staged, text.as_bytes()).map_err(Error::io(&staged))?;
+        }
+    }
+    staging.commit()?;
+    report.consumed = plan.consumes;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// URLs handed from the selection to the writer thread at a time.
+const BATCH: usize = 4096;
+
+/// A batch of URLs for the writer thread; recycled with its strings.
+struct Batch {
+    recs: Vec<(Fate, String, Pick)>,
+    len: usize,
+}
+
+impl Batch {
+    fn push(&mut self, fate: Fate, host: &str, pick: &Pick) {
+        if self.len == self.recs.len() {
+            self.recs.push((fate, host.to_string(), pick.clone()));
+        } else {
+            let slot = &mut self.recs[self.len];
+            slot.0 = fate;
+            slot.1.clear();
+            slot.1.push_str(host);
+            slot.2.url.clear();
+            slot.2.url.push_str(&pick.url);
+            slot.2.meta = pick.meta;
+            slot.2.hash = pick.hash;
+        }
+        self.len += 1;
+    }
+}
+
+/// The selection's end of the channel to the writer thread.
+struct Sink {
+    batch: Batch,
+    to_writer: mpsc::SyncSender<Batch>,
+    recycled: mpsc::Receiver<Batch>,
+    /// False once the writer has stopped (its error comes out of `join`).
+    alive: bool,
+}
+
+impl Sink {
+    fn push(&mut self, fate: Fate, host: &str, pick: &Pick, sel: &mut Selection) {
+        match fate {
+            Fate::Segment => sel.scheduled += 1,
+            Fate::Backlog => sel.backlogged += 1,
+        }
+        self.batch.push(fate, host, pick);
+        if self.batch.len == BATCH {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let next = self.recycled.try_recv().unwrap_or(Batch {
+            recs: Vec::new(),
+            len: 0,
+        });
+        let full = std::mem::replace(&mut self.batch, next);
+        self.alive &= self.to_writer.send(full).is_ok();
+    }
+}
+
+/// Ends the current host: its best URLs to the segments, the rest to the backlog.
+fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection) {
+    let before = sel.scheduled;
+    let capped = cap
+        .finish_host(&mut |p: &Pick, fate| {
+            sink.push(fate, host, p, sel);
+            Ok::<_, ()>(())
+        })
+        .unwrap_or(false);
+    sel.hosts += u64::from(sel.scheduled > before);
+    sel.capped_hosts += u64::from(capped);
+}
+
+/// Every URL out of the merge is scheduled: the best `max_per_host` of each
+/// host into the segments, the rest into the backlog. With `domains`, the
+/// registrable domains met are collected too (for `scope.seeds`). This thread merges and
+/// caps; a writer thread inserts into `seen.bloom` (in output order, so the
+/// file is the same on every run) and compresses the segments.
+fn select(
+    mut merger: Merger,
+    runs: &RunDir,
+    seen: &Seen,
+    mut output: Output,
+    max_per_host: u64,
+    sel: &mut Selection,
+    mut domains: Option<&mut Vec<String>>,
+) -> Result<(Vec<(String, u64)>, u64), Error> {
+    let (to_writer, from_select) = mpsc::sync_channel::<Batch>(4);
+    let (recycle, recycled) = mpsc::sync_channel::<Batch>(8);
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<(Vec<(String, u64)>, u64), Error> {
+            for batch in from_select {
+                for (fate, host, pick) in &batch.recs[..batch.len] {
+                    seen.insert(pick.hash);
+                    match fate {
+                        Fate::Segment => output.schedule(host, pick)?,
+                        Fate::Backlog => output.backlog(host, pick)?,
+                    }
+                }
+                let _ = recycle.try_send(Batch { len: 0, ..batch });
+            }
+            output.finish()
+        });
+
+        let mut sink = Sink {
+            batch: Batch {
+                recs: Vec::new(),
+                len: 0,
+            },
+            to_writer,
+            recycled,
+            alive: true,
+        };
+        let mut cap = HostCap::new(max_per_host);
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut current = Vec::new(); // `domain TAB host TAB` of the current host
+        let mut host = String::new();
+        let result = (|| -> Result<(), Error> {
+            while sink.alive
+                && merger
+                    .next_into(&mut key, &mut meta)
+                    .map_err(Error::io(runs.path()))?
+            {
+                let Some(parts) = split_key(&key) else {
+                    continue;
+                };
+                sel.unique += 1;
+                if host_prefix(&key) != current.as_slice() {
+                    if let Some(domains) = domains.as_deref_mut()
+                        && domains.last().is_none_or(|d| d != parts.domain)
+                    {
+                        domains.push(parts.domain.to_string());
+                    }
+                    end_host(&mut cap, &host, &mut sink, sel);
+                    current.clear();
+                    current.extend_from_slice(host_prefix(&key));
+                    host.clear();
+                    host.push_str(parts.host);
+                }
+                if meta.exempt {
+                    sel.reentered += 1;
+                } else {
+                    sel.new += 1;
+                }
+                cap.add(parts.url, meta, parts.hash, &mut |p: &Pick, fate| {
+                    sink.push(fate, &host, p, sel);
+                    Ok::<_, ()>(())
+                })
+                .unwrap_or(());
+            }
+            end_host(&mut cap, &host, &mut sink, sel);
+            Ok(())
+        })();
+        if sink.batch.len > 0 {
+            sink.send();
+        }
+        drop(sink);
+        let written = writer.join().expect("the writer thread does not panic");
+        result?;
+        written
+    })
+}
+
+/// Copies the existing backlog into the new one (for `inject`).
+fn carry_backlog(settings: &Settings, log: &RunLog, output: &mut Output) -> Result<(), Error> {
+    let path = settings.crawl.backlog_path();
+    if !path.exists() {
+        return Ok(());
+    }
+    let mut reader = SegmentReader::open(&path)?;
+    let mut rec = SegmentRecord::default();
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(true) => output.backlog_record(&rec)?,
+            Ok(false) => return Ok(()),
+            Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads `scope.seeds` (one registrable domain per line).
+pub fn read_scope_seeds(path: &std::path::Path) -> Result<BTreeSet<String>, Error> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}

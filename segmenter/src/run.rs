@@ -1,0 +1,130 @@
+//! `segmenter run CRAWL`: consume every complete fetched run not yet
+//! consumed (its WARC files and leftover list) and the backlog, and write
+//! the next segment(s).
+
+use std::path::{Path, PathBuf};
+
+use common::config::ScopeMode;
+use common::crawldir::CrawlDir;
+use common::filter::{Scope, UrlFilter};
+use common::segment::{SegmentReader, SegmentRecord};
+
+use crate::cli::RoundFlags;
+use crate::commit::read_consumed;
+use crate::error::Error;
+use crate::round::{Plan, execute};
+use crate::scan::Job;
+use crate::session::Session;
+
+/// Runs `run`.
+pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
+    let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
+    let session = Session::start(crawl, flags)?;
+    let settings = &session.settings;
+    let crawl = &settings.crawl;
+
+    let consumed = read_consumed(&crawl.consumed_path())?;
+    let mut runs = crawl
+        .completed_runs()
+        .map_err(Error::io(crawl.fetched_root()))?;
+    runs.retain(|id| !consumed.contains(id));
+    let mut jobs = Vec::new();
+    for id in &runs {
+        let dir = crawl.fetched_dir(id);
+        for path in warc_files(&dir)? {
+            jobs.push(Job::Warc(path));
+        }
+        let leftover = crawl.leftover_path(id);
+        if leftover.exists() {
+            jobs.push(Job::Leftover(leftover));
+        }
+    }
+    let backlog = crawl.backlog_path();
+    let has_backlog = has_urls(&backlog);
+    if runs.is_empty() {
+        // Without anything new, the backlog is only turned into a segment
+        // when no segment is waiting to be fetched: running the segmenter
+        // twice in a row does not pile up segments (and the rerun of a run
+        // killed after its commit changes nothing).
+        let pending = crawl
+            .pending_segments()
+            .map_err(Error::io(crawl.segments_dir()))?;
+        let reason = if !pending.is_empty() {
+            Some(format!(
+                "no new fetched run; {} segment(s) wait to be fetched ({})",
+                pending.len(),
+                pending.join(" ")
+            ))
+        } else if !has_backlog {
+            Some("no new fetched run and the backlog is empty".to_string())
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            session.log.info(format_args!(
+                "{}: nothing to do: {reason}",
+                crawl.root().display()
+            ));
+            return Ok(());
+        }
+    }
+    if has_backlog {
+        jobs.push(Job::Backlog(backlog));
+    }
+
+    if settings.scope.mode == ScopeMode::Seeds && !crawl.scope_seeds_path().exists() {
+        return Err(Error::Usage(format!(
+            "{}: missing: the default scope is the domains of the seeds; inject seeds first \
+             (`segmenter inject {} SEEDS_FILE`) or choose --scope any or --scope list",
+            crawl.scope_seeds_path().display(),
+            crawl.root().display()
+        )));
+    }
+    let filter = UrlFilter {
+        limits: settings.filter.clone(),
+        scope: Scope::load(&settings.scope, crawl.root())?,
+    };
+    let plan = Plan {
+        command: "run",
+        jobs,
+        consumes: runs,
+        carry_backlog: false,
+        record_seed_domains: false,
+    };
+    let staging = session.staging()?;
+    let report = execute(settings, &session.log, &filter, staging, plan)?;
+    session.finish(&report);
+    Ok(())
+}
+
+/// True if the file exists and holds at least one line.
+fn has_urls(path: &Path) -> bool {
+    let Ok(mut reader) = SegmentReader::open(path) else {
+        return false;
+    };
+    let mut rec = SegmentRecord::default();
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(more) => return more,
+            // A malformed first line: look further.
+            Err(e) if !e.is_fatal() => continue,
+            // An unreadable backlog is reported when the round reads it.
+            Err(_) => return true,
+        }
+    }
+}
+
+/// The `*.warc.gz` files of a fetched run, by name.
+fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
+        let entry = entry.map_err(Error::io(dir))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.ends_with(".warc.gz") && !name.starts_with('.') {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,712 @@
+//! Reading a round's inputs in parallel: WARC files of fetched runs,
+//! leftover lists, the backlog and seeds files.
+//!
+//! Inputs are cut into jobs (a file, or a byte range of a seeds file); one
+//! worker per thread of a rayon pool takes jobs until none is left. Each
+//! worker owns its link extractor, its buffers, its share of the sort memory
+//! and its counters, so the hot loop shares nothing; counters are summed at
+//! the end.
+//!
+//! What becomes a candidate, and with which hops (see the README):
+//! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
+//! - the `Location` of a 3xx response: also + 1 (a redirect counts as a hop,
+//!   so a chain of redirects that mints new URLs ends at `max_hops` like a
+//!   chain of links);
+//! - a leftover URL (never attempted) or a retry (failed, worth retrying):
+//!   as it was, exempt from the seen check; a retry that already failed
+//!   `max_tries` times is dropped and counted;
+//! - a backlog URL: as it was, exempt from the seen check;
+//! - a seed: hops 0.
+//!
+//! Bad input (unreadable or truncated WARC files, records that are not HTTP
+//! responses, pages over `max_page_size`, binary content labelled HTML,
+//! malformed lines) is reported with its file and offset or line, counted
+//! and skipped; the round goes on.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::bloom::BloomHash;
+use common::filter::Reject;
+use common::filter::UrlFilter;
+use common::http::{ResponseHead, parse_response_head};
+use common::segment::{SegmentReader, SegmentRecord, Via};
+use common::urlnorm::{self, host_of, registrable_domain};
+use common::warc::{WarcError, WarcReader, WarcRecord};
+use url::Url;
+
+use crate::candidates::{Admission, Meta};
+use crate::error::Error;
+use crate::fasthash::FastHash;
+use crate::links::{Body, LinkExtractor, redirect_target};
+use crate::log::RunLog;
+use crate::report::Counts;
+use crate::seen::Seen;
+use crate::sort::{RunDir, Sorted, Sorter};
+
+/// Room for the HTTP head on top of `max_page_size` when reading records.
+const HEAD_ALLOWANCE: u64 = 64 * 1024;
+/// Seeds files are cut into pieces of at least this size.
+const MIN_SEEDS_PIECE: u64 = 4 << 20;
+
+/// One unit of work.
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// A `.warc.gz` file of a fetched run.
+    Warc(PathBuf),
+    /// A fetched run's `leftover.v1.tsv.zst`.
+    Leftover(PathBuf),
+    /// The crawl's backlog.
+    Backlog(PathBuf),
+    /// Lines of a seeds file whose first byte lies in `start..end`.
+    Seeds {
+        /// The seeds file.
+        path: PathBuf,
+        /// Index of this piece (pieces are in file order).
+        piece: usize,
+        /// First byte.
+        start: u64,
+        /// End (exclusive).
+        end: u64,
+    },
+}
+
+impl Job {
+    fn size(&self) -> u64 {
+        match self {
+            Job::Warc(p) | Job::Leftover(p) | Job::Backlog(p) => {
+                std::fs::metadata(p).map_or(0, |m| m.len())
+            }
+            Job::Seeds { start, end, .. } => end - start,
+        }
+    }
+}
+
+/// Cuts a seeds file into jobs of similar size.
+pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {
+    let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
+    let pieces = (len / MIN_SEEDS_PIECE).clamp(1, 4 * threads.max(1) as u64);
+    let step = len.div_ceil(pieces).max(1);
+    Ok((0..pieces)
+        .map(|i| Job::Seeds {
+            path: path.to_path_buf(),
+            piece: i as usize,
+            start: (i * step).min(len),
+            end: ((i + 1) * step).min(len),
+        })
+        .collect())
+}
+
+/// What the scan needs to know.
+pub struct ScanConfig<'a> {
+    /// The filters.
+    pub filter: &'a UrlFilter,
+    /// Diagnostics.
+    pub log: &'a RunLog,
+    /// Retries that failed this often are dropped.
+    pub max_tries: u32,
+    /// Links taken from one page.
+    pub max_links_per_page: usize,
+    /// Larger responses are skipped.
+    pub max_page_size: u64,
+    /// Our robots product token (`[agent] name`), for robots directives.
+    pub robots_name: Option<&'a str>,
+    /// The staged `seen.bloom` (only read during the scan).
+    pub seen: &'a Seen,
+    /// True for a new, empty filter: nothing to look up.
+    pub seen_is_empty: bool,
+    /// Where sort runs go.
+    pub runs: Arc<RunDir>,
+    /// Total sort memory, shared by the workers.
+    pub memory: u64,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+/// A problem with one seed line, reported once all pieces are read (so that
+/// line numbers are known).
+#[derive(Debug, Clone)]
+struct SeedNote {
+    piece: usize,
+    line: u64,
+    message: String,
+}
+
+/// What the scan produced.
+pub struct ScanOutput {
+    /// The sorters' output, for the merge.
+    pub sorted: Vec<Sorted>,
+    /// Summed counters.
+    pub counts: Counts,
+    /// Registrable domains of the valid seeds.
+    pub seed_domains: BTreeSet<String>,
+}
+
+/// Runs every job on `cfg.threads` workers.
+pub fn scan(cfg: &ScanConfig<'_>, mut jobs: Vec<Job>) -> Result<ScanOutput, Error> {
+    // Largest first, so that the last job to finish is a small one.
+    jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
+    let threads = cfg.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("scan-{i}"))
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let results: Mutex<Vec<WorkerResult>> = Mutex::new(Vec::new());
+    let budget = (cfg.memory / threads as u64) as usize;
+    pool.scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|_| {
+                let mut w = Worker::new(cfg, budget);
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    if let Err(e) = w.run(job) {
+                        stop.store(true, Ordering::Relaxed);
+                        failure.lock().expect("no panics").get_or_insert(e);
+                        break;
+                    }
+                }
+                results.lock().expect("no panics").push(w.finish());
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("no panics") {
+        return Err(e);
+    }
+    let mut out = ScanOutput {
+        sorted: Vec::new(),
+        counts: Counts::default(),
+        seed_domains: BTreeSet::new(),
+    };
+    let mut notes = Vec::new();
+    let mut piece_lines: Vec<(usize, u64)> = Vec::new();
+    for r in results.into_inner().expect("no panics") {
+        out.sorted.push(r.sorted);
+        out.counts += &r.counts;
+        out.seed_domains.extend(r.seed_domains);
+        notes.extend(r.seed_notes);
+        piece_lines.extend(r.piece_lines);
+    }
+    report_seed_notes(cfg.log, &jobs, notes, piece_lines);
+    Ok(out)
+}
+
+/// Logs seed problems in file order with their line numbers.
+fn report_seed_notes(
+    log: &RunLog,
+    jobs: &[Job],
+    mut notes: Vec<SeedNote>,
+    mut piece_lines: Vec<(usize, u64)>,
+) {
+    if notes.is_empty() {
+        return;
+    }
+    let Some(path) = jobs.iter().find_map(|j| match j {
+        Job::Seeds { path, .. } => Some(path),
+        _ => None,
+    }) else {
+        return;
+    };
+    piece_lines.sort();
+    let mut first_line = vec![0u64; piece_lines.len() + 1];
+    for (piece, lines) in &piece_lines {
+        if let Some(slot) = first_line.get_mut(piece + 1) {
+            *slot = *lines;
+        }
+    }
+    for i in 1..first_line.len() {
+        first_line[i] += first_line[i - 1];
+    }
+    notes.sort_by_key(|n| (n.piece, n.line));
+    for n in notes {
+        let line = first_line.get(n.piece).copied().unwrap_or(0) + n.line;
+        log.warn(format_args!("{}:{line}: {}", path.display(), n.message));
+    }
+}
+
+struct WorkerResult {
+    sorted: Sorted,
+    counts: Counts,
+    seed_domains: Vec<String>,
+    seed_notes: Vec<SeedNote>,
+    piece_lines: Vec<(usize, u64)>,
+}
+
+/// One scan worker; owns everything its loop touches.
+struct Worker<'a> {
+    cfg: &'a ScanConfig<'a>,
+    admission: Admission<'a>,
+    sorter: Sorter,
+    counts: Counts,
+    extractor: Option<LinkExtractor>,
+    record: WarcRecord,
+    segment_record: SegmentRecord,
+    links: Vec<Url>,
+    line: Vec<u8>,
+    /// Hashes of the seed domains in `seed_domains` (a cheap membership test).
+    seed_domain_hashes: HashSet<u64, FastHash>,
+    seed_domains: Vec<String>,
+    seed_notes: Vec<SeedNote>,
+    piece_lines: Vec<(usize, u64)>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(cfg: &'a ScanConfig<'a>, budget: usize) -> Worker<'a> {
+        Worker {
+            cfg,
+            admission: Admission::new(cfg.filter),
+            sorter: Sorter::new(cfg.runs.clone(), budget),
+            counts: Counts::default(),
+            extractor: None,
+            record: WarcRecord::default(),
+            segment_record: SegmentRecord::default(),
+            links: Vec::new(),
+            line: Vec::new(),
+            seed_domain_hashes: HashSet::default(),
+            seed_domains: Vec::new(),
+            seed_notes: Vec::new(),
+            piece_lines: Vec::new(),
+        }
+    }
+
+    fn finish(self) -> WorkerResult {
+        WorkerResult {
+            sorted: self.sorter.finish(),
+            counts: self.counts,
+            seed_domains: self.seed_domains,
+            seed_notes: self.seed_notes,
+            piece_lines: self.piece_lines,
+        }
+    }
+
+    /// Runs one job. Problems with the input are reported and counted; only
+    /// a failure to write sort runs is returned.
+    fn run(&mut self, job: &Job) -> Result<(), Error> {
+        match job {
+            Job::Warc(path) => self.warc(path),
+            Job::Leftover(path) => self.segment_file(path, false),
+            Job::Backlog(path) => self.segment_file(path, true),
+            Job::Seeds {
+                path,
+                piece,
+                start,
+                end,
+            } => self.seeds(path, *piece, *start, *end),
+        }
+    }
+
+    /// Adds an admitted candidate to the sort, unless it was scheduled in
+    /// an earlier round (re-entering URLs are not checked). False if it was.
+    fn push(&mut self, url: &Url, meta: Meta) -> Result<bool, Error> {
+        let hash = BloomHash::of(url.as_str().as_bytes());
+        if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
+            self.counts.dupes += 1;
+            return Ok(false);
+        }
+        self.counts.candidates += 1;
+        self.sorter
+            .push(host_of(url), url.as_str(), hash, meta)
+            .map_err(Error::io(self.cfg.runs.path()))?;
+        Ok(true)
+    }
+
+    fn warc(&mut self, path: &Path) -> Result<(), Error> {
+        self.counts.warc_files += 1;
+        let max_block = (self.cfg.max_page_size + HEAD_ALLOWANCE) as usize;
+        let mut reader = match WarcReader::open(path, max_block) {
+            Ok(r) => r,
+            Err(e) => {
+                self.cfg.log.warn(format_args!("{e}; file skipped"));
+                self.counts.unreadable_files += 1;
+                return Ok(());
+            }
+        };
+        loop {
+            match reader.read_next(&mut self.record) {
+                Ok(true) => {
+                    self.counts.records += 1;
+                    self.warc_record(path)?;
+                }
+                Ok(false) => return Ok(()),
+                Err(e) => {
+                    match &e {
+                        WarcError::Truncated { .. } => self.counts.truncated_files += 1,
+                        _ => self.counts.unreadable_files += 1,
+                    }
+                    self.cfg
+                        .log
+                        .warn(format_args!("{e}; the rest of the file is skipped"));
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
+        if self.record.record_type() != Some("response") {
+            return Ok(());
+        }
+        self.counts.responses += 1;
+        let offset = self.record.offset;
+        let Some(uri) = self.record.target_uri() else {
+            self.counts.bad_records += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: response record without WARC-Target-URI; skipped",
+                path.display()
+            ));
+            return Ok(());
+        };
+        let page = match Url::parse(uri) {
+            Ok(u) => u,
+            Err(e) => {
+                self.counts.bad_records += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: bad WARC-Target-URI `{uri}` ({e}); skipped",
+                    path.display()
+                ));
+                return Ok(());
+            }
+        };
+        let hops = self
+            .record
+            .header("X-Crawl-Hops")
+            .and_then(|h| h.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        if self.record.block_cut {
+            self.counts.too_large += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
+                path.display(),
+                self.cfg.max_page_size
+            ));
+            return Ok(());
+        }
+        let Some(head) = parse_response_head(&self.record.block) else {
+            self.counts.bad_records += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: {page}: block is not an HTTP response; skipped",
+                path.display()
+            ));
+            return Ok(());
+        };
+        let next_hops = hops.saturating_add(1);
+        match head.status {
+            300..=399 => {
+                let Some(location) = head.header("Location") else {
+                    return Ok(());
+                };
+                self.counts.redirects += 1;
+                match redirect_target(&page, location) {
+                    Ok(target) => {
+                        if self.admission.admit(&target, next_hops, &mut self.counts) {
+                            self.push(&target, link_meta(next_hops, Via::Redirect))?;
+                        }
+                    }
+                    Err(e) => self.admission.count_url_error(&e, &mut self.counts),
+                }
+            }
+            200..=299 => {
+                let body_offset = head.body_offset.min(self.record.block.len());
+                self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Links of a 2xx response (if it is HTML).
+    fn html_page(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        page: &Url,
+        head: &ResponseHead,
+        body_offset: usize,
+        hops: u32,
+    ) -> Result<(), Error> {
+        let body = &self.record.block[body_offset..];
+        let max_links = self.cfg.max_links_per_page;
+        let robots_name = self.cfg.robots_name;
+        let extractor = self
+            .extractor
+            .get_or_insert_with(|| LinkExtractor::new(max_links, robots_name.map(str::to_string)));
+        let summary = extractor.page(page, head, body);
+        match summary.body {
+            Body::Other => return Ok(()),
+            Body::Mislabelled => {
+                self.counts.not_html += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: {page}: labelled HTML but the body is binary; skipped",
+                    path.display()
+                ));
+                return Ok(());
+            }
+            Body::Html => {}
+        }
+        self.counts.html_pages += 1;
+        self.counts.html_bytes += body.len() as u64;
+        self.counts.links += summary.found;
+        self.counts.nofollow += summary.skipped.nofollow;
+        self.counts.over_page_cap += summary.skipped.over_cap;
+        self.counts.same_page += summary.skipped.same_page;
+        self.counts.invalid_urls += summary.skipped.invalid;
+        for _ in 0..summary.skipped.scheme {
+            self.counts.reject(Reject::Scheme);
+        }
+        if summary.incomplete {
+            self.counts.incomplete_pages += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: {page}: markup too deeply nested or cut off; links after that point are not read",
+                path.display()
+            ));
+        }
+        // One page is one in-link, however often it repeats a link.
+        let mut links = std::mem::take(&mut self.links);
+        links.clear();
+        links.extend_from_slice(extractor.links());
+        links.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        links.dedup_by(|a, b| a.as_str() == b.as_str());
+        let meta = link_meta(hops, Via::Link);
+        let mut result = Ok(());
+        for url in &links {
+            if self.admission.admit(url, hops, &mut self.counts) {
+                result = self.push(url, meta).map(|_| ());
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        self.links = links;
+        result
+    }
+
+    /// A leftover list (`backlog` false) or the backlog.
+    fn segment_file(&mut self, path: &Path, backlog: bool) -> Result<(), Error> {
+        let mut reader = match SegmentReader::open(path) {
+            Ok(r) => r,
+            Err(e) => {
+                self.counts.unreadable_files += 1;
+                self.cfg.log.warn(format_args!("{e}; file skipped"));
+                return Ok(());
+            }
+        };
+        loop {
+            let mut rec = std::mem::take(&mut self.segment_record);
+            let step = reader.read_next(&mut rec);
+            let result = match step {
+                Ok(true) => self.reentry(&rec, backlog),
+                Ok(false) => {
+                    self.segment_record = rec;
+                    return Ok(());
+                }
+                Err(e) if !e.is_fatal() => {
+                    self.counts.bad_lines += 1;
+                    self.cfg.log.warn(format_args!("{e}; line skipped"));
+                    Ok(())
+                }
+                Err(e) => {
+                    self.counts.unreadable_files += 1;
+                    self.cfg
+                        .log
+                        .warn(format_args!("{e}; the rest of the file is skipped"));
+                    self.segment_record = rec;
+                    return Ok(());
+                }
+            };
+            self.segment_record = rec;
+            result?;
+        }
+    }
+
+    fn reentry(&mut self, rec: &SegmentRecord, backlog: bool) -> Result<(), Error> {
+        let via = if backlog {
+            self.counts.backlog_in += 1;
+            Via::Backlog
+        } else if rec.via == Via::Retry {
+            self.counts.retries += 1;
+            if rec.tries >= self.cfg.max_tries {
+                self.counts.retries_exhausted += 1;
+                return Ok(());
+            }
+            Via::Retry
+        } else {
+            self.counts.leftover += 1;
+            Via::Leftover
+        };
+        let url = match urlnorm::canonicalize(&rec.url) {
+            Ok(u) => u,
+            Err(e) => {
+                self.admission.count_url_error(&e, &mut self.counts);
+                return Ok(());
+            }
+        };
+        if !self.admission.admit(&url, rec.hops, &mut self.counts) {
+            return Ok(());
+        }
+        let meta = Meta {
+            hops: rec.hops,
+            inlinks: rec.inlinks,
+            tries: rec.tries,
+            via,
+            exempt: true,
+        };
+        self.push(&url, meta).map(|_| ())
+    }
+
+    fn seeds(&mut self, path: &Path, piece: usize, start: u64, end: u64) -> Result<(), Error> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                // The caller checked the file exists; losing it now is fatal.
+                return Err(Error::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
+            }
+        };
+        let mut input = BufReader::with_capacity(1 << 18, file);
+        let mut pos = start;
+        let io_err = |e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        if start > 0 {
+            // This piece owns the lines that start at or after `start`.
+            input.seek(SeekFrom::Start(start - 1)).map_err(io_err)?;
+            pos = start - 1;
+            self.line.clear();
+            pos += input.read_until(b'\n', &mut self.line).map_err(io_err)? as u64;
+        }
+        let mut line_no = 0u64;
+        while pos < end {
+            self.line.clear();
+            let n = input.read_until(b'\n', &mut self.line).map_err(io_err)?;
+            if n == 0 {
+                break;
+            }
+            pos += n as u64;
+            line_no += 1;
+            let line = std::mem::take(&mut self.line);
+            let result = self.seed_line(&line, piece, line_no);
+            self.line = line;
+            result?;
+        }
+        self.piece_lines.push((piece, line_no));
+        Ok(())
+    }
+
+    fn seed_line(&mut self, raw: &[u8], piece: usize, line: u64) -> Result<(), Error> {
+        let Ok(text) = std::str::from_utf8(raw) else {
+            self.counts.bad_seed_lines += 1;
+            self.note(piece, line, "not UTF-8 text; skipped".into());
+            return Ok(());
+        };
+        let text = strip_comment(text);
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.counts.seeds += 1;
+        let url = match urlnorm::canonicalize(text) {
+            Ok(u) => u,
+            Err(e) => {
+                self.admission.count_url_error(&e, &mut self.counts);
+                self.counts.bad_seed_lines += 1;
+                self.note(piece, line, format!("{e}; skipped"));
+                return Ok(());
+            }
+        };
+        // The domains of seeds that reach the sort are read off the merged
+        // stream (where they come sorted, so for free); the others are
+        // collected here.
+        match self.cfg.filter.check(&url, 0) {
+            Ok(()) => {
+                let meta = Meta {
+                    hops: 0,
+                    inlinks: 0,
+                    tries: 0,
+                    via: Via::Seed,
+                    exempt: false,
+                };
+                if !self.push(&url, meta)? {
+                    self.seed_domain(&url);
+                }
+                Ok(())
+            }
+            Err(reason) => {
+                self.seed_domain(&url);
+                self.counts.reject(reason);
+                self.note(
+                    piece,
+                    line,
+                    format!("{url}: refused by the {} filter", reason.name()),
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn seed_domain(&mut self, url: &Url) {
+        let domain = registrable_domain(host_of(url));
+        if self
+            .seed_domain_hashes
+            .insert(xxhash_rust::xxh3::xxh3_64(domain.as_bytes()))
+        {
+            self.seed_domains.push(domain.to_string());
+        }
+    }
+
+    fn note(&mut self, piece: usize, line: u64, message: String) {
+        self.seed_notes.push(SeedNote {
+            piece,
+            line,
+            message,
+        });
+    }
+}
+
+fn link_meta(hops: u32, via: Via) -> Meta {
+    Meta {
+        hops,
+        inlinks: 1,
+        tries: 0,
+        via,
+        exempt: false,
+    }
+}
+
+/// A seeds line without its comment: a line whose first non-blank
+/// character is `#` is all comment; otherwise ` #` (after a blank) starts
+/// one. (A `#` inside a URL is a fragment and has no blank before it.)
+pub fn strip_comment(line: &str) -> &str {
+    let line = line.trim();
+    if line.starts_with('#') {
+        return "";
+    }
+    let cut = line
+        .char_indices()
+        .find(|&(i, c)| c == '#' && line[..i].ends_with(char::is_whitespace))
+        .map_or(line.len(), |(i, _)| i);
+    line[..cut].trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_in_seed_lines() {
+        assert_eq!(strip_comment("  # a comment"), "");
+        assert_eq!(strip_comment("http://a.test/ # why"), "http://a.test/");
+        assert_eq!(strip_comment("http://a.test/#frag"), "http://a.test/#frag");
+        assert_eq!(strip_comment("\thttp://a.test/x  "), "http://a.test/x");
+    }
+}

@@ -1,0 +1,72 @@
+//! What `inject` and `run` do around a round: settings, the log file, the
+//! lock, recovery from a killed run, and the report at the end.
+
+use common::crawldir::CrawlDir;
+
+use crate::cli::RoundFlags;
+use crate::commit::{self, Lock, Recovery, Staging};
+use crate::error::Error;
+use crate::log::RunLog;
+use crate::report::Report;
+use crate::settings::Settings;
+
+/// A command holding the crawl directory.
+pub struct Session {
+    /// Validated settings.
+    pub settings: Settings,
+    /// This run's log.
+    pub log: RunLog,
+    _lock: Lock,
+}
+
+impl Session {
+    /// Loads settings, opens the log, takes the lock and finishes or
+    /// discards what a killed run left.
+    pub fn start(crawl: CrawlDir, flags: &RoundFlags) -> Result<Session, Error> {
+        let settings = Settings::load(crawl, flags)?;
+        let crawl = &settings.crawl;
+        let log = RunLog::open(&crawl.new_log_path("segmenter"));
+        let lock = commit::lock(crawl)?;
+        match commit::recover(crawl)? {
+            Recovery::Clean => {}
+            Recovery::RolledForward(files) => log.info(format_args!(
+                "{}: finished the commit of an interrupted run ({} files moved)",
+                crawl.root().display(),
+                files.len()
+            )),
+            Recovery::Discarded => log.info(format_args!(
+                "{}: discarded the unfinished work of an interrupted run",
+                crawl.root().display()
+            )),
+        }
+        Ok(Session {
+            settings,
+            log,
+            _lock: lock,
+        })
+    }
+
+    /// A fresh staging directory for the round.
+    pub fn staging(&self) -> Result<Staging, Error> {
+        Staging::create(&self.settings.crawl)
+    }
+
+    /// Prints the report (stderr and log) and warns about the Bloom filter's load.
+    pub fn finish(&self, report: &Report) {
+        self.log.block(&report.render());
+        if report.bloom.past_design_load() {
+            self.log.warn(format_args!(
+                "{}: past its design load ({} items for {} designed, est. false-positive rate {:.4} for a target of {}): more new URLs are wrongly taken as seen; start a new crawl directory with a larger --bloom-items",
+                self.settings.crawl.bloom_path().display(),
+                report.bloom.items,
+                report.bloom.expected_items,
+                report.bloom.fp_rate,
+                report.bloom.target_fp_rate
+            ));
+        }
+        if report.segments.is_empty() {
+            self.log
+                .info("no new segment: every URL found was seen before, filtered or capped");
+        }
+    }
+}

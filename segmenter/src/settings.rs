@@ -1,0 +1,305 @@
+//! Flags and `crawl.toml` turned, in one place, into validated settings.
+//!
+//! Precedence: command-line flag, then `crawl.toml` (`[segmenter]`, `[scope]`,
+//! `[filter]`), then the built-in default. Nothing else in the program looks
+//! at command-line types.
+
+use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::path::{Path, PathBuf};
+
+use common::config::{CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, parse_size};
+use common::crawldir::CrawlDir;
+use serde::{Deserialize, Deserializer};
+
+use crate::cli::{RoundFlags, ScopeArg};
+use crate::error::Error;
+
+/// Default sort memory.
+pub const DEFAULT_MEMORY: u64 = 512_000_000;
+/// Smallest sort memory accepted (tests use tiny values to force spills).
+pub const MIN_MEMORY: u64 = 16 * 1024;
+
+/// The `[segmenter]` section of `crawl.toml`: the same names as the flags,
+/// with underscores.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SegmenterSection {
+    /// `--memory`.
+    pub memory: Option<Size>,
+    /// `--threads`.
+    pub threads: Option<NonZeroUsize>,
+    /// `--max-per-host`.
+    pub max_per_host: Option<NonZeroU64>,
+    /// `--max-segment-size`.
+    pub max_segment_size: Option<NonZeroU64>,
+    /// `--partitions`.
+    pub partitions: Option<NonZeroU32>,
+    /// `--bloom-items`.
+    pub bloom_items: Option<u64>,
+    /// `--bloom-fp`.
+    pub bloom_fp: Option<f64>,
+    /// `--max-tries`.
+    pub max_tries: Option<u32>,
+    /// `--max-links-per-page`.
+    pub max_links_per_page: Option<NonZeroUsize>,
+    /// `--max-page-size`.
+    pub max_page_size: Option<Size>,
+}
+
+/// A size in `crawl.toml`: an integer (bytes) or a string such as `"512MB"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Size, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(Size(n)),
+            Raw::Text(s) => parse_size(&s).map(Size).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Everything `inject` and `run` need to know, validated.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The crawl directory.
+    pub crawl: CrawlDir,
+    /// Sort memory in bytes.
+    pub memory: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// URLs of one host per segment.
+    pub max_per_host: u64,
+    /// URLs per segment.
+    pub max_segment_size: u64,
+    /// Segments per round, split by host.
+    pub partitions: u32,
+    /// Design load of a new `seen.bloom`.
+    pub bloom_items: u64,
+    /// False-positive rate of a new `seen.bloom`.
+    pub bloom_fp: f64,
+    /// True when the Bloom parameters were given (flag or file) rather than defaulted.
+    pub bloom_explicit: bool,
+    /// Retries allowed before a URL is dropped.
+    pub max_tries: u32,
+    /// Links taken from one page.
+    pub max_links_per_page: usize,
+    /// Larger responses are skipped.
+    pub max_page_size: u64,
+    /// `[scope]` with the scope flags applied (paths absolute).
+    pub scope: ScopeConfig,
+    /// `[filter]` with the filter flags applied.
+    pub filter: FilterConfig,
+    /// `[agent] name`: robots directives addressed to it apply.
+    pub agent_name: Option<String>,
+}
+
+impl Settings {
+    /// Reads `CRAWL/crawl.toml` (a missing file gives the defaults) and
+    /// applies `flags` over it.
+    pub fn load(crawl: CrawlDir, flags: &RoundFlags) -> Result<Settings, Error> {
+        let cfg = CrawlConfig::load(&crawl.config_path())?;
+        let section: SegmenterSection = cfg.section("segmenter", &cfg.segmenter)?;
+        Settings::resolve(crawl, &cfg, &section, flags)
+    }
+
+    /// Merges flags, file sections and defaults, and checks ranges.
+    pub fn resolve(
+        crawl: CrawlDir,
+        cfg: &CrawlConfig,
+        file: &SegmenterSection,
+        flags: &RoundFlags,
+    ) -> Result<Settings, Error> {
+        let memory = flags
+            .memory
+            .or(file.memory.map(|s| s.0))
+            .unwrap_or(DEFAULT_MEMORY);
+        if memory < MIN_MEMORY {
+            return Err(Error::Usage(format!(
+                "--memory {memory}: at least {MIN_MEMORY} bytes are needed"
+            )));
+        }
+        let threads = flags
+            .threads
+            .or(file.threads)
+            .map(NonZeroUsize::get)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
+        let bloom_explicit = flags.bloom_items.is_some()
+            || file.bloom_items.is_some()
+            || flags.bloom_fp.is_some()
+            || file.bloom_fp.is_some();
+        let bloom_items = flags.bloom_items.or(file.bloom_items).unwrap_or(10_000_000);
+        let bloom_fp = flags.bloom_fp.or(file.bloom_fp).unwrap_or(0.01);
+        if bloom_items == 0 {
+            return Err(Error::Usage("--bloom-items must be at least 1".into()));
+        }
+        if !(bloom_fp > 0.0 && bloom_fp < 0.5) {
+            return Err(Error::Usage(format!(
+                "--bloom-fp {bloom_fp}: a false-positive rate between 0 and 0.5 is needed (e.g. 0.01)"
+            )));
+        }
+        let max_page_size = flags
+            .max_page_size
+            .or(file.max_page_size.map(|s| s.0))
+            .unwrap_or(16 * 1024 * 1024);
+        if max_page_size == 0 {
+            return Err(Error::Usage("--max-page-size must be positive".into()));
+        }
+
+        let mut scope = cfg.scope.clone();
+        if let Some(mode) = flags.scope {
+            scope.mode = match mode {
+                ScopeArg::Seeds => ScopeMode::Seeds,
+                ScopeArg::List => ScopeMode::List,
+                ScopeArg::Any => ScopeMode::Any,
+            };
+        }
+        scope.hosts.extend(flags.scope_hosts.iter().cloned());
+        scope.domains.extend(flags.scope_domains.iter().cloned());
+        for name in scope.hosts.iter_mut().chain(scope.domains.iter_mut()) {
+            *name = name.trim().trim_end_matches('.').to_ascii_lowercase();
+        }
+        scope.hosts.retain(|h| !h.is_empty());
+        scope.domains.retain(|d| !d.is_empty());
+        // A rules file named on the command line is relative to the current
+        // directory; one named in crawl.toml is relative to the crawl directory.
+        if let Some(path) = &flags.rules_file {
+            scope.rules_file = Some(absolute(path)?);
+        } else if let Some(path) = &scope.rules_file
+            && path.is_relative()
+        {
+            scope.rules_file = Some(crawl.root().join(path));
+        }
+
+        let mut filter = cfg.filter.clone();
+        set(&mut filter.max_url_length, flags.max_url_length);
+        set(&mut filter.max_path_segments, flags.max_path_segments);
+        set(&mut filter.max_repeated_segment, flags.max_repeated_segment);
+        set(&mut filter.max_hops, flags.max_hops);
+        set(&mut filter.max_query_params, flags.max_query_params);
+        set(&mut filter.max_years_ahead, flags.max_years_ahead);
+        if filter.max_repeated_segment < 2 {
+            return Err(Error::Usage(
+                "max_repeated_segment must be at least 2 (a segment always appears once)".into(),
+            ));
+        }
+
+        Ok(Settings {
+            crawl,
+            memory,
+            threads,
+            max_per_host: flags
+                .max_per_host
+                .or(file.max_per_host)
+                .map_or(1000, NonZeroU64::get),
+            max_segment_size: flags
+                .max_segment_size
+                .or(file.max_segment_size)
+                .map_or(1_000_000, NonZeroU64::get),
+            partitions: flags
+                .partitions
+                .or(file.partitions)
+                .map_or(1, NonZeroU32::get),
+            bloom_items,
+            bloom_fp,
+            bloom_explicit,
+            max_tries: flags.max_tries.or(file.max_tries).unwrap_or(3),
+            max_links_per_page: flags
+                .max_links_per_page
+                .or(file.max_links_per_page)
+                .map_or(1000, NonZeroUsize::get),
+            max_page_size,
+            scope,
+            filter,
+            agent_name: cfg.agent.name.clone(),
+        })
+    }
+}
+
+fn set<T>(slot: &mut T, flag: Option<T>) {
+    if let Some(v) = flag {
+        *slot = v;
+    }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, Error> {
+    std::path::absolute(path).map_err(Error::io(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> (CrawlConfig, SegmenterSection) {
+        let cfg: CrawlConfig = toml::from_str(text).unwrap();
+        let section = cfg.section("segmenter", &cfg.segmenter).unwrap();
+        (cfg, section)
+    }
+
+    #[test]
+    fn flags_override_the_file_which_overrides_defaults() {
+        let (cfg, section) = config(
+            "[segmenter]\nmemory = \"64MiB\"\nmax_per_host = 50\npartitions = 4\n\
+             [filter]\nmax_hops = 4\n[scope]\nmode = \"list\"\nhosts = [\"A.test\"]\n",
+        );
+        let flags = RoundFlags {
+            max_per_host: NonZeroU64::new(7),
+            scope: Some(ScopeArg::Any),
+            scope_hosts: vec!["b.test".into()],
+            ..RoundFlags::default()
+        };
+        let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
+        assert_eq!(s.memory, 64 * 1024 * 1024);
+        assert_eq!(s.max_per_host, 7);
+        assert_eq!(s.partitions, 4);
+        assert_eq!(s.max_segment_size, 1_000_000);
+        assert_eq!(s.filter.max_hops, 4);
+        assert_eq!(s.filter.max_url_length, 2048);
+        assert_eq!(s.scope.mode, ScopeMode::Any);
+        assert_eq!(s.scope.hosts, ["a.test", "b.test"]);
+        assert!(!s.bloom_explicit);
+    }
+
+    #[test]
+    fn sizes_in_the_file_are_numbers_or_strings() {
+        let (_, section) = config("[segmenter]\nmemory = 1000000\nmax_page_size = \"1MiB\"\n");
+        assert_eq!(section.memory, Some(Size(1_000_000)));
+        assert_eq!(section.max_page_size, Some(Size(1024 * 1024)));
+        let cfg: CrawlConfig = toml::from_str("[segmenter]\nmemroy = 5\n").unwrap();
+        let err = cfg
+            .section::<SegmenterSection>("segmenter", &cfg.segmenter)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("memroy"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_usage_errors() {
+        let (cfg, section) = config("");
+        let bad = RoundFlags {
+            bloom_fp: Some(0.7),
+            ..RoundFlags::default()
+        };
+        let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let bad = RoundFlags {
+            memory: Some(100),
+            ..RoundFlags::default()
+        };
+        assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());
+    }
+
+    #[test]
+    fn rules_file_in_config_is_relative_to_the_crawl() {
+        let (cfg, section) = config("[scope]\nrules_file = \"scope.rules\"\n");
+        let s =
+            Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
+        assert_eq!(s.scope.rules_file, Some(PathBuf::from("/c/scope.rules")));
+    }
+}

@@ -1,0 +1,749 @@
+//! External merge sort of candidates with bounded memory.
+//!
+//! The order is that of the key `domain TAB host TAB hash url` (see
+//! [`crate::candidates::push_key`]): hosts in (registrable domain, host)
+//! order, and within a host by the URL's 16-byte Bloom hash, then the URL.
+//!
+//! Each worker thread owns a [`Sorter`] with its share of `--memory`. A
+//! sorter interns hosts in a small table and appends URLs to one byte arena;
+//! its index holds, per URL, the host's number, the first half of the hash
+//! and the arena offset. To sort, it ranks its hosts by name and sorts the
+//! index by (rank, hash): integer comparisons that rarely touch the arena.
+//! When memory is full it writes the sorted index as a *run*: a
+//! zstd-compressed file of full keys with the copies of each URL merged.
+//! At the end, [`merge`] reads every run and every sorter's in-memory
+//! remainder at once (a k-way merge, in several passes when there are more
+//! than `fan_in` sources) and yields each URL once, its copies merged with
+//! [`Meta::absorb`]. Since that merge does not depend on the order of the
+//! copies, the output is the same whatever the memory limit or the number of
+//! threads.
+//!
+//! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks and
+//! tries, one byte `via`, one byte `exempt`.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::bloom::BloomHash;
+use common::urlnorm::registrable_domain;
+
+use crate::fasthash::FastHash;
+
+use crate::candidates::{Meta, domain_host, push_key};
+
+/// Arena bytes per URL besides the URL: its length, meta and hash tail.
+const HEADER: usize = 4 + Meta::ENCODED_LEN + 8;
+/// Size of one index entry.
+const ENTRY: usize = std::mem::size_of::<Entry>();
+/// Bytes counted per interned host besides its name (table and map).
+const HOST_OVERHEAD: usize = 64;
+/// The arena is addressed with `u32` offsets.
+const MAX_ARENA: usize = u32::MAX as usize;
+
+/// Where spilled runs go; shared by all sorters of one round.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: PathBuf,
+    next: AtomicU64,
+    spilled: AtomicU64,
+}
+
+impl RunDir {
+    /// Uses (and creates) `dir` for run files.
+    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Arc<RunDir>> {
+        let dir = dir.into();
+        fs::create_dir_all(&dir)?;
+        Ok(Arc::new(RunDir {
+            dir,
+            next: AtomicU64::new(0),
+            spilled: AtomicU64::new(0),
+        }))
+    }
+
+    fn new_path(&self) -> PathBuf {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        self.dir.join(format!("run-{n:06}.zst"))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Runs written so far (merge passes included).
+    pub fn runs_written(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// Compressed bytes written to runs so far.
+    pub fn bytes_spilled(&self) -> u64 {
+        self.spilled.load(Ordering::Relaxed)
+    }
+}
+
+/// One URL in a sorter's index.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// The first half of the URL's hash.
+    hash: u64,
+    /// The host's number in the table; its rank once sorted.
+    host: u32,
+    /// Where the rest of the record is in the arena.
+    offset: u32,
+}
+
+/// Hosts seen by one sorter since its last spill, by their 128-bit XXH3
+/// hash (two hosts with one hash are not a practical possibility, and
+/// comparing names would cost a cache miss per URL).
+#[derive(Default)]
+struct HostTable {
+    ids: HashMap<u128, u32, FastHash>,
+    /// `domain TAB host` by number.
+    names: Vec<Vec<u8>>,
+    bytes: usize,
+    last: Option<(String, u32)>,
+}
+
+impl HostTable {
+    fn id(&mut self, host: &str) -> u32 {
+        if let Some((h, id)) = &self.last
+            && h == host
+        {
+            return *id;
+        }
+        let names = &mut self.names;
+        let bytes = &mut self.bytes;
+        let id = *self
+            .ids
+            .entry(xxhash_rust::xxh3::xxh3_128(host.as_bytes()))
+            .or_insert_with(|| {
+                let mut name = Vec::new();
+                domain_host(&mut name, registrable_domain(host), host);
+                *bytes += name.len() + HOST_OVERHEAD;
+                names.push(name);
+                (names.len() - 1) as u32
+            });
+        match &mut self.last {
+            Some((h, last)) => {
+                h.clear();
+                h.push_str(host);
+                *last = id;
+            }
+            None => self.last = Some((host.to_string(), id)),
+        }
+        id
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.names.clear();
+        self.bytes = 0;
+        self.last = None;
+    }
+}
+
+/// Collects candidates and spills sorted runs when its memory is full.
+pub struct Sorter {
+    runs: Arc<RunDir>,
+    hosts: HostTable,
+    arena: Vec<u8>,
+    index: Vec<Entry>,
+    budget: usize,
+    index_cap: usize,
+    spilled: Vec<PathBuf>,
+}
+
+impl Sorter {
+    /// A sorter that keeps at most about `budget` bytes in memory.
+    pub fn new(runs: Arc<RunDir>, budget: usize) -> Sorter {
+        // Index entries take 16 bytes, records about 80: give the index a
+        // sixth. Capacity is reserved up front (pages are only touched as
+        // they fill), so the buffers never reallocate.
+        let budget = budget.max(4096);
+        let index_cap = (budget / 6 / ENTRY).max(16);
+        let arena_cap = (budget - index_cap * ENTRY).min(MAX_ARENA);
+        Sorter {
+            runs,
+            hosts: HostTable::default(),
+            arena: Vec::with_capacity(arena_cap),
+            index: Vec::with_capacity(index_cap),
+            budget,
+            index_cap,
+            spilled: Vec::new(),
+        }
+    }
+
+    /// Adds a candidate.
+    pub fn push(&mut self, host: &str, url: &str, hash: BloomHash, meta: Meta) -> io::Result<()> {
+        let need = HEADER + url.len();
+        let used = self.arena.len() + self.index.len() * ENTRY + self.hosts.bytes;
+        if !self.index.is_empty()
+            && (used + need + host.len() + HOST_OVERHEAD > self.budget
+                || self.index.len() == self.index_cap
+                || self.arena.len() + need > MAX_ARENA)
+        {
+            self.spill()?;
+        }
+        let offset = self.arena.len();
+        if offset + need > MAX_ARENA {
+            return Err(io::Error::other("sort record too large"));
+        }
+        let host = self.hosts.id(host);
+        self.arena
+            .extend_from_slice(&(url.len() as u32).to_le_bytes());
+        self.arena.extend_from_slice(&meta.encode());
+        self.arena.extend_from_slice(&hash.1.to_le_bytes());
+        self.arena.extend_from_slice(url.as_bytes());
+        self.index.push(Entry {
+            hash: hash.0,
+            host,
+            offset: offset as u32,
+        });
+        Ok(())
+    }
+
+    /// Sorts the index; returns the host names in rank order.
+    fn sort(&mut self) -> Vec<Vec<u8>> {
+        let mut order: Vec<u32> = (0..self.hosts.names.len() as u32).collect();
+        let names = &self.hosts.names;
+        order.sort_unstable_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+        let mut rank = vec![0u32; order.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        for e in &mut self.index {
+            e.host = rank[e.host as usize];
+        }
+        let arena = &self.arena;
+        self.index.sort_unstable_by(|a, b| {
+            (a.host, a.hash)
+                .cmp(&(b.host, b.hash))
+                .then_with(|| tail(arena, a.offset).cmp(&tail(arena, b.offset)))
+        });
+        let mut names = std::mem::take(&mut self.hosts.names);
+        self.hosts.clear();
+        let mut by_rank = Vec::with_capacity(order.len());
+        for &id in &order {
+            by_rank.push(std::mem::take(&mut names[id as usize]));
+        }
+        by_rank
+    }
+
+    /// Sorts what is in memory and writes it as a run.
+    fn spill(&mut self) -> io::Result<()> {
+        let names = self.sort();
+        let path = self.runs.new_path();
+        let mut w = RunWriter::create(&path)?;
+        let mut mem = MemSource::new(
+            std::mem::take(&mut self.arena),
+            std::mem::take(&mut self.index),
+            names,
+        );
+        let result = (|| {
+            let mut key = Vec::new();
+            let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+            while mem.next_merged(&mut key, &mut meta) {
+                w.write(&key, &meta)?;
+            }
+            w.finish()
+        })();
+        // Keep the buffers' capacity for the next batch.
+        let (arena, index) = mem.into_buffers();
+        self.arena = arena;
+        self.index = index;
+        let bytes = result?;
+        self.runs.spilled.fetch_add(bytes, Ordering::Relaxed);
+        self.spilled.push(path);
+        Ok(())
+    }
+
+    /// Sorts the in-memory remainder; the result goes to [`merge`].
+    pub fn finish(mut self) -> Sorted {
+        let memory = if self.index.is_empty() {
+            None
+        } else {
+            let names = self.sort();
+            Some(MemSource::new(
+                std::mem::take(&mut self.arena),
+                std::mem::take(&mut self.index),
+                names,
+            ))
+        };
+        Sorted {
+            memory,
+            runs: self.spilled,
+        }
+    }
+}
+
+/// A sorter's output: spilled runs and a sorted in-memory remainder.
+pub struct Sorted {
+    memory: Option<MemSource>,
+    runs: Vec<PathBuf>,
+}
+
+/// The part of a record compared after (host rank, first hash half): the
+/// second hash half and the URL.
+fn tail(arena: &[u8], offset: u32) -> (u64, &[u8]) {
+    let o = offset as usize;
+    let len = u32::from_le_bytes(arena[o..o + 4].try_into().expect("4 bytes")) as usize;
+    let h = o + 4 + Meta::ENCODED_LEN;
+    let hash = u64::from_le_bytes(arena[h..h + 8].try_into().expect("8 bytes"));
+    (hash, &arena[o + HEADER..o + HEADER + len])
+}
+
+/// A sorted in-memory batch, read in order as full keys.
+struct MemSource {
+    arena: Vec<u8>,
+    index: Vec<Entry>,
+    names: Vec<Vec<u8>>,
+    pos: usize,
+    key: Vec<u8>,
+    meta: Meta,
+}
+
+impl MemSource {
+    fn new(arena: Vec<u8>, index: Vec<Entry>, names: Vec<Vec<u8>>) -> MemSource {
+        MemSource {
+            arena,
+            index,
+            names,
+            pos: 0,
+            key: Vec::new(),
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+        }
+    }
+
+    /// Loads the record at `pos` into `key`/`meta`; false past the end.
+    fn load(&mut self) -> bool {
+        let Some(e) = self.index.get(self.pos).copied() else {
+            return false;
+        };
+        // Start fetching a record a few places ahead: the arena is read in
+        // index order, which is random order in memory.
+        if let Some(ahead) = self.index.get(self.pos + 8) {
+            prefetch(&self.arena, ahead.offset as usize);
+        }
+        let o = e.offset as usize;
+        let (h2, url) = tail(&self.arena, e.offset);
+        self.meta = Meta::decode(&self.arena[o + 4..o + 4 + Meta::ENCODED_LEN]);
+        self.key.clear();
+        push_key(
+            &mut self.key,
+            &self.names[e.host as usize],
+            BloomHash(e.hash, h2),
+            url,
+        );
+        true
+    }
+
+    /// The next URL with its copies in this batch merged.
+    fn next_merged(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> bool {
+        if !self.load() {
+            return false;
+        }
+        std::mem::swap(key, &mut self.key);
+        *meta = self.meta;
+        self.pos += 1;
+        while self.load() && self.key == *key {
+            meta.absorb(&self.meta);
+            self.pos += 1;
+        }
+        true
+    }
+
+    fn into_buffers(self) -> (Vec<u8>, Vec<Entry>) {
+        let (mut arena, mut index) = (self.arena, self.index);
+        arena.clear();
+        index.clear();
+        (arena, index)
+    }
+}
+
+/// Hints the CPU to load `buf[at..]` into cache.
+#[inline]
+fn prefetch(buf: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < buf.len() {
+        // SAFETY: the address is inside `buf`; a prefetch has no other effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                buf.as_ptr().add(at).cast(),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (buf, at);
+}
+
+/// Writes one run file.
+struct RunWriter {
+    enc: zstd::stream::write::Encoder<'static, BufWriter<File>>,
+    path: PathBuf,
+    buf: Vec<u8>,
+}
+
+impl RunWriter {
+    fn create(path: &Path) -> io::Result<RunWriter> {
+        let file = File::create(path)?;
+        let mut enc =
+            zstd::stream::write::Encoder::new(BufWriter::with_capacity(1 << 16, file), 1)?;
+        enc.include_checksum(true)?;
+        enc.window_log(18)?;
+        Ok(RunWriter {
+            enc,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(1 << 16),
+        })
+    }
+
+    fn write(&mut self, key: &[u8], meta: &Meta) -> io::Result<()> {
+        put_varint(&mut self.buf, key.len() as u64);
+        self.buf.extend_from_slice(key);
+        put_varint(&mut self.buf, u64::from(meta.hops));
+        put_varint(&mut self.buf, u64::from(meta.inlinks));
+        put_varint(&mut self.buf, u64::from(meta.tries));
+        let enc = meta.encode();
+        self.buf.push(enc[12]);
+        self.buf.push(enc[13]);
+        if self.buf.len() >= 1 << 16 {
+            self.enc.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Finishes the file; returns its size.
+    fn finish(mut self) -> io::Result<u64> {
+        self.enc.write_all(&self.buf)?;
+        let mut out = self.enc.finish()?;
+        out.flush()?;
+        drop(out);
+        Ok(fs::metadata(&self.path)?.len())
+    }
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Reads one run file.
+struct RunReader {
+    input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
+    path: PathBuf,
+    key: Vec<u8>,
+    meta: Meta,
+}
+
+impl RunReader {
+    fn open(path: &Path) -> io::Result<RunReader> {
+        let dec = zstd::stream::read::Decoder::new(File::open(path)?)?;
+        Ok(RunReader {
+            input: BufReader::with_capacity(1 << 16, dec),
+            path: path.to_path_buf(),
+            key: Vec::new(),
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+        })
+    }
+
+    /// Reads the next record; `false` at the end.
+    fn advance(&mut self) -> io::Result<bool> {
+        if self.input.fill_buf()?.is_empty() {
+            return Ok(false);
+        }
+        let len = self.varint()?;
+        if len > MAX_ARENA as u64 {
+            return Err(corrupt(&self.path, "key length"));
+        }
+        self.key.resize(len as usize, 0);
+        self.input.read_exact(&mut self.key)?;
+        let mut enc = [0u8; Meta::ENCODED_LEN];
+        for (i, what) in ["hops", "inlinks", "tries"].into_iter().enumerate() {
+            let v = u32::try_from(self.varint()?).map_err(|_| corrupt(&self.path, what))?;
+            enc[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        self.input.read_exact(&mut enc[12..14])?;
+        self.meta = Meta::decode(&enc);
+        Ok(true)
+    }
+
+    fn varint(&mut self) -> io::Result<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let mut b = [0u8; 1];
+            self.input.read_exact(&mut b)?;
+            v |= u64::from(b[0] & 0x7f) << shift;
+            if b[0] & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(corrupt(&self.path, "varint"))
+    }
+}
+
+fn corrupt(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{}: corrupt sort run ({what})", path.display()),
+    )
+}
+
+enum Source {
+    Memory(MemSource),
+    Run(RunReader),
+}
+
+impl Source {
+    fn key(&self) -> &[u8] {
+        match self {
+            Source::Memory(m) => &m.key,
+            Source::Run(r) => &r.key,
+        }
+    }
+    fn meta(&self) -> Meta {
+        match self {
+            Source::Memory(m) => m.meta,
+            Source::Run(r) => r.meta,
+        }
+    }
+    /// Moves to the next record; `false` when exhausted.
+    fn advance(&mut self) -> io::Result<bool> {
+        match self {
+            Source::Memory(m) => {
+                m.pos += 1;
+                Ok(m.load())
+            }
+            Source::Run(r) => r.advance(),
+        }
+    }
+}
+
+/// Yields every URL once, in key order, its copies merged.
+pub struct Merger {
+    sources: Vec<Source>,
+    /// A binary min-heap of indices into `sources`, ordered by current key.
+    heap: Vec<usize>,
+}
+
+impl Merger {
+    fn new(sources: Vec<Source>, ready: &[bool]) -> Merger {
+        let heap: Vec<usize> = (0..sources.len()).filter(|&i| ready[i]).collect();
+        let mut m = Merger { sources, heap };
+        for i in (0..m.heap.len() / 2).rev() {
+            m.sift_down(i);
+        }
+        m
+    }
+
+    fn less(&self, a: usize, b: usize) -> bool {
+        self.sources[self.heap[a]].key() < self.sources[self.heap[b]].key()
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let l = 2 * i + 1;
+            if l >= self.heap.len() {
+                return;
+            }
+            let r = l + 1;
+            let c = if r < self.heap.len() && self.less(r, l) {
+                r
+            } else {
+                l
+            };
+            if !self.less(c, i) {
+                return;
+            }
+            self.heap.swap(i, c);
+            i = c;
+        }
+    }
+
+    /// Advances the source at the top of the heap and restores the heap.
+    fn advance_top(&mut self) -> io::Result<()> {
+        let top = self.heap[0];
+        if self.sources[top].advance()? {
+            self.sift_down(0);
+        } else {
+            let last = self.heap.pop().expect("heap not empty");
+            if !self.heap.is_empty() {
+                self.heap[0] = last;
+                self.sift_down(0);
+            }
+            // Free the exhausted source's memory early.
+            self.sources[top] = Source::Memory(MemSource::new(Vec::new(), Vec::new(), Vec::new()));
+        }
+        Ok(())
+    }
+
+    /// Fills `key` and `meta` with the next URL; `false` at the end.
+    pub fn next_into(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> io::Result<bool> {
+        if self.heap.is_empty() {
+            return Ok(false);
+        }
+        let top = self.heap[0];
+        key.clear();
+        key.extend_from_slice(self.sources[top].key());
+        *meta = self.sources[top].meta();
+        self.advance_top()?;
+        while let Some(&top) = self.heap.first() {
+            if self.sources[top].key() != key.as_slice() {
+                break;
+            }
+            meta.absorb(&self.sources[top].meta());
+            self.advance_top()?;
+        }
+        Ok(true)
+    }
+}
+
+/// Merges the output of all sorters. When there are more than `fan_in`
+/// sources, groups of runs are first merged into longer runs, so that no
+/// more than `fan_in` files are open at once.
+pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> io::Result<Merger> {
+    let fan_in = fan_in.max(2);
+    let mut memory = Vec::new();
+    let mut files: std::collections::VecDeque<PathBuf> = Default::default();
+    for part in parts {
+        memory.extend(part.memory);
+        files.extend(part.runs);
+    }
+    while memory.len() + files.len() > fan_in && files.len() >= 2 {
+        let take = (memory.len() + files.len() - fan_in + 1)
+            .min(fan_in)
+            .min(files.len())
+            .max(2);
+        let group: Vec<PathBuf> = files.drain(..take).collect();
+        let mut merger = open_sources(Vec::new(), &group)?;
+        let path = runs.new_path();
+        let mut w = RunWriter::create(&path)?;
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        while merger.next_into(&mut key, &mut meta)? {
+            w.write(&key, &meta)?;
+        }
+        let bytes = w.finish()?;
+        runs.spilled.fetch_add(bytes, Ordering::Relaxed);
+        drop(merger);
+        for p in &group {
+            fs::remove_file(p)?;
+        }
+        files.push_back(path);
+    }
+    let files: Vec<PathBuf> = files.into();
+    open_sources(memory, &files)
+}
+
+fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> io::Result<Merger> {
+    let mut sources = Vec::with_capacity(memory.len() + files.len());
+    let mut ready = Vec::with_capacity(sources.capacity());
+    for mut m in memory {
+        ready.push(m.load());
+        sources.push(Source::Memory(m));
+    }
+    for path in files {
+        let mut r = RunReader::open(path)?;
+        ready.push(r.advance()?);
+        sources.push(Source::Run(r));
+    }
+    Ok(Merger::new(sources, &ready))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidates::split_key;
+    use common::segment::Via;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("segmenter-sort-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    /// A small deterministic generator (xorshift) so tests need no crate.
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed.max(1);
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    fn link(hops: u32) -> Meta {
+        Meta {
+            hops,
+            inlinks: 1,
+            tries: 0,
+            via: Via::Link,
+            exempt: false,
+        }
+    }
+
+    fn sort_all(budget: usize, threads: usize, fan_in: usize, name: &str) -> Vec<(Vec<u8>, Meta)> {
+        let dir = temp_dir(name);
+        let runs = RunDir::new(&dir).unwrap();
+        let mut next = rng(42);
+        let mut sorters: Vec<Sorter> = (0..threads)
+            .map(|_| Sorter::new(runs.clone(), budget))
+            .collect();
+        for i in 0..20_000u64 {
+            let h = next() % 50;
+            let p = next() % 300;
+            let host = format!("h{h}.example{}.com", h % 7);
+            let url = format!("http://{host}/p{p}");
+            let hops = (next() % 5) as u32;
+            sorters[(i % threads as u64) as usize]
+                .push(&host, &url, BloomHash::of(url.as_bytes()), link(hops))
+                .unwrap();
+        }
+        let parts = sorters.into_iter().map(Sorter::finish).collect();
+        let mut merger = merge(parts, &runs, fan_in).unwrap();
+        let mut out = Vec::new();
+        let mut key = Vec::new();
+        let mut meta = link(0);
+        while merger.next_into(&mut key, &mut meta).unwrap() {
+            out.push((key.clone(), meta));
+        }
+        drop(merger);
+        if budget < 100_000 {
+            assert!(runs.runs_written() > 10, "the small budget must spill");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+        out
+    }
+
+    #[test]
+    fn spilled_sort_equals_in_memory_sort() {
+        let in_memory = sort_all(64 << 20, 1, 64, "mem");
+        let spilled = sort_all(16 * 1024, 2, 4, "spill");
+        assert_eq!(in_memory.len(), spilled.len());
+        assert_eq!(in_memory, spilled);
+        // Strictly increasing keys: sorted, each URL once.
+        assert!(in_memory.windows(2).all(|w| w[0].0 < w[1].0));
+        // Copies were merged: in-links add up to the number pushed.
+        let total: u64 = in_memory.iter().map(|(_, m)| u64::from(m.inlinks)).sum();
+        assert_eq!(total, 20_000);
+        // Hosts come in (domain, host) order, each in one block.
+        let hosts: Vec<(String, String)> = in_memory
+            .iter()
+            .map(|(k, _)| {
+                let p = split_key(k).unwrap();
+                assert_eq!(p.hash, BloomHash::of(p.url.as_bytes()));
+                (p.domain.to_string(), p.host.to_string())
+            })
+            .collect();
+        assert!(hosts.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(hosts[0].0, "example0.com");
+    }
+}

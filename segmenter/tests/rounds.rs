@@ -1,0 +1,420 @@
+//! Rounds of `segmenter run` over fetched runs written with common's WARC
+//! writer: dedup, hops, caps and backlog, segment size, partitions,
+//! leftover and retry lists, filters.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::segment::Via;
+use support::*;
+
+const MB: u64 = 1 << 20;
+
+fn all_urls(crawl: &TempCrawl) -> Vec<String> {
+    segments(crawl)
+        .values()
+        .flat_map(|recs| urls(recs))
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn dedup_across_three_rounds() {
+    let crawl = TempCrawl::new("dedup");
+    inject(&crawl, "http://a.test/\nhttp://b.test/\n", &[]);
+    assert_eq!(
+        urls(&segments(&crawl)["00001"]),
+        ["http://a.test/", "http://b.test/"]
+    );
+
+    // Round 1: links to new pages, to each other, and back to the seeds.
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            Page::html(
+                "http://a.test/",
+                0,
+                &["/1", "/2", "/3", "http://b.test/x", "http://b.test/"],
+            ),
+            Page::html(
+                "http://b.test/",
+                0,
+                &["/x", "/y", "http://a.test/1", "http://a.test/"],
+            ),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    let seg = &segments(&crawl)["00002"];
+    assert_eq!(
+        urls(seg).into_iter().collect::<BTreeSet<_>>(),
+        set(&[
+            "http://a.test/1",
+            "http://a.test/2",
+            "http://a.test/3",
+            "http://b.test/x",
+            "http://b.test/y"
+        ])
+    );
+    // Copies found twice this round carry two in-links and come first.
+    assert_eq!(seg[0].url, "http://a.test/1");
+    assert_eq!(seg[0].inlinks, 2);
+    assert!(seg.iter().all(|r| r.hops == 1 && r.via == Via::Link));
+    // The two seeds were seen before.
+    assert_eq!(figure(&report, "dupes:"), 2, "{report}");
+    assert_eq!(figure(&report, "new urls:"), 5, "{report}");
+
+    // Round 2: mostly old links, two new ones.
+    write_fetched(
+        &crawl,
+        "00002",
+        &[
+            Page::html("http://a.test/1", 1, &["/1", "/2", "/4", "http://b.test/"]),
+            Page::html("http://b.test/x", 1, &["/y", "/z", "http://a.test/3"]),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(
+        urls(&segments(&crawl)["00003"]),
+        ["http://a.test/4", "http://b.test/z"]
+    );
+    assert_eq!(figure(&report, "dupes:"), 5, "{report}");
+    assert!(segments(&crawl)["00003"].iter().all(|r| r.hops == 2));
+
+    // Round 3: one new link among everything seen so far.
+    let everything: Vec<&str> = vec![
+        "http://a.test/",
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://a.test/3",
+        "http://a.test/4",
+        "http://b.test/",
+        "http://b.test/x",
+        "http://b.test/y",
+        "http://b.test/z",
+        "http://a.test/5",
+    ];
+    write_fetched(
+        &crawl,
+        "00003",
+        &[Page::html("http://a.test/4", 2, &everything)],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00004"]), ["http://a.test/5"]);
+    assert_eq!(figure(&report, "dupes:"), 9, "{report}");
+
+    // Nothing was ever scheduled twice.
+    let all = all_urls(&crawl);
+    let distinct: BTreeSet<_> = all.iter().collect();
+    assert_eq!(all.len(), distinct.len(), "{all:?}");
+    assert_eq!(all.len(), 10);
+    assert_eq!(
+        std::fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
+        "00001\n00002\n00003\n"
+    );
+
+    // A fourth run with nothing new fetched: nothing to do, nothing changes.
+    mark_fetched_empty(&crawl, "00004");
+    run_round(&crawl, &[]);
+    let err = run_round(&crawl, &[]);
+    assert!(err.contains("nothing to do"), "{err}");
+    assert_eq!(segments(&crawl).len(), 4);
+}
+
+#[test]
+fn links_and_redirects_are_one_hop_further() {
+    let crawl = TempCrawl::new("hops");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            Page::html("http://a.test/p", 2, &["/linked"]),
+            Page::redirect("http://a.test/old", 2, "/moved"),
+            Page::redirect("http://a.test/away", 4, "http://elsewhere.test/"),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    let seg = &segments(&crawl)["00002"];
+    let by_url: BTreeMap<_, _> = seg.iter().map(|r| (r.url.as_str(), r)).collect();
+    assert_eq!(by_url["http://a.test/linked"].hops, 3);
+    assert_eq!(by_url["http://a.test/linked"].via, Via::Link);
+    assert_eq!(by_url["http://a.test/moved"].hops, 3);
+    assert_eq!(by_url["http://a.test/moved"].via, Via::Redirect);
+    assert_eq!(seg.len(), 2, "the off-scope redirect is filtered");
+    assert_eq!(figure(&report, "redirects found:"), 2, "{report}");
+    assert_eq!(figure(&report, "rejected scope:"), 1, "{report}");
+}
+
+#[test]
+fn per_host_cap_sends_the_rest_to_the_backlog_and_loses_nothing() {
+    let crawl = TempCrawl::new("cap");
+    inject(&crawl, "http://big.test/\nhttp://small.test/\n", &[]);
+    // 25 pages on big.test; page i is linked from i % 4 extra pages of
+    // small.test, so in-links differ.
+    let big: Vec<String> = (0..25).map(|i| format!("/p{i:02}")).collect();
+    let big_refs: Vec<&str> = big.iter().map(String::as_str).collect();
+    let mut pages = vec![Page::html("http://big.test/", 0, &big_refs)];
+    for k in 1..4 {
+        let links: Vec<String> = (0..25)
+            .filter(|i| i % 4 >= k)
+            .map(|i| format!("http://big.test/p{i:02}"))
+            .collect();
+        let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+        pages.push(Page::html(&format!("http://small.test/s{k}"), 0, &refs));
+    }
+    write_fetched(&crawl, "00001", &pages, MB, true);
+    let report = run_round(&crawl, &["--max-per-host", "10"]);
+    let seg = &segments(&crawl)["00002"];
+    let big_in_seg: Vec<_> = seg.iter().filter(|r| r.host == "big.test").collect();
+    assert_eq!(big_in_seg.len(), 10);
+    // Most in-links first: i % 4 == 3 (4 in-links), then == 2 (3 in-links).
+    let inlinks: Vec<u32> = big_in_seg.iter().map(|r| r.inlinks).collect();
+    assert_eq!(inlinks, [4, 4, 4, 4, 4, 4, 3, 3, 3, 3], "{report}");
+    assert_eq!(figure(&report, "to backlog:"), 15, "{report}");
+    assert_eq!(figure(&report, "capped hosts:"), 1, "{report}");
+    assert_eq!(backlog(&crawl).len(), 15);
+    assert!(backlog(&crawl).iter().all(|r| r.via == Via::Backlog));
+
+    // Round 2: nothing new fetched except one link to a URL waiting in the
+    // backlog; the backlog feeds the next segment without being refused
+    // as seen, and the link does not make a second copy.
+    let waiting = backlog(&crawl)[0].url.clone();
+    write_fetched(
+        &crawl,
+        "00002",
+        &[Page::html("http://small.test/s1", 1, &[waiting.as_str()])],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &["--max-per-host", "10"]);
+    assert_eq!(segments(&crawl)["00003"].len(), 10, "{report}");
+    assert_eq!(figure(&report, "backlog in:"), 15, "{report}");
+    assert_eq!(figure(&report, "re-entered:"), 15, "{report}");
+    assert_eq!(backlog(&crawl).len(), 5);
+
+    // Round 3 empties the backlog.
+    mark_fetched_empty(&crawl, "00003");
+    run_round(&crawl, &["--max-per-host", "10"]);
+    assert_eq!(segments(&crawl)["00004"].len(), 5);
+    assert!(backlog(&crawl).is_empty());
+
+    let got: Vec<String> = all_urls(&crawl)
+        .into_iter()
+        .filter(|u| u.starts_with("http://big.test/p"))
+        .collect();
+    let distinct: BTreeSet<_> = got.iter().cloned().collect();
+    assert_eq!(got.len(), 25, "each big.test page exactly once: {got:?}");
+    assert_eq!(distinct.len(), 25);
+}
+
+#[test]
+fn a_large_round_becomes_consecutive_segments() {
+    let crawl = TempCrawl::new("size");
+    let mut seeds = String::new();
+    for h in 0..5 {
+        for p in 0..5 {
+            seeds.push_str(&format!("http://h{h}.test/{p}\n"));
+        }
+    }
+    let report = inject(&crawl, &seeds, &["--max-segment-size", "10"]);
+    let segs = segments(&crawl);
+    assert_eq!(
+        segs.keys().collect::<Vec<_>>(),
+        ["00001", "00002", "00003"],
+        "{report}"
+    );
+    assert_eq!(segs.values().map(Vec::len).collect::<Vec<_>>(), [10, 10, 5]);
+    // Together they are one domain-sorted list.
+    let hosts: Vec<String> = segs
+        .values()
+        .flat_map(|r| r.iter().map(|r| r.host.clone()))
+        .collect();
+    let mut sorted = hosts.clone();
+    sorted.sort();
+    assert_eq!(hosts, sorted);
+    assert_eq!(all_urls(&crawl).len(), 25);
+
+    // The next round continues after the last ID.
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://h0.test/0", 0, &["/new"])],
+        MB,
+        true,
+    );
+    run_round(&crawl, &["--max-segment-size", "10"]);
+    assert!(segments(&crawl).contains_key("00004"));
+}
+
+#[test]
+fn partitions_keep_each_host_in_one_partition() {
+    let crawl = TempCrawl::new("partitions");
+    let mut seeds = String::new();
+    for h in 0..40 {
+        for p in 0..5 {
+            seeds.push_str(&format!("http://host{h}.test/{p}\n"));
+        }
+    }
+    inject(&crawl, &seeds, &["--partitions", "4"]);
+    let segs = segments(&crawl);
+    assert_eq!(
+        segs.keys().collect::<Vec<_>>(),
+        ["00001-p01", "00001-p02", "00001-p03", "00001-p04"]
+    );
+    let mut home: BTreeMap<String, String> = BTreeMap::new();
+    for (id, recs) in &segs {
+        for r in recs {
+            let prev = home.insert(r.host.clone(), id.clone());
+            assert!(
+                prev.is_none() || prev.as_deref() == Some(id.as_str()),
+                "{} in {prev:?} and {id}",
+                r.host
+            );
+        }
+    }
+    assert_eq!(home.len(), 40);
+    assert_eq!(all_urls(&crawl).len(), 200);
+
+    // A later round puts each host in the same partition number again.
+    let pages: Vec<Page> = (0..40)
+        .map(|h| Page::html(&format!("http://host{h}.test/0"), 0, &["/next"]))
+        .collect();
+    write_fetched(&crawl, "00001-p01", &pages, MB, true);
+    run_round(&crawl, &["--partitions", "4"]);
+    for (id, recs) in segments(&crawl) {
+        if !id.starts_with("00002") {
+            continue;
+        }
+        for r in recs {
+            let first = &home[&r.host];
+            assert_eq!(first[5..], id[5..], "{} moved partition", r.host);
+        }
+    }
+}
+
+#[test]
+fn leftover_and_retries_come_back_without_being_refused_as_seen() {
+    let crawl = TempCrawl::new("leftover");
+    let seeds: String = (1..=6).map(|i| format!("http://a.test/{i}\n")).collect();
+    inject(&crawl, &seeds, &[]);
+    write_leftover(
+        &crawl,
+        "00001",
+        &[
+            rec("http://a.test/3", 0, Via::Leftover, 0),
+            rec("http://a.test/4", 0, Via::Retry, 1),
+            rec("http://a.test/5", 0, Via::Retry, 3),
+            rec("http://a.test/6", 0, Via::Retry, 2),
+        ],
+    );
+    // A page links to a leftover URL too: still one copy.
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/1", 0, &["/3", "/2"])],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &["--max-tries", "3"]);
+    let seg = &segments(&crawl)["00002"];
+    let got: BTreeMap<_, _> = seg.iter().map(|r| (r.url.as_str(), r)).collect();
+    assert_eq!(
+        got.keys().copied().collect::<Vec<_>>(),
+        ["http://a.test/3", "http://a.test/4", "http://a.test/6"],
+        "{report}"
+    );
+    assert_eq!(got["http://a.test/3"].via, Via::Leftover);
+    // The link to it was a copy of a URL already scheduled: dropped before
+    // the sort, so it adds no in-link.
+    assert_eq!(got["http://a.test/3"].inlinks, 0);
+    assert_eq!(got["http://a.test/4"].via, Via::Retry);
+    assert_eq!(got["http://a.test/4"].tries, 1);
+    assert_eq!(figure(&report, "leftover in:"), 1, "{report}");
+    assert_eq!(figure(&report, "retries in:"), 3, "{report}");
+    assert_eq!(figure(&report, "retries exhausted:"), 1, "{report}");
+    // Both links point to URLs scheduled before (/2 a seed, /3 a seed now
+    // in the leftover list).
+    assert_eq!(figure(&report, "dupes:"), 2, "{report}");
+    assert_eq!(figure(&report, "re-entered:"), 3, "{report}");
+}
+
+#[test]
+fn scope_and_trap_filters_are_counted() {
+    let crawl = TempCrawl::new("filters");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let long = format!("/{}", "x".repeat(2100));
+    let deep: String = (0..25).map(|i| format!("/d{i}")).collect();
+    let params: String = (0..12).map(|i| format!("p{i}=1&")).collect();
+    let params = format!("/q?{}", params.trim_end_matches('&'));
+    let links = [
+        "/good",
+        "http://other.test/",
+        "/x/x/x/",
+        deep.as_str(),
+        long.as_str(),
+        params.as_str(),
+        "mailto:someone@a.test",
+        "javascript:void(0)",
+    ];
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            Page::html("http://a.test/", 0, &links),
+            Page::html("http://a.test/far", 10, &["/too-far"]),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/good"]);
+    for key in [
+        "rejected scope:",
+        "rejected too-long:",
+        "rejected repeated-segment:",
+        "rejected too-many-segments:",
+        "rejected too-many-hops:",
+        "rejected too-many-params:",
+    ] {
+        assert_eq!(figure(&report, key), 1, "{key}\n{report}");
+    }
+    assert_eq!(figure(&report, "rejected scheme:"), 2, "{report}");
+
+    // Flags move the limits.
+    let crawl = TempCrawl::new("filters-flags");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &links)],
+        MB,
+        true,
+    );
+    let report = run_round(
+        &crawl,
+        &[
+            "--scope",
+            "any",
+            "--max-path-segments",
+            "30",
+            "--max-hops",
+            "0",
+        ],
+    );
+    assert_eq!(figure(&report, "rejected scope:"), 0, "{report}");
+    // /good, other.test, the deep path and the query: each one hop away.
+    assert_eq!(figure(&report, "rejected too-many-hops:"), 4, "{report}");
+}

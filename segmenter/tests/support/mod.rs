@@ -1,0 +1,363 @@
+//! Helpers for the segmenter's tests: a temporary crawl directory, fetched
+//! runs written with `common::warc::WarcWriter`, and the real binary run with
+//! a dump of everything useful when it fails.
+#![allow(dead_code)] // each test file uses a different part
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime};
+
+use common::crawldir::CrawlDir;
+use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::warc::{Exchange, WarcWriter, WarcWriterConfig};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_segmenter");
+
+/// A crawl directory under the target directory, removed when the test
+/// passes (kept, and named on stderr, when it fails).
+pub struct TempCrawl {
+    pub dir: CrawlDir,
+}
+
+impl TempCrawl {
+    pub fn new(tag: &str) -> TempCrawl {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("segmenter-{tag}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        TempCrawl {
+            dir: CrawlDir::new(root),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.root()
+    }
+
+    /// A path next to (not inside) the crawl directory, for seeds files.
+    pub fn side(&self, name: &str) -> PathBuf {
+        let mut s = self.root().as_os_str().to_owned();
+        s.push(format!(".{name}"));
+        PathBuf::from(s)
+    }
+}
+
+impl Drop for TempCrawl {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for inspection: {}", self.root().display());
+        } else {
+            let _ = fs::remove_dir_all(self.root());
+            if let Some(parent) = self.root().parent() {
+                let prefix = self
+                    .root()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string();
+                if let Ok(rd) = fs::read_dir(parent) {
+                    for e in rd.flatten() {
+                        if e.file_name()
+                            .to_string_lossy()
+                            .starts_with(&format!("{prefix}."))
+                        {
+                            let _ = fs::remove_file(e.path());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs the segmenter with `args`.
+pub fn segmenter(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("SEGMENTER_PAUSE_AT")
+        .output()
+        .expect("segmenter runs")
+}
+
+/// A readable account of a command's result, for assertion messages.
+pub fn dump(args: &[&str], out: &Output, dir: Option<&Path>) -> String {
+    let mut s = format!(
+        "command: segmenter {}\nstatus: {}\n--- stdout\n{}\n--- stderr\n{}\n",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(dir) = dir {
+        s.push_str("--- files\n");
+        list(dir, dir, &mut s);
+    }
+    s
+}
+
+fn list(base: &Path, dir: &Path, out: &mut String) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let rel = p.strip_prefix(base).unwrap_or(&p).display().to_string();
+        if p.is_dir() {
+            out.push_str(&format!("{rel}/\n"));
+            list(base, &p, out);
+        } else {
+            let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+            out.push_str(&format!("{rel}  {len}\n"));
+        }
+    }
+}
+
+/// Runs the segmenter and asserts it succeeded; returns stderr.
+pub fn run_ok(args: &[&str], crawl: &TempCrawl) -> String {
+    let out = segmenter(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        dump(args, &out, Some(crawl.root()))
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `segmenter run CRAWL extra...`
+pub fn run_round(crawl: &TempCrawl, extra: &[&str]) -> String {
+    let root = crawl.root().to_str().unwrap().to_string();
+    let mut args = vec!["run", root.as_str()];
+    args.extend_from_slice(extra);
+    run_ok(&args, crawl)
+}
+
+/// `segmenter inject CRAWL SEEDS extra...` with the seeds given as text.
+pub fn inject(crawl: &TempCrawl, seeds: &str, extra: &[&str]) -> String {
+    let path = crawl.side("seeds.txt");
+    fs::write(&path, seeds).unwrap();
+    let root = crawl.root().to_str().unwrap().to_string();
+    let seeds_arg = path.to_str().unwrap().to_string();
+    let mut args = vec!["inject", root.as_str(), seeds_arg.as_str()];
+    args.extend_from_slice(extra);
+    run_ok(&args, crawl)
+}
+
+/// The number after `key` in the report (`dupes:   12`).
+pub fn figure(report: &str, key: &str) -> u64 {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(key).map(str::trim))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no `{key}` figure in:\n{report}"))
+}
+
+/// One stored response.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub url: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+    pub hops: u32,
+}
+
+impl Page {
+    /// A 200 `text/html` page linking to `links` (hrefs as written).
+    pub fn html(url: &str, hops: u32, links: &[&str]) -> Page {
+        let mut body = String::from("<!DOCTYPE html><html><head><title>t</title></head><body>\n");
+        for l in links {
+            body.push_str(&format!("<p><a href=\"{l}\">link</a></p>\n"));
+        }
+        body.push_str("</body></html>\n");
+        Page {
+            url: url.to_string(),
+            status: 200,
+            content_type: Some("text/html; charset=utf-8".into()),
+            location: None,
+            body: body.into_bytes(),
+            hops,
+        }
+    }
+
+    /// A 301 to `location`.
+    pub fn redirect(url: &str, hops: u32, location: &str) -> Page {
+        Page {
+            url: url.to_string(),
+            status: 301,
+            content_type: Some("text/html".into()),
+            location: Some(location.to_string()),
+            body: b"moved".to_vec(),
+            hops,
+        }
+    }
+}
+
+fn response_head(p: &Page) -> Vec<u8> {
+    let reason = match p.status {
+        200 => "OK",
+        301 => "Moved Permanently",
+        302 => "Found",
+        404 => "Not Found",
+        _ => "Status",
+    };
+    let mut h = format!("HTTP/1.1 {} {reason}\r\n", p.status);
+    if let Some(ct) = &p.content_type {
+        h.push_str(&format!("Content-Type: {ct}\r\n"));
+    }
+    if let Some(loc) = &p.location {
+        h.push_str(&format!("Location: {loc}\r\n"));
+    }
+    h.push_str(&format!("Content-Length: {}\r\n\r\n", p.body.len()));
+    h.into_bytes()
+}
+
+/// Writes `pages` as WARC files into `fetched/ID/` (rolled at
+/// `max_file_size`) and returns the files; `done` writes `DONE`.
+pub fn write_fetched(
+    crawl: &TempCrawl,
+    id: &str,
+    pages: &[Page],
+    max_file_size: u64,
+    done: bool,
+) -> Vec<PathBuf> {
+    let dir = crawl.dir.fetched_dir(id);
+    fs::create_dir_all(&dir).unwrap();
+    let mut w = WarcWriter::new(WarcWriterConfig {
+        dir: dir.clone(),
+        prefix: "test".into(),
+        max_file_size,
+        first_serial: 0,
+        hostname: "testhost".into(),
+        info: vec![("software".into(), "segmenter tests".into())],
+    })
+    .unwrap();
+    let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    for p in pages {
+        let host = url::Url::parse(&p.url).unwrap();
+        let request = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            host.path(),
+            host.host_str().unwrap()
+        );
+        let head = response_head(p);
+        let extra = [
+            ("X-Crawl-Hops", p.hops.to_string()),
+            ("X-Crawl-Via", "link".to_string()),
+        ];
+        w.write_exchange(&Exchange {
+            target_uri: &p.url,
+            date,
+            ip: None,
+            request_head: request.as_bytes(),
+            response_head: &head,
+            payload: &p.body,
+            truncated: None,
+            extra_fields: &extra,
+        })
+        .unwrap();
+    }
+    let files = w.finish().unwrap();
+    if done {
+        fs::write(dir.join("DONE"), b"").unwrap();
+    }
+    files
+}
+
+/// Writes `fetched/ID/leftover.v1.tsv.zst`.
+pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
+    fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
+    let mut w = SegmentWriter::create(crawl.dir.leftover_path(id)).unwrap();
+    for r in recs {
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// A segment record.
+pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
+    SegmentRecord {
+        host: url::Url::parse(url)
+            .unwrap()
+            .host_str()
+            .unwrap()
+            .to_string(),
+        url: url.to_string(),
+        hops,
+        inlinks: 0,
+        via,
+        tries,
+    }
+}
+
+/// Every record of a file in the segment format.
+pub fn read_records(path: &Path) -> Vec<SegmentRecord> {
+    let mut r = SegmentReader::open(path).unwrap();
+    let mut out = Vec::new();
+    let mut rec = SegmentRecord::default();
+    while r.read_next(&mut rec).unwrap() {
+        out.push(rec.clone());
+    }
+    out
+}
+
+/// Every segment of the crawl by ID.
+pub fn segments(crawl: &TempCrawl) -> BTreeMap<String, Vec<SegmentRecord>> {
+    crawl
+        .dir
+        .segment_ids()
+        .unwrap()
+        .into_iter()
+        .map(|id| {
+            let recs = read_records(&crawl.dir.segment_path(&id));
+            (id, recs)
+        })
+        .collect()
+}
+
+/// The backlog's records (empty if there is none).
+pub fn backlog(crawl: &TempCrawl) -> Vec<SegmentRecord> {
+    let p = crawl.dir.backlog_path();
+    if p.exists() {
+        read_records(&p)
+    } else {
+        Vec::new()
+    }
+}
+
+/// Marks segment `id` as fetched with nothing stored (an empty run).
+pub fn mark_fetched_empty(crawl: &TempCrawl, id: &str) {
+    let dir = crawl.dir.fetched_dir(id);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("DONE"), b"").unwrap();
+}
+
+/// URLs of a list of records.
+pub fn urls(recs: &[SegmentRecord]) -> Vec<String> {
+    recs.iter().map(|r| r.url.clone()).collect()
+}
+
+/// A small deterministic generator (xorshift64*), so tests need no crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
