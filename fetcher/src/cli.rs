@@ -126,7 +126,8 @@ pub struct FetchArgs {
     #[arg(long)]
     pub allow_private: bool,
     /// Static name → address map in /etc/hosts format (`IP NAME [NAME...]`),
-    /// used instead of DNS for the names it lists.
+    /// used instead of DNS for the names it lists (a relative path is looked
+    /// up in the current directory, then in CRAWL).
     #[arg(long, value_name = "FILE")]
     pub hosts_file: Option<PathBuf>,
     /// Drop a host for this run after N consecutive failures (timeouts,

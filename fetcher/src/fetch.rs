@@ -323,7 +323,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         download_timeout: s.download_timeout,
         allow_private: s.allow_private,
         hosts: hosts_map,
-        idle_connections: loaded.keys.len().clamp(16, 2048),
+        idle_connections: loaded.keys.len().clamp(16, 512),
     });
     let (filter, seen) = if s.follow_redirects > 0 {
         let scope = common::filter::Scope::load(&s.scope, crawl.root()).map_err(run_err)?;
@@ -438,31 +438,7 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
         let _ = w.join();
     }
 
-    // Leftover: per key, in segment order: retries, then what was loaded,
-    // then what was never read; given-up keys get a log line per URL.
-    let mut leftover_urls = 0u64;
-    for k in frontier.take_leftovers() {
-        for job in k.retries {
-            leftover_urls += 1;
-            let _ = tx.send(Msg::Leftover(job.to_record(job.via, job.tries)));
-        }
-        let mut rest = k.queued;
-        for r in k.ranges {
-            shared.work.read_all(r, |j| rest.push(j)).map_err(run_err)?;
-            // Keep memory bounded on huge keys: flush as we go.
-            for job in rest.drain(..) {
-                leftover_urls += 1;
-                send_leftover(&tx, &job, k.abandoned);
-            }
-        }
-        for job in rest {
-            leftover_urls += 1;
-            send_leftover(&tx, &job, k.abandoned);
-        }
-        if let Some(code) = k.abandoned {
-            diag.to_file(&format!("queue {}: given up ({})", k.name, code.as_str()));
-        }
-    }
+    let leftover_urls = write_leftover(&frontier, &shared.work, &tx, &diag)?;
     drop(tx);
     drop(shared);
     let totals = store.finish().map_err(run_err)?;
@@ -520,6 +496,40 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     } else {
         Ended::Complete
     })
+}
+
+/// The leftover file: per key, in segment order, its retries, then what was
+/// loaded, then what was never read; a given-up key also gets a crawl-log
+/// line per URL saying why. Returns the number of URLs written.
+fn write_leftover(
+    frontier: &Frontier,
+    work: &crate::feed::WorkFile,
+    tx: &std::sync::mpsc::SyncSender<Msg>,
+    diag: &Diag,
+) -> Result<u64, FetchError> {
+    let mut count = 0u64;
+    for k in frontier.take_leftovers() {
+        for job in k.retries {
+            count += 1;
+            let _ = tx.send(Msg::Leftover(job.to_record(job.via, job.tries)));
+        }
+        for job in &k.queued {
+            count += 1;
+            send_leftover(tx, job, k.abandoned);
+        }
+        for r in k.ranges {
+            // One batch at a time, so a huge key does not fill memory.
+            work.read_all(r, |job| {
+                count += 1;
+                send_leftover(tx, &job, k.abandoned);
+            })
+            .map_err(run_err)?;
+        }
+        if let Some(code) = k.abandoned {
+            diag.to_file(&format!("queue {}: given up ({})", k.name, code.as_str()));
+        }
+    }
+    Ok(count)
 }
 
 fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Option<ErrorCode>) {

@@ -200,6 +200,21 @@ enum RobotsState {
     Unavailable { tries: u32, retry_at: Instant },
 }
 
+/// Added to every non-zero delay: the next request must not reach the
+/// server sooner than the delay after the server finished answering, and
+/// the server may finish (and a host may measure) a little after we have
+/// read the last byte.
+pub const DELAY_HEADROOM: Duration = Duration::from_millis(2);
+
+/// The time a key may be contacted again after waiting `wait` from `now`.
+fn after(now: Instant, wait: Duration) -> Instant {
+    if wait.is_zero() {
+        now
+    } else {
+        now + wait + DELAY_HEADROOM
+    }
+}
+
 /// robots.txt attempts before a host's URLs are left for a later run.
 pub const ROBOTS_TRIES: u32 = 3;
 
@@ -508,7 +523,7 @@ impl Frontier {
         let at = match report {
             RobotsReport::Rules(access) => {
                 self.apply_rules(&mut st, key, access, host);
-                now + self.policy.delay(&st.keys[key].timing)
+                after(now, self.policy.delay(&st.keys[key].timing))
             }
             RobotsReport::Unavailable => {
                 let tries = match st.robots.get(host) {
@@ -523,7 +538,7 @@ impl Frontier {
                     host.to_string(),
                     RobotsState::Unavailable { tries, retry_at },
                 );
-                now + self.policy.delay(&st.keys[key].timing)
+                after(now, self.policy.delay(&st.keys[key].timing))
             }
             RobotsReport::Interrupted => {
                 st.robots.remove(host);
@@ -560,7 +575,7 @@ impl Frontier {
         let wait = report
             .retry_after
             .unwrap_or_else(|| self.policy.delay(&st.keys[key].timing));
-        self.release(&mut st, key, Some(now + wait));
+        self.release(&mut st, key, Some(after(now, wait)));
         st.keys[key].status != Status::Done
     }
 

@@ -418,7 +418,11 @@ impl Client {
             .timeout_global(Some(cfg.download_timeout))
             .max_idle_connections(4)
             .max_idle_connections_per_host(1)
-            .max_response_header_size(256 * 1024)
+            // A pooled connection keeps its buffers: ureq's defaults (128 KiB
+            // each way) would make hundreds of idle hosts cost hundreds of MB.
+            .max_response_header_size(64 * 1024)
+            .input_buffer_size(64 * 1024)
+            .output_buffer_size(16 * 1024)
             .build();
         Client {
             agents: Arc::default(),

@@ -107,7 +107,7 @@ impl Store {
             })?;
         let warc_dir = warc.dir.clone();
         let writer = WarcWriter::new(warc).map_err(|source| StoreError::Io {
-            path: warc_dir,
+            path: warc_dir.clone(),
             source,
         })?;
         let leftover = SegmentWriter::create(leftover)?;
@@ -115,7 +115,7 @@ impl Store {
         let log_path = crawl_log.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("store".into())
-            .spawn(move || run(rx, writer, log_file, log_path, leftover))
+            .spawn(move || run(rx, writer, warc_dir, log_file, log_path, leftover))
             .map_err(|source| StoreError::Io {
                 path: crawl_log.to_path_buf(),
                 source,
@@ -148,6 +148,7 @@ impl Store {
 fn run(
     rx: Receiver<Msg>,
     mut warc: WarcWriter,
+    warc_dir: PathBuf,
     log_file: File,
     log_path: PathBuf,
     mut leftover: SegmentWriter,
@@ -191,7 +192,7 @@ fn run(
                     extra_fields: &extra,
                 };
                 warc.write_exchange(&ex).map_err(|source| StoreError::Io {
-                    path: PathBuf::from("WARC file"),
+                    path: warc_dir.clone(),
                     source,
                 })?;
                 totals.responses += 1;
@@ -210,7 +211,7 @@ fn run(
     log.flush().map_err(log_err)?;
     log.get_ref().sync_all().map_err(log_err)?;
     totals.warc_files = warc.finish().map_err(|source| StoreError::Io {
-        path: PathBuf::from("WARC file"),
+        path: warc_dir.clone(),
         source,
     })?;
     leftover.finish()?;

@@ -116,6 +116,14 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
         "payload stored decoded"
     );
 
+    // warcio can index it: one request and one response per fetch.
+    let index = testkit::warcio::index(&warc_files(&crawl, "00001")[0]);
+    let indexed_responses = index
+        .iter()
+        .filter(|e| e["warc-type"] == "response")
+        .count();
+    assert_eq!(indexed_responses, urls.len() + 3, "{index:?}");
+
     assert!(leftover(&crawl, "00001").is_empty());
     let stats: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
@@ -129,4 +137,68 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()
+}
+
+#[test]
+fn key_ip_shares_politeness_between_names_of_one_address() {
+    let mut routes = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..5 {
+        routes = routes.route(format!("/{i}"), Response::html("x"));
+    }
+    let server = Server::builder().host("one.test", routes).start().unwrap();
+    let crawl = crawl_dir("key-ip");
+    // Two names for the one server address.
+    let ip = server.addr("one.test").ip();
+    let port = server.port();
+    let hosts = crawl.root().join("two-names");
+    std::fs::write(&hosts, format!("{ip} one.test\n{ip} two.test\n")).unwrap();
+    let mut w = common::segment::SegmentWriter::create(crawl.segment_path("00001")).unwrap();
+    for name in ["one.test", "two.test"] {
+        for i in 0..5 {
+            w.write(&common::segment::SegmentRecord {
+                host: name.into(),
+                url: format!("http://{name}:{port}/{i}"),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let out = run(fetch_cmd(&crawl, &server)
+        .arg("--hosts-file")
+        .arg(&hosts)
+        .args(["--key", "ip", "--min-delay", "40ms"]));
+    assert_exit(&out, 0);
+    let log = server.log("one.test");
+    assert_eq!(log.len(), 12, "two robots.txt and ten pages");
+    // Both names hit one address: one queue, so the delay holds across them.
+    testkit::server::assert_polite(&log, Duration::from_millis(40));
+}
+
+#[test]
+fn warc_files_roll_over_at_the_size_limit() {
+    let mut routes = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..30 {
+        routes = routes.route(
+            format!("/{i}"),
+            Response::html(format!("{i} {}", "y".repeat(20_000))),
+        );
+    }
+    let server = Server::builder().host("a.test", routes).start().unwrap();
+    let crawl = crawl_dir("rollover");
+    let paths: Vec<String> = (0..30).map(|i| format!("/{i}")).collect();
+    let pairs: Vec<(&str, &str)> = paths.iter().map(|p| ("a.test", p.as_str())).collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+    let out = run(fetch_cmd(&crawl, &server).args(["--warc-max-size", "2000"]));
+    assert_exit(&out, 0);
+    let files = warc_files(&crawl, "00001");
+    assert!(files.len() > 5, "only {} WARC files", files.len());
+    warcio_check(&crawl, "00001");
+    for f in &files {
+        let mut r = common::warc::WarcReader::open(f, 1024).unwrap();
+        let mut rec = common::warc::WarcRecord::default();
+        assert!(r.read_next(&mut rec).unwrap());
+        assert_eq!(rec.record_type(), Some("warcinfo"), "{}", f.display());
+    }
+    assert_eq!(responses(&crawl, "00001").len(), 31);
 }

@@ -36,6 +36,12 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
             robots_ok(Routes::new()).route("/x", Response::never_answer()),
         )
         .host(
+            "mute-robots.test",
+            Routes::new()
+                .route("/robots.txt", Response::never_answer())
+                .route("/x", Response::html("x")),
+        )
+        .host(
             "trickle.test",
             robots_ok(Routes::new()).route(
                 "/x",
@@ -47,6 +53,7 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
     let crawl = crawl_dir("timeouts");
     let mut urls = vec![
         ("silent.test", "/x".to_string()),
+        ("mute-robots.test", "/x".to_string()),
         ("trickle.test", "/x".to_string()),
     ];
     urls.extend((0..20).map(|i| ("fast.test", format!("/{i}"))));
@@ -55,11 +62,13 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
     let started = Instant::now();
     let out = run(fetch_cmd(&crawl, &server).args([
         "--first-byte-timeout",
-        "1s",
+        "2s",
         "--download-timeout",
-        "1500ms",
+        "2500ms",
         "--min-delay",
         "10ms",
+        "--robots-retry-delay",
+        "100ms",
     ]));
     assert_exit(&out, 0);
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -74,7 +83,7 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         .find(|l| l.url == server.url("trickle.test", "/x"))
         .unwrap();
     assert!(trickle.note.contains("truncated time"), "{trickle:?}");
-    assert!(trickle.bytes > 0 && trickle.bytes < 10_000);
+    assert!(trickle.bytes > 0 && trickle.bytes < 10_000, "{trickle:?}");
     // The fast host was done while the slow ones were still hanging.
     let fast_end = server.log("fast.test").iter().map(|e| e.end).max().unwrap();
     let silent_start = server
@@ -84,16 +93,36 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         .unwrap()
         .start;
     assert!(
-        fast_end < silent_start + Duration::from_millis(900),
+        fast_end < silent_start + Duration::from_millis(1900),
         "fast host held up by the silent one"
     );
     assert_eq!(server.log("fast.test").len(), 21);
+    // A robots.txt that never answers holds back only its own host: the
+    // page waits for a later run.
+    assert!(
+        fast_end < started + Duration::from_millis(4000),
+        "fast host held up by a robots.txt that never answers"
+    );
+    assert!(
+        !server
+            .log("mute-robots.test")
+            .iter()
+            .any(|e| e.target == "/x")
+    );
     // The timed-out URL is retried in a later run.
     let left = leftover(&crawl, "00001");
     assert!(
         left.iter().any(|r| r.url == server.url("silent.test", "/x")
             && r.via == Via::Retry
             && r.tries == 1)
+    );
+    assert_eq!(
+        status_of(&lines, &server.url("mute-robots.test", "/x")),
+        Status::Error(ErrorCode::RobotsUnavailable)
+    );
+    assert!(
+        left.iter()
+            .any(|r| r.url == server.url("mute-robots.test", "/x") && r.via == Via::Leftover)
     );
     warcio_check(&crawl, "00001");
 }

@@ -184,3 +184,47 @@ fn status_policy_redirects_and_rules() {
     assert_eq!(left.len(), 2 * paths.len());
     warcio_check(&crawl, "00001");
 }
+
+#[test]
+fn robots_txt_is_reused_from_the_host_state() {
+    let server = Server::builder()
+        .host(
+            "a.test",
+            pages(
+                Routes::new().route(
+                    "/robots.txt",
+                    Response::text("User-agent: *\nDisallow: /b\n"),
+                ),
+                &["/a", "/b"],
+            ),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("robots-cache");
+    write_segment(&crawl, "00001", &server, &[("a.test", "/a")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    write_segment(&crawl, "00002", &server, &[("a.test", "/b")]);
+    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    let robots = server
+        .log("a.test")
+        .iter()
+        .filter(|e| e.target == "/robots.txt")
+        .count();
+    assert_eq!(robots, 1, "robots.txt fetched again within 24 h");
+    assert!(
+        fetched_paths(&server, "a.test") == ["/a"],
+        "the cached rules were applied"
+    );
+    let lines = crawl_log(&crawl, "00002");
+    assert_eq!(lines[0].status, Status::Error(ErrorCode::Robots));
+
+    // The host state holds what the runs learned.
+    let db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();
+    let state = db.get("a.test").unwrap().expect("a.test in hosts.db");
+    let robots = state.robots.expect("robots.txt kept");
+    assert_eq!(robots.status, 200);
+    assert!(String::from_utf8_lossy(&robots.body).contains("Disallow: /b"));
+    assert_eq!(state.pages_total, 1);
+    assert_eq!(state.response_times_ms.len(), 1);
+    assert!(state.last_contact_ms.is_some());
+}

@@ -5,6 +5,8 @@ mod support;
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::segment::Via;
@@ -179,4 +181,104 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
         before > 0 && before < all.len(),
         "killed mid-run ({before} pages before)"
     );
+}
+
+#[test]
+fn time_limit_and_min_hosts_stop_with_a_leftover() {
+    let per_host = 30;
+    let server = server(per_host);
+    let crawl = crawl_dir("time-limit");
+    let all = segment(&crawl, &server, per_host);
+    let out =
+        run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--time-limit", "400ms"]));
+    assert_exit(&out, 0);
+    assert!(crawl.is_fetched("00001"));
+    let stats: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["stop_reason"], "time-limit");
+    let stored = stored_pages(&crawl, "00001").len();
+    let left = leftover(&crawl, "00001").len();
+    assert!(left > 0 && stored > 0);
+    assert_eq!(stored + left, all.len());
+
+    // min-hosts: one host with one URL, one with many; with --min-hosts 2
+    // the run stops once only the big host still has work.
+    let crawl = crawl_dir("min-hosts");
+    let mut pairs = vec![("a.test", "/0")];
+    let paths: Vec<String> = (0..per_host).map(|i| format!("/{i}")).collect();
+    pairs.extend(paths.iter().map(|p| ("b.test", p.as_str())));
+    write_segment(&crawl, "00001", &server, &pairs);
+    let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--min-hosts", "2"]));
+    assert_exit(&out, 0);
+    let stats: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crawl.fetched_dir("00001").join("stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["stop_reason"], "min-hosts");
+    let left = leftover(&crawl, "00001");
+    assert!(!left.is_empty() && left.iter().all(|r| r.host == "b.test"));
+}
+
+#[test]
+fn a_second_signal_exits_at_once_and_the_rerun_completes() {
+    let hanging = Arc::new(AtomicBool::new(false));
+    let seen = hanging.clone();
+    let server = Server::builder()
+        .host(
+            "stuck.test",
+            Routes::new()
+                .route("/robots.txt", Response::not_found())
+                .route_fn("/hang", move |_: &testkit::server::Request| {
+                    seen.store(true, Ordering::SeqCst);
+                    Response::never_answer()
+                })
+                .route("/ok", Response::html("ok")),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("second-signal");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("stuck.test", "/hang"), ("stuck.test", "/ok")],
+    );
+    let child = fetch_cmd(&crawl, &server)
+        .args([
+            "--first-byte-timeout",
+            "30s",
+            "--download-timeout",
+            "30s",
+            "--stop-grace",
+            "30s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Signal once /hang is in flight (it never gets an answer).
+    let t0 = std::time::Instant::now();
+    while !hanging.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(hanging.load(Ordering::SeqCst), "/hang never requested");
+    signal(child.id(), "-TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), "-INT");
+    let started = std::time::Instant::now();
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_exit(&out, 131);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the second signal did not exit at once"
+    );
+    assert!(!crawl.is_fetched("00001"), "no DONE after a second signal");
+
+    let out = run(fetch_cmd(&crawl, &server).args(["--first-byte-timeout", "300ms"]));
+    assert_exit(&out, 0);
+    assert!(crawl.is_fetched("00001"));
+    let lines = crawl_log(&crawl, "00001");
+    assert_eq!(lines.iter().filter(|l| l.via != Via::Robots).count(), 2);
 }
