@@ -32,6 +32,9 @@ pub struct Meta {
     /// Already scheduled once (leftover, retry, backlog): not checked
     /// against `seen.bloom`.
     pub exempt: bool,
+    /// Stored by the fetcher this round without having been scheduled (it
+    /// followed a redirect): recorded as seen, scheduled nowhere.
+    pub fetched: bool,
 }
 
 impl Meta {
@@ -47,6 +50,7 @@ impl Meta {
             self.via = other.via;
         }
         self.exempt |= other.exempt;
+        self.fetched |= other.fetched;
     }
 
     /// Fixed-size little-endian form used in sort buffers.
@@ -56,7 +60,7 @@ impl Meta {
         b[4..8].copy_from_slice(&self.inlinks.to_le_bytes());
         b[8..12].copy_from_slice(&self.tries.to_le_bytes());
         b[12] = via_code(self.via);
-        b[13] = u8::from(self.exempt);
+        b[13] = u8::from(self.exempt) | u8::from(self.fetched) << 1;
         b
     }
 
@@ -68,7 +72,8 @@ impl Meta {
             inlinks: word(4),
             tries: word(8),
             via: via_of_code(b[12]),
-            exempt: b[13] != 0,
+            exempt: b[13] & 1 != 0,
+            fetched: b[13] & 2 != 0,
         }
     }
 }
@@ -205,6 +210,7 @@ mod tests {
             tries,
             via,
             exempt,
+            fetched: false,
         }
     }
 
@@ -240,6 +246,8 @@ mod tests {
         ] {
             let m = meta(7, 70_000, 3, via, true);
             assert_eq!(Meta::decode(&m.encode()), m);
+            let f = Meta { fetched: true, ..m };
+            assert_eq!(Meta::decode(&f.encode()), f);
         }
     }
 

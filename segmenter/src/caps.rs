@@ -31,6 +31,8 @@ pub enum Fate {
     Segment,
     /// Into the backlog, for a later round.
     Backlog,
+    /// Nowhere: already fetched this round; only recorded as seen.
+    Fetched,
 }
 
 /// Priority order within a host: better first.
@@ -137,6 +139,7 @@ mod tests {
             tries: 0,
             via: Via::Link,
             exempt: false,
+            fetched: false,
         }
     }
 
@@ -149,6 +152,7 @@ mod tests {
             match fate {
                 Fate::Segment => kept.push(p.url.clone()),
                 Fate::Backlog => over.push(p.url.clone()),
+                Fate::Fetched => panic!("the cap never drops a URL"),
             }
             Ok::<_, ()>(())
         };
@@ -183,7 +187,7 @@ mod tests {
                 kept.push(p.url.clone());
                 Ok(())
             }
-            Fate::Backlog => Err(()),
+            Fate::Backlog | Fate::Fetched => Err(()),
         };
         for (u, hops) in [("/z", 1), ("/y", 0)] {
             cap.add(u, meta(1, hops), BloomHash(0, 1), &mut emit)

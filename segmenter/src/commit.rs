@@ -118,11 +118,22 @@ pub fn pause_point(name: &str) {
     }
 }
 
-/// The staging directory of the round being built.
+/// The staging directory of the round being built. Dropped before its
+/// commit marker is written (an error, a panic), it is deleted: nothing in it
+/// counts yet.
 #[derive(Debug)]
 pub struct Staging {
     root: PathBuf,
     dir: PathBuf,
+    marked: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.marked {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
 }
 
 impl Staging {
@@ -135,6 +146,7 @@ impl Staging {
         Ok(Staging {
             root: crawl.root().to_path_buf(),
             dir,
+            marked: false,
         })
     }
 
@@ -165,7 +177,7 @@ impl Staging {
 
     /// Makes the staged files durable, marks the round committed and moves
     /// the files into the crawl directory. Returns the files moved.
-    pub fn commit(self) -> Result<Vec<String>, Error> {
+    pub fn commit(mut self) -> Result<Vec<String>, Error> {
         let sort = self.sort_dir();
         if sort.exists() {
             fs::remove_dir_all(&sort).map_err(Error::io(&sort))?;
@@ -206,6 +218,9 @@ impl Staging {
             marker.push('\n');
         }
         let marker_path = self.dir.join(MARKER);
+        // From the marker on, the round is decided: an error while moving
+        // leaves the staging directory for the next run to roll forward.
+        self.marked = true;
         write_atomic(&marker_path, marker.as_bytes()).map_err(Error::io(&marker_path))?;
         pause_point("marked");
         apply(&self.root, &self.dir)
@@ -325,7 +340,9 @@ mod tests {
     #[test]
     fn uncommitted_staging_is_discarded() {
         let c = crawl("discard");
-        drop(stage(&c));
+        let s = stage(&c);
+        // As if killed: the directory stays behind.
+        std::mem::forget(s);
         assert_eq!(recover(&c).unwrap(), Recovery::Discarded);
         assert!(!c.segment_path("00002").exists());
         assert!(!c.consumed_path().exists());
@@ -334,9 +351,18 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_round_leaves_no_staging() {
+        let c = crawl("dropped");
+        drop(stage(&c));
+        assert!(!c.root().join(STAGING_DIR).exists());
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
     fn marked_staging_is_rolled_forward_even_half_moved() {
         let c = crawl("forward");
-        let s = stage(&c);
+        let mut s = stage(&c);
+        s.marked = true;
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::segment::{FILE_SUFFIX, SegmentRecord, SegmentWriter, Via};
 
-use crate::caps::Pick;
+use crate::caps::{Fate, Pick};
 use crate::error::Error;
 use crate::partition::{partition_of, segment_id};
 
@@ -32,7 +32,22 @@ pub struct Output {
     parts: Vec<Part>,
     backlog: SegmentWriter,
     finished: Vec<(String, u64)>,
-    rec: SegmentRecord,
+}
+
+/// Fills `rec` with a URL of `host` going where `fate` says (`via` is
+/// `backlog` for the backlog).
+pub fn fill_record(rec: &mut SegmentRecord, host: &str, pick: &Pick, fate: Fate) {
+    rec.host.clear();
+    rec.host.push_str(host);
+    rec.url.clear();
+    rec.url.push_str(&pick.url);
+    rec.hops = pick.meta.hops;
+    rec.inlinks = pick.meta.inlinks;
+    rec.tries = pick.meta.tries;
+    rec.via = match fate {
+        Fate::Segment | Fate::Fetched => pick.meta.via,
+        Fate::Backlog => Via::Backlog,
+    };
 }
 
 impl Output {
@@ -61,25 +76,25 @@ impl Output {
                 .collect(),
             backlog: SegmentWriter::create(backlog_path)?,
             finished: Vec::new(),
-            rec: SegmentRecord::default(),
         })
     }
 
-    fn fill(&mut self, host: &str, pick: &Pick, via: Via) {
-        self.rec.host.clear();
-        self.rec.host.push_str(host);
-        self.rec.url.clear();
-        self.rec.url.push_str(&pick.url);
-        self.rec.hops = pick.meta.hops;
-        self.rec.inlinks = pick.meta.inlinks;
-        self.rec.tries = pick.meta.tries;
-        self.rec.via = via;
+    /// Writes a record where `fate` says: a segment (of the record's
+    /// partition) or the backlog.
+    pub fn write(&mut self, fate: Fate, rec: &SegmentRecord) -> Result<(), Error> {
+        match fate {
+            Fate::Segment => self.schedule(rec),
+            Fate::Backlog => {
+                self.backlog.write(rec)?;
+                Ok(())
+            }
+            Fate::Fetched => Ok(()),
+        }
     }
 
     /// Writes a URL to its partition's current segment.
-    pub fn schedule(&mut self, host: &str, pick: &Pick) -> Result<(), Error> {
-        self.fill(host, pick, pick.meta.via);
-        let p = partition_of(host, self.partitions);
+    fn schedule(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
+        let p = partition_of(&rec.host, self.partitions);
         let part = &mut self.parts[p as usize];
         if part.count == self.max_size
             && let Some(w) = part.writer.take()
@@ -97,15 +112,8 @@ impl Output {
         part.writer
             .as_mut()
             .expect("writer just opened")
-            .write(&self.rec)?;
+            .write(rec)?;
         part.count += 1;
-        Ok(())
-    }
-
-    /// Writes a URL to the backlog.
-    pub fn backlog(&mut self, host: &str, pick: &Pick) -> Result<(), Error> {
-        self.fill(host, pick, Via::Backlog);
-        self.backlog.write(&self.rec)?;
         Ok(())
     }
 

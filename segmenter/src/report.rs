@@ -19,8 +19,10 @@ pub struct Counts {
     pub warc_files: u64,
     /// WARC records read.
     pub records: u64,
-    /// `response` records.
+    /// `response` records of pages (robots.txt fetches not included).
     pub responses: u64,
+    /// `response` records of robots.txt fetches (skipped).
+    pub robots_responses: u64,
     /// Responses read as HTML.
     pub html_pages: u64,
     /// Bytes of HTML bodies read.
@@ -107,6 +109,7 @@ impl AddAssign<&Counts> for Counts {
         self.warc_files += o.warc_files;
         self.records += o.records;
         self.responses += o.responses;
+        self.robots_responses += o.robots_responses;
         self.html_pages += o.html_pages;
         self.html_bytes += o.html_bytes;
         self.links += o.links;
@@ -149,6 +152,9 @@ pub struct Selection {
     pub scheduled: u64,
     /// URLs written to the backlog.
     pub backlogged: u64,
+    /// URLs the fetcher stored without their being scheduled (redirects it
+    /// followed): recorded as seen.
+    pub already_fetched: u64,
     /// Hosts with at least one URL scheduled.
     pub hosts: u64,
     /// Hosts that hit the per-host cap.
@@ -232,6 +238,7 @@ impl Report {
             );
             line("warc files:", c.warc_files.to_string());
             line("responses:", c.responses.to_string());
+            line("robots.txt responses:", c.robots_responses.to_string());
             line("pages scanned:", c.html_pages.to_string());
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());
@@ -264,6 +271,9 @@ impl Report {
         line("hosts:", s.hosts.to_string());
         line("capped hosts:", s.capped_hosts.to_string());
         line("to backlog:", s.backlogged.to_string());
+        if self.command == "run" {
+            line("already fetched:", s.already_fetched.to_string());
+        }
         line("backlog size:", self.backlog.to_string());
         if self.segments.is_empty() {
             line("segments:", "none (no new URLs)".to_string());

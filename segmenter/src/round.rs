@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use common::atomic::write_atomic;
+use common::bloom::BloomHash;
 use common::filter::UrlFilter;
 use common::segment::{SegmentReader, SegmentRecord};
 
@@ -20,7 +21,7 @@ use crate::caps::{Fate, HostCap, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::error::Error;
 use crate::log::RunLog;
-use crate::output::Output;
+use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
@@ -182,24 +183,19 @@ const BATCH: usize = 4096;
 
 /// A batch of URLs for the writer thread; recycled with its strings.
 struct Batch {
-    recs: Vec<(Fate, String, Pick)>,
+    recs: Vec<(Fate, SegmentRecord, BloomHash)>,
     len: usize,
 }
 
 impl Batch {
     fn push(&mut self, fate: Fate, host: &str, pick: &Pick) {
         if self.len == self.recs.len() {
-            self.recs.push((fate, host.to_string(), pick.clone()));
-        } else {
-            let slot = &mut self.recs[self.len];
-            slot.0 = fate;
-            slot.1.clear();
-            slot.1.push_str(host);
-            slot.2.url.clear();
-            slot.2.url.push_str(&pick.url);
-            slot.2.meta = pick.meta;
-            slot.2.hash = pick.hash;
+            self.recs.push((fate, SegmentRecord::default(), pick.hash));
         }
+        let slot = &mut self.recs[self.len];
+        slot.0 = fate;
+        fill_record(&mut slot.1, host, pick, fate);
+        slot.2 = pick.hash;
         self.len += 1;
     }
 }
@@ -207,7 +203,7 @@ impl Batch {
 /// The selection's end of the channel to the writer thread.
 struct Sink {
     batch: Batch,
-    to_writer: mpsc::SyncSender<Batch>,
+    to_next: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
     /// False once the writer has stopped (its error comes out of `join`).
     alive: bool,
@@ -218,6 +214,7 @@ impl Sink {
         match fate {
             Fate::Segment => sel.scheduled += 1,
             Fate::Backlog => sel.backlogged += 1,
+            Fate::Fetched => sel.already_fetched += 1,
         }
         self.batch.push(fate, host, pick);
         if self.batch.len == BATCH {
@@ -231,7 +228,7 @@ impl Sink {
             len: 0,
         });
         let full = std::mem::replace(&mut self.batch, next);
-        self.alive &= self.to_writer.send(full).is_ok();
+        self.alive &= self.to_next.send(full).is_ok();
     }
 }
 
@@ -250,9 +247,10 @@ fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection)
 
 /// Every URL out of the merge is scheduled: the best `max_per_host` of each
 /// host into the segments, the rest into the backlog. With `domains`, the
-/// registrable domains met are collected too (for `scope.seeds`). This thread merges and
-/// caps; a writer thread inserts into `seen.bloom` (in output order, so the
-/// file is the same on every run) and compresses the segments.
+/// registrable domains met are collected too (for `scope.seeds`). Three
+/// threads in a pipeline: this one merges and caps; the next inserts into
+/// `seen.bloom` (in output order, so that the file is the same on every
+/// run); the last formats and compresses the segments and the backlog.
 fn select(
     mut merger: Merger,
     runs: &RunDir,
@@ -262,29 +260,44 @@ fn select(
     sel: &mut Selection,
     mut domains: Option<&mut Vec<String>>,
 ) -> Result<(Vec<(String, u64)>, u64), Error> {
-    let (to_writer, from_select) = mpsc::sync_channel::<Batch>(4);
-    let (recycle, recycled) = mpsc::sync_channel::<Batch>(8);
+    let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
+    let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
+    let (recycle, recycled) = mpsc::sync_channel::<Batch>(12);
     std::thread::scope(|s| {
-        let writer = s.spawn(move || -> Result<(Vec<(String, u64)>, u64), Error> {
-            for batch in from_select {
-                for (fate, host, pick) in &batch.recs[..batch.len] {
-                    seen.insert(pick.hash);
-                    match fate {
-                        Fate::Segment => output.schedule(host, pick)?,
-                        Fate::Backlog => output.backlog(host, pick)?,
+        // Inserting into the Bloom filter is mostly waiting for memory: a
+        // stage of its own, between the selection and the writer.
+        std::thread::Builder::new()
+            .name("seen".into())
+            .spawn_scoped(s, move || {
+                for batch in from_select {
+                    for (_, _, hash) in &batch.recs[..batch.len] {
+                        seen.insert(*hash);
+                    }
+                    if to_writer.send(batch).is_err() {
+                        return;
                     }
                 }
-                let _ = recycle.try_send(Batch { len: 0, ..batch });
-            }
-            output.finish()
-        });
+            })
+            .expect("the seen thread starts");
+        let writer = std::thread::Builder::new()
+            .name("write".into())
+            .spawn_scoped(s, move || -> Result<(Vec<(String, u64)>, u64), Error> {
+                for batch in from_seen {
+                    for (fate, rec, _) in &batch.recs[..batch.len] {
+                        output.write(*fate, rec)?;
+                    }
+                    let _ = recycle.try_send(Batch { len: 0, ..batch });
+                }
+                output.finish()
+            })
+            .expect("the writer thread starts");
 
         let mut sink = Sink {
             batch: Batch {
                 recs: Vec::new(),
                 len: 0,
             },
-            to_writer,
+            to_next: to_seen,
             recycled,
             alive: true,
         };
@@ -314,6 +327,15 @@ fn select(
                     current.extend_from_slice(host_prefix(&key));
                     host.clear();
                     host.push_str(parts.host);
+                }
+                if meta.fetched {
+                    let pick = Pick {
+                        url: parts.url.to_string(),
+                        meta,
+                        hash: parts.hash,
+                    };
+                    sink.push(Fate::Fetched, &host, &pick, sel);
+                    continue;
                 }
                 if meta.exempt {
                     sel.reentered += 1;

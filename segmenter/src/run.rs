@@ -91,6 +91,36 @@ pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
         carry_backlog: false,
         record_seed_domains: false,
     };
+    let warcs = plan
+        .jobs
+        .iter()
+        .filter(|j| matches!(j, Job::Warc(_)))
+        .count();
+    let leftovers = plan
+        .jobs
+        .iter()
+        .filter(|j| matches!(j, Job::Leftover(_)))
+        .count();
+    let bytes: u64 = plan
+        .jobs
+        .iter()
+        .filter_map(|j| match j {
+            Job::Warc(p) | Job::Leftover(p) | Job::Backlog(p) => std::fs::metadata(p).ok(),
+            Job::Seeds { .. } => None,
+        })
+        .map(|m| m.len())
+        .sum();
+    session.log.info(format_args!(
+        "reading {} fetched run(s) ({}): {warcs} WARC file(s), {leftovers} leftover list(s){}, {:.1} MB",
+        plan.consumes.len(),
+        if plan.consumes.is_empty() {
+            "-".to_string()
+        } else {
+            plan.consumes.join(" ")
+        },
+        if has_backlog { " and the backlog" } else { "" },
+        bytes as f64 / 1e6
+    ));
     let staging = session.staging()?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);

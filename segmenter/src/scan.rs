@@ -16,7 +16,11 @@
 //!   as it was, exempt from the seen check; a retry that already failed
 //!   `max_tries` times is dropped and counted;
 //! - a backlog URL: as it was, exempt from the seen check;
-//! - a seed: hops 0.
+//! - a seed: hops 0;
+//! - a stored page that was never scheduled (the fetcher followed a
+//!   redirect to it within its run): recorded as seen, scheduled nowhere.
+//!
+//! Records of robots.txt fetches (`X-Crawl-Via: robots`) are skipped.
 //!
 //! Bad input (unreadable or truncated WARC files, records that are not HTTP
 //! responses, pages over `max_page_size`, binary content labelled HTML,
@@ -28,7 +32,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 
 use common::bloom::BloomHash;
 use common::filter::Reject;
@@ -146,37 +150,106 @@ pub struct ScanOutput {
     pub seed_domains: BTreeSet<String>,
 }
 
-/// Runs every job on `cfg.threads` workers.
-pub fn scan(cfg: &ScanConfig<'_>, mut jobs: Vec<Job>) -> Result<ScanOutput, Error> {
+/// A response record on its way from a reader thread to a worker.
+struct Fetched {
+    /// Index of the file in the list of WARC files.
+    file: usize,
+    record: WarcRecord,
+}
+
+/// Spare record buffers, passed back from the workers to the readers.
+type RecordPool = Mutex<Vec<WarcRecord>>;
+
+/// Runs every job. WARC files are decompressed by reader threads (at most
+/// half as many as workers, and no more than files) that pass response
+/// records to `cfg.threads` workers through a bounded channel, so that all
+/// workers extract links even when a fetched run is one large file; the
+/// workers take the other jobs (leftover, backlog, seeds) first.
+pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
+    let threads = cfg.threads.max(1);
+    let (warcs, mut jobs): (Vec<Job>, Vec<Job>) =
+        jobs.into_iter().partition(|j| matches!(j, Job::Warc(_)));
+    let mut warcs: Vec<PathBuf> = warcs
+        .into_iter()
+        .filter_map(|j| match j {
+            Job::Warc(p) => Some(p),
+            _ => None,
+        })
+        .collect();
     // Largest first, so that the last job to finish is a small one.
     jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
-    let threads = cfg.threads.max(1);
+    warcs.sort_by_cached_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    let readers = warcs.len().min(threads.div_ceil(2));
+
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("scan-{i}"))
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
-    let next = AtomicUsize::new(0);
+    let next_job = AtomicUsize::new(0);
+    let next_warc = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let results: Mutex<Vec<WorkerResult>> = Mutex::new(Vec::new());
+    let records: RecordPool = Mutex::new(Vec::new());
+    let (tx, rx) = mpsc::sync_channel::<Fetched>(2 * threads);
+    // The last worker to stop drops the receiver, which stops the readers.
+    let rx = Mutex::new(Some(rx));
+    let active = AtomicUsize::new(threads);
     let budget = (cfg.memory / threads as u64) as usize;
-    pool.scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|_| {
-                let mut w = Worker::new(cfg, budget);
-                while !stop.load(Ordering::Relaxed) {
-                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        break;
-                    };
-                    if let Err(e) = w.run(job) {
+    let mut reader_counts = Counts::default();
+
+    std::thread::scope(|ts| {
+        let handles: Vec<_> = (0..readers)
+            .map(|i| {
+                let tx = tx.clone();
+                let (warcs, next_warc, stop, records) = (&warcs, &next_warc, &stop, &records);
+                std::thread::Builder::new()
+                    .name(format!("warc-{i}"))
+                    .spawn_scoped(ts, move || {
+                        read_warcs(cfg, warcs, next_warc, stop, records, tx)
+                    })
+                    .expect("a reader thread starts")
+            })
+            .collect();
+        drop(tx);
+        pool.scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|_| {
+                    let mut w = Worker::new(cfg, budget);
+                    let result = (|| {
+                        while !stop.load(Ordering::Relaxed) {
+                            let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
+                            else {
+                                break;
+                            };
+                            w.run(job)?;
+                        }
+                        while !stop.load(Ordering::Relaxed) {
+                            let msg = {
+                                let guard = rx.lock().expect("no panics");
+                                match guard.as_ref().map(|r| r.recv()) {
+                                    Some(Ok(msg)) => msg,
+                                    _ => break,
+                                }
+                            };
+                            w.fetched(&warcs[msg.file], msg.record, &records)?;
+                        }
+                        Ok(())
+                    })();
+                    if let Err(e) = result {
                         stop.store(true, Ordering::Relaxed);
                         failure.lock().expect("no panics").get_or_insert(e);
-                        break;
                     }
-                }
-                results.lock().expect("no panics").push(w.finish());
-            });
+                    if active.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        rx.lock().expect("no panics").take();
+                    }
+                    results.lock().expect("no panics").push(w.finish());
+                });
+            }
+        });
+        for h in handles {
+            reader_counts += &h.join().expect("reader threads do not panic");
         }
     });
     if let Some(e) = failure.into_inner().expect("no panics") {
@@ -184,7 +257,7 @@ pub fn scan(cfg: &ScanConfig<'_>, mut jobs: Vec<Job>) -> Result<ScanOutput, Erro
     }
     let mut out = ScanOutput {
         sorted: Vec::new(),
-        counts: Counts::default(),
+        counts: reader_counts,
         seed_domains: BTreeSet::new(),
     };
     let mut notes = Vec::new();
@@ -198,6 +271,71 @@ pub fn scan(cfg: &ScanConfig<'_>, mut jobs: Vec<Job>) -> Result<ScanOutput, Erro
     }
     report_seed_notes(cfg.log, &jobs, notes, piece_lines);
     Ok(out)
+}
+
+/// A reader thread: takes WARC files until none is left and sends their
+/// response records to the workers. Problems with a file are reported and
+/// counted here; the counts are returned.
+fn read_warcs(
+    cfg: &ScanConfig<'_>,
+    warcs: &[PathBuf],
+    next: &AtomicUsize,
+    stop: &AtomicBool,
+    records: &RecordPool,
+    tx: mpsc::SyncSender<Fetched>,
+) -> Counts {
+    let mut counts = Counts::default();
+    let max_block = (cfg.max_page_size + HEAD_ALLOWANCE) as usize;
+    loop {
+        let file = next.fetch_add(1, Ordering::Relaxed);
+        let Some(path) = warcs.get(file) else {
+            break;
+        };
+        counts.warc_files += 1;
+        let mut reader = match WarcReader::open(path, max_block) {
+            Ok(r) => r,
+            Err(e) => {
+                cfg.log.warn(format_args!("{e}; file skipped"));
+                counts.unreadable_files += 1;
+                continue;
+            }
+        };
+        let mut record = records.lock().expect("no panics").pop().unwrap_or_default();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return counts;
+            }
+            match reader.read_next(&mut record) {
+                Ok(true) => {
+                    counts.records += 1;
+                    if record.record_type() != Some("response") {
+                        continue;
+                    }
+                    let spare = records.lock().expect("no panics").pop().unwrap_or_default();
+                    let msg = Fetched {
+                        file,
+                        record: std::mem::replace(&mut record, spare),
+                    };
+                    if tx.send(msg).is_err() {
+                        // Every worker has stopped (after an error).
+                        return counts;
+                    }
+                }
+                Ok(false) => break,
+                Err(e) => {
+                    match &e {
+                        WarcError::Truncated { .. } => counts.truncated_files += 1,
+                        _ => counts.unreadable_files += 1,
+                    }
+                    cfg.log
+                        .warn(format_args!("{e}; the rest of the file is skipped"));
+                    break;
+                }
+            }
+        }
+        records.lock().expect("no panics").push(record);
+    }
+    counts
 }
 
 /// Logs seed problems in file order with their line numbers.
@@ -292,7 +430,8 @@ impl<'a> Worker<'a> {
     /// a failure to write sort runs is returned.
     fn run(&mut self, job: &Job) -> Result<(), Error> {
         match job {
-            Job::Warc(path) => self.warc(path),
+            // WARC files go through the reader threads.
+            Job::Warc(_) => Ok(()),
             Job::Leftover(path) => self.segment_file(path, false),
             Job::Backlog(path) => self.segment_file(path, true),
             Job::Seeds {
@@ -302,6 +441,30 @@ impl<'a> Worker<'a> {
                 end,
             } => self.seeds(path, *piece, *start, *end),
         }
+    }
+
+    /// Records a page the fetcher stored: if it was never scheduled (the
+    /// fetcher followed a redirect to it), it goes through the sort marked
+    /// `fetched`, so that it is recorded as seen and not scheduled again.
+    fn mark_fetched(&mut self, page: &Url, hops: u32) -> Result<(), Error> {
+        let Ok(page) = urlnorm::canonicalize_url(page.clone()) else {
+            return Ok(());
+        };
+        let hash = BloomHash::of(page.as_str().as_bytes());
+        if self.cfg.seen.contains(hash) {
+            return Ok(());
+        }
+        let meta = Meta {
+            hops,
+            inlinks: 0,
+            tries: 0,
+            via: Via::Redirect,
+            exempt: false,
+            fetched: true,
+        };
+        self.sorter
+            .push(host_of(&page), page.as_str(), hash, meta)
+            .map_err(Error::io(self.cfg.runs.path()))
     }
 
     /// Adds an admitted candidate to the sort, unless it was scheduled in
@@ -319,40 +482,32 @@ impl<'a> Worker<'a> {
         Ok(true)
     }
 
-    fn warc(&mut self, path: &Path) -> Result<(), Error> {
-        self.counts.warc_files += 1;
-        let max_block = (self.cfg.max_page_size + HEAD_ALLOWANCE) as usize;
-        let mut reader = match WarcReader::open(path, max_block) {
-            Ok(r) => r,
-            Err(e) => {
-                self.cfg.log.warn(format_args!("{e}; file skipped"));
-                self.counts.unreadable_files += 1;
-                return Ok(());
-            }
-        };
-        loop {
-            match reader.read_next(&mut self.record) {
-                Ok(true) => {
-                    self.counts.records += 1;
-                    self.warc_record(path)?;
-                }
-                Ok(false) => return Ok(()),
-                Err(e) => {
-                    match &e {
-                        WarcError::Truncated { .. } => self.counts.truncated_files += 1,
-                        _ => self.counts.unreadable_files += 1,
-                    }
-                    self.cfg
-                        .log
-                        .warn(format_args!("{e}; the rest of the file is skipped"));
-                    return Ok(());
-                }
-            }
+    /// A response record from a reader thread; its buffer goes back to
+    /// the pool afterwards.
+    fn fetched(
+        &mut self,
+        path: &Path,
+        mut record: WarcRecord,
+        pool: &RecordPool,
+    ) -> Result<(), Error> {
+        std::mem::swap(&mut self.record, &mut record);
+        let result = self.warc_record(path);
+        let mut spare = pool.lock().expect("no panics");
+        if spare.len() < 64 {
+            spare.push(record);
         }
+        result
     }
 
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
-        if self.record.record_type() != Some("response") {
+        // robots.txt is the fetcher's business: its redirects are not links
+        // and its URL is never scheduled.
+        if self
+            .record
+            .header("X-Crawl-Via")
+            .is_some_and(|v| v.trim() == Via::Robots.as_str())
+        {
+            self.counts.robots_responses += 1;
             return Ok(());
         }
         self.counts.responses += 1;
@@ -398,6 +553,7 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
+        self.mark_fetched(&page, hops)?;
         let next_hops = hops.saturating_add(1);
         match head.status {
             300..=399 => {
@@ -558,6 +714,7 @@ impl<'a> Worker<'a> {
             tries: rec.tries,
             via,
             exempt: true,
+            fetched: false,
         };
         self.push(&url, meta).map(|_| ())
     }
@@ -635,6 +792,7 @@ impl<'a> Worker<'a> {
                     tries: 0,
                     via: Via::Seed,
                     exempt: false,
+                    fetched: false,
                 };
                 if !self.push(&url, meta)? {
                     self.seed_domain(&url);
@@ -680,6 +838,7 @@ fn link_meta(hops: u32, via: Via) -> Meta {
         tries: 0,
         via,
         exempt: false,
+        fetched: false,
     }
 }
 
@@ -690,6 +849,9 @@ pub fn strip_comment(line: &str) -> &str {
     let line = line.trim();
     if line.starts_with('#') {
         return "";
+    }
+    if memchr::memchr(b'#', line.as_bytes()).is_none() {
+        return line;
     }
     let cut = line
         .char_indices()

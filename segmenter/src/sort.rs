@@ -19,7 +19,7 @@
 //! threads.
 //!
 //! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks and
-//! tries, one byte `via`, one byte `exempt`.
+//! tries, one byte `via`, one byte of flags (`exempt`, `fetched`).
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -96,12 +96,13 @@ struct Entry {
     offset: u32,
 }
 
-/// Hosts seen by one sorter since its last spill, by their 128-bit XXH3
-/// hash (two hosts with one hash are not a practical possibility, and
-/// comparing names would cost a cache miss per URL).
+/// Hosts seen by one sorter since its last spill, by their 64-bit XXH3
+/// hash: comparing names would cost a cache miss per URL, and with at most a
+/// few million hosts per batch the chance that two share a hash is below
+/// one in a million.
 #[derive(Default)]
 struct HostTable {
-    ids: HashMap<u128, u32, FastHash>,
+    ids: HashMap<u64, u32, FastHash>,
     /// `domain TAB host` by number.
     names: Vec<Vec<u8>>,
     bytes: usize,
@@ -119,7 +120,7 @@ impl HostTable {
         let bytes = &mut self.bytes;
         let id = *self
             .ids
-            .entry(xxhash_rust::xxh3::xxh3_128(host.as_bytes()))
+            .entry(xxhash_rust::xxh3::xxh3_64(host.as_bytes()))
             .or_insert_with(|| {
                 let mut name = Vec::new();
                 domain_host(&mut name, registrable_domain(host), host);
@@ -166,10 +167,12 @@ impl Sorter {
         let budget = budget.max(4096);
         let index_cap = (budget / 6 / ENTRY).max(16);
         let arena_cap = (budget - index_cap * ENTRY).min(MAX_ARENA);
+        let arena = Vec::with_capacity(arena_cap);
+        advise_huge_pages(arena.as_ptr(), arena_cap);
         Sorter {
             runs,
             hosts: HostTable::default(),
-            arena: Vec::with_capacity(arena_cap),
+            arena,
             index: Vec::with_capacity(index_cap),
             budget,
             index_cap,
@@ -325,8 +328,9 @@ impl MemSource {
         };
         // Start fetching a record a few places ahead: the arena is read in
         // index order, which is random order in memory.
-        if let Some(ahead) = self.index.get(self.pos + 8) {
+        if let Some(ahead) = self.index.get(self.pos + 16) {
             prefetch(&self.arena, ahead.offset as usize);
+            prefetch(&self.arena, ahead.offset as usize + 64);
         }
         let o = e.offset as usize;
         let (h2, url) = tail(&self.arena, e.offset);
@@ -362,6 +366,27 @@ impl MemSource {
         index.clear();
         (arena, index)
     }
+}
+
+/// Asks the kernel to back a large buffer with huge pages: the merge reads
+/// the arena in sorted order, which is random order in memory, and with
+/// 4 KiB pages nearly every record would cost a TLB miss. Only a hint.
+fn advise_huge_pages(ptr: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + len) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside an allocation this process owns;
+            // MADV_HUGEPAGE changes how it is backed, never its contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
 }
 
 /// Hints the CPU to load `buf[at..]` into cache.
@@ -687,6 +712,7 @@ mod tests {
             tries: 0,
             via: Via::Link,
             exempt: false,
+            fetched: false,
         }
     }
 

@@ -187,10 +187,13 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
         .into_iter()
         .map(Kill::At)
         .collect();
-    let mut rng = Rng::new(2024);
+    // Random moments from several seeds, spread over the clean run's time.
     let span = clean_time.as_micros() as u64 * 11 / 10;
-    for _ in 0..6 {
-        trials.push(Kill::After(Duration::from_micros(rng.below(span.max(1)))));
+    for seed in [11, 2024, 777] {
+        let mut rng = Rng::new(seed);
+        for _ in 0..2 {
+            trials.push(Kill::After(Duration::from_micros(rng.below(span.max(1)))));
+        }
     }
     for (i, how) in trials.iter().enumerate() {
         let crawl = TempCrawl::new(&format!("crash-{i}"));

@@ -418,3 +418,50 @@ fn scope_and_trap_filters_are_counted() {
     // /good, other.test, the deep path and the query: each one hop away.
     assert_eq!(figure(&report, "rejected too-many-hops:"), 4, "{report}");
 }
+
+#[test]
+fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
+    let crawl = TempCrawl::new("followed");
+    inject(&crawl, "http://a.test/old\n", &[]);
+    // The fetcher followed the redirect within its run: both the 301 and
+    // the target's page are stored. Its robots.txt fetches (a redirect
+    // too) are stored as well, and are not links.
+    let robots = Page {
+        via: "robots",
+        ..Page::redirect("http://a.test/robots.txt", 0, "/robots-moved.txt")
+    };
+    let robots_moved = Page {
+        via: "robots",
+        content_type: Some("text/plain".into()),
+        ..Page::html("http://a.test/robots-moved.txt", 0, &[])
+    };
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            robots,
+            robots_moved,
+            Page::redirect("http://a.test/old", 0, "/new"),
+            Page::html("http://a.test/new", 1, &["/child", "/new"]),
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/child"]);
+    assert_eq!(figure(&report, "already fetched:"), 1, "{report}");
+    assert_eq!(figure(&report, "responses:"), 2, "{report}");
+    assert_eq!(figure(&report, "redirects found:"), 1, "{report}");
+
+    // Later links to it are copies of a URL seen before.
+    write_fetched(
+        &crawl,
+        "00002",
+        &[Page::html("http://a.test/child", 2, &["/new", "/other"])],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
+    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+}

@@ -167,6 +167,8 @@ pub struct Page {
     pub location: Option<String>,
     pub body: Vec<u8>,
     pub hops: u32,
+    /// `X-Crawl-Via` of the record.
+    pub via: &'static str,
 }
 
 impl Page {
@@ -184,6 +186,7 @@ impl Page {
             location: None,
             body: body.into_bytes(),
             hops,
+            via: "link",
         }
     }
 
@@ -196,6 +199,7 @@ impl Page {
             location: Some(location.to_string()),
             body: b"moved".to_vec(),
             hops,
+            via: "link",
         }
     }
 }
@@ -250,7 +254,7 @@ pub fn write_fetched(
         let head = response_head(p);
         let extra = [
             ("X-Crawl-Hops", p.hops.to_string()),
-            ("X-Crawl-Via", "link".to_string()),
+            ("X-Crawl-Via", p.via.to_string()),
         ];
         w.write_exchange(&Exchange {
             target_uri: &p.url,

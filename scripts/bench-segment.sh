@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Benchmarks of the segmenter (a script, not a timed test).
+#
+#   scripts/bench-segment.sh [docs|urls|all]      (default: all)
+#
+# 1. docs: every HTML page of the Rust documentation on this machine
+#    ($(rustc --print sysroot)/share/doc/rust/html) stored as WARC response
+#    records in a fetched run, then `segmenter run` over it. Prints MB/s of
+#    HTML, links/s, and the time of plain `zcat` over the same WARC files.
+#    Target: >= 200 MB/s of HTML on 2 cores.
+# 2. urls: 10,000,000 synthetic URLs over 100,000 hosts (skewed, with
+#    repeats and trap URLs) through `segmenter inject` with an open scope:
+#    canonical form, filters, dedup, per-host cap, sort and segments.
+#    Targets: >= 1,000,000 URLs/s end to end, peak RSS <= 1 GB with
+#    --memory 512MB, Bloom filter <= 10 bits per URL at 1 %.
+#
+# Inputs are generated once under target/bench-segment/ (set BENCH_DIR to
+# put them elsewhere) and reused; each run works on a fresh crawl directory.
+# Needs GNU time (/usr/bin/time) for the peak RSS.
+set -euo pipefail
+
+what=${1:-all}
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+work=${BENCH_DIR:-$root/target/bench-segment}
+mkdir -p "$work"
+
+echo "building release binaries..." >&2
+cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example synth-urls
+bin=$root/target/release/segmenter
+examples=$root/target/release/examples
+gnutime=/usr/bin/time
+[ -x "$gnutime" ] || { echo "bench-segment: $gnutime (GNU time) is needed for the peak RSS" >&2; exit 1; }
+
+# `key: value` figure from a segmenter report.
+figure() { awk -v k="$1" 'index($0, k) == 1 { sub(k, ""); print $1; exit }' "$2"; }
+# Seconds, peak RSS (KB) and CPU seconds written by GNU time -f '%e %M %U %S'.
+secs() { tail -n 1 "$1" | awk '{print $1}'; }
+rss_kb() { tail -n 1 "$1" | awk '{print $2}'; }
+cpu() { tail -n 1 "$1" | awk '{printf "%.2f", $3 + $4}'; }
+
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine slows every figure)"
+
+bench_docs() {
+    local html sysroot template crawl
+    sysroot=$(rustc --print sysroot)
+    html=$sysroot/share/doc/rust/html
+    [ -d "$html" ] || { echo "bench-segment: $html: no Rust documentation installed (rustup component add rust-docs)" >&2; return 1; }
+    template=$work/docs-template
+    if [ ! -f "$template/fetched/00001/DONE" ]; then
+        echo "writing WARC files from $html ..." >&2
+        rm -rf "$template"
+        mkdir -p "$template/fetched"
+        "$examples/docs-warc" "$html" "$template/fetched/00001" https://doc.rust-lang.org/ 128MB >&2
+        echo doc.rust-lang.org >"$template/scope.seeds"
+    fi
+    local warcs=("$template"/fetched/00001/*.warc.gz)
+    local warc_bytes
+    warc_bytes=$(cat "${warcs[@]}" | wc -c)
+
+    # Plain decompression of the same files, warm cache, single thread.
+    cat "${warcs[@]}" >/dev/null
+    "$gnutime" -f '%e %M %U %S' -o "$work/zcat.time" zcat "${warcs[@]}" >/dev/null
+
+    crawl=$work/docs-crawl
+    rm -rf "$crawl"
+    cp -r "$template" "$crawl"
+    "$gnutime" -f '%e %M %U %S' -o "$work/docs.time" \
+        "$bin" run "$crawl" --scope any --memory 512MB 2>"$work/docs.report"
+    local t html_bytes links pages zt
+    t=$(secs "$work/docs.time")
+    zt=$(secs "$work/zcat.time")
+    html_bytes=$(figure "html bytes:" "$work/docs.report")
+    links=$(figure "links found:" "$work/docs.report")
+    pages=$(figure "pages scanned:" "$work/docs.report")
+    echo
+    echo "== 1. Rust documentation: $pages HTML pages, $((html_bytes / 1000000)) MB of HTML, $((warc_bytes / 1000000)) MB of WARC in ${#warcs[@]} files"
+    echo "segmenter run:   $t s  ->  $(awk -v b="$html_bytes" -v t="$t" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML, $(awk -v l="$links" -v t="$t" 'BEGIN{printf "%.0f", l/t}') links/s ($links links), peak RSS $(( $(rss_kb "$work/docs.time") / 1024 )) MiB, $(cpu "$work/docs.time") s of CPU"
+    echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
+    echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
+    grep -E '^(elapsed|scheduled|segment |bloom):' "$work/docs.report" | sed 's/^/    /'
+}
+
+bench_urls() {
+    local n=10000000 hosts=100000 urls crawl
+    urls=$work/urls-$n.txt
+    if [ ! -f "$urls" ]; then
+        echo "writing $n synthetic URLs..." >&2
+        "$examples/synth-urls" $n $hosts "$urls"
+    fi
+    cat "$urls" >/dev/null
+    crawl=$work/urls-crawl
+    rm -rf "$crawl"
+    "$gnutime" -f '%e %M %U %S' -o "$work/urls.time" \
+        "$bin" inject "$crawl" "$urls" --scope any --memory 512MB \
+        --bloom-items $n --bloom-fp 0.01 2>"$work/urls.report"
+    local t rss bloom_bytes bits
+    t=$(secs "$work/urls.time")
+    rss=$(rss_kb "$work/urls.time")
+    bloom_bytes=$(stat -c %s "$crawl/seen.bloom")
+    bits=$(awk -v b="$bloom_bytes" -v n="$n" 'BEGIN{printf "%.2f", (b-64)*8/n}')
+    echo
+    echo "== 2. $n synthetic URLs over $hosts hosts ($(( $(stat -c %s "$urls") / 1000000 )) MB), inject --scope any --memory 512MB"
+    echo "end to end:      $t s  ->  $(awk -v n="$n" -v t="$t" 'BEGIN{printf "%.0f", n/t}') URLs/s ($(cpu "$work/urls.time") s of CPU)"
+    echo "peak RSS:        $((rss / 1024)) MiB"
+    echo "Bloom filter:    $bloom_bytes bytes for $n URLs at 1 %  ->  $bits bits/URL"
+    grep -E '^(elapsed|rejected [a-z-]+|dupes|unique urls|new urls|scheduled|capped hosts|to backlog|sort spills|bloom):' "$work/urls.report" |
+        grep -v ' 0$' | sed 's/^/    /'
+    echo "    segments: $(grep -c '^segment ' "$work/urls.report")"
+}
+
+case $what in
+docs) bench_docs ;;
+urls) bench_urls ;;
+all) bench_docs; bench_urls ;;
+*) echo "usage: $0 [docs|urls|all]" >&2; exit 2 ;;
+esac
