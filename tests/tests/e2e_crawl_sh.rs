@@ -377,7 +377,7 @@ struct SlowWeb {
     started: Arc<AtomicUsize>,
 }
 
-fn slow_web(pages: usize, answer_after: Duration) -> SlowWeb {
+fn slow_web(answer_after: Duration) -> SlowWeb {
     let started = Arc::new(AtomicUsize::new(0));
     let mut builder = Server::builder();
     for host in ["a.slow.test", "b.slow.test"] {
@@ -391,14 +391,13 @@ fn slow_web(pages: usize, answer_after: Duration) -> SlowWeb {
         });
     }
     let server = builder.start().unwrap();
-    let _ = pages;
     SlowWeb { server, started }
 }
 
 #[test]
 fn an_interrupted_crawl_stops_cleanly_and_resumes() {
     const PAGES: usize = 6;
-    let web = slow_web(PAGES, Duration::from_millis(800));
+    let web = slow_web(Duration::from_millis(800));
     let scratch = Scratch::new("signals");
     let dir = scratch.path();
     let seeds = dir.join("seeds.txt");

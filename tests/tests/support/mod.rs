@@ -94,7 +94,7 @@ impl Default for CrawlSettings {
 /// A demo web served in-process and a crawl directory set up to crawl it
 /// (`crawl.toml`, seeds file, hosts file), in a scratch directory.
 pub struct DemoCrawl {
-    /// The server (dropped last: fields drop in order).
+    /// Where everything goes (kept if the test fails).
     pub scratch: Scratch,
     /// The crawl directory.
     pub crawl: PathBuf,
