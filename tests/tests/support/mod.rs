@@ -385,6 +385,12 @@ pub fn some<T: std::fmt::Display>(items: impl IntoIterator<Item = T>, max: usize
     out
 }
 
+/// Whether `program` is on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
 /// Runs `zstdcat FILE` and returns its output; panics with instructions
 /// when `zstdcat` is not installed.
 pub fn zstdcat(file: &Path) -> String {
