@@ -142,8 +142,13 @@ step() {
     done
     wait "$pid"
     rc=$?
-    if [ "$stop_sent" = 1 ] && [ "$signals" = 0 ] && [ "$rc" = 130 ]; then
-        rc=0 # a clean early stop: the unfetched URLs are in the leftover file
+    if [ "$stop_sent" = 1 ] && [ "$signals" = 0 ]; then
+        case "$rc" in
+            130) rc=0 ;; # a clean early stop: the unfetched URLs are in the leftover file
+            143) # our TERM came before the step could catch it: as if killed
+                echo "$prog: $name ended at once on STOP (it was starting); the next run resumes it"
+                exit 0 ;;
+        esac
     fi
     if [ "$signals" -gt 0 ] || [ "$rc" = 130 ] || [ "$rc" = 131 ]; then
         echo "$prog: interrupted during $name; run again to resume (log: $log)" >&2

@@ -235,17 +235,10 @@ fn a_failing_step_is_named_with_its_log() {
 
     // A fetcher that breaks: crawl.sh names the step, its exit code and log,
     // and shows the end of the log.
-    let fake = scratch.join("fake-bin");
-    std::fs::create_dir_all(&fake).unwrap();
-    std::os::unix::fs::symlink(bins::bin_path("segmenter"), fake.join("segmenter")).unwrap();
-    let fetcher = fake.join("fetcher");
-    std::fs::write(
-        &fetcher,
-        "#!/bin/sh\necho \"fetcher: $2: broken on purpose\" >&2\nexit 1\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fetcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake = fake_fetcher(
+        scratch,
+        "echo \"fetcher: $2: broken on purpose\" >&2\nexit 1",
+    );
     let mut cmd = std::process::Command::new(support::crawl_sh());
     cmd.arg(&c.crawl)
         .arg("--bin")
@@ -278,6 +271,61 @@ fn a_failing_step_is_named_with_its_log() {
     );
 }
 
+/// A `--bin` directory with the real segmenter and, as the fetcher, a
+/// shell script with `body`.
+fn fake_fetcher(dir: &Path, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = dir.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::os::unix::fs::symlink(bins::bin_path("segmenter"), fake.join("segmenter")).unwrap();
+    let fetcher = fake.join("fetcher");
+    std::fs::write(&fetcher, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&fetcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fake
+}
+
+#[test]
+fn stop_during_a_fetch_that_cannot_stop_cleanly_leaves_it_to_the_next_run() {
+    let c = DemoCrawl::start("stop-early", &small_demo(), CrawlSettings::default());
+    // A fetcher that dies of the first SIGTERM, as the real one does in the
+    // moment before it handles signals.
+    let fake = fake_fetcher(c.scratch.path(), "exec sleep 30");
+    let mut cmd = std::process::Command::new(support::crawl_sh());
+    cmd.arg(&c.crawl)
+        .arg("--bin")
+        .arg(&fake)
+        .arg("--seeds")
+        .arg(&c.seeds);
+    let run = Background::start(cmd, c.scratch.path(), "stop-early");
+    let log = c.crawl.join("logs/round-00001.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains(" fetcher fetch 00001: ")) {
+        assert!(Instant::now() < deadline, "the fetch never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(c.crawl.join("STOP"), "").unwrap();
+    let out = run.finish(Duration::from_secs(20));
+    expect_code(&out, 0, &c.crawl);
+    assert!(
+        out.stdout.contains(
+            "fetcher fetch 00001 ended at once on STOP (it was starting); the next run resumes it"
+        ),
+        "{}",
+        report(&out, None)
+    );
+    assert!(!c.crawl.join("fetched/00001/DONE").exists());
+
+    std::fs::remove_file(c.crawl.join("STOP")).unwrap();
+    let out = c.run_crawl_sh(&["--rounds", "1"]);
+    expect_code(&out, 0, &c.crawl);
+    assert!(
+        out.stdout
+            .contains("round 2: segment 00001, 3 URLs, 3 pages fetched"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     let settings = CrawlSettings {
@@ -287,14 +335,15 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     };
     let c = DemoCrawl::start("lock", &small_demo(), settings);
     let mut first = Background::start(c.crawl_sh(&[]), c.scratch.path(), "first");
-    let fetching = c.crawl.join("fetched/00002");
+    // Mid-fetch: once the fetcher of round 2 has logged a URL.
+    let fetching = c.crawl.join("fetched/00002/crawl.log");
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !fetching.exists() {
+    while std::fs::metadata(&fetching).map_or(true, |m| m.len() == 0) {
         assert!(
             Instant::now() < deadline,
             "the second segment was never fetched"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
     assert!(first.wait_for_step("fetcher", Duration::from_secs(30)));
 

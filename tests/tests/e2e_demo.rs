@@ -141,7 +141,16 @@ fn ctrl_c_stops_the_demo_and_its_server_and_the_crawl_goes_on_as_printed() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(run.wait_for_step("fetcher", Duration::from_secs(60)));
+    // Mid-fetch: once the fetcher of round 2 has logged a URL.
+    let log = dir.join("crawl/fetched/00002/crawl.log");
+    while std::fs::metadata(&log).map_or(true, |m| m.len() == 0) {
+        assert!(
+            Instant::now() < deadline && matches!(run.child.try_wait(), Ok(None)),
+            "round 2 never started fetching:\n{}",
+            std::fs::read_to_string(&run.stderr).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let pgid = i32::try_from(run.child.id()).unwrap();
     // SAFETY: kill(2) has no memory-safety preconditions; the group is the
     // one our child leads (a Ctrl-C on a terminal reaches all of it).
