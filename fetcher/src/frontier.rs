@@ -11,6 +11,10 @@
 //! block on the condition variable until the earliest penalty-box time (or a
 //! report) instead of polling.
 //!
+//! robots.txt is a request like any other: a redirect of it is fetched
+//! through the queue of the target's host ([`RobotsReport::Redirect`]),
+//! after that host's delay, while the queue waiting for the rules parks.
+//!
 //! Queues hold at most a batch of URLs in memory; the rest stays in the work
 //! file as byte ranges ([`crate::feed`]) and is read back by a
 //! [`Task::Refill`] when the queue runs dry.
@@ -88,15 +92,22 @@ pub enum Task {
         /// Where its next URLs are.
         range: Range,
     },
-    /// Fetch robots.txt for `host` (its first URL is `sample_url`), then
-    /// call [`Frontier::robots_done`].
+    /// Fetch `url`, one step of reading the robots.txt of `host` (the
+    /// queue `owner` waits for it), then call [`Frontier::robots_done`].
+    /// `key` is the queue of the host `url` is on: `owner` for
+    /// `/robots.txt` itself, maybe another for a redirect target, so that
+    /// every request keeps the politeness of the host it goes to.
     Robots {
-        /// The key.
+        /// The queue the request goes through.
         key: KeyId,
-        /// The host.
+        /// The queue waiting for the rules.
+        owner: KeyId,
+        /// The host whose rules these are.
         host: String,
-        /// A URL of the host (gives scheme and port).
-        sample_url: String,
+        /// What to fetch: `/robots.txt` of `host`, or a redirect target.
+        url: String,
+        /// Redirects followed to get here.
+        hops: u32,
     },
     /// Fetch a URL, then call [`Frontier::fetch_done`].
     Fetch {
@@ -140,6 +151,16 @@ pub struct FetchReport {
 /// How a robots.txt fetch went.
 #[derive(Debug)]
 pub enum RobotsReport {
+    /// The response redirects: fetch `url` next, through queue `key` (the
+    /// queue key of its host), after that queue's delay.
+    Redirect {
+        /// The queue key of the target's host.
+        key: String,
+        /// The target.
+        url: String,
+        /// Redirects followed to reach it.
+        hops: u32,
+    },
     /// Rules to apply.
     Rules(Arc<Robots>),
     /// Unavailable: ask again later (up to [`ROBOTS_TRIES`] times in all),
@@ -187,6 +208,9 @@ enum Status {
     Ready,
     Busy,
     Penalty,
+    /// Waiting for the robots.txt of its next URL's host, being read through
+    /// another queue (a redirect to another host); woken when it is known.
+    Parked,
     Done,
 }
 
@@ -195,17 +219,55 @@ struct Key {
     name: String,
     queue: VecDeque<Job>,
     ranges: VecDeque<Range>,
+    /// Steps of other hosts' robots.txt that go to this queue's host
+    /// (served before the queue's own URLs).
+    robots_steps: VecDeque<RobotsStep>,
     status: Status,
     timing: Timing,
     abandoned: Option<ErrorCode>,
     retries: Vec<Job>,
 }
 
+impl Key {
+    fn new(name: String, ranges: VecDeque<Range>, status: Status, timing: Timing) -> Key {
+        Key {
+            name,
+            queue: VecDeque::new(),
+            ranges,
+            robots_steps: VecDeque::new(),
+            status,
+            timing,
+            abandoned: None,
+            retries: Vec::new(),
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !(self.queue.is_empty() && self.ranges.is_empty() && self.robots_steps.is_empty())
+    }
+}
+
+/// A redirect of some host's robots.txt, to fetch through the queue of the
+/// target's host.
+#[derive(Debug)]
+struct RobotsStep {
+    owner: KeyId,
+    host: String,
+    url: String,
+    hops: u32,
+}
+
 #[derive(Debug)]
 enum RobotsState {
-    Fetching,
+    /// Being read (`tries` earlier attempts were unavailable).
+    Fetching {
+        tries: u32,
+    },
     Known(Arc<Robots>),
-    Unavailable { tries: u32, retry_at: Instant },
+    Unavailable {
+        tries: u32,
+        retry_at: Instant,
+    },
 }
 
 /// robots.txt attempts before a host's URLs are left for a later run.
@@ -277,15 +339,12 @@ impl Frontier {
     pub fn add_key(&self, name: &str, ranges: Vec<Range>, response_times_ms: &[u32]) -> KeyId {
         let mut st = self.lock();
         let id = st.keys.len();
-        st.keys.push(Key {
-            name: name.to_string(),
-            queue: VecDeque::new(),
-            ranges: ranges.into(),
-            status: Status::Ready,
-            timing: Timing::with_history(response_times_ms),
-            abandoned: None,
-            retries: Vec::new(),
-        });
+        st.keys.push(Key::new(
+            name.to_string(),
+            ranges.into(),
+            Status::Ready,
+            Timing::with_history(response_times_ms),
+        ));
         st.by_name.insert(name.to_string(), id);
         st.ready.push_back(id);
         st.with_work += 1;
@@ -382,8 +441,19 @@ impl Frontier {
     ) -> Option<Task> {
         loop {
             if st.keys[id].abandoned.is_some() {
-                self.settle_done(st, id);
+                self.give_up(st, id, now);
                 return None;
+            }
+            if let Some(step) = st.keys[id].robots_steps.pop_front() {
+                st.robots_pending += 1;
+                st.keys[id].status = Status::Busy;
+                return Some(Task::Robots {
+                    key: id,
+                    owner: step.owner,
+                    host: step.host,
+                    url: step.url,
+                    hops: step.hops,
+                });
             }
             let Some(job) = st.keys[id].queue.front() else {
                 if let Some(range) = st.keys[id].ranges.pop_front() {
@@ -395,9 +465,10 @@ impl Frontier {
             };
             let host = job.host.clone();
             match st.robots.get(&host) {
-                Some(RobotsState::Fetching) => {
-                    // Cannot happen: a key is served by one worker at a time.
-                    self.to_penalty(st, id, now + self.robots_retry_delay);
+                Some(RobotsState::Fetching { .. }) => {
+                    // Being read through another queue (robots.txt redirects
+                    // to another host): `robots_done` wakes this one.
+                    st.keys[id].status = Status::Parked;
                     return None;
                 }
                 Some(RobotsState::Unavailable { retry_at, .. }) if *retry_at > now => {
@@ -406,18 +477,28 @@ impl Frontier {
                     return None;
                 }
                 None | Some(RobotsState::Unavailable { .. }) => {
-                    // Not asked yet, or time to ask again (`robots_done`
-                    // counts the attempts).
-                    let sample_url = job.url.clone();
+                    // Not asked yet, or time to ask again.
+                    let tries = match st.robots.get(&host) {
+                        Some(RobotsState::Unavailable { tries, .. }) => *tries,
+                        _ => 0,
+                    };
+                    let Ok(url) = url::Url::parse(&job.url).and_then(|u| u.join("/robots.txt"))
+                    else {
+                        // Not a URL: it fails (and is logged) when fetched.
+                        let rules = RobotsState::Known(Arc::new(Robots::allow_all()));
+                        st.robots.insert(host, rules);
+                        continue;
+                    };
                     st.robots
-                        .entry(host.clone())
-                        .or_insert(RobotsState::Fetching);
+                        .insert(host.clone(), RobotsState::Fetching { tries });
                     st.robots_pending += 1;
                     st.keys[id].status = Status::Busy;
                     return Some(Task::Robots {
                         key: id,
+                        owner: id,
                         host,
-                        sample_url,
+                        url: url.to_string(),
+                        hops: 0,
                     });
                 }
                 Some(RobotsState::Known(robots)) => {
@@ -437,6 +518,84 @@ impl Frontier {
                 }
             }
         }
+    }
+
+    /// Settles an abandoned key; the robots.txt steps it was to fetch for
+    /// other hosts end as unavailable (those hosts ask again later).
+    fn give_up(&self, st: &mut State, id: KeyId, now: Instant) {
+        for step in std::mem::take(&mut st.keys[id].robots_steps) {
+            self.robots_unavailable(st, step.owner, &step.host, true, now);
+        }
+        self.settle_done(st, id);
+    }
+
+    /// Wakes a key parked for a robots.txt that is now settled; it waits
+    /// its own delay first.
+    fn wake_parked(&self, st: &mut State, id: KeyId, now: Instant) {
+        if st.keys[id].status == Status::Parked {
+            let at = now + self.policy.delay(&st.keys[id].timing);
+            self.to_penalty(st, id, at);
+        }
+    }
+
+    /// Makes a key with new work (a followed redirect, a robots.txt step)
+    /// ready if nothing else will serve it: it was done, or parked.
+    fn wake(&self, st: &mut State, id: KeyId) {
+        let k = &mut st.keys[id];
+        if k.abandoned.is_some() || !matches!(k.status, Status::Done | Status::Parked) {
+            return;
+        }
+        if k.status == Status::Done {
+            st.with_work += 1;
+        }
+        k.status = Status::Ready;
+        st.ready.push_back(id);
+        self.cond.notify_one();
+    }
+
+    /// The key called `name`, made (done, with no work) if there is none.
+    fn key_named(&self, st: &mut State, name: String) -> KeyId {
+        if let Some(&id) = st.by_name.get(&name) {
+            return id;
+        }
+        let id = st.keys.len();
+        let key = Key::new(
+            name.clone(),
+            VecDeque::new(),
+            Status::Done,
+            Timing::default(),
+        );
+        st.keys.push(key);
+        st.by_name.insert(name, id);
+        id
+    }
+
+    /// robots.txt of `host` (for queue `owner`) could not be read: count the
+    /// attempt, give the owner up after the last one (or at once if asking
+    /// again is pointless), and wake it.
+    fn robots_unavailable(
+        &self,
+        st: &mut State,
+        owner: KeyId,
+        host: &str,
+        ask_again: bool,
+        now: Instant,
+    ) {
+        let tries = match st.robots.get(host) {
+            Some(RobotsState::Fetching { tries } | RobotsState::Unavailable { tries, .. }) => {
+                *tries
+            }
+            _ => 0,
+        } + 1;
+        if tries >= ROBOTS_TRIES || !ask_again {
+            st.keys[owner].abandoned = Some(ErrorCode::RobotsUnavailable);
+        }
+        let retry_at = now + self.robots_retry_delay;
+        st.robots.insert(
+            host.to_string(),
+            RobotsState::Unavailable { tries, retry_at },
+        );
+        self.wake_parked(st, owner, now);
     }
 
     fn settle_done(&self, st: &mut State, id: KeyId) {
@@ -464,8 +623,8 @@ impl Frontier {
             return;
         }
         let key = &st.keys[id];
-        if key.abandoned.is_some() || (key.queue.is_empty() && key.ranges.is_empty()) {
-            self.settle_done(st, id);
+        if key.abandoned.is_some() || !key.has_work() {
+            self.give_up(st, id, Instant::now());
             if st.busy == 0 {
                 // Waiters may now find that nothing is left.
                 self.cond.notify_all();
@@ -493,10 +652,13 @@ impl Frontier {
         self.release(&mut st, key, None);
     }
 
-    /// A robots.txt fetch for `host` ended after `elapsed`.
+    /// A request of a [`Task::Robots`] (through queue `key`, for the
+    /// robots.txt of `host` that queue `owner` waits for) ended after
+    /// `elapsed`.
     pub fn robots_done(
         &self,
         key: KeyId,
+        owner: KeyId,
         host: &str,
         report: RobotsReport,
         elapsed: Option<Duration>,
@@ -507,30 +669,42 @@ impl Frontier {
         if let Some(t) = elapsed {
             st.keys[key].timing.push_response_time(t);
         }
-        let at = match report {
+        let interrupted = matches!(report, RobotsReport::Interrupted);
+        match report {
+            RobotsReport::Redirect {
+                key: name,
+                url,
+                hops,
+            } => {
+                // The next request goes through the queue of its host, so it
+                // waits that host's delay, even on the same host.
+                let target = self.key_named(&mut st, name);
+                let step = RobotsStep {
+                    owner,
+                    host: host.to_string(),
+                    url,
+                    hops,
+                };
+                st.keys[target].robots_steps.push_back(step);
+                if target != key {
+                    self.wake(&mut st, target);
+                }
+            }
             RobotsReport::Rules(robots) => {
-                self.apply_rules(&mut st, key, robots, host);
-                now + self.policy.delay(&st.keys[key].timing)
+                self.apply_rules(&mut st, owner, robots, host);
+                self.wake_parked(&mut st, owner, now);
             }
             RobotsReport::Unavailable { ask_again } => {
-                let tries = match st.robots.get(host) {
-                    Some(RobotsState::Unavailable { tries, .. }) => *tries,
-                    _ => 0,
-                } + 1;
-                if tries >= ROBOTS_TRIES || !ask_again {
-                    st.keys[key].abandoned = Some(ErrorCode::RobotsUnavailable);
-                }
-                let retry_at = now + self.robots_retry_delay;
-                st.robots.insert(
-                    host.to_string(),
-                    RobotsState::Unavailable { tries, retry_at },
-                );
-                now + self.policy.delay(&st.keys[key].timing)
+                self.robots_unavailable(&mut st, owner, host, ask_again, now);
             }
             RobotsReport::Interrupted => {
                 st.robots.remove(host);
-                now
             }
+        }
+        let at = if interrupted {
+            now
+        } else {
+            now + self.policy.delay(&st.keys[key].timing)
         };
         self.release(&mut st, key, Some(at));
     }
@@ -570,31 +744,9 @@ impl Frontier {
         if !st.seen_in_run.insert(job.url.clone()) {
             return;
         }
-        let id = match st.by_name.get(&name) {
-            Some(&id) => id,
-            None => {
-                let id = st.keys.len();
-                st.keys.push(Key {
-                    name: name.clone(),
-                    queue: VecDeque::new(),
-                    ranges: VecDeque::new(),
-                    status: Status::Done,
-                    timing: Timing::default(),
-                    abandoned: None,
-                    retries: Vec::new(),
-                });
-                st.by_name.insert(name, id);
-                id
-            }
-        };
-        let k = &mut st.keys[id];
-        k.queue.push_back(job);
-        if k.status == Status::Done && k.abandoned.is_none() {
-            k.status = Status::Ready;
-            st.ready.push_back(id);
-            st.with_work += 1;
-            self.cond.notify_one();
-        }
+        let id = self.key_named(st, name);
+        st.keys[id].queue.push_back(job);
+        self.wake(st, id);
     }
 
     /// The key id of a key name, if known.
@@ -707,11 +859,13 @@ mod tests {
                                     (range.0..range.1).map(|i| job(&names[key], i)).collect();
                                 f.refilled(key, jobs, None);
                             }
-                            Task::Robots { key, host, .. } => {
+                            Task::Robots {
+                                key, owner, host, ..
+                            } => {
                                 let rules =
                                     Robots::parse(b"User-agent: *\nDisallow: /3$\n", "testbot");
                                 let report = RobotsReport::Rules(Arc::new(rules));
-                                f.robots_done(key, &host, report, None);
+                                f.robots_done(key, owner, &host, report, None);
                             }
                             Task::Fetch { key, job } => {
                                 let start = Instant::now();
@@ -895,14 +1049,125 @@ mod tests {
         let id = f.add_key("gone.test", vec![], &[]);
         f.lock().keys[id].queue.push_back(job("gone.test", 0));
         let mut skipped = Vec::new();
-        let Some(Task::Robots { key, host, .. }) = f.next_task(&mut skipped) else {
+        let Some(Task::Robots {
+            key, owner, host, ..
+        }) = f.next_task(&mut skipped)
+        else {
             panic!("robots.txt first")
         };
         let report = RobotsReport::Unavailable { ask_again: false };
-        f.robots_done(key, &host, report, None);
+        f.robots_done(key, owner, &host, report, None);
         assert!(f.next_task(&mut skipped).is_none(), "nothing more to do");
         let left = f.take_leftovers();
         assert_eq!(left[0].abandoned, Some(ErrorCode::RobotsUnavailable));
         assert_eq!(left[0].queued.len(), 1);
+    }
+
+    /// The next task, which must be a robots.txt request: (key, owner, url, hops).
+    fn robots_task(f: &Frontier) -> (KeyId, KeyId, String, u32) {
+        match f.next_task(&mut Vec::new()) {
+            Some(Task::Robots {
+                key,
+                owner,
+                url,
+                hops,
+                ..
+            }) => (key, owner, url, hops),
+            other => panic!("robots.txt request expected, got {other:?}"),
+        }
+    }
+
+    fn redirect(key: &str, url: &str, hops: u32) -> RobotsReport {
+        RobotsReport::Redirect {
+            key: key.into(),
+            url: url.into(),
+            hops,
+        }
+    }
+
+    #[test]
+    fn a_robots_txt_redirect_on_the_same_host_waits_the_delay() {
+        let f = Arc::new(Frontier::new(policy(80), Duration::from_millis(10)));
+        let id = f.add_key("a.test", vec![], &[]);
+        f.lock().keys[id].queue.push_back(job("a.test", 0));
+        let (key, owner, url, hops) = robots_task(&f);
+        assert_eq!(
+            (key, owner, url.as_str(), hops),
+            (id, id, "http://a.test/robots.txt", 0)
+        );
+        let t0 = Instant::now();
+        f.robots_done(
+            key,
+            owner,
+            "a.test",
+            redirect("a.test", "http://a.test/r", 1),
+            None,
+        );
+        let (key, owner, url, hops) = robots_task(&f);
+        assert!(
+            t0.elapsed() >= Duration::from_millis(80),
+            "the hop came too soon"
+        );
+        assert_eq!(
+            (key, owner, url.as_str(), hops),
+            (id, id, "http://a.test/r", 1)
+        );
+        let rules = Robots::parse(b"User-agent: *\nDisallow: /0\n", "testbot");
+        f.robots_done(
+            key,
+            owner,
+            "a.test",
+            RobotsReport::Rules(Arc::new(rules)),
+            None,
+        );
+        let mut skipped = Vec::new();
+        assert!(f.next_task(&mut skipped).is_none());
+        assert_eq!(skipped.len(), 1, "the rules at the end of the chain apply");
+        assert!(t0.elapsed() >= Duration::from_millis(160));
+    }
+
+    #[test]
+    fn a_robots_txt_redirect_to_another_host_goes_through_that_hosts_queue() {
+        let f = Arc::new(Frontier::new(policy(50), Duration::from_millis(10)));
+        let old = f.add_key("old.test", vec![], &[]);
+        f.lock().keys[old].queue.push_back(job("old.test", 0));
+        let (key, owner, _, _) = robots_task(&f);
+        assert_eq!((key, owner), (old, old));
+        let to_new = redirect("new.test", "http://new.test/robots.txt", 1);
+        f.robots_done(key, owner, "old.test", to_new, None);
+        // new.test had no queue: one is made for the request, which is
+        // served through it for old.test's sake.
+        let new = f.key_id("new.test").expect("a queue for new.test");
+        let (key, owner, url, hops) = robots_task(&f);
+        assert_eq!(
+            (key, owner, url.as_str(), hops),
+            (new, old, "http://new.test/robots.txt", 1)
+        );
+        // old.test meanwhile parks instead of asking again.
+        let waiting = {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let mut skipped = Vec::new();
+                (f.next_task(&mut skipped), skipped.len())
+            })
+        };
+        let t0 = Instant::now();
+        while f.lock().keys[old].status != Status::Parked && t0.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(f.lock().keys[old].status, Status::Parked);
+        f.robots_done(
+            key,
+            owner,
+            "old.test",
+            RobotsReport::Rules(Arc::new(Robots::allow_all())),
+            None,
+        );
+        let (task, _) = waiting.join().unwrap();
+        let Some(Task::Fetch { key, job }) = task else {
+            panic!("old.test's page after its rules, got {task:?}")
+        };
+        assert_eq!((key, job.url.as_str()), (old, "http://old.test/0"));
     }
 }

@@ -114,9 +114,11 @@ impl Worker {
                 }
                 Task::Robots {
                     key,
+                    owner,
                     host,
-                    sample_url,
-                } => self.robots(key, &host, &sample_url),
+                    url,
+                    hops,
+                } => self.robots(key, owner, &host, &url, hops),
                 Task::Fetch { key, job } => self.fetch(key, job),
             }
         }
@@ -167,33 +169,34 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
-    /// Fetches robots.txt (following up to five redirects, each stored and
-    /// logged) and reports the rules.
-    fn robots(&self, key: KeyId, host: &str, sample_url: &str) {
+    /// One request for the robots.txt of `host` (which queue `owner` waits
+    /// for), through queue `key`: `/robots.txt` itself, or the target of
+    /// its `hops`-th redirect. Each response is stored and logged; a
+    /// redirect (up to five) is reported for the frontier to schedule on
+    /// its target's queue, the end of the chain gives the rules.
+    fn robots(&self, key: KeyId, owner: KeyId, host: &str, url: &str, hops: u32) {
         let sh = &self.shared;
-        // Let each URL be tried (and refused, and logged) on its own.
-        let allow_all = || {
-            let report = RobotsReport::Rules(Arc::new(Robots::allow_all()));
-            sh.frontier.robots_done(key, host, report, None);
+        let done = |report: RobotsReport, elapsed: Option<Duration>| {
+            sh.frontier.robots_done(key, owner, host, report, elapsed);
         };
-        let Ok(mut url) = url::Url::parse(sample_url).and_then(|u| u.join("/robots.txt")) else {
+        // Let each URL of the host be tried (and refused, and logged) on its own.
+        let allow_all = || done(RobotsReport::Rules(Arc::new(Robots::allow_all())), None);
+        let Ok(url) = url::Url::parse(url) else {
             allow_all();
             return;
         };
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
-        let mut first_elapsed = None;
-        let mut hops = 0;
         // A name that does not resolve will not resolve a minute later:
         // asking again would only hold the host's URLs back.
         let mut no_such_host = false;
-        let (outcome, body) = loop {
+        let (outcome, body, elapsed) =
             match sh
                 .client
                 .fetch(key, url.as_str(), MAX_ROBOTS_BYTES as u64 + 1)
             {
                 Ok(r) => {
-                    first_elapsed.get_or_insert(r.elapsed);
                     let status = r.status;
+                    let elapsed = r.elapsed;
                     let target = r
                         .location
                         .as_deref()
@@ -211,25 +214,27 @@ impl Worker {
                     self.store_response(url.as_str(), Via::Robots, 0, r, note);
                     match target {
                         Some(_) if sh.stopping.load(Ordering::Relaxed) => {
-                            sh.frontier
-                                .robots_done(key, host, RobotsReport::Interrupted, None);
+                            done(RobotsReport::Interrupted, None);
                             return;
                         }
                         Some(t) if hops < ROBOTS_REDIRECTS => {
-                            hops += 1;
-                            url = t;
+                            let report = RobotsReport::Redirect {
+                                key: (sh.key_of)(common::urlnorm::host_of(&t)),
+                                url: t.to_string(),
+                                hops: hops + 1,
+                            };
+                            done(report, Some(elapsed));
+                            return;
                         }
-                        Some(_) => break (RobotsOutcome::TooManyRedirects, Vec::new()),
-                        None => break (RobotsOutcome::Status(status), body),
+                        Some(_) => (RobotsOutcome::TooManyRedirects, Vec::new(), elapsed),
+                        None => (RobotsOutcome::Status(status), body, elapsed),
                     }
                 }
                 Err(f) => {
                     if sh.stopping.load(Ordering::Relaxed) {
-                        sh.frontier
-                            .robots_done(key, host, RobotsReport::Interrupted, None);
+                        done(RobotsReport::Interrupted, None);
                         return;
                     }
-                    first_elapsed.get_or_insert(f.elapsed);
                     self.log_failure(url.as_str(), Via::Robots, 0, &f);
                     if f.code == ErrorCode::PrivateAddress {
                         // Nothing on this host can be fetched: no use waiting.
@@ -237,10 +242,9 @@ impl Worker {
                         return;
                     }
                     no_such_host = f.code == ErrorCode::Dns;
-                    break (RobotsOutcome::Unreachable, Vec::new());
+                    (RobotsOutcome::Unreachable, Vec::new(), f.elapsed)
                 }
-            }
-        };
+            };
         let status = match outcome {
             RobotsOutcome::Status(s) => s,
             RobotsOutcome::TooManyRedirects => 310,
@@ -266,7 +270,7 @@ impl Worker {
                 ask_again: !no_such_host,
             },
         };
-        sh.frontier.robots_done(key, host, report, first_elapsed);
+        done(report, Some(elapsed));
     }
 
     fn fetch(&self, key: KeyId, job: Job) {

@@ -3,6 +3,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use common::crawllog::{ErrorCode, Status};
 use common::segment::Via;
 use support::*;
@@ -253,10 +255,11 @@ fn robots_txt_is_reused_from_the_host_state_for_a_day() {
 }
 
 #[test]
-fn robots_txt_redirects_are_followed_five_times_and_no_more() {
+fn robots_txt_redirects_are_followed_five_times_politely_and_no_more() {
     // five.test: robots.txt → /r1 → ... → /r5 (five redirects), which has
     // the rules. six.test: one redirect more, so robots.txt counts as
-    // unavailable, which allows everything.
+    // unavailable, which allows everything. old.test: robots.txt moved to
+    // new.test, whose rules then apply to old.test too.
     let chain = |hops: usize| {
         let mut r = Routes::new();
         for i in 0..hops {
@@ -273,15 +276,38 @@ fn robots_txt_redirects_are_followed_five_times_and_no_more() {
     let server = Server::builder()
         .host("five.test", chain(5))
         .host("six.test", chain(6))
+        .host(
+            "old.test",
+            Routes::new()
+                .route_fn("/robots.txt", |req: &testkit::server::Request| {
+                    let port = req.local_addr().port();
+                    Response::redirect(301, format!("http://new.test:{port}/robots.txt"))
+                })
+                .route("/a", Response::html("a"))
+                .route("/private", Response::html("private")),
+        )
+        .host(
+            "new.test",
+            pages(
+                Routes::new().route(
+                    "/robots.txt",
+                    Response::text("User-agent: *\nDisallow: /private\n"),
+                ),
+                &["/a", "/private"],
+            ),
+        )
         .start()
         .unwrap();
     let crawl = crawl_dir("robots-redirects");
-    let urls: Vec<(&str, &str)> = ["five.test", "six.test"]
+    let urls: Vec<(&str, &str)> = ["five.test", "six.test", "old.test", "new.test"]
         .iter()
         .flat_map(|h| [(*h, "/a"), (*h, "/private")])
         .collect();
     write_segment(&crawl, "00001", &server, &urls);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    assert_exit(
+        &run(fetch_cmd(&crawl, &server).args(["--min-delay", "40ms"])),
+        0,
+    );
 
     assert_eq!(
         fetched_paths(&server, "five.test"),
@@ -293,6 +319,15 @@ fn robots_txt_redirects_are_followed_five_times_and_no_more() {
         ["/a", "/private", "/r1", "/r2", "/r3", "/r4", "/r5"],
         "the sixth redirect is not followed; robots.txt counts as unavailable"
     );
+    assert_eq!(
+        fetched_paths(&server, "old.test"),
+        ["/a"],
+        "new.test's rules"
+    );
+    assert_eq!(fetched_paths(&server, "new.test"), ["/a"]);
+    // Every step of a chain waits its host's delay, like any request, and
+    // the step to new.test keeps new.test's own delay.
+    testkit::server::assert_polite(&server.logs(), Duration::from_millis(40));
     // Every hop is logged (and stored) as a robots.txt fetch.
     let log = crawl_log(&crawl, "00001");
     let hops = log
