@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use common::bloom::BloomFilter;
 use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
-use common::crawllog::{ErrorCode, Status};
+use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::HostDb;
 use common::segment::Via;
@@ -137,14 +137,10 @@ fn fetch_segment(
             Some(status) => {
                 already_done += 1;
                 if is_retryable(*status) {
-                    let code = match status {
-                        Status::Error(code) => Some(*code),
-                        Status::Http(_) => None,
-                    };
-                    let (via, tries) = leftover_via(code, r.tries);
+                    // A failed attempt before the crash counts as a try.
                     let job = Job {
-                        via,
-                        tries,
+                        via: Via::Retry,
+                        tries: r.tries + 1,
                         ..Job::from_record(r)
                     };
                     retries.push((key_of(&r.host), job));
@@ -506,14 +502,15 @@ fn redirect_checks(
     Ok((Some(filter), seen))
 }
 
-/// How a URL that was not fetched goes to leftover: never attempted
-/// (`leftover`, same tries), or held back by a transient failure of its
-/// own or of its host's robots.txt (`retry`, one more try), so that a host
-/// that never answers runs out of tries instead of coming back forever.
+/// How a URL of a given-up host goes to leftover: as a `retry` with one
+/// more try, whatever the reason (robots.txt unavailable, Crawl-delay above
+/// the cap, host dropped after failures), so that a host that stays that
+/// way runs out of tries (`segmenter --max-tries`) instead of coming back
+/// every round. URLs merely not reached (a stop) stay `leftover` untouched.
 pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
     match code {
-        Some(ErrorCode::HostDropped | ErrorCode::CrawlDelay) => (Via::Leftover, tries),
-        _ => (Via::Retry, tries + 1),
+        None => (Via::Leftover, tries),
+        Some(_) => (Via::Retry, tries + 1),
     }
 }
 
@@ -569,10 +566,7 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
         );
         let _ = tx.send(Msg::Log(line));
     }
-    let (via, tries) = match abandoned {
-        Some(code) => leftover_via(Some(code), job.tries),
-        None => (Via::Leftover, job.tries),
-    };
+    let (via, tries) = leftover_via(abandoned, job.tries);
     let _ = tx.send(Msg::Leftover(job.to_record(via, tries)));
 }
 
