@@ -96,6 +96,11 @@ fn fetch_segment(
     let out = crawl.fetched_dir(&id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
     let _lock = lock_output(&out, &id)?;
+    // Signals, from the start (a signal while the segment loads is a stop
+    // request like any other): the first asks for a clean stop, the second
+    // exits at once.
+    let signals = Arc::new(AtomicU32::new(0));
+    install_signals(signals.clone()).map_err(run_err)?;
     remove_temp_files(&out);
     let work_path = out.join(WORK_FILE);
     let _work_file = RemoveOnDrop(work_path.clone());
@@ -222,10 +227,6 @@ fn fetch_segment(
         seen,
         key_of,
     });
-
-    // Signals: the first asks for a clean stop, the second exits at once.
-    let signals = Arc::new(AtomicU32::new(0));
-    install_signals(signals.clone()).map_err(run_err)?;
 
     let mut workers = Vec::with_capacity(s.threads);
     for i in 0..s.threads {

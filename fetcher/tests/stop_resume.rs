@@ -405,3 +405,46 @@ fn a_second_fetcher_on_the_same_segment_is_refused() {
     assert!(crawl.is_fetched("00001"));
     warcio_check(&crawl, "00001");
 }
+
+#[test]
+fn a_signal_while_the_segment_loads_is_a_clean_stop() {
+    // A segment big enough that loading it takes a noticeable time, on
+    // hosts that answer slowly, so the signal lands early in the run.
+    let mut b = Server::builder();
+    for h in HOSTS {
+        b = b.host(h, |_: &testkit::server::Request| {
+            Response::html("<p>page</p>").delay(Duration::from_millis(200))
+        });
+    }
+    let server = b.start().unwrap();
+    let crawl = crawl_dir("signal-at-load");
+    let paths: Vec<String> = (0..50_000).map(|i| format!("/{i}")).collect();
+    let pairs: Vec<(&str, &str)> = HOSTS
+        .iter()
+        .flat_map(|h| paths.iter().map(move |p| (*h, p.as_str())))
+        .collect();
+    write_segment(&crawl, "00001", &server, &pairs);
+    let child = fetch_cmd(&crawl, &server)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The work file appears while the segment is being loaded.
+    let work = crawl.fetched_dir("00001").join(".work.tsv");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !work.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(work.exists(), "the fetcher never started loading");
+    signal(child.id(), "-TERM");
+    let out = wait_bounded(child, RUN_BOUND);
+    assert_exit(&out, 130);
+    assert!(crawl.is_fetched("00001"), "DONE written after a clean stop");
+    let stored = stored_pages(&crawl, "00001");
+    let left = leftover(&crawl, "00001");
+    assert_eq!(
+        stored.len() + left.len(),
+        pairs.len(),
+        "every URL stored or left over"
+    );
+}
