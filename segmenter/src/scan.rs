@@ -377,7 +377,7 @@ fn report_seed_notes(
 struct WorkerResult {
     sorted: Sorted,
     counts: Counts,
-    seed_domains: Vec<String>,
+    seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
@@ -393,9 +393,8 @@ struct Worker<'a> {
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
-    /// Hashes of the seed domains in `seed_domains` (a cheap membership test).
-    seed_domain_hashes: HashSet<u64, FastHash>,
-    seed_domains: Vec<String>,
+    /// Registrable domains of seeds that do not reach the sort.
+    seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
@@ -412,8 +411,7 @@ impl<'a> Worker<'a> {
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
-            seed_domain_hashes: HashSet::default(),
-            seed_domains: Vec::new(),
+            seed_domains: HashSet::default(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
         }
@@ -821,11 +819,8 @@ impl<'a> Worker<'a> {
 
     fn seed_domain(&mut self, url: &Url) {
         let domain = registrable_domain(host_of(url));
-        if self
-            .seed_domain_hashes
-            .insert(xxhash_rust::xxh3::xxh3_64(domain.as_bytes()))
-        {
-            self.seed_domains.push(domain.to_string());
+        if !self.seed_domains.contains(domain) {
+            self.seed_domains.insert(domain.to_string());
         }
     }
 
