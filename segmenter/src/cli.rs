@@ -5,9 +5,10 @@
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use common::config::parse_size;
+use common::config::{parse_duration, parse_size};
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -83,6 +84,10 @@ pub struct RoundFlags {
     /// Worker threads [default: the number of CPUs]
     #[arg(long, value_name = "N", help_heading = "Resources")]
     pub threads: Option<NonZeroUsize>,
+    /// A progress line on stderr this often (pages, MB of HTML, links, URLs
+    /// selected); 0 for none [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Resources")]
+    pub progress_interval: Option<Duration>,
 
     /// At most N URLs of one host per segment; the others wait in the
     /// backlog for a later round [default: 1000]

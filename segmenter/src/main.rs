@@ -21,6 +21,7 @@ mod links;
 mod log;
 mod output;
 mod partition;
+mod progress;
 mod report;
 mod round;
 mod run;

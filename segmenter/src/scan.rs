@@ -48,6 +48,7 @@ use crate::error::Error;
 use crate::fasthash::FastHash;
 use crate::links::{Body, LinkExtractor, redirect_target};
 use crate::log::RunLog;
+use crate::progress::{Progress, Published};
 use crate::report::Counts;
 use crate::seen::Seen;
 use crate::sort::{RunDir, Sorted, Sorter};
@@ -62,6 +63,9 @@ const BATCH_BYTES: usize = 1 << 20;
 /// Batches kept for reuse, and the block capacity kept in each.
 const SPARE_BATCHES: usize = 16;
 const SPARE_BATCH_BYTES: usize = 2 * BATCH_BYTES;
+/// Workers add their counts to the progress line every this many lines
+/// of a list (and after every batch of records).
+const PUBLISH_LINES: u64 = 1 << 16;
 /// Seeds files are cut into pieces of at least this size.
 const MIN_SEEDS_PIECE: u64 = 4 << 20;
 
@@ -137,6 +141,8 @@ pub struct ScanConfig<'a> {
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
+    /// Where the workers add their counts for the progress line.
+    pub progress: &'a Progress,
 }
 
 /// A problem with one seed line, reported once all pieces are read (so that
@@ -412,6 +418,8 @@ struct Worker<'a> {
     admission: Admission<'a>,
     sorter: Sorter,
     counts: Counts,
+    /// What `counts` has already added to the progress line.
+    published: Published,
     extractor: Option<LinkExtractor>,
     record: WarcRecord,
     segment_record: SegmentRecord,
@@ -430,6 +438,7 @@ impl<'a> Worker<'a> {
             admission: Admission::new(cfg.filter),
             sorter: Sorter::new(cfg.runs.clone(), budget),
             counts: Counts::default(),
+            published: Published::default(),
             extractor: None,
             record: WarcRecord::default(),
             segment_record: SegmentRecord::default(),
@@ -454,7 +463,7 @@ impl<'a> Worker<'a> {
     /// Runs one job. Problems with the input are reported and counted; only
     /// a failure to write sort runs is returned.
     fn run(&mut self, job: &Job) -> Result<(), Error> {
-        match job {
+        let result = match job {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
             Job::Leftover(path) => self.segment_file(path, false),
@@ -465,7 +474,14 @@ impl<'a> Worker<'a> {
                 start,
                 end,
             } => self.seeds(path, *piece, *start, *end),
-        }
+        };
+        self.publish();
+        result
+    }
+
+    /// Adds the counts since the last call to the progress line.
+    fn publish(&mut self) {
+        self.cfg.progress.publish(&self.counts, &mut self.published);
     }
 
     /// Records a page the fetcher stored: if it was never scheduled (the
@@ -529,6 +545,7 @@ impl<'a> Worker<'a> {
             kept += record.block.capacity();
         }
         batch.len = 0;
+        self.publish();
         let mut spare = pool.lock().expect("no panics");
         if spare.len() < SPARE_BATCHES {
             spare.push(batch);
@@ -695,6 +712,9 @@ impl<'a> Worker<'a> {
         loop {
             let mut rec = std::mem::take(&mut self.segment_record);
             let step = reader.read_next(&mut rec);
+            if reader.line() % PUBLISH_LINES == 0 {
+                self.publish();
+            }
             let result = match step {
                 Ok(true) => self.reentry(&rec, backlog),
                 Ok(false) => {
@@ -789,6 +809,9 @@ impl<'a> Worker<'a> {
             }
             pos += n as u64;
             line_no += 1;
+            if line_no % PUBLISH_LINES == 0 {
+                self.publish();
+            }
             let line = std::mem::take(&mut self.line);
             let result = self.seed_line(&line, piece, line_no);
             self.line = line;
