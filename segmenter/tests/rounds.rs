@@ -465,3 +465,51 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
     assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
     assert_eq!(figure(&report, "dupes:"), 1, "{report}");
 }
+
+#[test]
+fn a_run_removed_from_consumed_txt_is_read_again() {
+    // The README's account of re-reading a fetched run: its links are
+    // checked against seen.bloom as usual, its leftover URLs are not.
+    let crawl = TempCrawl::new("reread");
+    inject(&crawl, "http://a.test/\nhttp://a.test/left\n", &[]);
+    write_leftover(
+        &crawl,
+        "00001",
+        &[rec("http://a.test/left", 0, Via::Leftover, 0)],
+    );
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/x"])],
+        MB,
+        true,
+    );
+    run_round(&crawl, &[]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        ["http://a.test/x", "http://a.test/left"]
+    );
+    mark_fetched_empty(&crawl, "00002");
+    run_round(&crawl, &[]);
+    assert_eq!(
+        std::fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
+        "00001\n00002\n"
+    );
+
+    // The operator removes 00001 from consumed.txt: the link is a copy of a
+    // URL seen before, the leftover URL is scheduled a second time.
+    std::fs::write(crawl.dir.consumed_path(), "00002\n").unwrap();
+    let report = run_round(&crawl, &[]);
+    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+    assert_eq!(figure(&report, "leftover in:"), 1, "{report}");
+    assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/left"]);
+
+    // With the leftover list moved aside first, only the links are read again.
+    std::fs::write(crawl.dir.consumed_path(), "00002\n").unwrap();
+    let leftover = crawl.dir.leftover_path("00001");
+    std::fs::rename(&leftover, crawl.side("leftover-moved-aside")).unwrap();
+    let report = run_round(&crawl, &[]);
+    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+    assert_eq!(figure(&report, "leftover in:"), 0, "{report}");
+    assert!(!segments(&crawl).contains_key("00004"), "{report}");
+}
