@@ -18,7 +18,7 @@ use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Fate, HostCap, Pick};
-use crate::commit::{Staging, pause_point, read_consumed};
+use crate::commit::{Staging, pause_point, read_consumed, read_list};
 use crate::error::Error;
 use crate::log::RunLog;
 use crate::output::{Output, fill_record};
@@ -181,7 +181,7 @@ fn build(
     }
     if plan.record_seed_domains {
         let path = crawl.scope_seeds_path();
-        let mut domains = read_scope_seeds(&path)?;
+        let mut domains: BTreeSet<String> = read_list(&path)?.into_iter().collect();
         let before = domains.len();
         domains.extend(scanned.seed_domains);
         domains.extend(selected.domains);
@@ -419,22 +419,5 @@ fn carry_backlog(settings: &Settings, log: &RunLog, output: &mut Output) -> Resu
             Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
             Err(e) => return Err(e.into()),
         }
-    }
-}
-
-/// Reads `scope.seeds` (one registrable domain per line).
-pub fn read_scope_seeds(path: &std::path::Path) -> Result<BTreeSet<String>, Error> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string)
-            .collect()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
-        Err(e) => Err(Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }),
     }
 }

@@ -435,7 +435,7 @@ impl Extractor {
         out.reset();
         let (media, header_charset) = page
             .content_type
-            .map(charset::split_content_type)
+            .map(common::http::split_content_type)
             .unwrap_or(("", None));
         let declared = sniff::declared(media);
         if declared == sniff::Declared::Other {
