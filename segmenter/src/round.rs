@@ -129,7 +129,7 @@ fn build(
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let merger = merge(scanned.sorted, &runs, fan_in).map_err(Error::io(runs.path()))?;
+    let merger = merge(scanned.sorted, &runs, fan_in)?;
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -151,7 +151,6 @@ fn build(
     };
     let selected = select(
         merger,
-        &runs,
         &seen,
         progress,
         output,
@@ -288,7 +287,6 @@ struct Selected {
 /// run); the last formats and compresses the segments and the backlog.
 fn select(
     mut merger: Merger,
-    runs: &RunDir,
     seen: &Seen,
     progress: &Progress,
     mut output: Output,
@@ -346,11 +344,7 @@ fn select(
         let mut current = Vec::new(); // `domain TAB host TAB` of the current host
         let mut host = String::new();
         let result = (|| -> Result<(), Error> {
-            while sink.alive
-                && merger
-                    .next_into(&mut key, &mut meta)
-                    .map_err(Error::io(runs.path()))?
-            {
+            while sink.alive && merger.next_into(&mut key, &mut meta)? {
                 let Some(parts) = split_key(&key) else {
                     continue;
                 };

@@ -503,9 +503,7 @@ impl<'a> Worker<'a> {
             exempt: false,
             fetched: true,
         };
-        self.sorter
-            .push(host_of(&page), page.as_str(), hash, meta)
-            .map_err(Error::io(self.cfg.runs.path()))
+        self.sorter.push(host_of(&page), page.as_str(), hash, meta)
     }
 
     /// Adds an admitted candidate to the sort, unless it was scheduled in
@@ -517,9 +515,7 @@ impl<'a> Worker<'a> {
             return Ok(false);
         }
         self.counts.candidates += 1;
-        self.sorter
-            .push(host_of(url), url.as_str(), hash, meta)
-            .map_err(Error::io(self.cfg.runs.path()))?;
+        self.sorter.push(host_of(url), url.as_str(), hash, meta)?;
         Ok(true)
     }
 

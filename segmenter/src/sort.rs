@@ -35,6 +35,7 @@ use common::urlnorm::registrable_domain;
 use crate::fasthash::FastHash;
 
 use crate::candidates::{Meta, domain_host, push_key};
+use crate::error::Error;
 
 /// Arena bytes per URL besides the URL: its length, meta and hash tail.
 const HEADER: usize = 4 + Meta::ENCODED_LEN + 8;
@@ -239,7 +240,13 @@ impl Sorter {
     }
 
     /// Adds a candidate.
-    pub fn push(&mut self, host: &str, url: &str, hash: BloomHash, meta: Meta) -> io::Result<()> {
+    pub fn push(
+        &mut self,
+        host: &str,
+        url: &str,
+        hash: BloomHash,
+        meta: Meta,
+    ) -> Result<(), Error> {
         let need = HEADER + url.len();
         let used = self.arena.len() + self.index.len() * ENTRY + self.hosts.bytes;
         if !self.index.is_empty()
@@ -251,7 +258,10 @@ impl Sorter {
         }
         let offset = self.arena.len();
         if offset + need > MAX_ARENA {
-            return Err(io::Error::other("sort record too large"));
+            return Err(Error::Io {
+                path: self.runs.path().to_path_buf(),
+                source: io::Error::other(format!("sort record of {need} bytes: too large")),
+            });
         }
         let host = self.hosts.id(host);
         self.arena
@@ -295,7 +305,7 @@ impl Sorter {
     }
 
     /// Sorts what is in memory and writes it as a run.
-    fn spill(&mut self) -> io::Result<()> {
+    fn spill(&mut self) -> Result<(), Error> {
         let names = self.sort();
         let path = self.runs.new_path();
         let mut w = RunWriter::create(&path)?;
@@ -471,20 +481,23 @@ struct RunWriter {
 }
 
 impl RunWriter {
-    fn create(path: &Path) -> io::Result<RunWriter> {
-        let file = File::create(path)?;
-        let mut enc =
-            zstd::stream::write::Encoder::new(BufWriter::with_capacity(1 << 16, file), 1)?;
-        enc.include_checksum(true)?;
-        enc.window_log(18)?;
+    fn create(path: &Path) -> Result<RunWriter, Error> {
+        let open = || {
+            let file = File::create(path)?;
+            let mut enc =
+                zstd::stream::write::Encoder::new(BufWriter::with_capacity(1 << 16, file), 1)?;
+            enc.include_checksum(true)?;
+            enc.window_log(18)?;
+            Ok(enc)
+        };
         Ok(RunWriter {
-            enc,
+            enc: open().map_err(Error::io(path))?,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(1 << 16),
         })
     }
 
-    fn write(&mut self, key: &[u8], meta: &Meta) -> io::Result<()> {
+    fn write(&mut self, key: &[u8], meta: &Meta) -> Result<(), Error> {
         put_varint(&mut self.buf, key.len() as u64);
         self.buf.extend_from_slice(key);
         put_varint(&mut self.buf, u64::from(meta.hops));
@@ -494,19 +507,25 @@ impl RunWriter {
         self.buf.push(enc[12]);
         self.buf.push(enc[13]);
         if self.buf.len() >= 1 << 16 {
-            self.enc.write_all(&self.buf)?;
+            self.enc
+                .write_all(&self.buf)
+                .map_err(Error::io(&self.path))?;
             self.buf.clear();
         }
         Ok(())
     }
 
     /// Finishes the file; returns its size.
-    fn finish(mut self) -> io::Result<u64> {
-        self.enc.write_all(&self.buf)?;
-        let mut out = self.enc.finish()?;
-        out.flush()?;
-        drop(out);
-        Ok(fs::metadata(&self.path)?.len())
+    fn finish(self) -> Result<u64, Error> {
+        let RunWriter { mut enc, path, buf } = self;
+        let finish = || {
+            enc.write_all(&buf)?;
+            let mut out = enc.finish()?;
+            out.flush()?;
+            drop(out);
+            Ok(fs::metadata(&path)?.len())
+        };
+        finish().map_err(Error::io(&path))
     }
 }
 
@@ -527,8 +546,10 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn open(path: &Path) -> io::Result<RunReader> {
-        let dec = zstd::stream::read::Decoder::new(File::open(path)?)?;
+    fn open(path: &Path) -> Result<RunReader, Error> {
+        let dec = File::open(path)
+            .and_then(zstd::stream::read::Decoder::new)
+            .map_err(Error::io(path))?;
         Ok(RunReader {
             input: BufReader::with_capacity(1 << 16, dec),
             path: path.to_path_buf(),
@@ -538,19 +559,23 @@ impl RunReader {
     }
 
     /// Reads the next record; `false` at the end.
-    fn advance(&mut self) -> io::Result<bool> {
+    fn advance(&mut self) -> Result<bool, Error> {
+        self.read_record().map_err(Error::io(&self.path))
+    }
+
+    fn read_record(&mut self) -> io::Result<bool> {
         if self.input.fill_buf()?.is_empty() {
             return Ok(false);
         }
         let len = self.varint()?;
         if len > MAX_ARENA as u64 {
-            return Err(corrupt(&self.path, "key length"));
+            return Err(corrupt("key length"));
         }
         self.key.resize(len as usize, 0);
         self.input.read_exact(&mut self.key)?;
         let mut enc = [0u8; Meta::ENCODED_LEN];
         for (i, what) in ["hops", "inlinks", "tries"].into_iter().enumerate() {
-            let v = u32::try_from(self.varint()?).map_err(|_| corrupt(&self.path, what))?;
+            let v = u32::try_from(self.varint()?).map_err(|_| corrupt(what))?;
             enc[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
         }
         self.input.read_exact(&mut enc[12..14])?;
@@ -568,14 +593,14 @@ impl RunReader {
                 return Ok(v);
             }
         }
-        Err(corrupt(&self.path, "varint"))
+        Err(corrupt("varint"))
     }
 }
 
-fn corrupt(path: &Path, what: &str) -> io::Error {
+fn corrupt(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("{}: corrupt sort run ({what})", path.display()),
+        format!("corrupt sort run ({what})"),
     )
 }
 
@@ -598,7 +623,7 @@ impl Source {
         }
     }
     /// Moves to the next record; `false` when exhausted.
-    fn advance(&mut self) -> io::Result<bool> {
+    fn advance(&mut self) -> Result<bool, Error> {
         match self {
             Source::Memory(m) => {
                 m.pos += 1;
@@ -651,7 +676,7 @@ impl Merger {
     }
 
     /// Advances the source at the top of the heap and restores the heap.
-    fn advance_top(&mut self) -> io::Result<()> {
+    fn advance_top(&mut self) -> Result<(), Error> {
         let top = self.heap[0];
         if self.sources[top].advance()? {
             self.sift_down(0);
@@ -668,7 +693,7 @@ impl Merger {
     }
 
     /// Fills `key` and `meta` with the next URL; `false` at the end.
-    pub fn next_into(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> io::Result<bool> {
+    pub fn next_into(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> Result<bool, Error> {
         if self.heap.is_empty() {
             return Ok(false);
         }
@@ -691,7 +716,7 @@ impl Merger {
 /// Merges the output of all sorters. When there are more than `fan_in`
 /// sources, groups of runs are first merged into longer runs, so that no
 /// more than `fan_in` files are open at once.
-pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> io::Result<Merger> {
+pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> Result<Merger, Error> {
     let fan_in = fan_in.max(2);
     let mut memory = Vec::new();
     let mut files: std::collections::VecDeque<PathBuf> = Default::default();
@@ -717,7 +742,7 @@ pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> io::Result<Mer
         runs.spilled.fetch_add(bytes, Ordering::Relaxed);
         drop(merger);
         for p in &group {
-            fs::remove_file(p)?;
+            fs::remove_file(p).map_err(Error::io(p))?;
         }
         files.push_back(path);
     }
@@ -725,7 +750,7 @@ pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> io::Result<Mer
     open_sources(memory, &files)
 }
 
-fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> io::Result<Merger> {
+fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> Result<Merger, Error> {
     let mut sources = Vec::with_capacity(memory.len() + files.len());
     let mut ready = Vec::with_capacity(sources.capacity());
     for mut m in memory {

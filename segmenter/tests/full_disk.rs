@@ -4,7 +4,8 @@
 //!
 //! A full disk is simulated with a file-size limit (`RLIMIT_FSIZE`) on the
 //! segmenter's process: a write past it fails with `EFBIG`, as one on a full
-//! disk fails with `ENOSPC`.
+//! disk fails with `ENOSPC`. Three places: the copy of `seen.bloom`, a
+//! sort run, the new segment.
 
 mod support;
 
@@ -61,10 +62,11 @@ fn prepare(tag: &str) -> TempCrawl {
 
 /// Runs `segmenter run` on `crawl` with a file-size limit; returns the
 /// last line of stderr (the error) and a dump for assertion messages.
-fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t) -> (String, String) {
+fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t, extra: &[&str]) -> (String, String) {
     let root = crawl.root().to_str().unwrap().to_string();
     let mut cmd = Command::new(BIN);
     cmd.args(["run", &root, "--max-per-host", "100000"])
+        .args(extra)
         .env_remove("SEGMENTER_PAUSE_AT");
     // SAFETY: between fork and exec the child only calls signal and
     // setrlimit, which are async-signal-safe.
@@ -103,12 +105,12 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
     let before = files(crawl.root());
 
     // Room for nothing: the copy of seen.bloom fails.
-    let (error, context) = run_with_file_limit(&crawl, 16 * 1024);
+    let (error, context) = run_with_file_limit(&crawl, 16 * 1024, &[]);
     assert!(error.contains("seen.bloom"), "{context}");
     assert_eq!(files(crawl.root()), before, "{context}");
 
     // Room for seen.bloom, not for the segment.
-    let (error, context) = run_with_file_limit(&crawl, 64 * 1024);
+    let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &[]);
     assert!(error.contains("00002.v1.tsv.zst"), "{context}");
     // The run's log says why it failed.
     let message = error.trim_start_matches("segmenter: ");
@@ -122,6 +124,11 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
         });
     assert!(logged, "no log line for `{message}`\n{context}");
     // Nothing changed, nothing left behind.
+    assert_eq!(files(crawl.root()), before, "{context}");
+
+    // A sort with little memory: merging its runs makes a run too large.
+    let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &["--memory", "16KiB"]);
+    assert!(error.contains("/sort/run-"), "{context}");
     assert_eq!(files(crawl.root()), before, "{context}");
 
     // With room again, the same command gives what a clean run gives.
