@@ -19,7 +19,15 @@ use common::config::{parse_duration, parse_size};
 /// `segments/ID.v1.tsv.zst`. The new segments, `seen.bloom`,
 /// `backlog.v1.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
-#[command(name = "segmenter", version, max_term_width = 100)]
+#[command(
+    name = "segmenter",
+    version,
+    max_term_width = 100,
+    after_long_help = "Every flag of inject and run is also a key of CRAWL/crawl.toml \
+        ([segmenter], [scope] or [filter]; --max-per-host is max_per_host); flags win.\n\
+        Exit codes: 0 done (also when there was nothing to do: it says why), \
+        1 error, 2 usage or configuration error."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -39,12 +47,20 @@ pub enum Command {
         /// The crawl directory.
         crawl: PathBuf,
         /// The seeds file.
+        #[arg(value_name = "SEEDS_FILE")]
         seeds: PathBuf,
         /// Settings shared with `run`.
         #[command(flatten)]
         flags: RoundFlags,
     },
     /// Consume every complete fetched run and write the next segment(s).
+    ///
+    /// Reads every fetched run with a `DONE` file (`fetched/ID/DONE`) that
+    /// CRAWL/consumed.txt does not list: the links and redirects in its WARC
+    /// files and its leftover list; and the backlog. With no new fetched run,
+    /// the backlog becomes a segment only if no segment waits to be fetched.
+    /// The report (`key: value` lines) goes to stderr and to
+    /// CRAWL/logs/segmenter-TIMESTAMP.log.
     Run {
         /// The crawl directory.
         crawl: PathBuf,
@@ -141,7 +157,9 @@ pub struct RoundFlags {
         help_heading = "Scope"
     )]
     pub scope_domains: Vec<String>,
-    /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match decides
+    /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match
+    /// decides, before the hosts and domains (in crawl.toml, a relative path
+    /// is relative to the crawl directory)
     #[arg(long, value_name = "FILE", help_heading = "Scope")]
     pub rules_file: Option<PathBuf>,
 
