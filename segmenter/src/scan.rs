@@ -214,7 +214,13 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     // The last worker to stop drops the receiver, which stops the readers.
     let rx = Mutex::new(Some(rx));
     let active = AtomicUsize::new(threads);
+    // Each worker gets its share of the sort memory, reserved here so that
+    // a --memory the machine cannot give is an error before any work.
     let budget = (cfg.memory / threads as u64) as usize;
+    let sorters = (0..threads)
+        .map(|_| Sorter::new(cfg.runs.clone(), budget))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sorters = Mutex::new(sorters);
     let mut reader_counts = Counts::default();
 
     std::thread::scope(|ts| {
@@ -234,7 +240,8 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         pool.scope(|s| {
             for _ in 0..threads {
                 s.spawn(|_| {
-                    let mut w = Worker::new(cfg, budget);
+                    let sorter = sorters.lock().expect("no panics").pop();
+                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
                     let result = (|| {
                         while !stop.load(Ordering::Relaxed) {
                             let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
@@ -432,11 +439,11 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a ScanConfig<'a>, budget: usize) -> Worker<'a> {
+    fn new(cfg: &'a ScanConfig<'a>, sorter: Sorter) -> Worker<'a> {
         Worker {
             cfg,
             admission: Admission::new(cfg.filter),
-            sorter: Sorter::new(cfg.runs.clone(), budget),
+            sorter,
             counts: Counts::default(),
             published: Published::default(),
             extractor: None,

@@ -218,25 +218,37 @@ pub struct Sorter {
 }
 
 impl Sorter {
-    /// A sorter that keeps at most about `budget` bytes in memory.
-    pub fn new(runs: Arc<RunDir>, budget: usize) -> Sorter {
+    /// A sorter that keeps at most about `budget` bytes in memory; an
+    /// error if that much cannot be reserved.
+    pub fn new(runs: Arc<RunDir>, budget: usize) -> Result<Sorter, Error> {
         // Index entries take 16 bytes, records about 80: give the index a
         // sixth. Capacity is reserved up front (pages are only touched as
         // they fill), so the buffers never reallocate.
         let budget = budget.max(4096);
         let index_cap = (budget / 6 / ENTRY).max(16);
         let arena_cap = (budget - index_cap * ENTRY).min(MAX_ARENA);
-        let arena = Vec::with_capacity(arena_cap);
+        let mut arena = Vec::new();
+        let mut index = Vec::new();
+        arena
+            .try_reserve_exact(arena_cap)
+            .and_then(|()| index.try_reserve_exact(index_cap))
+            .map_err(|e| {
+                Error::Usage(format!(
+                    "--memory: cannot reserve {} bytes of sort memory for a thread ({e}); \
+                     give a smaller --memory",
+                    arena_cap + index_cap * ENTRY
+                ))
+            })?;
         advise_huge_pages(arena.as_ptr(), arena_cap);
-        Sorter {
+        Ok(Sorter {
             runs,
             hosts: HostTable::default(),
             arena,
-            index: Vec::with_capacity(index_cap),
+            index,
             budget,
             index_cap,
             spilled: Vec::new(),
-        }
+        })
     }
 
     /// Adds a candidate.
@@ -815,7 +827,7 @@ mod tests {
         let mut next = rng(42);
         let mut sorters: Vec<Sorter> = (0..threads)
             .map(|_| {
-                let mut s = Sorter::new(runs.clone(), budget);
+                let mut s = Sorter::new(runs.clone(), budget).unwrap();
                 s.hosts.hash = host_hash;
                 s
             })

@@ -229,3 +229,52 @@ fn a_fetched_run_without_done_is_left_for_later() {
         "00001\n"
     );
 }
+
+#[test]
+fn memory_the_machine_cannot_give_is_a_usage_error() {
+    use std::os::unix::process::CommandExt;
+    let crawl = TempCrawl::new("memory");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/next"])],
+        MB,
+        true,
+    );
+    let root = crawl.root().to_str().unwrap().to_string();
+    let args = ["run", root.as_str(), "--memory", "16GB"];
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args).env_remove("SEGMENTER_PAUSE_AT");
+    // An address space of 2 GB stands for a machine without 16 GB to give.
+    // SAFETY: between fork and exec the child only calls setrlimit, which
+    // is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let context = dump(&args, &out, Some(crawl.root()));
+    assert_eq!(out.status.code(), Some(2), "{context}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("segmenter: --memory: cannot reserve")),
+        "{context}"
+    );
+    assert!(!crawl.dir.consumed_path().exists(), "{context}");
+
+    // Within what the machine has, the same run works.
+    run_round(&crawl, &["--memory", "64MB"]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/next"]);
+}
