@@ -593,6 +593,8 @@ impl<'a> Worker<'a> {
             .header("X-Crawl-Hops")
             .and_then(|h| h.trim().parse::<u32>().ok())
             .unwrap_or(0);
+        // Fetched, whatever its content: never to be scheduled again.
+        self.mark_fetched(&page, hops)?;
         if self.record.block_cut {
             self.counts.too_large += 1;
             self.cfg.log.warn(format_args!(
@@ -610,7 +612,6 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
-        self.mark_fetched(&page, hops)?;
         let next_hops = hops.saturating_add(1);
         match head.status {
             300..=399 => {

@@ -430,6 +430,8 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
         via: "robots",
         ..Page::redirect("http://a.test/robots.txt", 0, "/robots-moved.txt")
     };
+    let mut big = Page::html("http://a.test/big", 1, &[]);
+    big.body.extend(vec![b' '; 200_000]);
     let robots_moved = Page {
         via: "robots",
         content_type: Some("text/plain".into()),
@@ -443,27 +445,35 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
             robots_moved,
             Page::redirect("http://a.test/old", 0, "/new"),
             Page::html("http://a.test/new", 1, &["/child", "/new"]),
+            // Reached the same way, too large to read: fetched all the same.
+            Page::redirect("http://a.test/old-big", 0, "/big"),
+            big,
         ],
         MB,
         true,
     );
-    let report = run_round(&crawl, &[]);
+    let report = run_round(&crawl, &["--max-page-size", "100KB"]);
     assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/child"]);
-    assert_eq!(figure(&report, "already fetched:"), 1, "{report}");
-    assert_eq!(figure(&report, "responses:"), 2, "{report}");
-    assert_eq!(figure(&report, "redirects found:"), 1, "{report}");
+    // /new, /big, and /old-big (a redirect no segment listed either).
+    assert_eq!(figure(&report, "already fetched:"), 3, "{report}");
+    assert_eq!(figure(&report, "responses:"), 4, "{report}");
+    assert_eq!(figure(&report, "redirects found:"), 2, "{report}");
 
     // Later links to it are copies of a URL seen before.
     write_fetched(
         &crawl,
         "00002",
-        &[Page::html("http://a.test/child", 2, &["/new", "/other"])],
+        &[Page::html(
+            "http://a.test/child",
+            2,
+            &["/new", "/big", "/other"],
+        )],
         MB,
         true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
-    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+    assert_eq!(figure(&report, "dupes:"), 2, "{report}");
 }
 
 #[test]
