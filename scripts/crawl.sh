@@ -9,9 +9,10 @@
 # Exit codes:
 #   0   stopped normally: rounds done, nothing left to fetch, or a STOP file
 #   1   a step failed (the message names it and its log)
-#   2   usage error
+#   2   usage error (bad option, missing seeds, binary not found)
 #   75  another crawl.sh holds the lock on this crawl directory (try later)
-#   130 interrupted (SIGINT/SIGTERM); the next run resumes where this one stopped
+#   130 interrupted (SIGINT/SIGTERM/SIGHUP); the next run resumes where this
+#       one stopped
 set -uo pipefail
 
 prog=crawl.sh
@@ -22,28 +23,36 @@ Usage: scripts/crawl.sh CRAWL [options] [--] [FETCHER_ARGS...]
 Runs crawl rounds on the crawl directory CRAWL: each round fetches the oldest
 waiting segment (fetcher fetch) and builds the next segment from what was
 fetched (segmenter run). Stops after --rounds rounds, when no segment is left,
-or when the file CRAWL/STOP exists (checked between steps).
+or when the file CRAWL/STOP exists (a fetch in progress is then stopped
+cleanly; its unfetched URLs are kept for later).
 
 Options:
   --seeds FILE          inject these seeds first if CRAWL has no segment yet
   --rounds N            at most N rounds (default: until nothing is left)
   --bin DIR             where the fetcher and segmenter binaries are
                         (default: target/release of this repository, then PATH)
-  --segmenter-arg ARG   pass ARG to `segmenter run` (repeatable)
+  --segmenter-arg ARG   pass ARG to `segmenter inject` and `segmenter run`
+                        (repeatable)
   --                    everything after it is passed to `fetcher fetch`
   -h, --help            this help
 
 Settings for both programs are best kept in CRAWL/crawl.toml.
 Logs: CRAWL/logs/round-NNNNN.log (one per round), plus each program's own log.
+Each round prints one line: round number, segment, URLs in it, pages fetched
+(HTTP responses other than robots.txt), new URLs scheduled, seconds.
 
-Exit codes: 0 done, 1 a step failed, 2 usage, 75 locked by another run,
-130 interrupted (rerun to resume).
+Exit codes: 0 done (rounds done, nothing left, or STOP), 1 a step failed,
+2 usage, 75 locked by another run, 130 interrupted (run again to resume).
 EOF
 }
 
-die_usage() { echo "$prog: $*" >&2; echo "Try '$prog --help'." >&2; exit 2; }
+die_usage() {
+    echo "$prog: $*" >&2
+    echo "Try '$prog --help'." >&2
+    exit 2
+}
 
-crawl="" seeds="" rounds=0 bindir="" seg_args=() fetch_args=()
+crawl="" seeds="" rounds="" bindir="" seg_args=() fetch_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
@@ -57,7 +66,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$crawl" ] || die_usage "missing the crawl directory"
-case "$rounds" in ''|*[!0-9]*) die_usage "--rounds takes a whole number, not '$rounds'" ;; esac
+case "$rounds" in
+    '') ;;
+    *[!0-9]*|0*) die_usage "--rounds takes a whole number above 0, not '$rounds'" ;;
+esac
 [ -z "$seeds" ] || [ -f "$seeds" ] || die_usage "$seeds: no such seeds file"
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
@@ -65,7 +77,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 find_bin() {
     local name=$1
     if [ -n "$bindir" ]; then
-        [ -x "$bindir/$name" ] || { echo "$prog: $bindir/$name: not found or not executable" >&2; exit 2; }
+        [ -x "$bindir/$name" ] || { echo "$prog: $bindir/$name: not found or not executable" >&2; return 1; }
         echo "$bindir/$name"
     elif [ -x "$repo/target/release/$name" ]; then
         echo "$repo/target/release/$name"
@@ -73,57 +85,79 @@ find_bin() {
         command -v "$name"
     else
         echo "$prog: cannot find '$name': build it with 'cargo build --release' or pass --bin DIR" >&2
-        exit 2
+        return 1
     fi
 }
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
+command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
 
 mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directory" >&2; exit 1; }
 
-# One run at a time per crawl directory. The lock is released when this
-# process exits, however it exits (even kill -9).
+# One run at a time per crawl directory. The lock is held by this process and
+# by the step it runs (they share the descriptor), so it is released when both
+# are gone, however they end (even kill -9); a step left running by a killed
+# crawl.sh keeps the crawl locked until it ends.
 exec 9>"$crawl/.crawl.lock" || { echo "$prog: $crawl/.crawl.lock: cannot open the lock file" >&2; exit 1; }
 if ! flock -n 9; then
     echo "$prog: $crawl is being crawled by another run (lock $crawl/.crawl.lock held); exiting" >&2
     exit 75
 fi
 
-interrupted=0
-on_signal() { interrupted=1; }
-trap on_signal INT TERM
+# Signals are counted here and passed on to the running step, one for one:
+# the first asks the step to stop cleanly, a second makes it exit at once.
+signals=0
+on_signal() { signals=$((signals + 1)); }
+trap on_signal INT TERM HUP
 
 # Runs one step with its output appended to the round log, and stops the
-# script, naming the step, if it fails. A signal to this script is passed on
-# to the step, which shuts down cleanly. With STOP_WATCH=1 (the fetch), a
-# STOP file appearing in CRAWL also asks the step to stop early.
+# script, naming the step, if it fails. The step runs in its own process
+# group, so that a Ctrl-C on the terminal reaches it once, through this
+# script, rather than twice. With STOP_WATCH=1 (the fetch), a STOP file
+# appearing in CRAWL also asks the step to stop early.
 STOP_WATCH=0
 step() {
     local name=$1; shift
     echo "=== $(date -u +%Y-%m-%dT%H:%M:%SZ) $name: $*" >>"$log"
-    "$@" >>"$log" 2>&1 &
-    local pid=$! sent=0 stopped_by_file=0 rc
+    set -m
+    "$@" </dev/null >>"$log" 2>&1 &
+    local pid=$!
+    set +m
+    # TERMs sent to the step: one per signal received, and one for STOP
+    # (which a first signal does not add to: the step is already stopping).
+    local sent=0 want stop_sent=0 rc
     while kill -0 "$pid" 2>/dev/null; do
-        if [ "$sent" = 0 ]; then
-            if [ "$interrupted" = 1 ]; then
-                kill -TERM "$pid" 2>/dev/null; sent=1
-            elif [ "$STOP_WATCH" = 1 ] && [ -e "$crawl/STOP" ]; then
-                echo "$prog: $crawl/STOP appeared; asking $name to stop early"
-                kill -TERM "$pid" 2>/dev/null; sent=1; stopped_by_file=1
-            fi
+        if [ "$STOP_WATCH" = 1 ] && [ "$stop_sent" = 0 ] && [ -e "$crawl/STOP" ]; then
+            echo "$prog: $crawl/STOP appeared; asking $name to stop early"
+            stop_sent=1
+        fi
+        want=$signals
+        [ "$stop_sent" = 1 ] && [ "$want" = 0 ] && want=1
+        if [ "$sent" -lt "$want" ]; then
+            kill -TERM "$pid" 2>/dev/null
+            sent=$((sent + 1))
+            continue
         fi
         sleep 0.2
     done
-    wait "$pid"; rc=$?
-    if [ "$stopped_by_file" = 1 ] && [ "$interrupted" = 0 ] && [ "$rc" = 130 ]; then
-        rc=0 # a clean early stop: the unfetched URLs are in the leftover file
+    wait "$pid"
+    rc=$?
+    if [ "$stop_sent" = 1 ] && [ "$signals" = 0 ]; then
+        case "$rc" in
+            130) rc=0 ;; # a clean early stop: the unfetched URLs are in the leftover file
+            143) # our TERM came before the step could catch it: as if killed
+                echo "$prog: $name ended at once on STOP (it was starting); the next run resumes it"
+                exit 0 ;;
+        esac
     fi
-    if [ "$interrupted" = 1 ] || [ "$rc" = 130 ] || [ "$rc" = 131 ]; then
+    if [ "$signals" -gt 0 ] || [ "$rc" = 130 ] || [ "$rc" = 131 ]; then
         echo "$prog: interrupted during $name; run again to resume (log: $log)" >&2
         exit 130
     fi
     if [ "$rc" != 0 ]; then
-        echo "$prog: $name failed with exit code $rc; see $log" >&2
+        local how="exit code $rc"
+        [ "$rc" -gt 128 ] && how="$how (killed by signal $((rc - 128)))"
+        echo "$prog: $name failed with $how; see $log" >&2
         tail -n 5 "$log" | sed "s/^/$prog:   /" >&2
         exit 1
     fi
@@ -136,13 +170,20 @@ stop_requested() {
     fi
 }
 
-# Pending segment = a segment file whose fetched/ID/DONE does not exist.
-oldest_pending() {
+list_segments() {
     local f id
     for f in "$crawl"/segments/*.v1.tsv.zst; do
         [ -e "$f" ] || continue
         id=$(basename "$f" .v1.tsv.zst)
         case "$id" in .*) continue ;; esac
+        echo "$id"
+    done
+}
+
+# Pending segment = a segment file whose fetched/ID/DONE does not exist.
+oldest_pending() {
+    local id
+    for id in $(list_segments); do
         [ -e "$crawl/fetched/$id/DONE" ] || { echo "$id"; return; }
     done
 }
@@ -158,13 +199,9 @@ unconsumed_runs() {
     return 1
 }
 
-# Reads a number from a JSON file written with one key per line.
-json_number() {
-    sed -n "s/.*\"$2\"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p" "$1" 2>/dev/null | head -n 1
-}
-
 segment_urls() {
-    "$segmenter" inspect --json "$1" 2>/dev/null | tr ',' '\n' | sed -n 's/.*"urls"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1
+    "$segmenter" inspect --json "$1" 2>/dev/null | tr ',' '\n' \
+        | sed -n 's/.*"urls"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1
 }
 
 count_urls_in() {
@@ -176,11 +213,24 @@ count_urls_in() {
     echo "$total"
 }
 
-list_segments() {
-    local f
-    for f in "$crawl"/segments/*.v1.tsv.zst; do
-        [ -e "$f" ] && basename "$f" .v1.tsv.zst
-    done | grep -v '^\.' || true
+# Pages of a fetched run: crawl-log lines with an HTTP status, robots.txt
+# fetches left out. The crawl log covers every run of the segment (a resumed
+# fetch appends to it), unlike stats.json, which counts the last run only.
+pages_fetched() {
+    awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { n++ } END { print n + 0 }' \
+        "$crawl/fetched/$1/crawl.log" 2>/dev/null || echo "?"
+}
+
+backlog_urls() {
+    local n=0
+    [ -e "$crawl/backlog.v1.tsv.zst" ] && n=$(segment_urls "$crawl/backlog.v1.tsv.zst")
+    echo "${n:-1}"
+}
+
+# True if the fetch of segment $1 ran to its end (not stopped by a time
+# limit, min-hosts or a signal).
+fetch_complete() {
+    grep -q '"stop_reason"[[:space:]]*:[[:space:]]*"complete"' "$crawl/fetched/$1/stats.json" 2>/dev/null
 }
 
 # First run on a new crawl directory: inject the seeds.
@@ -190,18 +240,19 @@ if [ -z "$(list_segments)" ]; then
         exit 2
     fi
     log="$crawl/logs/inject.log"
-    step "segmenter inject" "$segmenter" inject "$crawl" "$seeds"
+    step "segmenter inject" "$segmenter" inject "$crawl" "$seeds" "${seg_args[@]}"
+    # shellcheck disable=SC2046
     echo "injected $(count_urls_in $(list_segments)) seed URLs from $seeds"
 elif [ -n "$seeds" ]; then
     echo "$prog: $crawl already has segments; --seeds $seeds ignored"
 fi
 
 round=0
-while [ "$rounds" = 0 ] || [ "$round" -lt "$rounds" ]; do
+while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     stop_requested
     started=$(date +%s)
     before=$(list_segments)
-    n=$(( $(ls "$crawl"/logs/round-*.log 2>/dev/null | wc -l) + 1 ))
+    n=$(( $(find "$crawl/logs" -maxdepth 1 -name 'round-*.log' | wc -l) + 1 ))
     log=$(printf '%s/logs/round-%05d.log' "$crawl" "$n")
 
     # A segmenter run interrupted earlier (its fetched run is complete but not
@@ -226,7 +277,7 @@ while [ "$rounds" = 0 ] || [ "$round" -lt "$rounds" ]; do
     STOP_WATCH=1
     step "fetcher fetch $id" "$fetcher" fetch "$crawl" "$id" "${fetch_args[@]}"
     STOP_WATCH=0
-    pages=$(json_number "$crawl/fetched/$id/stats.json" pages)
+    pages=$(pages_fetched "$id")
     step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
 
     new_ids=$(comm -13 <(echo "$before") <(list_segments))
@@ -234,8 +285,20 @@ while [ "$rounds" = 0 ] || [ "$round" -lt "$rounds" ]; do
     found=$(count_urls_in $new_ids)
     round=$((round + 1))
     printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s), %ds\n' \
-        "$n" "$id" "${urls:-?}" "${pages:-?}" "$found" "$(echo "$new_ids" | grep -c .)" \
+        "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
         "$(( $(date +%s) - started ))"
+
+    # A complete fetch that got no HTTP response at all, after which no URL is
+    # new and none waits in the backlog, cannot lead anywhere by itself: what
+    # is left waits on hosts that cannot be fetched now (robots.txt
+    # unavailable, Crawl-delay too high, connections failing). Stop rather
+    # than fetch the same URLs again and again; the next run retries them.
+    if [ "$pages" = 0 ] && [ "$found" -le "${urls:-0}" ] \
+        && [ "$(backlog_urls)" = 0 ] && fetch_complete "$id"; then
+        echo "nothing fetchable left in $crawl: no URL of segment $id got an HTTP response" \
+            "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
+        exit 0
+    fi
 done
 echo "$round round(s) done; run again to go on"
 exit 0
