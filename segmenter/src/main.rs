@@ -10,9 +10,6 @@ mod caps;
 mod cli;
 mod commit;
 mod error;
-// The extractor's API is a little wider than the scan uses (`extract`
-// returns a new value; its tests use it).
-#[cfg_attr(not(test), allow(dead_code))]
 mod extract;
 mod fasthash;
 mod inject;

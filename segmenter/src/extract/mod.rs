@@ -421,7 +421,9 @@ impl Extractor {
         }
     }
 
-    /// The links of `page`, in a new [`PageLinks`].
+    /// The links of `page`, in a new [`PageLinks`] (the tests' shorthand
+    /// for [`Extractor::extract_into`]).
+    #[cfg(test)]
     pub fn extract(&mut self, page: &Page<'_>) -> PageLinks {
         let mut out = PageLinks::default();
         self.extract_into(page, &mut out);
