@@ -39,7 +39,8 @@ secs() { tail -n 1 "$1" | awk '{print $1}'; }
 rss_kb() { tail -n 1 "$1" | awk '{print $2}'; }
 cpu() { tail -n 1 "$1" | awk '{printf "%.2f", $3 + $4}'; }
 
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine slows every figure)"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "machine: $(nproc) CPUs, load average $(loadavg) (other work on the machine slows every figure)"
 
 bench_docs() {
     local html sysroot template crawl
@@ -66,7 +67,7 @@ bench_docs() {
     rm -rf "$crawl"
     cp -r "$template" "$crawl"
     "$gnutime" -f '%e %M %U %S' -o "$work/docs.time" \
-        "$bin" run "$crawl" --scope any --memory 512MB 2>"$work/docs.report"
+        "$bin" run "$crawl" --scope any --memory 512MB --progress-interval 0 2>"$work/docs.report"
     local t html_bytes links pages zt
     t=$(secs "$work/docs.time")
     zt=$(secs "$work/zcat.time")
@@ -79,6 +80,7 @@ bench_docs() {
     echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
     echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
     grep -E '^(elapsed|scheduled|segment |bloom):' "$work/docs.report" | sed 's/^/    /'
+    echo "load average after: $(loadavg)"
 }
 
 bench_urls() {
@@ -93,7 +95,7 @@ bench_urls() {
     rm -rf "$crawl"
     "$gnutime" -f '%e %M %U %S' -o "$work/urls.time" \
         "$bin" inject "$crawl" "$urls" --scope any --memory 512MB \
-        --bloom-items $n --bloom-fp 0.01 2>"$work/urls.report"
+        --bloom-items $n --bloom-fp 0.01 --progress-interval 0 2>"$work/urls.report"
     local t rss bloom_bytes bits
     t=$(secs "$work/urls.time")
     rss=$(rss_kb "$work/urls.time")
@@ -107,6 +109,7 @@ bench_urls() {
     grep -E '^(elapsed|rejected [a-z-]+|dupes|unique urls|new urls|scheduled|capped hosts|to backlog|sort spills|bloom):' "$work/urls.report" |
         grep -v ' 0$' | sed 's/^/    /'
     echo "    segments: $(grep -c '^segment ' "$work/urls.report")"
+    echo "load average after: $(loadavg)"
 }
 
 case $what in

@@ -5,9 +5,10 @@
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use common::config::parse_size;
+use common::config::{parse_duration, parse_size};
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -18,7 +19,15 @@ use common::config::parse_size;
 /// `segments/ID.v1.tsv.zst`. The new segments, `seen.bloom`,
 /// `backlog.v1.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
-#[command(name = "segmenter", version, max_term_width = 100)]
+#[command(
+    name = "segmenter",
+    version,
+    max_term_width = 100,
+    after_long_help = "Every flag of inject and run is also a key of CRAWL/crawl.toml \
+        ([segmenter], [scope] or [filter]; --max-per-host is max_per_host); flags win.\n\
+        Exit codes: 0 done (also when there was nothing to do: it says why), \
+        1 error, 2 usage or configuration error."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -38,12 +47,20 @@ pub enum Command {
         /// The crawl directory.
         crawl: PathBuf,
         /// The seeds file.
+        #[arg(value_name = "SEEDS_FILE")]
         seeds: PathBuf,
         /// Settings shared with `run`.
         #[command(flatten)]
         flags: RoundFlags,
     },
     /// Consume every complete fetched run and write the next segment(s).
+    ///
+    /// Reads every fetched run with a `DONE` file (`fetched/ID/DONE`) that
+    /// CRAWL/consumed.txt does not list: the links and redirects in its WARC
+    /// files and its leftover list; and the backlog. With no new fetched run,
+    /// the backlog becomes a segment only if no segment waits to be fetched.
+    /// The report (`key: value` lines) goes to stderr and to
+    /// CRAWL/logs/segmenter-TIMESTAMP.log.
     Run {
         /// The crawl directory.
         crawl: PathBuf,
@@ -83,6 +100,10 @@ pub struct RoundFlags {
     /// Worker threads [default: the number of CPUs]
     #[arg(long, value_name = "N", help_heading = "Resources")]
     pub threads: Option<NonZeroUsize>,
+    /// A progress line on stderr this often (pages, MB of HTML, links, URLs
+    /// selected); 0 for none [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Resources")]
+    pub progress_interval: Option<Duration>,
 
     /// At most N URLs of one host per segment; the others wait in the
     /// backlog for a later round [default: 1000]
@@ -136,7 +157,9 @@ pub struct RoundFlags {
         help_heading = "Scope"
     )]
     pub scope_domains: Vec<String>,
-    /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match decides
+    /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match
+    /// decides, before the hosts and domains (in crawl.toml, a relative path
+    /// is relative to the crawl directory)
     #[arg(long, value_name = "FILE", help_heading = "Scope")]
     pub rules_file: Option<PathBuf>,
 

@@ -288,6 +288,12 @@ fn safe_relative(rel: &str) -> bool {
 
 /// Reads `consumed.txt`: one fetched-run ID per line (`#` comments allowed).
 pub fn read_consumed(path: &Path) -> Result<Vec<String>, Error> {
+    read_list(path)
+}
+
+/// The non-empty lines of a list file (`consumed.txt`, `scope.seeds`),
+/// trimmed, without `#` comment lines; nothing if the file does not exist.
+pub fn read_list(path: &Path) -> Result<Vec<String>, Error> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(text
             .lines()

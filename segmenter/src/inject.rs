@@ -31,6 +31,11 @@ pub fn inject(root: &Path, seeds: &Path, flags: &RoundFlags) -> Result<(), Error
     }
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;
+    session.record(round(&session, seeds))
+}
+
+/// Everything `inject` does with the crawl directory held.
+fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
     let settings = &session.settings;
     // In the default mode the seeds define the scope, so every seed is in
     // it (the rules still apply): load the rest of the scope as an open one.

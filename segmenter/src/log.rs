@@ -21,20 +21,20 @@ pub struct RunLog {
 }
 
 impl RunLog {
-    /// Opens `path` for this run's log. If it cannot be created, says so
-    /// once and logs to stderr only.
+    /// Creates `path` for this run's log (`NAME-1.log`, `NAME-2.log`, ...
+    /// if a run started in the same millisecond has it: never another run's
+    /// log). If it cannot be created, says so once and logs to stderr only.
     pub fn open(path: &Path) -> RunLog {
-        let file = match File::create(path) {
-            Ok(f) => Some(BufWriter::new(f)),
+        let (file, path) = match create_new(path) {
+            Ok((f, p)) => (Some(BufWriter::new(f)), Some(p)),
             Err(e) => {
                 eprintln!(
                     "segmenter: {}: cannot create the log file: {e}",
                     path.display()
                 );
-                None
+                (None, None)
             }
         };
-        let path = file.is_some().then(|| path.to_path_buf());
         RunLog {
             file: Mutex::new(file),
             path,
@@ -64,6 +64,11 @@ impl RunLog {
         self.to_file("info", &text);
     }
 
+    /// The error that ends the run, to the file only (`main` prints it).
+    pub fn error_to_file(&self, text: &str) {
+        self.to_file("error", text);
+    }
+
     /// A block of text (the report), to stderr and the file as is.
     pub fn block(&self, text: &str) {
         eprint!("{text}");
@@ -85,6 +90,34 @@ impl RunLog {
     }
 }
 
+/// Creates `path`, or the first free `STEM-N.EXT` beside it.
+fn create_new(path: &Path) -> std::io::Result<(File, PathBuf)> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = path.extension().map(|e| e.to_string_lossy());
+    let mut candidate = path.to_path_buf();
+    for n in 1..=1000 {
+        match File::options()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(f) => return Ok((f, candidate)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let name = match &ext {
+                    Some(ext) => format!("{stem}-{n}.{ext}"),
+                    None => format!("{stem}-{n}"),
+                };
+                candidate = path.with_file_name(name);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "1000 log files of the same millisecond",
+    ))
+}
+
 impl Drop for RunLog {
     fn drop(&mut self) {
         if let Ok(mut guard) = self.file.lock()
@@ -92,5 +125,28 @@ impl Drop for RunLog {
         {
             let _ = f.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_the_same_millisecond_get_their_own_log() {
+        let dir = std::env::temp_dir().join(format!("segmenter-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("segmenter-20260101000000000.log");
+        let first = RunLog::open(&path);
+        first.info("first run");
+        let second = RunLog::open(&path);
+        second.info("second run");
+        drop((first, second));
+        let one = std::fs::read_to_string(&path).unwrap();
+        let two = std::fs::read_to_string(dir.join("segmenter-20260101000000000-1.log")).unwrap();
+        assert!(one.ends_with(" info first run\n"), "{one}");
+        assert!(two.ends_with(" info second run\n"), "{two}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -10,9 +10,6 @@ mod caps;
 mod cli;
 mod commit;
 mod error;
-// The extractor's API is a little wider than the scan uses (`extract`
-// returns a new value; its tests use it).
-#[cfg_attr(not(test), allow(dead_code))]
 mod extract;
 mod fasthash;
 mod inject;
@@ -21,6 +18,7 @@ mod links;
 mod log;
 mod output;
 mod partition;
+mod progress;
 mod report;
 mod round;
 mod run;

@@ -18,11 +18,12 @@ use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Fate, HostCap, Pick};
-use crate::commit::{Staging, pause_point, read_consumed};
+use crate::commit::{Staging, pause_point, read_consumed, read_list};
 use crate::error::Error;
 use crate::log::RunLog;
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
+use crate::progress::{Progress, while_running};
 use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
@@ -47,7 +48,8 @@ pub struct Plan {
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
 const READER_COST: u64 = 1 << 19;
 
-/// Runs a round in `staging` and commits it.
+/// Runs a round in `staging` and commits it; a progress line goes to the
+/// log every `--progress-interval` meanwhile.
 pub fn execute(
     settings: &Settings,
     log: &RunLog,
@@ -55,6 +57,26 @@ pub fn execute(
     staging: Staging,
     plan: Plan,
 ) -> Result<Report, Error> {
+    let progress = Progress::default();
+    let (mut report, staging) = while_running(settings.progress_interval, log, &progress, || {
+        build(settings, log, filter, staging, plan, &progress)
+    })?;
+    let started = Instant::now();
+    staging.commit()?;
+    report.elapsed += started.elapsed();
+    Ok(report)
+}
+
+/// A round up to its commit: the staged segments, backlog, `seen.bloom`,
+/// `consumed.txt` and `scope.seeds`.
+fn build(
+    settings: &Settings,
+    log: &RunLog,
+    filter: &UrlFilter,
+    staging: Staging,
+    plan: Plan,
+    progress: &Progress,
+) -> Result<(Report, Staging), Error> {
     let started = Instant::now();
     let crawl = &settings.crawl;
     let (seen, origin) = Seen::stage(
@@ -100,13 +122,14 @@ pub fn execute(
         runs: runs.clone(),
         memory: settings.memory,
         threads: settings.threads,
+        progress,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let merger = merge(scanned.sorted, &runs, fan_in).map_err(Error::io(runs.path()))?;
+    let merger = merge(scanned.sorted, &runs, fan_in)?;
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -126,23 +149,22 @@ pub fn execute(
         counts: scanned.counts,
         ..Report::default()
     };
-    let mut stream_domains = Vec::new();
-    let (segments, backlog) = select(
+    let selected = select(
         merger,
-        &runs,
         &seen,
+        progress,
         output,
         settings.max_per_host,
-        &mut report.selection,
-        plan.record_seed_domains.then_some(&mut stream_domains),
+        plan.record_seed_domains,
     )?;
+    report.selection = selected.selection;
     report.sort_runs = runs.runs_written();
     report.sort_bytes = runs.bytes_spilled();
     seen.flush()?;
     report.bloom = seen.state();
     drop(seen);
-    report.segments = segments;
-    report.backlog = backlog;
+    report.segments = selected.segments;
+    report.backlog = selected.backlog;
     report.scan_time = scan_time;
     report.select_time = started.elapsed() - scan_time;
 
@@ -158,10 +180,10 @@ pub fn execute(
     }
     if plan.record_seed_domains {
         let path = crawl.scope_seeds_path();
-        let mut domains = read_scope_seeds(&path)?;
+        let mut domains: BTreeSet<String> = read_list(&path)?.into_iter().collect();
         let before = domains.len();
         domains.extend(scanned.seed_domains);
-        domains.extend(stream_domains);
+        domains.extend(selected.domains);
         if domains.len() != before || !path.exists() {
             let mut text = String::new();
             for d in &domains {
@@ -172,10 +194,9 @@ pub fn execute(
             write_atomic(&staged, text.as_bytes()).map_err(Error::io(&staged))?;
         }
     }
-    staging.commit()?;
     report.consumed = plan.consumes;
     report.elapsed = started.elapsed();
-    Ok(report)
+    Ok((report, staging))
 }
 
 /// URLs handed from the selection to the writer thread at a time.
@@ -201,15 +222,16 @@ impl Batch {
 }
 
 /// The selection's end of the channel to the writer thread.
-struct Sink {
+struct Sink<'a> {
     batch: Batch,
+    progress: &'a Progress,
     to_next: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
     /// False once the writer has stopped (its error comes out of `join`).
     alive: bool,
 }
 
-impl Sink {
+impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &str, pick: &Pick, sel: &mut Selection) {
         match fate {
             Fate::Segment => sel.scheduled += 1,
@@ -228,6 +250,7 @@ impl Sink {
             len: 0,
         });
         let full = std::mem::replace(&mut self.batch, next);
+        self.progress.selected(full.len as u64);
         self.alive &= self.to_next.send(full).is_ok();
     }
 }
@@ -245,25 +268,38 @@ fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection)
     sel.capped_hosts += u64::from(capped);
 }
 
+/// What [`select`] did.
+struct Selected {
+    selection: Selection,
+    /// Segments written: ID and URL count.
+    segments: Vec<(String, u64)>,
+    /// URLs in the new backlog.
+    backlog: u64,
+    /// The registrable domains met (when asked for).
+    domains: Vec<String>,
+}
+
 /// Every URL out of the merge is scheduled: the best `max_per_host` of each
-/// host into the segments, the rest into the backlog. With `domains`, the
-/// registrable domains met are collected too (for `scope.seeds`). Three
+/// host into the segments, the rest into the backlog. With `collect_domains`,
+/// the registrable domains met are collected too (for `scope.seeds`). Three
 /// threads in a pipeline: this one merges and caps; the next inserts into
 /// `seen.bloom` (in output order, so that the file is the same on every
 /// run); the last formats and compresses the segments and the backlog.
 fn select(
     mut merger: Merger,
-    runs: &RunDir,
     seen: &Seen,
+    progress: &Progress,
     mut output: Output,
     max_per_host: u64,
-    sel: &mut Selection,
-    mut domains: Option<&mut Vec<String>>,
-) -> Result<(Vec<(String, u64)>, u64), Error> {
+    collect_domains: bool,
+) -> Result<Selected, Error> {
+    let mut selection = Selection::default();
+    let sel = &mut selection;
+    let mut domains = Vec::new();
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
     let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
     let (recycle, recycled) = mpsc::sync_channel::<Batch>(12);
-    std::thread::scope(|s| {
+    let (segments, backlog) = std::thread::scope(|s| {
         // Inserting into the Bloom filter is mostly waiting for memory: a
         // stage of its own, between the selection and the writer.
         std::thread::Builder::new()
@@ -297,6 +333,7 @@ fn select(
                 recs: Vec::new(),
                 len: 0,
             },
+            progress,
             to_next: to_seen,
             recycled,
             alive: true,
@@ -307,19 +344,13 @@ fn select(
         let mut current = Vec::new(); // `domain TAB host TAB` of the current host
         let mut host = String::new();
         let result = (|| -> Result<(), Error> {
-            while sink.alive
-                && merger
-                    .next_into(&mut key, &mut meta)
-                    .map_err(Error::io(runs.path()))?
-            {
+            while sink.alive && merger.next_into(&mut key, &mut meta)? {
                 let Some(parts) = split_key(&key) else {
                     continue;
                 };
                 sel.unique += 1;
                 if host_prefix(&key) != current.as_slice() {
-                    if let Some(domains) = domains.as_deref_mut()
-                        && domains.last().is_none_or(|d| d != parts.domain)
-                    {
+                    if collect_domains && domains.last().is_none_or(|d| d != parts.domain) {
                         domains.push(parts.domain.to_string());
                     }
                     end_host(&mut cap, &host, &mut sink, sel);
@@ -358,6 +389,12 @@ fn select(
         let written = writer.join().expect("the writer thread does not panic");
         result?;
         written
+    })?;
+    Ok(Selected {
+        selection,
+        segments,
+        backlog,
+        domains,
     })
 }
 
@@ -376,22 +413,5 @@ fn carry_backlog(settings: &Settings, log: &RunLog, output: &mut Output) -> Resu
             Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
             Err(e) => return Err(e.into()),
         }
-    }
-}
-
-/// Reads `scope.seeds` (one registrable domain per line).
-pub fn read_scope_seeds(path: &std::path::Path) -> Result<BTreeSet<String>, Error> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string)
-            .collect()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
-        Err(e) => Err(Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }),
     }
 }

@@ -20,6 +20,11 @@ use crate::session::Session;
 pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
     let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;
+    session.record(round(&session))
+}
+
+/// Everything `run` does with the crawl directory held.
+fn round(session: &Session) -> Result<(), Error> {
     let settings = &session.settings;
     let crawl = &settings.crawl;
 

@@ -48,15 +48,24 @@ use crate::error::Error;
 use crate::fasthash::FastHash;
 use crate::links::{Body, LinkExtractor, redirect_target};
 use crate::log::RunLog;
+use crate::progress::{Progress, Published};
 use crate::report::Counts;
 use crate::seen::Seen;
 use crate::sort::{RunDir, Sorted, Sorter};
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
-/// Record buffers kept for reuse, and the largest block capacity kept.
-const SPARE_RECORDS: usize = 16;
-const SPARE_BLOCK_BYTES: usize = 1 << 20;
+/// Response records are handed from the readers to the workers in batches
+/// of up to this many records or bytes: one hand-over per record cost a
+/// tenth of the scan's CPU time in thread wake-ups.
+const BATCH_RECORDS: usize = 64;
+const BATCH_BYTES: usize = 1 << 20;
+/// Batches kept for reuse, and the block capacity kept in each.
+const SPARE_BATCHES: usize = 16;
+const SPARE_BATCH_BYTES: usize = 2 * BATCH_BYTES;
+/// Workers add their counts to the progress line every this many lines
+/// of a list (and after every batch of records).
+const PUBLISH_LINES: u64 = 1 << 16;
 /// Seeds files are cut into pieces of at least this size.
 const MIN_SEEDS_PIECE: u64 = 4 << 20;
 
@@ -132,6 +141,8 @@ pub struct ScanConfig<'a> {
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
+    /// Where the workers add their counts for the progress line.
+    pub progress: &'a Progress,
 }
 
 /// A problem with one seed line, reported once all pieces are read (so that
@@ -153,15 +164,19 @@ pub struct ScanOutput {
     pub seed_domains: BTreeSet<String>,
 }
 
-/// A response record on its way from a reader thread to a worker.
-struct Fetched {
+/// Response records of one WARC file on their way from a reader thread to
+/// a worker. The record buffers travel back and forth and are reused.
+#[derive(Default)]
+struct Batch {
     /// Index of the file in the list of WARC files.
     file: usize,
-    record: WarcRecord,
+    /// `records[..len]` are the records; the rest are spare buffers.
+    records: Vec<WarcRecord>,
+    len: usize,
 }
 
-/// Spare record buffers, passed back from the workers to the readers.
-type RecordPool = Mutex<Vec<WarcRecord>>;
+/// Spare batches, passed back from the workers to the readers.
+type BatchPool = Mutex<Vec<Batch>>;
 
 /// Runs every job. WARC files are decompressed by reader threads (at most
 /// half as many as workers, and no more than files) that pass response
@@ -194,23 +209,29 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let results: Mutex<Vec<WorkerResult>> = Mutex::new(Vec::new());
-    let records: RecordPool = Mutex::new(Vec::new());
-    let (tx, rx) = mpsc::sync_channel::<Fetched>(2 * threads);
+    let batches: BatchPool = Mutex::new(Vec::new());
+    let (tx, rx) = mpsc::sync_channel::<Batch>(2 * threads);
     // The last worker to stop drops the receiver, which stops the readers.
     let rx = Mutex::new(Some(rx));
     let active = AtomicUsize::new(threads);
+    // Each worker gets its share of the sort memory, reserved here so that
+    // a --memory the machine cannot give is an error before any work.
     let budget = (cfg.memory / threads as u64) as usize;
+    let sorters = (0..threads)
+        .map(|_| Sorter::new(cfg.runs.clone(), budget))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sorters = Mutex::new(sorters);
     let mut reader_counts = Counts::default();
 
     std::thread::scope(|ts| {
         let handles: Vec<_> = (0..readers)
             .map(|i| {
                 let tx = tx.clone();
-                let (warcs, next_warc, stop, records) = (&warcs, &next_warc, &stop, &records);
+                let (warcs, next_warc, stop, batches) = (&warcs, &next_warc, &stop, &batches);
                 std::thread::Builder::new()
                     .name(format!("warc-{i}"))
                     .spawn_scoped(ts, move || {
-                        read_warcs(cfg, warcs, next_warc, stop, records, tx)
+                        read_warcs(cfg, warcs, next_warc, stop, batches, tx)
                     })
                     .expect("a reader thread starts")
             })
@@ -219,7 +240,8 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         pool.scope(|s| {
             for _ in 0..threads {
                 s.spawn(|_| {
-                    let mut w = Worker::new(cfg, budget);
+                    let sorter = sorters.lock().expect("no panics").pop();
+                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
                     let result = (|| {
                         while !stop.load(Ordering::Relaxed) {
                             let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
@@ -236,7 +258,7 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
                                     _ => break,
                                 }
                             };
-                            w.fetched(&warcs[msg.file], msg.record, &records)?;
+                            w.fetched(&warcs[msg.file], msg, &batches)?;
                         }
                         Ok(())
                     })();
@@ -277,18 +299,19 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
 }
 
 /// A reader thread: takes WARC files until none is left and sends their
-/// response records to the workers. Problems with a file are reported and
-/// counted here; the counts are returned.
+/// response records to the workers in batches. Problems with a file are
+/// reported and counted here; the counts are returned.
 fn read_warcs(
     cfg: &ScanConfig<'_>,
     warcs: &[PathBuf],
     next: &AtomicUsize,
     stop: &AtomicBool,
-    records: &RecordPool,
-    tx: mpsc::SyncSender<Fetched>,
+    pool: &BatchPool,
+    tx: mpsc::SyncSender<Batch>,
 ) -> Counts {
     let mut counts = Counts::default();
     let max_block = (cfg.max_page_size + HEAD_ALLOWANCE) as usize;
+    let spare = || pool.lock().expect("no panics").pop().unwrap_or_default();
     loop {
         let file = next.fetch_add(1, Ordering::Relaxed);
         let Some(path) = warcs.get(file) else {
@@ -303,25 +326,33 @@ fn read_warcs(
                 continue;
             }
         };
-        let mut record = records.lock().expect("no panics").pop().unwrap_or_default();
+        let mut batch = spare();
+        batch.file = file;
+        let mut bytes = 0;
         loop {
             if stop.load(Ordering::Relaxed) {
                 return counts;
             }
-            match reader.read_next(&mut record) {
+            if batch.len == batch.records.len() {
+                batch.records.push(WarcRecord::default());
+            }
+            match reader.read_next(&mut batch.records[batch.len]) {
                 Ok(true) => {
                     counts.records += 1;
+                    let record = &batch.records[batch.len];
                     if record.record_type() != Some("response") {
                         continue;
                     }
-                    let spare = records.lock().expect("no panics").pop().unwrap_or_default();
-                    let msg = Fetched {
-                        file,
-                        record: std::mem::replace(&mut record, spare),
-                    };
-                    if tx.send(msg).is_err() {
-                        // Every worker has stopped (after an error).
-                        return counts;
+                    bytes += record.block.len();
+                    batch.len += 1;
+                    if batch.len == BATCH_RECORDS || bytes >= BATCH_BYTES {
+                        let full = std::mem::replace(&mut batch, spare());
+                        batch.file = file;
+                        bytes = 0;
+                        if tx.send(full).is_err() {
+                            // Every worker has stopped (after an error).
+                            return counts;
+                        }
                     }
                 }
                 Ok(false) => break,
@@ -336,7 +367,13 @@ fn read_warcs(
                 }
             }
         }
-        records.lock().expect("no panics").push(record);
+        if batch.len > 0 {
+            if tx.send(batch).is_err() {
+                return counts;
+            }
+        } else {
+            pool.lock().expect("no panics").push(batch);
+        }
     }
     counts
 }
@@ -377,7 +414,7 @@ fn report_seed_notes(
 struct WorkerResult {
     sorted: Sorted,
     counts: Counts,
-    seed_domains: Vec<String>,
+    seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
@@ -388,32 +425,33 @@ struct Worker<'a> {
     admission: Admission<'a>,
     sorter: Sorter,
     counts: Counts,
+    /// What `counts` has already added to the progress line.
+    published: Published,
     extractor: Option<LinkExtractor>,
     record: WarcRecord,
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
-    /// Hashes of the seed domains in `seed_domains` (a cheap membership test).
-    seed_domain_hashes: HashSet<u64, FastHash>,
-    seed_domains: Vec<String>,
+    /// Registrable domains of seeds that do not reach the sort.
+    seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a ScanConfig<'a>, budget: usize) -> Worker<'a> {
+    fn new(cfg: &'a ScanConfig<'a>, sorter: Sorter) -> Worker<'a> {
         Worker {
             cfg,
             admission: Admission::new(cfg.filter),
-            sorter: Sorter::new(cfg.runs.clone(), budget),
+            sorter,
             counts: Counts::default(),
+            published: Published::default(),
             extractor: None,
             record: WarcRecord::default(),
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
-            seed_domain_hashes: HashSet::default(),
-            seed_domains: Vec::new(),
+            seed_domains: HashSet::default(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
         }
@@ -432,7 +470,7 @@ impl<'a> Worker<'a> {
     /// Runs one job. Problems with the input are reported and counted; only
     /// a failure to write sort runs is returned.
     fn run(&mut self, job: &Job) -> Result<(), Error> {
-        match job {
+        let result = match job {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
             Job::Leftover(path) => self.segment_file(path, false),
@@ -443,7 +481,14 @@ impl<'a> Worker<'a> {
                 start,
                 end,
             } => self.seeds(path, *piece, *start, *end),
-        }
+        };
+        self.publish();
+        result
+    }
+
+    /// Adds the counts since the last call to the progress line.
+    fn publish(&mut self) {
+        self.cfg.progress.publish(&self.counts, &mut self.published);
     }
 
     /// Records a page the fetcher stored: if it was never scheduled (the
@@ -465,9 +510,7 @@ impl<'a> Worker<'a> {
             exempt: false,
             fetched: true,
         };
-        self.sorter
-            .push(host_of(&page), page.as_str(), hash, meta)
-            .map_err(Error::io(self.cfg.runs.path()))
+        self.sorter.push(host_of(&page), page.as_str(), hash, meta)
     }
 
     /// Adds an admitted candidate to the sort, unless it was scheduled in
@@ -479,29 +522,36 @@ impl<'a> Worker<'a> {
             return Ok(false);
         }
         self.counts.candidates += 1;
-        self.sorter
-            .push(host_of(url), url.as_str(), hash, meta)
-            .map_err(Error::io(self.cfg.runs.path()))?;
+        self.sorter.push(host_of(url), url.as_str(), hash, meta)?;
         Ok(true)
     }
 
-    /// A response record from a reader thread; its buffer goes back to
-    /// the pool afterwards.
-    fn fetched(
-        &mut self,
-        path: &Path,
-        mut record: WarcRecord,
-        pool: &RecordPool,
-    ) -> Result<(), Error> {
-        std::mem::swap(&mut self.record, &mut record);
-        let result = self.warc_record(path);
-        // Keep a few buffers for the readers, but not the memory of a
-        // huge page.
-        if record.block.capacity() <= SPARE_BLOCK_BYTES {
-            let mut spare = pool.lock().expect("no panics");
-            if spare.len() < SPARE_RECORDS {
-                spare.push(record);
+    /// A batch of response records from a reader thread; its buffers go
+    /// back to the pool afterwards.
+    fn fetched(&mut self, path: &Path, mut batch: Batch, pool: &BatchPool) -> Result<(), Error> {
+        let mut result = Ok(());
+        for record in &mut batch.records[..batch.len] {
+            std::mem::swap(&mut self.record, record);
+            result = self.warc_record(path);
+            std::mem::swap(&mut self.record, record);
+            if result.is_err() {
+                break;
             }
+        }
+        // Keep a few batches for the readers, but not the memory of huge
+        // pages: at most SPARE_BATCH_BYTES of buffers in each.
+        let mut kept = 0;
+        for record in &mut batch.records {
+            if kept + record.block.capacity() > SPARE_BATCH_BYTES {
+                *record = WarcRecord::default();
+            }
+            kept += record.block.capacity();
+        }
+        batch.len = 0;
+        self.publish();
+        let mut spare = pool.lock().expect("no panics");
+        if spare.len() < SPARE_BATCHES {
+            spare.push(batch);
         }
         result
     }
@@ -543,6 +593,8 @@ impl<'a> Worker<'a> {
             .header("X-Crawl-Hops")
             .and_then(|h| h.trim().parse::<u32>().ok())
             .unwrap_or(0);
+        // Fetched, whatever its content: never to be scheduled again.
+        self.mark_fetched(&page, hops)?;
         if self.record.block_cut {
             self.counts.too_large += 1;
             self.cfg.log.warn(format_args!(
@@ -560,7 +612,6 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
-        self.mark_fetched(&page, hops)?;
         let next_hops = hops.saturating_add(1);
         match head.status {
             300..=399 => {
@@ -665,6 +716,9 @@ impl<'a> Worker<'a> {
         loop {
             let mut rec = std::mem::take(&mut self.segment_record);
             let step = reader.read_next(&mut rec);
+            if reader.line() % PUBLISH_LINES == 0 {
+                self.publish();
+            }
             let result = match step {
                 Ok(true) => self.reentry(&rec, backlog),
                 Ok(false) => {
@@ -759,6 +813,9 @@ impl<'a> Worker<'a> {
             }
             pos += n as u64;
             line_no += 1;
+            if line_no % PUBLISH_LINES == 0 {
+                self.publish();
+            }
             let line = std::mem::take(&mut self.line);
             let result = self.seed_line(&line, piece, line_no);
             self.line = line;
@@ -821,11 +878,8 @@ impl<'a> Worker<'a> {
 
     fn seed_domain(&mut self, url: &Url) {
         let domain = registrable_domain(host_of(url));
-        if self
-            .seed_domain_hashes
-            .insert(xxhash_rust::xxh3::xxh3_64(domain.as_bytes()))
-        {
-            self.seed_domains.push(domain.to_string());
+        if !self.seed_domains.contains(domain) {
+            self.seed_domains.insert(domain.to_string());
         }
     }
 

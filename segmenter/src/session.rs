@@ -5,7 +5,7 @@ use common::crawldir::CrawlDir;
 
 use crate::cli::RoundFlags;
 use crate::commit::{self, Lock, Recovery, Staging};
-use crate::error::Error;
+use crate::error::{Error, chain};
 use crate::log::RunLog;
 use crate::report::Report;
 use crate::settings::Settings;
@@ -44,6 +44,15 @@ impl Session {
             log,
             _lock: lock,
         })
+    }
+
+    /// Passes `result` on; an error is also written to the log file (`main`
+    /// prints it on stderr), so that the log of a failed run says why.
+    pub fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e) = &result {
+            self.log.error_to_file(&chain(e));
+        }
+        result
     }
 
     /// A fresh staging directory for the round.

@@ -6,8 +6,11 @@
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use common::config::{CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, parse_size};
+use common::config::{
+    CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, parse_duration, parse_size,
+};
 use common::crawldir::CrawlDir;
 use serde::{Deserialize, Deserializer};
 
@@ -28,6 +31,8 @@ pub struct SegmenterSection {
     pub memory: Option<Size>,
     /// `--threads`.
     pub threads: Option<NonZeroUsize>,
+    /// `--progress-interval`.
+    pub progress_interval: Option<Interval>,
     /// `--max-per-host`.
     pub max_per_host: Option<NonZeroU64>,
     /// `--max-segment-size`.
@@ -65,6 +70,28 @@ impl<'de> Deserialize<'de> for Size {
     }
 }
 
+/// A duration in `crawl.toml`: a number of seconds or a string such as `"30s"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval(pub Duration);
+
+impl<'de> Deserialize<'de> for Interval {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interval, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Secs(f64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Secs(n) => n.to_string(),
+            Raw::Text(s) => s,
+        };
+        parse_duration(&text)
+            .map(Interval)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// Everything `inject` and `run` need to know, validated.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -74,6 +101,8 @@ pub struct Settings {
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
+    /// Time between progress lines (zero: none).
+    pub progress_interval: Duration,
     /// URLs of one host per segment.
     pub max_per_host: u64,
     /// URLs per segment.
@@ -194,6 +223,10 @@ impl Settings {
             crawl,
             memory,
             threads,
+            progress_interval: flags
+                .progress_interval
+                .or(file.progress_interval.map(|i| i.0))
+                .unwrap_or(Duration::from_secs(10)),
             max_per_host: flags
                 .max_per_host
                 .or(file.max_per_host)
@@ -271,6 +304,25 @@ mod tests {
         let (_, section) = config("[segmenter]\nmemory = 1000000\nmax_page_size = \"1MiB\"\n");
         assert_eq!(section.memory, Some(Size(1_000_000)));
         assert_eq!(section.max_page_size, Some(Size(1024 * 1024)));
+        let (_, section) = config("[segmenter]\nprogress_interval = 30\n");
+        assert_eq!(
+            section.progress_interval,
+            Some(Interval(Duration::from_secs(30)))
+        );
+        let (cfg, section) = config("[segmenter]\nprogress_interval = \"250ms\"\n");
+        assert_eq!(
+            section.progress_interval,
+            Some(Interval(Duration::from_millis(250)))
+        );
+        let s =
+            Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
+        assert_eq!(s.progress_interval, Duration::from_millis(250));
+        let flags = RoundFlags {
+            progress_interval: Some(Duration::ZERO),
+            ..RoundFlags::default()
+        };
+        let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
+        assert_eq!(s.progress_interval, Duration::ZERO);
         let cfg: CrawlConfig = toml::from_str("[segmenter]\nmemroy = 5\n").unwrap();
         let err = cfg
             .section::<SegmenterSection>("segmenter", &cfg.segmenter)

@@ -430,6 +430,8 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
         via: "robots",
         ..Page::redirect("http://a.test/robots.txt", 0, "/robots-moved.txt")
     };
+    let mut big = Page::html("http://a.test/big", 1, &[]);
+    big.body.extend(vec![b' '; 200_000]);
     let robots_moved = Page {
         via: "robots",
         content_type: Some("text/plain".into()),
@@ -443,25 +445,81 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
             robots_moved,
             Page::redirect("http://a.test/old", 0, "/new"),
             Page::html("http://a.test/new", 1, &["/child", "/new"]),
+            // Reached the same way, too large to read: fetched all the same.
+            Page::redirect("http://a.test/old-big", 0, "/big"),
+            big,
         ],
         MB,
         true,
     );
-    let report = run_round(&crawl, &[]);
+    let report = run_round(&crawl, &["--max-page-size", "100KB"]);
     assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/child"]);
-    assert_eq!(figure(&report, "already fetched:"), 1, "{report}");
-    assert_eq!(figure(&report, "responses:"), 2, "{report}");
-    assert_eq!(figure(&report, "redirects found:"), 1, "{report}");
+    // /new, /big, and /old-big (a redirect no segment listed either).
+    assert_eq!(figure(&report, "already fetched:"), 3, "{report}");
+    assert_eq!(figure(&report, "responses:"), 4, "{report}");
+    assert_eq!(figure(&report, "redirects found:"), 2, "{report}");
 
     // Later links to it are copies of a URL seen before.
     write_fetched(
         &crawl,
         "00002",
-        &[Page::html("http://a.test/child", 2, &["/new", "/other"])],
+        &[Page::html(
+            "http://a.test/child",
+            2,
+            &["/new", "/big", "/other"],
+        )],
         MB,
         true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
+    assert_eq!(figure(&report, "dupes:"), 2, "{report}");
+}
+
+#[test]
+fn a_run_removed_from_consumed_txt_is_read_again() {
+    // The README's account of re-reading a fetched run: its links are
+    // checked against seen.bloom as usual, its leftover URLs are not.
+    let crawl = TempCrawl::new("reread");
+    inject(&crawl, "http://a.test/\nhttp://a.test/left\n", &[]);
+    write_leftover(
+        &crawl,
+        "00001",
+        &[rec("http://a.test/left", 0, Via::Leftover, 0)],
+    );
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/x"])],
+        MB,
+        true,
+    );
+    run_round(&crawl, &[]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        ["http://a.test/x", "http://a.test/left"]
+    );
+    mark_fetched_empty(&crawl, "00002");
+    run_round(&crawl, &[]);
+    assert_eq!(
+        std::fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
+        "00001\n00002\n"
+    );
+
+    // The operator removes 00001 from consumed.txt: the link is a copy of a
+    // URL seen before, the leftover URL is scheduled a second time.
+    std::fs::write(crawl.dir.consumed_path(), "00002\n").unwrap();
+    let report = run_round(&crawl, &[]);
     assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+    assert_eq!(figure(&report, "leftover in:"), 1, "{report}");
+    assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/left"]);
+
+    // With the leftover list moved aside first, only the links are read again.
+    std::fs::write(crawl.dir.consumed_path(), "00002\n").unwrap();
+    let leftover = crawl.dir.leftover_path("00001");
+    std::fs::rename(&leftover, crawl.side("leftover-moved-aside")).unwrap();
+    let report = run_round(&crawl, &[]);
+    assert_eq!(figure(&report, "dupes:"), 1, "{report}");
+    assert_eq!(figure(&report, "leftover in:"), 0, "{report}");
+    assert!(!segments(&crawl).contains_key("00004"), "{report}");
 }

@@ -64,27 +64,6 @@ pub(crate) fn detect(header_charset: Option<&str>, body: &[u8]) -> Detected {
     }
 }
 
-/// Splits a `Content-Type` value into its media type and its `charset`
-/// parameter, without allocating: `text/HTML; Charset="x"` → (`text/HTML`, `Some("x")`).
-/// The media type keeps its case; compare it with `eq_ignore_ascii_case`.
-pub(crate) fn split_content_type(value: &str) -> (&str, Option<&str>) {
-    let mut parts = value.split(';');
-    let media = parts.next().unwrap_or("").trim();
-    let charset = parts.find_map(|param| {
-        let (name, value) = param.split_once('=')?;
-        if !name.trim().eq_ignore_ascii_case("charset") {
-            return None;
-        }
-        let value = value.trim();
-        let value = value
-            .strip_prefix('"')
-            .map(|v| v.split('"').next().unwrap_or(""))
-            .unwrap_or(value);
-        (!value.is_empty()).then_some(value)
-    });
-    (media, charset)
-}
-
 fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | b'\x0C' | b'\r' | b' ')
 }
@@ -402,22 +381,5 @@ mod tests {
         for (input, want) in rows {
             assert_eq!(charset_from_content(input), *want);
         }
-    }
-
-    #[test]
-    fn content_type_header() {
-        assert_eq!(
-            split_content_type("text/HTML; Charset=\"Shift_JIS\""),
-            ("text/HTML", Some("Shift_JIS"))
-        );
-        assert_eq!(split_content_type("text/html"), ("text/html", None));
-        assert_eq!(
-            split_content_type(" text/html ; q=1; charset=latin1"),
-            ("text/html", Some("latin1"))
-        );
-        assert_eq!(
-            split_content_type("text/html; charset="),
-            ("text/html", None)
-        );
     }
 }

@@ -421,7 +421,9 @@ impl Extractor {
         }
     }
 
-    /// The links of `page`, in a new [`PageLinks`].
+    /// The links of `page`, in a new [`PageLinks`] (the tests' shorthand
+    /// for [`Extractor::extract_into`]).
+    #[cfg(test)]
     pub fn extract(&mut self, page: &Page<'_>) -> PageLinks {
         let mut out = PageLinks::default();
         self.extract_into(page, &mut out);
@@ -435,7 +437,7 @@ impl Extractor {
         out.reset();
         let (media, header_charset) = page
             .content_type
-            .map(charset::split_content_type)
+            .map(common::http::split_content_type)
             .unwrap_or(("", None));
         let declared = sniff::declared(media);
         if declared == sniff::Declared::Other {

@@ -169,6 +169,8 @@ pub struct Page {
     pub hops: u32,
     /// `X-Crawl-Via` of the record.
     pub via: &'static str,
+    /// More response headers.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Page {
@@ -187,6 +189,7 @@ impl Page {
             body: body.into_bytes(),
             hops,
             via: "link",
+            headers: Vec::new(),
         }
     }
 
@@ -200,6 +203,7 @@ impl Page {
             body: b"moved".to_vec(),
             hops,
             via: "link",
+            headers: Vec::new(),
         }
     }
 }
@@ -218,6 +222,9 @@ fn response_head(p: &Page) -> Vec<u8> {
     }
     if let Some(loc) = &p.location {
         h.push_str(&format!("Location: {loc}\r\n"));
+    }
+    for (name, value) in &p.headers {
+        h.push_str(&format!("{name}: {value}\r\n"));
     }
     h.push_str(&format!("Content-Length: {}\r\n\r\n", p.body.len()));
     h.into_bytes()

@@ -1,0 +1,160 @@
+//! A plain progress line on stderr (and in the run's log) every
+//! `--progress-interval` while a round runs, so that a long run in a
+//! terminal, a log file or a cron mail shows that it moves:
+//!
+//! ```text
+//! segmenter: progress: 21,480 pages, 244.9 MB of HTML, 1,166,215 links, 0 URLs from lists; 0 URLs selected (1.0 s)
+//! ```
+//!
+//! The scan workers add their counts every batch of records or lines (a
+//! few relaxed atomic additions, nothing in the per-link loop); the
+//! selection adds the URLs it has passed on.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::log::RunLog;
+use crate::report::Counts;
+
+/// Counts shared by the threads of a round.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pages: AtomicU64,
+    html_bytes: AtomicU64,
+    links: AtomicU64,
+    listed: AtomicU64,
+    selected: AtomicU64,
+}
+
+/// What a scan worker has already added to a [`Progress`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Published {
+    pages: u64,
+    html_bytes: u64,
+    links: u64,
+    listed: u64,
+}
+
+impl Published {
+    fn of(c: &Counts) -> Published {
+        Published {
+            pages: c.html_pages,
+            html_bytes: c.html_bytes,
+            links: c.links,
+            listed: c.seeds + c.leftover + c.retries + c.backlog_in,
+        }
+    }
+}
+
+impl Progress {
+    /// Adds what a worker counted since its last call.
+    pub fn publish(&self, counts: &Counts, last: &mut Published) {
+        let now = Published::of(counts);
+        let add = |slot: &AtomicU64, new: u64, old: u64| {
+            if new > old {
+                slot.fetch_add(new - old, Ordering::Relaxed);
+            }
+        };
+        add(&self.pages, now.pages, last.pages);
+        add(&self.html_bytes, now.html_bytes, last.html_bytes);
+        add(&self.links, now.links, last.links);
+        add(&self.listed, now.listed, last.listed);
+        *last = now;
+    }
+
+    /// Adds URLs passed on by the selection.
+    pub fn selected(&self, n: u64) {
+        self.selected.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The progress line.
+    pub fn line(&self, elapsed: Duration) -> String {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "progress: {} pages, {:.1} MB of HTML, {} links, {} URLs from lists; {} URLs selected ({:.1} s)",
+            thousands(get(&self.pages)),
+            get(&self.html_bytes) as f64 / 1e6,
+            thousands(get(&self.links)),
+            thousands(get(&self.listed)),
+            thousands(get(&self.selected)),
+            elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Runs `work` while a thread logs `progress` every `interval` (never when
+/// `interval` is zero). The thread stops as soon as `work` returns.
+pub fn while_running<T>(
+    interval: Duration,
+    log: &RunLog,
+    progress: &Progress,
+    work: impl FnOnce() -> T,
+) -> T {
+    if interval.is_zero() {
+        return work();
+    }
+    let started = Instant::now();
+    let (stop, stopped) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("progress".into())
+            .spawn_scoped(s, move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    log.info(progress.line(started.elapsed()));
+                }
+            })
+            .expect("the progress thread starts");
+        let out = work();
+        drop(stop);
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(2_641_309), "2,641,309");
+    }
+
+    #[test]
+    fn workers_add_only_what_is_new() {
+        let p = Progress::default();
+        let mut last = Published::default();
+        let mut c = Counts {
+            html_pages: 2,
+            html_bytes: 3_000_000,
+            links: 40,
+            ..Counts::default()
+        };
+        p.publish(&c, &mut last);
+        c.html_pages += 1;
+        c.links += 10;
+        c.seeds = 5;
+        p.publish(&c, &mut last);
+        p.selected(7);
+        assert_eq!(
+            p.line(Duration::from_millis(1500)),
+            "progress: 3 pages, 3.0 MB of HTML, 50 links, 5 URLs from lists; 7 URLs selected (1.5 s)"
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! A disk that fills up while a round writes its files: the round fails
+//! with an error naming the file, changes nothing in the crawl directory,
+//! and the same command run again (with room) gives what a clean run gives.
+//!
+//! A full disk is simulated with a file-size limit (`RLIMIT_FSIZE`) on the
+//! segmenter's process: a write past it fails with `EFBIG`, as one on a full
+//! disk fails with `ENOSPC`. Three places: the copy of `seen.bloom`, a
+//! sort run, the new segment.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+use support::*;
+
+const MB: u64 = 1 << 20;
+
+/// Every file of the crawl directory (logs aside) with its bytes.
+fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap().display().to_string();
+            if rel == "logs" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// A crawl with one fetched run whose links make a segment of a few
+/// hundred KB (random paths compress badly).
+fn prepare(tag: &str) -> TempCrawl {
+    let crawl = TempCrawl::new(tag);
+    // A 48 KB seen.bloom.
+    inject(&crawl, "http://a.test/\n", &["--bloom-items", "40000"]);
+    let mut rng = Rng::new(5);
+    let pages: Vec<Page> = (0..100)
+        .map(|i| {
+            let links: Vec<String> = (0..200)
+                .map(|_| format!("/{:016x}/{:016x}", rng.next(), rng.next()))
+                .collect();
+            let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+            Page::html(&format!("http://a.test/{i}"), 0, &refs)
+        })
+        .collect();
+    write_fetched(&crawl, "00001", &pages, MB, true);
+    crawl
+}
+
+/// Runs `segmenter run` on `crawl` with a file-size limit; returns the
+/// last line of stderr (the error) and a dump for assertion messages.
+fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t, extra: &[&str]) -> (String, String) {
+    let root = crawl.root().to_str().unwrap().to_string();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", &root, "--max-per-host", "100000"])
+        .args(extra)
+        .env_remove("SEGMENTER_PAUSE_AT");
+    // SAFETY: between fork and exec the child only calls signal and
+    // setrlimit, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            // Ignored, SIGXFSZ turns into an EFBIG error from write.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let args = [
+        "run",
+        root.as_str(),
+        &format!("(with RLIMIT_FSIZE {limit})"),
+    ];
+    let context = dump(&args, &out, Some(crawl.root()));
+    assert_eq!(out.status.code(), Some(1), "{context}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("segmenter: "), "{context}");
+    assert!(last.contains("File too large"), "{context}");
+    (last, context)
+}
+
+#[test]
+fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
+    let crawl = prepare("full-disk");
+    let before = files(crawl.root());
+
+    // Room for nothing: the copy of seen.bloom fails.
+    let (error, context) = run_with_file_limit(&crawl, 16 * 1024, &[]);
+    assert!(error.contains("seen.bloom"), "{context}");
+    assert_eq!(files(crawl.root()), before, "{context}");
+
+    // Room for seen.bloom, not for the segment.
+    let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &[]);
+    assert!(error.contains("00002.v1.tsv.zst"), "{context}");
+    // The run's log says why it failed.
+    let message = error.trim_start_matches("segmenter: ");
+    let logged = fs::read_dir(crawl.dir.logs_dir())
+        .unwrap()
+        .flatten()
+        .any(|e| {
+            let text = fs::read_to_string(e.path()).unwrap_or_default();
+            text.lines()
+                .any(|l| l.contains(" error ") && l.ends_with(message))
+        });
+    assert!(logged, "no log line for `{message}`\n{context}");
+    // Nothing changed, nothing left behind.
+    assert_eq!(files(crawl.root()), before, "{context}");
+
+    // A sort with little memory: merging its runs makes a run too large.
+    let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &["--memory", "16KiB"]);
+    assert!(error.contains("/sort/run-"), "{context}");
+    assert_eq!(files(crawl.root()), before, "{context}");
+
+    // With room again, the same command gives what a clean run gives.
+    run_round(&crawl, &["--max-per-host", "100000"]);
+    let clean = prepare("full-disk-clean");
+    run_round(&clean, &["--max-per-host", "100000"]);
+    // (The inputs differ in their WARC file names, which hold a time.)
+    let outputs = |root: &Path| {
+        let mut all = files(root);
+        all.retain(|name, _| !name.starts_with("fetched/"));
+        all
+    };
+    let (got, want) = (outputs(crawl.root()), outputs(clean.root()));
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &want {
+        if name.ends_with(".tsv.zst") {
+            assert_eq!(
+                read_records(&crawl.root().join(name)),
+                read_records(&clean.root().join(name)),
+                "{name}"
+            );
+        } else {
+            assert!(got[name] == *bytes, "{name} differs");
+        }
+    }
+    assert_eq!(segments(&crawl)["00002"].len(), 20_000);
+}

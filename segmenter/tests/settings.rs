@@ -1,0 +1,280 @@
+//! Settings that decide what a round takes, end to end through the binary:
+//! the scope (rules file, host and domain lists, crawl.toml), the calendar
+//! trap, the Bloom filter's size and its warning, the limits on pages and
+//! links, X-Robots-Tag in stored responses, and runs still being fetched.
+
+mod support;
+
+use std::fs;
+
+use support::*;
+
+const MB: u64 = 1 << 20;
+
+#[test]
+fn rules_file_then_hosts_and_domains_decide_the_scope() {
+    let crawl = TempCrawl::new("scope-rules");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let links = [
+        "/public",
+        "/private/x",
+        "http://sub.a.test/",
+        "http://b.test/",
+        "http://c.test/",
+        "http://d.test/",
+        "http://www.e.test/",
+    ];
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &links)],
+        MB,
+        true,
+    );
+    // First match wins: the /private/ rule refuses before the + rule for
+    // a.test would admit; c.test is admitted by a rule although it is
+    // outside the seeds' domains; the rest falls through to the domains.
+    let rules = crawl.side("scope.rules");
+    fs::write(
+        &rules,
+        "# scope rules\n-^https?://a\\.test/private/\n+^https?://a\\.test/\n+^https?://c\\.test/\n",
+    )
+    .unwrap();
+    let before = crawl.side("before");
+    copy_tree(crawl.root(), &before);
+    let report = run_round(&crawl, &["--rules-file", rules.to_str().unwrap()]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        [
+            "http://a.test/public",
+            "http://sub.a.test/",
+            "http://c.test/"
+        ],
+        "{report}"
+    );
+    assert_eq!(figure(&report, "rejected scope:"), 4, "{report}");
+
+    // The same from crawl.toml, with a host list and a domain list added
+    // (a rules file named there is relative to the crawl directory).
+    let crawl = TempCrawl::new("scope-lists");
+    copy_tree(&before, crawl.root());
+    fs::copy(&rules, crawl.root().join("scope.rules")).unwrap();
+    fs::write(
+        crawl.dir.config_path(),
+        "[scope]\nrules_file = \"scope.rules\"\nhosts = [\"d.test\"]\n",
+    )
+    .unwrap();
+    let report = run_round(&crawl, &["--scope-domains", "e.test"]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        [
+            "http://a.test/public",
+            "http://sub.a.test/",
+            "http://c.test/",
+            "http://d.test/",
+            "http://www.e.test/"
+        ],
+        "{report}"
+    );
+
+    // --scope list: only the lists (and rules) count, not the seeds' domains.
+    let crawl = TempCrawl::new("scope-list-mode");
+    copy_tree(&before, crawl.root());
+    let report = run_round(&crawl, &["--scope", "list", "--scope-hosts", "b.test"]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        ["http://b.test/"],
+        "{report}"
+    );
+    fs::remove_dir_all(&before).unwrap();
+}
+
+/// Copies a directory tree.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn calendar_traps_are_refused() {
+    let crawl = TempCrawl::new("calendar");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html(
+            "http://a.test/",
+            0,
+            &["/events/2999/01/", "/events/2024/01/", "/cal?year=3001"],
+        )],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &[]);
+    assert_eq!(
+        urls(&segments(&crawl)["00002"]),
+        ["http://a.test/events/2024/01/"]
+    );
+    assert_eq!(figure(&report, "rejected calendar:"), 2, "{report}");
+}
+
+#[test]
+fn the_bloom_filter_is_sized_by_its_settings_and_warns_past_its_load() {
+    let crawl = TempCrawl::new("bloom-size");
+    let seeds: String = (0..200).map(|i| format!("http://a.test/{i}\n")).collect();
+    let report = inject(
+        &crawl,
+        &seeds,
+        &["--bloom-items", "100", "--bloom-fp", "0.01"],
+    );
+    // 100 items at 1 %: 959 bits, 120 bytes, after a 64-byte header.
+    let size = fs::metadata(crawl.dir.bloom_path()).unwrap().len();
+    assert!((64 + 120..=64 + 128).contains(&size), "{size}");
+    let bloom = report.lines().find(|l| l.starts_with("bloom:")).unwrap();
+    assert!(bloom.contains("of 100 designed"), "{bloom}");
+    assert!(bloom.contains("est. fp rate"), "{bloom}");
+    // 200 URLs in a filter made for 100.
+    assert!(report.contains("past its design load"), "{report}");
+    assert!(report.contains("--bloom-items"), "{report}");
+
+    // The size is fixed when the file is made: later settings only warn.
+    let report = inject(&crawl, "http://a.test/new\n", &["--bloom-items", "5000"]);
+    assert_eq!(fs::metadata(crawl.dir.bloom_path()).unwrap().len(), size);
+    assert!(report.contains("only apply to a new filter"), "{report}");
+
+    // A roomy filter does not warn.
+    let roomy = TempCrawl::new("bloom-roomy");
+    let report = inject(&roomy, &seeds, &["--bloom-items", "10000"]);
+    assert!(!report.contains("past its design load"), "{report}");
+}
+
+#[test]
+fn limits_on_pages_and_links_and_x_robots_tag_headers() {
+    let crawl = TempCrawl::new("limits");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let many: Vec<String> = (0..30).map(|i| format!("/many/{i:02}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let mut big = Page::html("http://a.test/big", 0, &["/from-big"]);
+    big.body.extend(vec![b' '; 300_000]);
+    let mut robots = Page::html("http://a.test/robots", 0, &["/from-robots"]);
+    robots.headers = vec![
+        ("X-Robots-Tag".into(), "noarchive".into()),
+        ("X-Robots-Tag".into(), "nofollow".into()),
+    ];
+    let mut other_bot = Page::html("http://a.test/other", 0, &["/from-other"]);
+    other_bot.headers = vec![("X-Robots-Tag".into(), "otherbot: nofollow".into())];
+    write_fetched(
+        &crawl,
+        "00001",
+        &[
+            Page::html("http://a.test/many", 0, &many),
+            big,
+            robots,
+            other_bot,
+        ],
+        MB,
+        true,
+    );
+    let report = run_round(
+        &crawl,
+        &["--max-links-per-page", "10", "--max-page-size", "200KB"],
+    );
+    let got = urls(&segments(&crawl)["00002"]);
+    let mut want: Vec<String> = (0..10)
+        .map(|i| format!("http://a.test/many/{i:02}"))
+        .collect();
+    want.push("http://a.test/from-other".into());
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    want.sort();
+    assert_eq!(got_sorted, want, "{report}");
+    assert_eq!(figure(&report, "over page cap:"), 20, "{report}");
+    assert_eq!(figure(&report, "nofollow links:"), 1, "{report}");
+    let bad = report
+        .lines()
+        .find(|l| l.starts_with("bad input:"))
+        .unwrap();
+    assert!(bad.contains("too large 1"), "{bad}");
+}
+
+#[test]
+fn a_fetched_run_without_done_is_left_for_later() {
+    let crawl = TempCrawl::new("not-done");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/next"])],
+        MB,
+        false,
+    );
+    let report = run_round(&crawl, &[]);
+    assert!(report.contains("nothing to do"), "{report}");
+    assert!(report.contains("00001"), "{report}");
+    assert!(!crawl.dir.consumed_path().exists());
+    assert_eq!(segments(&crawl).len(), 1);
+
+    fs::write(crawl.dir.fetched_dir("00001").join("DONE"), b"").unwrap();
+    run_round(&crawl, &[]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/next"]);
+    assert_eq!(
+        fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
+        "00001\n"
+    );
+}
+
+#[test]
+fn memory_the_machine_cannot_give_is_a_usage_error() {
+    use std::os::unix::process::CommandExt;
+    let crawl = TempCrawl::new("memory");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/next"])],
+        MB,
+        true,
+    );
+    let root = crawl.root().to_str().unwrap().to_string();
+    let args = ["run", root.as_str(), "--memory", "16GB"];
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args).env_remove("SEGMENTER_PAUSE_AT");
+    // An address space of 2 GB stands for a machine without 16 GB to give.
+    // SAFETY: between fork and exec the child only calls setrlimit, which
+    // is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let context = dump(&args, &out, Some(crawl.root()));
+    assert_eq!(out.status.code(), Some(2), "{context}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("segmenter: --memory: cannot reserve")),
+        "{context}"
+    );
+    assert!(!crawl.dir.consumed_path().exists(), "{context}");
+
+    // Within what the machine has, the same run works.
+    run_round(&crawl, &["--memory", "64MB"]);
+    assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/next"]);
+}
