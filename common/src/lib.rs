@@ -53,6 +53,7 @@
 //! - [`bloom`]: a Bloom filter living in a memory-mapped file (`seen.bloom`).
 //! - [`hoststate`]: per-host state kept across runs in SQLite (`hosts.db`).
 //! - [`atomic`]: write-to-temporary, fsync, rename: how every shared file is written.
+//! - [`lock`]: advisory lock files that keep two processes off the same files.
 //! - [`crawldir`]: paths inside a crawl directory.
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
@@ -66,6 +67,7 @@ pub mod crawllog;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
+pub mod lock;
 pub mod segment;
 pub mod timefmt;
 pub mod urlnorm;

@@ -2,7 +2,6 @@
 //! choosing the segment to writing `DONE`.
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -574,40 +573,16 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
 /// Takes the lock of `fetched/ID/` for this process: a second fetcher on
 /// the same segment would repair (cut) the files the first is writing.
 /// The lock goes with the process, however it ends.
-fn lock_output(out: &Path, id: &str) -> Result<std::fs::File, FetchError> {
+fn lock_output(out: &Path, id: &str) -> Result<common::lock::FileLock, FetchError> {
     let path = out.join(".lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| run_err(format!("{}: {e}", path.display())))?;
-    match try_flock(&file) {
-        Ok(true) => Ok(file),
-        Ok(false) => Err(FetchError::Run(format!(
+    match common::lock::try_lock(&path) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(FetchError::Run(format!(
             "{}: segment {id} is being fetched by another fetcher process; \
              let it finish (or stop it) before running this one",
             out.display()
         ))),
         Err(e) => Err(run_err(format!("{}: cannot lock: {e}", path.display()))),
-    }
-}
-
-/// Takes an exclusive advisory lock on `file` without waiting; `false` if
-/// another process holds it. (std's `File::try_lock` needs Rust 1.89; the
-/// workspace promises 1.85.)
-fn try_flock(file: &std::fs::File) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock only reads the descriptor number, which `file` keeps open.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(err)
     }
 }
 

@@ -23,7 +23,7 @@
 //! a minute) when it reaches that point, so that a test can `kill -9` it
 //! exactly there. Points: `scanned`, `staged`, `marked`, `moving`, `moved`.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,43 +43,16 @@ pub const LOCK_FILE: &str = ".segmenter.lock";
 const MARKER_HEADER: &str = "segmenter-commit v1";
 
 /// Holds the crawl directory's lock until dropped.
-#[derive(Debug)]
-pub struct Lock {
-    _file: File,
-}
+pub type Lock = common::lock::FileLock;
 
 /// Takes the crawl directory's lock, or fails at once if another
 /// segmenter holds it.
 pub fn lock(crawl: &CrawlDir) -> Result<Lock, Error> {
     let path = crawl.root().join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(Error::io(&path))?;
-    match try_flock(&file) {
-        Ok(true) => Ok(Lock { _file: file }),
-        Ok(false) => Err(Error::Locked(crawl.root().to_path_buf())),
+    match common::lock::try_lock(&path) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(Error::Locked(crawl.root().to_path_buf())),
         Err(e) => Err(Error::Io { path, source: e }),
-    }
-}
-
-/// Takes an exclusive advisory lock on `file` without waiting; `false` if
-/// another process holds it. The lock goes with the file descriptor, so it
-/// is released when the file is closed or the process dies (even `kill -9`).
-fn try_flock(file: &File) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock only reads the descriptor number, which `file` keeps open.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(err)
     }
 }
 
