@@ -101,6 +101,33 @@ pub struct SegmentRecord {
     pub tries: u32,
 }
 
+impl SegmentRecord {
+    /// Appends the record as one segment line (tab-separated, with its
+    /// newline) to `out`, unchecked: [`SegmentWriter::write`] checks the
+    /// fields first.
+    pub fn encode_line(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.host.as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(self.url.as_bytes());
+        out.push(b'\t');
+        push_u32(out, self.hops);
+        out.push(b'\t');
+        push_u32(out, self.inlinks);
+        out.push(b'\t');
+        out.extend_from_slice(self.via.as_str().as_bytes());
+        out.push(b'\t');
+        push_u32(out, self.tries);
+        out.push(b'\n');
+    }
+
+    /// Parses one segment line (without its newline; a trailing `\r` is
+    /// allowed) into `self`, reusing its buffers. On error `self` is
+    /// unchanged and the message says what is wrong with the line.
+    pub fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
+        parse_line(line, self)
+    }
+}
+
 /// A problem reading or writing a segment.
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {
@@ -307,19 +334,7 @@ impl SegmentWriter {
                 reason,
             });
         }
-        let out = &mut self.chunk;
-        out.extend_from_slice(rec.host.as_bytes());
-        out.push(b'\t');
-        out.extend_from_slice(rec.url.as_bytes());
-        out.push(b'\t');
-        push_u32(out, rec.hops);
-        out.push(b'\t');
-        push_u32(out, rec.inlinks);
-        out.push(b'\t');
-        out.extend_from_slice(rec.via.as_str().as_bytes());
-        out.push(b'\t');
-        push_u32(out, rec.tries);
-        out.push(b'\n');
+        rec.encode_line(&mut self.chunk);
         self.count += 1;
         if self.chunk.len() >= WRITE_CHUNK {
             self.flush_chunk()?;
@@ -930,6 +945,20 @@ mod tests {
         );
         assert!(text.ends_with('\n'));
         assert_eq!(lines.len(), records.len());
+    }
+
+    #[test]
+    fn one_line_encodes_and_parses_back_without_the_file() {
+        let original = rec("a.test", "http://a.test/x?y=1", 2, 7, Via::Link, 1);
+        let mut line = Vec::new();
+        original.encode_line(&mut line);
+        assert_eq!(line, b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\n");
+        let mut back = rec("old", "http://old/", 9, 9, Via::Seed, 9);
+        back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
+        assert_eq!(back, original);
+        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0");
+        assert!(err.unwrap_err().contains("hops"));
+        assert_eq!(back, original, "a bad line leaves the record unchanged");
     }
 
     #[test]

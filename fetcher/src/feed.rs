@@ -14,7 +14,7 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use common::segment::{SegmentError, SegmentReader, SegmentRecord, Via};
+use common::segment::{SegmentError, SegmentReader, SegmentRecord};
 
 use crate::frontier::{Job, Range};
 
@@ -95,7 +95,7 @@ pub fn load(
     let mut keys: Vec<KeyRanges> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut offset = 0u64;
-    let mut line = String::new();
+    let mut line = Vec::new();
     let (mut urls, mut lines) = (0u64, 0u64);
     let mut last: Option<usize> = None;
     loop {
@@ -113,8 +113,8 @@ pub fn load(
             continue;
         }
         line.clear();
-        format_line(&rec, &mut line);
-        out.write_all(line.as_bytes()).map_err(io_err)?;
+        rec.encode_line(&mut line);
+        out.write_all(&line).map_err(io_err)?;
         let end = offset + line.len() as u64;
         let key = key_of(&rec);
         let idx = match last {
@@ -154,35 +154,6 @@ pub fn load(
     })
 }
 
-/// One segment record as a work-file line (the segment's own columns).
-fn format_line(r: &SegmentRecord, out: &mut String) {
-    use std::fmt::Write as _;
-    let _ = writeln!(
-        out,
-        "{}\t{}\t{}\t{}\t{}\t{}",
-        r.host, r.url, r.hops, r.inlinks, r.via, r.tries
-    );
-}
-
-fn parse_line(line: &str) -> Option<Job> {
-    let mut f = line.split('\t');
-    let host = f.next()?.to_string();
-    let url = f.next()?.to_string();
-    let hops = f.next()?.parse().ok()?;
-    let inlinks = f.next()?.parse().ok()?;
-    let via = Via::parse(f.next()?)?;
-    let tries = f.next()?.parse().ok()?;
-    Some(Job {
-        host,
-        url,
-        hops,
-        inlinks,
-        via,
-        tries,
-        redirects: 0,
-    })
-}
-
 /// The work file, read by many workers at once (positioned reads).
 #[derive(Debug)]
 pub struct WorkFile {
@@ -213,6 +184,7 @@ impl WorkFile {
         let (mut pos, end) = range;
         let mut jobs = Vec::with_capacity(max.min(1024));
         let mut buf = Vec::new();
+        let mut rec = SegmentRecord::default();
         while jobs.len() < max && pos < end {
             let want = ((end - pos) as usize).min((64 * 1024).max(buf.capacity()));
             buf.resize(want, 0);
@@ -228,8 +200,8 @@ impl WorkFile {
                     break;
                 };
                 let line = &buf[used..used + nl];
-                if let Some(job) = std::str::from_utf8(line).ok().and_then(parse_line) {
-                    jobs.push(job);
+                if rec.parse_line(line).is_ok() {
+                    jobs.push(Job::from_record(&rec));
                 }
                 used += nl + 1;
             }
@@ -267,34 +239,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn work_lines_round_trip() {
-        let rec = SegmentRecord {
-            host: "a.example".into(),
-            url: "http://a.example/x?y=1".into(),
-            hops: 2,
-            inlinks: 7,
-            via: Via::Link,
-            tries: 1,
-        };
-        let mut s = String::new();
-        format_line(&rec, &mut s);
-        let job = parse_line(s.trim_end()).unwrap();
-        assert_eq!(job.to_record(Via::Link, 1), rec);
-    }
-
-    #[test]
     fn batches_follow_the_ranges() {
         let dir = std::env::temp_dir().join(format!("feed-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("work.tsv");
-        let mut text = String::new();
+        let mut text = Vec::new();
         for i in 0..10 {
             let rec = SegmentRecord {
                 host: "h".into(),
                 url: format!("http://h/{i}"),
                 ..SegmentRecord::default()
             };
-            format_line(&rec, &mut text);
+            rec.encode_line(&mut text);
         }
         std::fs::write(&path, &text).unwrap();
         let work = WorkFile::open(&path).unwrap();
