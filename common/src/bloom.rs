@@ -152,7 +152,7 @@ impl BloomParams {
 
     /// Checks the invariants every filter file must satisfy.
     fn check(&self) -> Result<(), String> {
-        if self.bits == 0 || self.bits % 64 != 0 {
+        if self.bits == 0 || !self.bits.is_multiple_of(64) {
             return Err(format!(
                 "the number of bits must be a positive multiple of 64, not {}",
                 self.bits

@@ -26,7 +26,7 @@ pub fn try_lock(path: &Path) -> io::Result<Option<FileLock>> {
         .write(true)
         .open(path)?;
     // std's `File::try_lock` would do, but needs Rust 1.89; the workspace
-    // promises 1.85.
+    // promises 1.88.
     // SAFETY: flock only reads the descriptor number, which `file` keeps open.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc == 0 {

@@ -321,10 +321,10 @@ fn field_of(name: &[u8]) -> Option<Field> {
 /// and its trimmed value. `Name: value` is the norm; `Name value` (a missing
 /// colon) is accepted when `Name` is a known field.
 fn split_line(line: &[u8]) -> Option<(Field, &[u8])> {
-    if let Some(colon) = line.iter().position(|&b| b == b':') {
-        if let Some(field) = field_of(&line[..colon]) {
-            return Some((field, line[colon + 1..].trim_ascii()));
-        }
+    if let Some(colon) = line.iter().position(|&b| b == b':')
+        && let Some(field) = field_of(&line[..colon])
+    {
+        return Some((field, line[colon + 1..].trim_ascii()));
     }
     let space = line.iter().position(|&b| b == b' ' || b == b'\t')?;
     let field = field_of(&line[..space])?;

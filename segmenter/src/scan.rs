@@ -813,7 +813,7 @@ impl<'a> Worker<'a> {
             }
             pos += n as u64;
             line_no += 1;
-            if line_no % PUBLISH_LINES == 0 {
+            if line_no.is_multiple_of(PUBLISH_LINES) {
                 self.publish();
             }
             let line = std::mem::take(&mut self.line);

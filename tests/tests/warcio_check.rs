@@ -103,7 +103,7 @@ fn page(i: usize) -> Page {
     if i % 7 == 6 {
         response.push_str(&format!("Location: http://site0.test/moved{i}\r\n"));
     }
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         // What the fetcher keeps of a decoded gzip response.
         response.push_str("X-Crawler-Content-Encoding: gzip\r\nX-Crawler-Content-Length: 77\r\n");
     }

@@ -50,13 +50,13 @@ fn reference(after: &str) -> Option<(char, usize)> {
         return None;
     }
     let name = &after[..len];
-    if bytes.get(len) == Some(&b';') {
-        if let Some(ch) = named(name, true) {
-            return Some((ch, len + 1));
-        }
-        // `&amp;` handled above; `&ampx;` falls through to the legacy rule,
-        // which refuses it because a letter follows `amp`.
+    if bytes.get(len) == Some(&b';')
+        && let Some(ch) = named(name, true)
+    {
+        return Some((ch, len + 1));
     }
+    // `&amp;` handled above; `&ampx;` falls through to the legacy rule,
+    // which refuses it because a letter follows `amp`.
     // Without `;`, only the legacy names, and in attributes only when the
     // next character is neither `=` nor alphanumeric (the run of
     // alphanumerics ended at `len`, so only `=` is left to check).
