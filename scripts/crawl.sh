@@ -251,7 +251,6 @@ round=0
 while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     stop_requested
     started=$(date +%s)
-    before=$(list_segments)
     n=$(( $(find "$crawl/logs" -maxdepth 1 -name 'round-*.log' | wc -l) + 1 ))
     log=$(printf '%s/logs/round-%05d.log' "$crawl" "$n")
 
@@ -260,6 +259,9 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     if unconsumed_runs; then
         step "segmenter run (catching up)" "$segmenter" run "$crawl" "${seg_args[@]}"
     fi
+    # Segments written from here on are this round's finds (those of the
+    # catching-up run belong to the interrupted round before).
+    before=$(list_segments)
     id=$(oldest_pending)
     if [ -z "$id" ]; then
         # Nothing waiting: the backlog may still fill a segment.
