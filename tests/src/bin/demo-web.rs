@@ -221,19 +221,7 @@ fn serve(
     request_log: Option<&Path>,
     ready_file: Option<&Path>,
 ) -> Result<(), Failure> {
-    if let Some(ready) = ready_file {
-        match std::fs::remove_file(ready) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
-            _ => {}
-        }
-    }
-    // Installed before serving, so that a signal arriving while the hosts
-    // start up still stops the server cleanly.
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-    ])
-    .map_err(fail("signal handlers"))?;
+    let mut run = Lifetime::begin(ready_file)?;
 
     let demo = args.demo();
     let mut options = ServeOptions {
@@ -274,10 +262,7 @@ fn serve(
         .map_err(fail(seeds_out))?;
     common::atomic::write_atomic(hosts_out, web.hosts_file().as_bytes())
         .map_err(fail(hosts_out))?;
-    if let Some(ready) = ready_file {
-        let text = format!("port={}\npid={}\n", web.port(), std::process::id());
-        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
-    }
+    run.ready(web.port())?;
     let hosts = demo.hosts();
     eprintln!(
         "demo-web: serving {} hosts of the demo web (seed {}) on {}..{} port {}; \
@@ -291,19 +276,12 @@ fn serve(
         seeds_out.display(),
         hosts_out.display()
     );
-    let signal = signals.forever().next();
+    let signal = run.wait_for_signal();
     eprintln!(
-        "demo-web: stopping ({} after {} requests)",
-        match signal {
-            Some(signal_hook::consts::SIGINT) => "SIGINT",
-            _ => "SIGTERM",
-        },
+        "demo-web: stopping ({signal} after {} requests)",
         web.server().requests_served()
     );
     drop(web);
-    if let Some(ready) = ready_file {
-        let _ = std::fs::remove_file(ready);
-    }
     Ok(())
 }
 
@@ -321,17 +299,7 @@ fn synth(
     hosts_out: &Path,
     ready_file: Option<&Path>,
 ) -> Result<(), Failure> {
-    if let Some(ready) = ready_file {
-        match std::fs::remove_file(ready) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
-            _ => {}
-        }
-    }
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-    ])
-    .map_err(fail("signal handlers"))?;
+    let mut run = Lifetime::begin(ready_file)?;
     let mut page = String::from("<!DOCTYPE html>\n<html><head><title>bench</title></head><body>\n");
     while page.len() + 20 < args.body_size {
         page.push_str("<p>benchmark page</p>\n");
@@ -371,10 +339,7 @@ fn synth(
     write_urls().map_err(fail(urls_out))?;
     common::atomic::write_atomic(hosts_out, server.hosts_file().as_bytes())
         .map_err(fail(hosts_out))?;
-    if let Some(ready) = ready_file {
-        let text = format!("port={port}\npid={}\n", std::process::id());
-        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
-    }
+    run.ready(port)?;
     eprintln!(
         "demo-web: serving {} synthetic hosts from {} port {port}; {} URLs in {}",
         args.hosts,
@@ -382,16 +347,70 @@ fn synth(
         args.hosts * args.urls_per_host,
         urls_out.display()
     );
-    signals.forever().next();
+    let signal = run.wait_for_signal();
     eprintln!(
-        "demo-web: stopping after {} requests",
+        "demo-web: stopping ({signal} after {} requests)",
         server.requests_served()
     );
     drop(server);
-    if let Some(ready) = ready_file {
-        let _ = std::fs::remove_file(ready);
-    }
     Ok(())
+}
+
+/// A serving run's life as scripts see it: the ready file (`--ready-file`)
+/// is cleared first, written with the port and pid once the hosts answer,
+/// and removed when the run ends (after the server has stopped, since the
+/// server is dropped before this).
+struct Lifetime<'a> {
+    ready_file: Option<&'a Path>,
+    signals: signal_hook::iterator::Signals,
+}
+
+impl<'a> Lifetime<'a> {
+    /// Clears a stale ready file and installs the signal handlers before
+    /// anything is served, so that a signal arriving while the hosts start
+    /// up still stops the server cleanly.
+    fn begin(ready_file: Option<&'a Path>) -> Result<Lifetime<'a>, Failure> {
+        if let Some(ready) = ready_file {
+            match std::fs::remove_file(ready) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
+                _ => {}
+            }
+        }
+        let signals = signal_hook::iterator::Signals::new([
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGINT,
+        ])
+        .map_err(fail("signal handlers"))?;
+        Ok(Lifetime {
+            ready_file,
+            signals,
+        })
+    }
+
+    /// Writes the ready file: the hosts answer on `port`.
+    fn ready(&self, port: u16) -> Result<(), Failure> {
+        if let Some(ready) = self.ready_file {
+            let text = format!("port={port}\npid={}\n", std::process::id());
+            common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
+        }
+        Ok(())
+    }
+
+    /// Blocks until SIGINT or SIGTERM; returns its name.
+    fn wait_for_signal(&mut self) -> &'static str {
+        match self.signals.forever().next() {
+            Some(signal_hook::consts::SIGINT) => "SIGINT",
+            _ => "SIGTERM",
+        }
+    }
+}
+
+impl Drop for Lifetime<'_> {
+    fn drop(&mut self) {
+        if let Some(ready) = self.ready_file {
+            let _ = std::fs::remove_file(ready);
+        }
+    }
 }
 
 fn describe(demo: &Demo, port: u16) {

@@ -343,13 +343,7 @@ impl Conn {
             match self.stream.read(&mut scratch) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if nothing_yet(&e) => {}
                 Err(_) => break,
             }
         }
@@ -374,13 +368,7 @@ impl Conn {
                 // The client already sent more (a pipelined request): a peek
                 // cannot see a close behind it, so just sleep in short steps.
                 Ok(_) => std::thread::sleep(left.min(Duration::from_millis(5))),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if nothing_yet(&e) => {}
                 Err(_) => break true,
             }
         };
@@ -589,4 +577,13 @@ fn reason(status: u16) -> &'static str {
         504 => "Gateway Timeout",
         _ => "Status",
     }
+}
+
+/// A read that timed out or was interrupted: the connection is still open,
+/// the client just sent nothing yet.
+fn nothing_yet(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
