@@ -263,7 +263,9 @@ const fn byte_classes(special: &[u8], extra_ok: &[u8]) -> [u8; 256] {
     t
 }
 
-fn is_unreserved(b: u8) -> bool {
+/// RFC 3986 unreserved characters (letters, digits, `-`, `.`, `_`, `~`):
+/// written literally in a canonical URL, never percent-encoded.
+pub fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
@@ -276,8 +278,9 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-/// The byte an escape at `bytes[i]` (a `%`) stands for, if it is one.
-fn escape_at(bytes: &[u8], i: usize) -> Option<u8> {
+/// The byte a percent escape at `bytes[i]` (a `%`) stands for, if two hex
+/// digits follow.
+pub fn escape_at(bytes: &[u8], i: usize) -> Option<u8> {
     let hi = hex_value(*bytes.get(i + 1)?)?;
     let lo = hex_value(*bytes.get(i + 2)?)?;
     Some(hi << 4 | lo)
@@ -398,7 +401,8 @@ fn push_normalized(out: &mut String, part: &str, class: &[u8; 256]) {
     }
 }
 
-fn push_escape(out: &mut String, v: u8) {
+/// Appends `v` percent-encoded, hex in upper case (`%2F`).
+pub fn push_escape(out: &mut String, v: u8) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push('%');
     out.push(HEX[(v >> 4) as usize] as char);

@@ -68,6 +68,8 @@
 
 use std::time::Duration;
 
+use common::urlnorm::{escape_at, is_unreserved, push_escape};
+
 /// How much of a robots.txt body is parsed: 500 KiB (512,000 bytes).
 ///
 /// RFC 9309 asks crawlers to parse at least 500 KiB; we parse exactly that,
@@ -600,21 +602,6 @@ fn canonical_path(path_and_query: &str) -> String {
     out
 }
 
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-fn is_unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
-
 /// RFC 3986 reserved characters (gen-delims and sub-delims) that keep their
 /// literal form; `*` and `$` are left out on purpose: they are always
 /// compared encoded, because in a pattern they are wildcard and anchor.
@@ -646,14 +633,7 @@ fn push_canonical(out: &mut String, raw: &[u8], in_query: &mut bool) {
     let mut i = 0;
     while i < raw.len() {
         let b = raw[i];
-        let escaped = if b == b'%' && i + 2 < raw.len() {
-            match (hex_value(raw[i + 1]), hex_value(raw[i + 2])) {
-                (Some(high), Some(low)) => Some(high << 4 | low),
-                _ => None,
-            }
-        } else {
-            None
-        };
+        let escaped = if b == b'%' { escape_at(raw, i) } else { None };
         let (octet, was_escaped) = match escaped {
             Some(octet) => {
                 i += 3;
@@ -672,9 +652,7 @@ fn push_canonical(out: &mut String, raw: &[u8], in_query: &mut bool) {
             }
             out.push(char::from(octet));
         } else {
-            out.push('%');
-            out.push(char::from(HEX_UPPER[usize::from(octet >> 4)]));
-            out.push(char::from(HEX_UPPER[usize::from(octet & 0xf)]));
+            push_escape(out, octet);
         }
     }
 }
