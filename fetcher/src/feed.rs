@@ -256,10 +256,10 @@ mod tests {
         let work = WorkFile::open(&path).unwrap();
         let (jobs, rest) = work.read_batch((0, text.len() as u64), 4).unwrap();
         assert_eq!(jobs.len(), 4);
-        assert_eq!(jobs[3].url, "http://h/3");
+        assert_eq!(jobs[3].rec.url, "http://h/3");
         let (jobs, rest) = work.read_batch(rest.unwrap(), 100).unwrap();
         assert_eq!(jobs.len(), 6);
-        assert_eq!(jobs[0].url, "http://h/4");
+        assert_eq!(jobs[0].rec.url, "http://h/4");
         assert!(rest.is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }

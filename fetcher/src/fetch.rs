@@ -142,11 +142,7 @@ fn fetch_segment(
                 already_done += 1;
                 if is_retryable(*status) {
                     // A failed attempt before the crash counts as a try.
-                    let job = Job {
-                        via: Via::Retry,
-                        tries: r.tries + 1,
-                        ..Job::from_record(r)
-                    };
+                    let job = Job::from_record(r).retry();
                     retries.push((key_of(&r.host), job));
                 }
                 Admit::Skip
@@ -527,7 +523,7 @@ fn write_leftover(
     for k in frontier.take_leftovers() {
         for job in k.retries {
             count += 1;
-            let _ = tx.send(Msg::Leftover(job.to_record(job.via, job.tries)));
+            let _ = tx.send(Msg::Leftover(job.rec));
         }
         for job in &k.queued {
             count += 1;
@@ -557,16 +553,16 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
             _ => "",
         };
         let line = error_line(
-            &job.url,
-            job.via,
-            job.hops,
+            &job.rec.url,
+            job.rec.via,
+            job.rec.hops,
             code,
             note.into(),
             Duration::ZERO,
         );
         let _ = tx.send(Msg::Log(line));
     }
-    let (via, tries) = leftover_via(abandoned, job.tries);
+    let (via, tries) = leftover_via(abandoned, job.rec.tries);
     let _ = tx.send(Msg::Leftover(job.to_record(via, tries)));
 }
 

@@ -30,21 +30,11 @@ use common::segment::{SegmentRecord, Via};
 use crate::politeness::{AfterFailure, Policy, Timing};
 use crate::robots::{Robots, path_and_query};
 
-/// One URL to fetch.
+/// One URL to fetch: its segment line, and how it was reached in this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
-    /// Host of the URL (the segment's first field).
-    pub host: String,
-    /// The URL.
-    pub url: String,
-    /// Hops from a seed.
-    pub hops: u32,
-    /// In-links, as in the segment.
-    pub inlinks: u32,
-    /// How it was found.
-    pub via: Via,
-    /// Earlier failed attempts.
-    pub tries: u32,
+    /// The URL and its fields as in the segment.
+    pub rec: SegmentRecord,
     /// Redirects followed in this run to reach it.
     pub redirects: u32,
 }
@@ -53,25 +43,25 @@ impl Job {
     /// From a segment record.
     pub fn from_record(r: &SegmentRecord) -> Job {
         Job {
-            host: r.host.clone(),
-            url: r.url.clone(),
-            hops: r.hops,
-            inlinks: r.inlinks,
-            via: r.via,
-            tries: r.tries,
+            rec: r.clone(),
             redirects: 0,
+        }
+    }
+
+    /// The same URL to try again in a later run: `via` retry, one more try.
+    pub fn retry(&self) -> Job {
+        Job {
+            rec: self.to_record(Via::Retry, self.rec.tries + 1),
+            redirects: self.redirects,
         }
     }
 
     /// As a segment record with another `via` and `tries`.
     pub fn to_record(&self, via: Via, tries: u32) -> SegmentRecord {
         SegmentRecord {
-            host: self.host.clone(),
-            url: self.url.clone(),
-            hops: self.hops,
-            inlinks: self.inlinks,
             via,
             tries,
+            ..self.rec.clone()
         }
     }
 }
@@ -463,7 +453,7 @@ impl Frontier {
                 self.settle_done(st, id);
                 return None;
             };
-            let host = job.host.clone();
+            let host = job.rec.host.clone();
             match st.robots.get(&host) {
                 Some(RobotsState::Fetching { .. }) => {
                     // Being read through another queue (robots.txt redirects
@@ -482,7 +472,7 @@ impl Frontier {
                         Some(RobotsState::Unavailable { tries, .. }) => *tries,
                         _ => 0,
                     };
-                    let Ok(url) = url::Url::parse(&job.url).and_then(|u| u.join("/robots.txt"))
+                    let Ok(url) = url::Url::parse(&job.rec.url).and_then(|u| u.join("/robots.txt"))
                     else {
                         // Not a URL: it fails (and is logged) when fetched.
                         let rules = RobotsState::Known(Arc::new(Robots::allow_all()));
@@ -502,7 +492,7 @@ impl Frontier {
                     });
                 }
                 Some(RobotsState::Known(robots)) => {
-                    let denied = url::Url::parse(&job.url)
+                    let denied = url::Url::parse(&job.rec.url)
                         .ok()
                         .and_then(|u| robots.denied_by(&path_and_query(&u)));
                     let job = st.keys[id].queue.pop_front().expect("front exists");
@@ -741,7 +731,7 @@ impl Frontier {
     }
 
     fn queue_followed(&self, st: &mut State, name: String, job: Job) {
-        if !st.seen_in_run.insert(job.url.clone()) {
+        if !st.seen_in_run.insert(job.rec.url.clone()) {
             return;
         }
         let id = self.key_named(st, name);
@@ -825,15 +815,14 @@ mod tests {
     }
 
     fn job(host: &str, i: u64) -> Job {
-        Job {
+        Job::from_record(&SegmentRecord {
             host: host.into(),
             url: format!("http://{host}/{i}"),
             hops: 0,
             inlinks: 0,
             via: Via::Seed,
             tries: 0,
-            redirects: 0,
-        }
+        })
     }
 
     /// Plays workers against the frontier: a refill of range (a, b) yields
@@ -871,9 +860,12 @@ mod tests {
                                 let start = Instant::now();
                                 std::thread::sleep(Duration::from_millis(2));
                                 let end = Instant::now();
-                                log.lock()
-                                    .unwrap()
-                                    .push((names[key].clone(), start, end, job.url));
+                                log.lock().unwrap().push((
+                                    names[key].clone(),
+                                    start,
+                                    end,
+                                    job.rec.url,
+                                ));
                                 f.fetch_done(key, FetchReport::default());
                             }
                         }
@@ -1168,6 +1160,6 @@ mod tests {
         let Some(Task::Fetch { key, job }) = task else {
             panic!("old.test's page after its rules, got {task:?}")
         };
-        assert_eq!((key, job.url.as_str()), (old, "http://old.test/0"));
+        assert_eq!((key, job.rec.url.as_str()), (old, "http://old.test/0"));
     }
 }

@@ -11,7 +11,7 @@ use common::bloom::BloomFilter;
 use common::crawllog::{ErrorCode, LogLine, Status};
 use common::filter::UrlFilter;
 use common::hoststate::RobotsEntry;
-use common::segment::Via;
+use common::segment::{SegmentRecord, Via};
 
 use crate::feed::{KeyOf, WorkFile};
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
@@ -139,7 +139,14 @@ impl Worker {
 
     fn log_skipped(&self, s: Skipped) {
         let j = &s.job;
-        let line = error_line(&j.url, j.via, j.hops, s.code, s.note, Duration::ZERO);
+        let line = error_line(
+            &j.rec.url,
+            j.rec.via,
+            j.rec.hops,
+            s.code,
+            s.note,
+            Duration::ZERO,
+        );
         self.send(Msg::Log(line));
     }
 
@@ -276,13 +283,13 @@ impl Worker {
     fn fetch(&self, key: KeyId, job: Job) {
         let sh = &self.shared;
         let mut report = FetchReport::default();
-        match sh.client.fetch(key, &job.url, sh.max_body) {
+        match sh.client.fetch(key, &job.rec.url, sh.max_body) {
             Ok(r) => {
                 let status = r.status;
                 let mut notes = Vec::new();
                 let target = if (300..400).contains(&status) {
                     r.location.as_deref().and_then(|l| {
-                        url::Url::parse(&job.url)
+                        url::Url::parse(&job.rec.url)
                             .ok()
                             .and_then(|base| common::urlnorm::canonicalize_relative(&base, l).ok())
                     })
@@ -313,17 +320,13 @@ impl Worker {
                 report.failed = failed;
                 report.response_time = Some(r.elapsed);
                 if status == 429 || status >= 500 {
-                    report.retry = Some(Job {
-                        via: Via::Retry,
-                        tries: job.tries + 1,
-                        ..job.clone()
-                    });
+                    report.retry = Some(job.retry());
                 }
                 if failed {
                     sh.counters.error();
                 }
                 let _ = self.hosts.send(HostUpdate::Request {
-                    host: job.host.clone(),
+                    host: job.rec.host.clone(),
                     response_ms: Some(r.elapsed.as_millis().min(u32::MAX as u128) as u32),
                     failed,
                 });
@@ -333,7 +336,7 @@ impl Worker {
                 {
                     report.follow = self.follow(&job, t);
                 }
-                self.store_response(&job.url, job.via, job.hops, r, notes.join("; "));
+                self.store_response(&job.rec.url, job.rec.via, job.rec.hops, r, notes.join("; "));
             }
             Err(f) => {
                 if sh.stopping.load(Ordering::Relaxed)
@@ -347,7 +350,7 @@ impl Worker {
                     return;
                 }
                 sh.counters.error();
-                self.log_failure(&job.url, job.via, job.hops, &f);
+                self.log_failure(&job.rec.url, job.rec.via, job.rec.hops, &f);
                 let status = Status::Error(f.code);
                 let counts = matches!(
                     f.code,
@@ -361,17 +364,13 @@ impl Worker {
                 report.failed = counts;
                 if counts {
                     let _ = self.hosts.send(HostUpdate::Request {
-                        host: job.host.clone(),
+                        host: job.rec.host.clone(),
                         response_ms: None,
                         failed: true,
                     });
                 }
                 if is_retryable(status) {
-                    report.retry = Some(Job {
-                        via: Via::Retry,
-                        tries: job.tries + 1,
-                        ..job
-                    });
+                    report.retry = Some(job.retry());
                 }
             }
         }
@@ -383,7 +382,7 @@ impl Worker {
     /// A redirect target to queue in this run, if it passes the checks.
     fn follow(&self, from: &Job, target: url::Url) -> Option<(String, Job)> {
         let sh = &self.shared;
-        let hops = from.hops + 1;
+        let hops = from.rec.hops + 1;
         if let Some(f) = &sh.filter
             && f.check(&target, hops).is_err()
         {
@@ -399,12 +398,14 @@ impl Worker {
         Some((
             key,
             Job {
-                host,
-                url: target.to_string(),
-                hops,
-                inlinks: 0,
-                via: Via::Redirect,
-                tries: 0,
+                rec: SegmentRecord {
+                    host,
+                    url: target.to_string(),
+                    hops,
+                    inlinks: 0,
+                    via: Via::Redirect,
+                    tries: 0,
+                },
                 redirects: from.redirects + 1,
             },
         ))
