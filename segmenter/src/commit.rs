@@ -30,7 +30,6 @@ use std::time::Duration;
 
 use common::atomic::{sync_dir, write_atomic};
 use common::crawldir::CrawlDir;
-use common::segment::FILE_SUFFIX;
 
 use crate::error::Error;
 
@@ -98,6 +97,9 @@ pub fn pause_point(name: &str) {
 pub struct Staging {
     root: PathBuf,
     dir: PathBuf,
+    /// The staging directory has the crawl directory's layout: the same
+    /// relative names, so a rename puts each file in place.
+    layout: CrawlDir,
     marked: bool,
 }
 
@@ -114,34 +116,36 @@ impl Staging {
     pub fn create(crawl: &CrawlDir) -> Result<Staging, Error> {
         let dir = crawl.root().join(STAGING_DIR);
         fs::create_dir(&dir).map_err(Error::io(&dir))?;
-        let segments = dir.join("segments");
+        let layout = CrawlDir::new(&dir);
+        let segments = layout.segments_dir();
         fs::create_dir(&segments).map_err(Error::io(&segments))?;
         Ok(Staging {
             root: crawl.root().to_path_buf(),
             dir,
+            layout,
             marked: false,
         })
     }
 
     /// Where new segments are written.
     pub fn segments_dir(&self) -> PathBuf {
-        self.dir.join("segments")
+        self.layout.segments_dir()
     }
     /// The staged `seen.bloom`.
     pub fn bloom_path(&self) -> PathBuf {
-        self.dir.join("seen.bloom")
+        self.layout.bloom_path()
     }
     /// The staged backlog.
     pub fn backlog_path(&self) -> PathBuf {
-        self.dir.join(format!("backlog{FILE_SUFFIX}"))
+        self.layout.backlog_path()
     }
     /// The staged `consumed.txt`.
     pub fn consumed_path(&self) -> PathBuf {
-        self.dir.join("consumed.txt")
+        self.layout.consumed_path()
     }
     /// The staged `scope.seeds`.
     pub fn scope_seeds_path(&self) -> PathBuf {
-        self.dir.join("scope.seeds")
+        self.layout.scope_seeds_path()
     }
     /// Scratch space for sort runs (deleted before the commit).
     pub fn sort_dir(&self) -> PathBuf {
@@ -164,14 +168,17 @@ impl Staging {
             .collect();
         names.sort();
         files.extend(names.into_iter().map(|n| format!("segments/{n}")));
-        for name in [
-            format!("backlog{FILE_SUFFIX}"),
-            "scope.seeds".to_string(),
-            "seen.bloom".to_string(),
-            "consumed.txt".to_string(),
+        for path in [
+            self.backlog_path(),
+            self.scope_seeds_path(),
+            self.bloom_path(),
+            self.consumed_path(),
         ] {
-            if self.dir.join(&name).exists() {
-                files.push(name);
+            if path.exists() {
+                let name = path
+                    .strip_prefix(&self.dir)
+                    .expect("inside the staging directory");
+                files.push(name.to_string_lossy().into_owned());
             }
         }
         for rel in &files {
