@@ -4,7 +4,7 @@
 # round has its own log, and a run killed at any point resumes on the next call.
 #
 # Usage: scripts/crawl.sh CRAWL [--seeds FILE] [--rounds N] [--bin DIR]
-#                          [--segmenter-arg ARG]... [--] [FETCHER_ARGS...]
+#                          [PROGRAM FLAGS...] [--] [FETCHER_ARGS...]
 #
 # Exit codes:
 #   0   stopped normally: rounds done, nothing left to fetch, or a STOP file
@@ -18,7 +18,7 @@ set -uo pipefail
 prog=crawl.sh
 usage() {
     cat <<'EOF'
-Usage: scripts/crawl.sh CRAWL [options] [--] [FETCHER_ARGS...]
+Usage: scripts/crawl.sh CRAWL [options] [PROGRAM FLAGS...] [--] [FETCHER_ARGS...]
 
 Runs crawl rounds on the crawl directory CRAWL: each round fetches the oldest
 waiting segment (fetcher fetch) and builds the next segment from what was
@@ -31,15 +31,27 @@ Options:
   --rounds N            at most N rounds (default: until nothing is left)
   --bin DIR             where the fetcher and segmenter binaries are
                         (default: target/release of this repository, then PATH)
+  --fetcher-arg ARG     pass ARG to `fetcher fetch` (repeatable)
   --segmenter-arg ARG   pass ARG to `segmenter inject` and `segmenter run`
                         (repeatable)
   --                    everything after it is passed to `fetcher fetch`
   -h, --help            this help
 
+Any other flag goes to the program it belongs to (`fetcher fetch --help`,
+`segmenter run --help`): `--min-delay 1s` to both (the segmenter plans rounds
+with the fetcher's politeness settings, and `--round-time`, `--delay-factor`
+and `--max-crawl-delay` likewise), `--max-body 1MB` to the fetcher,
+`--max-per-host 50` to the segmenter. A flag both programs have with
+different meanings (`--threads`) must be given with --fetcher-arg or
+--segmenter-arg.
+
 Settings for both programs are best kept in CRAWL/crawl.toml.
 Logs: CRAWL/logs/round-NNNNN.log (one per round), plus each program's own log.
 Each round prints one line: round number, segment, URLs in it, pages fetched
-(HTTP responses other than robots.txt), new URLs scheduled, seconds.
+(HTTP responses other than robots.txt), new URLs scheduled; then how long the
+fetch took and why it ended (complete, tail: the hosts left would mostly have
+made it wait, time-limit, ...), how long the segmenter took, and the round's
+seconds.
 
 Exit codes: 0 done (rounds done, nothing left, or STOP), 1 a step failed,
 2 usage, 75 locked by another run, 130 interrupted (run again to resume).
@@ -52,7 +64,7 @@ die_usage() {
     exit 2
 }
 
-crawl="" seeds="" rounds="" bindir="" seg_args=() fetch_args=()
+crawl="" seeds="" rounds="" bindir="" seg_args=() fetch_args=() program_flags=()
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
@@ -60,9 +72,20 @@ while [ $# -gt 0 ]; do
         --rounds) [ $# -ge 2 ] || die_usage "--rounds needs a number"; rounds=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a directory"; bindir=$2; shift 2 ;;
         --segmenter-arg) [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"; seg_args+=("$2"); shift 2 ;;
-        --) shift; fetch_args=("$@"); break ;;
+        --fetcher-arg) [ $# -ge 2 ] || die_usage "--fetcher-arg needs a value"; fetch_args+=("$2"); shift 2 ;;
+        --) shift; fetch_args+=("$@"); break ;;
+        --*) program_flags+=("$1"); shift ;;
         -*) die_usage "unknown option $1" ;;
-        *) [ -z "$crawl" ] || die_usage "one crawl directory only (got '$crawl' and '$1')"; crawl=$1; shift ;;
+        *)
+            # A value of the program flag before it.
+            if [ ${#program_flags[@]} -gt 0 ] && [ "${program_flags[-1]#*=}" = "${program_flags[-1]}" ] \
+                && [ -n "$crawl" ]; then
+                program_flags+=("$1")
+            else
+                [ -z "$crawl" ] || die_usage "one crawl directory only (got '$crawl' and '$1')"
+                crawl=$1
+            fi
+            shift ;;
     esac
 done
 [ -n "$crawl" ] || die_usage "missing the crawl directory"
@@ -91,6 +114,35 @@ find_bin() {
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
+
+# Program flags go to the program they belong to; each program lists its
+# flags (`--name=` takes a value; ` shared`: the segmenter's copy of a
+# fetcher setting, which both get).
+declare -A fetcher_flag=() segmenter_flag=()
+while read -r f _; do fetcher_flag[${f%=}]=$f; done < <("$fetcher" flags)
+while read -r f shared; do segmenter_flag[${f%=}]="$f${shared:+ shared}"; done < <("$segmenter" flags)
+i=0
+while [ $i -lt ${#program_flags[@]} ]; do
+    arg=${program_flags[$i]}
+    name=${arg%%=*}
+    in_f=${fetcher_flag[$name]:-} in_s=${segmenter_flag[$name]:-}
+    [ -n "$in_f$in_s" ] || die_usage "unknown option $name (not a flag of crawl.sh, fetcher fetch or segmenter run)"
+    if [ -n "$in_f" ] && [ -n "$in_s" ] && [ "${in_s#* }" != shared ]; then
+        die_usage "$name is a flag of both fetcher fetch and segmenter run, with different meanings: give it with --fetcher-arg or --segmenter-arg"
+    fi
+    words=("$arg")
+    case "${in_f:-$in_s}" in
+        *=*)
+            if [ "$arg" = "$name" ]; then
+                i=$((i + 1))
+                [ $i -lt ${#program_flags[@]} ] || die_usage "$name needs a value"
+                words+=("${program_flags[$i]}")
+            fi ;;
+    esac
+    [ -z "$in_f" ] || fetch_args+=("${words[@]}")
+    [ -z "$in_s" ] || seg_args+=("${words[@]}")
+    i=$((i + 1))
+done
 
 mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directory" >&2; exit 1; }
 
@@ -170,13 +222,23 @@ stop_requested() {
     fi
 }
 
+# Segment IDs, oldest first (files of any format version: ID.vN.tsv.zst).
 list_segments() {
     local f id
-    for f in "$crawl"/segments/*.v1.tsv.zst; do
+    for f in "$crawl"/segments/*.v[0-9]*.tsv.zst; do
         [ -e "$f" ] || continue
-        id=$(basename "$f" .v1.tsv.zst)
+        id=$(basename "$f" .tsv.zst)
+        id=${id%.v[0-9]*}
         case "$id" in .*) continue ;; esac
         echo "$id"
+    done | sort -u
+}
+
+# The file of segment $1 (of whichever format version it is in).
+segment_file() {
+    local f
+    for f in "$crawl/segments/$1".v[0-9]*.tsv.zst; do
+        [ -e "$f" ] && { echo "$f"; return; }
     done
 }
 
@@ -207,7 +269,7 @@ segment_urls() {
 count_urls_in() {
     local total=0 id n
     for id in "$@"; do
-        n=$(segment_urls "$crawl/segments/$id.v1.tsv.zst")
+        n=$(segment_urls "$(segment_file "$id")")
         total=$((total + ${n:-0}))
     done
     echo "$total"
@@ -222,16 +284,28 @@ pages_fetched() {
 }
 
 backlog_urls() {
-    local n=0
-    [ -e "$crawl/backlog.v1.tsv.zst" ] && n=$(segment_urls "$crawl/backlog.v1.tsv.zst")
+    local f n=0
+    for f in "$crawl"/backlog.v[0-9]*.tsv.zst; do
+        [ -e "$f" ] && n=$(segment_urls "$f")
+    done
     echo "${n:-1}"
 }
 
-# True if the fetch of segment $1 ran to its end (not stopped by a time
-# limit, min-hosts or a signal).
-fetch_complete() {
-    grep -q '"stop_reason"[[:space:]]*:[[:space:]]*"complete"' "$crawl/fetched/$1/stats.json" 2>/dev/null
+# Why the fetch of segment $1 ended, from its DONE file: complete, tail,
+# time-limit, min-hosts, signal.
+stop_reason() {
+    sed -n 's/^stop_reason //p' "$crawl/fetched/$1/DONE" 2>/dev/null
 }
+
+# True if the fetch of segment $1 did what it could (not stopped by a time
+# limit, min-hosts or a signal): it ran to its end, or ended when only hosts
+# it would have waited for were left.
+fetch_complete() {
+    case "$(stop_reason "$1")" in complete|tail) return 0 ;; *) return 1 ;; esac
+}
+
+now() { date +%s.%N; }
+seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # First run on a new crawl directory: inject the seeds.
 if [ -z "$(list_segments)" ]; then
@@ -269,26 +343,37 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
         id=$(oldest_pending)
     fi
     if [ -z "$id" ]; then
-        echo "nothing left to fetch in $crawl"
+        waiting=$(backlog_urls)
+        if [ "$waiting" != 0 ]; then
+            # Every host of the backlog may only be asked after a round's time.
+            echo "nothing to fetch now in $crawl: $waiting URL(s) wait in the backlog" \
+                "for hosts that may not be asked yet; a later run goes on"
+        else
+            echo "nothing left to fetch in $crawl"
+        fi
         rm -f "$log"
         exit 0
     fi
     stop_requested
 
-    urls=$(segment_urls "$crawl/segments/$id.v1.tsv.zst")
+    urls=$(segment_urls "$(segment_file "$id")")
     STOP_WATCH=1
+    fetch_started=$(now)
     step "fetcher fetch $id" "$fetcher" fetch "$crawl" "$id" "${fetch_args[@]}"
+    fetch_took=$(seconds_since "$fetch_started")
     STOP_WATCH=0
     pages=$(pages_fetched "$id")
+    seg_started=$(now)
     step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
+    seg_took=$(seconds_since "$seg_started")
 
     new_ids=$(comm -13 <(echo "$before") <(list_segments))
     # shellcheck disable=SC2086
     found=$(count_urls_in $new_ids)
     round=$((round + 1))
-    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s), %ds\n' \
+    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
-        "$(( $(date +%s) - started ))"
+        "$fetch_took" "$(stop_reason "$id")" "$seg_took" "$(( $(date +%s) - started ))"
 
     # A complete fetch that got no HTTP response at all, after which no URL is
     # new and none waits in the backlog, cannot lead anywhere by itself: what

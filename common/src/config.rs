@@ -15,7 +15,12 @@
 //! [filter]                     # limits applied to every candidate URL
 //! max_url_length = 2048
 //!
-//! [fetcher]                    # read by the fetcher (see `fetcher --help`)
+//! [crawl]                      # read by both programs
+//! round_time = "30m"           # target length of a round
+//!
+//! [fetcher]                    # read by the fetcher (see `fetcher --help`);
+//! min_delay = "5s"             #   its politeness keys are also read by the
+//!                              #   segmenter, to plan rounds
 //! [segmenter]                  # read by the segmenter (see `segmenter --help`)
 //! ```
 //! Command-line flags override the file.
@@ -60,6 +65,9 @@ pub struct CrawlConfig {
     /// Length and trap limits.
     #[serde(default)]
     pub filter: FilterConfig,
+    /// Settings of the crawl as a whole.
+    #[serde(default)]
+    pub crawl: CrawlSection,
     /// The fetcher's own section, deserialized by the fetcher with [`CrawlConfig::section`].
     #[serde(default)]
     pub fetcher: toml::Table,
@@ -69,6 +77,80 @@ pub struct CrawlConfig {
     /// Where the file was read from (set by [`CrawlConfig::load`]).
     #[serde(skip)]
     pub path: PathBuf,
+}
+
+/// `[crawl]`: settings both programs read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrawlSection {
+    /// Target length of a round ([`DEFAULT_ROUND_TIME`] if unset): the
+    /// segmenter gives each host as many URLs as its delay allows in this
+    /// time, and the fetcher stops a round at it.
+    pub round_time: Option<DurationValue>,
+}
+
+/// The default target length of a round: the interval of a crawl run from
+/// cron every half hour.
+pub const DEFAULT_ROUND_TIME: Duration = Duration::from_secs(30 * 60);
+
+/// A duration in `crawl.toml`: a number of seconds, or a string such as
+/// `"250ms"`, `"5s"` or `"30m"` (see [`parse_duration`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationValue(pub Duration);
+
+impl<'de> Deserialize<'de> for DurationValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DurationValue, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Seconds(f64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Seconds(n) => n.to_string(),
+            Raw::Text(s) => s,
+        };
+        parse_duration(&text)
+            .map(DurationValue)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A size in `crawl.toml`: a number of bytes, or a string such as `"512MB"`
+/// or `"10MiB"` (see [`parse_size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeValue(pub u64);
+
+impl<'de> Deserialize<'de> for SizeValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SizeValue, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bytes(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bytes(n) => Ok(SizeValue(n)),
+            Raw::Text(s) => parse_size(&s)
+                .map(SizeValue)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The keys of `[fetcher]` that say how polite to be; the segmenter reads
+/// them too, to plan how many URLs of each host fit in a round.
+pub const POLITENESS_KEYS: [&str; 3] = ["min_delay", "delay_factor", "max_crawl_delay"];
+
+/// The [`POLITENESS_KEYS`] as set in `[fetcher]` (unset keys are `None`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PolitenessConfig {
+    /// Smallest delay between two requests to a host.
+    pub min_delay: Option<DurationValue>,
+    /// Factor on the mean response time.
+    pub delay_factor: Option<f64>,
+    /// Largest `Crawl-delay` honoured.
+    pub max_crawl_delay: Option<DurationValue>,
 }
 
 /// `[agent]`: the user agent.
@@ -185,6 +267,38 @@ impl CrawlConfig {
             message: format!("[{name}]: {e}"),
         })
     }
+    /// The politeness keys of `[fetcher]` ([`POLITENESS_KEYS`]).
+    pub fn politeness(&self) -> Result<PolitenessConfig, ConfigError> {
+        let mut table = toml::Table::new();
+        for key in POLITENESS_KEYS {
+            if let Some(v) = self.fetcher.get(key) {
+                table.insert(key.to_string(), v.clone());
+            }
+        }
+        self.section("fetcher", &table)
+    }
+
+    /// The target length of a round (`[crawl] round_time`, or the default).
+    pub fn round_time(&self) -> Duration {
+        self.crawl.round_time.map_or(DEFAULT_ROUND_TIME, |d| d.0)
+    }
+}
+
+/// One line per long flag of a program, `--name=` when it takes a value and
+/// `--name` when it does not: what a script needs to pass flags on to the
+/// program they belong to (`scripts/crawl.sh` reads `fetcher flags` and
+/// `segmenter flags`).
+pub fn flag_list<'a>(flags: impl IntoIterator<Item = (&'a str, bool)>) -> String {
+    let mut out = String::new();
+    for (name, takes_value) in flags {
+        out.push_str("--");
+        out.push_str(name);
+        if takes_value {
+            out.push('=');
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Parses `250ms`, `5s`, `1.5` (seconds), `2m`, `1h`.
@@ -304,5 +418,30 @@ mod tests {
         assert!(err.contains("agnet"), "{err}");
         assert!(CrawlConfig::load(&dir.join("missing.toml")).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn round_time_and_politeness_are_shared() {
+        let cfg: CrawlConfig = toml::from_str(
+            "[crawl]\nround_time = \"2m\"\n[fetcher]\nmin_delay = 1.5\ndelay_factor = 2\nthreads = 3\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.round_time(), Duration::from_secs(120));
+        let p = cfg.politeness().unwrap();
+        assert_eq!(
+            p.min_delay,
+            Some(DurationValue(Duration::from_millis(1500)))
+        );
+        assert_eq!(p.delay_factor, Some(2.0));
+        assert_eq!(p.max_crawl_delay, None);
+        assert_eq!(CrawlConfig::default().round_time(), DEFAULT_ROUND_TIME);
+        let bad: CrawlConfig = toml::from_str("[fetcher]\nmin_delay = \"soon\"\n").unwrap();
+        assert!(
+            bad.politeness()
+                .unwrap_err()
+                .to_string()
+                .contains("min_delay")
+        );
+        assert!(toml::from_str::<CrawlConfig>("[crawl]\nround = 5\n").is_err());
     }
 }

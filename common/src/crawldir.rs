@@ -6,11 +6,15 @@
 //! CRAWL/hosts.db                   per-host state (SQLite)
 //! CRAWL/scope.seeds                registrable domains of the seeds, one per line
 //! CRAWL/consumed.txt               fetched runs already turned into segments
-//! CRAWL/backlog.v1.tsv.zst         URLs over a cap, waiting for a later segment
-//! CRAWL/segments/ID.v1.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
+//! CRAWL/backlog.v2.tsv.zst         URLs over a cap, waiting for a later segment
+//! CRAWL/segments/ID.v2.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
 //! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete)
 //! CRAWL/logs/                      one log per program run
+//! CRAWL/contacts/ID.tsv            requests of fetcher run ID as they start (until it ends cleanly)
 //! ```
+//! Files in the segment format carry their format version in their name; the
+//! paths below name the file that exists in a version this build reads
+//! (newest first), or else the one to write in the current version.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,6 +27,8 @@ pub const DONE_FILE: &str = "DONE";
 pub const CRAWL_LOG_FILE: &str = "crawl.log";
 /// Totals of a fetcher run inside `fetched/ID/`.
 pub const STATS_FILE: &str = "stats.json";
+/// The lock a fetcher holds on `fetched/ID/` while it works on the run.
+pub const FETCH_LOCK_FILE: &str = ".lock";
 /// Base name of the leftover segment inside `fetched/ID/` (segment format).
 pub const LEFTOVER_NAME: &str = "leftover";
 
@@ -91,9 +97,9 @@ impl CrawlDir {
     pub fn consumed_path(&self) -> PathBuf {
         self.root.join("consumed.txt")
     }
-    /// `backlog.v1.tsv.zst`.
+    /// `backlog.v2.tsv.zst` (or an older version's file, if that is there).
     pub fn backlog_path(&self) -> PathBuf {
-        self.root.join(format!("backlog{}", segment::FILE_SUFFIX))
+        versioned(&self.root, "backlog")
     }
     /// `segments/`.
     pub fn segments_dir(&self) -> PathBuf {
@@ -107,19 +113,30 @@ impl CrawlDir {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
-    /// `segments/ID.v1.tsv.zst`.
+    /// `contacts/`: one journal of requests per fetcher run that has not
+    /// ended cleanly.
+    pub fn contacts_dir(&self) -> PathBuf {
+        self.root.join("contacts")
+    }
+    /// `contacts/ID.tsv`: the journal of fetcher run ID.
+    pub fn contacts_path(&self, id: &str) -> PathBuf {
+        self.contacts_dir().join(format!("{id}.tsv"))
+    }
+    /// `segments/ID.v2.tsv.zst` (or an older version's file, if that is there).
     pub fn segment_path(&self, id: &str) -> PathBuf {
-        self.segments_dir()
-            .join(format!("{id}{}", segment::FILE_SUFFIX))
+        versioned(&self.segments_dir(), id)
     }
     /// `fetched/ID/`.
     pub fn fetched_dir(&self, id: &str) -> PathBuf {
         self.fetched_root().join(id)
     }
-    /// `fetched/ID/leftover.v1.tsv.zst`.
+    /// `fetched/ID/leftover.v2.tsv.zst` (or an older version's file, if that is there).
     pub fn leftover_path(&self, id: &str) -> PathBuf {
-        self.fetched_dir(id)
-            .join(format!("{LEFTOVER_NAME}{}", segment::FILE_SUFFIX))
+        versioned(&self.fetched_dir(id), LEFTOVER_NAME)
+    }
+    /// `fetched/ID/.lock`: held by the fetcher working on run ID.
+    pub fn fetch_lock_path(&self, id: &str) -> PathBuf {
+        self.fetched_dir(id).join(FETCH_LOCK_FILE)
     }
     /// True when `fetched/ID/DONE` exists: the run is complete.
     pub fn is_fetched(&self, id: &str) -> bool {
@@ -136,6 +153,7 @@ impl CrawlDir {
             }
         }
         ids.sort();
+        ids.dedup();
         Ok(ids)
     }
 
@@ -167,9 +185,27 @@ impl CrawlDir {
     }
 }
 
-/// `00003.v1.tsv.zst` → `00003`; `None` for other names (temporary files included).
+/// `DIR/BASE.vN.tsv.zst` for the newest version N this build reads whose
+/// file exists, or else for the version it writes.
+fn versioned(dir: &Path, base: &str) -> PathBuf {
+    segment::READ_VERSIONS
+        .iter()
+        .map(|&v| dir.join(format!("{base}{}", segment::file_suffix(v))))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| dir.join(format!("{base}{}", segment::FILE_SUFFIX)))
+}
+
+/// `00003.v2.tsv.zst` (or another version this build reads) → `00003`;
+/// `None` for other names (temporary files included).
 pub fn segment_id_of_file_name(name: &str) -> Option<&str> {
-    let id = name.strip_suffix(segment::FILE_SUFFIX)?;
+    let stem = name.strip_suffix(".tsv.zst")?;
+    let (id, version) = stem.rsplit_once(".v")?;
+    if !version
+        .parse::<u32>()
+        .is_ok_and(|v| segment::READ_VERSIONS.contains(&v))
+    {
+        return None;
+    }
     let ok = !id.is_empty()
         && !id.starts_with('.')
         && id
@@ -198,7 +234,9 @@ mod tests {
             Some("00003-p01")
         );
         assert_eq!(segment_id_of_file_name(".00003.v1.tsv.zst.tmp12"), None);
-        assert_eq!(segment_id_of_file_name("00003.v2.tsv.zst"), None);
+        assert_eq!(segment_id_of_file_name("00003.v2.tsv.zst"), Some("00003"));
+        assert_eq!(segment_id_of_file_name("00003.v9.tsv.zst"), None);
+        assert_eq!(segment_id_of_file_name("00003.tsv.zst"), None);
     }
 
     #[test]
@@ -215,6 +253,15 @@ mod tests {
         std::fs::write(dir.fetched_dir("00001").join(DONE_FILE), b"").unwrap();
         assert_eq!(dir.pending_segments().unwrap(), ["00002"]);
         assert_eq!(dir.completed_runs().unwrap(), ["00001"]);
+        // A segment of the older format version is found where it is.
+        std::fs::rename(
+            dir.segment_path("00002"),
+            dir.segments_dir().join("00002.v1.tsv.zst"),
+        )
+        .unwrap();
+        assert_eq!(dir.pending_segments().unwrap(), ["00002"]);
+        assert!(dir.segment_path("00002").ends_with("00002.v1.tsv.zst"));
+        assert!(dir.segment_path("00003").ends_with("00003.v2.tsv.zst"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

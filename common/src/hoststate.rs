@@ -4,7 +4,7 @@
 //! ```text
 //! sqlite3 CRAWL/hosts.db 'select host, robots_status, crawl_delay_ms, errors_total from hosts'
 //! ```
-//! Schema version 1 (`PRAGMA user_version = 1`):
+//! Schema version 2 (`PRAGMA user_version = 2`):
 //! ```sql
 //! CREATE TABLE hosts (
 //!   host               TEXT PRIMARY KEY,
@@ -16,9 +16,15 @@
 //!   errors_total       INTEGER NOT NULL DEFAULT 0,
 //!   consecutive_errors INTEGER NOT NULL DEFAULT 0,
 //!   pages_total        INTEGER NOT NULL DEFAULT 0,
-//!   last_contact_ms    INTEGER   -- Unix time in ms of the last request
+//!   last_contact_ms    INTEGER,  -- Unix time in ms of the last request
+//!   next_contact_ms    INTEGER   -- Unix time in ms before which no request may go
+//!                                --   to the host: the end of its last request plus
+//!                                --   its delay, a Retry-After deadline, or when its
+//!                                --   robots.txt may be asked again (NULL: any time)
 //! );
 //! ```
+//! A version 1 file (the same without `next_contact_ms`) is upgraded in
+//! place when a program opens it to write; read-only, it is read as it is.
 //! The database runs in WAL mode with `synchronous=NORMAL`: a crash loses at
 //! most the last transaction, never the file.
 
@@ -28,9 +34,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema version this library reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
-/// The schema of version 1, as documented above.
+/// The schema of version 2, as documented above.
 const SCHEMA: &str = "
 CREATE TABLE hosts (
   host               TEXT PRIMARY KEY,
@@ -42,23 +48,37 @@ CREATE TABLE hosts (
   errors_total       INTEGER NOT NULL DEFAULT 0,
   consecutive_errors INTEGER NOT NULL DEFAULT 0,
   pages_total        INTEGER NOT NULL DEFAULT 0,
-  last_contact_ms    INTEGER
+  last_contact_ms    INTEGER,
+  next_contact_ms    INTEGER
 );
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
+";
+
+/// Turns a version 1 database into version 2.
+const UPGRADE_FROM_1: &str = "
+ALTER TABLE hosts ADD COLUMN next_contact_ms INTEGER;
+PRAGMA user_version = 2;
 ";
 
 const SELECT_HOST: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
      crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms FROM hosts WHERE host = ?1";
+     last_contact_ms, next_contact_ms FROM hosts WHERE host = ?1";
+
+/// [`SELECT_HOST`] for a version 1 file read without upgrading it.
+const SELECT_HOST_V1: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
+     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
+     last_contact_ms, NULL FROM hosts WHERE host = ?1";
 
 const UPSERT_HOST: &str = "INSERT INTO hosts (host, robots_status, robots_body, \
      robots_fetched_ms, crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, \
-     pages_total, last_contact_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+     pages_total, last_contact_ms, next_contact_ms) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
      ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, \
      robots_body = excluded.robots_body, robots_fetched_ms = excluded.robots_fetched_ms, \
      crawl_delay_ms = excluded.crawl_delay_ms, response_times_ms = excluded.response_times_ms, \
      errors_total = excluded.errors_total, consecutive_errors = excluded.consecutive_errors, \
-     pages_total = excluded.pages_total, last_contact_ms = excluded.last_contact_ms";
+     pages_total = excluded.pages_total, last_contact_ms = excluded.last_contact_ms, \
+     next_contact_ms = excluded.next_contact_ms";
 
 /// How long to wait for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -110,6 +130,22 @@ pub struct RobotsEntry {
     pub fetched_ms: i64,
 }
 
+/// How long a stored robots.txt is reused (RFC 9309 asks crawlers not to
+/// use a cached copy for more than 24 hours).
+pub const ROBOTS_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+impl RobotsEntry {
+    /// True if this answer can stand for the host's rules at `now_ms` (Unix
+    /// ms): less than [`ROBOTS_TTL`] old, and an answer (not unreachable,
+    /// not a 5xx or 429, which mean "ask again later").
+    pub fn reusable(&self, now_ms: i64) -> bool {
+        self.status != 0
+            && !(500..600).contains(&self.status)
+            && self.status != 429
+            && now_ms.saturating_sub(self.fetched_ms) < ROBOTS_TTL.as_millis() as i64
+    }
+}
+
 /// The state of one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostState {
@@ -129,6 +165,9 @@ pub struct HostState {
     pub pages_total: u64,
     /// Last request (Unix ms).
     pub last_contact_ms: Option<i64>,
+    /// No request to the host before this time (Unix ms): the penalty box
+    /// carried from one run to the next.
+    pub next_contact_ms: Option<i64>,
 }
 
 impl HostState {
@@ -171,6 +210,8 @@ impl HostState {
 pub struct HostDb {
     path: PathBuf,
     conn: Connection,
+    /// The query reading one host, for the file's schema version.
+    select: &'static str,
 }
 
 impl std::fmt::Debug for HostDb {
@@ -182,11 +223,11 @@ impl std::fmt::Debug for HostDb {
 }
 
 impl HostDb {
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating if needed) the database at `path`, to read and write.
     ///
-    /// A new file gets the schema; an existing one must have schema version
-    /// [`SCHEMA_VERSION`] (a file from a newer build, or a different SQLite
-    /// database, is refused before anything in it is changed).
+    /// A new file gets the schema; a version 1 file is upgraded to
+    /// [`SCHEMA_VERSION`]; a file from a newer build, or a different SQLite
+    /// database, is refused before anything in it is changed.
     pub fn open(path: impl AsRef<Path>) -> Result<HostDb, HostDbError> {
         let path = path.as_ref().to_path_buf();
         let sql = |source: rusqlite::Error| HostDbError::Sqlite {
@@ -198,44 +239,58 @@ impl HostDb {
 
         // Check what the file is before changing anything (journal mode included).
         let version = user_version(&conn).map_err(sql)?;
-        if version != 0 && version != SCHEMA_VERSION {
-            return Err(HostDbError::Version {
-                path,
-                found: version,
-                expected: SCHEMA_VERSION,
-            });
-        }
-        if version == 0 && schema_objects(&conn).map_err(sql)? > 0 {
-            return Err(HostDbError::Foreign { path });
-        }
+        check_version(&conn, &path, version)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
 
-        if version == 0 {
-            // Create the schema under the write lock, checking again, so that
-            // two programs opening a new file together do not both create it.
+        if version != SCHEMA_VERSION {
+            // Create or upgrade the schema under the write lock, checking
+            // again, so that two programs opening the file together do not
+            // both do it.
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(sql)?;
-            match user_version(&tx).map_err(sql)? {
-                0 if schema_objects(&tx).map_err(sql)? == 0 => {
-                    tx.execute_batch(SCHEMA).map_err(sql)?
-                }
-                0 => return Err(HostDbError::Foreign { path }),
-                SCHEMA_VERSION => {}
-                found => {
-                    return Err(HostDbError::Version {
-                        path,
-                        found,
-                        expected: SCHEMA_VERSION,
-                    });
-                }
+            let version = user_version(&tx).map_err(sql)?;
+            check_version(&tx, &path, version)?;
+            match version {
+                0 => tx.execute_batch(SCHEMA).map_err(sql)?,
+                1 => tx.execute_batch(UPGRADE_FROM_1).map_err(sql)?,
+                _ => {}
             }
             tx.commit().map_err(sql)?;
         }
-        Ok(HostDb { path, conn })
+        Ok(HostDb {
+            path,
+            conn,
+            select: SELECT_HOST,
+        })
+    }
+
+    /// Opens the database at `path` to read only, changing nothing in it (a
+    /// version 1 file is read as it is); `None` if there is no such file.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Option<HostDb>, HostDbError> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Ok(None);
+        }
+        let sql = |source: rusqlite::Error| HostDbError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        let version = user_version(&conn).map_err(sql)?;
+        check_version(&conn, &path, version)?;
+        let select = match version {
+            // A file with no schema yet holds no host.
+            0 => return Ok(None),
+            1 => SELECT_HOST_V1,
+            _ => SELECT_HOST,
+        };
+        Ok(Some(HostDb { path, conn, select }))
     }
 
     /// The database file.
@@ -254,7 +309,7 @@ impl HostDb {
     pub fn get(&self, host: &str) -> Result<Option<HostState>, HostDbError> {
         let mut stmt = self
             .conn
-            .prepare_cached(SELECT_HOST)
+            .prepare_cached(self.select)
             .map_err(|e| self.sql_error(e))?;
         stmt.query_row([host], row_to_state)
             .optional()
@@ -295,6 +350,7 @@ impl HostDb {
                     s.consecutive_errors,
                     s.pages_total,
                     s.last_contact_ms,
+                    s.next_contact_ms,
                 ])
                 .map_err(sql)?;
             }
@@ -307,6 +363,30 @@ impl HostDb {
         self.conn
             .query_row("SELECT count(*) FROM hosts", [], |r| r.get(0))
             .map_err(|e| self.sql_error(e))
+    }
+}
+
+/// Refuses a file this program cannot use: a newer schema version, or an
+/// SQLite database of something else (tables but no schema version).
+fn check_version(conn: &Connection, path: &Path, version: i64) -> Result<(), HostDbError> {
+    let path = || path.to_path_buf();
+    match version {
+        0 => {
+            let objects = schema_objects(conn).map_err(|source| HostDbError::Sqlite {
+                path: path(),
+                source,
+            })?;
+            if objects > 0 {
+                return Err(HostDbError::Foreign { path: path() });
+            }
+            Ok(())
+        }
+        1 | SCHEMA_VERSION => Ok(()),
+        found => Err(HostDbError::Version {
+            path: path(),
+            found,
+            expected: SCHEMA_VERSION,
+        }),
     }
 }
 
@@ -352,6 +432,7 @@ fn row_to_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<HostState> {
         consecutive_errors: row.get(7)?,
         pages_total: row.get(8)?,
         last_contact_ms: row.get(9)?,
+        next_contact_ms: row.get(10)?,
     })
 }
 
@@ -391,6 +472,7 @@ mod tests {
             consecutive_errors: u32::MAX,
             pages_total: 123_456_789,
             last_contact_ms: Some(1_700_000_100_000),
+            next_contact_ms: Some(1_700_000_102_500),
         }
     }
 
@@ -580,6 +662,7 @@ mod tests {
             ("consecutive_errors", "INTEGER", true, false),
             ("pages_total", "INTEGER", true, false),
             ("last_contact_ms", "INTEGER", false, false),
+            ("next_contact_ms", "INTEGER", false, false),
         ];
         let expected: Vec<(String, String, bool, bool)> = expected
             .iter()
@@ -595,7 +678,7 @@ mod tests {
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(
-                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 2;",
+                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 3;",
             )
             .unwrap();
         }
@@ -604,8 +687,8 @@ mod tests {
             matches!(
                 e,
                 HostDbError::Version {
-                    found: 2,
-                    expected: 1,
+                    found: 3,
+                    expected: 2,
                     ..
                 }
             ),
@@ -613,7 +696,7 @@ mod tests {
         );
         let msg = e.to_string();
         assert!(
-            msg.contains("hosts.db") && msg.contains("version 2"),
+            msg.contains("hosts.db") && msg.contains("version 3"),
             "{msg}"
         );
         assert!(msg.contains("move the file away"), "says what to do: {msg}");
@@ -621,6 +704,79 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "delete", "the refused file was not changed");
+    }
+
+    /// A version 1 file as the first release wrote it.
+    fn version_1_file(path: &Path) {
+        let c = Connection::open(path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE hosts (host TEXT PRIMARY KEY, robots_status INTEGER, robots_body BLOB, \
+             robots_fetched_ms INTEGER, crawl_delay_ms INTEGER, response_times_ms TEXT, \
+             errors_total INTEGER NOT NULL DEFAULT 0, consecutive_errors INTEGER NOT NULL \
+             DEFAULT 0, pages_total INTEGER NOT NULL DEFAULT 0, last_contact_ms INTEGER); \
+             INSERT INTO hosts VALUES ('old.example', 200, X'557365722d6167656e743a202a0a', \
+             1700000000000, 2000, '10,20', 1, 0, 7, 1700000000500); \
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+
+    fn old_state() -> HostState {
+        HostState {
+            host: "old.example".into(),
+            robots: Some(RobotsEntry {
+                status: 200,
+                body: b"User-agent: *\n".to_vec(),
+                fetched_ms: 1_700_000_000_000,
+            }),
+            crawl_delay_ms: Some(2000),
+            response_times_ms: vec![10, 20],
+            errors_total: 1,
+            consecutive_errors: 0,
+            pages_total: 7,
+            last_contact_ms: Some(1_700_000_000_500),
+            next_contact_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_version_1_file_is_read_as_it_is_and_upgraded_to_write() {
+        let dir = TempDir::new("v1");
+        let path = dir.join("hosts.db");
+        version_1_file(&path);
+        let before = std::fs::read(&path).unwrap();
+        let ro = HostDb::open_read_only(&path)
+            .unwrap()
+            .expect("the file exists");
+        assert_eq!(ro.get("old.example").unwrap(), Some(old_state()));
+        drop(ro);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "read-only changes nothing"
+        );
+
+        let mut db = HostDb::open(&path).unwrap();
+        assert_eq!(db.get("old.example").unwrap(), Some(old_state()));
+        let mut s = old_state();
+        s.next_contact_ms = Some(1_700_000_009_000);
+        db.put_many(std::slice::from_ref(&s)).unwrap();
+        assert_eq!(db.get("old.example").unwrap(), Some(s.clone()));
+        drop(db);
+        let version: i64 = inspector(&path)
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let ro = HostDb::open_read_only(&path).unwrap().unwrap();
+        assert_eq!(ro.get("old.example").unwrap(), Some(s));
+    }
+
+    #[test]
+    fn read_only_without_a_file_is_none_and_creates_nothing() {
+        let dir = TempDir::new("ro-missing");
+        let path = dir.join("hosts.db");
+        assert!(HostDb::open_read_only(&path).unwrap().is_none());
+        assert!(!path.exists());
     }
 
     #[test]

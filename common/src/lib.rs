@@ -30,6 +30,7 @@
 //!     inlinks: 1,
 //!     via: segment::Via::Link,
 //!     tries: 0,
+//!     not_before: None,
 //! })?;
 //! out.finish()?;
 //! assert_eq!(crawl.pending_segments()?, ["00002"]);
@@ -52,6 +53,8 @@
 //! - [`crawllog`]: one line per URL the fetcher attempted.
 //! - [`bloom`]: a Bloom filter living in a memory-mapped file (`seen.bloom`).
 //! - [`hoststate`]: per-host state kept across runs in SQLite (`hosts.db`).
+//! - [`politeness`]: the delay between two requests to a host, used by the
+//!   fetcher to schedule and by the segmenter to plan.
 //! - [`atomic`]: write-to-temporary, fsync, rename: how every shared file is written.
 //! - [`lock`]: advisory lock files that keep two processes off the same files.
 //! - [`crawldir`]: paths inside a crawl directory.
@@ -68,6 +71,7 @@ pub mod filter;
 pub mod hoststate;
 pub mod http;
 pub mod lock;
+pub mod politeness;
 pub mod segment;
 pub mod timefmt;
 pub mod urlnorm;

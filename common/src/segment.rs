@@ -1,11 +1,12 @@
 //! Segment files: the list of URLs a fetcher run takes.
 //!
-//! Format version 1, file suffix `.v1.tsv.zst`: zstd-compressed UTF-8 text,
-//! one URL per line, six tab-separated fields, no header:
+//! Format version 2, file suffix `.v2.tsv.zst`: zstd-compressed UTF-8 text,
+//! one URL per line, seven tab-separated fields, no header:
 //!
 //! ```text
-//! host  url  hops  inlinks  via  tries
-//! example.com  https://example.com/a  2  5  link  0      (fields separated by one tab)
+//! host  url  hops  inlinks  via  tries  not_before
+//! example.com  https://example.com/a  2  5  link  0  -      (fields separated by one tab)
+//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z
 //! ```
 //! - `host`: the queue key (lower-case host, no port); lines of one registrable
 //!   domain are adjacent, so `zstdcat F | cut -f1 | uniq -c` counts URLs per host.
@@ -14,8 +15,13 @@
 //! - `inlinks`: links to this URL found in the round that produced it.
 //! - `via`: how it was found (see [`Via`]).
 //! - `tries`: earlier attempts that failed and are being retried.
+//! - `not_before`: `-`, or the UTC time (ISO 8601, milliseconds) before
+//!   which the URL must not be requested: its host's next allowed contact
+//!   (politeness delay, `Retry-After`, robots.txt retry) when it was written.
 //!
-//! Leftover files (`fetched/ID/leftover.v1.tsv.zst`) and the backlog use the same format.
+//! Leftover files (`fetched/ID/leftover.v2.tsv.zst`) and the backlog use the same format.
+//! Version 1 files (`.v1.tsv.zst`, the first six fields only) are still read,
+//! with no `not_before`; files are always written in version 2.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -24,10 +30,17 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic::AtomicFile;
 
-/// File-name suffix of every file in the segment format, version included.
-pub const FILE_SUFFIX: &str = ".v1.tsv.zst";
+/// File-name suffix of every file written in the segment format, version included.
+pub const FILE_SUFFIX: &str = ".v2.tsv.zst";
 /// The format version written by this library.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// Every format version this library reads, newest first.
+pub const READ_VERSIONS: [u32; 2] = [2, 1];
+
+/// The file-name suffix of format `version` (`.v1.tsv.zst`).
+pub fn file_suffix(version: u32) -> String {
+    format!(".v{version}.tsv.zst")
+}
 
 /// How a URL came to be scheduled.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,6 +112,8 @@ pub struct SegmentRecord {
     pub via: Via,
     /// Earlier failed attempts.
     pub tries: u32,
+    /// Not to be requested before this time (Unix ms), if set.
+    pub not_before: Option<i64>,
 }
 
 impl SegmentRecord {
@@ -117,14 +132,22 @@ impl SegmentRecord {
         out.extend_from_slice(self.via.as_str().as_bytes());
         out.push(b'\t');
         push_u32(out, self.tries);
+        out.push(b'\t');
+        match self.not_before {
+            None => out.push(b'-'),
+            Some(ms) => {
+                out.extend_from_slice(crate::timefmt::iso_millis(unix_ms_to_time(ms)).as_bytes())
+            }
+        }
         out.push(b'\n');
     }
 
-    /// Parses one segment line (without its newline; a trailing `\r` is
-    /// allowed) into `self`, reusing its buffers. On error `self` is
-    /// unchanged and the message says what is wrong with the line.
+    /// Parses one segment line of the current format version (without its
+    /// newline; a trailing `\r` is allowed) into `self`, reusing its
+    /// buffers. On error `self` is unchanged and the message says what is
+    /// wrong with the line.
     pub fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
-        parse_line(line, self)
+        parse_line(line, self, FORMAT_VERSION)
     }
 }
 
@@ -152,8 +175,8 @@ pub enum SegmentError {
     },
     /// The file name says it is in a format version this program does not read.
     #[error(
-        "{path}: segment format version {found}, but this program reads version {FORMAT_VERSION} \
-         (written by a newer build? use that build to read it)"
+        "{path}: segment format version {found}, but this program reads versions 1 to \
+         {FORMAT_VERSION} (written by a newer build? use that build to read it)"
     )]
     UnsupportedVersion {
         /// The file.
@@ -201,8 +224,17 @@ const ZSTD_LEVEL: i32 = 1;
 const WRITE_CHUNK: usize = 128 * 1024;
 /// Size of the reader's buffer of decompressed text.
 const READ_BUFFER: usize = 256 * 1024;
-/// Fields of a format-1 line.
-const FIELDS: usize = 6;
+/// Fields of a line of the current format (version 1 has the first six).
+const FIELDS: usize = 7;
+
+/// A time in Unix milliseconds as a [`std::time::SystemTime`].
+fn unix_ms_to_time(ms: i64) -> std::time::SystemTime {
+    let epoch = std::time::UNIX_EPOCH;
+    match u64::try_from(ms) {
+        Ok(ms) => epoch + std::time::Duration::from_millis(ms),
+        Err(_) => epoch,
+    }
+}
 
 /// The format version in a file name ending in `.vN.tsv.zst`, if it has one.
 ///
@@ -269,7 +301,7 @@ fn push_u32(out: &mut Vec<u8>, mut n: u32) {
 /// use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 /// # let dir = std::env::temp_dir().join(format!("segment-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("00001.v1.tsv.zst");
+/// let path = dir.join("00001.v2.tsv.zst");
 /// let mut w = SegmentWriter::create(&path).unwrap();
 /// let rec = SegmentRecord {
 ///     host: "example.com".into(),
@@ -278,6 +310,7 @@ fn push_u32(out: &mut Vec<u8>, mut n: u32) {
 ///     inlinks: 0,
 ///     via: Via::Seed,
 ///     tries: 0,
+///     not_before: None,
 /// };
 /// w.write(&rec).unwrap();
 /// assert_eq!(w.finish().unwrap(), 1);
@@ -297,9 +330,15 @@ pub struct SegmentWriter {
 }
 
 impl SegmentWriter {
-    /// Starts a segment at `path` (zstd level 1, with a checksum).
+    /// Starts a segment at `path` (zstd level 1, with a checksum). A name
+    /// with another format version than [`FORMAT_VERSION`] is refused.
     pub fn create(path: impl AsRef<Path>) -> Result<SegmentWriter, SegmentError> {
         let path = path.as_ref().to_path_buf();
+        if let Some(found) = format_version_of(&path)
+            && found != FORMAT_VERSION
+        {
+            return Err(SegmentError::UnsupportedVersion { path, found });
+        }
         let file = AtomicFile::create(&path).map_err(|e| io_error(&path, e))?;
         let mut encoder =
             zstd::stream::write::Encoder::new(file, ZSTD_LEVEL).map_err(|e| io_error(&path, e))?;
@@ -386,6 +425,7 @@ type Decompressed = zstd::stream::read::Decoder<'static, BufReader<File>>;
 /// `Ok(false)`.
 pub struct SegmentReader {
     path: PathBuf,
+    version: u32,
     input: BufReader<Decompressed>,
     line_buf: Vec<u8>,
     line: u64,
@@ -394,15 +434,17 @@ pub struct SegmentReader {
 }
 
 impl SegmentReader {
-    /// Opens a segment file. A name with a format version other than
-    /// [`FORMAT_VERSION`] (`NAME.v2.tsv.zst`) is refused; names without a
+    /// Opens a segment file. A name with a format version not in
+    /// [`READ_VERSIONS`] (`NAME.v9.tsv.zst`) is refused; names without a
     /// version are read as version 1.
     pub fn open(path: impl AsRef<Path>) -> Result<SegmentReader, SegmentError> {
         let path = path.as_ref().to_path_buf();
-        if let Some(found) = format_version_of(&path)
-            && found != FORMAT_VERSION
-        {
-            return Err(SegmentError::UnsupportedVersion { path, found });
+        let version = format_version_of(&path).unwrap_or(1);
+        if !READ_VERSIONS.contains(&version) {
+            return Err(SegmentError::UnsupportedVersion {
+                path,
+                found: version,
+            });
         }
         let file = File::open(&path).map_err(|e| io_error(&path, e))?;
         let len = file.metadata().map_err(|e| io_error(&path, e))?.len();
@@ -418,6 +460,7 @@ impl SegmentReader {
         let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| io_error(&path, e))?;
         Ok(SegmentReader {
             path,
+            version,
             input: BufReader::with_capacity(READ_BUFFER, decoder),
             line_buf: Vec::with_capacity(1024),
             line: 0,
@@ -443,7 +486,7 @@ impl SegmentReader {
             match self.input.fill_buf() {
                 Ok(avail) => {
                     break memchr::memchr(b'\n', avail)
-                        .map(|end| (parse_line(&avail[..end], rec), end + 1));
+                        .map(|end| (parse_line(&avail[..end], rec, self.version), end + 1));
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -474,7 +517,7 @@ impl SegmentReader {
         let parsed = if overlong {
             Err(format!("line is longer than {MAX_LINE_BYTES} bytes"))
         } else {
-            parse_line(&self.line_buf, rec)
+            parse_line(&self.line_buf, rec, self.version)
         };
         self.outcome(parsed)
     }
@@ -551,13 +594,15 @@ fn describe_read_error(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("reading zstd stream: {e}: {hint}"))
 }
 
-/// Parses one line (without its newline) into `rec`; on error `rec` is unchanged.
-fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
+/// Parses one line (without its newline) of format `version` into `rec`;
+/// on error `rec` is unchanged.
+fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), String> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty() {
         return Err("empty line".into());
     }
-    let mut fields: [&[u8]; FIELDS] = [&[]; FIELDS];
+    let expected = if version == 1 { FIELDS - 1 } else { FIELDS };
+    let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
     let mut count = 0;
     for field in line.split(|&b| b == b'\t') {
         if count < FIELDS {
@@ -565,12 +610,17 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
         }
         count += 1;
     }
-    if count != FIELDS {
+    if count != expected {
+        let names = if version == 1 {
+            "host, url, hops, inlinks, via, tries"
+        } else {
+            "host, url, hops, inlinks, via, tries, not_before"
+        };
         return Err(format!(
-            "expected {FIELDS} tab-separated fields (host, url, hops, inlinks, via, tries), found {count}"
+            "expected {expected} tab-separated fields ({names}), found {count}"
         ));
     }
-    let [host, url, hops, inlinks, via, tries] = fields;
+    let [host, url, hops, inlinks, via, tries, not_before] = fields;
     let host = std::str::from_utf8(host).map_err(|_| "host is not valid UTF-8".to_string())?;
     let url = std::str::from_utf8(url).map_err(|_| "URL is not valid UTF-8".to_string())?;
     if host.is_empty() {
@@ -592,6 +642,24 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
             )
         })?;
     let tries = parse_u32("tries", tries)?;
+    let not_before = match not_before {
+        b"-" => None,
+        text => {
+            let time = std::str::from_utf8(text)
+                .ok()
+                .and_then(crate::timefmt::parse_iso)
+                .ok_or_else(|| {
+                    format!(
+                        "not_before is neither `-` nor a time like 2026-11-24T10:00:05.250Z: {:?}",
+                        String::from_utf8_lossy(text)
+                    )
+                })?;
+            Some(
+                time.duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            )
+        }
+    };
     rec.host.clear();
     rec.host.push_str(host);
     rec.url.clear();
@@ -600,6 +668,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord) -> Result<(), String> {
     rec.inlinks = inlinks;
     rec.via = via;
     rec.tries = tries;
+    rec.not_before = not_before;
     Ok(())
 }
 
@@ -656,6 +725,10 @@ pub struct SegmentSummary {
     pub via: BTreeMap<String, u64>,
     /// URLs with at least one earlier failed attempt (`tries` > 0).
     pub retried_urls: u64,
+    /// URLs with a `not_before` time.
+    pub not_before_urls: u64,
+    /// The latest `not_before` time (ISO 8601 UTC), if any.
+    pub latest_not_before: Option<String>,
     /// Lines that were not in the format (skipped).
     pub malformed_lines: u64,
     /// The first few malformed lines, as `FILE:LINE: reason`.
@@ -679,6 +752,8 @@ impl SegmentSummary {
         let mut hops: BTreeMap<u32, u64> = BTreeMap::new();
         let mut via = [0u64; VIA_ALL.len()];
         let mut retried_urls = 0u64;
+        let mut not_before_urls = 0u64;
+        let mut latest_not_before: Option<i64> = None;
         let mut malformed_examples = Vec::new();
 
         // Lines of one host are normally adjacent: count a run of the same
@@ -704,6 +779,10 @@ impl SegmentSummary {
             via[rec.via as usize] += 1;
             if rec.tries > 0 {
                 retried_urls += 1;
+            }
+            if let Some(t) = rec.not_before {
+                not_before_urls += 1;
+                latest_not_before = latest_not_before.max(Some(t));
             }
             if rec.host != run_host {
                 add_run(&mut per_host, &run_host, run_len);
@@ -743,6 +822,9 @@ impl SegmentSummary {
                 .map(|(v, n)| (v.as_str().to_string(), n))
                 .collect(),
             retried_urls,
+            not_before_urls,
+            latest_not_before: latest_not_before
+                .map(|ms| crate::timefmt::iso_millis(unix_ms_to_time(ms))),
             malformed_lines: reader.malformed(),
             malformed_examples,
         })
@@ -827,6 +909,11 @@ impl std::fmt::Display for SegmentSummary {
         };
         writeln!(f, "domains:          {}{grouped}", self.domains)?;
         writeln!(f, "retried URLs:     {}", self.retried_urls)?;
+        write!(f, "not before:       {} URLs", self.not_before_urls)?;
+        if let Some(t) = &self.latest_not_before {
+            write!(f, ", the latest {t}")?;
+        }
+        writeln!(f)?;
         writeln!(f, "malformed lines:  {}", self.malformed_lines)?;
         for example in &self.malformed_examples {
             writeln!(f, "  {example}")?;
@@ -860,6 +947,7 @@ mod tests {
             inlinks,
             via,
             tries,
+            not_before: None,
         }
     }
 
@@ -888,7 +976,7 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_field_and_the_text_format() {
         let dir = TempDir::new("roundtrip");
-        let path = dir.join("00001.v1.tsv.zst");
+        let path = dir.join("00001.v2.tsv.zst");
         let records = vec![
             rec("example.com", "https://example.com/", 0, 0, Via::Seed, 0),
             rec(
@@ -917,6 +1005,10 @@ mod tests {
             ),
             rec("a.test", "http://a.test/y", 7, 0, Via::Leftover, 3),
             rec("b.test", "http://b.test/", 9, 10, Via::Backlog, 1),
+            SegmentRecord {
+                not_before: Some(1_795_514_405_250),
+                ..rec("c.test", "http://c.test/", 1, 0, Via::Leftover, 0)
+            },
         ];
         let mut w = SegmentWriter::create(&path).unwrap();
         for r in &records {
@@ -937,11 +1029,15 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0"
+            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-"
         );
         assert_eq!(
             lines[3],
-            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295"
+            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-"
+        );
+        assert_eq!(
+            lines[6],
+            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z"
         );
         assert!(text.ends_with('\n'));
         assert_eq!(lines.len(), records.len());
@@ -952,19 +1048,25 @@ mod tests {
         let original = rec("a.test", "http://a.test/x?y=1", 2, 7, Via::Link, 1);
         let mut line = Vec::new();
         original.encode_line(&mut line);
-        assert_eq!(line, b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\n");
+        assert_eq!(line, b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\n");
         let mut back = rec("old", "http://old/", 9, 9, Via::Seed, 9);
+        back.not_before = Some(5);
         back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
         assert_eq!(back, original);
-        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-");
         assert!(err.unwrap_err().contains("hops"));
         assert_eq!(back, original, "a bad line leaves the record unchanged");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon");
+        assert!(err.unwrap_err().contains("not_before"));
+        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0");
+        assert!(err.unwrap_err().contains("expected 7"));
+        assert_eq!(back, original);
     }
 
     #[test]
     fn an_empty_segment_is_a_valid_file_with_no_records() {
         let dir = TempDir::new("empty-seg");
-        let path = dir.join("e.v1.tsv.zst");
+        let path = dir.join("e.v2.tsv.zst");
         assert_eq!(SegmentWriter::create(&path).unwrap().finish().unwrap(), 0);
         assert!(std::fs::metadata(&path).unwrap().len() > 0);
         let (good, bad, _) = read_all(&path);
@@ -974,7 +1076,7 @@ mod tests {
     #[test]
     fn writer_rejects_fields_that_would_break_a_line_and_goes_on() {
         let dir = TempDir::new("invalid");
-        let path = dir.join("s.v1.tsv.zst");
+        let path = dir.join("s.v2.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         w.write(&rec("ok.test", "http://ok.test/1", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -994,7 +1096,7 @@ mod tests {
                 matches!(&err, SegmentError::InvalidRecord { record: 2, .. }),
                 "{err:?}"
             );
-            assert!(err.to_string().contains("s.v1.tsv.zst"), "{err}");
+            assert!(err.to_string().contains("s.v2.tsv.zst"), "{err}");
         }
         w.write(&rec("ok.test", "http://ok.test/2", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -1008,7 +1110,7 @@ mod tests {
     #[test]
     fn nothing_is_visible_before_finish_and_a_dropped_writer_leaves_nothing() {
         let dir = TempDir::new("atomic");
-        let path = dir.join("s.v1.tsv.zst");
+        let path = dir.join("s.v2.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..50_000 {
             w.write(&rec(
@@ -1167,7 +1269,7 @@ mod tests {
     #[test]
     fn the_callers_strings_are_reused() {
         let dir = TempDir::new("reuse");
-        let path = dir.join("s.v1.tsv.zst");
+        let path = dir.join("s.v2.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..1000 {
             w.write(&rec(
@@ -1249,7 +1351,7 @@ mod tests {
     #[test]
     fn a_truncated_zstd_stream_is_a_fatal_error_naming_the_file() {
         let dir = TempDir::new("truncated");
-        let path = dir.join("t.v1.tsv.zst");
+        let path = dir.join("t.v2.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         let mut x: u64 = 1;
         for i in 0..20_000 {
@@ -1274,7 +1376,7 @@ mod tests {
             let e = fatal_error(&path);
             assert!(matches!(e, SegmentError::Io { .. }), "cut {cut}: {e:?}");
             let msg = e.to_string();
-            assert!(msg.contains("t.v1.tsv.zst"), "cut {cut}: {msg}");
+            assert!(msg.contains("t.v2.tsv.zst"), "cut {cut}: {msg}");
         }
         // Cutting inside the frame says "truncated".
         std::fs::write(&path, &full[..full.len() / 2]).unwrap();
@@ -1285,17 +1387,35 @@ mod tests {
     #[test]
     fn a_newer_format_version_is_refused() {
         let dir = TempDir::new("version");
-        let path = dir.join("00001.v2.tsv.zst");
-        write_raw(&path, b"a.test\thttp://a.test/\t0\t0\tseed\t0\n");
+        let path = dir.join("00001.v3.tsv.zst");
+        write_raw(&path, b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\n");
         let e = SegmentReader::open(&path)
             .err()
-            .expect("v2 must be refused");
+            .expect("v3 must be refused");
         assert!(e.is_fatal());
         assert!(matches!(
             e,
-            SegmentError::UnsupportedVersion { found: 2, .. }
+            SegmentError::UnsupportedVersion { found: 3, .. }
         ));
-        assert!(e.to_string().contains("00001.v2.tsv.zst"), "{e}");
+        assert!(e.to_string().contains("00001.v3.tsv.zst"), "{e}");
+        assert!(
+            SegmentWriter::create(dir.join("00002.v1.tsv.zst")).is_err(),
+            "only the current version is written"
+        );
+    }
+
+    #[test]
+    fn version_1_files_are_read_with_six_fields_and_no_not_before() {
+        let dir = TempDir::new("v1");
+        let path = dir.join("00001.v1.tsv.zst");
+        write_raw(
+            &path,
+            b"a.test\thttp://a.test/\t0\t0\tseed\t0\na.test\thttp://a.test/b\t1\t0\tlink\t0\t-\n",
+        );
+        let (good, bad, _) = read_all(&path);
+        assert_eq!(good, [rec("a.test", "http://a.test/", 0, 0, Via::Seed, 0)]);
+        assert_eq!(bad.len(), 1, "seven fields are not version 1");
+        assert!(bad[0].1.contains("expected 6"), "{}", bad[0].1);
     }
 
     #[test]
@@ -1369,10 +1489,10 @@ mod tests {
 
     #[test]
     fn concatenated_segments_read_as_one() {
-        // `cat a.v1.tsv.zst b.v1.tsv.zst > c.v1.tsv.zst` is a valid segment.
+        // `cat a.v2.tsv.zst b.v2.tsv.zst > c.v2.tsv.zst` is a valid segment.
         let dir = TempDir::new("concat");
         let mut all = Vec::new();
-        for (name, host) in [("a.v1.tsv.zst", "a.test"), ("b.v1.tsv.zst", "b.test")] {
+        for (name, host) in [("a.v2.tsv.zst", "a.test"), ("b.v2.tsv.zst", "b.test")] {
             let path = dir.join(name);
             let mut w = SegmentWriter::create(&path).unwrap();
             w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
@@ -1380,7 +1500,7 @@ mod tests {
             w.finish().unwrap();
             all.extend(std::fs::read(&path).unwrap());
         }
-        let path = dir.join("c.v1.tsv.zst");
+        let path = dir.join("c.v2.tsv.zst");
         std::fs::write(&path, all).unwrap();
         let (good, bad, _) = read_all(&path);
         assert!(bad.is_empty());

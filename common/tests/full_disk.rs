@@ -85,7 +85,7 @@ fn atomic_files() {
 /// path survives, the temporary file goes.
 fn segments() {
     let dir = TempDir::new("full-segment");
-    let path = dir.join("00001.v1.tsv.zst");
+    let path = dir.join("00001.v2.tsv.zst");
     let rec = |i: u64, rng: &mut Rng| SegmentRecord {
         host: "a.test".into(),
         url: format!("http://a.test/{i}/{:x}{:x}", rng.next(), rng.next()),
@@ -93,6 +93,7 @@ fn segments() {
         inlinks: 0,
         via: Via::Link,
         tries: 0,
+        not_before: None,
     };
     let mut rng = Rng(5);
     let mut w = SegmentWriter::create(&path).unwrap();
@@ -118,9 +119,9 @@ fn segments() {
     };
     limit_file_size(None);
     assert!(e.is_fatal(), "{e}");
-    assert!(e.to_string().contains("00001.v1.tsv.zst"), "{e}");
+    assert!(e.to_string().contains("00001.v2.tsv.zst"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(names(dir.path()), ["00001.v1.tsv.zst"]);
+    assert_eq!(names(dir.path()), ["00001.v2.tsv.zst"]);
     let mut r = SegmentReader::open(&path).unwrap();
     let mut back = SegmentRecord::default();
     assert!(r.read_next(&mut back).unwrap());

@@ -62,6 +62,7 @@ fn main() {
                 inlinks: 1,
                 via: Via::Link,
                 tries: 0,
+                not_before: None,
             })
             .expect("segment line");
         }

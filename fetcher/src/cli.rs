@@ -10,10 +10,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///
 /// Every host of the segment is active at once, with at most one request in
 /// flight per host and never sooner than that host's delay allows. Output goes
-/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v1.tsv.zst,
+/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v2.tsv.zst,
 /// stats.json and DONE (written last).
 ///
-/// Exit codes: 0 run complete (also after a time limit or min-hosts stop),
+/// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
 /// 1 error, 2 usage or configuration error, 130 stopped by SIGINT/SIGTERM
 /// after a clean shutdown, 131 a second signal (exited at once; run `fetch`
 /// again to resume).
@@ -31,7 +31,7 @@ pub enum Command {
     /// Fetch one segment (default: the oldest pending one).
     ///
     /// Writes CRAWL/fetched/ID/: WARC files, crawl.log (one line per URL
-    /// attempted), leftover.v1.tsv.zst (URLs not fetched, for the next
+    /// attempted), leftover.v2.tsv.zst (URLs not fetched, for the next
     /// segment), stats.json and DONE (last). A run that was killed is
     /// resumed by running the same command again: nothing stored is
     /// fetched twice.
@@ -41,7 +41,14 @@ pub enum Command {
     /// win. DURATION is `250ms`, `5s`, `10m` or a number of seconds; SIZE is
     /// `512KiB`, `10MiB`, `1GB` or a number of bytes.
     ///
-    /// Exit codes: 0 run complete (also after --time-limit or --min-hosts),
+    /// A round ends when every URL is done, when continuing would mostly wait
+    /// (see --tail-share), at --time-limit (by default the round time), when
+    /// fewer than --min-hosts hosts have work, or on SIGINT/SIGTERM. No host
+    /// is asked sooner than its delay after its previous request, whatever
+    /// runs came in between: the next allowed contact of every host is kept
+    /// in CRAWL/hosts.db.
+    ///
+    /// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
     /// 1 error (rerun to resume), 2 usage or configuration error, 130
     /// stopped by SIGINT/SIGTERM (DONE written, the rest in leftover), 131
     /// a second signal (exited at once; rerun to resume).
@@ -49,12 +56,28 @@ pub enum Command {
     Fetch(Box<FetchArgs>),
     /// Summary of a segment or leftover file.
     Inspect(InspectArgs),
+    /// The long flags of `fetch`, one per line (`--name=` when it takes a
+    /// value), for scripts that pass flags on (scripts/crawl.sh).
+    #[command(hide = true)]
+    Flags,
+}
+
+/// `--name=` / `--name` lines for the flags of `fetch` (see [`Command::Flags`]).
+pub fn fetch_flags() -> String {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let fetch = cli.find_subcommand("fetch").expect("fetch is a subcommand");
+    common::config::flag_list(
+        fetch
+            .get_arguments()
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+    )
 }
 
 /// `fetcher inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A segment or leftover file (`*.v1.tsv.zst`).
+    /// A segment or leftover file (`*.v2.tsv.zst`, or `*.v1.tsv.zst`).
     pub file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -112,13 +135,31 @@ pub struct FetchArgs {
     /// Worker threads, i.e. requests in flight at most [default: 64].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Stop after this long from the start; unfetched URLs go to leftover
-    /// [default: none].
+    /// Target length of a round, shared with the segmenter (`[crawl]
+    /// round_time`): the segmenter gives each host as many URLs as its delay
+    /// allows in this time, and the fetch stops at it unless --time-limit
+    /// says otherwise [default: 30m].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub round_time: Option<std::time::Duration>,
+    /// Stop after this long from the start; unfetched URLs go to leftover;
+    /// 0 for no limit [default: the round time].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub time_limit: Option<std::time::Duration>,
-    /// Stop when fewer than N queues still have work (the crawl would mostly
-    /// wait); unfetched URLs go to leftover. Ignored for a segment with fewer
-    /// than N queues [default: 0, never].
+    /// End the round early when the hosts that still have work could keep up
+    /// less than this share of the pace of all the round's hosts (the others
+    /// are done; those left wait for robots.txt retries, Retry-After, long
+    /// delays or timeouts) and would need more than --tail-time to finish:
+    /// their URLs go to leftover with their not-before times, for the next
+    /// round. Only after the round has fetched something; 0 turns it off
+    /// [default: 0.25].
+    #[arg(long, value_name = "SHARE")]
+    pub tail_share: Option<f64>,
+    /// A tail shorter than this is waited for (see --tail-share) [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub tail_time: Option<std::time::Duration>,
+    /// Stop when fewer than N queues still have work; unfetched URLs go to
+    /// leftover. Ignored for a segment with fewer than N queues [default: 0,
+    /// never].
     #[arg(long, value_name = "N")]
     pub min_hosts: Option<usize>,
     /// Largest body stored, counted after decoding; longer bodies are cut and
@@ -161,8 +202,11 @@ pub struct FetchArgs {
     /// segment when needed [default: 16].
     #[arg(long, value_name = "N")]
     pub queue_batch: Option<usize>,
-    /// When stopping (signal, time limit, min-hosts), wait at most this long
-    /// for requests in flight before abandoning them to leftover [default: 10s].
+    /// When stopping, wait at most this long for requests in flight before
+    /// abandoning them. After a signal they go back to leftover untried; at
+    /// the end of a round (tail, time limit, min-hosts) one that got no
+    /// answer counts as a timeout, and hosts that already failed in the run
+    /// are not waited for [default: 10s].
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub stop_grace: Option<std::time::Duration>,
     /// Progress display: auto (live on a terminal, a line every 10 s

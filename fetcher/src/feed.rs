@@ -57,6 +57,8 @@ pub struct KeyRanges {
     pub urls: u64,
     /// A host of the key (the first seen).
     pub first_host: String,
+    /// The latest `not_before` of its URLs (Unix ms), if any has one.
+    pub not_before: Option<i64>,
 }
 
 /// The loaded segment.
@@ -139,6 +141,7 @@ pub fn load(
             _ => k.ranges.push((offset, end)),
         }
         k.urls += 1;
+        k.not_before = k.not_before.max(rec.not_before);
         urls += 1;
         offset = end;
     }

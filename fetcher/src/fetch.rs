@@ -12,15 +12,15 @@ use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::HostDb;
-use common::segment::Via;
+use common::segment::{SegmentRecord, Via};
 use common::warc::WarcWriterConfig;
 
+use crate::contacts::{self, Journal};
 use crate::diag::Diag;
 use crate::feed::{self, Admit, KeyOf};
 use crate::frontier::{Frontier, Job};
-use crate::hoststore::{self, HostStore, robots_fresh};
+use crate::hoststore::{self, HostStore, instant_of, unix_ms};
 use crate::http::{Client, ClientConfig, HostsMap};
-use crate::politeness::Policy;
 use crate::progress::Counters;
 use crate::resume;
 use crate::robots::{Robots, RobotsOutcome};
@@ -160,31 +160,33 @@ fn fetch_segment(
         ));
     }
 
-    let policy = Policy {
-        min_delay: s.min_delay,
-        delay_factor: s.delay_factor,
-        max_crawl_delay: s.max_crawl_delay,
-        max_retry_after: s.max_retry_after,
-        max_failures: s.max_failures,
-    };
-    let frontier = Arc::new(Frontier::new(policy.clone(), s.robots_retry_delay));
+    let frontier = Arc::new(Frontier::new(s.policy.clone(), s.robots_retry_delay));
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
     let host_states =
         hoststore::load(&db, loaded.keys.iter().map(|k| k.first_host.clone())).map_err(run_err)?;
-    let cached_robots = fill_frontier(
+    // Requests that runs killed before they could record them in hosts.db.
+    let journaled = contacts::read_all(crawl, &id, s.download_timeout, hoststore::now_ms())
+        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
+    let journal = Journal::open(crawl, &id)
+        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
+    let filled = fill_frontier(
         &frontier,
         &loaded.keys,
         &host_states,
+        &journaled,
+        &key_of,
         &resumed,
         retries,
         &s.agent_name,
     );
     diag.say(&format!(
-        "{} URLs to fetch in {} queues ({} already done; robots.txt known for {} hosts)",
+        "{} URLs to fetch in {} queues ({} already done; robots.txt known for {} hosts; \
+         {} hosts wait for their next allowed contact)",
         loaded.urls,
         loaded.keys.len(),
         already_done,
-        cached_robots
+        filled.cached_robots,
+        filled.waiting
     ));
 
     // Output.
@@ -212,17 +214,20 @@ fn fetch_segment(
         work: Arc::new(loaded.work),
         counters: counters.clone(),
         stopping: Arc::new(AtomicBool::new(false)),
+        ending_round: AtomicBool::new(false),
+        journal,
         failure: Mutex::new(None),
         agent_name: s.agent_name.clone(),
         max_body: s.max_body,
         batch: s.queue_batch,
         follow_redirects: s.follow_redirects,
-        policy,
+        policy: s.policy.clone(),
         filter,
         seen,
         key_of,
     });
 
+    let startup = started.elapsed();
     let mut workers = Vec::with_capacity(s.threads);
     for i in 0..s.threads {
         let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
@@ -272,13 +277,26 @@ fn fetch_segment(
     }
     let leftover_urls = write_leftover(&frontier, &shared.work, &tx, diag)?;
     drop(tx);
-    drop(shared);
     let totals = store
         .finish()
         .map_err(|e| FetchError::Run(format!("{e}; {resume_hint}")))?;
-    if let Err(e) = hosts.finish() {
-        diag.say(&format!("host state not saved: {e}"));
+    match hosts.finish() {
+        // hosts.db holds every host's next contact: the journal is done with.
+        Ok(_) => {
+            if let Err(e) = shared.journal.remove() {
+                diag.say(&format!(
+                    "{}: not removed ({e}); the next run reads it, and waits a little more",
+                    crawl.contacts_path(&id).display()
+                ));
+            }
+        }
+        Err(e) => diag.say(&format!(
+            "host state not saved: {e}; {} keeps the hosts contacted, so that the next run \
+             waits for them",
+            crawl.contacts_path(&id).display()
+        )),
     }
+    drop(shared);
 
     let seconds = started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
@@ -308,6 +326,7 @@ fn fetch_segment(
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect(),
         pages_per_second: pages as f64 / seconds.max(1e-9),
+        startup_seconds: startup.as_secs_f64(),
         cpu_seconds: stats::cpu_time().as_secs_f64(),
         peak_rss_bytes: stats::peak_rss(),
     };
@@ -387,26 +406,63 @@ fn key_function(mode: KeyMode, hosts_map: Option<HostsMap>) -> KeyOf {
     })
 }
 
+/// What [`fill_frontier`] found.
+struct Filled {
+    /// Hosts whose robots.txt is known.
+    cached_robots: usize,
+    /// Keys that start in the penalty box.
+    waiting: usize,
+}
+
 /// Adds every key of the segment to the frontier with its remembered
-/// response times and robots.txt (from an interrupted run of this segment,
-/// or from the host state when less than a day old), and the retries found
-/// by the resume. Returns the number of hosts whose robots.txt is known.
+/// response times, its robots.txt (from an interrupted run of this segment,
+/// or from the host state when less than a day old) and its next allowed
+/// contact (the latest of the host state's, the contacts journals', and
+/// its URLs' `not_before`), and the retries found by the resume.
+#[allow(clippy::too_many_arguments)]
 fn fill_frontier(
     frontier: &Frontier,
     keys: &[feed::KeyRanges],
     host_states: &HashMap<String, common::hoststate::HostState>,
+    journaled: &HashMap<String, i64>,
+    key_of: &KeyOf,
     resumed: &resume::Resumed,
     retries: Vec<(String, Job)>,
     agent_name: &str,
-) -> usize {
+) -> Filled {
     let now_ms = hoststore::now_ms();
-    let mut cached_robots = 0;
+    // Journal entries by queue key (a key may hold several hosts).
+    let mut journal_by_key: HashMap<String, i64> = HashMap::new();
+    for (host, &ms) in journaled {
+        let e = journal_by_key.entry(key_of(host)).or_insert(ms);
+        *e = (*e).max(ms);
+    }
+    let mut filled = Filled {
+        cached_robots: 0,
+        waiting: 0,
+    };
     for k in keys {
         let state = host_states.get(&k.first_host);
         let times = state
             .map(|s| s.response_times_ms.clone())
             .unwrap_or_default();
-        let id = frontier.add_key(&k.name, k.ranges.clone(), &times);
+        let not_before = [
+            state.and_then(|s| s.next_contact_ms),
+            journal_by_key.get(&k.name).copied(),
+            k.not_before,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .filter(|&ms| ms > now_ms);
+        filled.waiting += usize::from(not_before.is_some());
+        let id = frontier.add_key(
+            &k.name,
+            k.ranges.clone(),
+            k.urls,
+            &times,
+            not_before.map(instant_of),
+        );
         let robots = resumed
             .robots
             .get(&k.first_host)
@@ -414,24 +470,24 @@ fn fill_frontier(
             .or_else(|| {
                 state
                     .and_then(|s| s.robots.as_ref())
-                    .filter(|r| robots_fresh(r, now_ms))
+                    .filter(|r| r.reusable(now_ms))
                     .map(|r| (r.status, r.body.as_slice()))
             });
         if let Some((status, body)) = robots
             && let Some(rules) =
                 Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
         {
-            cached_robots += 1;
+            filled.cached_robots += 1;
             frontier.set_robots(id, &k.first_host, Arc::new(rules));
         }
     }
     for (key, job) in retries {
         let id = frontier
             .key_id(&key)
-            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), &[]));
+            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), 0, &[], None));
         frontier.add_retry(id, job);
     }
-    cached_robots
+    filled
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
@@ -521,19 +577,23 @@ fn write_leftover(
 ) -> Result<u64, FetchError> {
     let mut count = 0u64;
     for k in frontier.take_leftovers() {
+        let not_before = k.not_before.map(unix_ms);
         for job in k.retries {
             count += 1;
-            let _ = tx.send(Msg::Leftover(job.rec));
+            let _ = tx.send(Msg::Leftover(SegmentRecord {
+                not_before,
+                ..job.rec
+            }));
         }
         for job in &k.queued {
             count += 1;
-            send_leftover(tx, job, k.abandoned);
+            send_leftover(tx, job, k.abandoned, not_before);
         }
         for r in k.ranges {
             // One batch at a time, so a huge key does not fill memory.
             work.read_all(r, |job| {
                 count += 1;
-                send_leftover(tx, &job, k.abandoned);
+                send_leftover(tx, &job, k.abandoned, not_before);
             })
             .map_err(run_err)?;
         }
@@ -544,7 +604,12 @@ fn write_leftover(
     Ok(count)
 }
 
-fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Option<ErrorCode>) {
+fn send_leftover(
+    tx: &std::sync::mpsc::SyncSender<Msg>,
+    job: &Job,
+    abandoned: Option<ErrorCode>,
+    not_before: Option<i64>,
+) {
     if let Some(code) = abandoned {
         let note = match code {
             ErrorCode::CrawlDelay => "robots.txt Crawl-delay above --max-crawl-delay; host skipped",
@@ -563,14 +628,17 @@ fn send_leftover(tx: &std::sync::mpsc::SyncSender<Msg>, job: &Job, abandoned: Op
         let _ = tx.send(Msg::Log(line));
     }
     let (via, tries) = leftover_via(abandoned, job.rec.tries);
-    let _ = tx.send(Msg::Leftover(job.to_record(via, tries)));
+    let _ = tx.send(Msg::Leftover(SegmentRecord {
+        not_before,
+        ..job.to_record(via, tries)
+    }));
 }
 
 /// Takes the lock of `fetched/ID/` for this process: a second fetcher on
 /// the same segment would repair (cut) the files the first is writing.
 /// The lock goes with the process, however it ends.
 fn lock_output(out: &Path, id: &str) -> Result<common::lock::FileLock, FetchError> {
-    let path = out.join(".lock");
+    let path = out.join(common::crawldir::FETCH_LOCK_FILE);
     match common::lock::try_lock(&path) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(FetchError::Run(format!(

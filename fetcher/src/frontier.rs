@@ -27,8 +27,10 @@ use std::time::{Duration, Instant};
 use common::crawllog::ErrorCode;
 use common::segment::{SegmentRecord, Via};
 
-use crate::politeness::{AfterFailure, Policy, Timing};
+use common::politeness::{AfterFailure, Policy, Timing};
+
 use crate::robots::{Robots, path_and_query};
+use crate::round_end::Pace;
 
 /// One URL to fetch: its segment line, and how it was reached in this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +100,8 @@ pub enum Task {
         url: String,
         /// Redirects followed to get here.
         hops: u32,
+        /// The queue's delay as the request starts.
+        delay: Duration,
     },
     /// Fetch a URL, then call [`Frontier::fetch_done`].
     Fetch {
@@ -105,6 +109,8 @@ pub enum Task {
         key: KeyId,
         /// The URL.
         job: Job,
+        /// The queue's delay as the request starts.
+        delay: Duration,
     },
 }
 
@@ -123,7 +129,8 @@ pub struct Skipped {
 /// How a fetch went, for politeness.
 #[derive(Debug, Default)]
 pub struct FetchReport {
-    /// Time from request to end of response (None if no response came).
+    /// Time from request to end of response, or to a timeout (None if
+    /// no response came otherwise).
     pub response_time: Option<Duration>,
     /// Counts toward dropping the host (timeout, refused, 5xx).
     pub failed: bool,
@@ -191,6 +198,8 @@ pub struct KeyLeftover {
     pub queued: Vec<Job>,
     /// Work-file ranges never loaded.
     pub ranges: Vec<Range>,
+    /// When the key may be contacted again, if that is still to come.
+    pub not_before: Option<Instant>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,10 +225,26 @@ struct Key {
     timing: Timing,
     abandoned: Option<ErrorCode>,
     retries: Vec<Job>,
+    /// URLs not yet handed out (queued or still in the work file).
+    urls_left: u64,
+    /// When its task in flight started.
+    busy_since: Option<Instant>,
+    /// The last time it was put in the penalty box for: when it may be
+    /// contacted again.
+    next_at: Option<Instant>,
+    /// The robots.txt it waits for could not be read in this run (and has
+    /// not been since): its URLs count a try when they go to leftover.
+    robots_failed: bool,
 }
 
 impl Key {
-    fn new(name: String, ranges: VecDeque<Range>, status: Status, timing: Timing) -> Key {
+    fn new(
+        name: String,
+        ranges: VecDeque<Range>,
+        urls: u64,
+        status: Status,
+        timing: Timing,
+    ) -> Key {
         Key {
             name,
             queue: VecDeque::new(),
@@ -229,6 +254,10 @@ impl Key {
             timing,
             abandoned: None,
             retries: Vec::new(),
+            urls_left: urls,
+            busy_since: None,
+            next_at: None,
+            robots_failed: false,
         }
     }
 
@@ -274,6 +303,8 @@ struct State {
     busy: usize,
     with_work: usize,
     robots_pending: usize,
+    /// Requests that ended in this run (not abandoned).
+    requests_done: u64,
     stopping: bool,
     finished: bool,
 }
@@ -308,6 +339,7 @@ impl Frontier {
                 busy: 0,
                 with_work: 0,
                 robots_pending: 0,
+                requests_done: 0,
                 stopping: false,
                 finished: false,
             }),
@@ -324,20 +356,33 @@ impl Frontier {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a key with its work-file ranges and its remembered response
-    /// times; it becomes ready at once.
-    pub fn add_key(&self, name: &str, ranges: Vec<Range>, response_times_ms: &[u32]) -> KeyId {
+    /// Adds a key with its work-file ranges (holding `urls` URLs) and its
+    /// remembered response times. It is ready at once, or waits in the
+    /// penalty box until `not_before` (its next allowed contact, carried
+    /// over from earlier runs).
+    pub fn add_key(
+        &self,
+        name: &str,
+        ranges: Vec<Range>,
+        urls: u64,
+        response_times_ms: &[u32],
+        not_before: Option<Instant>,
+    ) -> KeyId {
         let mut st = self.lock();
         let id = st.keys.len();
         st.keys.push(Key::new(
             name.to_string(),
             ranges.into(),
+            urls,
             Status::Ready,
             Timing::with_history(response_times_ms),
         ));
         st.by_name.insert(name.to_string(), id);
-        st.ready.push_back(id);
         st.with_work += 1;
+        match not_before.filter(|&at| at > Instant::now()) {
+            Some(at) => self.to_penalty(&mut st, id, at),
+            None => st.ready.push_back(id),
+        }
         id
     }
 
@@ -369,6 +414,7 @@ impl Frontier {
         };
         st.robots
             .insert(host.to_string(), RobotsState::Known(robots));
+        st.keys[key].robots_failed = false;
         ok
     }
 
@@ -436,18 +482,19 @@ impl Frontier {
             }
             if let Some(step) = st.keys[id].robots_steps.pop_front() {
                 st.robots_pending += 1;
-                st.keys[id].status = Status::Busy;
+                self.set_busy(st, id, now);
                 return Some(Task::Robots {
                     key: id,
                     owner: step.owner,
                     host: step.host,
                     url: step.url,
                     hops: step.hops,
+                    delay: self.policy.delay(&st.keys[id].timing),
                 });
             }
             let Some(job) = st.keys[id].queue.front() else {
                 if let Some(range) = st.keys[id].ranges.pop_front() {
-                    st.keys[id].status = Status::Busy;
+                    self.set_busy(st, id, now);
                     return Some(Task::Refill { key: id, range });
                 }
                 self.settle_done(st, id);
@@ -482,13 +529,14 @@ impl Frontier {
                     st.robots
                         .insert(host.clone(), RobotsState::Fetching { tries });
                     st.robots_pending += 1;
-                    st.keys[id].status = Status::Busy;
+                    self.set_busy(st, id, now);
                     return Some(Task::Robots {
                         key: id,
                         owner: id,
                         host,
                         url: url.to_string(),
                         hops: 0,
+                        delay: self.policy.delay(&st.keys[id].timing),
                     });
                 }
                 Some(RobotsState::Known(robots)) => {
@@ -496,9 +544,16 @@ impl Frontier {
                         .ok()
                         .and_then(|u| robots.denied_by(&path_and_query(&u)));
                     let job = st.keys[id].queue.pop_front().expect("front exists");
+                    let key = &mut st.keys[id];
+                    key.urls_left = key.urls_left.saturating_sub(1);
                     let Some(rule) = denied else {
-                        st.keys[id].status = Status::Busy;
-                        return Some(Task::Fetch { key: id, job });
+                        self.set_busy(st, id, now);
+                        let delay = self.policy.delay(&st.keys[id].timing);
+                        return Some(Task::Fetch {
+                            key: id,
+                            job,
+                            delay,
+                        });
                     };
                     skipped.push(Skipped {
                         job,
@@ -508,6 +563,11 @@ impl Frontier {
                 }
             }
         }
+    }
+
+    fn set_busy(&self, st: &mut State, id: KeyId, now: Instant) {
+        st.keys[id].status = Status::Busy;
+        st.keys[id].busy_since = Some(now);
     }
 
     /// Settles an abandoned key; the robots.txt steps it was to fetch for
@@ -552,6 +612,7 @@ impl Frontier {
         let key = Key::new(
             name.clone(),
             VecDeque::new(),
+            0,
             Status::Done,
             Timing::default(),
         );
@@ -570,7 +631,7 @@ impl Frontier {
         host: &str,
         ask_again: bool,
         now: Instant,
-    ) {
+    ) -> Instant {
         let tries = match st.robots.get(host) {
             Some(RobotsState::Fetching { tries } | RobotsState::Unavailable { tries, .. }) => {
                 *tries
@@ -580,12 +641,14 @@ impl Frontier {
         if tries >= ROBOTS_TRIES || !ask_again {
             st.keys[owner].abandoned = Some(ErrorCode::RobotsUnavailable);
         }
+        st.keys[owner].robots_failed = true;
         let retry_at = now + self.robots_retry_delay;
         st.robots.insert(
             host.to_string(),
             RobotsState::Unavailable { tries, retry_at },
         );
         self.wake_parked(st, owner, now);
+        retry_at
     }
 
     fn settle_done(&self, st: &mut State, id: KeyId) {
@@ -597,6 +660,7 @@ impl Frontier {
 
     fn to_penalty(&self, st: &mut State, id: KeyId, at: Instant) {
         st.keys[id].status = Status::Penalty;
+        st.keys[id].next_at = Some(at);
         st.penalty.push(Reverse((at, id)));
         self.cond.notify_one();
     }
@@ -605,6 +669,12 @@ impl Frontier {
     /// into the penalty box until `at`.
     fn release(&self, st: &mut State, id: KeyId, at: Option<Instant>) {
         st.busy -= 1;
+        st.keys[id].busy_since = None;
+        if let Some(at) = at {
+            // Remembered even when stopping: it goes to the leftover and
+            // to the host state.
+            st.keys[id].next_at = Some(at);
+        }
         if st.stopping {
             st.keys[id].status = Status::Ready;
             if st.busy == 0 {
@@ -644,7 +714,7 @@ impl Frontier {
 
     /// A request of a [`Task::Robots`] (through queue `key`, for the
     /// robots.txt of `host` that queue `owner` waits for) ended after
-    /// `elapsed`.
+    /// `elapsed`. Returns when the host asked may be contacted again.
     pub fn robots_done(
         &self,
         key: KeyId,
@@ -652,14 +722,15 @@ impl Frontier {
         host: &str,
         report: RobotsReport,
         elapsed: Option<Duration>,
-    ) {
+    ) -> Instant {
         let mut st = self.lock();
         st.robots_pending -= 1;
         let now = Instant::now();
         if let Some(t) = elapsed {
             st.keys[key].timing.push_response_time(t);
         }
-        let interrupted = matches!(report, RobotsReport::Interrupted);
+        st.requests_done += u64::from(!matches!(report, RobotsReport::Interrupted));
+        let mut retry_at = None;
         match report {
             RobotsReport::Redirect {
                 key: name,
@@ -685,27 +756,36 @@ impl Frontier {
                 self.wake_parked(&mut st, owner, now);
             }
             RobotsReport::Unavailable { ask_again } => {
-                self.robots_unavailable(&mut st, owner, host, ask_again, now);
+                let at = self.robots_unavailable(&mut st, owner, host, ask_again, now);
+                if key == owner {
+                    // Nothing on the host can be asked before its
+                    // robots.txt is asked again.
+                    retry_at = Some(at);
+                }
             }
             RobotsReport::Interrupted => {
                 st.robots.remove(host);
             }
         }
-        let at = if interrupted {
-            now
-        } else {
-            now + self.policy.delay(&st.keys[key].timing)
-        };
+        // After the rules: their Crawl-delay counts from this request.
+        let delayed = now + self.policy.delay(&st.keys[key].timing);
+        let at = retry_at.map_or(delayed, |r| r.max(delayed));
         self.release(&mut st, key, Some(at));
+        at
     }
 
     /// A fetch ended; applies politeness and queues what the report says.
-    /// Returns false if the key has no more work (its connection can go).
-    pub fn fetch_done(&self, key: KeyId, report: FetchReport) -> bool {
+    /// Returns when the key may be contacted again, and whether it has more
+    /// work (if not, its connection can go).
+    pub fn fetch_done(&self, key: KeyId, report: FetchReport) -> (Instant, bool) {
         let mut st = self.lock();
         let now = Instant::now();
-        if let Some(job) = report.interrupted {
-            st.keys[key].queue.push_front(job);
+        match report.interrupted {
+            Some(job) => {
+                st.keys[key].queue.push_front(job);
+                st.keys[key].urls_left += 1;
+            }
+            None => st.requests_done += 1,
         }
         if let Some(job) = report.retry {
             st.keys[key].retries.push(job);
@@ -713,6 +793,10 @@ impl Frontier {
         {
             let timing = &mut st.keys[key].timing;
             if report.failed {
+                // A 5xx or a timeout took its time too: the host is that slow.
+                if let Some(t) = report.response_time {
+                    timing.push_response_time(t);
+                }
                 if self.policy.failure(timing) == AfterFailure::Drop {
                     st.keys[key].abandoned = Some(ErrorCode::HostDropped);
                 }
@@ -726,8 +810,9 @@ impl Frontier {
         let wait = report
             .retry_after
             .unwrap_or_else(|| self.policy.delay(&st.keys[key].timing));
-        self.release(&mut st, key, Some(now + wait));
-        st.keys[key].status != Status::Done
+        let at = now + wait;
+        self.release(&mut st, key, Some(at));
+        (at, st.keys[key].status != Status::Done)
     }
 
     fn queue_followed(&self, st: &mut State, name: String, job: Job) {
@@ -736,6 +821,7 @@ impl Frontier {
         }
         let id = self.key_named(st, name);
         st.keys[id].queue.push_back(job);
+        st.keys[id].urls_left += 1;
         self.wake(st, id);
     }
 
@@ -776,9 +862,57 @@ impl Frontier {
         }
     }
 
+    /// How fast the keys that still have work can go, against all the
+    /// round's keys (see [`crate::round_end`]).
+    pub fn pace(&self) -> Pace {
+        let st = self.lock();
+        let now = Instant::now();
+        let mut pace = Pace {
+            requests_done: st.requests_done,
+            ..Pace::default()
+        };
+        for k in &st.keys {
+            let delay = self.policy.delay(&k.timing);
+            let cycle = self.policy.cycle(&k.timing);
+            pace.all += 1.0 / cycle.as_secs_f64();
+            if k.status == Status::Done || k.abandoned.is_some() {
+                continue;
+            }
+            // A request in flight for longer than the key's usual cycle
+            // stretches it; a key in the penalty box waits first.
+            let (wait, cycle) = match (k.status, k.busy_since, k.next_at) {
+                (Status::Busy, Some(since), _) => (
+                    Duration::ZERO,
+                    cycle.max(now.saturating_duration_since(since) + delay),
+                ),
+                (Status::Penalty, _, Some(at)) => (at.saturating_duration_since(now), cycle),
+                _ => (Duration::ZERO, cycle),
+            };
+            pace.hosts += 1;
+            pace.working += 1.0 / (wait + cycle).as_secs_f64();
+            let finish =
+                wait + cycle.saturating_mul(u32::try_from(k.urls_left).unwrap_or(u32::MAX));
+            pace.finish = pace.finish.max(finish);
+        }
+        pace
+    }
+
+    /// Keys with a request in flight to a host that has failed since its
+    /// last success: not worth waiting for when a round ends.
+    pub fn busy_failing(&self) -> Vec<KeyId> {
+        let st = self.lock();
+        st.keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.status == Status::Busy && k.timing.consecutive_failures > 0)
+            .map(|(id, _)| id)
+            .collect()
+    }
+
     /// Takes what is left of every key, in key order (the segment's order),
     /// after the workers have stopped.
     pub fn take_leftovers(&self) -> Vec<KeyLeftover> {
+        let now = Instant::now();
         let mut st = self.lock();
         st.keys
             .iter_mut()
@@ -790,10 +924,14 @@ impl Frontier {
             })
             .map(|k| KeyLeftover {
                 name: k.name.clone(),
-                abandoned: k.abandoned,
+                // Waiting for a robots.txt that failed is a failed try.
+                abandoned: k
+                    .abandoned
+                    .or(k.robots_failed.then_some(ErrorCode::RobotsUnavailable)),
                 retries: std::mem::take(&mut k.retries),
                 queued: std::mem::take(&mut k.queue).into(),
                 ranges: std::mem::take(&mut k.ranges).into(),
+                not_before: k.next_at.filter(|&at| at > now),
             })
             .collect()
     }
@@ -822,6 +960,7 @@ mod tests {
             inlinks: 0,
             via: Via::Seed,
             tries: 0,
+            not_before: None,
         })
     }
 
@@ -856,7 +995,7 @@ mod tests {
                                 let report = RobotsReport::Rules(Arc::new(rules));
                                 f.robots_done(key, owner, &host, report, None);
                             }
-                            Task::Fetch { key, job } => {
+                            Task::Fetch { key, job, .. } => {
                                 let start = Instant::now();
                                 std::thread::sleep(Duration::from_millis(2));
                                 let end = Instant::now();
@@ -885,7 +1024,7 @@ mod tests {
     fn one_request_per_key_and_never_sooner_than_the_delay() {
         let f = Arc::new(Frontier::new(policy(20), Duration::from_millis(10)));
         for name in ["a.test", "b.test", "c.test"] {
-            f.add_key(name, vec![(0, 3), (3, 6)], &[]);
+            f.add_key(name, vec![(0, 3), (3, 6)], 6, &[], None);
         }
         let log = simulate(&f, 4);
         assert_eq!(log.len(), 3 * 5, "every URL but /3 fetched once");
@@ -921,7 +1060,7 @@ mod tests {
     /// A frontier with one key holding `n` URLs, robots.txt known to allow all.
     fn one_key(name: &str, n: u64) -> Arc<Frontier> {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key(name, vec![], &[]);
+        let id = f.add_key(name, vec![], 0, &[], None);
         f.lock().keys[id].queue.extend((0..n).map(|i| job(name, i)));
         f.set_robots(id, name, Arc::new(Robots::allow_all()));
         f
@@ -933,7 +1072,7 @@ mod tests {
         let mut skipped = Vec::new();
         let mut fetched = 0;
         while let Some(t) = f.next_task(&mut skipped) {
-            let Task::Fetch { key, job } = t else {
+            let Task::Fetch { key, job, .. } = t else {
                 panic!("fetch expected")
             };
             fetched += 1;
@@ -957,7 +1096,7 @@ mod tests {
     #[test]
     fn crawl_delay_over_the_cap_skips_the_host() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("slow.test", vec![(0, 4)], &[]);
+        let id = f.add_key("slow.test", vec![(0, 4)], 4, &[], None);
         let rules = Robots::parse(b"User-agent: *\nCrawl-delay: 5\n", "testbot");
         assert!(!f.set_robots(id, "slow.test", Arc::new(rules)));
         let mut skipped = Vec::new();
@@ -995,9 +1134,9 @@ mod tests {
         // a second worker waits, and must wake when the refill hands the
         // key back, not when its wait times out (MAX_WAIT).
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let slow = f.add_key("slow.test", vec![], &[]);
+        let slow = f.add_key("slow.test", vec![], 0, &[], None);
         f.lock().keys[slow].queue.push_back(job("slow.test", 0));
-        let refilled = f.add_key("b.test", vec![(0, 1)], &[]);
+        let refilled = f.add_key("b.test", vec![(0, 1)], 1, &[], None);
         for (id, name) in [(slow, "slow.test"), (refilled, "b.test")] {
             f.set_robots(id, name, Arc::new(Robots::allow_all()));
         }
@@ -1038,7 +1177,7 @@ mod tests {
     #[test]
     fn robots_txt_of_a_name_that_does_not_resolve_is_not_asked_again() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("gone.test", vec![], &[]);
+        let id = f.add_key("gone.test", vec![], 0, &[], None);
         f.lock().keys[id].queue.push_back(job("gone.test", 0));
         let mut skipped = Vec::new();
         let Some(Task::Robots {
@@ -1080,7 +1219,7 @@ mod tests {
     #[test]
     fn a_robots_txt_redirect_on_the_same_host_waits_the_delay() {
         let f = Arc::new(Frontier::new(policy(80), Duration::from_millis(10)));
-        let id = f.add_key("a.test", vec![], &[]);
+        let id = f.add_key("a.test", vec![], 0, &[], None);
         f.lock().keys[id].queue.push_back(job("a.test", 0));
         let (key, owner, url, hops) = robots_task(&f);
         assert_eq!(
@@ -1121,7 +1260,7 @@ mod tests {
     #[test]
     fn a_robots_txt_redirect_to_another_host_goes_through_that_hosts_queue() {
         let f = Arc::new(Frontier::new(policy(50), Duration::from_millis(10)));
-        let old = f.add_key("old.test", vec![], &[]);
+        let old = f.add_key("old.test", vec![], 0, &[], None);
         f.lock().keys[old].queue.push_back(job("old.test", 0));
         let (key, owner, _, _) = robots_task(&f);
         assert_eq!((key, owner), (old, old));
@@ -1157,7 +1296,7 @@ mod tests {
             None,
         );
         let (task, _) = waiting.join().unwrap();
-        let Some(Task::Fetch { key, job }) = task else {
+        let Some(Task::Fetch { key, job, .. }) = task else {
             panic!("old.test's page after its rules, got {task:?}")
         };
         assert_eq!((key, job.rec.url.as_str()), (old, "http://old.test/0"));

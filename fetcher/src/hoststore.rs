@@ -1,21 +1,23 @@
 //! The per-host state kept across runs (`hosts.db`): loaded for the hosts of
 //! the segment at the start, updated by workers through a channel, and
 //! written back in batches by one thread (SQLite connections are not shared).
+//!
+//! Every request ends with the host's next allowed contact, so that the next
+//! run (or one resumed after a crash, with [`crate::contacts`]) starts each
+//! host in the penalty box where this one left it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::hoststate::{HostDb, HostDbError, HostState, RobotsEntry};
-
-/// How long a stored robots.txt is trusted.
-pub const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// An update for one host.
 #[derive(Debug)]
 pub enum HostUpdate {
-    /// A request ended: response time (if it got a response) and whether it failed.
+    /// A request for a page ended: response time (if it got a response),
+    /// whether it failed, and when the host may be asked again.
     Request {
         /// The host.
         host: String,
@@ -23,6 +25,16 @@ pub enum HostUpdate {
         response_ms: Option<u32>,
         /// A failure (timeout, refused, 5xx).
         failed: bool,
+        /// No request to the host before this (Unix ms).
+        next_contact_ms: i64,
+    },
+    /// A request for a robots.txt (or a redirect followed to read one)
+    /// ended: when the host may be asked again.
+    Contact {
+        /// The host.
+        host: String,
+        /// No request to the host before this (Unix ms).
+        next_contact_ms: i64,
     },
     /// robots.txt was fetched (status 0: unreachable).
     Robots {
@@ -42,6 +54,31 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// A moment of this process's clock as Unix milliseconds (rounded up, so
+/// that a wait read back is never shorter).
+pub fn unix_ms(at: Instant) -> i64 {
+    let now = Instant::now();
+    let base = now_ms();
+    if at >= now {
+        let ahead = at - now;
+        base.saturating_add(i64::try_from(ahead.as_micros().div_ceil(1000)).unwrap_or(i64::MAX))
+    } else {
+        base.saturating_sub(i64::try_from((now - at).as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// Unix milliseconds as a moment of this process's clock (a time already
+/// past is now).
+pub fn instant_of(ms: i64) -> Instant {
+    let now = Instant::now();
+    let ahead = ms.saturating_sub(now_ms());
+    if ahead > 0 {
+        now + Duration::from_millis(ahead as u64)
+    } else {
+        now
+    }
+}
+
 /// Loads the state of `hosts` (those not in the database are absent).
 pub fn load(
     db: &HostDb,
@@ -54,14 +91,6 @@ pub fn load(
         }
     }
     Ok(out)
-}
-
-/// True if a stored robots.txt is recent enough to use.
-pub fn robots_fresh(entry: &RobotsEntry, now_ms: i64) -> bool {
-    entry.status != 0
-        && !(500..600).contains(&entry.status)
-        && entry.status != 429
-        && now_ms.saturating_sub(entry.fetched_ms) < ROBOTS_TTL.as_millis() as i64
 }
 
 /// The writer thread.
@@ -137,7 +166,9 @@ fn apply(
     u: HostUpdate,
 ) {
     let host = match &u {
-        HostUpdate::Request { host, .. } | HostUpdate::Robots { host, .. } => host.clone(),
+        HostUpdate::Request { host, .. }
+        | HostUpdate::Robots { host, .. }
+        | HostUpdate::Contact { host, .. } => host.clone(),
     };
     let s = states.entry(host.clone()).or_insert_with(|| {
         db.get(&host).ok().flatten().unwrap_or_else(|| HostState {
@@ -149,9 +180,11 @@ fn apply(
         HostUpdate::Request {
             response_ms,
             failed,
+            next_contact_ms,
             ..
         } => {
             s.last_contact_ms = Some(now_ms());
+            s.next_contact_ms = Some(next_contact_ms);
             if let Some(ms) = response_ms {
                 s.push_response_time(ms);
             }
@@ -171,6 +204,12 @@ fn apply(
             s.last_contact_ms = Some(entry.fetched_ms);
             s.crawl_delay_ms = crawl_delay_ms;
             s.robots = Some(entry);
+        }
+        HostUpdate::Contact {
+            next_contact_ms, ..
+        } => {
+            s.last_contact_ms = Some(now_ms());
+            s.next_contact_ms = Some(next_contact_ms);
         }
     }
     dirty.insert(host);

@@ -488,6 +488,20 @@ impl Client {
             .remove(&key);
     }
 
+    /// Interrupts the request in flight for queue key `key`, if any, by
+    /// closing its connection.
+    pub fn abort(&self, key: usize) {
+        let agent = self
+            .agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agents
+            .remove(&key);
+        if let Some((a, _)) = agent {
+            a.shutdown();
+        }
+    }
+
     /// Interrupts every request in flight and refuses new ones (at shutdown).
     pub fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);

@@ -4,11 +4,14 @@
 //! runs a fetch (watched by [`supervise`], telling [`diag`]) and [`inspect`]
 //! summarizes a segment file. The work is done
 //! by [`frontier`] (queues and the penalty box), [`feed`] (reading the
-//! segment with bounded memory), [`politeness`], [`robots`] (RFC 9309),
-//! [`http`], [`worker`], [`store`] (the writer thread), [`resume`],
-//! [`hoststore`], [`progress`] and [`stats`].
+//! segment with bounded memory), [`round_end`] (when a round's tail ends
+//! it), [`robots`] (RFC 9309), [`http`], [`worker`], [`store`] (the writer
+//! thread), [`resume`], [`hoststore`] and [`contacts`] (the penalty box
+//! across runs), [`progress`] and [`stats`]. The delay formula is
+//! [`common::politeness`].
 
 mod cli;
+mod contacts;
 mod diag;
 mod feed;
 mod fetch;
@@ -16,10 +19,10 @@ mod frontier;
 mod hoststore;
 mod http;
 mod inspect;
-mod politeness;
 mod progress;
 mod resume;
 mod robots;
+mod round_end;
 mod settings;
 mod stats;
 mod store;
@@ -59,6 +62,10 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             }
+        }
+        cli::Command::Flags => {
+            print!("{}", cli::fetch_flags());
+            ExitCode::SUCCESS
         }
         cli::Command::Inspect(args) => match inspect::run(&args) {
             Ok(()) => ExitCode::SUCCESS,

@@ -5,10 +5,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::config::{CrawlConfig, FilterConfig, ScopeConfig, parse_duration, parse_size};
+use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, SizeValue};
 use common::crawldir::CrawlDir;
+use common::politeness::Policy;
 
 use crate::cli::{FetchArgs, KeyArg, ProgressArg};
+use crate::round_end::TailRule;
 
 /// A configuration problem: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -43,20 +45,16 @@ pub struct Settings {
     pub agent_name: String,
     /// Contact URL.
     pub agent_url: String,
-    /// Smallest delay between requests to one queue.
-    pub min_delay: Duration,
-    /// Factor on the mean response time.
-    pub delay_factor: f64,
-    /// Crawl-delay cap.
-    pub max_crawl_delay: Duration,
-    /// Retry-After cap.
-    pub max_retry_after: Duration,
+    /// Delays, caps and failure limits.
+    pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
     pub robots_retry_delay: Duration,
     /// Worker threads.
     pub threads: usize,
-    /// Stop after this long.
+    /// Stop after this long (by default the round time, `[crawl] round_time`).
     pub time_limit: Option<Duration>,
+    /// When the round's tail ends it (see [`crate::round_end`]).
+    pub tail: TailRule,
     /// Stop when fewer queues than this have work.
     pub min_hosts: usize,
     /// Largest decoded body stored.
@@ -75,8 +73,6 @@ pub struct Settings {
     pub allow_private: bool,
     /// Static name map.
     pub hosts_file: Option<PathBuf>,
-    /// Consecutive failures before a host is dropped.
-    pub max_failures: u32,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
     /// URLs per queue held in memory.
@@ -91,35 +87,20 @@ pub struct Settings {
     pub filter: FilterConfig,
 }
 
-/// A duration in `crawl.toml`: `"250ms"`, `"5s"` or a number of seconds.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(untagged)]
-enum DurationValue {
-    Text(String),
-    Seconds(f64),
-}
-
-/// A size in `crawl.toml`: `"10MiB"` or a number of bytes.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(untagged)]
-enum SizeValue {
-    Text(String),
-    Bytes(u64),
-}
-
-/// The `[fetcher]` section: the same names as the long flags, with `_`.
+/// The `[fetcher]` section: the same names as the long flags, with `_`
+/// (the politeness keys, [`common::config::POLITENESS_KEYS`], are read by
+/// [`CrawlConfig::politeness`], since the segmenter reads them too).
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FetcherSection {
     agent_name: Option<String>,
     agent_url: Option<String>,
-    min_delay: Option<DurationValue>,
-    delay_factor: Option<f64>,
-    max_crawl_delay: Option<DurationValue>,
     max_retry_after: Option<DurationValue>,
     robots_retry_delay: Option<DurationValue>,
     threads: Option<usize>,
     time_limit: Option<DurationValue>,
+    tail_share: Option<f64>,
+    tail_time: Option<DurationValue>,
     min_hosts: Option<usize>,
     max_body: Option<SizeValue>,
     connect_timeout: Option<DurationValue>,
@@ -140,42 +121,17 @@ impl Settings {
     pub fn from_args(args: FetchArgs) -> Result<Settings, SettingsError> {
         let crawl = CrawlDir::new(&args.crawl);
         let cfg = CrawlConfig::load(&crawl.config_path())?;
-        let file: FetcherSection = cfg.section("fetcher", &cfg.fetcher)?;
-        let path = cfg.path.display().to_string();
-        let dur = |flag: Option<Duration>,
-                   key: &str,
-                   value: &Option<DurationValue>,
-                   default: Duration|
-         -> Result<Duration, SettingsError> {
-            if let Some(d) = flag {
-                return Ok(d);
-            }
-            match value {
-                None => Ok(default),
-                Some(DurationValue::Seconds(s)) if s.is_finite() && *s >= 0.0 => {
-                    Ok(Duration::from_secs_f64(*s))
-                }
-                Some(DurationValue::Seconds(s)) => Err(SettingsError::Invalid(format!(
-                    "{path}: [fetcher] {key} = {s}: a duration must be zero or positive"
-                ))),
-                Some(DurationValue::Text(t)) => parse_duration(t)
-                    .map_err(|e| SettingsError::Invalid(format!("{path}: [fetcher] {key}: {e}"))),
-            }
+        let mut own = cfg.fetcher.clone();
+        for key in common::config::POLITENESS_KEYS {
+            own.remove(key);
+        }
+        let file: FetcherSection = cfg.section("fetcher", &own)?;
+        let polite = cfg.politeness()?;
+        let dur = |flag: Option<Duration>, value: Option<DurationValue>, default: Duration| {
+            flag.or(value.map(|v| v.0)).unwrap_or(default)
         };
-        let size = |flag: Option<u64>,
-                    key: &str,
-                    value: &Option<SizeValue>,
-                    default: u64|
-         -> Result<u64, SettingsError> {
-            if let Some(s) = flag {
-                return Ok(s);
-            }
-            match value {
-                None => Ok(default),
-                Some(SizeValue::Bytes(b)) => Ok(*b),
-                Some(SizeValue::Text(t)) => parse_size(t)
-                    .map_err(|e| SettingsError::Invalid(format!("{path}: [fetcher] {key}: {e}"))),
-            }
+        let size = |flag: Option<u64>, value: Option<SizeValue>, default: u64| {
+            flag.or(value.map(|v| v.0)).unwrap_or(default)
         };
 
         let agent_name = args
@@ -188,28 +144,7 @@ impl Settings {
             .or(file.agent_url.clone())
             .or(cfg.agent.url.clone())
             .unwrap_or_default();
-        if agent_name.trim().is_empty() || agent_url.trim().is_empty() {
-            return Err(SettingsError::Invalid(format!(
-                "no user agent: a product token and a contact URL are required, so that site \
-                 owners can see who crawls them and how to reach you; pass --agent-name TOKEN \
-                 --agent-url URL, or put them in {path}:\n  [agent]\n  name = \"examplebot\"\n  \
-                 url = \"https://example.org/bot.html\""
-            )));
-        }
-        if !agent_name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return Err(SettingsError::Invalid(format!(
-                "agent name `{agent_name}`: a product token has only letters, digits, `-` and `_` \
-                 (RFC 9309)"
-            )));
-        }
-        if url::Url::parse(&agent_url).is_err() || agent_url.contains(char::is_whitespace) {
-            return Err(SettingsError::Invalid(format!(
-                "agent URL `{agent_url}` is not an absolute URL (e.g. https://example.org/bot.html)"
-            )));
-        }
+        check_agent(&agent_name, &agent_url, &cfg.path)?;
 
         let threads = args.threads.or(file.threads).unwrap_or(64);
         if threads == 0 || threads > 4096 {
@@ -217,11 +152,38 @@ impl Settings {
                 "threads = {threads}: use 1 to 4096"
             )));
         }
-        let delay_factor = args.delay_factor.or(file.delay_factor).unwrap_or(5.0);
-        if !(delay_factor.is_finite() && delay_factor >= 0.0) {
+        let defaults = Policy::default();
+        let policy = Policy {
+            min_delay: dur(args.min_delay, polite.min_delay, defaults.min_delay),
+            delay_factor: args
+                .delay_factor
+                .or(polite.delay_factor)
+                .unwrap_or(defaults.delay_factor),
+            max_crawl_delay: dur(
+                args.max_crawl_delay,
+                polite.max_crawl_delay,
+                defaults.max_crawl_delay,
+            ),
+            max_retry_after: dur(
+                args.max_retry_after,
+                file.max_retry_after,
+                defaults.max_retry_after,
+            ),
+            max_failures: args
+                .max_failures
+                .or(file.max_failures)
+                .unwrap_or(defaults.max_failures),
+        };
+        if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
             return Err(SettingsError::Invalid(format!(
-                "delay factor {delay_factor}: must be zero or positive"
+                "delay factor {}: must be zero or positive",
+                policy.delay_factor
             )));
+        }
+        if policy.max_failures == 0 {
+            return Err(SettingsError::Invalid(
+                "max failures must be at least 1".into(),
+            ));
         }
         let follow_redirects = args.follow_redirects.or(file.follow_redirects).unwrap_or(0);
         if follow_redirects > 5 {
@@ -235,74 +197,59 @@ impl Settings {
                 "queue batch must be at least 1".into(),
             ));
         }
-        let max_failures = args.max_failures.or(file.max_failures).unwrap_or(5);
-        if max_failures == 0 {
+        let tail = TailRule {
+            share: args.tail_share.or(file.tail_share).unwrap_or(0.25),
+            time: dur(args.tail_time, file.tail_time, Duration::from_secs(10)),
+        };
+        if !(tail.share.is_finite() && (0.0..=1.0).contains(&tail.share)) {
+            return Err(SettingsError::Invalid(format!(
+                "tail share {}: a share from 0 (never end a round early) to 1",
+                tail.share
+            )));
+        }
+        let round_time = args.round_time.unwrap_or_else(|| cfg.round_time());
+        if round_time.is_zero() {
             return Err(SettingsError::Invalid(
-                "max failures must be at least 1".into(),
+                "round time 0: a round needs some time (e.g. 30m)".into(),
             ));
         }
+        let time_limit = dur(args.time_limit, file.time_limit, round_time);
         let key = match args.key.or(file.key).unwrap_or(KeyArg::Host) {
             KeyArg::Host => KeyMode::Host,
             KeyArg::Domain => KeyMode::Domain,
             KeyArg::Ip => KeyMode::Ip,
         };
         let hosts_file = args.hosts_file.or(file.hosts_file.clone());
-        let download_timeout = dur(
-            args.download_timeout,
-            "download_timeout",
-            &file.download_timeout,
-            Duration::from_secs(120),
-        )?;
-        let time_limit = match (args.time_limit, &file.time_limit) {
-            (None, None) => None,
-            (flag, value) => Some(dur(flag, "time_limit", value, Duration::ZERO)?),
-        };
         Ok(Settings {
             segment: args.segment,
             agent_name,
             agent_url,
-            min_delay: dur(
-                args.min_delay,
-                "min_delay",
-                &file.min_delay,
-                Duration::from_secs(5),
-            )?,
-            delay_factor,
-            max_crawl_delay: dur(
-                args.max_crawl_delay,
-                "max_crawl_delay",
-                &file.max_crawl_delay,
-                Duration::from_secs(60),
-            )?,
-            max_retry_after: dur(
-                args.max_retry_after,
-                "max_retry_after",
-                &file.max_retry_after,
-                Duration::from_secs(600),
-            )?,
+            policy,
             robots_retry_delay: dur(
                 args.robots_retry_delay,
-                "robots_retry_delay",
-                &file.robots_retry_delay,
+                file.robots_retry_delay,
                 Duration::from_secs(60),
-            )?,
+            ),
             threads,
-            time_limit,
+            time_limit: (!time_limit.is_zero()).then_some(time_limit),
+            tail,
             min_hosts: args.min_hosts.or(file.min_hosts).unwrap_or(0),
-            max_body: size(args.max_body, "max_body", &file.max_body, 10 * 1024 * 1024)?,
+            max_body: size(args.max_body, file.max_body, 10 * 1024 * 1024),
             connect_timeout: dur(
                 args.connect_timeout,
-                "connect_timeout",
-                &file.connect_timeout,
+                file.connect_timeout,
                 Duration::from_secs(10),
-            )?,
+            ),
             first_byte_timeout: dur(
                 args.first_byte_timeout,
-                "first_byte_timeout",
-                &file.first_byte_timeout,
+                file.first_byte_timeout,
                 Duration::from_secs(30),
-            )?,
-            download_timeout,
+            ),
+            download_timeout: dur(
+                args.download_timeout,
+                file.download_timeout,
+                Duration::from_secs(120),
+            ),
             follow_redirects,
             key,
             allow_private: args.allow_private || file.allow_private.unwrap_or(false),
@@ -313,20 +260,13 @@ impl Settings {
                     p
                 }
             }),
-            max_failures,
             warc_max_size: size(
                 args.warc_max_size,
-                "warc_max_size",
-                &file.warc_max_size,
+                file.warc_max_size,
                 common::warc::DEFAULT_MAX_FILE_SIZE,
-            )?,
+            ),
             queue_batch,
-            stop_grace: dur(
-                args.stop_grace,
-                "stop_grace",
-                &file.stop_grace,
-                Duration::from_secs(10),
-            )?,
+            stop_grace: dur(args.stop_grace, file.stop_grace, Duration::from_secs(10)),
             progress: args.progress,
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),
@@ -343,6 +283,35 @@ impl Settings {
             self.agent_url
         )
     }
+}
+
+/// The product token and contact URL are required, and must be usable in a
+/// `User-Agent` header and in robots.txt matching.
+fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), SettingsError> {
+    if name.trim().is_empty() || url.trim().is_empty() {
+        return Err(SettingsError::Invalid(format!(
+            "no user agent: a product token and a contact URL are required, so that site \
+             owners can see who crawls them and how to reach you; pass --agent-name TOKEN \
+             --agent-url URL, or put them in {}:\n  [agent]\n  name = \"examplebot\"\n  \
+             url = \"https://example.org/bot.html\"",
+            config.display()
+        )));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(SettingsError::Invalid(format!(
+            "agent name `{name}`: a product token has only letters, digits, `-` and `_` \
+             (RFC 9309)"
+        )));
+    }
+    if url::Url::parse(url).is_err() || url.contains(char::is_whitespace) {
+        return Err(SettingsError::Invalid(format!(
+            "agent URL `{url}` is not an absolute URL (e.g. https://example.org/bot.html)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -370,11 +339,17 @@ mod tests {
             "https://e.org/bot",
         ])
         .unwrap();
-        assert_eq!(s.min_delay, Duration::from_secs(5));
-        assert_eq!(s.delay_factor, 5.0);
-        assert_eq!(s.max_crawl_delay, Duration::from_secs(60));
+        assert_eq!(s.policy.min_delay, Duration::from_secs(5));
+        assert_eq!(s.policy.delay_factor, 5.0);
+        assert_eq!(s.policy.max_crawl_delay, Duration::from_secs(60));
         assert_eq!(s.max_body, 10 * 1024 * 1024);
-        assert_eq!(s.max_failures, 5);
+        assert_eq!(s.policy.max_failures, 5);
+        assert_eq!(
+            s.time_limit,
+            Some(Duration::from_secs(30 * 60)),
+            "a round stops at its time"
+        );
+        assert_eq!(s.tail.share, 0.25);
         assert_eq!(s.follow_redirects, 0);
         assert!(!s.allow_private, "private addresses refused by default");
         assert_eq!(s.key, KeyMode::Host);
@@ -384,6 +359,30 @@ mod tests {
                 "examplebot/{} (+https://e.org/bot)",
                 env!("CARGO_PKG_VERSION")
             )
+        );
+    }
+
+    #[test]
+    fn the_round_time_sets_the_time_limit_unless_it_is_given() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |extra: &[&str]| {
+            let mut a = agent.to_vec();
+            a.extend_from_slice(extra);
+            settings(&a).unwrap()
+        };
+        let s = with(&["--round-time", "2m"]);
+        assert_eq!(s.time_limit, Some(Duration::from_secs(120)));
+        let s = with(&["--round-time", "2m", "--time-limit", "5m"]);
+        assert_eq!(s.time_limit, Some(Duration::from_secs(300)));
+        let s = with(&["--time-limit", "0"]);
+        assert_eq!(s.time_limit, None, "0: no limit");
+        let mut bad = agent.to_vec();
+        bad.extend_from_slice(&["--tail-share", "1.5"]);
+        assert!(
+            settings(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("tail share")
         );
     }
 

@@ -20,7 +20,8 @@ pub struct Stats {
     pub finished: String,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// Why the run ended: `complete`, `time-limit`, `min-hosts`, `signal`.
+    /// Why the run ended: `complete`, `tail` (the hosts left would mostly
+    /// make the round wait), `time-limit`, `min-hosts`, `signal`.
     pub stop_reason: String,
     /// True if this run resumed an interrupted one.
     pub resumed: bool,
@@ -50,6 +51,9 @@ pub struct Stats {
     pub warc_files: Vec<String>,
     /// Pages (non-robots responses) per second.
     pub pages_per_second: f64,
+    /// Seconds from the start of the run to its first request (resuming,
+    /// loading the segment and the host state).
+    pub startup_seconds: f64,
     /// CPU seconds used by the process.
     pub cpu_seconds: f64,
     /// Peak resident memory of the process, bytes.

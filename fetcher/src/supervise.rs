@@ -1,6 +1,7 @@
 //! Watching a run: the progress display, the stopping criteria (signals,
-//! `--time-limit`, `--min-hosts`), the grace period for requests in flight,
-//! and a failed writer, which stops everything at once.
+//! the round's tail ([`crate::round_end`]), `--time-limit`, `--min-hosts`),
+//! the grace period for requests in flight, and a failed writer, which
+//! stops everything at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -19,6 +20,8 @@ use crate::worker::Shared;
 pub enum Stop {
     /// Every URL was handled.
     Complete,
+    /// The hosts left would mostly make the round wait ([`crate::round_end`]).
+    Tail,
     /// `--time-limit` reached.
     TimeLimit,
     /// Fewer than `--min-hosts` queues had work.
@@ -34,6 +37,7 @@ impl Stop {
     pub fn reason(self) -> &'static str {
         match self {
             Stop::Complete => "complete",
+            Stop::Tail => "tail",
             Stop::TimeLimit => "time-limit",
             Stop::MinHosts => "min-hosts",
             Stop::Signal => "signal",
@@ -61,6 +65,8 @@ pub fn supervise(
     let mut progress = Progress::new(progress_mode(s.progress));
     let mut stop = Stop::Complete;
     let mut grace_ends: Option<Instant> = None;
+    // The tail rule looks at every key: a few times a second is enough.
+    let mut next_pace = Instant::now();
     loop {
         if frontier.wait_idle(Duration::from_millis(100)) {
             break;
@@ -80,27 +86,47 @@ pub fn supervise(
         }
         progress.tick(&shared.counters, frontier.counts());
         if stop == Stop::Complete {
+            let mut why = String::new();
             stop = if signals.load(Ordering::SeqCst) > 0 {
+                why.push_str("signal received; a second one exits at once");
                 Stop::Signal
             } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                why.push_str("time limit reached");
                 Stop::TimeLimit
             } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
+                why.push_str("too few hosts left with work");
                 Stop::MinHosts
+            } else if Instant::now() >= next_pace && {
+                next_pace = Instant::now() + PACE_EVERY;
+                let pace = frontier.pace();
+                let ends = s.tail.ends_round(&pace);
+                if ends {
+                    why = format!("end of the round: {}", s.tail.explain(&pace));
+                }
+                ends
+            } {
+                Stop::Tail
             } else {
                 continue;
             };
             progress.clear();
             diag.say(&format!(
-                "stopping ({}): finishing requests in flight, at most {:?}",
-                match stop {
-                    Stop::Signal => "signal received; a second one exits at once",
-                    Stop::TimeLimit => "time limit reached",
-                    _ => "too few hosts left with work",
-                },
+                "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
             ));
+            if stop != Stop::Signal {
+                // The round ends: a request that gets no answer within the
+                // grace period counts as a timeout, and hosts that already
+                // failed in this run are not waited for.
+                shared.ending_round.store(true, Ordering::SeqCst);
+            }
             shared.stopping.store(true, Ordering::SeqCst);
             frontier.stop();
+            if stop != Stop::Signal {
+                for key in frontier.busy_failing() {
+                    shared.client.abort(key);
+                }
+            }
             grace_ends = Some(Instant::now() + s.stop_grace);
         } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
             diag.say("grace period over: abandoning requests in flight");
@@ -111,6 +137,9 @@ pub fn supervise(
     progress.clear();
     stop
 }
+
+/// How often the tail rule is checked.
+const PACE_EVERY: Duration = Duration::from_millis(250);
 
 fn progress_mode(arg: ProgressArg) -> Mode {
     match arg {

@@ -13,14 +13,21 @@ use common::filter::UrlFilter;
 use common::hoststate::RobotsEntry;
 use common::segment::{SegmentRecord, Via};
 
+use common::politeness::Policy;
+
+use crate::contacts::Journal;
 use crate::feed::{KeyOf, WorkFile};
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
-use crate::hoststore::{HostUpdate, now_ms};
+use crate::hoststore::{HostUpdate, now_ms, unix_ms};
 use crate::http::{Client, Failure, Response};
-use crate::politeness::Policy;
 use crate::progress::Counters;
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::store::{Fetched, Msg, error_line, is_retryable};
+
+/// A duration in whole milliseconds, as the host state keeps it.
+fn millis(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
 
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
 const ROBOTS_REDIRECTS: u32 = 5;
@@ -37,6 +44,12 @@ pub struct Shared {
     pub counters: Arc<Counters>,
     /// Set when stopping: failures from here on are interruptions.
     pub stopping: Arc<AtomicBool>,
+    /// Set (with `stopping`) when the stop ends the round (tail, time limit,
+    /// min-hosts) rather than interrupting it (a signal): a request then
+    /// abandoned without an answer counts as a timeout.
+    pub ending_round: AtomicBool,
+    /// The contacts journal, written before each request.
+    pub journal: Journal,
     /// Why the run cannot go on (the work file cannot be read), if it cannot.
     pub failure: Mutex<Option<String>>,
     /// Product token for robots.txt.
@@ -68,7 +81,7 @@ impl Shared {
 
     /// Records an error that ends the run (the first one is kept) and stops
     /// handing out work.
-    fn fail(&self, message: String) {
+    pub fn fail(&self, message: String) {
         self.failure
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -118,8 +131,9 @@ impl Worker {
                     host,
                     url,
                     hops,
-                } => self.robots(key, owner, &host, &url, hops),
-                Task::Fetch { key, job } => self.fetch(key, job),
+                    delay,
+                } => self.robots(key, owner, &host, &url, hops, delay),
+                Task::Fetch { key, job, delay } => self.fetch(key, job, delay),
             }
         }
         for s in skipped.drain(..) {
@@ -171,6 +185,46 @@ impl Worker {
         })));
     }
 
+    /// Writes the journal line of a request about to go to `host`; false
+    /// (and the run fails) if it cannot be written: a request nobody would
+    /// know of after a crash is not sent.
+    fn note_contact(&self, host: &str, delay: Duration) -> bool {
+        match self.shared.journal.record(host, delay) {
+            Ok(()) => true,
+            Err(e) => {
+                self.shared.fail(format!(
+                    "{}: cannot record a request before sending it: {e}",
+                    self.shared.journal.path().display()
+                ));
+                false
+            }
+        }
+    }
+
+    /// True if a failure is the run stopping under a request (not something
+    /// the host did); then, if the stop ends the round, `f` becomes the
+    /// timeout it stands for and false is returned: the attempt counts.
+    fn interrupted_by_stop(&self, f: &mut Failure) -> bool {
+        let sh = &self.shared;
+        if !(sh.stopping.load(Ordering::SeqCst)
+            && matches!(
+                f.code,
+                ErrorCode::Timeout | ErrorCode::Connect | ErrorCode::Protocol
+            ))
+        {
+            return false;
+        }
+        if !sh.ending_round.load(Ordering::SeqCst) {
+            return true;
+        }
+        f.code = ErrorCode::Timeout;
+        f.message = format!(
+            "no answer after {:.1}s; abandoned when the round ended",
+            f.elapsed.as_secs_f64()
+        );
+        false
+    }
+
     fn log_failure(&self, url: &str, via: Via, hops: u32, f: &Failure) {
         let line = error_line(url, via, hops, f.code, f.message.clone(), f.elapsed);
         self.send(Msg::Log(line));
@@ -181,17 +235,39 @@ impl Worker {
     /// its `hops`-th redirect. Each response is stored and logged; a
     /// redirect (up to five) is reported for the frontier to schedule on
     /// its target's queue, the end of the chain gives the rules.
-    fn robots(&self, key: KeyId, owner: KeyId, host: &str, url: &str, hops: u32) {
+    fn robots(&self, key: KeyId, owner: KeyId, host: &str, url: &str, hops: u32, delay: Duration) {
         let sh = &self.shared;
-        let done = |report: RobotsReport, elapsed: Option<Duration>| {
-            sh.frontier.robots_done(key, owner, host, report, elapsed);
+        let parsed = url::Url::parse(url);
+        let url_host = parsed
+            .as_ref()
+            .map(|u| common::urlnorm::host_of(u).to_string())
+            .unwrap_or_default();
+        // Tells the frontier, and the host state when a request went out.
+        let done = |report: RobotsReport, elapsed: Option<Duration>, contacted: bool| {
+            let at = sh.frontier.robots_done(key, owner, host, report, elapsed);
+            if contacted {
+                let _ = self.hosts.send(HostUpdate::Contact {
+                    host: url_host.clone(),
+                    next_contact_ms: unix_ms(at),
+                });
+            }
         };
         // Let each URL of the host be tried (and refused, and logged) on its own.
-        let allow_all = || done(RobotsReport::Rules(Arc::new(Robots::allow_all())), None);
-        let Ok(url) = url::Url::parse(url) else {
-            allow_all();
+        let allow_all = |contacted| {
+            done(
+                RobotsReport::Rules(Arc::new(Robots::allow_all())),
+                None,
+                contacted,
+            )
+        };
+        let Ok(url) = parsed else {
+            allow_all(false);
             return;
         };
+        if !self.note_contact(&url_host, delay) {
+            done(RobotsReport::Interrupted, None, false);
+            return;
+        }
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
         // A name that does not resolve will not resolve a minute later:
         // asking again would only hold the host's URLs back.
@@ -221,7 +297,7 @@ impl Worker {
                     self.store_response(url.as_str(), Via::Robots, 0, r, note);
                     match target {
                         Some(_) if sh.stopping.load(Ordering::Relaxed) => {
-                            done(RobotsReport::Interrupted, None);
+                            done(RobotsReport::Interrupted, None, true);
                             return;
                         }
                         Some(t) if hops < ROBOTS_REDIRECTS => {
@@ -230,22 +306,22 @@ impl Worker {
                                 url: t.to_string(),
                                 hops: hops + 1,
                             };
-                            done(report, Some(elapsed));
+                            done(report, Some(elapsed), true);
                             return;
                         }
                         Some(_) => (RobotsOutcome::TooManyRedirects, Vec::new(), elapsed),
                         None => (RobotsOutcome::Status(status), body, elapsed),
                     }
                 }
-                Err(f) => {
-                    if sh.stopping.load(Ordering::Relaxed) {
-                        done(RobotsReport::Interrupted, None);
+                Err(mut f) => {
+                    if self.interrupted_by_stop(&mut f) {
+                        done(RobotsReport::Interrupted, None, true);
                         return;
                     }
                     self.log_failure(url.as_str(), Via::Robots, 0, &f);
                     if f.code == ErrorCode::PrivateAddress {
                         // Nothing on this host can be fetched: no use waiting.
-                        allow_all();
+                        allow_all(false);
                         return;
                     }
                     no_such_host = f.code == ErrorCode::Dns;
@@ -277,12 +353,20 @@ impl Worker {
                 ask_again: !no_such_host,
             },
         };
-        done(report, Some(elapsed));
+        done(report, Some(elapsed), true);
     }
 
-    fn fetch(&self, key: KeyId, job: Job) {
+    fn fetch(&self, key: KeyId, job: Job, delay: Duration) {
         let sh = &self.shared;
         let mut report = FetchReport::default();
+        if !self.note_contact(&job.rec.host, delay) {
+            report.interrupted = Some(job);
+            sh.frontier.fetch_done(key, report);
+            return;
+        }
+        let host = job.rec.host.clone();
+        // What the host state learns: the response time, and whether it failed.
+        let mut outcome: Option<(Option<u32>, bool)> = None;
         match sh.client.fetch(key, &job.rec.url, sh.max_body) {
             Ok(r) => {
                 let status = r.status;
@@ -325,11 +409,7 @@ impl Worker {
                 if failed {
                     sh.counters.error();
                 }
-                let _ = self.hosts.send(HostUpdate::Request {
-                    host: job.rec.host.clone(),
-                    response_ms: Some(r.elapsed.as_millis().min(u32::MAX as u128) as u32),
-                    failed,
-                });
+                outcome = Some((Some(millis(r.elapsed)), failed));
                 sh.counters.page(r.payload.len() as u64);
                 if let Some(t) = target
                     && job.redirects < sh.follow_redirects
@@ -338,15 +418,15 @@ impl Worker {
                 }
                 self.store_response(&job.rec.url, job.rec.via, job.rec.hops, r, notes.join("; "));
             }
-            Err(f) => {
-                if sh.stopping.load(Ordering::Relaxed)
-                    && matches!(
-                        f.code,
-                        ErrorCode::Timeout | ErrorCode::Connect | ErrorCode::Protocol
-                    )
-                {
+            Err(mut f) => {
+                if self.interrupted_by_stop(&mut f) {
+                    // Back to the queue untried; the host was contacted all the same.
                     report.interrupted = Some(job);
-                    sh.frontier.fetch_done(key, report);
+                    let (at, _) = sh.frontier.fetch_done(key, report);
+                    let _ = self.hosts.send(HostUpdate::Contact {
+                        host,
+                        next_contact_ms: unix_ms(at),
+                    });
                     return;
                 }
                 sh.counters.error();
@@ -363,18 +443,32 @@ impl Worker {
                 );
                 report.failed = counts;
                 if counts {
-                    let _ = self.hosts.send(HostUpdate::Request {
-                        host: job.rec.host.clone(),
-                        response_ms: None,
-                        failed: true,
-                    });
+                    // A timeout is a response time too: at least that long.
+                    let took = (f.code == ErrorCode::Timeout).then(|| millis(f.elapsed));
+                    report.response_time = took.map(|_| f.elapsed);
+                    outcome = Some((took, true));
                 }
                 if is_retryable(status) {
                     report.retry = Some(job.retry());
                 }
             }
         }
-        if !sh.frontier.fetch_done(key, report) {
+        let (at, more) = sh.frontier.fetch_done(key, report);
+        let next_contact_ms = unix_ms(at);
+        let update = match outcome {
+            Some((response_ms, failed)) => HostUpdate::Request {
+                host,
+                response_ms,
+                failed,
+                next_contact_ms,
+            },
+            None => HostUpdate::Contact {
+                host,
+                next_contact_ms,
+            },
+        };
+        let _ = self.hosts.send(update);
+        if !more {
             sh.client.forget(key);
         }
     }
@@ -405,6 +499,7 @@ impl Worker {
                     inlinks: 0,
                     via: Via::Redirect,
                     tries: 0,
+                    not_before: None,
                 },
                 redirects: from.redirects + 1,
             },

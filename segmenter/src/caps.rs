@@ -1,5 +1,12 @@
 //! The per-host cap and the order of a host's URLs in a segment.
 //!
+//! A host's cap is the smaller of `--max-per-host` and what its delay allows
+//! in a round ([`Budget`]): with `--round-time` 30m, a host the fetcher asks
+//! every 5 s gets 359 URLs (one cycle goes to its robots.txt), one with a
+//! `Crawl-delay` of 60 s gets 30, so that the hosts of a segment finish
+//! together. A host that may not be asked before the round is over (its
+//! next allowed contact, kept in `hosts.db`, is later) gets none.
+//!
 //! URLs arrive grouped by host (the sort key starts with domain and host).
 //! [`HostCap`] keeps the best `cap` URLs of the current host: most in-links
 //! first, then fewest hops, then the URL itself (so the order is total and
@@ -8,10 +15,85 @@
 //! handed to the backlog at once.
 
 use std::cmp::Ordering;
+use std::time::Duration;
 
 use common::bloom::BloomHash;
+use common::hoststate::HostDb;
+use common::politeness::{Policy, Timing};
 
 use crate::candidates::Meta;
+use crate::error::Error;
+
+/// What a round plans for one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostPlan {
+    /// URLs of the host the segment takes.
+    pub cap: u64,
+    /// The cap comes from the round time (not `--max-per-host`).
+    pub by_time: bool,
+    /// The host's next allowed contact (Unix ms), if it is still to come.
+    pub not_before: Option<i64>,
+}
+
+/// How many URLs of each host fit in a round, from the host state.
+pub struct Budget {
+    db: Option<HostDb>,
+    policy: Policy,
+    round: Duration,
+    max_per_host: u64,
+    now_ms: i64,
+}
+
+impl Budget {
+    /// Plans rounds of `round` with `policy` and the host state in `db`
+    /// (`None`: no host known yet), `max_per_host` URLs at most, as of
+    /// `now_ms` (Unix ms).
+    pub fn new(
+        db: Option<HostDb>,
+        policy: Policy,
+        round: Duration,
+        max_per_host: u64,
+        now_ms: i64,
+    ) -> Budget {
+        Budget {
+            db,
+            policy,
+            round,
+            max_per_host,
+            now_ms,
+        }
+    }
+
+    /// The plan for `host`: as many URLs as its cycle (delay plus response
+    /// time, [`Policy::cycle`]) allows in the part of the round after its
+    /// next allowed contact, less one cycle if its robots.txt must be asked
+    /// first; at least one if any time is left, and at most `max_per_host`.
+    pub fn plan(&mut self, host: &str) -> Result<HostPlan, Error> {
+        let state = match &self.db {
+            Some(db) => db.get(host)?,
+            None => None,
+        };
+        let (timing, wait_ms, robots_known) = match &state {
+            Some(s) => (
+                Timing::of_host(s),
+                s.next_contact_ms.map_or(0, |t| t - self.now_ms).max(0),
+                s.robots.as_ref().is_some_and(|r| r.reusable(self.now_ms)),
+            ),
+            None => (Timing::default(), 0, false),
+        };
+        let wait = Duration::from_millis(wait_ms as u64);
+        let window = self.round.saturating_sub(wait);
+        let mut fit = self.policy.requests_within(&timing, window);
+        if !robots_known && fit > 1 {
+            fit -= 1;
+        }
+        Ok(HostPlan {
+            cap: fit.min(self.max_per_host),
+            by_time: fit < self.max_per_host,
+            not_before: (wait_ms > 0).then_some(self.now_ms + wait_ms),
+        })
+    }
+}
 
 /// One URL of the current host.
 #[derive(Debug, Clone)]
@@ -54,14 +136,22 @@ pub struct HostCap {
 }
 
 impl HostCap {
-    /// A selector keeping `cap` URLs per host.
+    /// A selector keeping `cap` URLs per host (until [`HostCap::set_cap`]).
     pub fn new(cap: u64) -> HostCap {
-        HostCap {
-            cap: usize::try_from(cap).unwrap_or(usize::MAX).max(1),
+        let mut c = HostCap {
+            cap: 0,
             picks: Vec::new(),
             len: 0,
             overflowed: false,
-        }
+        };
+        c.set_cap(cap);
+        c
+    }
+
+    /// Sets the cap of the next host (call between hosts). A cap of 0 sends
+    /// every URL of the host to the backlog.
+    pub fn set_cap(&mut self, cap: u64) {
+        self.cap = usize::try_from(cap).unwrap_or(usize::MAX);
     }
 
     /// Adds a URL of the current host. When the selector is full, the worse
@@ -86,7 +176,7 @@ impl HostCap {
         slot.meta = meta;
         slot.hash = hash;
         self.len += 1;
-        if self.len >= self.cap.saturating_mul(2) {
+        if self.len >= self.cap.saturating_mul(2).max(1) {
             self.trim(emit)?;
         }
         Ok(())
@@ -97,7 +187,9 @@ impl HostCap {
             return Ok(());
         }
         let live = &mut self.picks[..self.len];
-        live.select_nth_unstable_by(self.cap, priority);
+        if self.cap > 0 {
+            live.select_nth_unstable_by(self.cap, priority);
+        }
         live[self.cap..].sort_unstable_by(priority);
         for p in &live[self.cap..] {
             emit(p, Fate::Backlog)?;

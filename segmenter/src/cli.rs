@@ -16,8 +16,8 @@ use common::config::{parse_duration, parse_size};
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v1.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v1.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v2.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v2.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -68,9 +68,13 @@ pub enum Command {
         #[command(flatten)]
         flags: RoundFlags,
     },
+    /// The long flags of `run` and `inject`, one per line (`--name=` when
+    /// it takes a value), for scripts that pass flags on (scripts/crawl.sh).
+    #[command(hide = true)]
+    Flags,
     /// Print a summary of a segment, leftover or backlog file.
     Inspect {
-        /// A `*.v1.tsv.zst` file.
+        /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -109,6 +113,24 @@ pub struct RoundFlags {
     /// backlog for a later round [default: 1000]
     #[arg(long, value_name = "N", help_heading = "Segments")]
     pub max_per_host: Option<NonZeroU64>,
+    /// Target length of a round (`[crawl] round_time`, shared with the
+    /// fetcher): each host gets as many URLs as its delay allows in this
+    /// time, so that hosts finish together; the rest waits in the backlog
+    /// [default: 30m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
+    pub round_time: Option<Duration>,
+    /// The fetcher's smallest delay between two requests to a host
+    /// (`[fetcher] min_delay`), to plan rounds [default: 5s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
+    pub min_delay: Option<Duration>,
+    /// The fetcher's factor on a host's mean response time (`[fetcher]
+    /// delay_factor`), to plan rounds [default: 5]
+    #[arg(long, value_name = "FACTOR", help_heading = "Segments")]
+    pub delay_factor: Option<f64>,
+    /// The fetcher's largest Crawl-delay honoured (`[fetcher]
+    /// max_crawl_delay`), to plan rounds [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
+    pub max_crawl_delay: Option<Duration>,
     /// At most N URLs per segment; a round with more writes several
     /// segments with consecutive IDs [default: 1000000]
     #[arg(long, value_name = "N", help_heading = "Segments")]
@@ -181,6 +203,33 @@ pub struct RoundFlags {
     /// Calendar traps: a year further ahead than this is refused [default: 1]
     #[arg(long, value_name = "N", help_heading = "Filters")]
     pub max_years_ahead: Option<i64>,
+}
+
+/// The flags that are the fetcher's settings too (it reads the same keys
+/// of `crawl.toml`): a script passes them to both programs.
+pub const SHARED_WITH_FETCHER: [&str; 4] =
+    ["round-time", "min-delay", "delay-factor", "max-crawl-delay"];
+
+/// `--name=` / `--name` lines for the flags of `run` (see [`Command::Flags`]),
+/// with ` shared` after those in [`SHARED_WITH_FETCHER`].
+pub fn round_flags() -> String {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let run = cli.find_subcommand("run").expect("run is a subcommand");
+    let list = common::config::flag_list(
+        run.get_arguments()
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+    );
+    list.lines()
+        .map(|line| {
+            let name = line.trim_start_matches("--").trim_end_matches('=');
+            if SHARED_WITH_FETCHER.contains(&name) {
+                format!("{line} shared\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

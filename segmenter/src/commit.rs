@@ -2,7 +2,7 @@
 //! not at all.
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
-//! segments, a copy of `seen.bloom`, the new `backlog.v1.tsv.zst`,
+//! segments, a copy of `seen.bloom`, the new `backlog.v2.tsv.zst`,
 //! `consumed.txt` and (for `inject`) `scope.seeds`. [`Staging::commit`]
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
 //! them, then renames each into place, then removes the staging directory.
@@ -248,6 +248,17 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         }
         moved.push(rel.to_string());
     }
+    // The backlog just moved in replaces one of an older format version,
+    // if the crawl has one (the new name differs: the old file would stay).
+    let backlog = format!("backlog{}", common::segment::FILE_SUFFIX);
+    if root.join(&backlog).exists() {
+        for v in common::segment::READ_VERSIONS {
+            let old = root.join(format!("backlog{}", common::segment::file_suffix(v)));
+            if v != common::segment::FORMAT_VERSION && old.exists() {
+                fs::remove_file(&old).map_err(Error::io(&old))?;
+            }
+        }
+    }
     let segments = root.join("segments");
     if segments.is_dir() {
         sync_dir(&segments).map_err(Error::io(&segments))?;
@@ -302,7 +313,7 @@ mod tests {
 
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
-        fs::write(s.segments_dir().join("00002.v1.tsv.zst"), b"seg").unwrap();
+        fs::write(s.segments_dir().join("00002.v2.tsv.zst"), b"seg").unwrap();
         fs::write(s.consumed_path(), b"00001\n").unwrap();
         fs::write(s.bloom_path(), b"bloom").unwrap();
         s
@@ -314,7 +325,7 @@ mod tests {
         let moved = stage(&c).commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v1.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v2.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -352,12 +363,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v1.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v2.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v1.tsv.zst"),
+            s.segments_dir().join("00002.v2.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -385,7 +396,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v1.tsv.zst"));
+        assert!(safe_relative("segments/00002.v2.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

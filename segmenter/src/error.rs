@@ -32,6 +32,9 @@ pub enum Error {
     /// A segment file cannot be read or written.
     #[error(transparent)]
     Segment(#[from] common::segment::SegmentError),
+    /// `hosts.db` cannot be read.
+    #[error(transparent)]
+    HostDb(#[from] common::hoststate::HostDbError),
     /// Another segmenter holds the crawl directory's lock.
     #[error(
         "{0}: another segmenter is working on this crawl directory (lock held); try again when it has finished"

@@ -65,5 +65,9 @@ fn dispatch(cli: Cli) -> Result<(), Error> {
         } => inject::inject(&crawl, &seeds, &flags),
         Command::Run { crawl, flags } => run::run(&crawl, &flags),
         Command::Inspect { file, json } => inspect::inspect(&file, json),
+        Command::Flags => {
+            print!("{}", cli::round_flags());
+            Ok(())
+        }
     }
 }

@@ -35,8 +35,15 @@ pub struct Output {
 }
 
 /// Fills `rec` with a URL of `host` going where `fate` says (`via` is
-/// `backlog` for the backlog).
-pub fn fill_record(rec: &mut SegmentRecord, host: &str, pick: &Pick, fate: Fate) {
+/// `backlog` for the backlog); a URL going into a segment carries its host's
+/// next allowed contact, `not_before`.
+pub fn fill_record(
+    rec: &mut SegmentRecord,
+    host: &str,
+    pick: &Pick,
+    fate: Fate,
+    not_before: Option<i64>,
+) {
     rec.host.clear();
     rec.host.push_str(host);
     rec.url.clear();
@@ -47,6 +54,10 @@ pub fn fill_record(rec: &mut SegmentRecord, host: &str, pick: &Pick, fate: Fate)
     rec.via = match fate {
         Fate::Segment | Fate::Fetched => pick.meta.via,
         Fate::Backlog => Via::Backlog,
+    };
+    rec.not_before = match fate {
+        Fate::Segment => not_before,
+        Fate::Backlog | Fate::Fetched => None,
     };
 }
 

@@ -157,8 +157,13 @@ pub struct Selection {
     pub already_fetched: u64,
     /// Hosts with at least one URL scheduled.
     pub hosts: u64,
-    /// Hosts that hit the per-host cap.
+    /// Hosts that hit `--max-per-host`.
     pub capped_hosts: u64,
+    /// Hosts with more URLs than their delay allows in a round.
+    pub time_capped_hosts: u64,
+    /// Hosts that may not be asked before the round is over: all their
+    /// URLs wait in the backlog.
+    pub waiting_hosts: u64,
 }
 
 /// The Bloom filter's state after the round.
@@ -270,6 +275,8 @@ impl Report {
         line("scheduled:", s.scheduled.to_string());
         line("hosts:", s.hosts.to_string());
         line("capped hosts:", s.capped_hosts.to_string());
+        line("time-capped hosts:", s.time_capped_hosts.to_string());
+        line("waiting hosts:", s.waiting_hosts.to_string());
         line("to backlog:", s.backlogged.to_string());
         if self.command == "run" {
             line("already fetched:", s.already_fetched.to_string());

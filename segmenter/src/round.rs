@@ -17,7 +17,7 @@ use common::filter::UrlFilter;
 use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::candidates::{Meta, host_prefix, split_key};
-use crate::caps::{Fate, HostCap, Pick};
+use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed, read_list};
 use crate::error::Error;
 use crate::log::RunLog;
@@ -149,12 +149,20 @@ fn build(
         counts: scanned.counts,
         ..Report::default()
     };
+    let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
+    let budget = Budget::new(
+        hosts_db,
+        settings.policy.clone(),
+        settings.round_time,
+        settings.max_per_host,
+        common::timefmt::unix_millis(std::time::SystemTime::now()),
+    );
     let selected = select(
         merger,
         &seen,
         progress,
         output,
-        settings.max_per_host,
+        budget,
         plan.record_seed_domains,
     )?;
     report.selection = selected.selection;
@@ -209,13 +217,13 @@ struct Batch {
 }
 
 impl Batch {
-    fn push(&mut self, fate: Fate, host: &str, pick: &Pick) {
+    fn push(&mut self, fate: Fate, host: &str, pick: &Pick, not_before: Option<i64>) {
         if self.len == self.recs.len() {
             self.recs.push((fate, SegmentRecord::default(), pick.hash));
         }
         let slot = &mut self.recs[self.len];
         slot.0 = fate;
-        fill_record(&mut slot.1, host, pick, fate);
+        fill_record(&mut slot.1, host, pick, fate, not_before);
         slot.2 = pick.hash;
         self.len += 1;
     }
@@ -232,13 +240,14 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn push(&mut self, fate: Fate, host: &str, pick: &Pick, sel: &mut Selection) {
+    fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
         match fate {
             Fate::Segment => sel.scheduled += 1,
             Fate::Backlog => sel.backlogged += 1,
             Fate::Fetched => sel.already_fetched += 1,
         }
-        self.batch.push(fate, host, pick);
+        self.batch
+            .push(fate, &host.name, pick, host.plan.not_before);
         if self.batch.len == BATCH {
             self.send();
         }
@@ -255,8 +264,14 @@ impl Sink<'_> {
     }
 }
 
+/// The host whose URLs the selection is going through, and its plan.
+struct HostNow {
+    name: String,
+    plan: HostPlan,
+}
+
 /// Ends the current host: its best URLs to the segments, the rest to the backlog.
-fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection) {
+fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Selection) {
     let before = sel.scheduled;
     let capped = cap
         .finish_host(&mut |p: &Pick, fate| {
@@ -265,7 +280,15 @@ fn end_host(cap: &mut HostCap, host: &str, sink: &mut Sink, sel: &mut Selection)
         })
         .unwrap_or(false);
     sel.hosts += u64::from(sel.scheduled > before);
-    sel.capped_hosts += u64::from(capped);
+    if capped {
+        if host.plan.cap == 0 {
+            sel.waiting_hosts += 1;
+        } else if host.plan.by_time {
+            sel.time_capped_hosts += 1;
+        } else {
+            sel.capped_hosts += 1;
+        }
+    }
 }
 
 /// What [`select`] did.
@@ -279,8 +302,8 @@ struct Selected {
     domains: Vec<String>,
 }
 
-/// Every URL out of the merge is scheduled: the best `max_per_host` of each
-/// host into the segments, the rest into the backlog. With `collect_domains`,
+/// Every URL out of the merge is scheduled: the best of each host, as many
+/// as its [`Budget`] plans, into the segments, the rest into the backlog. With `collect_domains`,
 /// the registrable domains met are collected too (for `scope.seeds`). Three
 /// threads in a pipeline: this one merges and caps; the next inserts into
 /// `seen.bloom` (in output order, so that the file is the same on every
@@ -290,7 +313,7 @@ fn select(
     seen: &Seen,
     progress: &Progress,
     mut output: Output,
-    max_per_host: u64,
+    mut budget: Budget,
     collect_domains: bool,
 ) -> Result<Selected, Error> {
     let mut selection = Selection::default();
@@ -338,11 +361,18 @@ fn select(
             recycled,
             alive: true,
         };
-        let mut cap = HostCap::new(max_per_host);
+        let mut cap = HostCap::new(0);
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
         let mut current = Vec::new(); // `domain TAB host TAB` of the current host
-        let mut host = String::new();
+        let mut host = HostNow {
+            name: String::new(),
+            plan: HostPlan {
+                cap: 0,
+                by_time: false,
+                not_before: None,
+            },
+        };
         let result = (|| -> Result<(), Error> {
             while sink.alive && merger.next_into(&mut key, &mut meta)? {
                 let Some(parts) = split_key(&key) else {
@@ -356,8 +386,10 @@ fn select(
                     end_host(&mut cap, &host, &mut sink, sel);
                     current.clear();
                     current.extend_from_slice(host_prefix(&key));
-                    host.clear();
-                    host.push_str(parts.host);
+                    host.name.clear();
+                    host.name.push_str(parts.host);
+                    host.plan = budget.plan(parts.host)?;
+                    cap.set_cap(host.plan.cap);
                 }
                 if meta.fetched {
                     let pick = Pick {

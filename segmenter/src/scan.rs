@@ -74,7 +74,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A `.warc.gz` file of a fetched run.
     Warc(PathBuf),
-    /// A fetched run's `leftover.v1.tsv.zst`.
+    /// A fetched run's `leftover.v2.tsv.zst` (or `.v1.`).
     Leftover(PathBuf),
     /// The crawl's backlog.
     Backlog(PathBuf),

@@ -8,11 +8,10 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::config::{
-    CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, parse_duration, parse_size,
-};
+use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, ScopeMode, SizeValue};
 use common::crawldir::CrawlDir;
-use serde::{Deserialize, Deserializer};
+use common::politeness::Policy;
+use serde::Deserialize;
 
 use crate::cli::{RoundFlags, ScopeArg};
 use crate::error::Error;
@@ -28,11 +27,11 @@ pub const MIN_MEMORY: u64 = 16 * 1024;
 #[serde(deny_unknown_fields)]
 pub struct SegmenterSection {
     /// `--memory`.
-    pub memory: Option<Size>,
+    pub memory: Option<SizeValue>,
     /// `--threads`.
     pub threads: Option<NonZeroUsize>,
     /// `--progress-interval`.
-    pub progress_interval: Option<Interval>,
+    pub progress_interval: Option<DurationValue>,
     /// `--max-per-host`.
     pub max_per_host: Option<NonZeroU64>,
     /// `--max-segment-size`.
@@ -48,48 +47,7 @@ pub struct SegmenterSection {
     /// `--max-links-per-page`.
     pub max_links_per_page: Option<NonZeroUsize>,
     /// `--max-page-size`.
-    pub max_page_size: Option<Size>,
-}
-
-/// A size in `crawl.toml`: an integer (bytes) or a string such as `"512MB"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Size(pub u64);
-
-impl<'de> Deserialize<'de> for Size {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Size, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) => Ok(Size(n)),
-            Raw::Text(s) => parse_size(&s).map(Size).map_err(serde::de::Error::custom),
-        }
-    }
-}
-
-/// A duration in `crawl.toml`: a number of seconds or a string such as `"30s"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interval(pub Duration);
-
-impl<'de> Deserialize<'de> for Interval {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interval, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Secs(f64),
-            Text(String),
-        }
-        let text = match Raw::deserialize(d)? {
-            Raw::Secs(n) => n.to_string(),
-            Raw::Text(s) => s,
-        };
-        parse_duration(&text)
-            .map(Interval)
-            .map_err(serde::de::Error::custom)
-    }
+    pub max_page_size: Option<SizeValue>,
 }
 
 /// Everything `inject` and `run` need to know, validated.
@@ -105,6 +63,10 @@ pub struct Settings {
     pub progress_interval: Duration,
     /// URLs of one host per segment.
     pub max_per_host: u64,
+    /// Target length of a round.
+    pub round_time: Duration,
+    /// The fetcher's politeness, to plan how many URLs of a host fit in a round.
+    pub policy: Policy,
     /// URLs per segment.
     pub max_segment_size: u64,
     /// Segments per round, split by host.
@@ -149,6 +111,35 @@ impl Settings {
             .memory
             .or(file.memory.map(|s| s.0))
             .unwrap_or(DEFAULT_MEMORY);
+        let polite = cfg.politeness()?;
+        let defaults = Policy::default();
+        let policy = Policy {
+            min_delay: flags
+                .min_delay
+                .or(polite.min_delay.map(|d| d.0))
+                .unwrap_or(defaults.min_delay),
+            delay_factor: flags
+                .delay_factor
+                .or(polite.delay_factor)
+                .unwrap_or(defaults.delay_factor),
+            max_crawl_delay: flags
+                .max_crawl_delay
+                .or(polite.max_crawl_delay.map(|d| d.0))
+                .unwrap_or(defaults.max_crawl_delay),
+            ..defaults
+        };
+        if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
+            return Err(Error::Usage(format!(
+                "--delay-factor {}: must be zero or positive",
+                policy.delay_factor
+            )));
+        }
+        let round_time = flags.round_time.unwrap_or_else(|| cfg.round_time());
+        if round_time.is_zero() {
+            return Err(Error::Usage(
+                "--round-time 0: a round needs some time (e.g. 30m)".into(),
+            ));
+        }
         if memory < MIN_MEMORY {
             return Err(Error::Usage(format!(
                 "--memory {memory}: at least {MIN_MEMORY} bytes are needed"
@@ -231,6 +222,8 @@ impl Settings {
                 .max_per_host
                 .or(file.max_per_host)
                 .map_or(1000, NonZeroU64::get),
+            round_time,
+            policy,
             max_segment_size: flags
                 .max_segment_size
                 .or(file.max_segment_size)
@@ -302,17 +295,17 @@ mod tests {
     #[test]
     fn sizes_in_the_file_are_numbers_or_strings() {
         let (_, section) = config("[segmenter]\nmemory = 1000000\nmax_page_size = \"1MiB\"\n");
-        assert_eq!(section.memory, Some(Size(1_000_000)));
-        assert_eq!(section.max_page_size, Some(Size(1024 * 1024)));
+        assert_eq!(section.memory, Some(SizeValue(1_000_000)));
+        assert_eq!(section.max_page_size, Some(SizeValue(1024 * 1024)));
         let (_, section) = config("[segmenter]\nprogress_interval = 30\n");
         assert_eq!(
             section.progress_interval,
-            Some(Interval(Duration::from_secs(30)))
+            Some(DurationValue(Duration::from_secs(30)))
         );
         let (cfg, section) = config("[segmenter]\nprogress_interval = \"250ms\"\n");
         assert_eq!(
             section.progress_interval,
-            Some(Interval(Duration::from_millis(250)))
+            Some(DurationValue(Duration::from_millis(250)))
         );
         let s =
             Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();

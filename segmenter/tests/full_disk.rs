@@ -65,7 +65,7 @@ fn prepare(tag: &str) -> TempCrawl {
 fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t, extra: &[&str]) -> (String, String) {
     let root = crawl.root().to_str().unwrap().to_string();
     let mut cmd = Command::new(BIN);
-    cmd.args(["run", &root, "--max-per-host", "100000"])
+    cmd.args(["run", &root, "--max-per-host", "100000", "--min-delay", "0"])
         .args(extra)
         .env_remove("SEGMENTER_PAUSE_AT");
     // SAFETY: between fork and exec the child only calls signal and
@@ -111,7 +111,7 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
 
     // Room for seen.bloom, not for the segment.
     let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &[]);
-    assert!(error.contains("00002.v1.tsv.zst"), "{context}");
+    assert!(error.contains("00002.v2.tsv.zst"), "{context}");
     // The run's log says why it failed.
     let message = error.trim_start_matches("segmenter: ");
     let logged = fs::read_dir(crawl.dir.logs_dir())
@@ -132,9 +132,9 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
     assert_eq!(files(crawl.root()), before, "{context}");
 
     // With room again, the same command gives what a clean run gives.
-    run_round(&crawl, &["--max-per-host", "100000"]);
+    run_round(&crawl, &["--max-per-host", "100000", "--min-delay", "0"]);
     let clean = prepare("full-disk-clean");
-    run_round(&clean, &["--max-per-host", "100000"]);
+    run_round(&clean, &["--max-per-host", "100000", "--min-delay", "0"]);
     // (The inputs differ in their WARC file names, which hold a time.)
     let outputs = |root: &Path| {
         let mut all = files(root);

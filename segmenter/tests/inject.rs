@@ -83,7 +83,14 @@ fn line_numbers_stay_right_in_a_seeds_file_read_in_pieces() {
     let stderr = inject(
         &crawl,
         &seeds,
-        &["--threads", "2", "--max-per-host", "1000000"],
+        &[
+            "--threads",
+            "2",
+            "--max-per-host",
+            "1000000",
+            "--min-delay",
+            "0",
+        ],
     );
     let name = crawl.side("seeds.txt").display().to_string();
     for line in bad_lines {
@@ -130,7 +137,7 @@ fn inspect_prints_text_and_json() {
     let out = segmenter(&args);
     assert!(out.status.success(), "{}", dump(&args, &out, None));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("format version:   1"), "{text}");
+    assert!(text.contains("format version:   2"), "{text}");
     assert!(text.lines().any(|l| l == "URLs:             4"), "{text}");
     assert!(text.lines().any(|l| l == "hosts:            3"), "{text}");
     assert!(
@@ -145,7 +152,8 @@ fn inspect_prints_text_and_json() {
     assert_eq!(v["urls"], 4);
     assert_eq!(v["hosts"], 3);
     assert_eq!(v["domains"], 2);
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], 2);
+    assert_eq!(v["not_before_urls"], 0);
     assert_eq!(v["grouped_by_domain"], true);
     assert_eq!(v["top_hosts"][0]["host"], "a.test");
     assert_eq!(v["top_hosts"][0]["urls"], 2);

@@ -41,7 +41,8 @@ fn round_lines(stdout: &str) -> Vec<RoundLine> {
         .lines()
         .filter(|l| l.starts_with("round "))
         .map(|l| {
-            // round 2: segment 00002, 42 URLs, 39 pages fetched, 105 new URLs in 1 segment(s), 1s
+            // round 2: segment 00002, 42 URLs, 39 pages fetched, 105 new URLs in 1
+            // segment(s); fetch 0.9s (complete), segmenter 0.1s; 1s
             let words: Vec<&str> = l.split([' ', ',', ':']).filter(|w| !w.is_empty()).collect();
             let num = |i: usize| -> u64 {
                 words
@@ -70,7 +71,7 @@ fn round_lines(stdout: &str) -> Vec<RoundLine> {
 }
 
 fn segment_urls(crawl: &Path, id: &str) -> u64 {
-    let path = crawl.join("segments").join(format!("{id}.v1.tsv.zst"));
+    let path = common::crawldir::CrawlDir::new(crawl).segment_path(id);
     common::segment::SegmentSummary::compute(&path, 1)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .urls
@@ -279,7 +280,12 @@ fn fake_fetcher(dir: &Path, body: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&fake).unwrap();
     std::os::unix::fs::symlink(bins::bin_path("segmenter"), fake.join("segmenter")).unwrap();
     let fetcher = fake.join("fetcher");
-    std::fs::write(&fetcher, format!("#!/bin/sh\n{body}\n")).unwrap();
+    // crawl.sh asks each program for its flags first.
+    std::fs::write(
+        &fetcher,
+        format!("#!/bin/sh\n[ \"$1\" = flags ] && exit 0\n{body}\n"),
+    )
+    .unwrap();
     std::fs::set_permissions(&fetcher, std::fs::Permissions::from_mode(0o755)).unwrap();
     fake
 }
@@ -381,7 +387,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     let stats = std::fs::read_to_string(run.join("stats.json")).unwrap();
     assert!(stats.contains("\"stop_reason\": \"signal\""), "{stats}");
     let leftover =
-        common::segment::SegmentSummary::compute(run.join("leftover.v1.tsv.zst"), 1).unwrap();
+        common::segment::SegmentSummary::compute(run.join("leftover.v2.tsv.zst"), 1).unwrap();
     assert!(
         leftover.via.get("leftover").is_some_and(|&n| n > 0),
         "{leftover:?}"

@@ -34,6 +34,7 @@ pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str,
             inlinks: 1,
             via: Via::Link,
             tries: 0,
+            not_before: None,
         })
         .expect("write segment line");
     }
@@ -136,7 +137,7 @@ pub fn crawl_log(crawl: &CrawlDir, id: &str) -> Vec<LogLine> {
         .collect()
 }
 
-/// Records of `fetched/ID/leftover.v1.tsv.zst`.
+/// Records of `fetched/ID/leftover.v2.tsv.zst`.
 pub fn leftover(crawl: &CrawlDir, id: &str) -> Vec<SegmentRecord> {
     read_segment(&crawl.leftover_path(id))
 }

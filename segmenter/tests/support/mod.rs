@@ -282,7 +282,7 @@ pub fn write_fetched(
     files
 }
 
-/// Writes `fetched/ID/leftover.v1.tsv.zst`.
+/// Writes `fetched/ID/leftover.v2.tsv.zst`.
 pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
     fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
     let mut w = SegmentWriter::create(crawl.dir.leftover_path(id)).unwrap();
@@ -305,6 +305,7 @@ pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
         inlinks: 0,
         via,
         tries,
+        not_before: None,
     }
 }
 

@@ -291,7 +291,7 @@ impl Outcome {
                 }
                 out.warc_files.push(file);
             }
-            let leftover = dir.join("leftover.v1.tsv.zst");
+            let leftover = dir.join("leftover.v2.tsv.zst");
             if leftover.exists() {
                 out.segment_files.push(leftover);
             }
@@ -309,7 +309,7 @@ impl Outcome {
             segs.sort();
             out.segment_files.extend(segs);
         }
-        let backlog = crawl.join("backlog.v1.tsv.zst");
+        let backlog = crawl.join("backlog.v2.tsv.zst");
         if backlog.exists() {
             out.segment_files.push(backlog);
         }

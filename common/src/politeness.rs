@@ -1,16 +1,36 @@
-//! How long to wait before the next request to a queue, and when to give up
-//! on a host.
+//! Politeness: how long to wait between two requests to one host, and when
+//! to give up on a host. One formula, used by the fetcher to schedule its
+//! requests and by the segmenter to plan how many URLs of a host fit in a
+//! round.
 //!
 //! delay = max(minimum delay, robots.txt Crawl-delay, factor × mean of the
-//! queue's last five response times). A Crawl-delay above the cap makes the
+//! host's last five response times). A Crawl-delay above the cap makes the
 //! host skipped; `Retry-After` on 429/503 replaces the delay (capped); after
-//! N consecutive failures the host is dropped for the run.
+//! N consecutive failures the host is dropped for the run. A host's *cycle*
+//! is its delay plus its mean response time: how long one request to it
+//! takes, waiting included.
+//!
+//! ```
+//! use std::time::Duration;
+//! use common::politeness::{Policy, Timing};
+//!
+//! let policy = Policy { min_delay: Duration::from_secs(1), ..Policy::default() };
+//! let mut t = Timing::default();
+//! t.note_crawl_delay(Duration::from_secs(2));
+//! policy.success(&mut t, Duration::from_millis(100));
+//! assert_eq!(policy.delay(&t), Duration::from_secs(2));
+//! assert_eq!(policy.cycle(&t), Duration::from_millis(2100));
+//! // In a 30-second round: 14 requests, waits included.
+//! assert_eq!(policy.requests_within(&t, Duration::from_secs(30)), 14);
+//! ```
 
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
-/// The politeness settings.
-#[derive(Debug, Clone)]
+use crate::hoststate::HostState;
+
+/// The politeness settings. The defaults are those for the real web.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// Smallest delay.
     pub min_delay: Duration,
@@ -22,6 +42,18 @@ pub struct Policy {
     pub max_retry_after: Duration,
     /// Consecutive failures before a host is dropped.
     pub max_failures: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            min_delay: Duration::from_secs(5),
+            delay_factor: 5.0,
+            max_crawl_delay: Duration::from_secs(60),
+            max_retry_after: Duration::from_secs(600),
+            max_failures: 5,
+        }
+    }
 }
 
 /// What a queue remembers for its delay.
@@ -41,6 +73,15 @@ impl Timing {
         let mut t = Timing::default();
         for &ms in times_ms {
             t.push_response_time(Duration::from_millis(u64::from(ms)));
+        }
+        t
+    }
+
+    /// Starts from what the host state remembers: response times and Crawl-delay.
+    pub fn of_host(state: &HostState) -> Timing {
+        let mut t = Timing::with_history(&state.response_times_ms);
+        if let Some(ms) = state.crawl_delay_ms {
+            t.note_crawl_delay(Duration::from_millis(ms));
         }
         t
     }
@@ -85,6 +126,22 @@ impl Policy {
             d = d.max(mean.mul_f64(self.delay_factor));
         }
         d
+    }
+
+    /// The time one request to a queue with this timing takes, waiting
+    /// included: its delay plus its mean response time (at least 1 ms).
+    pub fn cycle(&self, t: &Timing) -> Duration {
+        (self.delay(t) + t.mean_response().unwrap_or(Duration::ZERO)).max(Duration::from_millis(1))
+    }
+
+    /// How many requests to a queue with this timing fit in `window`, one
+    /// [`Policy::cycle`] each; at least one when the window is not empty.
+    pub fn requests_within(&self, t: &Timing, window: Duration) -> u64 {
+        if window.is_zero() {
+            return 0;
+        }
+        let n = window.as_nanos() / self.cycle(t).as_nanos();
+        u64::try_from(n).unwrap_or(u64::MAX).max(1)
     }
 
     /// True if a host asking for this Crawl-delay is fetched at all.

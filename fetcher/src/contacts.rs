@@ -1,0 +1,220 @@
+//! The contacts journal: one line per request, written before the request
+//! is sent, so that the next fetcher run knows which hosts a killed run was
+//! talking to.
+//!
+//! The penalty box outlives a run through `hosts.db`, where every request's
+//! next allowed contact is written in batches. A run killed with `kill -9`
+//! (or a power cut) can lose the last batch, and it never records the
+//! requests it had in flight. The journal fills that gap: before a request
+//! goes out, its host, start time and the queue's delay are appended to
+//! `CRAWL/contacts/ID.tsv` with one `write` (which survives the process).
+//!
+//! ```text
+//! host  start_ms       delay_ms
+//! a.example  1795514405250  5000
+//! ```
+//!
+//! Every fetcher run reads all journals at its start: a request that a
+//! dead run started ended at the latest when that run died (before now) or
+//! when its download timeout ran out, so the host may be asked again one
+//! delay after the earlier of the two. A run removes its own journal once
+//! `hosts.db` holds its hosts' next contacts; a journal whose requests are
+//! all long over is removed by the next run that reads it.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::crawldir::CrawlDir;
+
+/// The journal of one run, open for appending.
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Opens (creating) the journal of run `id`; an earlier run of the same
+    /// segment left its lines there, which stay.
+    pub fn open(crawl: &CrawlDir, id: &str) -> io::Result<Journal> {
+        std::fs::create_dir_all(crawl.contacts_dir())?;
+        let path = crawl.contacts_path(id);
+        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        Ok(Journal { file, path })
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records that a request to `host` starts now, on a queue whose delay
+    /// is `delay`: one `write` of one line.
+    pub fn record(&self, host: &str, delay: Duration) -> io::Result<()> {
+        let line = format!(
+            "{host}\t{}\t{}\n",
+            crate::hoststore::now_ms(),
+            delay.as_millis()
+        );
+        (&self.file).write_all(line.as_bytes())
+    }
+
+    /// Removes the journal: the host state now knows everything it said.
+    pub fn remove(&self) -> io::Result<()> {
+        std::fs::remove_file(&self.path)
+    }
+}
+
+/// What the journals found at the start of a run say: for each host, the
+/// earliest time (Unix ms) it may be asked again.
+pub fn read_all(
+    crawl: &CrawlDir,
+    own_id: &str,
+    download_timeout: Duration,
+    now_ms: i64,
+) -> io::Result<HashMap<String, i64>> {
+    let mut earliest: HashMap<String, i64> = HashMap::new();
+    let entries = match std::fs::read_dir(crawl.contacts_dir()) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(earliest),
+        Err(e) => return Err(e),
+    };
+    let timeout_ms = i64::try_from(download_timeout.as_millis()).unwrap_or(i64::MAX);
+    for entry in entries {
+        let path = entry?.path();
+        let Some(id) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".tsv"))
+        else {
+            continue;
+        };
+        // This run's own journal is from a dead process (we hold the run's
+        // lock); another run's is live if its lock is held.
+        let alive = id != own_id && run_is_alive(crawl, id);
+        let mut relevant = false;
+        for (host, start_ms, delay_ms) in read_journal(&path)? {
+            let end = start_ms.saturating_add(timeout_ms);
+            let end = if alive { end } else { end.min(now_ms) };
+            let next = end.saturating_add(delay_ms);
+            if next > now_ms {
+                relevant = true;
+                let e = earliest.entry(host).or_insert(next);
+                *e = (*e).max(next);
+            }
+        }
+        if !relevant && !alive && id != own_id {
+            // Nothing in it matters any more; its run is gone.
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    Ok(earliest)
+}
+
+/// True if a fetcher process holds the lock of run `id`.
+fn run_is_alive(crawl: &CrawlDir, id: &str) -> bool {
+    let lock = crawl.fetch_lock_path(id);
+    if !lock.exists() {
+        return false;
+    }
+    // Taking the lock means nobody had it; it is released at once.
+    !matches!(common::lock::try_lock(&lock), Ok(Some(_)))
+}
+
+/// The lines of a journal; a torn last line (the run was killed while
+/// writing it) and lines that do not read are skipped.
+fn read_journal(path: &Path) -> io::Result<Vec<(String, i64, i64)>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for line in BufReader::new(file).split(b'\n') {
+        let line = line?;
+        let text = String::from_utf8_lossy(&line);
+        let mut fields = text.split('\t');
+        let (Some(host), Some(start), Some(delay), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if let (Ok(start), Ok(delay)) = (start.parse::<i64>(), delay.parse::<i64>())
+            && !host.is_empty()
+        {
+            out.push((host.to_string(), start, delay));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crawl(name: &str) -> CrawlDir {
+        let root = std::env::temp_dir().join(format!("contacts-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        CrawlDir::create(&root).unwrap()
+    }
+
+    #[test]
+    fn a_dead_runs_requests_hold_their_hosts_one_delay_from_now() {
+        let c = crawl("dead");
+        let now = 1_000_000_000;
+        std::fs::create_dir_all(c.contacts_dir()).unwrap();
+        std::fs::write(
+            c.contacts_path("00003"),
+            format!(
+                "a.test\t{}\t2000\nb.test\t{}\t500\nold.test\t{}\t100\ntorn\t12",
+                now - 100,
+                now - 50_000,
+                now - 900_000
+            ),
+        )
+        .unwrap();
+        let got = read_all(&c, "00004", Duration::from_secs(120), now).unwrap();
+        // Dead: its requests ended by now at the latest.
+        assert_eq!(got.get("a.test"), Some(&(now + 2000)));
+        assert_eq!(got.get("b.test"), Some(&(now + 500)));
+        // Started 15 minutes ago with a 2-minute timeout: long over.
+        assert_eq!(got.get("old.test"), None);
+        assert_eq!(got.len(), 2);
+        assert!(c.contacts_path("00003").exists(), "still relevant: kept");
+        // Once its requests' timeouts and delays are over, nothing in it
+        // matters: it is removed.
+        let later = read_all(&c, "00004", Duration::from_secs(120), now + 122_001).unwrap();
+        assert!(later.is_empty());
+        assert!(!c.contacts_path("00003").exists());
+        std::fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn a_live_runs_requests_may_last_their_whole_timeout() {
+        let c = crawl("live");
+        std::fs::create_dir_all(c.fetched_dir("00007")).unwrap();
+        let _held = common::lock::try_lock(&c.fetch_lock_path("00007"))
+            .unwrap()
+            .unwrap();
+        let j = Journal::open(&c, "00007").unwrap();
+        j.record("a.test", Duration::from_millis(300)).unwrap();
+        let now = crate::hoststore::now_ms();
+        let got = read_all(&c, "00008", Duration::from_secs(10), now).unwrap();
+        let next = got["a.test"];
+        assert!(
+            next >= now + 10_000 && next <= now + 10_300 + 1000,
+            "{}",
+            next - now
+        );
+        j.remove().unwrap();
+        assert!(
+            read_all(&c, "00008", Duration::from_secs(10), now)
+                .unwrap()
+                .is_empty()
+        );
+        std::fs::remove_dir_all(c.root()).unwrap();
+    }
+}
