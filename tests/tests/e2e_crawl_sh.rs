@@ -91,8 +91,36 @@ fn pages_in_log(crawl: &Path, id: &str) -> u64 {
 #[test]
 fn rounds_each_have_a_log_and_a_summary_line() {
     let c = DemoCrawl::start("rounds", &small_demo(), CrawlSettings::default());
-    let out = c.run_crawl_sh(&["--rounds", "2"]);
+    // Program flags go to the program they belong to: --min-delay to both
+    // (the segmenter plans with it), --stop-grace to the fetcher,
+    // --max-per-host to the segmenter.
+    let out = c.run_crawl_sh(&[
+        "--rounds",
+        "2",
+        "--min-delay",
+        "30ms",
+        "--stop-grace=3s",
+        "--max-per-host",
+        "500",
+    ]);
     expect_code(&out, 0, &c.crawl);
+    let log = std::fs::read_to_string(c.crawl.join("logs/round-00001.log")).unwrap();
+    let step = |name: &str| {
+        log.lines()
+            .find(|l| l.starts_with("=== ") && l.contains(name))
+            .unwrap_or_else(|| panic!("no {name} step in:\n{log}"))
+            .to_string()
+    };
+    let fetch = step(" fetcher fetch 00001: ");
+    assert!(
+        fetch.ends_with(" --min-delay 30ms --stop-grace=3s"),
+        "{fetch}"
+    );
+    let segment = step(" segmenter run: ");
+    assert!(
+        segment.ends_with(" --min-delay 30ms --max-per-host 500"),
+        "{segment}"
+    );
     assert!(
         out.stdout.starts_with(&format!(
             "injected 3 seed URLs from {}\n",
@@ -152,8 +180,33 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
     let cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
         (vec![], "missing the crawl directory"),
         (
-            vec![crawl.as_ref(), "--frobnicate".as_ref()],
-            "unknown option --frobnicate",
+            vec![
+                crawl.as_ref(),
+                "--bin".as_ref(),
+                bin.as_ref(),
+                "--frobnicate".as_ref(),
+            ],
+            "unknown option --frobnicate (not a flag of crawl.sh, fetcher fetch or segmenter run)",
+        ),
+        (
+            vec![
+                crawl.as_ref(),
+                "--bin".as_ref(),
+                bin.as_ref(),
+                "--threads".as_ref(),
+                "4".as_ref(),
+            ],
+            "--threads is a flag of both fetcher fetch and segmenter run, with different \
+             meanings: give it with --fetcher-arg or --segmenter-arg",
+        ),
+        (
+            vec![
+                crawl.as_ref(),
+                "--bin".as_ref(),
+                bin.as_ref(),
+                "--min-delay".as_ref(),
+            ],
+            "--min-delay needs a value",
         ),
         (
             vec![crawl.as_ref(), "--rounds".as_ref(), "0".as_ref()],
