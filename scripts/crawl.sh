@@ -170,15 +170,17 @@ trap on_signal INT TERM HUP
 STOP_WATCH=0
 step() {
     local name=$1; shift
-    echo "=== $(date -u +%Y-%m-%dT%H:%M:%SZ) $name: $*" >>"$log"
+    local stamp
+    TZ=UTC0 printf -v stamp '%(%Y-%m-%dT%H:%M:%SZ)T' -1
+    echo "=== $stamp $name: $*" >>"$log"
     set -m
     "$@" </dev/null >>"$log" 2>&1 &
     local pid=$!
     set +m
     # TERMs sent to the step: one per signal received, and one for STOP
     # (which a first signal does not add to: the step is already stopping).
-    local sent=0 want stop_sent=0 rc
-    while kill -0 "$pid" 2>/dev/null; do
+    local sent=0 want stop_sent=0 rc=0 nap ended=""
+    while [ -z "${ended:-}" ]; do
         if [ "$STOP_WATCH" = 1 ] && [ "$stop_sent" = 0 ] && [ -e "$crawl/STOP" ]; then
             echo "$prog: $crawl/STOP appeared; asking $name to stop early"
             stop_sent=1
@@ -190,10 +192,20 @@ step() {
             sent=$((sent + 1))
             continue
         fi
-        sleep 0.2
+        # Until the step ends (noticed at once), or 0.2 s pass (to look for
+        # STOP), or a signal comes (trapped: it interrupts the wait).
+        sleep 0.2 &
+        nap=$!
+        ended=""
+        wait -n -p ended "$pid" "$nap"
+        rc=$?
+        # (A signal leaves `ended` unset.)
+        if [ "${ended:-}" != "$nap" ]; then
+            kill "$nap" 2>/dev/null
+            wait "$nap" 2>/dev/null
+        fi
+        [ "${ended:-}" = "$pid" ] || ended=""
     done
-    wait "$pid"
-    rc=$?
     if [ "$stop_sent" = 1 ] && [ "$signals" = 0 ]; then
         case "$rc" in
             130) rc=0 ;; # a clean early stop: the unfetched URLs are in the leftover file
@@ -227,8 +239,8 @@ list_segments() {
     local f id
     for f in "$crawl"/segments/*.v[0-9]*.tsv.zst; do
         [ -e "$f" ] || continue
-        id=$(basename "$f" .tsv.zst)
-        id=${id%.v[0-9]*}
+        id=${f##*/}
+        id=${id%.v[0-9]*.tsv.zst}
         case "$id" in .*) continue ;; esac
         echo "$id"
     done | sort -u
@@ -250,29 +262,41 @@ oldest_pending() {
     done
 }
 
-# True if some complete fetched run is not yet in consumed.txt.
+# True if some complete fetched run is not yet in consumed.txt (one pass
+# over both lists, however many runs the crawl has).
 unconsumed_runs() {
-    local d id
-    for d in "$crawl"/fetched/*/; do
-        [ -e "$d/DONE" ] || continue
-        id=$(basename "$d")
-        grep -qxF "$id" "$crawl/consumed.txt" 2>/dev/null || return 0
+    local d
+    local -a complete=()
+    for d in "$crawl"/fetched/*/DONE; do
+        [ -e "$d" ] || continue
+        d=${d%/DONE}
+        complete+=("${d##*/}")
     done
-    return 1
+    [ ${#complete[@]} -gt 0 ] || return 1
+    [ -n "$(comm -23 <(printf '%s\n' "${complete[@]}" | LC_ALL=C sort) \
+        <(LC_ALL=C sort "$crawl/consumed.txt" 2>/dev/null))" ]
 }
 
-segment_urls() {
-    "$segmenter" inspect --json "$1" 2>/dev/null | tr ',' '\n' \
-        | sed -n 's/.*"urls"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1
+# Sets $count to the URLs in a file of the segment format (from its summary
+# by the segmenter), asking once per file: a round counts its new segment,
+# the next one fetches it.
+declare -A url_count=()
+count_file() {
+    if [ -z "${url_count[$1]:-}" ]; then
+        url_count[$1]=$("$segmenter" inspect --json "$1" 2>/dev/null | tr ',' '\n' \
+            | sed -n 's/.*"urls"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+    fi
+    count=${url_count[$1]}
 }
 
+# Sets $count to the URLs in the segments whose IDs are given.
 count_urls_in() {
-    local total=0 id n
+    local total=0 id
     for id in "$@"; do
-        n=$(segment_urls "$(segment_file "$id")")
-        total=$((total + ${n:-0}))
+        count_file "$(segment_file "$id")"
+        total=$((total + ${count:-0}))
     done
-    echo "$total"
+    count=$total
 }
 
 # Pages of a fetched run: crawl-log lines with an HTTP status, robots.txt
@@ -283,10 +307,14 @@ pages_fetched() {
         "$crawl/fetched/$1/crawl.log" 2>/dev/null || echo "?"
 }
 
+# URLs waiting in the backlog (1 if it cannot be read).
 backlog_urls() {
     local f n=0
     for f in "$crawl"/backlog.v[0-9]*.tsv.zst; do
-        [ -e "$f" ] && n=$(segment_urls "$f")
+        [ -e "$f" ] || continue
+        unset 'url_count[$f]' # it changes with every round
+        count_file "$f"
+        n=$count
     done
     echo "${n:-1}"
 }
@@ -304,8 +332,13 @@ fetch_complete() {
     case "$(stop_reason "$1")" in complete|tail) return 0 ;; *) return 1 ;; esac
 }
 
-now() { date +%s.%N; }
-seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+now() { echo "$EPOCHREALTIME"; }
+# Seconds since $1 (from `now`), with one decimal.
+seconds_since() {
+    local t=$EPOCHREALTIME
+    local us=$(( (${t%.*} - ${1%.*}) * 1000000 + 10#${t#*.} - 10#${1#*.} ))
+    printf '%d.%d' $(( us / 1000000 )) $(( us % 1000000 / 100000 ))
+}
 
 # First run on a new crawl directory: inject the seeds.
 if [ -z "$(list_segments)" ]; then
@@ -316,7 +349,8 @@ if [ -z "$(list_segments)" ]; then
     log="$crawl/logs/inject.log"
     step "segmenter inject" "$segmenter" inject "$crawl" "$seeds" "${seg_args[@]}"
     # shellcheck disable=SC2046
-    echo "injected $(count_urls_in $(list_segments)) seed URLs from $seeds"
+    count_urls_in $(list_segments)
+    echo "injected $count seed URLs from $seeds"
 elif [ -n "$seeds" ]; then
     echo "$prog: $crawl already has segments; --seeds $seeds ignored"
 fi
@@ -324,8 +358,10 @@ fi
 round=0
 while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     stop_requested
-    started=$(date +%s)
-    n=$(( $(find "$crawl/logs" -maxdepth 1 -name 'round-*.log' | wc -l) + 1 ))
+    started=$EPOCHSECONDS
+    round_logs=("$crawl"/logs/round-*.log)
+    [ -e "${round_logs[0]}" ] || round_logs=()
+    n=$(( ${#round_logs[@]} + 1 ))
     log=$(printf '%s/logs/round-%05d.log' "$crawl" "$n")
 
     # A segmenter run interrupted earlier (its fetched run is complete but not
@@ -356,7 +392,8 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     fi
     stop_requested
 
-    urls=$(segment_urls "$(segment_file "$id")")
+    count_file "$(segment_file "$id")"
+    urls=$count
     STOP_WATCH=1
     fetch_started=$(now)
     step "fetcher fetch $id" "$fetcher" fetch "$crawl" "$id" "${fetch_args[@]}"
@@ -369,11 +406,12 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
 
     new_ids=$(comm -13 <(echo "$before") <(list_segments))
     # shellcheck disable=SC2086
-    found=$(count_urls_in $new_ids)
+    count_urls_in $new_ids
+    found=$count
     round=$((round + 1))
     printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
-        "$fetch_took" "$(stop_reason "$id")" "$seg_took" "$(( $(date +%s) - started ))"
+        "$fetch_took" "$(stop_reason "$id")" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
     # A complete fetch that got no HTTP response at all, after which no URL is
     # new and none waits in the backlog, cannot lead anywhere by itself: what
