@@ -17,9 +17,11 @@
 //! Every fetcher run reads all journals at its start: a request that a
 //! dead run started ended at the latest when that run died (before now) or
 //! when its download timeout ran out, so the host may be asked again one
-//! delay after the earlier of the two. A run removes its own journal once
-//! `hosts.db` holds its hosts' next contacts; a journal whose requests are
-//! all long over is removed by the next run that reads it.
+//! delay after the earlier of the two: the delay in the journal, or the one
+//! known now if longer (a robots.txt read just before the crash may have
+//! set a `Crawl-delay`). A run removes its own journal once `hosts.db`
+//! holds its hosts' next contacts; a journal whose requests are all long
+//! over is removed by the next run that reads it.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -68,18 +70,35 @@ impl Journal {
     }
 }
 
-/// What the journals found at the start of a run say: for each host, the
-/// earliest time (Unix ms) it may be asked again.
+/// The last request to a host that a journal tells of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastContact {
+    /// When it ended at the latest (Unix ms).
+    pub end_ms: i64,
+    /// The queue's delay when it started, in ms.
+    pub delay_ms: i64,
+}
+
+impl LastContact {
+    /// The earliest next contact (Unix ms) after it, with a delay of at
+    /// least `delay_ms`.
+    pub fn next_ms(&self, delay_ms: i64) -> i64 {
+        self.end_ms.saturating_add(self.delay_ms.max(delay_ms))
+    }
+}
+
+/// What the journals found at the start of a run say: for each host whose
+/// last journaled request may still hold it at `now_ms`, that request.
 pub fn read_all(
     crawl: &CrawlDir,
     own_id: &str,
     download_timeout: Duration,
     now_ms: i64,
-) -> io::Result<HashMap<String, i64>> {
-    let mut earliest: HashMap<String, i64> = HashMap::new();
+) -> io::Result<HashMap<String, LastContact>> {
+    let mut last: HashMap<String, LastContact> = HashMap::new();
     let entries = match std::fs::read_dir(crawl.contacts_dir()) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(earliest),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(last),
         Err(e) => return Err(e),
     };
     let timeout_ms = i64::try_from(download_timeout.as_millis()).unwrap_or(i64::MAX);
@@ -98,12 +117,13 @@ pub fn read_all(
         let mut relevant = false;
         for (host, start_ms, delay_ms) in read_journal(&path)? {
             let end = start_ms.saturating_add(timeout_ms);
-            let end = if alive { end } else { end.min(now_ms) };
-            let next = end.saturating_add(delay_ms);
-            if next > now_ms {
+            let end_ms = if alive { end } else { end.min(now_ms) };
+            let contact = LastContact { end_ms, delay_ms };
+            if contact.next_ms(0) > now_ms {
                 relevant = true;
-                let e = earliest.entry(host).or_insert(next);
-                *e = (*e).max(next);
+                let e = last.entry(host).or_insert(contact);
+                e.end_ms = e.end_ms.max(end_ms);
+                e.delay_ms = e.delay_ms.max(delay_ms);
             }
         }
         if !relevant && !alive && id != own_id {
@@ -111,7 +131,7 @@ pub fn read_all(
             let _ = std::fs::remove_file(&path);
         }
     }
-    Ok(earliest)
+    Ok(last)
 }
 
 /// True if a fetcher process holds the lock of run `id`.
@@ -178,8 +198,10 @@ mod tests {
         .unwrap();
         let got = read_all(&c, "00004", Duration::from_secs(120), now).unwrap();
         // Dead: its requests ended by now at the latest.
-        assert_eq!(got.get("a.test"), Some(&(now + 2000)));
-        assert_eq!(got.get("b.test"), Some(&(now + 500)));
+        assert_eq!(got["a.test"].next_ms(0), now + 2000);
+        assert_eq!(got["b.test"].next_ms(0), now + 500);
+        // A longer delay known now (a Crawl-delay) wins.
+        assert_eq!(got["b.test"].next_ms(3000), now + 3000);
         // Started 15 minutes ago with a 2-minute timeout: long over.
         assert_eq!(got.get("old.test"), None);
         assert_eq!(got.len(), 2);
@@ -203,7 +225,7 @@ mod tests {
         j.record("a.test", Duration::from_millis(300)).unwrap();
         let now = crate::hoststore::now_ms();
         let got = read_all(&c, "00008", Duration::from_secs(10), now).unwrap();
-        let next = got["a.test"];
+        let next = got["a.test"].next_ms(0);
         assert!(
             next >= now + 10_000 && next <= now + 10_300 + 1000,
             "{}",

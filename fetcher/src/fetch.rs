@@ -12,6 +12,7 @@ use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::HostDb;
+use common::politeness::{Policy, Timing};
 use common::segment::{SegmentRecord, Via};
 use common::warc::WarcWriterConfig;
 
@@ -171,6 +172,7 @@ fn fetch_segment(
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
     let filled = fill_frontier(
         &frontier,
+        &s.policy,
         &loaded.keys,
         &host_states,
         &journaled,
@@ -179,6 +181,13 @@ fn fetch_segment(
         retries,
         &s.agent_name,
     );
+    if !journaled.is_empty() {
+        diag.say(&format!(
+            "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
+            crawl.contacts_dir().display(),
+            journaled.len()
+        ));
+    }
     diag.say(&format!(
         "{} URLs to fetch in {} queues ({} already done; robots.txt known for {} hosts; \
          {} hosts wait for their next allowed contact)",
@@ -417,14 +426,16 @@ struct Filled {
 /// Adds every key of the segment to the frontier with its remembered
 /// response times, its robots.txt (from an interrupted run of this segment,
 /// or from the host state when less than a day old) and its next allowed
-/// contact (the latest of the host state's, the contacts journals', and
-/// its URLs' `not_before`), and the retries found by the resume.
+/// contact (the latest of the host state's, the contacts journals' with the
+/// key's delay as known now, and its URLs' `not_before`), and the retries
+/// found by the resume.
 #[allow(clippy::too_many_arguments)]
 fn fill_frontier(
     frontier: &Frontier,
+    policy: &Policy,
     keys: &[feed::KeyRanges],
     host_states: &HashMap<String, common::hoststate::HostState>,
-    journaled: &HashMap<String, i64>,
+    journaled: &HashMap<String, contacts::LastContact>,
     key_of: &KeyOf,
     resumed: &resume::Resumed,
     retries: Vec<(String, Job)>,
@@ -432,10 +443,11 @@ fn fill_frontier(
 ) -> Filled {
     let now_ms = hoststore::now_ms();
     // Journal entries by queue key (a key may hold several hosts).
-    let mut journal_by_key: HashMap<String, i64> = HashMap::new();
-    for (host, &ms) in journaled {
-        let e = journal_by_key.entry(key_of(host)).or_insert(ms);
-        *e = (*e).max(ms);
+    let mut journal_by_key: HashMap<String, contacts::LastContact> = HashMap::new();
+    for (host, contact) in journaled {
+        let e = journal_by_key.entry(key_of(host)).or_insert(*contact);
+        e.end_ms = e.end_ms.max(contact.end_ms);
+        e.delay_ms = e.delay_ms.max(contact.delay_ms);
     }
     let mut filled = Filled {
         cached_robots: 0,
@@ -446,9 +458,28 @@ fn fill_frontier(
         let times = state
             .map(|s| s.response_times_ms.clone())
             .unwrap_or_default();
+        let robots = resumed
+            .robots
+            .get(&k.first_host)
+            .map(|(st, body)| (*st, body.as_slice()))
+            .or_else(|| {
+                state
+                    .and_then(|s| s.robots.as_ref())
+                    .filter(|r| r.reusable(now_ms))
+                    .map(|r| (r.status, r.body.as_slice()))
+            });
+        let rules = robots.and_then(|(status, body)| {
+            Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
+        });
+        // The key's delay as known now, its Crawl-delay included.
+        let mut timing = Timing::with_history(&times);
+        if let Some(cd) = rules.as_ref().and_then(|r| r.crawl_delay()) {
+            timing.note_crawl_delay(cd);
+        }
+        let delay_ms = i64::try_from(policy.delay(&timing).as_millis()).unwrap_or(i64::MAX);
         let not_before = [
             state.and_then(|s| s.next_contact_ms),
-            journal_by_key.get(&k.name).copied(),
+            journal_by_key.get(&k.name).map(|c| c.next_ms(delay_ms)),
             k.not_before,
         ]
         .into_iter()
@@ -463,20 +494,7 @@ fn fill_frontier(
             &times,
             not_before.map(instant_of),
         );
-        let robots = resumed
-            .robots
-            .get(&k.first_host)
-            .map(|(st, body)| (*st, body.as_slice()))
-            .or_else(|| {
-                state
-                    .and_then(|s| s.robots.as_ref())
-                    .filter(|r| r.reusable(now_ms))
-                    .map(|r| (r.status, r.body.as_slice()))
-            });
-        if let Some((status, body)) = robots
-            && let Some(rules) =
-                Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
-        {
+        if let Some(rules) = rules {
             filled.cached_robots += 1;
             frontier.set_robots(id, &k.first_host, Arc::new(rules));
         }

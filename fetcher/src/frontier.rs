@@ -404,6 +404,11 @@ impl Frontier {
         let ok = match robots.crawl_delay() {
             Some(cd) if !self.policy.crawl_delay_acceptable(cd) => {
                 st.keys[key].abandoned = Some(ErrorCode::CrawlDelay);
+                if st.keys[key].status == Status::Penalty {
+                    // Nothing to wait for: settled now (its entry in the
+                    // penalty box goes stale).
+                    self.give_up(st, key, Instant::now());
+                }
                 false
             }
             Some(cd) => {
@@ -433,8 +438,13 @@ impl Frontier {
                     break;
                 }
                 st.penalty.pop();
-                st.keys[id].status = Status::Ready;
-                st.ready.push_back(id);
+                // An entry is stale if its key left the penalty box since
+                // (settled while it waited, then woken with new work).
+                let key = &mut st.keys[id];
+                if key.status == Status::Penalty && key.next_at == Some(at) {
+                    key.status = Status::Ready;
+                    st.ready.push_back(id);
+                }
             }
             if let Some(id) = st.ready.pop_front() {
                 if let Some(task) = self.task_for(&mut st, id, now, skipped) {
@@ -449,9 +459,11 @@ impl Frontier {
                 continue;
             }
             let wait = match st.penalty.peek() {
-                Some(&Reverse((at, _))) => at.saturating_duration_since(now).min(MAX_WAIT),
+                Some(&Reverse((at, _))) if st.with_work > 0 || st.busy > 0 => {
+                    at.saturating_duration_since(now).min(MAX_WAIT)
+                }
                 None if st.busy > 0 => MAX_WAIT,
-                None => {
+                _ => {
                     st.finished = true;
                     self.cond.notify_all();
                     self.idle.notify_all();
@@ -1104,6 +1116,39 @@ mod tests {
         let left = f.take_leftovers();
         assert_eq!(left[0].abandoned, Some(ErrorCode::CrawlDelay));
         assert_eq!(left[0].ranges, vec![(0, 4)]);
+    }
+
+    #[test]
+    fn a_key_skipped_while_it_waits_does_not_hold_the_run() {
+        // Held for a minute by its next allowed contact, then skipped for
+        // its Crawl-delay: the run ends at once instead of waiting.
+        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
+        let later = Instant::now() + Duration::from_secs(60);
+        let id = f.add_key("slow.test", vec![(0, 4)], 4, &[], Some(later));
+        let rules = Robots::parse(b"User-agent: *\nCrawl-delay: 5\n", "testbot");
+        assert!(!f.set_robots(id, "slow.test", Arc::new(rules)));
+        let t0 = Instant::now();
+        assert!(f.next_task(&mut Vec::new()).is_none());
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        let left = f.take_leftovers();
+        assert_eq!(left[0].abandoned, Some(ErrorCode::CrawlDelay));
+        assert_eq!(left[0].not_before, Some(later), "it keeps its wait");
+    }
+
+    #[test]
+    fn a_key_waits_for_its_next_allowed_contact() {
+        let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
+        let at = Instant::now() + Duration::from_millis(150);
+        let id = f.add_key("a.test", vec![], 0, &[], Some(at));
+        f.lock().keys[id].queue.push_back(job("a.test", 0));
+        f.set_robots(id, "a.test", Arc::new(Robots::allow_all()));
+        let Some(Task::Fetch { .. }) = f.next_task(&mut Vec::new()) else {
+            panic!("fetch expected")
+        };
+        assert!(
+            Instant::now() >= at,
+            "asked before its next allowed contact"
+        );
     }
 
     #[test]

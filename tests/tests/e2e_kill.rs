@@ -1,7 +1,9 @@
 //! `kill -9` at random points of a crawl (in the fetcher, in the segmenter,
 //! or `crawl.sh` with everything it runs), then `crawl.sh` again until the
 //! crawl ends: it must end with the same pages fetched as an uninterrupted
-//! crawl, none stored twice, and none requested again after it was stored.
+//! crawl, none stored twice, none requested again after it was stored, and
+//! no host asked sooner than its delay after its previous request, kills
+//! and resumes included.
 
 mod support;
 
@@ -10,7 +12,8 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use testkit::bins::report;
-use testkit::demo::{Demo, DemoParams};
+use testkit::demo::{Demo, DemoParams, HostRole};
+use testkit::server::politeness_violations;
 use testkit::warcio;
 
 use support::{
@@ -295,4 +298,30 @@ fn check_after_kills(
     if let Err(e) = warcio::check(&outcome.warc_files) {
         panic!("{story}{e}");
     }
+
+    // Politeness holds across kills: a resumed run (or the next one) waits
+    // each host's delay after the last request the killed run made, which
+    // it knows from the contacts journal.
+    let slow = &c.web.demo().host_with_role(HostRole::CrawlDelay).name;
+    let crawl_delay = c
+        .web
+        .crawl_delay(slow)
+        .expect("the Crawl-delay host has one");
+    let violations = politeness_violations(&c.web.logs(), |host| {
+        let delay = if host == slow {
+            crawl_delay
+        } else {
+            c.settings.min_delay
+        };
+        delay.saturating_sub(CLOCK_SLACK)
+    });
+    assert!(
+        violations.is_empty(),
+        "{story}politeness violated {} time(s) across kills:\n{}",
+        violations.len(),
+        some(&violations, 20)
+    );
 }
+
+/// Slack for the server's clock against the crawler's (see e2e_crawl).
+const CLOCK_SLACK: Duration = Duration::from_millis(3);
