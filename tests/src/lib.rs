@@ -19,5 +19,6 @@
 
 pub mod bins;
 pub mod demo;
+mod rng;
 pub mod server;
 pub mod warcio;

@@ -496,7 +496,7 @@ fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result
         let name = match x {
             Exclusion::Filter(r) => format!("filter: {}", r.name()),
             Exclusion::RobotsDisallowed => "robots.txt disallows".into(),
-            Exclusion::RobotsUnavailable => "robots.txt unavailable (5xx)".into(),
+            Exclusion::RobotsUnavailable => "robots.txt unavailable (5xx or no answer)".into(),
             Exclusion::CrawlDelayTooHigh => "Crawl-delay too high".into(),
         };
         match reasons.iter_mut().find(|(n, _)| *n == name) {
