@@ -186,7 +186,7 @@ write_toml() {
     {
         printf '[agent]\nname = "%s"\nurl = "https://example.org/%s.html"\n\n' "$agent" "$agent"
         printf '[fetcher]\nallow_private = true\nhosts_file = "%s"\n' "$work/hosts"
-        printf 'min_delay = "%sms"\ndelay_factor = 0\n' "$(awk -v d="$delay" 'BEGIN { printf "%d", d * 1000 }')"
+        printf 'min_delay = "%ss"\ndelay_factor = 0\n' "$delay"
         for line in "$@" ${extra[@]+"${extra[@]}"}; do
             printf '%s\n' "$line"
         done

@@ -322,9 +322,14 @@ impl RoundsWeb {
         &self.inner.hosts
     }
 
-    /// The large host.
+    /// The host with the most requests: the large host, unless it was made
+    /// smaller than a small one (the first of equals).
     pub fn largest(&self) -> &RoundsHost {
-        &self.inner.hosts[0]
+        self.inner
+            .hosts
+            .iter()
+            .min_by_key(|h| std::cmp::Reverse(h.requests()))
+            .expect("the large host is always there")
     }
 
     /// Pages a correct crawl fetches, over all hosts.

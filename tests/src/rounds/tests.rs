@@ -106,6 +106,16 @@ fn the_floor_is_the_large_hosts_requests_times_the_delay() {
         ..RoundsParams::default()
     });
     assert_eq!(slow.floor(1.0), 11.0 * 10.0);
+    // A large host made smaller than a small one is not the largest.
+    let tiny = RoundsWeb::generate(RoundsParams {
+        large_pages: 2,
+        small_hosts: 3,
+        ..RoundsParams::default()
+    });
+    let most = tiny.hosts().iter().map(RoundsHost::requests).max().unwrap();
+    assert!(most > 3);
+    assert_eq!(tiny.largest().requests(), most);
+    assert_eq!(tiny.floor(1.0), most as f64);
 }
 
 #[test]
