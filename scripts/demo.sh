@@ -144,6 +144,7 @@ min_delay = "50ms"
 delay_factor = 0.5
 robots_retry_delay = "1s"
 connect_timeout = "2s"
+first_byte_timeout = "2s"     # hole.demo.test never answers: do not wait 30 s for it
 EOF
 fi
 

@@ -1,11 +1,14 @@
 //! The demo web: a deterministic set of sites served on loopback.
 //!
-//! [`Demo::generate`] builds, from a seed number, about thirty hosts named
-//! `NAME.demo.test` (plus `elsewhere.example`, out of scope) with a few
-//! thousand pages linking within and across hosts, and the things a crawler
-//! must handle: robots.txt variants, `Crawl-delay`, redirects, crawler traps,
+//! [`Demo::generate`] builds, from a seed number, 56 hosts named
+//! `NAME.demo.test` (plus `elsewhere.example`, out of scope) with about 3,500
+//! pages linking within and across hosts, and the things a crawler must
+//! handle: robots.txt variants, `Crawl-delay`, redirects, crawler traps,
 //! broken links, a host refusing connections, non-HTML files, pages in
-//! Latin-1, windows-1252 and Shift_JIS, and every kind of link markup.
+//! Latin-1, windows-1252 and Shift_JIS, and every kind of link markup. It
+//! also has the shape of a real crawl's tail: one host five times larger
+//! than the others, twenty tiny hosts, a host that accepts connections and
+//! never answers, and robots.txt files answering 500 and 503.
 //! [`HostRole`] lists the hosts' parts.
 //!
 //! The link graph is exposed ([`Demo::links_of`], [`Demo::robots_allows`])
@@ -47,7 +50,7 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::{LogEntry, Observer, Request, Server};
+use crate::server::{LogEntry, Observer, Request, Response, Server, consecutive_addresses};
 
 pub use expect::{Exclusion, Expected, Fetched, Limits};
 
@@ -70,6 +73,11 @@ pub struct DemoParams {
     pub content_hosts: usize,
     /// Approximate number of pages of each content host.
     pub pages_per_host: usize,
+    /// Approximate number of pages of `big.demo.test` ([`HostRole::Big`]).
+    pub big_pages: usize,
+    /// Number of tiny hosts `tiny1.demo.test`, ... ([`HostRole::Tiny`]), of
+    /// 3 to 6 pages each.
+    pub tiny_hosts: usize,
     /// The product token named in robots.txt groups.
     pub agent: String,
     /// `Crawl-delay` of `slow.demo.test`, in seconds.
@@ -81,25 +89,30 @@ pub struct DemoParams {
 }
 
 impl DemoParams {
-    /// The full demo: 14 content hosts of about 150 pages (33 hosts and
-    /// about 2,700 pages in all).
+    /// The full demo: 14 content hosts of about 150 pages, a big host of
+    /// about 750 and 20 tiny hosts (56 hosts and about 3,500 pages in all).
     pub fn new(seed: u64) -> DemoParams {
         DemoParams {
             seed,
             content_hosts: 14,
             pages_per_host: 150,
+            big_pages: 750,
+            tiny_hosts: 20,
             agent: DEMO_AGENT.to_string(),
             crawl_delay: 1.0,
             calendar_year: common::timefmt::civil(std::time::SystemTime::now()).0,
         }
     }
 
-    /// A small demo for quick tests: 3 content hosts of about 20 pages (the
-    /// special hosts are all there, smaller).
+    /// A small demo for quick tests: 3 content hosts of about 20 pages, a
+    /// big host of about 100 and 4 tiny hosts (the special hosts are all
+    /// there, smaller; 29 hosts and about 360 pages in all).
     pub fn small(seed: u64) -> DemoParams {
         DemoParams {
             content_hosts: 3,
             pages_per_host: 20,
+            big_pages: 100,
+            tiny_hosts: 4,
             ..DemoParams::new(seed)
         }
     }
@@ -113,6 +126,12 @@ pub enum HostRole {
     /// An ordinary site: sections, paginated indexes, articles, links
     /// within and across hosts, a few broken links and unlinked pages.
     Content,
+    /// `big`: a content site of [`DemoParams::big_pages`] pages, five times
+    /// a content host in the full demo: the host a crawl spends longest on.
+    Big,
+    /// `tiny1`, `tiny2`, ...: sites of 3 to 6 pages, two hops deep at most,
+    /// robots.txt 404 ([`DemoParams::tiny_hosts`] of them).
+    Tiny,
     /// `shop`: robots.txt disallows `/cart/` and `/account/` for everyone.
     RobotsDisallow,
     /// `agents`: robots.txt disallows everything for `*` but has a group for
@@ -127,6 +146,8 @@ pub enum HostRole {
     RobotsForbidden,
     /// `down`: robots.txt answers 503: nothing may be fetched.
     RobotsUnavailable,
+    /// `broken`: robots.txt answers 500: nothing may be fetched.
+    RobotsServerError,
     /// `slow`: `Crawl-delay` of [`DemoParams::crawl_delay`] seconds.
     CrawlDelay,
     /// `sleepy`: `Crawl-delay: 3600`, more than any sane maximum: skipped.
@@ -161,6 +182,10 @@ pub enum HostRole {
     Markup,
     /// `gone`: in the hosts file, but nothing listens: connections refused.
     Refuses,
+    /// `hole`: accepts connections, reads requests and never answers
+    /// anything, robots.txt included, so nothing may be fetched; each
+    /// request costs a crawler its whole first-byte timeout.
+    BlackHole,
     /// `elsewhere.example`: served, linked, but outside the crawl's scope.
     OutOfScope,
 }
@@ -220,6 +245,9 @@ pub enum RobotsVerdict {
     Unavailable,
     /// The host refuses connections: robots.txt cannot be read.
     Unreachable,
+    /// The host accepts connections but never answers: robots.txt cannot be
+    /// read, nothing may be fetched.
+    NoAnswer,
 }
 
 /// A position in the demo: a host and a canonical target (path and query).
@@ -356,16 +384,27 @@ impl Inner {
     /// to read it (redirects included).
     pub(crate) fn robots(&self, host: usize, agent: &str) -> RobotsInfo {
         let mut chain = Vec::new();
-        if self.hosts[host].role == HostRole::Refuses {
-            return RobotsInfo {
-                state: RobotsState::Unreachable,
-                chain,
-            };
-        }
         let mut loc = Loc {
             host,
             target: "/robots.txt".into(),
         };
+        match self.hosts[host].role {
+            HostRole::Refuses => {
+                return RobotsInfo {
+                    state: RobotsState::Unreachable,
+                    chain,
+                };
+            }
+            // The server sees the request for robots.txt, and holds it.
+            HostRole::BlackHole => {
+                chain.push(loc);
+                return RobotsInfo {
+                    state: RobotsState::NoAnswer,
+                    chain,
+                };
+            }
+            _ => {}
+        }
         // RFC 9309: follow at least five redirects.
         for _ in 0..=5 {
             chain.push(loc.clone());
@@ -431,6 +470,7 @@ pub(crate) enum RobotsState {
     Rules(robots::Rules),
     Unavailable,
     Unreachable,
+    NoAnswer,
 }
 
 impl RobotsState {
@@ -441,6 +481,7 @@ impl RobotsState {
             RobotsState::Rules(_) => RobotsVerdict::Disallowed,
             RobotsState::Unavailable => RobotsVerdict::Unavailable,
             RobotsState::Unreachable => RobotsVerdict::Unreachable,
+            RobotsState::NoAnswer => RobotsVerdict::NoAnswer,
         }
     }
 
@@ -493,7 +534,9 @@ impl Demo {
         &self.inner.hosts
     }
 
-    /// The host with `role` (the first one for [`HostRole::Content`]).
+    /// The host with `role` (the first one for [`HostRole::Content`] and
+    /// [`HostRole::Tiny`]); panics if there is none (no content or tiny
+    /// host with parameters that ask for none).
     pub fn host_with_role(&self, role: HostRole) -> &DemoHost {
         self.inner
             .hosts
@@ -525,10 +568,14 @@ impl Demo {
     }
 
     /// The status `url` answers with (404 for unknown URLs; `None` for a URL
-    /// not on a demo host or on the host that refuses connections).
+    /// not on a demo host, or on the host that refuses connections or the
+    /// one that never answers).
     pub fn status_of(&self, url: &str) -> Option<u16> {
         let (loc, _) = self.inner.parse_url(url)?;
-        if self.inner.hosts[loc.host].role == HostRole::Refuses {
+        if matches!(
+            self.inner.hosts[loc.host].role,
+            HostRole::Refuses | HostRole::BlackHole
+        ) {
             return None;
         }
         Some(self.inner.resolve(&loc).map_or(404, |r| r.status()))
@@ -567,20 +614,12 @@ impl Demo {
     }
 
     /// Serves the demo: one listener per host (except the one that refuses
-    /// connections) on consecutive loopback addresses, one shared port.
+    /// connections) on consecutive loopback addresses, one shared port. The
+    /// black hole reads each request and holds the connection unanswered
+    /// until the client gives up or the server is dropped (which closes it
+    /// at once).
     pub fn serve_with(&self, options: ServeOptions) -> std::io::Result<DemoServer> {
-        let mut addrs = Vec::with_capacity(self.inner.hosts.len());
-        let mut next = u32::from(options.first_address);
-        for _ in &self.inner.hosts {
-            let addr = loop {
-                let a = Ipv4Addr::from(next);
-                next += 1;
-                if !matches!(a.octets()[3], 0 | 255) {
-                    break a;
-                }
-            };
-            addrs.push(addr);
-        }
+        let addrs = consecutive_addresses(options.first_address, self.inner.hosts.len())?;
         let mut builder = Server::builder()
             .request_log(options.request_log)
             .first_address(options.first_address);
@@ -592,6 +631,12 @@ impl Demo {
         }
         for (i, host) in self.inner.hosts.iter().enumerate() {
             if host.role == HostRole::Refuses {
+                continue;
+            }
+            if host.role == HostRole::BlackHole {
+                builder = builder.host_at(host.name.clone(), addrs[i], |_: &Request| {
+                    Response::never_answer()
+                });
                 continue;
             }
             let inner = Arc::clone(&self.inner);

@@ -9,15 +9,20 @@
 //!   the server's side.
 //! - [`demo`]: the demo web generated from a seed, its link graph, and the
 //!   set of URLs a correct crawl fetches ([`demo::Demo::expected`]).
+//! - [`rounds`]: the rounds benchmark's web, one large host and many small
+//!   ones, whose politeness floor is known.
 //! - [`bins`]: the project's binaries next to the test executable, run with
 //!   a timeout and a report on failure.
 //! - [`warcio`]: the real `warcio check` and `warcio index`.
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
-//! (or a synthetic many-host web for benchmarks) to scripts.
+//! (or the rounds web, or a synthetic many-host web for benchmarks) to
+//! scripts.
 #![deny(missing_docs)]
 
 pub mod bins;
 pub mod demo;
+mod rng;
+pub mod rounds;
 pub mod server;
 pub mod warcio;

@@ -746,6 +746,29 @@ fn allocate_addresses(hosts: &[HostSpec], first: Ipv4Addr) -> io::Result<Vec<Ipv
     Ok(out)
 }
 
+/// `n` consecutive loopback addresses from `first`, skipping those ending in
+/// `.0` and `.255`, as [`ServerBuilder::first_address`] hands them out: for
+/// callers that need to know a host's address before the server starts (or
+/// for a host where nothing listens). An error if they leave `127.0.0.0/8`.
+pub(crate) fn consecutive_addresses(first: Ipv4Addr, n: usize) -> io::Result<Vec<Ipv4Addr>> {
+    let mut out = Vec::with_capacity(n);
+    let mut next = u32::from(first);
+    while out.len() < n {
+        let a = Ipv4Addr::from(next);
+        if !a.is_loopback() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("ran out of loopback addresses at {a} ({n} hosts from {first})"),
+            ));
+        }
+        next = next.wrapping_add(1);
+        if !matches!(a.octets()[3], 0 | 255) {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
 fn bind_all(addrs: &[Ipv4Addr], port: Option<u16>) -> io::Result<(Vec<TcpListener>, u16)> {
     let Some(&first) = addrs.first() else {
         return Err(io::Error::new(

@@ -47,12 +47,13 @@ fn assert_server_stopped(port: u64) {
     );
 }
 
-fn run_shell(line: &str) -> Finished {
+/// Runs `line` with bash from the repository root, killed after `timeout`.
+fn run_shell(line: &str, timeout: Duration) -> Finished {
     bins::run_with_timeout(
         Command::new("bash")
             .args(["-c", line])
             .current_dir(repo_root()),
-        Duration::from_secs(60),
+        timeout,
     )
     .unwrap()
 }
@@ -103,7 +104,7 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
             eprintln!("sqlite3 is not installed; not run: {line}");
             continue;
         }
-        let run = run_shell(line);
+        let run = run_shell(line, Duration::from_secs(60));
         assert!(
             run.code() == Some(0) && run.stdout.lines().count() > 1,
             "an example command printed by demo.sh does not work:\n{}",
@@ -188,7 +189,9 @@ fn ctrl_c_stops_the_demo_and_its_server_and_the_crawl_goes_on_as_printed() {
         hint.starts_with("scripts/demo.sh --resume --out "),
         "{hint}"
     );
-    let resumed = run_shell(&hint);
+    // A whole crawl of the demo: as long as any other (the demo's tail, a
+    // black hole and robots.txt retries, makes it longer than a minute).
+    let resumed = run_shell(&hint, CRAWL_TIMEOUT);
     assert_eq!(
         resumed.code(),
         Some(0),

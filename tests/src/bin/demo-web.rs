@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use clap::{Parser, Subcommand};
 use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, ServeOptions};
-use testkit::server::{ClockBase, Handler, Request, Response, Server};
+use testkit::rounds::{FIRST_ROUNDS_ADDRESS, RoundsParams, RoundsServeOptions, RoundsWeb};
+use testkit::server::{ClockBase, Handler, Observer, Request, Response, Server};
 
-/// Serve the crawler's demo web (about 30 hosts named NAME.demo.test, one
-/// loopback address each) or describe it.
+/// Serve the crawler's demo web (56 hosts named NAME.demo.test, one
+/// loopback address each) or describe it; serve the rounds benchmark's web or
+/// a synthetic web for the fetcher's benchmark.
 #[derive(Parser, Debug)]
 #[command(name = "demo-web", version)]
 struct Cli {
@@ -65,6 +67,65 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         ready_file: Option<PathBuf>,
     },
+    /// Serve the rounds benchmark's web until SIGTERM or SIGINT.
+    ///
+    /// One large host, big.rounds.test, with --large-pages pages spread over
+    /// link depths 1 to 6, and --small-hosts hosts s1.rounds.test, ... of 3
+    /// to 10 pages each (6 levels deep at most); robots.txt 404 everywhere;
+    /// every host's home page is a seed. No crawl can end before the large
+    /// host has had all its requests one delay apart: the floor is
+    /// largest_host_requests x delay (robots.txt included).
+    ///
+    /// --tail adds hole.rounds.test (accepts connections, never answers),
+    /// broken.rounds.test (robots.txt 500), gone.rounds.test (nothing
+    /// listens) and slow.rounds.test (10 pages, Crawl-delay --crawl-delay),
+    /// each a seed and linked from the large host at every depth.
+    ///
+    /// Writes the seeds, the hosts file and the description (--describe-out,
+    /// JSON: hosts, total_pages, total_requests, max_depth, largest_host,
+    /// largest_host_pages, largest_host_requests, and per_host: name, role,
+    /// address, pages, requests, depth, crawl_delay), then the ready file.
+    /// The request log has the format of `serve`'s.
+    #[command(verbatim_doc_comment)]
+    RoundsWeb {
+        /// Seed of the generator: the same seed gives the same web.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Pages of the large host, home page included.
+        #[arg(long, default_value_t = 60)]
+        large_pages: usize,
+        /// Number of small hosts.
+        #[arg(long, default_value_t = 200)]
+        small_hosts: usize,
+        /// Add the tail: a black hole, a robots.txt 500, a refused host and
+        /// a Crawl-delay host.
+        #[arg(long)]
+        tail: bool,
+        /// The Crawl-delay of slow.rounds.test (with --tail), in seconds.
+        #[arg(long, default_value_t = 3.0)]
+        crawl_delay: f64,
+        /// The port every host listens on [default: a free port].
+        #[arg(long)]
+        port: Option<u16>,
+        /// The address of the first host; the others follow it.
+        #[arg(long, default_value_t = FIRST_ROUNDS_ADDRESS)]
+        first_address: Ipv4Addr,
+        /// Where to write the seed URLs (one per line).
+        #[arg(long, value_name = "FILE")]
+        seeds_out: PathBuf,
+        /// Where to write `IP NAME` lines for every host.
+        #[arg(long, value_name = "FILE")]
+        hosts_out: PathBuf,
+        /// Where to write the description (JSON, see above).
+        #[arg(long, value_name = "FILE")]
+        describe_out: Option<PathBuf>,
+        /// Append a line per request to FILE (as `serve` does).
+        #[arg(long, value_name = "FILE")]
+        request_log: Option<PathBuf>,
+        /// Write FILE once every host listens (`port=`, `pid=` lines).
+        #[arg(long, value_name = "FILE")]
+        ready_file: Option<PathBuf>,
+    },
     /// Serve a synthetic web for benchmarks until SIGTERM or SIGINT.
     ///
     /// HOSTS hosts named h0.bench.test, h1.bench.test, ... on consecutive
@@ -102,12 +163,23 @@ enum Command {
         ready_file: Option<PathBuf>,
     },
     /// Print the hosts, the seeds and what a correct crawl fetches.
+    ///
+    /// With --json, one JSON document for scripts: seed, port, agent,
+    /// seeds, hosts (name, role, crawl_delay in seconds or null, fetch: URLs
+    /// a correct crawl fetches there, deepest: their most hops or null),
+    /// fetch (url, status, hops of every URL to fetch), robots (robots.txt
+    /// URLs requested), refused (URLs on the host refusing connections) and
+    /// excluded (URLs left out, with the reason).
+    #[command(verbatim_doc_comment)]
     Describe {
         #[command(flatten)]
         demo: DemoArgs,
         /// The port to show in URLs.
         #[arg(long, default_value_t = 80)]
         port: u16,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -198,8 +270,39 @@ fn main() -> ExitCode {
             &hosts_out,
             ready_file.as_deref(),
         ),
-        Command::Describe { demo, port } => {
-            describe(&demo.demo(), port);
+        Command::RoundsWeb {
+            seed,
+            large_pages,
+            small_hosts,
+            tail,
+            crawl_delay,
+            port,
+            first_address,
+            seeds_out,
+            hosts_out,
+            describe_out,
+            request_log,
+            ready_file,
+        } => rounds_web(
+            RoundsParams {
+                seed,
+                large_pages,
+                small_hosts,
+                tail,
+                crawl_delay,
+            },
+            port,
+            first_address,
+            &Outputs {
+                seeds: &seeds_out,
+                hosts: &hosts_out,
+                description: describe_out.as_deref(),
+                request_log: request_log.as_deref(),
+                ready: ready_file.as_deref(),
+            },
+        ),
+        Command::Describe { demo, port, json } => {
+            describe(&demo.demo(), port, json);
             Ok(())
         }
     };
@@ -232,28 +335,7 @@ fn serve(
         on_request: None,
     };
     if let Some(path) = request_log {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(fail(path))?;
-        let sink = Mutex::new(BufWriter::new(file));
-        let clock = ClockBase::now();
-        let path = path.to_path_buf();
-        options.on_request = Some(Box::new(move |e| {
-            let mut out = sink.lock().unwrap_or_else(|p| p.into_inner());
-            let line = format!(
-                "{}\t{}\t{}\t{}\t{}\n",
-                e.host,
-                e.target,
-                clock.unix_millis(e.start),
-                clock.unix_millis(e.end),
-                e.status
-            );
-            if let Err(err) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
-                eprintln!("demo-web: {}: {err}", path.display());
-            }
-        }));
+        options.on_request = Some(request_logger(path)?);
     }
     let web = demo
         .serve_with(options)
@@ -282,6 +364,94 @@ fn serve(
         web.server().requests_served()
     );
     drop(web);
+    Ok(())
+}
+
+/// Appends one line per request to `path`: host, target, start and end in
+/// milliseconds since the Unix epoch, status (see `serve --help`).
+fn request_logger(path: &Path) -> Result<Observer, Failure> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(fail(path))?;
+    let sink = Mutex::new(BufWriter::new(file));
+    let clock = ClockBase::now();
+    let path = path.to_path_buf();
+    Ok(Box::new(move |e| {
+        let mut out = sink.lock().unwrap_or_else(|p| p.into_inner());
+        let line = format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            e.host,
+            e.target,
+            clock.unix_millis(e.start),
+            clock.unix_millis(e.end),
+            e.status
+        );
+        if let Err(err) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+            eprintln!("demo-web: {}: {err}", path.display());
+        }
+    }))
+}
+
+/// The files a serving run writes.
+struct Outputs<'a> {
+    seeds: &'a Path,
+    hosts: &'a Path,
+    description: Option<&'a Path>,
+    request_log: Option<&'a Path>,
+    ready: Option<&'a Path>,
+}
+
+fn rounds_web(
+    params: RoundsParams,
+    port: Option<u16>,
+    first_address: Ipv4Addr,
+    out: &Outputs<'_>,
+) -> Result<(), Failure> {
+    let mut run = Lifetime::begin(out.ready)?;
+    let web = RoundsWeb::generate(params);
+    let mut options = RoundsServeOptions {
+        port,
+        first_address,
+        request_log: false,
+        on_request: None,
+    };
+    if let Some(path) = out.request_log {
+        options.on_request = Some(request_logger(path)?);
+    }
+    let served = web
+        .serve(options)
+        .map_err(fail(format!("{first_address} and up")))?;
+    common::atomic::write_atomic(out.seeds, served.seeds_file().as_bytes())
+        .map_err(fail(out.seeds))?;
+    common::atomic::write_atomic(out.hosts, served.hosts_file().as_bytes())
+        .map_err(fail(out.hosts))?;
+    if let Some(path) = out.description {
+        let mut text = serde_json::to_string_pretty(&served.description())
+            .map_err(|e| fail(path)(io::Error::other(e)))?;
+        text.push('\n');
+        common::atomic::write_atomic(path, text.as_bytes()).map_err(fail(path))?;
+    }
+    run.ready(served.port())?;
+    let largest = web.largest();
+    eprintln!(
+        "demo-web: serving the rounds web (seed {}): {} hosts from {first_address} port {}, \
+         {} pages to fetch; the largest host {} has {} requests; seeds in {}",
+        web.params().seed,
+        web.hosts().len(),
+        served.port(),
+        web.total_pages(),
+        largest.name,
+        largest.requests(),
+        out.seeds.display()
+    );
+    let signal = run.wait_for_signal();
+    eprintln!(
+        "demo-web: stopping ({signal} after {} requests)",
+        served.server().requests_served()
+    );
+    drop(served);
     Ok(())
 }
 
@@ -413,9 +583,89 @@ impl Drop for Lifetime<'_> {
     }
 }
 
-fn describe(demo: &Demo, port: u16) {
+fn describe(demo: &Demo, port: u16, json: bool) {
     let mut out = io::stdout().lock();
-    let _ = write_description(&mut out, demo, port);
+    let _ = if json {
+        write_json_description(&mut out, demo, port)
+    } else {
+        write_description(&mut out, demo, port)
+    };
+}
+
+/// The limits a crawl of the demo with the default settings runs with.
+fn default_limits(demo: &Demo) -> Limits {
+    Limits {
+        agent: demo.params().agent.clone(),
+        ..Limits::default()
+    }
+}
+
+/// The name of an exclusion in descriptions.
+fn exclusion_name(x: &Exclusion) -> String {
+    match x {
+        Exclusion::Filter(r) => format!("filter: {}", r.name()),
+        Exclusion::RobotsDisallowed => "robots.txt disallows".into(),
+        Exclusion::RobotsUnavailable => "robots.txt unavailable (5xx or no answer)".into(),
+        Exclusion::CrawlDelayTooHigh => "Crawl-delay too high".into(),
+    }
+}
+
+/// The URL prefix of `host`'s pages served on `port`.
+fn host_prefix(host: &str, port: u16) -> String {
+    if port == 80 {
+        format!("http://{host}/")
+    } else {
+        format!("http://{host}:{port}/")
+    }
+}
+
+fn write_json_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result<()> {
+    use serde_json::json;
+    let p = demo.params();
+    let e = demo.expected(&default_limits(demo), port);
+    let hosts: Vec<serde_json::Value> = demo
+        .hosts()
+        .iter()
+        .map(|h| {
+            let prefix = host_prefix(&h.name, port);
+            let hops: Vec<u32> = e
+                .fetch
+                .range(prefix.clone()..)
+                .take_while(|(u, _)| u.starts_with(&prefix))
+                .map(|(_, f)| f.hops)
+                .collect();
+            json!({
+                "name": h.name,
+                "role": format!("{:?}", h.role),
+                "crawl_delay": demo.crawl_delay(&h.name, &p.agent).map(|d| d.as_secs_f64()),
+                "fetch": hops.len(),
+                "deepest": hops.iter().max(),
+            })
+        })
+        .collect();
+    let fetch: Vec<serde_json::Value> = e
+        .fetch
+        .iter()
+        .map(|(u, f)| json!({"url": u, "status": f.status, "hops": f.hops}))
+        .collect();
+    let excluded: serde_json::Map<String, serde_json::Value> = e
+        .excluded
+        .iter()
+        .map(|(u, x)| (u.clone(), json!(exclusion_name(x))))
+        .collect();
+    let doc = json!({
+        "seed": p.seed,
+        "port": port,
+        "agent": p.agent,
+        "seeds": demo.seeds(port),
+        "hosts": hosts,
+        "fetch": fetch,
+        "robots": e.robots,
+        "refused": e.refused.keys().collect::<Vec<_>>(),
+        "excluded": excluded,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
 }
 
 fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result<()> {
@@ -432,21 +682,14 @@ fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result
     for s in demo.seeds(port) {
         writeln!(out, "  {s}")?;
     }
-    let limits = Limits {
-        agent: p.agent.clone(),
-        ..Limits::default()
-    };
+    let limits = default_limits(demo);
     let e = demo.expected(&limits, port);
     writeln!(
         out,
         "\nhosts (URLs a correct crawl fetches, and the deepest hops):"
     )?;
     for h in demo.hosts() {
-        let prefix = if port == 80 {
-            format!("http://{}/", h.name)
-        } else {
-            format!("http://{}:{port}/", h.name)
-        };
+        let prefix = host_prefix(&h.name, port);
         let mine: Vec<u32> = e
             .fetch
             .range(prefix.clone()..)
@@ -493,12 +736,7 @@ fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result
     )?;
     let mut reasons: Vec<(String, usize)> = Vec::new();
     for x in e.excluded.values() {
-        let name = match x {
-            Exclusion::Filter(r) => format!("filter: {}", r.name()),
-            Exclusion::RobotsDisallowed => "robots.txt disallows".into(),
-            Exclusion::RobotsUnavailable => "robots.txt unavailable (5xx)".into(),
-            Exclusion::CrawlDelayTooHigh => "Crawl-delay too high".into(),
-        };
+        let name = exclusion_name(x);
         match reasons.iter_mut().find(|(n, _)| *n == name) {
             Some((_, c)) => *c += 1,
             None => reasons.push((name, 1)),
@@ -510,4 +748,43 @@ fn write_description(out: &mut impl Write, demo: &Demo, port: u16) -> io::Result
         writeln!(out, "    {n:>5}  {name}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_description_holds_what_a_correct_crawl_fetches() {
+        let demo = Demo::with_params(DemoParams::small(3));
+        let mut out = Vec::new();
+        write_json_description(&mut out, &demo, 8080).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let e = demo.expected(&default_limits(&demo), 8080);
+        assert_eq!(doc["fetch"].as_array().unwrap().len(), e.fetch.len());
+        let hosts = doc["hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), demo.hosts().len());
+        let per_host: u64 = hosts.iter().map(|h| h["fetch"].as_u64().unwrap()).sum();
+        assert_eq!(per_host as usize, e.fetch.len());
+        let slow = hosts
+            .iter()
+            .find(|h| h["name"] == "slow.demo.test")
+            .unwrap();
+        assert_eq!(slow["crawl_delay"], 1.0);
+        let hole = hosts
+            .iter()
+            .find(|h| h["name"] == "hole.demo.test")
+            .unwrap();
+        assert_eq!(
+            (&hole["fetch"], &hole["deepest"]),
+            (&0.into(), &serde_json::Value::Null)
+        );
+        assert_eq!(doc["seeds"][0], "http://news.demo.test:8080/");
+        assert!(
+            doc["robots"]
+                .as_array()
+                .unwrap()
+                .contains(&"http://hole.demo.test:8080/robots.txt".into())
+        );
+    }
 }

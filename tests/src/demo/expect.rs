@@ -12,7 +12,10 @@
 //!    segment, number of path segments, hops, number of query parameters,
 //!    calendar years, in [`Reject`] order;
 //! 2. the host refuses connections → [`Expected::refused`];
-//! 3. robots.txt answers 5xx → [`Exclusion::RobotsUnavailable`];
+//! 3. robots.txt answers 5xx, or never answers (the black hole; RFC 9309
+//!    treats both as unreachable: disallow all) →
+//!    [`Exclusion::RobotsUnavailable`], its robots.txt URL in
+//!    [`Expected::robots`] (the server sees that request, and no other);
 //! 4. its `Crawl-delay` is above [`Limits::max_crawl_delay`] →
 //!    [`Exclusion::CrawlDelayTooHigh`];
 //! 5. robots.txt disallows it → [`Exclusion::RobotsDisallowed`];
@@ -73,7 +76,7 @@ pub enum Exclusion {
     Filter(Reject),
     /// robots.txt disallows it.
     RobotsDisallowed,
-    /// robots.txt answers 5xx.
+    /// robots.txt answers 5xx, or the host never answers at all.
     RobotsUnavailable,
     /// The host's `Crawl-delay` is above the maximum.
     CrawlDelayTooHigh,
@@ -164,7 +167,9 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
             .crawl_delay()
             .is_some_and(|d| d > limits.max_crawl_delay);
         let exclusion = match verdict {
-            RobotsVerdict::Unavailable => Some(Exclusion::RobotsUnavailable),
+            RobotsVerdict::Unavailable | RobotsVerdict::NoAnswer => {
+                Some(Exclusion::RobotsUnavailable)
+            }
             _ if too_slow => Some(Exclusion::CrawlDelayTooHigh),
             RobotsVerdict::Disallowed => Some(Exclusion::RobotsDisallowed),
             RobotsVerdict::Allowed | RobotsVerdict::Unreachable => None,

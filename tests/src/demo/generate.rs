@@ -7,39 +7,12 @@
 
 use std::collections::HashMap;
 
+use crate::rng::Rng;
+
 use super::{
     Charset, DEMO_DOMAIN, DemoHost, DemoParams, HostRole, Href, Html, Inner, LinkKind, Loc,
     RawLink, Resource,
 };
-
-/// SplitMix64: small, fast, and good enough to shuffle a demo web.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 const CONTENT_NAMES: [&str; 20] = [
     "blog", "wiki", "forum", "photos", "music", "recipes", "travel", "sports", "weather", "jobs",
@@ -60,14 +33,16 @@ const TEXT_WORDS: [&str; 24] = [
 /// Articles per page of a section index.
 const PER_INDEX_PAGE: usize = 25;
 
-/// The special hosts, in address order after the portal and content hosts.
-const SPECIAL_HOSTS: [(&str, HostRole); 17] = [
+/// The special hosts, in address order after the portal, the content hosts
+/// and the big host.
+const SPECIAL_HOSTS: [(&str, HostRole); 19] = [
     ("shop", HostRole::RobotsDisallow),
     ("agents", HostRole::RobotsAgentGroup),
     ("wild", HostRole::RobotsWildcards),
     ("open", HostRole::RobotsNotFound),
     ("members", HostRole::RobotsForbidden),
     ("down", HostRole::RobotsUnavailable),
+    ("broken", HostRole::RobotsServerError),
     ("slow", HostRole::CrawlDelay),
     ("sleepy", HostRole::CrawlDelayTooHigh),
     ("moved", HostRole::Redirects),
@@ -79,7 +54,11 @@ const SPECIAL_HOSTS: [(&str, HostRole); 17] = [
     ("latin", HostRole::Charsets),
     ("markup", HostRole::Markup),
     ("gone", HostRole::Refuses),
+    ("hole", HostRole::BlackHole),
 ];
+
+/// Fewest and most pages of a tiny host.
+const TINY_PAGES: (usize, usize) = (3, 6);
 
 /// The out-of-scope host.
 const ELSEWHERE: &str = "elsewhere.example";
@@ -115,8 +94,12 @@ pub(super) fn generate(params: DemoParams) -> Inner {
         };
         g.add_host(&name, HostRole::Content);
     }
+    g.add_host("big", HostRole::Big);
     for (name, role) in SPECIAL_HOSTS {
         g.add_host(name, role);
+    }
+    for i in 1..=g.params.tiny_hosts {
+        g.add_host(&format!("tiny{i}"), HostRole::Tiny);
     }
     g.add_host(ELSEWHERE, HostRole::OutOfScope);
 
@@ -309,6 +292,13 @@ impl Gen {
                 let articles = self.site(h, n, Vec::new());
                 self.pool.extend(articles);
             }
+            HostRole::Big => {
+                // Its articles take their share of the links across hosts,
+                // as a big site's do on the web.
+                let articles = self.site(h, self.params.big_pages, Vec::new());
+                self.pool.extend(articles);
+            }
+            HostRole::Tiny => self.tiny(h),
             HostRole::RobotsDisallow => {
                 self.robots(
                     h,
@@ -369,6 +359,10 @@ impl Gen {
                 self.put(loc(h, "/robots.txt"), Resource::Status(503));
                 self.site(h, small, Vec::new());
             }
+            HostRole::RobotsServerError => {
+                self.put(loc(h, "/robots.txt"), Resource::Status(500));
+                self.site(h, small, Vec::new());
+            }
             HostRole::CrawlDelay => {
                 let delay = self.params.crawl_delay;
                 self.robots(
@@ -412,7 +406,8 @@ impl Gen {
             HostRole::Files => self.files(h),
             HostRole::Charsets => self.charsets(h),
             HostRole::Markup => self.markup(h),
-            HostRole::Refuses => {}
+            // Nothing is ever answered there (see `Demo::serve_with`).
+            HostRole::Refuses | HostRole::BlackHole => {}
             HostRole::OutOfScope => {
                 let mut home = page("Elsewhere", self.sentence());
                 home.links.push(self.link(h, &loc(h, "/more.html"), "more"));
@@ -545,13 +540,15 @@ impl Gen {
     }
 
     /// Links across hosts from the articles, to random articles and home
-    /// pages, to the host that refuses connections, out of scope, and to
-    /// hosts whose robots.txt keeps crawlers out.
+    /// pages, to the hosts that refuse connections or never answer, out of
+    /// scope, and to hosts whose robots.txt keeps crawlers out.
     fn cross_links(&mut self) {
         let homes: Vec<Loc> = (0..self.hosts.len()).map(|h| loc(h, "/")).collect();
         let gone = self.role_host(HostRole::Refuses);
+        let hole = self.role_host(HostRole::BlackHole);
         let elsewhere = self.role_host(HostRole::OutOfScope);
         let down = self.role_host(HostRole::RobotsUnavailable);
+        let broken = self.role_host(HostRole::RobotsServerError);
         let sleepy = self.role_host(HostRole::CrawlDelayTooHigh);
         let sources = std::mem::take(&mut self.sources);
         for src in &sources {
@@ -570,11 +567,18 @@ impl Gen {
                 let k = self.rng.below(20);
                 extra.push(self.link(src.host, &loc(gone, format!("/s1/story-{k}.html")), "gone"));
             }
+            if self.rng.chance(0.03) {
+                let k = self.rng.below(20);
+                extra.push(self.link(src.host, &loc(hole, format!("/s1/note-{k}.html")), "hole"));
+            }
             if self.rng.chance(0.02) {
                 extra.push(self.link(src.host, &loc(elsewhere, "/"), "another web"));
             }
             if self.rng.chance(0.02) {
                 extra.push(self.link(src.host, &loc(down, "/about.html"), "down"));
+            }
+            if self.rng.chance(0.02) {
+                extra.push(self.link(src.host, &loc(broken, "/about.html"), "broken"));
             }
             if self.rng.chance(0.02) {
                 extra.push(self.link(src.host, &loc(sleepy, "/about.html"), "sleepy"));
@@ -584,6 +588,33 @@ impl Gen {
             }
         }
         self.sources = sources;
+    }
+
+    /// A tiny site: a home page linking its pages, the first of which
+    /// links one more page (two hops from home), each page linking home and
+    /// the portal.
+    fn tiny(&mut self, h: usize) {
+        let (fewest, most) = TINY_PAGES;
+        let count = fewest + self.rng.below(most - fewest + 1);
+        let targets: Vec<String> = (1..count).map(|i| format!("/p{i}.html")).collect();
+        let (deep, shallow) = targets.split_last().expect("a tiny host has pages");
+        let mut home = page(format!("{} home", self.hosts[h].name), self.sentence());
+        for t in shallow {
+            home.links
+                .push(self.link(h, &loc(h, t.as_str()), t.as_str()));
+        }
+        self.put_html(loc(h, "/"), home);
+        for (i, t) in shallow.iter().enumerate() {
+            let mut p = page(format!("Tiny page {t}"), self.sentence());
+            p.links.push(self.link(h, &loc(h, "/"), "home"));
+            p.links.push(self.link(h, &loc(0, "/"), "the demo portal"));
+            if i == 0 {
+                p.links
+                    .push(self.link(h, &loc(h, deep.as_str()), "further"));
+            }
+            self.put_html(loc(h, t.as_str()), p);
+        }
+        self.leaf(h, deep, "The far end of a tiny site");
     }
 
     fn wild(&mut self, h: usize, n: usize) {

@@ -1,6 +1,6 @@
 //! The demo's generator, its expected-set walk on its own, and serving.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -57,24 +57,28 @@ fn the_same_seed_gives_the_same_web() {
 fn the_full_demo_has_the_announced_size() {
     let demo = demo(1);
     let hosts = demo.hosts();
-    assert!((30..=36).contains(&hosts.len()), "{} hosts", hosts.len());
-    assert!(
+    assert_eq!(hosts.len(), 56);
+    assert_eq!(
         hosts
             .iter()
             .filter(|h| h.name.ends_with(".demo.test"))
-            .count()
-            >= 30
+            .count(),
+        55
     );
     assert_eq!(hosts[0].name, "news.demo.test");
     let pages = demo.pages(PORT).len();
-    assert!((2000..=4000).contains(&pages), "{pages} pages");
+    assert!((3000..=4500).contains(&pages), "{pages} pages");
     let expected = demo.expected(&limits(2026), PORT);
-    assert!(expected.fetch.len() > 1800, "{}", expected.fetch.len());
-    // Every role is present exactly once, except content hosts.
+    assert!(expected.fetch.len() > 3000, "{}", expected.fetch.len());
+    // Every role is present exactly once, except content and tiny hosts.
     for role in [
         HostRole::Portal,
+        HostRole::Big,
         HostRole::Calendar,
+        HostRole::RobotsUnavailable,
+        HostRole::RobotsServerError,
         HostRole::Refuses,
+        HostRole::BlackHole,
         HostRole::OutOfScope,
     ] {
         assert_eq!(
@@ -83,6 +87,76 @@ fn the_full_demo_has_the_announced_size() {
             "{role:?}"
         );
     }
+    assert_eq!(
+        hosts.iter().filter(|h| h.role == HostRole::Tiny).count(),
+        20
+    );
+    // One loopback address each, from 127.0.0.10, below 127.0.0.254.
+    let web = demo.serve().unwrap();
+    let last = web.addr(&hosts[hosts.len() - 1].name).unwrap();
+    assert_eq!(last, std::net::Ipv4Addr::new(127, 0, 0, 65));
+}
+
+/// URLs a correct crawl fetches on each host, and the deepest of them.
+fn per_host(e: &Expected) -> BTreeMap<String, (usize, u32)> {
+    let mut out: BTreeMap<String, (usize, u32)> = BTreeMap::new();
+    for (u, f) in &e.fetch {
+        let host = url::Url::parse(u).unwrap().host_str().unwrap().to_string();
+        let entry = out.entry(host).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.max(f.hops);
+    }
+    out
+}
+
+#[test]
+fn the_tail_is_a_big_host_many_tiny_ones_and_hosts_that_give_nothing() {
+    let demo = demo(1);
+    let e = demo.expected(&limits(2026), PORT);
+    let hosts = per_host(&e);
+    // The big host: five times a content host, not too deep.
+    let (big, big_depth) = hosts["big.demo.test"];
+    for h in demo.hosts().iter().filter(|h| h.role == HostRole::Content) {
+        let (n, _) = hosts[&h.name];
+        assert!(big >= 4 * n, "big.demo.test {big}, {} {n}", h.name);
+    }
+    assert!(big_depth <= 5, "big.demo.test goes {big_depth} hops deep");
+    // Twenty tiny hosts of 3 to 6 pages, their home one hop from the portal.
+    for i in 1..=20 {
+        let name = format!("tiny{i}.demo.test");
+        let (n, deepest) = hosts[&name];
+        assert!((3..=6).contains(&n), "{name}: {n} pages");
+        assert!(deepest <= 3, "{name}: {deepest} hops");
+        assert_eq!(e.fetch[&url(&format!("tiny{i}"), "/")].hops, 1);
+    }
+    // A robots.txt answering 500, a host that never answers: nothing is
+    // fetched there, their robots.txt is asked for, their URLs are left out
+    // as unavailable.
+    assert_eq!(
+        demo.robots_allows("broken.demo.test", "/", "demobot"),
+        RobotsVerdict::Unavailable
+    );
+    assert_eq!(
+        demo.robots_allows("hole.demo.test", "/", "demobot"),
+        RobotsVerdict::NoAnswer
+    );
+    for name in ["broken", "hole"] {
+        assert!(!hosts.contains_key(&format!("{name}.demo.test")), "{name}");
+        assert!(e.robots.contains(&url(name, "/robots.txt")), "{name}");
+        assert_eq!(
+            e.excluded.get(&url(name, "/")),
+            Some(&Exclusion::RobotsUnavailable),
+            "{name}"
+        );
+        let linked = e
+            .excluded
+            .keys()
+            .filter(|u| u.contains(&format!("//{name}.demo.test")))
+            .count();
+        assert!(linked > 1, "{name}: linked from {linked} pages only");
+    }
+    assert_eq!(demo.status_of(&url("hole", "/")), None);
+    assert!(e.refused.keys().all(|u| u.contains("//gone.demo.test")));
 }
 
 #[test]
@@ -236,7 +310,7 @@ fn robots_rules_decide_what_is_fetched() {
             allowed
         );
     }
-    // 404 and 403 robots allow everything; 503 allows nothing.
+    // 404 and 403 robots allow everything; 503 and 500 allow nothing.
     assert!(e.fetch.contains_key(&url("open", "/about.html")));
     assert!(e.fetch.contains_key(&url("members", "/about.html")));
     assert_eq!(
@@ -245,6 +319,10 @@ fn robots_rules_decide_what_is_fetched() {
     );
     assert!(e.fetch.keys().all(|u| !u.contains("//down.demo.test")));
     assert!(e.robots.contains(&url("down", "/robots.txt")));
+    assert_eq!(
+        excluded(&url("broken", "/")),
+        Some(Exclusion::RobotsUnavailable)
+    );
     // Crawl-delay: honoured when reasonable, the host skipped when not.
     assert_eq!(
         demo.crawl_delay("slow.demo.test", "demobot"),
@@ -591,4 +669,23 @@ fn served_answers_match_the_model() {
         web.crawl_delay("slow.demo.test"),
         Some(Duration::from_secs(1))
     );
+
+    // The black hole accepts, reads the request, never answers; dropping
+    // the server closes the connection at once.
+    let hole = std::net::SocketAddr::from((web.addr("hole.demo.test").unwrap(), web.port()));
+    let mut held = TcpStream::connect(hole).unwrap();
+    write!(
+        held,
+        "GET /robots.txt HTTP/1.1\r\nHost: hole.demo.test\r\n\r\n"
+    )
+    .unwrap();
+    held.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(held.read(&mut byte).is_err(), "the black hole answered");
+    let dropping = std::time::Instant::now();
+    drop(web);
+    assert!(dropping.elapsed() < Duration::from_secs(2), "drop hung");
+    held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(held.read(&mut byte).unwrap_or(0), 0, "still held");
 }

@@ -192,7 +192,8 @@ pub fn assert_crawl_ended(out: &Finished) {
     );
 }
 
-/// The `crawl.toml` of a demo crawl.
+/// The `crawl.toml` of a demo crawl. The first-byte timeout is short: the
+/// demo's black hole costs a crawl that long per robots.txt attempt.
 pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     let f = &s.filter;
     format!(
@@ -200,7 +201,8 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
-         delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n{}",
+         delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
+         first_byte_timeout = \"1s\"\n{}",
         f.max_url_length,
         f.max_path_segments,
         f.max_repeated_segment,
