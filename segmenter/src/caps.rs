@@ -8,8 +8,8 @@
 //! next allowed contact, kept in `hosts.db`, is later) gets none.
 //!
 //! URLs arrive grouped by host (the sort key starts with domain and host).
-//! [`HostCap`] keeps the best `cap` URLs of the current host: most in-links
-//! first, then fewest hops, then the URL itself (so the order is total and
+//! [`HostCap`] keeps the best `cap` URLs of the current host: fewest hops
+//! first, then most in-links, then the URL itself (so the order is total and
 //! the same on every run). The others go to the backlog for a later round.
 //! It holds at most `2 × cap` URLs at a time: when full, the worse half is
 //! handed to the backlog at once.
@@ -117,12 +117,16 @@ pub enum Fate {
     Fetched,
 }
 
-/// Priority order within a host: better first.
+/// Priority order within a host: better first. Fewest hops first, so that
+/// each host is crawled breadth-first even when its URLs are spread over
+/// several rounds (a round that ends early, a host over its share: a page
+/// fetched before one closer to the seeds would give its links too many
+/// hops); then most in-links; then the URL.
 pub fn priority(a: &Pick, b: &Pick) -> Ordering {
-    b.meta
-        .inlinks
-        .cmp(&a.meta.inlinks)
-        .then(a.meta.hops.cmp(&b.meta.hops))
+    a.meta
+        .hops
+        .cmp(&b.meta.hops)
+        .then(b.meta.inlinks.cmp(&a.meta.inlinks))
         .then_with(|| a.url.cmp(&b.url))
 }
 
@@ -264,10 +268,10 @@ mod tests {
         }
         let capped = cap.finish_host(&mut emit).unwrap();
         assert!(capped);
-        // Most in-links first, then fewest hops, then the URL.
-        assert_eq!(kept, ["/d", "/b", "/g"]);
+        // Fewest hops first, then most in-links, then the URL.
+        assert_eq!(kept, ["/d", "/f", "/c"]);
         over.sort();
-        assert_eq!(over, ["/a", "/c", "/e", "/f", "/h"]);
+        assert_eq!(over, ["/a", "/b", "/e", "/g", "/h"]);
     }
 
     #[test]

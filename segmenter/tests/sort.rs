@@ -78,8 +78,8 @@ fn spilled_sort_equals_in_memory_sort() {
     expected.sort_by(|a, b| {
         (domain(&a.host), &a.host)
             .cmp(&(domain(&b.host), &b.host))
-            .then(b.inlinks.cmp(&a.inlinks))
             .then(a.hops.cmp(&b.hops))
+            .then(b.inlinks.cmp(&a.inlinks))
             .then(a.url.cmp(&b.url))
     });
     assert_eq!(got_small.len(), expected.len());
