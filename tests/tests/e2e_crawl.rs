@@ -184,12 +184,17 @@ fn check_fetched_exactly_the_expected(
             ));
         }
     }
+    // Hops are counted along the path the crawl took: a round that ends
+    // early leaves some pages for the next one, and a page one hop further
+    // from the seeds, on another host, may then be the first to link a URL.
+    // So never fewer hops than its distance from the seeds, sometimes more,
+    // and the same in every line of the URL.
     for (url, f) in &expected.fetch {
         if let Some(lines) = log.get(url.as_str()) {
             let hops: BTreeSet<u32> = lines.iter().map(|l| l.hops).collect();
-            if hops != BTreeSet::from([f.hops]) {
+            if hops.len() != 1 || hops.iter().any(|&h| h < f.hops) {
                 problems.push(format!(
-                    "{url}: logged with hops {hops:?}, {} expected",
+                    "{url}: logged with hops {hops:?}, {} expected (or more)",
                     f.hops
                 ));
             }

@@ -76,16 +76,28 @@ pub struct CrawlSettings {
     pub delay_factor: f64,
     /// `[filter]`, also used to compute the expected crawl.
     pub filter: FilterConfig,
+    /// `[crawl] round_time`.
+    pub round_time: Duration,
+    /// `[fetcher] tail_time`.
+    pub tail_time: Duration,
+    /// `[fetcher] first_byte_timeout`.
+    pub first_byte_timeout: Duration,
     /// Lines added to `[fetcher]`.
     pub fetcher_extra: String,
 }
 
 impl Default for CrawlSettings {
+    /// Delays far below the real web's; a round ends once its tail would
+    /// wait more than a second; the demo's black hole costs a round at most
+    /// a second.
     fn default() -> Self {
         CrawlSettings {
             min_delay: Duration::from_millis(20),
             delay_factor: 0.5,
             filter: FilterConfig::default(),
+            round_time: Duration::from_secs(60),
+            tail_time: Duration::from_secs(1),
+            first_byte_timeout: Duration::from_secs(1),
             fetcher_extra: String::new(),
         }
     }
@@ -192,26 +204,29 @@ pub fn assert_crawl_ended(out: &Finished) {
     );
 }
 
-/// The `crawl.toml` of a demo crawl. The first-byte timeout is short: the
-/// demo's black hole costs a crawl that long per robots.txt attempt.
+/// The `crawl.toml` of a demo crawl.
 pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     let f = &s.filter;
     format!(
         "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/{agent}.html\"\n\n\
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
+         [crawl]\nround_time = \"{}ms\"\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
-         first_byte_timeout = \"1s\"\n{}",
+         first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
         f.max_url_length,
         f.max_path_segments,
         f.max_repeated_segment,
         f.max_hops,
         f.max_query_params,
         f.max_years_ahead,
+        s.round_time.as_millis(),
         hosts.display(),
         s.min_delay.as_millis(),
         s.delay_factor,
+        s.first_byte_timeout.as_millis(),
+        s.tail_time.as_millis(),
         s.fetcher_extra
     )
 }
