@@ -886,8 +886,12 @@ impl Frontier {
         for k in &st.keys {
             let delay = self.policy.delay(&k.timing);
             let cycle = self.policy.cycle(&k.timing);
-            pace.all += 1.0 / cycle.as_secs_f64();
-            if k.status == Status::Done || k.abandoned.is_some() {
+            if k.abandoned.is_some() {
+                // Given up: neither working nor ready for more.
+                continue;
+            }
+            if k.status == Status::Done {
+                pace.idle += 1.0 / cycle.as_secs_f64();
                 continue;
             }
             // A request in flight for longer than the key's usual cycle
@@ -902,6 +906,12 @@ impl Frontier {
             };
             pace.hosts += 1;
             pace.working += 1.0 / (wait + cycle).as_secs_f64();
+            // Held longer than its own delay: a robots.txt to ask again, a
+            // Retry-After, not the host's usual pace.
+            if wait > delay {
+                pace.blocked += 1;
+            }
+            pace.soonest = Some(pace.soonest.map_or(wait, |s: Duration| s.min(wait)));
             let finish =
                 wait + cycle.saturating_mul(u32::try_from(k.urls_left).unwrap_or(u32::MAX));
             pace.finish = pace.finish.max(finish);
