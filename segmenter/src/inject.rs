@@ -52,6 +52,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
         command: "inject",
         jobs: seeds_jobs(seeds, settings.threads)?,
         consumes: Vec::new(),
+        backlog: None,
         carry_backlog: true,
         record_seed_domains: true,
     };

@@ -5,6 +5,7 @@
 //! through [`round`], which chains [`scan`] → [`sort`] → [`seen`] →
 //! [`caps`] → [`output`] → [`commit`].
 
+mod backlog;
 mod candidates;
 mod caps;
 mod cli;

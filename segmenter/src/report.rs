@@ -164,6 +164,9 @@ pub struct Selection {
     /// Hosts that may not be asked before the round is over: all their
     /// URLs wait in the backlog.
     pub waiting_hosts: u64,
+    /// Backlog URLs of hosts met out of order in the backlog file: kept
+    /// there as they are, not scheduled.
+    pub out_of_order: u64,
 }
 
 /// The Bloom filter's state after the round.
@@ -278,6 +281,9 @@ impl Report {
         line("time-capped hosts:", s.time_capped_hosts.to_string());
         line("waiting hosts:", s.waiting_hosts.to_string());
         line("to backlog:", s.backlogged.to_string());
+        if s.out_of_order > 0 {
+            line("backlog out of order:", s.out_of_order.to_string());
+        }
         if self.command == "run" {
             line("already fetched:", s.already_fetched.to_string());
         }

@@ -14,8 +14,9 @@ use std::time::Instant;
 use common::atomic::write_atomic;
 use common::bloom::BloomHash;
 use common::filter::UrlFilter;
-use common::segment::{SegmentReader, SegmentRecord};
+use common::segment::{SegmentReader, SegmentRecord, Via};
 
+use crate::backlog::BacklogStream;
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed, read_list};
@@ -24,7 +25,7 @@ use crate::log::RunLog;
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
-use crate::report::{Report, Selection};
+use crate::report::{Counts, Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
@@ -36,6 +37,8 @@ pub struct Plan {
     pub command: &'static str,
     /// The inputs.
     pub jobs: Vec<Job>,
+    /// The backlog to schedule from (`run`), read beside the merge.
+    pub backlog: Option<std::path::PathBuf>,
     /// Fetched runs this round consumes (added to `consumed.txt`).
     pub consumes: Vec<String>,
     /// Copy the existing backlog unchanged into the new one (`inject`,
@@ -149,6 +152,10 @@ fn build(
         counts: scanned.counts,
         ..Report::default()
     };
+    let backlog = match &plan.backlog {
+        Some(path) => Some(BacklogStream::open(path, log)?),
+        None => None,
+    };
     let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
     let budget = Budget::new(
         hosts_db,
@@ -158,12 +165,17 @@ fn build(
         common::timefmt::unix_millis(std::time::SystemTime::now()),
     );
     let selected = select(
-        merger,
+        Inputs {
+            merger,
+            backlog,
+            filter,
+        },
         &seen,
         progress,
         output,
         budget,
         plan.record_seed_domains,
+        &mut report.counts,
     )?;
     report.selection = selected.selection;
     report.sort_runs = runs.runs_written();
@@ -207,6 +219,10 @@ fn build(
     Ok((report, staging))
 }
 
+/// The hash of a URL already in `seen.bloom` (a backlog URL): not inserted
+/// again. No URL hashes to it (the second half of a URL's hash is odd).
+const ALREADY_SEEN: BloomHash = BloomHash(0, 0);
+
 /// URLs handed from the selection to the writer thread at a time.
 const BATCH: usize = 4096;
 
@@ -237,10 +253,17 @@ struct Sink<'a> {
     recycled: mpsc::Receiver<Batch>,
     /// False once the writer has stopped (its error comes out of `join`).
     alive: bool,
+    /// The filters, applied again to a backlog URL a segment takes.
+    filter: &'a UrlFilter,
+    /// Where refusals are counted.
+    counts: &'a mut Counts,
 }
 
 impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
+        if fate == Fate::Segment && pick.meta.via == Via::Backlog && !self.admits(pick) {
+            return;
+        }
         match fate {
             Fate::Segment => sel.scheduled += 1,
             Fate::Backlog => sel.backlogged += 1,
@@ -250,6 +273,24 @@ impl Sink<'_> {
             .push(fate, &host.name, pick, host.plan.not_before);
         if self.batch.len == BATCH {
             self.send();
+        }
+    }
+
+    /// True if a backlog URL still passes the filters (the scope may have
+    /// been narrowed since it went in); a refusal is counted.
+    fn admits(&mut self, pick: &Pick) -> bool {
+        match url::Url::parse(&pick.url) {
+            Ok(u) => match self.filter.check(&u, pick.meta.hops) {
+                Ok(()) => true,
+                Err(reason) => {
+                    self.counts.reject(reason);
+                    false
+                }
+            },
+            Err(_) => {
+                self.counts.invalid_urls += 1;
+                false
+            }
         }
     }
 
@@ -302,27 +343,42 @@ struct Selected {
     domains: Vec<String>,
 }
 
-/// Every URL out of the merge is scheduled: the best of each host, as many
-/// as its [`Budget`] plans, into the segments, the rest into the backlog. With `collect_domains`,
-/// the registrable domains met are collected too (for `scope.seeds`). Three
+/// What the selection reads: the round's URLs out of the merge, the
+/// backlog beside them, and the filters for the backlog's URLs.
+struct Inputs<'a> {
+    merger: Merger,
+    backlog: Option<BacklogStream<'a>>,
+    filter: &'a UrlFilter,
+}
+
+/// Every URL out of the merge, and every URL of the backlog, is scheduled:
+/// the best of each host, as many as its [`Budget`] plans, into the
+/// segments, the rest into the backlog. With `collect_domains`, the
+/// registrable domains met are collected too (for `scope.seeds`). Three
 /// threads in a pipeline: this one merges and caps; the next inserts into
 /// `seen.bloom` (in output order, so that the file is the same on every
 /// run); the last formats and compresses the segments and the backlog.
 fn select(
-    mut merger: Merger,
+    inputs: Inputs<'_>,
     seen: &Seen,
     progress: &Progress,
     mut output: Output,
-    mut budget: Budget,
+    budget: Budget,
     collect_domains: bool,
+    counts: &mut Counts,
 ) -> Result<Selected, Error> {
+    let Inputs {
+        mut merger,
+        mut backlog,
+        filter,
+    } = inputs;
     let mut selection = Selection::default();
     let sel = &mut selection;
     let mut domains = Vec::new();
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
     let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
     let (recycle, recycled) = mpsc::sync_channel::<Batch>(12);
-    let (segments, backlog) = std::thread::scope(|s| {
+    let (segments, backlog_size) = std::thread::scope(|s| {
         // Inserting into the Bloom filter is mostly waiting for memory: a
         // stage of its own, between the selection and the writer.
         std::thread::Builder::new()
@@ -330,7 +386,9 @@ fn select(
             .spawn_scoped(s, move || {
                 for batch in from_select {
                     for (_, _, hash) in &batch.recs[..batch.len] {
-                        seen.insert(*hash);
+                        if *hash != ALREADY_SEEN {
+                            seen.insert(*hash);
+                        }
                     }
                     if to_writer.send(batch).is_err() {
                         return;
@@ -351,69 +409,68 @@ fn select(
             })
             .expect("the writer thread starts");
 
-        let mut sink = Sink {
-            batch: Batch {
-                recs: Vec::new(),
-                len: 0,
+        let mut chooser = Chooser {
+            sink: Sink {
+                batch: Batch {
+                    recs: Vec::new(),
+                    len: 0,
+                },
+                progress,
+                to_next: to_seen,
+                recycled,
+                alive: true,
+                filter,
+                counts,
             },
-            progress,
-            to_next: to_seen,
-            recycled,
-            alive: true,
+            cap: HostCap::new(0),
+            host: HostNow {
+                name: String::new(),
+                plan: HostPlan {
+                    cap: 0,
+                    by_time: false,
+                    not_before: None,
+                },
+            },
+            current: Vec::new(),
+            budget,
+            sel,
+            domains: collect_domains.then_some(&mut domains),
         };
-        let mut cap = HostCap::new(0);
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-        let mut current = Vec::new(); // `domain TAB host TAB` of the current host
-        let mut host = HostNow {
-            name: String::new(),
-            plan: HostPlan {
-                cap: 0,
-                by_time: false,
-                not_before: None,
-            },
-        };
         let result = (|| -> Result<(), Error> {
-            while sink.alive && merger.next_into(&mut key, &mut meta)? {
+            while chooser.sink.alive && merger.next_into(&mut key, &mut meta)? {
                 let Some(parts) = split_key(&key) else {
                     continue;
                 };
-                sel.unique += 1;
-                if host_prefix(&key) != current.as_slice() {
-                    if collect_domains && domains.last().is_none_or(|d| d != parts.domain) {
-                        domains.push(parts.domain.to_string());
+                chooser.sel.unique += 1;
+                let prefix = host_prefix(&key);
+                if prefix != chooser.current.as_slice() {
+                    // The backlog's hosts before this one, then this one
+                    // with its waiting URLs.
+                    if let Some(b) = &mut backlog {
+                        chooser.backlog_before(b, Some(prefix))?;
                     }
-                    end_host(&mut cap, &host, &mut sink, sel);
-                    current.clear();
-                    current.extend_from_slice(host_prefix(&key));
-                    host.name.clear();
-                    host.name.push_str(parts.host);
-                    host.plan = budget.plan(parts.host)?;
-                    cap.set_cap(host.plan.cap);
+                    chooser.start(prefix, parts.domain, parts.host)?;
+                    if let Some(b) = &mut backlog
+                        && b.peek() == Some(prefix)
+                    {
+                        chooser.backlog_host(b)?;
+                    }
                 }
-                if meta.fetched {
-                    let pick = Pick {
-                        url: parts.url.to_string(),
-                        meta,
-                        hash: parts.hash,
-                    };
-                    sink.push(Fate::Fetched, &host, &pick, sel);
-                    continue;
-                }
-                if meta.exempt {
-                    sel.reentered += 1;
-                } else {
-                    sel.new += 1;
-                }
-                cap.add(parts.url, meta, parts.hash, &mut |p: &Pick, fate| {
-                    sink.push(fate, &host, p, sel);
-                    Ok::<_, ()>(())
-                })
-                .unwrap_or(());
+                chooser.add(parts.url, meta, parts.hash);
             }
-            end_host(&mut cap, &host, &mut sink, sel);
+            if let Some(b) = &mut backlog {
+                chooser.backlog_before(b, None)?;
+            }
+            chooser.end_host();
             Ok(())
         })();
+        if let Some(b) = &backlog {
+            chooser.sink.counts.backlog_in = b.read;
+            chooser.sink.counts.bad_lines += b.bad_lines;
+        }
+        let mut sink = chooser.sink;
         if sink.batch.len > 0 {
             sink.send();
         }
@@ -425,9 +482,152 @@ fn select(
     Ok(Selected {
         selection,
         segments,
-        backlog,
+        backlog: backlog_size,
         domains,
     })
+}
+
+/// The selection, host by host: the current host's plan and cap, and where
+/// its URLs go.
+struct Chooser<'a, 's> {
+    sink: Sink<'s>,
+    cap: HostCap,
+    host: HostNow,
+    /// `domain TAB host TAB` of the current host.
+    current: Vec<u8>,
+    budget: Budget,
+    sel: &'a mut Selection,
+    /// The registrable domains met, when collected.
+    domains: Option<&'a mut Vec<String>>,
+}
+
+impl Chooser<'_, '_> {
+    /// Ends the current host and starts `host` (of `domain`), planned.
+    fn start(&mut self, prefix: &[u8], domain: &str, host: &str) -> Result<(), Error> {
+        if let Some(domains) = &mut self.domains
+            && domains.last().is_none_or(|d| d != domain)
+        {
+            domains.push(domain.to_string());
+        }
+        self.end_host();
+        self.current.clear();
+        self.current.extend_from_slice(prefix);
+        self.host.name.clear();
+        self.host.name.push_str(host);
+        self.host.plan = self.budget.plan(host)?;
+        self.cap.set_cap(self.host.plan.cap);
+        Ok(())
+    }
+
+    fn end_host(&mut self) {
+        end_host(&mut self.cap, &self.host, &mut self.sink, self.sel);
+    }
+
+    /// A URL of the current host out of the merge.
+    fn add(&mut self, url: &str, meta: Meta, hash: common::bloom::BloomHash) {
+        let Chooser {
+            sink,
+            cap,
+            host,
+            sel,
+            ..
+        } = self;
+        if meta.fetched {
+            let pick = Pick {
+                url: url.to_string(),
+                meta,
+                hash,
+            };
+            sink.push(Fate::Fetched, host, &pick, sel);
+            return;
+        }
+        if meta.exempt {
+            sel.reentered += 1;
+        } else {
+            sel.new += 1;
+        }
+        cap.add(url, meta, hash, &mut |p: &Pick, fate| {
+            sink.push(fate, host, p, sel);
+            Ok::<_, ()>(())
+        })
+        .unwrap_or(());
+    }
+
+    /// The backlog's hosts that come before `prefix` (all of them if
+    /// `None`), each scheduled on its own.
+    fn backlog_before(
+        &mut self,
+        backlog: &mut BacklogStream,
+        prefix: Option<&[u8]>,
+    ) -> Result<(), Error> {
+        while let Some(next) = backlog.peek() {
+            if prefix.is_some_and(|p| next >= p) {
+                return Ok(());
+            }
+            let next = next.to_vec();
+            backlog.take_host(|rec, out_of_order| {
+                if out_of_order {
+                    self.waiting(rec, Fate::Backlog);
+                    return Ok(());
+                }
+                if next != self.current {
+                    let domain = std::str::from_utf8(&next[..next.len() - rec.host.len() - 2])
+                        .unwrap_or_default()
+                        .to_string();
+                    self.start(&next, &domain, &rec.host)?;
+                }
+                self.waiting(rec, Fate::Segment);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The backlog's URLs of the current host.
+    fn backlog_host(&mut self, backlog: &mut BacklogStream) -> Result<(), Error> {
+        backlog.take_host(|rec, out_of_order| {
+            self.waiting(
+                rec,
+                if out_of_order {
+                    Fate::Backlog
+                } else {
+                    Fate::Segment
+                },
+            );
+            Ok(())
+        })
+    }
+
+    /// A URL of the backlog: to the current host's cap (`Fate::Segment`),
+    /// or straight back to the backlog.
+    fn waiting(&mut self, rec: &SegmentRecord, fate: Fate) {
+        let meta = Meta {
+            hops: rec.hops,
+            inlinks: rec.inlinks,
+            tries: rec.tries,
+            via: Via::Backlog,
+            exempt: true,
+            fetched: false,
+        };
+        // Its URL went into seen.bloom when it went into the backlog.
+        let hash = ALREADY_SEEN;
+        self.sel.unique += 1;
+        if fate == Fate::Backlog {
+            self.sel.out_of_order += 1;
+            let pick = Pick {
+                url: rec.url.clone(),
+                meta,
+                hash,
+            };
+            let host = HostNow {
+                name: rec.host.clone(),
+                plan: self.host.plan,
+            };
+            self.sink.push(Fate::Backlog, &host, &pick, self.sel);
+            return;
+        }
+        self.add(&rec.url, meta, hash);
+    }
 }
 
 /// Copies the existing backlog into the new one (for `inject`).

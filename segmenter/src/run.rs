@@ -73,9 +73,6 @@ fn round(session: &Session) -> Result<(), Error> {
             return Ok(());
         }
     }
-    if has_backlog {
-        jobs.push(Job::Backlog(backlog));
-    }
 
     if settings.scope.mode == ScopeMode::Seeds && !crawl.scope_seeds_path().exists() {
         return Err(Error::Usage(format!(
@@ -92,6 +89,7 @@ fn round(session: &Session) -> Result<(), Error> {
     let plan = Plan {
         command: "run",
         jobs,
+        backlog: has_backlog.then(|| backlog.clone()),
         consumes: runs,
         carry_backlog: false,
         record_seed_domains: false,
@@ -110,9 +108,11 @@ fn round(session: &Session) -> Result<(), Error> {
         .jobs
         .iter()
         .filter_map(|j| match j {
-            Job::Warc(p) | Job::Leftover(p) | Job::Backlog(p) => std::fs::metadata(p).ok(),
+            Job::Warc(p) | Job::Leftover(p) => Some(p),
             Job::Seeds { .. } => None,
         })
+        .chain(&plan.backlog)
+        .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
     session.log.info(format_args!(

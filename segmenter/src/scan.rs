@@ -1,5 +1,6 @@
 //! Reading a round's inputs in parallel: WARC files of fetched runs,
-//! leftover lists, the backlog and seeds files.
+//! leftover lists and seeds files (the backlog is read beside the merge,
+//! by [`crate::backlog`]).
 //!
 //! Inputs are cut into jobs (a file, or a byte range of a seeds file); one
 //! worker per thread of a rayon pool takes jobs until none is left. Each
@@ -15,7 +16,6 @@
 //! - a leftover URL (never attempted) or a retry (failed, worth retrying):
 //!   as it was, exempt from the seen check; a retry that already failed
 //!   `max_tries` times is dropped and counted;
-//! - a backlog URL: as it was, exempt from the seen check;
 //! - a seed: hops 0;
 //! - a stored page that was never scheduled (the fetcher followed a
 //!   redirect to it within its run): recorded as seen, scheduled nowhere.
@@ -76,8 +76,6 @@ pub enum Job {
     Warc(PathBuf),
     /// A fetched run's `leftover.v2.tsv.zst` (or `.v1.`).
     Leftover(PathBuf),
-    /// The crawl's backlog.
-    Backlog(PathBuf),
     /// Lines of a seeds file whose first byte lies in `start..end`.
     Seeds {
         /// The seeds file.
@@ -94,9 +92,7 @@ pub enum Job {
 impl Job {
     fn size(&self) -> u64 {
         match self {
-            Job::Warc(p) | Job::Leftover(p) | Job::Backlog(p) => {
-                std::fs::metadata(p).map_or(0, |m| m.len())
-            }
+            Job::Warc(p) | Job::Leftover(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
             Job::Seeds { start, end, .. } => end - start,
         }
     }
@@ -473,8 +469,7 @@ impl<'a> Worker<'a> {
         let result = match job {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
-            Job::Leftover(path) => self.segment_file(path, false),
-            Job::Backlog(path) => self.segment_file(path, true),
+            Job::Leftover(path) => self.segment_file(path),
             Job::Seeds {
                 path,
                 piece,
@@ -703,8 +698,8 @@ impl<'a> Worker<'a> {
         result
     }
 
-    /// A leftover list (`backlog` false) or the backlog.
-    fn segment_file(&mut self, path: &Path, backlog: bool) -> Result<(), Error> {
+    /// A leftover list.
+    fn segment_file(&mut self, path: &Path) -> Result<(), Error> {
         let mut reader = match SegmentReader::open(path) {
             Ok(r) => r,
             Err(e) => {
@@ -720,7 +715,7 @@ impl<'a> Worker<'a> {
                 self.publish();
             }
             let result = match step {
-                Ok(true) => self.reentry(&rec, backlog),
+                Ok(true) => self.reentry(&rec),
                 Ok(false) => {
                     self.segment_record = rec;
                     return Ok(());
@@ -744,11 +739,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn reentry(&mut self, rec: &SegmentRecord, backlog: bool) -> Result<(), Error> {
-        let via = if backlog {
-            self.counts.backlog_in += 1;
-            Via::Backlog
-        } else if rec.via == Via::Retry {
+    fn reentry(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
+        let via = if rec.via == Via::Retry {
             self.counts.retries += 1;
             if rec.tries >= self.cfg.max_tries {
                 self.counts.retries_exhausted += 1;

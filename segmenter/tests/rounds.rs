@@ -221,6 +221,106 @@ fn per_host_cap_sends_the_rest_to_the_backlog_and_loses_nothing() {
 }
 
 #[test]
+fn the_backlog_is_merged_host_by_host_with_the_new_urls() {
+    // Waiting URLs on three hosts; new links on one of them and on a host
+    // between them in the domain order.
+    let crawl = TempCrawl::new("backlog-merge");
+    let mut seeds = String::new();
+    for host in ["a.test", "c.test", "e.test"] {
+        for i in 0..6 {
+            seeds.push_str(&format!("http://{host}/w{i}\n"));
+        }
+    }
+    inject(&crawl, &seeds, &["--max-per-host", "2", "--scope", "any"]);
+    assert_eq!(backlog(&crawl).len(), 12);
+    write_fetched(
+        &crawl,
+        "00001",
+        &[Page::html(
+            "http://a.test/w0",
+            0,
+            &["/n1", "http://d.test/n1", "http://d.test/n2"],
+        )],
+        MB,
+        true,
+    );
+    let report = run_round(&crawl, &["--max-per-host", "3", "--scope", "any"]);
+    let seg = &segments(&crawl)["00002"];
+    let hosts: Vec<&str> = seg.iter().map(|r| r.host.as_str()).collect();
+    // Domain order kept; each host's waiting URLs (0 hops) before its new
+    // link (1 hop); d.test, with nothing waiting, gets its new links.
+    assert_eq!(
+        hosts,
+        [
+            "a.test", "a.test", "a.test", "c.test", "c.test", "c.test", "d.test", "d.test",
+            "e.test", "e.test", "e.test"
+        ],
+        "{report}"
+    );
+    assert!(seg[..3].iter().all(|r| r.via == Via::Backlog), "{seg:?}");
+    assert_eq!(figure(&report, "backlog in:"), 12, "{report}");
+    // a.test: 4 waiting + /n1 - 3 taken; c.test and e.test: 4 - 3 each.
+    assert_eq!(backlog(&crawl).len(), 4, "{report}");
+    assert!(
+        backlog(&crawl).iter().any(|r| r.url == "http://a.test/n1"),
+        "the new link waits behind the older ones"
+    );
+
+    // The scope narrowed since: the waiting URLs of e.test are dropped when
+    // their turn comes, and counted.
+    mark_fetched_empty(&crawl, "00002");
+    let report = run_round(
+        &crawl,
+        &[
+            "--max-per-host",
+            "3",
+            "--scope",
+            "list",
+            "--scope-hosts",
+            "a.test,c.test",
+        ],
+    );
+    let seg = &segments(&crawl)["00003"];
+    assert!(seg.iter().all(|r| r.host != "e.test"), "{seg:?}");
+    assert_eq!(figure(&report, "rejected scope:"), 1, "{report}");
+}
+
+#[test]
+fn a_backlog_out_of_order_loses_nothing() {
+    // A backlog in the wrong host order (written by hand, or by another
+    // tool): the hosts out of order stay in the backlog, counted.
+    let crawl = TempCrawl::new("backlog-order");
+    inject(&crawl, "http://a.test/\n", &["--scope", "any"]);
+    let mut w = common::segment::SegmentWriter::create(crawl.dir.backlog_path()).unwrap();
+    for url in [
+        "http://z.test/1",
+        "http://b.test/1",
+        "http://b.test/2",
+        "http://z.test/2",
+    ] {
+        w.write(&rec(url, 1, Via::Backlog, 0)).unwrap();
+    }
+    w.finish().unwrap();
+    mark_fetched_empty(&crawl, "00001");
+    let report = run_round(&crawl, &["--scope", "any"]);
+    let scheduled = urls(&segments(&crawl)["00002"]);
+    let waiting = urls(&backlog(&crawl));
+    assert_eq!(scheduled, ["http://z.test/1"], "{report}");
+    assert_eq!(figure(&report, "backlog out of order:"), 3, "{report}");
+    let mut all: Vec<String> = scheduled.into_iter().chain(waiting).collect();
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "http://b.test/1",
+            "http://b.test/2",
+            "http://z.test/1",
+            "http://z.test/2"
+        ]
+    );
+}
+
+#[test]
 fn a_large_round_becomes_consecutive_segments() {
     let crawl = TempCrawl::new("size");
     let mut seeds = String::new();

@@ -1,0 +1,115 @@
+//! Reading the backlog: the URLs earlier rounds held back, host by host.
+//!
+//! The backlog is written in the selection's order, by registrable domain
+//! and host, so a round does not sort it again: [`BacklogStream`] reads it
+//! beside the merge of the round's new URLs and hands each host's waiting
+//! URLs to the per-host cap with that host's new ones. Its URLs were
+//! canonical and deduplicated when they went in (they are in `seen.bloom`,
+//! so no new link can repeat one); the filters are applied again only to
+//! those a segment takes (a scope narrowed since drops them then), so a
+//! round reads the backlog once, without parsing its URLs.
+//!
+//! A line that is not in the format is reported and skipped; a host met
+//! out of order (a file not written by the selection, a public suffix list
+//! changed since) cannot be merged with the new URLs: its URLs stay in the
+//! backlog as they are, and the report counts them.
+
+use std::path::Path;
+
+use common::segment::{SegmentReader, SegmentRecord};
+use common::urlnorm::registrable_domain;
+
+use crate::error::Error;
+use crate::log::RunLog;
+
+/// The backlog, read one host at a time in `domain TAB host TAB` order.
+pub struct BacklogStream<'a> {
+    reader: SegmentReader,
+    log: &'a RunLog,
+    /// The next record, and its `domain TAB host TAB` prefix.
+    next: Option<(Vec<u8>, SegmentRecord)>,
+    /// The prefix of the last host handed out.
+    last: Vec<u8>,
+    /// URLs read.
+    pub read: u64,
+    /// Malformed lines skipped.
+    pub bad_lines: u64,
+}
+
+/// The `domain TAB host TAB` prefix of a host, as the sort keys have it.
+pub fn host_key(host: &str, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(registrable_domain(host).as_bytes());
+    out.push(b'\t');
+    out.extend_from_slice(host.as_bytes());
+    out.push(b'\t');
+}
+
+impl<'a> BacklogStream<'a> {
+    /// Opens the backlog at `path`.
+    pub fn open(path: &Path, log: &'a RunLog) -> Result<BacklogStream<'a>, Error> {
+        let mut s = BacklogStream {
+            reader: SegmentReader::open(path)?,
+            log,
+            next: None,
+            last: Vec::new(),
+            read: 0,
+            bad_lines: 0,
+        };
+        s.advance()?;
+        Ok(s)
+    }
+
+    /// Reads the next well-formed record into `next`.
+    fn advance(&mut self) -> Result<(), Error> {
+        let (mut prefix, mut rec) = self.next.take().unwrap_or_default();
+        loop {
+            match self.reader.read_next(&mut rec) {
+                Ok(true) => {
+                    self.read += 1;
+                    host_key(&rec.host, &mut prefix);
+                    self.next = Some((prefix, rec));
+                    return Ok(());
+                }
+                Ok(false) => return Ok(()),
+                Err(e) if !e.is_fatal() => {
+                    self.bad_lines += 1;
+                    self.log.warn(format_args!("{e}; line skipped"));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The prefix of the next host waiting, if any.
+    pub fn peek(&self) -> Option<&[u8]> {
+        self.next.as_ref().map(|(p, _)| p.as_slice())
+    }
+
+    /// Hands every record of the next host to `each`, with a flag saying
+    /// whether the host came out of order (then its records cannot be
+    /// merged and go back to the backlog untouched).
+    pub fn take_host(
+        &mut self,
+        mut each: impl FnMut(&SegmentRecord, bool) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let Some((prefix, _)) = &self.next else {
+            return Ok(());
+        };
+        let prefix = prefix.clone();
+        // (A host met again after others is out of order too: its first
+        // group had its share of the round.)
+        let out_of_order = !self.last.is_empty() && prefix.as_slice() <= self.last.as_slice();
+        if !out_of_order {
+            self.last.clone_from(&prefix);
+        }
+        while let Some((p, rec)) = &self.next {
+            if *p != prefix {
+                break;
+            }
+            each(rec, out_of_order)?;
+            self.advance()?;
+        }
+        Ok(())
+    }
+}
