@@ -31,6 +31,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::politeness::Policy;
+
 /// A problem with `crawl.toml`.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -151,6 +153,39 @@ pub struct PolitenessConfig {
     pub delay_factor: Option<f64>,
     /// Largest `Crawl-delay` honoured.
     pub max_crawl_delay: Option<DurationValue>,
+}
+
+impl PolitenessConfig {
+    /// The politeness to use: each value from its flag if given, else from
+    /// `[fetcher]`, else the default ([`Policy::default`]); a delay factor
+    /// that is not a finite number of zero or more is refused.
+    pub fn policy(
+        &self,
+        min_delay: Option<Duration>,
+        delay_factor: Option<f64>,
+        max_crawl_delay: Option<Duration>,
+    ) -> Result<Policy, String> {
+        let defaults = Policy::default();
+        let policy = Policy {
+            min_delay: min_delay
+                .or(self.min_delay.map(|d| d.0))
+                .unwrap_or(defaults.min_delay),
+            delay_factor: delay_factor
+                .or(self.delay_factor)
+                .unwrap_or(defaults.delay_factor),
+            max_crawl_delay: max_crawl_delay
+                .or(self.max_crawl_delay.map(|d| d.0))
+                .unwrap_or(defaults.max_crawl_delay),
+            ..defaults
+        };
+        if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
+            return Err(format!(
+                "delay factor {}: must be zero or positive",
+                policy.delay_factor
+            ));
+        }
+        Ok(policy)
+    }
 }
 
 /// `[agent]`: the user agent.

@@ -154,16 +154,6 @@ impl Settings {
         }
         let defaults = Policy::default();
         let policy = Policy {
-            min_delay: dur(args.min_delay, polite.min_delay, defaults.min_delay),
-            delay_factor: args
-                .delay_factor
-                .or(polite.delay_factor)
-                .unwrap_or(defaults.delay_factor),
-            max_crawl_delay: dur(
-                args.max_crawl_delay,
-                polite.max_crawl_delay,
-                defaults.max_crawl_delay,
-            ),
             max_retry_after: dur(
                 args.max_retry_after,
                 file.max_retry_after,
@@ -173,13 +163,10 @@ impl Settings {
                 .max_failures
                 .or(file.max_failures)
                 .unwrap_or(defaults.max_failures),
+            ..polite
+                .policy(args.min_delay, args.delay_factor, args.max_crawl_delay)
+                .map_err(SettingsError::Invalid)?
         };
-        if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
-            return Err(SettingsError::Invalid(format!(
-                "delay factor {}: must be zero or positive",
-                policy.delay_factor
-            )));
-        }
         if policy.max_failures == 0 {
             return Err(SettingsError::Invalid(
                 "max failures must be at least 1".into(),

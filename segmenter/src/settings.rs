@@ -111,29 +111,10 @@ impl Settings {
             .memory
             .or(file.memory.map(|s| s.0))
             .unwrap_or(DEFAULT_MEMORY);
-        let polite = cfg.politeness()?;
-        let defaults = Policy::default();
-        let policy = Policy {
-            min_delay: flags
-                .min_delay
-                .or(polite.min_delay.map(|d| d.0))
-                .unwrap_or(defaults.min_delay),
-            delay_factor: flags
-                .delay_factor
-                .or(polite.delay_factor)
-                .unwrap_or(defaults.delay_factor),
-            max_crawl_delay: flags
-                .max_crawl_delay
-                .or(polite.max_crawl_delay.map(|d| d.0))
-                .unwrap_or(defaults.max_crawl_delay),
-            ..defaults
-        };
-        if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
-            return Err(Error::Usage(format!(
-                "--delay-factor {}: must be zero or positive",
-                policy.delay_factor
-            )));
-        }
+        let policy = cfg
+            .politeness()?
+            .policy(flags.min_delay, flags.delay_factor, flags.max_crawl_delay)
+            .map_err(Error::Usage)?;
         let round_time = flags.round_time.unwrap_or_else(|| cfg.round_time());
         if round_time.is_zero() {
             return Err(Error::Usage(

@@ -12,8 +12,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use testkit::bins::report;
-use testkit::demo::{Demo, DemoParams, HostRole};
-use testkit::server::politeness_violations;
+use testkit::demo::{Demo, DemoParams};
 use testkit::warcio;
 
 use support::{
@@ -302,19 +301,7 @@ fn check_after_kills(
     // Politeness holds across kills: a resumed run (or the next one) waits
     // each host's delay after the last request the killed run made, which
     // it knows from the contacts journal.
-    let slow = &c.web.demo().host_with_role(HostRole::CrawlDelay).name;
-    let crawl_delay = c
-        .web
-        .crawl_delay(slow)
-        .expect("the Crawl-delay host has one");
-    let violations = politeness_violations(&c.web.logs(), |host| {
-        let delay = if host == slow {
-            crawl_delay
-        } else {
-            c.settings.min_delay
-        };
-        delay.saturating_sub(CLOCK_SLACK)
-    });
+    let violations = c.politeness_violations();
     assert!(
         violations.is_empty(),
         "{story}politeness violated {} time(s) across kills:\n{}",
@@ -322,6 +309,3 @@ fn check_after_kills(
         some(&violations, 20)
     );
 }
-
-/// Slack for the server's clock against the crawler's (see e2e_crawl).
-const CLOCK_SLACK: Duration = Duration::from_millis(3);

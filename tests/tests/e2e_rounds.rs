@@ -13,12 +13,8 @@ use std::time::Duration;
 
 use common::crawllog::{ErrorCode, Status};
 use testkit::demo::{Demo, DemoParams, HostRole};
-use testkit::server::politeness_violations;
 
 use support::{CrawlSettings, DemoCrawl, some};
-
-/// Slack for the server's clock against the crawler's (see e2e_crawl).
-const CLOCK_SLACK: Duration = Duration::from_millis(3);
 
 #[test]
 fn no_round_waits_for_one_host_and_every_page_is_reached() {
@@ -41,12 +37,6 @@ fn no_round_waits_for_one_host_and_every_page_is_reached() {
         .web
         .demo()
         .host_with_role(HostRole::BlackHole)
-        .name
-        .clone();
-    let slow = c
-        .web
-        .demo()
-        .host_with_role(HostRole::CrawlDelay)
         .name
         .clone();
     let out = c.crawl_to_the_end();
@@ -115,15 +105,7 @@ fn no_round_waits_for_one_host_and_every_page_is_reached() {
     );
 
     // Politeness across every round boundary, from the servers' side.
-    let crawl_delay = c.web.crawl_delay(&slow).expect("a Crawl-delay");
-    let violations = politeness_violations(&c.web.logs(), |host| {
-        let delay = if host == slow {
-            crawl_delay
-        } else {
-            c.settings.min_delay
-        };
-        delay.saturating_sub(CLOCK_SLACK)
-    });
+    let violations = c.politeness_violations();
     assert!(
         violations.is_empty(),
         "politeness violated {} time(s):\n{}",

@@ -16,7 +16,7 @@ use common::config::FilterConfig;
 use common::crawllog::{LogLine, Status};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{self, Finished};
-use testkit::demo::{Demo, DemoServer, Limits};
+use testkit::demo::{Demo, DemoServer, HostRole, Limits};
 use testkit::server::LogEntry;
 
 /// Numbers the output files of `crawl.sh` runs.
@@ -193,7 +193,38 @@ impl DemoCrawl {
     pub fn outcome(&self) -> Outcome {
         Outcome::read(&self.crawl)
     }
+
+    /// From the servers' request logs, every pair of requests that breaks
+    /// politeness: overlapping on a host, or closer than the crawl's delay
+    /// (the `Crawl-delay` on the demo's host that sets one), across every
+    /// round and run. Empty if the crawl was polite.
+    pub fn politeness_violations(&self) -> Vec<testkit::server::Violation> {
+        let slow = &self.web.demo().host_with_role(HostRole::CrawlDelay).name;
+        let crawl_delay = self
+            .web
+            .crawl_delay(slow)
+            .expect("the Crawl-delay host has one");
+        let logs = self.web.logs();
+        assert!(
+            logs.iter()
+                .any(|e| *e.host == **slow && e.target != "/robots.txt"),
+            "the Crawl-delay host was never crawled"
+        );
+        testkit::server::politeness_violations(&logs, |host| {
+            let delay = if host == slow {
+                crawl_delay
+            } else {
+                self.settings.min_delay
+            };
+            delay.saturating_sub(CLOCK_SLACK)
+        })
+    }
 }
+
+/// Slack for the servers' clock against the crawler's: a correct crawler is
+/// seen with gaps slightly longer than its delay, never shorter by more
+/// than scheduling noise.
+pub const CLOCK_SLACK: Duration = Duration::from_millis(3);
 
 /// Panics unless `crawl.sh`'s output says the crawl ended by itself.
 pub fn assert_crawl_ended(out: &Finished) {
