@@ -16,6 +16,11 @@
 set -uo pipefail
 
 prog=crawl.sh
+# `wait -n -p` (to notice a step's end at once) and EPOCHREALTIME.
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+    echo "$prog: bash 5.1 or newer is needed (this is $BASH_VERSION)" >&2
+    exit 2
+fi
 usage() {
     cat <<'EOF'
 Usage: scripts/crawl.sh CRAWL [options] [PROGRAM FLAGS...] [--] [FETCHER_ARGS...]
@@ -64,7 +69,10 @@ die_usage() {
     exit 2
 }
 
-crawl="" seeds="" rounds="" bindir="" seg_args=() fetch_args=() program_flags=()
+# First pass: crawl.sh's own options; the other words (the crawl directory,
+# the programs' flags and their values) are sorted out once the programs
+# have said which flags they take.
+crawl="" seeds="" rounds="" bindir="" seg_args=() fetch_args=() rest=()
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
@@ -74,21 +82,11 @@ while [ $# -gt 0 ]; do
         --segmenter-arg) [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"; seg_args+=("$2"); shift 2 ;;
         --fetcher-arg) [ $# -ge 2 ] || die_usage "--fetcher-arg needs a value"; fetch_args+=("$2"); shift 2 ;;
         --) shift; fetch_args+=("$@"); break ;;
-        --*) program_flags+=("$1"); shift ;;
+        --*) rest+=("$1"); shift ;;
         -*) die_usage "unknown option $1" ;;
-        *)
-            # A value of the program flag before it.
-            if [ ${#program_flags[@]} -gt 0 ] && [ "${program_flags[-1]#*=}" = "${program_flags[-1]}" ] \
-                && [ -n "$crawl" ]; then
-                program_flags+=("$1")
-            else
-                [ -z "$crawl" ] || die_usage "one crawl directory only (got '$crawl' and '$1')"
-                crawl=$1
-            fi
-            shift ;;
+        *) rest+=("$1"); shift ;;
     esac
 done
-[ -n "$crawl" ] || die_usage "missing the crawl directory"
 case "$rounds" in
     '') ;;
     *[!0-9]*|0*) die_usage "--rounds takes a whole number above 0, not '$rounds'" ;;
@@ -115,15 +113,24 @@ fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
 
-# Program flags go to the program they belong to; each program lists its
-# flags (`--name=` takes a value; ` shared`: the segmenter's copy of a
-# fetcher setting, which both get).
+# Second pass: each program flag goes to the program it belongs to; each
+# program lists its flags (`--name=` takes a value; ` shared`: the
+# segmenter's copy of a fetcher setting, which both get). The one word that
+# is neither a flag nor a flag's value is the crawl directory.
 declare -A fetcher_flag=() segmenter_flag=()
 while read -r f _; do fetcher_flag[${f%=}]=$f; done < <("$fetcher" flags)
 while read -r f shared; do segmenter_flag[${f%=}]="$f${shared:+ shared}"; done < <("$segmenter" flags)
 i=0
-while [ $i -lt ${#program_flags[@]} ]; do
-    arg=${program_flags[$i]}
+while [ $i -lt ${#rest[@]} ]; do
+    arg=${rest[$i]}
+    i=$((i + 1))
+    case "$arg" in
+        --*) ;;
+        *)
+            [ -z "$crawl" ] || die_usage "one crawl directory only (got '$crawl' and '$arg')"
+            crawl=$arg
+            continue ;;
+    esac
     name=${arg%%=*}
     in_f=${fetcher_flag[$name]:-} in_s=${segmenter_flag[$name]:-}
     [ -n "$in_f$in_s" ] || die_usage "unknown option $name (not a flag of crawl.sh, fetcher fetch or segmenter run)"
@@ -134,15 +141,15 @@ while [ $i -lt ${#program_flags[@]} ]; do
     case "${in_f:-$in_s}" in
         *=*)
             if [ "$arg" = "$name" ]; then
+                [ $i -lt ${#rest[@]} ] || die_usage "$name needs a value"
+                words+=("${rest[$i]}")
                 i=$((i + 1))
-                [ $i -lt ${#program_flags[@]} ] || die_usage "$name needs a value"
-                words+=("${program_flags[$i]}")
             fi ;;
     esac
     [ -z "$in_f" ] || fetch_args+=("${words[@]}")
     [ -z "$in_s" ] || seg_args+=("${words[@]}")
-    i=$((i + 1))
 done
+[ -n "$crawl" ] || die_usage "missing the crawl directory"
 
 mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directory" >&2; exit 1; }
 
@@ -329,7 +336,7 @@ stop_reason() {
 # limit, min-hosts or a signal): it ran to its end, or ended when only hosts
 # it would have waited for were left.
 fetch_complete() {
-    case "$(stop_reason "$1")" in complete|tail) return 0 ;; *) return 1 ;; esac
+    case "$(stop_reason "$1")" in complete|tail|held) return 0 ;; *) return 1 ;; esac
 }
 
 now() { echo "$EPOCHREALTIME"; }
@@ -422,6 +429,14 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
         && [ "$(backlog_urls)" = 0 ] && fetch_complete "$id"; then
         echo "nothing fetchable left in $crawl: no URL of segment $id got an HTTP response" \
             "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
+        exit 0
+    fi
+    # A fetch that ended with every host left held beyond its delay (a
+    # robots.txt to ask again, a Retry-After) and got no page: another round
+    # now would only find them held again, whatever waits in the backlog.
+    if [ "$pages" = 0 ] && [ "$(stop_reason "$id")" = held ]; then
+        echo "nothing fetchable now in $crawl: every host left in segment $id is held" \
+            "(robots.txt to ask again, Retry-After; see $crawl/logs/); the next run goes on"
         exit 0
     fi
 done

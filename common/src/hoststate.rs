@@ -358,6 +358,24 @@ impl HostDb {
         tx.commit().map_err(sql)
     }
 
+    /// The hosts whose next allowed contact is after `now_ms`, with it (a
+    /// version 1 file has none). One pass over the table: the rows held are
+    /// those of the last runs' final requests, few beside the hosts known.
+    pub fn held_after(&self, now_ms: i64) -> Result<Vec<(String, i64)>, HostDbError> {
+        if self.select == SELECT_HOST_V1 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT host, next_contact_ms FROM hosts WHERE next_contact_ms > ?1")
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([now_ms], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
     /// Number of hosts stored.
     pub fn count(&self) -> Result<u64, HostDbError> {
         self.conn
@@ -521,6 +539,28 @@ mod tests {
         assert_eq!(db.get("nowhere.example").unwrap(), None);
         assert_eq!(db.get("A.EXAMPLE").unwrap(), None, "hosts are exact keys");
         assert_eq!(db.count().unwrap(), 1);
+    }
+
+    #[test]
+    fn held_after_lists_the_hosts_held_later_only() {
+        let dir = TempDir::new("held");
+        let mut db = HostDb::open(dir.join("hosts.db")).unwrap();
+        let state = |host: &str, next: Option<i64>| HostState {
+            host: host.into(),
+            next_contact_ms: next,
+            ..HostState::default()
+        };
+        db.put_many(&[
+            state("past.test", Some(1_000)),
+            state("never.test", None),
+            state("later.test", Some(5_000)),
+        ])
+        .unwrap();
+        assert_eq!(
+            db.held_after(2_000).unwrap(),
+            vec![("later.test".to_string(), 5_000)]
+        );
+        assert_eq!(db.held_after(5_000).unwrap(), vec![]);
     }
 
     #[test]

@@ -29,6 +29,17 @@ use std::time::{Duration, SystemTime};
 
 use crate::hoststate::HostState;
 
+/// No run holds a host longer than this: a next allowed contact further
+/// ahead (in `hosts.db` or a segment) is damage — a clock set back, a hand
+/// edit — and is read as this long from now, so that the host is not held
+/// for ever.
+pub const MAX_HOLD: Duration = Duration::from_secs(24 * 3600);
+
+/// A next allowed contact (Unix ms), no later than [`MAX_HOLD`] from `now_ms`.
+pub fn cap_hold(next_ms: i64, now_ms: i64) -> i64 {
+    next_ms.min(now_ms.saturating_add(MAX_HOLD.as_millis() as i64))
+}
+
 /// The politeness settings. The defaults are those for the real web.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {

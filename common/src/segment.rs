@@ -135,9 +135,10 @@ impl SegmentRecord {
         out.push(b'\t');
         match self.not_before {
             None => out.push(b'-'),
-            Some(ms) => {
-                out.extend_from_slice(crate::timefmt::iso_millis(unix_ms_to_time(ms)).as_bytes())
-            }
+            // (Past the year 9999 the time would not read back: cut there.)
+            Some(ms) => out.extend_from_slice(
+                crate::timefmt::iso_millis(unix_ms_to_time(ms.min(LAST_TIME_MS))).as_bytes(),
+            ),
         }
         out.push(b'\n');
     }
@@ -226,6 +227,9 @@ const WRITE_CHUNK: usize = 128 * 1024;
 const READ_BUFFER: usize = 256 * 1024;
 /// Fields of a line of the current format (version 1 has the first six).
 const FIELDS: usize = 7;
+
+/// 9999-12-31T23:59:59.999Z, the last time the text form can hold.
+const LAST_TIME_MS: i64 = 253_402_300_799_999;
 
 /// A time in Unix milliseconds as a [`std::time::SystemTime`].
 fn unix_ms_to_time(ms: i64) -> std::time::SystemTime {
@@ -1061,6 +1065,15 @@ mod tests {
         let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0");
         assert!(err.unwrap_err().contains("expected 7"));
         assert_eq!(back, original);
+        // A time past the year 9999 is written as the last one that reads back.
+        let far = SegmentRecord {
+            not_before: Some(i64::MAX),
+            ..original.clone()
+        };
+        let mut line = Vec::new();
+        far.encode_line(&mut line);
+        back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
+        assert_eq!(back.not_before, Some(LAST_TIME_MS));
     }
 
     #[test]

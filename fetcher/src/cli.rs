@@ -150,7 +150,9 @@ pub struct FetchArgs {
     /// are done; those left wait for robots.txt retries, Retry-After, long
     /// delays or timeouts) and would need more than --tail-time to finish:
     /// their URLs go to leftover with their not-before times, for the next
-    /// round. Only after the round has fetched something; 0 turns it off
+    /// round (only once a request of the round has ended). The round also
+    /// ends when every host left is held beyond its own delay (a robots.txt
+    /// retry, a Retry-After) for longer than --tail-time. 0 turns both off
     /// [default: 0.25].
     #[arg(long, value_name = "SHARE")]
     pub tail_share: Option<f64>,

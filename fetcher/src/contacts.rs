@@ -7,7 +7,10 @@
 //! (or a power cut) can lose the last batch, and it never records the
 //! requests it had in flight. The journal fills that gap: before a request
 //! goes out, its host, start time and the queue's delay are appended to
-//! `CRAWL/contacts/ID.tsv` with one `write` (which survives the process).
+//! `CRAWL/contacts/ID.tsv` with one `write`, which outlives the process
+//! (not a power cut: it is not synced, which would cost a disk write per
+//! request; after a power cut the machine's restart takes longer than a
+//! delay anyway).
 //!
 //! ```text
 //! host  start_ms       delay_ms
@@ -103,7 +106,11 @@ pub fn read_all(
     };
     let timeout_ms = i64::try_from(download_timeout.as_millis()).unwrap_or(i64::MAX);
     for entry in entries {
-        let path = entry?.path();
+        let entry = entry?;
+        if !entry.file_type()?.is_file() {
+            continue;
+        }
+        let path = entry.path();
         let Some(id) = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -112,36 +119,80 @@ pub fn read_all(
             continue;
         };
         // This run's own journal is from a dead process (we hold the run's
-        // lock); another run's is live if its lock is held.
-        let alive = id != own_id && run_is_alive(crawl, id);
+        // lock); another run's is live if its lock is held. The lock of a
+        // dead run is kept while its journal is read and maybe removed, so
+        // that no fetcher resumes that run meanwhile.
+        let run = if id == own_id {
+            Run::Own
+        } else {
+            run_state(crawl, id)
+        };
+        if let Run::Alive = run {
+            // Its requests may last their whole timeout.
+            for (host, start_ms, delay_ms) in read_journal(&path)? {
+                let end_ms = start_ms.saturating_add(timeout_ms);
+                keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, now_ms);
+            }
+            continue;
+        }
+        // Dead: its requests ended by now at the latest.
         let mut relevant = false;
         for (host, start_ms, delay_ms) in read_journal(&path)? {
-            let end = start_ms.saturating_add(timeout_ms);
-            let end_ms = if alive { end } else { end.min(now_ms) };
-            let contact = LastContact { end_ms, delay_ms };
-            if contact.next_ms(0) > now_ms {
-                relevant = true;
-                let e = last.entry(host).or_insert(contact);
-                e.end_ms = e.end_ms.max(end_ms);
-                e.delay_ms = e.delay_ms.max(delay_ms);
-            }
+            let end_ms = start_ms.saturating_add(timeout_ms).min(now_ms);
+            relevant |= keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, now_ms);
         }
-        if !relevant && !alive && id != own_id {
+        if !relevant && let Run::Dead { .. } = run {
             // Nothing in it matters any more; its run is gone.
             let _ = std::fs::remove_file(&path);
         }
+        // (A dead run's lock is released here, after its journal.)
+        drop(run);
     }
     Ok(last)
 }
 
-/// True if a fetcher process holds the lock of run `id`.
-fn run_is_alive(crawl: &CrawlDir, id: &str) -> bool {
+/// Whose journal it is.
+enum Run {
+    /// The run reading it (which holds its lock: the writer is dead).
+    Own,
+    /// A fetcher process works on that run.
+    Alive,
+    /// Nobody does; its lock (if it has a lock file) is held while its
+    /// journal is read and maybe removed, so that no fetcher resumes the
+    /// run meanwhile.
+    Dead {
+        _lock: Option<common::lock::FileLock>,
+    },
+}
+
+/// Whether a fetcher process works on run `id`.
+fn run_state(crawl: &CrawlDir, id: &str) -> Run {
     let lock = crawl.fetch_lock_path(id);
     if !lock.exists() {
+        return Run::Dead { _lock: None };
+    }
+    match common::lock::try_lock(&lock) {
+        Ok(Some(held)) => Run::Dead { _lock: Some(held) },
+        // Held (or unreadable: the safe side is to assume it alive).
+        Ok(None) | Err(_) => Run::Alive,
+    }
+}
+
+/// Keeps `contact` for `host` if it still holds the host at `now_ms` (the
+/// latest end and the longest delay of its requests); true if it does.
+fn keep_latest(
+    last: &mut HashMap<String, LastContact>,
+    host: String,
+    contact: LastContact,
+    now_ms: i64,
+) -> bool {
+    if contact.next_ms(0) <= now_ms {
         return false;
     }
-    // Taking the lock means nobody had it; it is released at once.
-    !matches!(common::lock::try_lock(&lock), Ok(Some(_)))
+    let e = last.entry(host).or_insert(contact);
+    e.end_ms = e.end_ms.max(contact.end_ms);
+    e.delay_ms = e.delay_ms.max(contact.delay_ms);
+    true
 }
 
 /// The lines of a journal; a torn last line (the run was killed while

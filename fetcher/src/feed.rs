@@ -57,8 +57,18 @@ pub struct KeyRanges {
     pub urls: u64,
     /// A host of the key (the first seen).
     pub first_host: String,
+    /// Its other hosts (with `--key domain` or `--key ip`), in order of
+    /// appearance.
+    pub other_hosts: Vec<String>,
     /// The latest `not_before` of its URLs (Unix ms), if any has one.
     pub not_before: Option<i64>,
+}
+
+impl KeyRanges {
+    /// Every host of the key, the first one first.
+    pub fn hosts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.first_host.as_str()).chain(self.other_hosts.iter().map(String::as_str))
+    }
 }
 
 /// The loaded segment.
@@ -96,6 +106,8 @@ pub fn load(
     let mut rec = SegmentRecord::default();
     let mut keys: Vec<KeyRanges> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
+    // Every host met (a host belongs to one key).
+    let mut hosts: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut offset = 0u64;
     let mut line = Vec::new();
     let (mut urls, mut lines) = (0u64, 0u64);
@@ -136,6 +148,10 @@ pub fn load(
         };
         last = Some(idx);
         let k = &mut keys[idx];
+        if k.first_host != rec.host && !hosts.contains(&rec.host) {
+            hosts.insert(rec.host.clone());
+            k.other_hosts.push(rec.host.clone());
+        }
         match k.ranges.last_mut() {
             Some(r) if r.1 == offset => r.1 = end,
             _ => k.ranges.push((offset, end)),

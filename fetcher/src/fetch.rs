@@ -1,7 +1,7 @@
 //! `fetcher fetch CRAWL [SEGMENT_ID]`: one run over one segment, from
 //! choosing the segment to writing `DONE`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,14 +11,14 @@ use common::bloom::BloomFilter;
 use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
-use common::hoststate::HostDb;
+use common::hoststate::{HostDb, HostState};
 use common::politeness::{Policy, Timing};
 use common::segment::{SegmentRecord, Via};
 use common::warc::WarcWriterConfig;
 
 use crate::contacts::{self, Journal};
 use crate::diag::Diag;
-use crate::feed::{self, Admit, KeyOf};
+use crate::feed::{self, Admit, KeyOf, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::hoststore::{self, HostStore, instant_of, unix_ms};
 use crate::http::{Client, ClientConfig, HostsMap};
@@ -161,31 +161,71 @@ fn fetch_segment(
         ));
     }
 
-    let frontier = Arc::new(Frontier::new(s.policy.clone(), s.robots_retry_delay));
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
-    let host_states =
-        hoststore::load(&db, loaded.keys.iter().map(|k| k.first_host.clone())).map_err(run_err)?;
+    let host_states = hoststore::load(
+        &db,
+        loaded
+            .keys
+            .iter()
+            .flat_map(KeyRanges::hosts)
+            .map(str::to_string),
+    )
+    .map_err(run_err)?;
     // Requests that runs killed before they could record them in hosts.db.
     let journaled = contacts::read_all(crawl, &id, s.download_timeout, hoststore::now_ms())
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
     let journal = Journal::open(crawl, &id)
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
+    let read_only = HostDb::open_read_only(crawl.hosts_db_path()).map_err(run_err)?;
+    let held_in_db = match (&read_only, s.key) {
+        // A host's own key comes with its hold; other hosts are looked up
+        // when met.
+        (_, KeyMode::Host) | (None, _) => HashMap::new(),
+        (Some(db), _) => db
+            .held_after(hoststore::now_ms())
+            .map_err(run_err)?
+            .into_iter()
+            .collect(),
+    };
+    let holds = Arc::new(Holds::new(
+        longest_hold(s),
+        read_only,
+        journaled,
+        held_in_db,
+        (s.key != KeyMode::Host).then_some(&key_of),
+    ));
+    let frontier = Arc::new(Frontier::with_carried(
+        s.policy.clone(),
+        s.robots_retry_delay,
+        Box::new({
+            let holds = holds.clone();
+            move |key, host, new_key| holds.of_host_met(key, host, new_key)
+        }),
+    ));
     let filled = fill_frontier(
         &frontier,
         &s.policy,
         &loaded.keys,
         &host_states,
-        &journaled,
-        &key_of,
+        &holds,
         &resumed,
         retries,
         &s.agent_name,
     );
-    if !journaled.is_empty() {
+    if !holds.journaled.is_empty() {
         diag.say(&format!(
             "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
             crawl.contacts_dir().display(),
-            journaled.len()
+            holds.journaled.len()
+        ));
+    }
+    if filled.cut_holds > 0 {
+        diag.say(&format!(
+            "{}: {} hosts held later than any run can hold a host ({}s from now): held that \
+             long instead (a clock set back, or a hand edit?)",
+            crawl.hosts_db_path().display(),
+            filled.cut_holds,
+            holds.longest.as_secs()
         ));
     }
     diag.say(&format!(
@@ -421,6 +461,118 @@ struct Filled {
     cached_robots: usize,
     /// Keys that start in the penalty box.
     waiting: usize,
+    /// Keys whose hold was later than any run can set, and was cut.
+    cut_holds: usize,
+}
+
+/// The holds earlier runs left on hosts: the next contacts in hosts.db and
+/// the requests in the contacts journals of runs that did not end cleanly.
+struct Holds {
+    /// The longest a run can hold a host ([`longest_hold`]); a later hold
+    /// (a clock set back, a hand edit) is cut to it.
+    longest: Duration,
+    /// hosts.db, read for the hosts met on the way (redirect targets).
+    db: Mutex<Option<HostDb>>,
+    /// The contacts journals, by host.
+    journaled: HashMap<String, contacts::LastContact>,
+    /// With `--key domain` or `--key ip`: the hosts held now, in hosts.db
+    /// or the journals, by queue key. A key's queue waits for every host
+    /// of it, not only for those of this segment.
+    held_by_key: HashMap<String, Vec<String>>,
+    /// The next contacts in hosts.db later than the start of the run (with
+    /// `--key domain` or `--key ip`), by host.
+    held_in_db: HashMap<String, i64>,
+}
+
+impl Holds {
+    fn new(
+        longest: Duration,
+        db: Option<HostDb>,
+        journaled: HashMap<String, contacts::LastContact>,
+        held_in_db: HashMap<String, i64>,
+        key_of: Option<&KeyOf>,
+    ) -> Holds {
+        let mut held_by_key: HashMap<String, Vec<String>> = HashMap::new();
+        if let Some(key_of) = key_of {
+            let hosts: HashSet<&String> = held_in_db.keys().chain(journaled.keys()).collect();
+            for host in hosts {
+                held_by_key
+                    .entry(key_of(host))
+                    .or_default()
+                    .push(host.clone());
+            }
+        }
+        Holds {
+            longest,
+            db: Mutex::new(db),
+            journaled,
+            held_by_key,
+            held_in_db,
+        }
+    }
+
+    /// The latest next contact earlier runs left on `host` (Unix ms), the
+    /// journaled request followed by `delay_ms` at least.
+    fn of_host(&self, host: &str, state: Option<&HostState>, delay_ms: i64) -> Option<i64> {
+        [
+            state.and_then(|s| s.next_contact_ms),
+            self.held_in_db.get(host).copied(),
+            self.journaled.get(host).map(|c| c.next_ms(delay_ms)),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+    }
+
+    /// `ms`, no later than the longest hold from `now_ms`.
+    fn cut(&self, ms: i64, now_ms: i64) -> i64 {
+        let longest = i64::try_from(self.longest.as_millis()).unwrap_or(i64::MAX);
+        ms.min(now_ms.saturating_add(longest))
+    }
+
+    /// The hold on a host met on the way (not in the segment), under queue
+    /// `key`: the host's own, and the other hosts' of the key when the key
+    /// is new to the run.
+    fn of_host_met(&self, key: &str, host: &str, new_key: bool) -> Option<std::time::Instant> {
+        let now_ms = hoststore::now_ms();
+        let stored = self
+            .db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|db| db.get(host).ok().flatten());
+        let others = new_key
+            .then(|| self.held_by_key.get(key))
+            .flatten()
+            .into_iter()
+            .flatten();
+        std::iter::once(self.of_host(host, stored.as_ref(), 0))
+            .chain(others.map(|h| self.of_host(h, None, 0)))
+            .flatten()
+            .max()
+            .map(|ms| self.cut(ms, now_ms))
+            .filter(|&ms| ms > now_ms)
+            .map(instant_of)
+    }
+}
+
+/// The longest a run can hold a host: a Retry-After (capped), a robots.txt
+/// retry, or a delay (a Crawl-delay, capped, or the factor times a response
+/// time, at most the download timeout), after a request that may last the
+/// download timeout.
+fn longest_hold(s: &Settings) -> Duration {
+    let p = &s.policy;
+    let delay = [
+        p.max_retry_after,
+        s.robots_retry_delay,
+        p.min_delay,
+        p.max_crawl_delay,
+        s.download_timeout.mul_f64(p.delay_factor),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or_default();
+    (delay + s.download_timeout).min(common::politeness::MAX_HOLD)
 }
 
 /// Adds every key of the segment to the frontier with its remembered
@@ -435,23 +587,16 @@ fn fill_frontier(
     policy: &Policy,
     keys: &[feed::KeyRanges],
     host_states: &HashMap<String, common::hoststate::HostState>,
-    journaled: &HashMap<String, contacts::LastContact>,
-    key_of: &KeyOf,
+    holds: &Holds,
     resumed: &resume::Resumed,
     retries: Vec<(String, Job)>,
     agent_name: &str,
 ) -> Filled {
     let now_ms = hoststore::now_ms();
-    // Journal entries by queue key (a key may hold several hosts).
-    let mut journal_by_key: HashMap<String, contacts::LastContact> = HashMap::new();
-    for (host, contact) in journaled {
-        let e = journal_by_key.entry(key_of(host)).or_insert(*contact);
-        e.end_ms = e.end_ms.max(contact.end_ms);
-        e.delay_ms = e.delay_ms.max(contact.delay_ms);
-    }
     let mut filled = Filled {
         cached_robots: 0,
         waiting: 0,
+        cut_holds: 0,
     };
     for k in keys {
         let state = host_states.get(&k.first_host);
@@ -477,15 +622,23 @@ fn fill_frontier(
             timing.note_crawl_delay(cd);
         }
         let delay_ms = i64::try_from(policy.delay(&timing).as_millis()).unwrap_or(i64::MAX);
-        let not_before = [
-            state.and_then(|s| s.next_contact_ms),
-            journal_by_key.get(&k.name).map(|c| c.next_ms(delay_ms)),
-            k.not_before,
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .filter(|&ms| ms > now_ms);
+        // The latest hold on any host of the key, no later than any run
+        // can hold a host.
+        let others = holds.held_by_key.get(&k.name).into_iter().flatten();
+        let latest = k
+            .hosts()
+            .chain(others.map(String::as_str))
+            .map(|h| holds.of_host(h, host_states.get(h), delay_ms))
+            .chain([k.not_before])
+            .flatten()
+            .max();
+        let not_before = latest
+            .map(|ms| {
+                let cut = holds.cut(ms, now_ms);
+                filled.cut_holds += usize::from(cut != ms);
+                cut
+            })
+            .filter(|&ms| ms > now_ms);
         filled.waiting += usize::from(not_before.is_some());
         let id = frontier.add_key(
             &k.name,

@@ -305,12 +305,13 @@ struct State {
     robots_pending: usize,
     /// Requests that ended in this run (not abandoned).
     requests_done: u64,
+    /// Hosts whose carried hold was looked up.
+    held_hosts: HashSet<String>,
     stopping: bool,
     finished: bool,
 }
 
 /// The frontier. Shared by all workers behind one mutex.
-#[derive(Debug)]
 pub struct Frontier {
     state: Mutex<State>,
     /// Workers wait here for a key to become ready.
@@ -320,14 +321,42 @@ pub struct Frontier {
     idle: Condvar,
     policy: Policy,
     robots_retry_delay: Duration,
+    /// The next allowed contact that earlier runs left for a host this run
+    /// meets on the way (a redirect target, another host of a key).
+    carried: CarriedHold,
+}
+
+/// Looks up the next allowed contact carried from earlier runs for a host
+/// met under a queue key (`true`: a key new to the run, which also waits for
+/// the holds on its other hosts).
+pub type CarriedHold = Box<dyn Fn(&str, &str, bool) -> Option<Instant> + Send + Sync>;
+
+impl std::fmt::Debug for Frontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frontier")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Longest a waiting worker sleeps before looking again, as a bound.
 const MAX_WAIT: Duration = Duration::from_secs(1);
 
 impl Frontier {
-    /// An empty frontier.
+    /// An empty frontier that knows of no hold from earlier runs.
+    #[cfg(test)]
     pub fn new(policy: Policy, robots_retry_delay: Duration) -> Frontier {
+        Frontier::with_carried(policy, robots_retry_delay, Box::new(|_, _, _| None))
+    }
+
+    /// An empty frontier that asks `carried` for the hold earlier runs left
+    /// on each host met on the way (keys added with [`Frontier::add_key`]
+    /// come with theirs).
+    pub fn with_carried(
+        policy: Policy,
+        robots_retry_delay: Duration,
+        carried: CarriedHold,
+    ) -> Frontier {
         Frontier {
             state: Mutex::new(State {
                 keys: Vec::new(),
@@ -340,6 +369,7 @@ impl Frontier {
                 with_work: 0,
                 robots_pending: 0,
                 requests_done: 0,
+                held_hosts: HashSet::new(),
                 stopping: false,
                 finished: false,
             }),
@@ -347,6 +377,7 @@ impl Frontier {
             idle: Condvar::new(),
             policy,
             robots_retry_delay,
+            carried,
         }
     }
 
@@ -602,6 +633,8 @@ impl Frontier {
 
     /// Makes a key with new work (a followed redirect, a robots.txt step)
     /// ready if nothing else will serve it: it was done, or parked.
+    /// A key that was done or parked is made ready, or put in the penalty
+    /// box until its next allowed contact if that is still to come.
     fn wake(&self, st: &mut State, id: KeyId) {
         let k = &mut st.keys[id];
         if k.abandoned.is_some() || !matches!(k.status, Status::Done | Status::Parked) {
@@ -610,26 +643,43 @@ impl Frontier {
         if k.status == Status::Done {
             st.with_work += 1;
         }
-        k.status = Status::Ready;
-        st.ready.push_back(id);
-        self.cond.notify_one();
+        match k.next_at.filter(|&at| at > Instant::now()) {
+            Some(at) => self.to_penalty(st, id, at),
+            None => {
+                k.status = Status::Ready;
+                st.ready.push_back(id);
+                self.cond.notify_one();
+            }
+        }
     }
 
-    /// The key called `name`, made (done, with no work) if there is none.
-    fn key_named(&self, st: &mut State, name: String) -> KeyId {
-        if let Some(&id) = st.by_name.get(&name) {
-            return id;
+    /// The key called `name`, made (done, with no work) if there is none,
+    /// for a request to `host`; the hold earlier runs left on the host
+    /// applies to the key.
+    fn key_named(&self, st: &mut State, name: String, host: &str) -> KeyId {
+        let (id, new_key) = match st.by_name.get(&name) {
+            Some(&id) => (id, false),
+            None => {
+                let id = st.keys.len();
+                let key = Key::new(
+                    name.clone(),
+                    VecDeque::new(),
+                    0,
+                    Status::Done,
+                    Timing::default(),
+                );
+                st.keys.push(key);
+                st.by_name.insert(name.clone(), id);
+                (id, true)
+            }
+        };
+        if new_key || !st.held_hosts.contains(host) {
+            st.held_hosts.insert(host.to_string());
+            if let Some(at) = (self.carried)(&name, host, new_key) {
+                let k = &mut st.keys[id];
+                k.next_at = Some(k.next_at.map_or(at, |t| t.max(at)));
+            }
         }
-        let id = st.keys.len();
-        let key = Key::new(
-            name.clone(),
-            VecDeque::new(),
-            0,
-            Status::Done,
-            Timing::default(),
-        );
-        st.keys.push(key);
-        st.by_name.insert(name, id);
         id
     }
 
@@ -751,7 +801,10 @@ impl Frontier {
             } => {
                 // The next request goes through the queue of its host, so it
                 // waits that host's delay, even on the same host.
-                let target = self.key_named(&mut st, name);
+                let target_host = url::Url::parse(&url)
+                    .map(|u| common::urlnorm::host_of(&u).to_string())
+                    .unwrap_or_default();
+                let target = self.key_named(&mut st, name, &target_host);
                 let step = RobotsStep {
                     owner,
                     host: host.to_string(),
@@ -819,9 +872,9 @@ impl Frontier {
         if let Some((name, job)) = report.follow {
             self.queue_followed(&mut st, name, job);
         }
-        let wait = report
-            .retry_after
-            .unwrap_or_else(|| self.policy.delay(&st.keys[key].timing));
+        // Retry-After may ask for more than the delay, never for less.
+        let delay = self.policy.delay(&st.keys[key].timing);
+        let wait = report.retry_after.map_or(delay, |r| r.max(delay));
         let at = now + wait;
         self.release(&mut st, key, Some(at));
         (at, st.keys[key].status != Status::Done)
@@ -831,7 +884,8 @@ impl Frontier {
         if !st.seen_in_run.insert(job.rec.url.clone()) {
             return;
         }
-        let id = self.key_named(st, name);
+        let host = job.rec.host.clone();
+        let id = self.key_named(st, name, &host);
         st.keys[id].queue.push_back(job);
         st.keys[id].urls_left += 1;
         self.wake(st, id);
@@ -1159,6 +1213,86 @@ mod tests {
             Instant::now() >= at,
             "asked before its next allowed contact"
         );
+    }
+
+    #[test]
+    fn a_host_done_and_met_again_waits_its_delay_and_its_carried_hold() {
+        // b.test has fetched its only URL; a.test's robots.txt then
+        // redirects to it: the request waits b.test's delay.
+        let f = Arc::new(Frontier::new(policy(300), Duration::from_millis(10)));
+        let b = f.add_key("b.test", vec![], 0, &[], None);
+        f.lock().keys[b].queue.push_back(job("b.test", 0));
+        f.set_robots(b, "b.test", Arc::new(Robots::allow_all()));
+        let Some(Task::Fetch { key, .. }) = f.next_task(&mut Vec::new()) else {
+            panic!("fetch expected")
+        };
+        f.fetch_done(key, FetchReport::default());
+        let done_at = Instant::now();
+        let a = f.add_key("a.test", vec![], 0, &[], None);
+        f.lock().keys[a].queue.push_back(job("a.test", 0));
+        let (key, owner, _, _) = robots_task(&f);
+        f.robots_done(
+            key,
+            owner,
+            "a.test",
+            redirect("b.test", "http://b.test/r", 1),
+            None,
+        );
+        let (key, _, url, _) = robots_task(&f);
+        assert_eq!((key, url.as_str()), (b, "http://b.test/r"));
+        assert!(
+            done_at.elapsed() >= Duration::from_millis(290),
+            "{:?}",
+            done_at.elapsed()
+        );
+
+        // A host met on the way keeps the hold an earlier run left on it.
+        let later = Instant::now() + Duration::from_millis(250);
+        let f = Arc::new(Frontier::with_carried(
+            policy(0),
+            Duration::from_millis(10),
+            Box::new(move |_, host, _| (host == "held.test").then_some(later)),
+        ));
+        let a = f.add_key("a.test", vec![], 0, &[], None);
+        f.lock().keys[a].queue.push_back(job("a.test", 0));
+        let (key, owner, _, _) = robots_task(&f);
+        f.robots_done(
+            key,
+            owner,
+            "a.test",
+            redirect("held.test", "http://held.test/r", 1),
+            None,
+        );
+        let (_, _, url, _) = robots_task(&f);
+        assert_eq!(url, "http://held.test/r");
+        assert!(Instant::now() >= later, "asked before the carried hold");
+    }
+
+    #[test]
+    fn a_retry_after_shorter_than_the_delay_does_not_shorten_it() {
+        let f = Arc::new(Frontier::new(policy(200), Duration::from_millis(10)));
+        let id = f.add_key("busy.test", vec![], 0, &[], None);
+        f.lock().keys[id]
+            .queue
+            .extend([job("busy.test", 0), job("busy.test", 1)]);
+        f.set_robots(id, "busy.test", Arc::new(Robots::allow_all()));
+        let Some(Task::Fetch { key, .. }) = f.next_task(&mut Vec::new()) else {
+            panic!("fetch expected")
+        };
+        let t0 = Instant::now();
+        let (at, _) = f.fetch_done(
+            key,
+            FetchReport {
+                retry_after: Some(Duration::ZERO),
+                ..FetchReport::default()
+            },
+        );
+        assert!(at >= t0 + Duration::from_millis(200));
+        assert!(matches!(
+            f.next_task(&mut Vec::new()),
+            Some(Task::Fetch { .. })
+        ));
+        assert!(t0.elapsed() >= Duration::from_millis(200));
     }
 
     #[test]

@@ -184,7 +184,7 @@ fn apply(
             ..
         } => {
             s.last_contact_ms = Some(now_ms());
-            s.next_contact_ms = Some(next_contact_ms);
+            s.next_contact_ms = s.next_contact_ms.max(Some(next_contact_ms));
             if let Some(ms) = response_ms {
                 s.push_response_time(ms);
             }
@@ -209,7 +209,8 @@ fn apply(
             next_contact_ms, ..
         } => {
             s.last_contact_ms = Some(now_ms());
-            s.next_contact_ms = Some(next_contact_ms);
+            // Updates can arrive out of order: the latest hold wins.
+            s.next_contact_ms = s.next_contact_ms.max(Some(next_contact_ms));
         }
     }
     dirty.insert(host);

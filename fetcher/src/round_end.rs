@@ -37,6 +37,15 @@
 
 use std::time::Duration;
 
+/// How a round ends early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The hosts left could keep up only a small share of the round's pace.
+    Tail,
+    /// Every host left is held beyond its own delay: nothing to do but wait.
+    Held,
+}
+
 /// The settings of the rule (`--tail-share`, `--tail-time`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TailRule {
@@ -79,17 +88,18 @@ impl Pace {
 }
 
 impl TailRule {
-    /// True if the round should end now: it has done something, and the
-    /// hosts left are too slow and too far from done to be waited for.
-    pub fn ends_round(&self, pace: &Pace) -> bool {
-        let tail = pace.requests_done > 0
-            && pace.hosts > 0
-            && pace.share() < self.share
-            && pace.finish > self.time;
-        let stalled = pace.hosts > 0
-            && pace.blocked == pace.hosts
-            && pace.soonest.is_some_and(|s| s > self.time);
-        self.share > 0.0 && (tail || stalled)
+    /// How the round should end now, if it should: its tail (it has done
+    /// something, and the hosts left are too slow and too far from done to
+    /// be waited for), or every host left held.
+    pub fn ends_round(&self, pace: &Pace) -> Option<Ending> {
+        if self.share <= 0.0 || pace.hosts == 0 {
+            return None;
+        }
+        if pace.blocked == pace.hosts && pace.soonest.is_some_and(|s| s > self.time) {
+            return Some(Ending::Held);
+        }
+        let tail = pace.requests_done > 0 && pace.share() < self.share && pace.finish > self.time;
+        tail.then_some(Ending::Tail)
     }
 
     /// Why the round ends, for the log.
@@ -139,7 +149,10 @@ mod tests {
     #[test]
     fn a_slow_tail_that_is_far_from_done_ends_the_round() {
         // 200 hosts at one request a second; one left, 60 s of work.
-        assert!(rule().ends_round(&pace(1.0, 200.0, 60, 1)));
+        assert_eq!(
+            rule().ends_round(&pace(1.0, 200.0, 60, 1)),
+            Some(Ending::Tail)
+        );
         assert!(
             rule()
                 .explain(&pace(1.0, 200.0, 60, 1))
@@ -149,14 +162,14 @@ mod tests {
 
     #[test]
     fn a_tail_about_to_finish_is_waited_for() {
-        assert!(!rule().ends_round(&pace(1.0, 200.0, 3, 1)));
+        assert_eq!(rule().ends_round(&pace(1.0, 200.0, 3, 1)), None);
     }
 
     #[test]
     fn most_hosts_still_working_go_on() {
-        assert!(!rule().ends_round(&pace(60.0, 200.0, 600, 60)));
+        assert_eq!(rule().ends_round(&pace(60.0, 200.0, 600, 60)), None);
         // One host alone is the whole round: its pace is all there is.
-        assert!(!rule().ends_round(&pace(0.2, 0.2, 600, 1)));
+        assert_eq!(rule().ends_round(&pace(0.2, 0.2, 600, 1)), None);
     }
 
     #[test]
@@ -167,20 +180,20 @@ mod tests {
             requests_done: 0,
             ..pace(0.03, 0.03, 120, 2)
         };
-        assert!(rule().ends_round(&blocked));
+        assert_eq!(rule().ends_round(&blocked), Some(Ending::Held));
         assert!(rule().explain(&blocked).contains("held beyond their delay"));
         // Soon free again: waited for.
         let soon = Pace {
             soonest: Some(Duration::from_secs(3)),
             ..blocked
         };
-        assert!(!rule().ends_round(&soon));
+        assert_eq!(rule().ends_round(&soon), None);
         // One host working at its own pace, however slow: not stalled.
         let steady = Pace {
             blocked: 1,
             ..blocked
         };
-        assert!(!rule().ends_round(&steady));
+        assert_eq!(rule().ends_round(&steady), None);
     }
 
     #[test]
@@ -189,12 +202,16 @@ mod tests {
             requests_done: 0,
             ..pace(0.0, 200.0, 600, 3)
         };
-        assert!(!rule().ends_round(&idle));
+        assert_eq!(rule().ends_round(&idle), None);
         let off = TailRule {
             share: 0.0,
             ..rule()
         };
-        assert!(!off.ends_round(&pace(0.0, 200.0, 600, 3)));
-        assert!(!rule().ends_round(&pace(0.0, 200.0, 0, 0)), "nothing left");
+        assert_eq!(off.ends_round(&pace(0.0, 200.0, 600, 3)), None);
+        assert_eq!(
+            rule().ends_round(&pace(0.0, 200.0, 0, 0)),
+            None,
+            "nothing left"
+        );
     }
 }

@@ -21,7 +21,8 @@ pub struct Stats {
     /// Wall-clock seconds.
     pub seconds: f64,
     /// Why the run ended: `complete`, `tail` (the hosts left would mostly
-    /// make the round wait), `time-limit`, `min-hosts`, `signal`.
+    /// make the round wait), `held` (every host left is held beyond its
+    /// delay), `time-limit`, `min-hosts`, `signal`.
     pub stop_reason: String,
     /// True if this run resumed an interrupted one.
     pub resumed: bool,

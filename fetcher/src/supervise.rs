@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cli::ProgressArg;
 use crate::diag::Diag;
 use crate::progress::{Mode, Progress};
+use crate::round_end::Ending;
 use crate::settings::Settings;
 use crate::store::Store;
 use crate::worker::Shared;
@@ -22,6 +23,8 @@ pub enum Stop {
     Complete,
     /// The hosts left would mostly make the round wait ([`crate::round_end`]).
     Tail,
+    /// Every host left is held beyond its delay ([`crate::round_end`]).
+    Held,
     /// `--time-limit` reached.
     TimeLimit,
     /// Fewer than `--min-hosts` queues had work.
@@ -38,6 +41,7 @@ impl Stop {
         match self {
             Stop::Complete => "complete",
             Stop::Tail => "tail",
+            Stop::Held => "held",
             Stop::TimeLimit => "time-limit",
             Stop::MinHosts => "min-hosts",
             Stop::Signal => "signal",
@@ -96,16 +100,21 @@ pub fn supervise(
             } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
                 why.push_str("too few hosts left with work");
                 Stop::MinHosts
-            } else if Instant::now() >= next_pace && {
-                next_pace = Instant::now() + PACE_EVERY;
-                let pace = frontier.pace();
-                let ends = s.tail.ends_round(&pace);
-                if ends {
-                    why = format!("end of the round: {}", s.tail.explain(&pace));
+            } else if Instant::now() >= next_pace
+                && let Some(ending) = {
+                    next_pace = Instant::now() + PACE_EVERY;
+                    let pace = frontier.pace();
+                    let ending = s.tail.ends_round(&pace);
+                    if ending.is_some() {
+                        why = format!("end of the round: {}", s.tail.explain(&pace));
+                    }
+                    ending
                 }
-                ends
-            } {
-                Stop::Tail
+            {
+                match ending {
+                    Ending::Tail => Stop::Tail,
+                    Ending::Held => Stop::Held,
+                }
             } else {
                 continue;
             };

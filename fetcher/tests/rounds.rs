@@ -89,6 +89,43 @@ fn back_to_back_runs_keep_every_hosts_delay() {
 }
 
 #[test]
+fn a_domain_queue_holds_across_runs_whichever_host_comes_first() {
+    // With --key domain, one queue for both hosts: run 2 starts with
+    // a.example.test, which run 1 never asked, and still waits the delay
+    // after run 1's request to b.example.test.
+    let server = Server::builder()
+        .host(
+            "a.example.test",
+            pages(2).route("/robots.txt", Response::not_found()),
+        )
+        .host(
+            "b.example.test",
+            pages(2).route("/robots.txt", Response::not_found()),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("domain-hold");
+    write_segment(&crawl, "00001", &server, &[("b.example.test", "/0")]);
+    write_segment(&crawl, "00002", &server, &[("a.example.test", "/0")]);
+    for id in ["00001", "00002"] {
+        let out =
+            run(fetch_cmd(&crawl, &server).args([id, "--key", "domain", "--min-delay", "1s"]));
+        assert_exit(&out, 0);
+    }
+    // Seen as one host, the domain.
+    let log: Vec<_> = server
+        .logs()
+        .into_iter()
+        .map(|mut e| {
+            e.host = "example.test".into();
+            e
+        })
+        .collect();
+    assert_eq!(log.len(), 4, "robots.txt and a page on each host");
+    assert_polite_by_host(&log, |_| Duration::from_secs(1) - SLACK);
+}
+
+#[test]
 fn a_run_killed_between_two_requests_holds_its_hosts_for_the_next_run() {
     let server = Server::builder()
         .host(

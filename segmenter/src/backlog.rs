@@ -12,15 +12,20 @@
 //! A line that is not in the format is reported and skipped; a host met
 //! out of order (a file not written by the selection, a public suffix list
 //! changed since) cannot be merged with the new URLs: its URLs stay in the
-//! backlog as they are, and the report counts them.
+//! backlog, the report counts them, and the new backlog is sorted again at
+//! the end of the round ([`sort_again`]), so they wait one round.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use common::segment::{SegmentReader, SegmentRecord};
+use common::bloom::BloomHash;
+use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::urlnorm::registrable_domain;
 
+use crate::candidates::{Meta, split_key};
 use crate::error::Error;
 use crate::log::RunLog;
+use crate::sort::{RunDir, Sorter, merge};
 
 /// The backlog, read one host at a time in `domain TAB host TAB` order.
 pub struct BacklogStream<'a> {
@@ -112,4 +117,58 @@ impl<'a> BacklogStream<'a> {
         }
         Ok(())
     }
+}
+
+/// Sorts the backlog file at `path` again, in place (atomically), with
+/// `memory` bytes of sort memory and spills in `runs`; returns the URLs
+/// written. For a backlog a round found out of order.
+pub fn sort_again(
+    path: &Path,
+    runs: &Arc<RunDir>,
+    memory: u64,
+    log: &RunLog,
+) -> Result<u64, Error> {
+    let budget = usize::try_from(memory).unwrap_or(usize::MAX);
+    let mut sorter = Sorter::new(runs.clone(), budget)?;
+    let mut reader = SegmentReader::open(path)?;
+    let mut rec = SegmentRecord::default();
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(true) => {
+                let meta = Meta {
+                    hops: rec.hops,
+                    inlinks: rec.inlinks,
+                    tries: rec.tries,
+                    via: Via::Backlog,
+                    exempt: true,
+                    fetched: false,
+                    not_before_s: Meta::seconds_of(rec.not_before),
+                };
+                sorter.push(&rec.host, &rec.url, BloomHash::of(rec.url.as_bytes()), meta)?;
+            }
+            Ok(false) => break,
+            Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    drop(reader);
+    let mut merger = merge(vec![sorter.finish()], runs, 64)?;
+    let mut out = SegmentWriter::create(path)?;
+    let mut key = Vec::new();
+    let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+    while merger.next_into(&mut key, &mut meta)? {
+        let Some(parts) = split_key(&key) else {
+            continue;
+        };
+        out.write(&SegmentRecord {
+            host: parts.host.to_string(),
+            url: parts.url.to_string(),
+            hops: meta.hops,
+            inlinks: meta.inlinks,
+            via: Via::Backlog,
+            tries: meta.tries,
+            not_before: meta.not_before_ms(),
+        })?;
+    }
+    Ok(out.finish()?)
 }

@@ -35,11 +35,14 @@ pub struct Meta {
     /// Stored by the fetcher this round without having been scheduled (it
     /// followed a redirect): recorded as seen, scheduled nowhere.
     pub fetched: bool,
+    /// Not to be requested before this Unix second (0: any time; the latest
+    /// of the copies): a leftover URL's `not_before`, rounded up.
+    pub not_before_s: u32,
 }
 
 impl Meta {
     /// Size of [`Meta::encode`]'s output.
-    pub const ENCODED_LEN: usize = 14;
+    pub const ENCODED_LEN: usize = 18;
 
     /// Merges another copy of the same URL into this one.
     pub fn absorb(&mut self, other: &Meta) {
@@ -51,6 +54,19 @@ impl Meta {
         }
         self.exempt |= other.exempt;
         self.fetched |= other.fetched;
+        self.not_before_s = self.not_before_s.max(other.not_before_s);
+    }
+
+    /// A segment line's `not_before` (Unix ms) as [`Meta::not_before_s`].
+    pub fn seconds_of(not_before_ms: Option<i64>) -> u32 {
+        not_before_ms.map_or(0, |ms| {
+            u32::try_from((ms.max(0) as u64).div_ceil(1000)).unwrap_or(u32::MAX)
+        })
+    }
+
+    /// [`Meta::not_before_s`] as a segment line's `not_before` (Unix ms).
+    pub fn not_before_ms(&self) -> Option<i64> {
+        (self.not_before_s > 0).then(|| i64::from(self.not_before_s) * 1000)
     }
 
     /// Fixed-size little-endian form used in sort buffers.
@@ -61,6 +77,7 @@ impl Meta {
         b[8..12].copy_from_slice(&self.tries.to_le_bytes());
         b[12] = via_code(self.via);
         b[13] = u8::from(self.exempt) | u8::from(self.fetched) << 1;
+        b[14..18].copy_from_slice(&self.not_before_s.to_le_bytes());
         b
     }
 
@@ -74,6 +91,7 @@ impl Meta {
             via: via_of_code(b[12]),
             exempt: b[13] & 1 != 0,
             fetched: b[13] & 2 != 0,
+            not_before_s: word(14),
         }
     }
 }
@@ -211,6 +229,7 @@ mod tests {
             via,
             exempt,
             fetched: false,
+            not_before_s: 0,
         }
     }
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use common::bloom::BloomHash;
 use common::hoststate::HostDb;
-use common::politeness::{Policy, Timing};
+use common::politeness::{Policy, Timing, cap_hold};
 
 use crate::candidates::Meta;
 use crate::error::Error;
@@ -76,7 +76,9 @@ impl Budget {
         let (timing, wait_ms, robots_known) = match &state {
             Some(s) => (
                 Timing::of_host(s),
-                s.next_contact_ms.map_or(0, |t| t - self.now_ms).max(0),
+                s.next_contact_ms
+                    .map_or(0, |t| cap_hold(t, self.now_ms).saturating_sub(self.now_ms))
+                    .max(0),
                 s.robots.as_ref().is_some_and(|r| r.reusable(self.now_ms)),
             ),
             None => (Timing::default(), 0, false),
@@ -236,6 +238,7 @@ mod tests {
             via: Via::Link,
             exempt: false,
             fetched: false,
+            not_before_s: 0,
         }
     }
 

@@ -5,7 +5,8 @@
 //! check like links do; their registrable domains are added to
 //! `scope.seeds`, which is the default scope of later rounds. In the default
 //! scope mode every seed is in scope by definition (rules still apply). The
-//! existing backlog is carried over unchanged; fetched runs are left for `run`.
+//! existing backlog is carried over unchanged (merged in host order with the
+//! seeds over their hosts' share); fetched runs are left for `run`.
 
 use std::path::Path;
 
@@ -15,7 +16,7 @@ use common::filter::{Scope, UrlFilter};
 
 use crate::cli::RoundFlags;
 use crate::error::Error;
-use crate::round::{Plan, execute};
+use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::seeds_jobs;
 use crate::session::Session;
 
@@ -52,8 +53,11 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
         command: "inject",
         jobs: seeds_jobs(seeds, settings.threads)?,
         consumes: Vec::new(),
-        backlog: None,
-        carry_backlog: true,
+        // The URLs waiting go into the new backlog, merged in order with
+        // the seeds' own waiting URLs.
+        backlog: Some(settings.crawl.backlog_path())
+            .filter(|p| p.exists())
+            .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: true,
     };
     let staging = session.staging()?;

@@ -35,8 +35,9 @@ pub struct Output {
 }
 
 /// Fills `rec` with a URL of `host` going where `fate` says (`via` is
-/// `backlog` for the backlog); a URL going into a segment carries its host's
-/// next allowed contact, `not_before`.
+/// `backlog` for the backlog); a URL going into a segment carries the later
+/// of its host's next allowed contact, `not_before`, and its own (from the
+/// fetcher's leftover).
 pub fn fill_record(
     rec: &mut SegmentRecord,
     host: &str,
@@ -56,7 +57,7 @@ pub fn fill_record(
         Fate::Backlog => Via::Backlog,
     };
     rec.not_before = match fate {
-        Fate::Segment => not_before,
+        Fate::Segment => not_before.max(pick.meta.not_before_ms()),
         Fate::Backlog | Fate::Fetched => None,
     };
 }
@@ -125,12 +126,6 @@ impl Output {
             .expect("writer just opened")
             .write(rec)?;
         part.count += 1;
-        Ok(())
-    }
-
-    /// Copies a record into the backlog as it is.
-    pub fn backlog_record(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
-        self.backlog.write(rec)?;
         Ok(())
     }
 

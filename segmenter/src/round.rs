@@ -14,7 +14,7 @@ use std::time::Instant;
 use common::atomic::write_atomic;
 use common::bloom::BloomHash;
 use common::filter::UrlFilter;
-use common::segment::{SegmentReader, SegmentRecord, Via};
+use common::segment::{SegmentRecord, Via};
 
 use crate::backlog::BacklogStream;
 use crate::candidates::{Meta, host_prefix, split_key};
@@ -31,19 +31,26 @@ use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, RunDir, merge};
 
+/// What a round does with the backlog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BacklogUse {
+    /// Its hosts get their share of the segment (`run`).
+    Schedule,
+    /// It goes into the new backlog as it is, merged with the round's own
+    /// waiting URLs (`inject`, which schedules only the seeds).
+    Carry,
+}
+
 /// What a round reads and what it records besides segments.
 pub struct Plan {
     /// `inject` or `run`.
     pub command: &'static str,
     /// The inputs.
     pub jobs: Vec<Job>,
-    /// The backlog to schedule from (`run`), read beside the merge.
-    pub backlog: Option<std::path::PathBuf>,
+    /// The backlog, read beside the merge, and what to do with it.
+    pub backlog: Option<(std::path::PathBuf, BacklogUse)>,
     /// Fetched runs this round consumes (added to `consumed.txt`).
     pub consumes: Vec<String>,
-    /// Copy the existing backlog unchanged into the new one (`inject`,
-    /// which does not schedule waiting URLs; `run` reads the backlog as a job).
-    pub carry_backlog: bool,
     /// Add the seeds' registrable domains to `scope.seeds` (`inject`).
     pub record_seed_domains: bool,
 }
@@ -136,25 +143,25 @@ fn build(
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
-    let mut output = Output::new(
+    let output = Output::new(
         &staging.segments_dir(),
         &staging.backlog_path(),
         number,
         settings.partitions,
         settings.max_segment_size,
     )?;
-    if plan.carry_backlog {
-        carry_backlog(settings, log, &mut output)?;
-    }
 
     let mut report = Report {
         command: plan.command,
         counts: scanned.counts,
         ..Report::default()
     };
-    let backlog = match &plan.backlog {
-        Some(path) => Some(BacklogStream::open(path, log)?),
-        None => None,
+    let (backlog, carry) = match &plan.backlog {
+        Some((path, how)) => (
+            Some(BacklogStream::open(path, log)?),
+            *how == BacklogUse::Carry,
+        ),
+        None => (None, false),
     };
     let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
     let budget = Budget::new(
@@ -168,6 +175,7 @@ fn build(
         Inputs {
             merger,
             backlog,
+            carry,
             filter,
         },
         &seen,
@@ -177,6 +185,16 @@ fn build(
         plan.record_seed_domains,
         &mut report.counts,
     )?;
+    if selected.selection.out_of_order > 0 {
+        log.warn(format_args!(
+            "{}: {} URLs of hosts out of order (a file not written in this order, or a public \
+             suffix list changed since): kept in the backlog, which is sorted again; they wait \
+             one round",
+            crawl.backlog_path().display(),
+            selected.selection.out_of_order
+        ));
+        crate::backlog::sort_again(&staging.backlog_path(), &runs, settings.memory, log)?;
+    }
     report.selection = selected.selection;
     report.sort_runs = runs.runs_written();
     report.sort_bytes = runs.bytes_spilled();
@@ -348,6 +366,8 @@ struct Selected {
 struct Inputs<'a> {
     merger: Merger,
     backlog: Option<BacklogStream<'a>>,
+    /// The backlog goes into the new one as it is, none of it scheduled.
+    carry: bool,
     filter: &'a UrlFilter,
 }
 
@@ -370,6 +390,7 @@ fn select(
     let Inputs {
         mut merger,
         mut backlog,
+        carry,
         filter,
     } = inputs;
     let mut selection = Selection::default();
@@ -435,6 +456,7 @@ fn select(
             budget,
             sel,
             domains: collect_domains.then_some(&mut domains),
+            carry,
         };
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
@@ -499,6 +521,8 @@ struct Chooser<'a, 's> {
     sel: &'a mut Selection,
     /// The registrable domains met, when collected.
     domains: Option<&'a mut Vec<String>>,
+    /// The backlog is carried into the new one, not scheduled (`inject`).
+    carry: bool,
 }
 
 impl Chooser<'_, '_> {
@@ -566,8 +590,8 @@ impl Chooser<'_, '_> {
             }
             let next = next.to_vec();
             backlog.take_host(|rec, out_of_order| {
-                if out_of_order {
-                    self.waiting(rec, Fate::Backlog);
+                if out_of_order || self.carry {
+                    self.waiting(rec, Fate::Backlog, out_of_order);
                     return Ok(());
                 }
                 if next != self.current {
@@ -576,7 +600,7 @@ impl Chooser<'_, '_> {
                         .to_string();
                     self.start(&next, &domain, &rec.host)?;
                 }
-                self.waiting(rec, Fate::Segment);
+                self.waiting(rec, Fate::Segment, false);
                 Ok(())
             })?;
         }
@@ -586,21 +610,19 @@ impl Chooser<'_, '_> {
     /// The backlog's URLs of the current host.
     fn backlog_host(&mut self, backlog: &mut BacklogStream) -> Result<(), Error> {
         backlog.take_host(|rec, out_of_order| {
-            self.waiting(
-                rec,
-                if out_of_order {
-                    Fate::Backlog
-                } else {
-                    Fate::Segment
-                },
-            );
+            let fate = if out_of_order || self.carry {
+                Fate::Backlog
+            } else {
+                Fate::Segment
+            };
+            self.waiting(rec, fate, out_of_order);
             Ok(())
         })
     }
 
     /// A URL of the backlog: to the current host's cap (`Fate::Segment`),
-    /// or straight back to the backlog.
-    fn waiting(&mut self, rec: &SegmentRecord, fate: Fate) {
+    /// or straight back to the backlog (carried, or `out_of_order`).
+    fn waiting(&mut self, rec: &SegmentRecord, fate: Fate, out_of_order: bool) {
         let meta = Meta {
             hops: rec.hops,
             inlinks: rec.inlinks,
@@ -608,12 +630,13 @@ impl Chooser<'_, '_> {
             via: Via::Backlog,
             exempt: true,
             fetched: false,
+            not_before_s: 0,
         };
         // Its URL went into seen.bloom when it went into the backlog.
         let hash = ALREADY_SEEN;
         self.sel.unique += 1;
         if fate == Fate::Backlog {
-            self.sel.out_of_order += 1;
+            self.sel.out_of_order += u64::from(out_of_order);
             let pick = Pick {
                 url: rec.url.clone(),
                 meta,
@@ -627,23 +650,5 @@ impl Chooser<'_, '_> {
             return;
         }
         self.add(&rec.url, meta, hash);
-    }
-}
-
-/// Copies the existing backlog into the new one (for `inject`).
-fn carry_backlog(settings: &Settings, log: &RunLog, output: &mut Output) -> Result<(), Error> {
-    let path = settings.crawl.backlog_path();
-    if !path.exists() {
-        return Ok(());
-    }
-    let mut reader = SegmentReader::open(&path)?;
-    let mut rec = SegmentRecord::default();
-    loop {
-        match reader.read_next(&mut rec) {
-            Ok(true) => output.backlog_record(&rec)?,
-            Ok(false) => return Ok(()),
-            Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
-            Err(e) => return Err(e.into()),
-        }
     }
 }

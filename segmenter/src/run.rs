@@ -12,7 +12,7 @@ use common::segment::{SegmentReader, SegmentRecord};
 use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
 use crate::error::Error;
-use crate::round::{Plan, execute};
+use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::Job;
 use crate::session::Session;
 
@@ -89,9 +89,8 @@ fn round(session: &Session) -> Result<(), Error> {
     let plan = Plan {
         command: "run",
         jobs,
-        backlog: has_backlog.then(|| backlog.clone()),
+        backlog: has_backlog.then(|| (backlog.clone(), BacklogUse::Schedule)),
         consumes: runs,
-        carry_backlog: false,
         record_seed_domains: false,
     };
     let warcs = plan
@@ -111,7 +110,7 @@ fn round(session: &Session) -> Result<(), Error> {
             Job::Warc(p) | Job::Leftover(p) => Some(p),
             Job::Seeds { .. } => None,
         })
-        .chain(&plan.backlog)
+        .chain(plan.backlog.as_ref().map(|(p, _)| p))
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();

@@ -504,6 +504,7 @@ impl<'a> Worker<'a> {
             via: Via::Redirect,
             exempt: false,
             fetched: true,
+            not_before_s: 0,
         };
         self.sorter.push(host_of(&page), page.as_str(), hash, meta)
     }
@@ -768,6 +769,12 @@ impl<'a> Worker<'a> {
             via,
             exempt: true,
             fetched: false,
+            // The fetcher's hold on its host, kept for the next segment
+            // while it lasts.
+            not_before_s: Meta::seconds_of(
+                rec.not_before
+                    .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
+            ),
         };
         self.push(&url, meta).map(|_| ())
     }
@@ -849,6 +856,7 @@ impl<'a> Worker<'a> {
                     via: Via::Seed,
                     exempt: false,
                     fetched: false,
+                    not_before_s: 0,
                 };
                 if !self.push(&url, meta)? {
                     self.seed_domain(&url);
@@ -892,6 +900,7 @@ fn link_meta(hops: u32, via: Via) -> Meta {
         via,
         exempt: false,
         fetched: false,
+        not_before_s: 0,
     }
 }
 

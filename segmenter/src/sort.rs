@@ -18,8 +18,9 @@
 //! copies, the output is the same whatever the memory limit or the number of
 //! threads.
 //!
-//! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks and
-//! tries, one byte `via`, one byte of flags (`exempt`, `fetched`).
+//! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
+//! tries and not-before second, one byte `via`, one byte of flags
+//! (`exempt`, `fetched`).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
@@ -515,6 +516,7 @@ impl RunWriter {
         put_varint(&mut self.buf, u64::from(meta.hops));
         put_varint(&mut self.buf, u64::from(meta.inlinks));
         put_varint(&mut self.buf, u64::from(meta.tries));
+        put_varint(&mut self.buf, u64::from(meta.not_before_s));
         let enc = meta.encode();
         self.buf.push(enc[12]);
         self.buf.push(enc[13]);
@@ -590,6 +592,8 @@ impl RunReader {
             let v = u32::try_from(self.varint()?).map_err(|_| corrupt(what))?;
             enc[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
         }
+        let not_before = u32::try_from(self.varint()?).map_err(|_| corrupt("not-before"))?;
+        enc[14..18].copy_from_slice(&not_before.to_le_bytes());
         self.input.read_exact(&mut enc[12..14])?;
         self.meta = Meta::decode(&enc);
         Ok(true)
@@ -808,6 +812,7 @@ mod tests {
             via: Via::Link,
             exempt: false,
             fetched: false,
+            not_before_s: 0,
         }
     }
 

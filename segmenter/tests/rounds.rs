@@ -307,7 +307,7 @@ fn a_backlog_out_of_order_loses_nothing() {
     let waiting = urls(&backlog(&crawl));
     assert_eq!(scheduled, ["http://z.test/1"], "{report}");
     assert_eq!(figure(&report, "backlog out of order:"), 3, "{report}");
-    let mut all: Vec<String> = scheduled.into_iter().chain(waiting).collect();
+    let mut all: Vec<String> = scheduled.into_iter().chain(waiting.clone()).collect();
     all.sort();
     assert_eq!(
         all,
@@ -317,6 +317,44 @@ fn a_backlog_out_of_order_loses_nothing() {
             "http://z.test/1",
             "http://z.test/2"
         ]
+    );
+    // The backlog was sorted again: the next round schedules them.
+    let hosts: Vec<String> = backlog(&crawl).iter().map(|r| r.host.clone()).collect();
+    assert_eq!(hosts, ["b.test", "b.test", "z.test"], "{waiting:?}");
+    mark_fetched_empty(&crawl, "00002");
+    let report = run_round(&crawl, &["--scope", "any"]);
+    assert_eq!(
+        urls(&segments(&crawl)["00003"]),
+        ["http://b.test/1", "http://b.test/2", "http://z.test/2"],
+        "{report}"
+    );
+    assert!(!report.contains("backlog out of order"), "{report}");
+}
+
+#[test]
+fn more_seeds_keep_the_backlog_in_order() {
+    // A second inject merges its own waiting URLs with those of the first,
+    // host by host, instead of appending them.
+    let crawl = TempCrawl::new("backlog-inject");
+    inject(
+        &crawl,
+        "http://z.test/1\nhttp://z.test/2\n",
+        &["--scope", "any", "--max-per-host", "1"],
+    );
+    inject(
+        &crawl,
+        "http://a.test/1\nhttp://a.test/2\n",
+        &["--scope", "any", "--max-per-host", "1"],
+    );
+    let hosts: Vec<String> = backlog(&crawl).iter().map(|r| r.host.clone()).collect();
+    assert_eq!(hosts, ["a.test", "z.test"]);
+    mark_fetched_empty(&crawl, "00001");
+    mark_fetched_empty(&crawl, "00002");
+    let report = run_round(&crawl, &["--scope", "any"]);
+    assert!(!report.contains("backlog out of order"), "{report}");
+    assert_eq!(
+        urls(&segments(&crawl)["00003"]),
+        ["http://a.test/2", "http://z.test/2"]
     );
 }
 
