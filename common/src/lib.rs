@@ -60,6 +60,8 @@
 //! - [`crawldir`]: paths inside a crawl directory.
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
+//! - [`exit`]: exit codes, error lines and stdout of both programs.
+//! - [`runlog`]: the log of one run, on stderr and in `CRAWL/logs/`.
 #![deny(missing_docs)]
 
 pub mod atomic;
@@ -67,11 +69,13 @@ pub mod bloom;
 pub mod config;
 pub mod crawldir;
 pub mod crawllog;
+pub mod exit;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
 pub mod lock;
 pub mod politeness;
+pub mod runlog;
 pub mod segment;
 pub mod timefmt;
 pub mod urlnorm;

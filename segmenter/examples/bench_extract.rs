@@ -13,16 +13,12 @@
 //! `https://doc.rust-lang.org/stable/` so that their relative links resolve
 //! as on the web.
 
-#[allow(dead_code)]
-#[path = "../src/extract/mod.rs"]
-mod extract;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use extract::{ExtractOptions, Extractor, Page, PageLinks, Skipped};
 use rayon::prelude::*;
+use segmenter::extract::{ExtractOptions, Extractor, Page, PageLinks, Skipped};
 use url::Url;
 
 struct Doc {

@@ -24,8 +24,8 @@ use common::urlnorm::registrable_domain;
 
 use crate::candidates::{Meta, split_key};
 use crate::error::Error;
-use crate::log::RunLog;
-use crate::sort::{RunDir, Sorter, merge};
+use crate::sort::{Sorter, SpillDir, merge};
+use common::runlog::RunLog;
 
 /// The backlog, read one host at a time in `domain TAB host TAB` order.
 pub struct BacklogStream<'a> {
@@ -120,16 +120,16 @@ impl<'a> BacklogStream<'a> {
 }
 
 /// Sorts the backlog file at `path` again, in place (atomically), with
-/// `memory` bytes of sort memory and spills in `runs`; returns the URLs
+/// `memory` bytes of sort memory and spill files in `spills`; returns the URLs
 /// written. For a backlog a round found out of order.
 pub fn sort_again(
     path: &Path,
-    runs: &Arc<RunDir>,
+    spills: &Arc<SpillDir>,
     memory: u64,
     log: &RunLog,
 ) -> Result<u64, Error> {
     let budget = usize::try_from(memory).unwrap_or(usize::MAX);
-    let mut sorter = Sorter::new(runs.clone(), budget)?;
+    let mut sorter = Sorter::new(spills.clone(), budget)?;
     let mut reader = SegmentReader::open(path)?;
     let mut rec = SegmentRecord::default();
     loop {
@@ -152,7 +152,7 @@ pub fn sort_again(
         }
     }
     drop(reader);
-    let mut merger = merge(vec![sorter.finish()], runs, 64)?;
+    let mut merger = merge(vec![sorter.finish()], spills, 64)?;
     let mut out = SegmentWriter::create(path)?;
     let mut key = Vec::new();
     let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);

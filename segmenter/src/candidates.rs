@@ -18,7 +18,7 @@ use crate::report::Counts;
 /// What travels with a candidate URL. When one URL is found several times
 /// the copies are merged with [`Meta::absorb`], which is commutative and
 /// associative, so the result does not depend on the order of the inputs
-/// (threads, spilled runs).
+/// (threads, spill files).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
     /// Hops from a seed (the smallest of the copies).
@@ -110,7 +110,7 @@ pub fn via_rank(v: Via) -> u8 {
     }
 }
 
-/// A byte code for a `Via` (sort buffers and spilled runs only).
+/// A byte code for a `Via` (sort buffers and spill files only).
 pub fn via_code(v: Via) -> u8 {
     via_rank(v)
 }

@@ -97,7 +97,7 @@ pub enum ScopeArg {
 /// to the defaults shown.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RoundFlags {
-    /// Memory for sorting; above it, sorted runs are spilled to disk
+    /// Memory for sorting; above it, sorted candidates are spilled to disk
     /// (zstd-compressed) and merged [default: 512MB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Resources")]
     pub memory: Option<u64>,

@@ -147,7 +147,7 @@ impl Staging {
     pub fn scope_seeds_path(&self) -> PathBuf {
         self.layout.scope_seeds_path()
     }
-    /// Scratch space for sort runs (deleted before the commit).
+    /// Scratch space for sort spill files (deleted before the commit).
     pub fn sort_dir(&self) -> PathBuf {
         self.dir.join("sort")
     }

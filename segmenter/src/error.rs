@@ -1,10 +1,13 @@
-//! The errors that end a command, and the exit code each one gives.
+//! The errors that end a segmenter command, and the exit code each one
+//! gives ([`common::exit`]).
 //!
 //! Problems with one input (a bad seed line, a truncated WARC file) are not
 //! errors here: they are reported, counted and skipped by the scan.
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use common::exit::{Exit, Fault};
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,30 +51,15 @@ impl Error {
         let path = path.as_ref().to_path_buf();
         move |source| Error::Io { path, source }
     }
-
-    /// 2 for usage and configuration errors, 1 otherwise.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Usage(_) | Error::Config(_) | Error::Scope(_) => 2,
-            _ => 1,
-        }
-    }
 }
 
-/// The message and its causes on one line, each said once:
-/// `what happened: because: because`.
-pub fn chain(err: &dyn std::error::Error) -> String {
-    let mut msg = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
+impl Fault for Error {
+    fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_) | Error::Config(_) | Error::Scope(_) => Exit::Usage,
+            _ => Exit::Failure,
         }
-        source = cause.source();
     }
-    msg
 }
 
 #[cfg(test)]
@@ -79,13 +67,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chain_says_each_cause_once() {
+    fn usage_errors_exit_2_others_1() {
         let err = Error::Io {
             path: "x/y".into(),
             source: io::Error::new(io::ErrorKind::NotFound, "gone"),
         };
-        assert_eq!(chain(&err), "x/y: gone");
-        assert_eq!(err.exit_code(), 1);
-        assert_eq!(Error::Usage("bad".into()).exit_code(), 2);
+        assert_eq!(common::exit::chain(&err), "x/y: gone");
+        assert_eq!(err.exit(), Exit::Failure);
+        assert_eq!(Error::Usage("bad".into()).exit(), Exit::Usage);
     }
 }

@@ -2,7 +2,6 @@
 //! backlog file, computed and printed by the same code as `fetcher inspect`
 //! (`common::segment::SegmentSummary`).
 
-use std::io::Write;
 use std::path::Path;
 
 use common::segment::SegmentSummary;
@@ -25,13 +24,5 @@ pub fn inspect(file: &Path, json: bool) -> Result<(), Error> {
     } else {
         summary.to_string()
     };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        // A closed pipe (`| head`) is not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
-            path: "stdout".into(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+    common::exit::print(&text).map_err(Error::io("stdout"))
 }

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::log::RunLog;
 use crate::report::Counts;
+use common::runlog::RunLog;
 
 /// Counts shared by the threads of a round.
 #[derive(Debug, Default)]

@@ -212,8 +212,8 @@ pub struct Report {
     pub backlog: u64,
     /// Bloom filter state after the round.
     pub bloom: BloomState,
-    /// Sort runs spilled to disk and their compressed size.
-    pub sort_runs: u64,
+    /// Sort spill files written to disk and their compressed size.
+    pub sort_spills: u64,
     /// Bytes spilled.
     pub sort_bytes: u64,
     /// Time spent reading the inputs (scan and in-memory sort).
@@ -323,7 +323,7 @@ impl Report {
         );
         line(
             "sort spills:",
-            format!("{} runs, {} bytes", self.sort_runs, self.sort_bytes),
+            format!("{} files, {} bytes", self.sort_spills, self.sort_bytes),
         );
         line(
             "elapsed:",

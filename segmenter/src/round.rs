@@ -21,7 +21,6 @@ use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed, read_list};
 use crate::error::Error;
-use crate::log::RunLog;
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
@@ -29,7 +28,8 @@ use crate::report::{Counts, Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
-use crate::sort::{Merger, RunDir, merge};
+use crate::sort::{Merger, SpillDir, merge};
+use common::runlog::RunLog;
 
 /// What a round does with the backlog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +119,7 @@ fn build(
         Origin::Copied => {}
     }
 
-    let runs = RunDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
+    let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
     let scan_cfg = ScanConfig {
         filter,
         log,
@@ -129,7 +129,7 @@ fn build(
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: seen.is_empty(),
-        runs: runs.clone(),
+        spills: spills.clone(),
         memory: settings.memory,
         threads: settings.threads,
         progress,
@@ -139,7 +139,7 @@ fn build(
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let merger = merge(scanned.sorted, &runs, fan_in)?;
+    let merger = merge(scanned.sorted, &spills, fan_in)?;
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -193,11 +193,11 @@ fn build(
             crawl.backlog_path().display(),
             selected.selection.out_of_order
         ));
-        crate::backlog::sort_again(&staging.backlog_path(), &runs, settings.memory, log)?;
+        crate::backlog::sort_again(&staging.backlog_path(), &spills, settings.memory, log)?;
     }
     report.selection = selected.selection;
-    report.sort_runs = runs.runs_written();
-    report.sort_bytes = runs.bytes_spilled();
+    report.sort_spills = spills.spills_written();
+    report.sort_bytes = spills.bytes_spilled();
     seen.flush()?;
     report.bloom = seen.state();
     drop(seen);

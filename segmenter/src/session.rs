@@ -5,10 +5,12 @@ use common::crawldir::CrawlDir;
 
 use crate::cli::RoundFlags;
 use crate::commit::{self, Lock, Recovery, Staging};
-use crate::error::{Error, chain};
-use crate::log::RunLog;
+use common::exit::chain;
+
+use crate::error::Error;
 use crate::report::Report;
 use crate::settings::Settings;
+use common::runlog::RunLog;
 
 /// A command holding the crawl directory.
 pub struct Session {
@@ -25,7 +27,7 @@ impl Session {
     pub fn start(crawl: CrawlDir, flags: &RoundFlags) -> Result<Session, Error> {
         let settings = Settings::load(crawl, flags)?;
         let crawl = &settings.crawl;
-        let log = RunLog::open(&crawl.new_log_path("segmenter"));
+        let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
         let lock = commit::lock(crawl)?;
         match commit::recover(crawl)? {
             Recovery::Clean => {}

@@ -313,7 +313,7 @@ mod tests {
             ..RoundFlags::default()
         };
         let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
-        assert_eq!(err.exit_code(), 2);
+        assert_eq!(common::exit::Fault::exit(&err), common::exit::Exit::Usage);
         let bad = RoundFlags {
             memory: Some(100),
             ..RoundFlags::default()

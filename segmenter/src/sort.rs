@@ -9,16 +9,16 @@
 //! its index holds, per URL, the host's number, the first half of the hash
 //! and the arena offset. To sort, it ranks its hosts by name and sorts the
 //! index by (rank, hash): integer comparisons that rarely touch the arena.
-//! When memory is full it writes the sorted index as a *run*: a
+//! When memory is full it writes the sorted index as a *spill*: a
 //! zstd-compressed file of full keys with the copies of each URL merged.
-//! At the end, [`merge`] reads every run and every sorter's in-memory
+//! At the end, [`merge`] reads every spill and every sorter's in-memory
 //! remainder at once (a k-way merge, in several passes when there are more
 //! than `fan_in` sources) and yields each URL once, its copies merged with
 //! [`Meta::absorb`]. Since that merge does not depend on the order of the
 //! copies, the output is the same whatever the memory limit or the number of
 //! threads.
 //!
-//! Run file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
+//! Spill file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
 //! tries and not-before second, one byte `via`, one byte of flags
 //! (`exempt`, `fetched`).
 
@@ -48,20 +48,20 @@ const HOST_OVERHEAD: usize = 112;
 /// The arena is addressed with `u32` offsets.
 const MAX_ARENA: usize = u32::MAX as usize;
 
-/// Where spilled runs go; shared by all sorters of one round.
+/// Where spill files go; shared by all sorters of one round.
 #[derive(Debug)]
-pub struct RunDir {
+pub struct SpillDir {
     dir: PathBuf,
     next: AtomicU64,
     spilled: AtomicU64,
 }
 
-impl RunDir {
-    /// Uses (and creates) `dir` for run files.
-    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Arc<RunDir>> {
+impl SpillDir {
+    /// Uses (and creates) `dir` for spill files.
+    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Arc<SpillDir>> {
         let dir = dir.into();
         fs::create_dir_all(&dir)?;
-        Ok(Arc::new(RunDir {
+        Ok(Arc::new(SpillDir {
             dir,
             next: AtomicU64::new(0),
             spilled: AtomicU64::new(0),
@@ -70,7 +70,7 @@ impl RunDir {
 
     fn new_path(&self) -> PathBuf {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        self.dir.join(format!("run-{n:06}.zst"))
+        self.dir.join(format!("spill-{n:06}.zst"))
     }
 
     /// The directory.
@@ -79,11 +79,11 @@ impl RunDir {
     }
 
     /// Runs written so far (merge passes included).
-    pub fn runs_written(&self) -> u64 {
+    pub fn spills_written(&self) -> u64 {
         self.next.load(Ordering::Relaxed)
     }
 
-    /// Compressed bytes written to runs so far.
+    /// Compressed bytes written to spills so far.
     pub fn bytes_spilled(&self) -> u64 {
         self.spilled.load(Ordering::Relaxed)
     }
@@ -207,9 +207,10 @@ impl HostTable {
     }
 }
 
-/// Collects candidates and spills sorted runs when its memory is full.
+/// Collects candidates and writes them, sorted, to a spill file when its memory
+/// is full.
 pub struct Sorter {
-    runs: Arc<RunDir>,
+    spills: Arc<SpillDir>,
     hosts: HostTable,
     arena: Vec<u8>,
     index: Vec<Entry>,
@@ -221,7 +222,7 @@ pub struct Sorter {
 impl Sorter {
     /// A sorter that keeps at most about `budget` bytes in memory; an
     /// error if that much cannot be reserved.
-    pub fn new(runs: Arc<RunDir>, budget: usize) -> Result<Sorter, Error> {
+    pub fn new(spills: Arc<SpillDir>, budget: usize) -> Result<Sorter, Error> {
         // Index entries take 16 bytes, records about 80: give the index a
         // sixth. Capacity is reserved up front (pages are only touched as
         // they fill), so the buffers never reallocate.
@@ -242,7 +243,7 @@ impl Sorter {
             })?;
         advise_huge_pages(arena.as_ptr(), arena_cap);
         Ok(Sorter {
-            runs,
+            spills,
             hosts: HostTable::default(),
             arena,
             index,
@@ -272,7 +273,7 @@ impl Sorter {
         let offset = self.arena.len();
         if offset + need > MAX_ARENA {
             return Err(Error::Io {
-                path: self.runs.path().to_path_buf(),
+                path: self.spills.path().to_path_buf(),
                 source: io::Error::other(format!("sort record of {need} bytes: too large")),
             });
         }
@@ -317,11 +318,11 @@ impl Sorter {
         by_rank
     }
 
-    /// Sorts what is in memory and writes it as a run.
+    /// Sorts what is in memory and writes it as a spill.
     fn spill(&mut self) -> Result<(), Error> {
         let names = self.sort();
-        let path = self.runs.new_path();
-        let mut w = RunWriter::create(&path)?;
+        let path = self.spills.new_path();
+        let mut w = SpillWriter::create(&path)?;
         let mut mem = MemSource::new(
             std::mem::take(&mut self.arena),
             std::mem::take(&mut self.index),
@@ -340,7 +341,7 @@ impl Sorter {
         self.arena = arena;
         self.index = index;
         let bytes = result?;
-        self.runs.spilled.fetch_add(bytes, Ordering::Relaxed);
+        self.spills.spilled.fetch_add(bytes, Ordering::Relaxed);
         self.spilled.push(path);
         Ok(())
     }
@@ -359,15 +360,15 @@ impl Sorter {
         };
         Sorted {
             memory,
-            runs: self.spilled,
+            spills: self.spilled,
         }
     }
 }
 
-/// A sorter's output: spilled runs and a sorted in-memory remainder.
+/// A sorter's output: spill files and a sorted in-memory remainder.
 pub struct Sorted {
     memory: Option<MemSource>,
-    runs: Vec<PathBuf>,
+    spills: Vec<PathBuf>,
 }
 
 /// The part of a record compared after (host rank, first hash half): the
@@ -486,15 +487,15 @@ fn prefetch(buf: &[u8], at: usize) {
     let _ = (buf, at);
 }
 
-/// Writes one run file.
-struct RunWriter {
+/// Writes one spill file.
+struct SpillWriter {
     enc: zstd::stream::write::Encoder<'static, BufWriter<File>>,
     path: PathBuf,
     buf: Vec<u8>,
 }
 
-impl RunWriter {
-    fn create(path: &Path) -> Result<RunWriter, Error> {
+impl SpillWriter {
+    fn create(path: &Path) -> Result<SpillWriter, Error> {
         let open = || {
             let file = File::create(path)?;
             let mut enc =
@@ -503,7 +504,7 @@ impl RunWriter {
             enc.window_log(18)?;
             Ok(enc)
         };
-        Ok(RunWriter {
+        Ok(SpillWriter {
             enc: open().map_err(Error::io(path))?,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(1 << 16),
@@ -531,7 +532,7 @@ impl RunWriter {
 
     /// Finishes the file; returns its size.
     fn finish(self) -> Result<u64, Error> {
-        let RunWriter { mut enc, path, buf } = self;
+        let SpillWriter { mut enc, path, buf } = self;
         let finish = || {
             enc.write_all(&buf)?;
             let mut out = enc.finish()?;
@@ -551,20 +552,20 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
-/// Reads one run file.
-struct RunReader {
+/// Reads one spill file.
+struct SpillReader {
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     path: PathBuf,
     key: Vec<u8>,
     meta: Meta,
 }
 
-impl RunReader {
-    fn open(path: &Path) -> Result<RunReader, Error> {
+impl SpillReader {
+    fn open(path: &Path) -> Result<SpillReader, Error> {
         let dec = File::open(path)
             .and_then(zstd::stream::read::Decoder::new)
             .map_err(Error::io(path))?;
-        Ok(RunReader {
+        Ok(SpillReader {
             input: BufReader::with_capacity(1 << 16, dec),
             path: path.to_path_buf(),
             key: Vec::new(),
@@ -616,26 +617,26 @@ impl RunReader {
 fn corrupt(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("corrupt sort run ({what})"),
+        format!("corrupt sort spill ({what})"),
     )
 }
 
 enum Source {
     Memory(MemSource),
-    Run(RunReader),
+    Spill(SpillReader),
 }
 
 impl Source {
     fn key(&self) -> &[u8] {
         match self {
             Source::Memory(m) => &m.key,
-            Source::Run(r) => &r.key,
+            Source::Spill(r) => &r.key,
         }
     }
     fn meta(&self) -> Meta {
         match self {
             Source::Memory(m) => m.meta,
-            Source::Run(r) => r.meta,
+            Source::Spill(r) => r.meta,
         }
     }
     /// Moves to the next record; `false` when exhausted.
@@ -645,7 +646,7 @@ impl Source {
                 m.pos += 1;
                 Ok(m.load())
             }
-            Source::Run(r) => r.advance(),
+            Source::Spill(r) => r.advance(),
         }
     }
 }
@@ -730,15 +731,15 @@ impl Merger {
 }
 
 /// Merges the output of all sorters. When there are more than `fan_in`
-/// sources, groups of runs are first merged into longer runs, so that no
+/// sources, groups of spills are first merged into longer spills, so that no
 /// more than `fan_in` files are open at once.
-pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> Result<Merger, Error> {
+pub fn merge(parts: Vec<Sorted>, spills: &SpillDir, fan_in: usize) -> Result<Merger, Error> {
     let fan_in = fan_in.max(2);
     let mut memory = Vec::new();
     let mut files: std::collections::VecDeque<PathBuf> = Default::default();
     for part in parts {
         memory.extend(part.memory);
-        files.extend(part.runs);
+        files.extend(part.spills);
     }
     while memory.len() + files.len() > fan_in && files.len() >= 2 {
         let take = (memory.len() + files.len() - fan_in + 1)
@@ -747,15 +748,15 @@ pub fn merge(parts: Vec<Sorted>, runs: &RunDir, fan_in: usize) -> Result<Merger,
             .max(2);
         let group: Vec<PathBuf> = files.drain(..take).collect();
         let mut merger = open_sources(Vec::new(), &group)?;
-        let path = runs.new_path();
-        let mut w = RunWriter::create(&path)?;
+        let path = spills.new_path();
+        let mut w = SpillWriter::create(&path)?;
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
         while merger.next_into(&mut key, &mut meta)? {
             w.write(&key, &meta)?;
         }
         let bytes = w.finish()?;
-        runs.spilled.fetch_add(bytes, Ordering::Relaxed);
+        spills.spilled.fetch_add(bytes, Ordering::Relaxed);
         drop(merger);
         for p in &group {
             fs::remove_file(p).map_err(Error::io(p))?;
@@ -774,9 +775,9 @@ fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> Result<Merger, Err
         sources.push(Source::Memory(m));
     }
     for path in files {
-        let mut r = RunReader::open(path)?;
+        let mut r = SpillReader::open(path)?;
         ready.push(r.advance()?);
-        sources.push(Source::Run(r));
+        sources.push(Source::Spill(r));
     }
     Ok(Merger::new(sources, &ready))
 }
@@ -828,11 +829,11 @@ mod tests {
         host_hash: fn(&[u8]) -> u64,
     ) -> Vec<(Vec<u8>, Meta)> {
         let dir = temp_dir(name);
-        let runs = RunDir::new(&dir).unwrap();
+        let spills = SpillDir::new(&dir).unwrap();
         let mut next = rng(42);
         let mut sorters: Vec<Sorter> = (0..threads)
             .map(|_| {
-                let mut s = Sorter::new(runs.clone(), budget).unwrap();
+                let mut s = Sorter::new(spills.clone(), budget).unwrap();
                 s.hosts.hash = host_hash;
                 s
             })
@@ -848,7 +849,7 @@ mod tests {
                 .unwrap();
         }
         let parts = sorters.into_iter().map(Sorter::finish).collect();
-        let mut merger = merge(parts, &runs, fan_in).unwrap();
+        let mut merger = merge(parts, &spills, fan_in).unwrap();
         let mut out = Vec::new();
         let mut key = Vec::new();
         let mut meta = link(0);
@@ -857,7 +858,7 @@ mod tests {
         }
         drop(merger);
         if budget < 100_000 {
-            assert!(runs.runs_written() > 10, "the small budget must spill");
+            assert!(spills.spills_written() > 10, "the small budget must spill");
         }
         fs::remove_dir_all(&dir).unwrap();
         out

@@ -126,9 +126,9 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
     // Nothing changed, nothing left behind.
     assert_eq!(files(crawl.root()), before, "{context}");
 
-    // A sort with little memory: merging its runs makes a run too large.
+    // A sort with little memory: merging its spill files makes one too large.
     let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &["--memory", "16KiB"]);
-    assert!(error.contains("/sort/run-"), "{context}");
+    assert!(error.contains("/sort/spill-"), "{context}");
     assert_eq!(files(crawl.root()), before, "{context}");
 
     // With room again, the same command gives what a clean run gives.

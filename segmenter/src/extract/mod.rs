@@ -29,6 +29,7 @@ mod charset;
 mod directives;
 mod entities;
 mod sniff;
+mod stored;
 #[cfg(test)]
 mod tests;
 
@@ -47,6 +48,7 @@ use lol_html::{
 use url::Url;
 
 pub use charset::CharsetSource;
+pub use stored::{Body, LinkExtractor, PageSummary};
 
 /// One fetched response, as stored.
 #[derive(Debug, Clone, Copy)]

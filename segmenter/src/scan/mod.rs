@@ -6,7 +6,7 @@
 //! worker per thread of a rayon pool takes jobs until none is left. Each
 //! worker owns its link extractor, its buffers, its share of the sort memory
 //! and its counters, so the hot loop shares nothing; counters are summed at
-//! the end.
+//! the end. The WARC files are read here, the lists in [`lists`].
 //!
 //! What becomes a candidate, and with which hops (see the README):
 //! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
@@ -28,8 +28,6 @@
 //! and skipped; the round goes on.
 
 use std::collections::{BTreeSet, HashSet};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -38,20 +36,25 @@ use common::bloom::BloomHash;
 use common::filter::Reject;
 use common::filter::UrlFilter;
 use common::http::{ResponseHead, parse_response_head};
-use common::segment::{SegmentReader, SegmentRecord, Via};
-use common::urlnorm::{self, host_of, registrable_domain};
+use common::segment::{SegmentRecord, Via};
+use common::urlnorm::{self, host_of};
 use common::warc::{WarcError, WarcReader, WarcRecord};
 use url::Url;
 
 use crate::candidates::{Admission, Meta};
 use crate::error::Error;
+use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
-use crate::links::{Body, LinkExtractor, redirect_target};
-use crate::log::RunLog;
 use crate::progress::{Progress, Published};
 use crate::report::Counts;
 use crate::seen::Seen;
-use crate::sort::{RunDir, Sorted, Sorter};
+use crate::sort::{Sorted, Sorter, SpillDir};
+use common::runlog::RunLog;
+
+mod lists;
+
+pub use lists::seeds_jobs;
+use lists::{SeedNote, report_seed_notes};
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
@@ -98,21 +101,6 @@ impl Job {
     }
 }
 
-/// Cuts a seeds file into jobs of similar size.
-pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {
-    let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
-    let pieces = (len / MIN_SEEDS_PIECE).clamp(1, 4 * threads.max(1) as u64);
-    let step = len.div_ceil(pieces).max(1);
-    Ok((0..pieces)
-        .map(|i| Job::Seeds {
-            path: path.to_path_buf(),
-            piece: i as usize,
-            start: (i * step).min(len),
-            end: ((i + 1) * step).min(len),
-        })
-        .collect())
-}
-
 /// What the scan needs to know.
 pub struct ScanConfig<'a> {
     /// The filters.
@@ -131,23 +119,14 @@ pub struct ScanConfig<'a> {
     pub seen: &'a Seen,
     /// True for a new, empty filter: nothing to look up.
     pub seen_is_empty: bool,
-    /// Where sort runs go.
-    pub runs: Arc<RunDir>,
+    /// Where sort spill files go.
+    pub spills: Arc<SpillDir>,
     /// Total sort memory, shared by the workers.
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
     /// Where the workers add their counts for the progress line.
     pub progress: &'a Progress,
-}
-
-/// A problem with one seed line, reported once all pieces are read (so that
-/// line numbers are known).
-#[derive(Debug, Clone)]
-struct SeedNote {
-    piece: usize,
-    line: u64,
-    message: String,
 }
 
 /// What the scan produced.
@@ -214,7 +193,7 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     // a --memory the machine cannot give is an error before any work.
     let budget = (cfg.memory / threads as u64) as usize;
     let sorters = (0..threads)
-        .map(|_| Sorter::new(cfg.runs.clone(), budget))
+        .map(|_| Sorter::new(cfg.spills.clone(), budget))
         .collect::<Result<Vec<_>, _>>()?;
     let sorters = Mutex::new(sorters);
     let mut reader_counts = Counts::default();
@@ -374,39 +353,6 @@ fn read_warcs(
     counts
 }
 
-/// Logs seed problems in file order with their line numbers.
-fn report_seed_notes(
-    log: &RunLog,
-    jobs: &[Job],
-    mut notes: Vec<SeedNote>,
-    mut piece_lines: Vec<(usize, u64)>,
-) {
-    if notes.is_empty() {
-        return;
-    }
-    let Some(path) = jobs.iter().find_map(|j| match j {
-        Job::Seeds { path, .. } => Some(path),
-        _ => None,
-    }) else {
-        return;
-    };
-    piece_lines.sort();
-    let mut first_line = vec![0u64; piece_lines.len() + 1];
-    for (piece, lines) in &piece_lines {
-        if let Some(slot) = first_line.get_mut(piece + 1) {
-            *slot = *lines;
-        }
-    }
-    for i in 1..first_line.len() {
-        first_line[i] += first_line[i - 1];
-    }
-    notes.sort_by_key(|n| (n.piece, n.line));
-    for n in notes {
-        let line = first_line.get(n.piece).copied().unwrap_or(0) + n.line;
-        log.warn(format_args!("{}:{line}: {}", path.display(), n.message));
-    }
-}
-
 struct WorkerResult {
     sorted: Sorted,
     counts: Counts,
@@ -464,7 +410,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Runs one job. Problems with the input are reported and counted; only
-    /// a failure to write sort runs is returned.
+    /// a failure to write sort spill files is returned.
     fn run(&mut self, job: &Job) -> Result<(), Error> {
         let result = match job {
             // WARC files go through the reader threads.
@@ -698,198 +644,6 @@ impl<'a> Worker<'a> {
         self.links = links;
         result
     }
-
-    /// A leftover list.
-    fn segment_file(&mut self, path: &Path) -> Result<(), Error> {
-        let mut reader = match SegmentReader::open(path) {
-            Ok(r) => r,
-            Err(e) => {
-                self.counts.unreadable_files += 1;
-                self.cfg.log.warn(format_args!("{e}; file skipped"));
-                return Ok(());
-            }
-        };
-        loop {
-            let mut rec = std::mem::take(&mut self.segment_record);
-            let step = reader.read_next(&mut rec);
-            if reader.line() % PUBLISH_LINES == 0 {
-                self.publish();
-            }
-            let result = match step {
-                Ok(true) => self.reentry(&rec),
-                Ok(false) => {
-                    self.segment_record = rec;
-                    return Ok(());
-                }
-                Err(e) if !e.is_fatal() => {
-                    self.counts.bad_lines += 1;
-                    self.cfg.log.warn(format_args!("{e}; line skipped"));
-                    Ok(())
-                }
-                Err(e) => {
-                    self.counts.unreadable_files += 1;
-                    self.cfg
-                        .log
-                        .warn(format_args!("{e}; the rest of the file is skipped"));
-                    self.segment_record = rec;
-                    return Ok(());
-                }
-            };
-            self.segment_record = rec;
-            result?;
-        }
-    }
-
-    fn reentry(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
-        let via = if rec.via == Via::Retry {
-            self.counts.retries += 1;
-            if rec.tries >= self.cfg.max_tries {
-                self.counts.retries_exhausted += 1;
-                return Ok(());
-            }
-            Via::Retry
-        } else {
-            self.counts.leftover += 1;
-            Via::Leftover
-        };
-        let url = match urlnorm::canonicalize(&rec.url) {
-            Ok(u) => u,
-            Err(e) => {
-                self.admission.count_url_error(&e, &mut self.counts);
-                return Ok(());
-            }
-        };
-        if !self.admission.admit(&url, rec.hops, &mut self.counts) {
-            return Ok(());
-        }
-        let meta = Meta {
-            hops: rec.hops,
-            inlinks: rec.inlinks,
-            tries: rec.tries,
-            via,
-            exempt: true,
-            fetched: false,
-            // The fetcher's hold on its host, kept for the next segment
-            // while it lasts.
-            not_before_s: Meta::seconds_of(
-                rec.not_before
-                    .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
-            ),
-        };
-        self.push(&url, meta).map(|_| ())
-    }
-
-    fn seeds(&mut self, path: &Path, piece: usize, start: u64, end: u64) -> Result<(), Error> {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                // The caller checked the file exists; losing it now is fatal.
-                return Err(Error::Io {
-                    path: path.to_path_buf(),
-                    source: e,
-                });
-            }
-        };
-        let mut input = BufReader::with_capacity(1 << 18, file);
-        let mut pos = start;
-        let io_err = |e| Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        };
-        if start > 0 {
-            // This piece owns the lines that start at or after `start`.
-            input.seek(SeekFrom::Start(start - 1)).map_err(io_err)?;
-            pos = start - 1;
-            self.line.clear();
-            pos += input.read_until(b'\n', &mut self.line).map_err(io_err)? as u64;
-        }
-        let mut line_no = 0u64;
-        while pos < end {
-            self.line.clear();
-            let n = input.read_until(b'\n', &mut self.line).map_err(io_err)?;
-            if n == 0 {
-                break;
-            }
-            pos += n as u64;
-            line_no += 1;
-            if line_no.is_multiple_of(PUBLISH_LINES) {
-                self.publish();
-            }
-            let line = std::mem::take(&mut self.line);
-            let result = self.seed_line(&line, piece, line_no);
-            self.line = line;
-            result?;
-        }
-        self.piece_lines.push((piece, line_no));
-        Ok(())
-    }
-
-    fn seed_line(&mut self, raw: &[u8], piece: usize, line: u64) -> Result<(), Error> {
-        let Ok(text) = std::str::from_utf8(raw) else {
-            self.counts.bad_seed_lines += 1;
-            self.note(piece, line, "not UTF-8 text; skipped".into());
-            return Ok(());
-        };
-        let text = strip_comment(text);
-        if text.is_empty() {
-            return Ok(());
-        }
-        self.counts.seeds += 1;
-        let url = match urlnorm::canonicalize(text) {
-            Ok(u) => u,
-            Err(e) => {
-                self.admission.count_url_error(&e, &mut self.counts);
-                self.counts.bad_seed_lines += 1;
-                self.note(piece, line, format!("{e}; skipped"));
-                return Ok(());
-            }
-        };
-        // The domains of seeds that reach the sort are read off the merged
-        // stream (where they come sorted, so for free); the others are
-        // collected here.
-        match self.cfg.filter.check(&url, 0) {
-            Ok(()) => {
-                let meta = Meta {
-                    hops: 0,
-                    inlinks: 0,
-                    tries: 0,
-                    via: Via::Seed,
-                    exempt: false,
-                    fetched: false,
-                    not_before_s: 0,
-                };
-                if !self.push(&url, meta)? {
-                    self.seed_domain(&url);
-                }
-                Ok(())
-            }
-            Err(reason) => {
-                self.seed_domain(&url);
-                self.counts.reject(reason);
-                self.note(
-                    piece,
-                    line,
-                    format!("{url}: refused by the {} filter", reason.name()),
-                );
-                Ok(())
-            }
-        }
-    }
-
-    fn seed_domain(&mut self, url: &Url) {
-        let domain = registrable_domain(host_of(url));
-        if !self.seed_domains.contains(domain) {
-            self.seed_domains.insert(domain.to_string());
-        }
-    }
-
-    fn note(&mut self, piece: usize, line: u64, message: String) {
-        self.seed_notes.push(SeedNote {
-            piece,
-            line,
-            message,
-        });
-    }
 }
 
 fn link_meta(hops: u32, via: Via) -> Meta {
@@ -901,36 +655,5 @@ fn link_meta(hops: u32, via: Via) -> Meta {
         exempt: false,
         fetched: false,
         not_before_s: 0,
-    }
-}
-
-/// A seeds line without its comment: a line whose first non-blank
-/// character is `#` is all comment; otherwise ` #` (after a blank) starts
-/// one. (A `#` inside a URL is a fragment and has no blank before it.)
-pub fn strip_comment(line: &str) -> &str {
-    let line = line.trim();
-    if line.starts_with('#') {
-        return "";
-    }
-    if memchr::memchr(b'#', line.as_bytes()).is_none() {
-        return line;
-    }
-    let cut = line
-        .char_indices()
-        .find(|&(i, c)| c == '#' && line[..i].ends_with(char::is_whitespace))
-        .map_or(line.len(), |(i, _)| i);
-    line[..cut].trim_end()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn comments_in_seed_lines() {
-        assert_eq!(strip_comment("  # a comment"), "");
-        assert_eq!(strip_comment("http://a.test/ # why"), "http://a.test/");
-        assert_eq!(strip_comment("http://a.test/#frag"), "http://a.test/#frag");
-        assert_eq!(strip_comment("\thttp://a.test/x  "), "http://a.test/x");
     }
 }

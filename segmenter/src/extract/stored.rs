@@ -1,14 +1,12 @@
-//! The narrow seam between the scan and the HTML link extractor
-//! ([`crate::extract`]): the scan hands over one stored response at a time
-//! and gets canonical URLs and counts back. Nothing else in the segmenter
-//! knows how links are found.
+//! The links of a stored response: the narrow seam between the scan and the
+//! HTML link extractor. The scan hands over one response (its parsed head
+//! and body) at a time and gets canonical URLs and counts back; nothing
+//! else in the segmenter knows how links are found.
 
 use common::http::ResponseHead;
 use url::Url;
 
-use crate::extract::{ExtractOptions, Extractor, Page, PageKind, PageLinks, Skipped};
-
-pub use crate::extract::redirect_target;
+use super::{ExtractOptions, Extractor, Page, PageKind, PageLinks, Skipped};
 
 /// What kind of body a 2xx response had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

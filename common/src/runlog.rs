@@ -1,7 +1,9 @@
-//! Diagnostics of one run: every line goes to `CRAWL/logs/segmenter-TIMESTAMP.log`
-//! and to stderr as `segmenter: <file or URL>: <what happened>`. Warnings about
-//! bad input are cut off on stderr after [`STDERR_WARNINGS`] lines (the log
-//! keeps them all), so that a broken input cannot flood a cron mail.
+//! The log of one run of a program: every line goes to
+//! `CRAWL/logs/PROGRAM-TIMESTAMP.log` (the file cron users read) and, but
+//! for [`RunLog::note`], to stderr as `PROGRAM: <file or URL>: <what
+//! happened>`. Warnings about bad input are cut off on stderr after
+//! [`STDERR_WARNINGS`] lines (the log keeps them all), so that a broken
+//! input cannot flood a cron mail.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -13,29 +15,42 @@ use std::time::SystemTime;
 /// Warnings shown on stderr before the rest go only to the log file.
 pub const STDERR_WARNINGS: u64 = 50;
 
-/// The run's log.
+/// The run's log. Shared by the threads of a run (`&RunLog` or an `Arc`).
 pub struct RunLog {
+    /// The program's name, in front of every line on stderr.
+    program: &'static str,
     file: Mutex<Option<BufWriter<File>>>,
     path: Option<PathBuf>,
     warnings: AtomicU64,
 }
 
+impl std::fmt::Debug for RunLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunLog")
+            .field("program", &self.program)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
 impl RunLog {
-    /// Creates `path` for this run's log (`NAME-1.log`, `NAME-2.log`, ...
-    /// if a run started in the same millisecond has it: never another run's
-    /// log). If it cannot be created, says so once and logs to stderr only.
-    pub fn open(path: &Path) -> RunLog {
+    /// Creates `path` for the log of a run of `program` (`NAME-1.log`,
+    /// `NAME-2.log`, ... if a run started in the same millisecond has it:
+    /// never another run's log). If it cannot be created, says so once and
+    /// logs to stderr only.
+    pub fn open(program: &'static str, path: &Path) -> RunLog {
         let (file, path) = match create_new(path) {
             Ok((f, p)) => (Some(BufWriter::new(f)), Some(p)),
             Err(e) => {
                 eprintln!(
-                    "segmenter: {}: cannot create the log file: {e}",
+                    "{program}: {}: cannot create the log file: {e}",
                     path.display()
                 );
                 (None, None)
             }
         };
         RunLog {
+            program,
             file: Mutex::new(file),
             path,
             warnings: AtomicU64::new(0),
@@ -47,11 +62,12 @@ impl RunLog {
         let n = self.warnings.fetch_add(1, Ordering::Relaxed);
         let text = msg.to_string();
         if n < STDERR_WARNINGS {
-            eprintln!("segmenter: {text}");
+            eprintln!("{}: {text}", self.program);
         } else if n == STDERR_WARNINGS {
+            let program = self.program;
             match &self.path {
-                Some(p) => eprintln!("segmenter: more warnings follow only in {}", p.display()),
-                None => eprintln!("segmenter: more warnings are not shown"),
+                Some(p) => eprintln!("{program}: more warnings follow only in {}", p.display()),
+                None => eprintln!("{program}: more warnings are not shown"),
             }
         }
         self.to_file("warning", &text);
@@ -60,8 +76,13 @@ impl RunLog {
     /// Progress or an informative line (stderr and file).
     pub fn info(&self, msg: impl std::fmt::Display) {
         let text = msg.to_string();
-        eprintln!("segmenter: {text}");
+        eprintln!("{}: {text}", self.program);
         self.to_file("info", &text);
+    }
+
+    /// A detail for the file only (stderr would drown in it).
+    pub fn note(&self, msg: impl std::fmt::Display) {
+        self.to_file("info", &msg.to_string());
     }
 
     /// The error that ends the run, to the file only (`main` prints it).
@@ -84,8 +105,10 @@ impl RunLog {
         if let Ok(mut guard) = self.file.lock()
             && let Some(f) = guard.as_mut()
         {
-            let stamp = common::timefmt::iso_millis(SystemTime::now());
-            let _ = writeln!(f, "{stamp} {level} {text}");
+            let stamp = crate::timefmt::iso_millis(SystemTime::now());
+            // Flushed line by line: `tail -f` follows it, `kill -9` loses
+            // no line.
+            let _ = writeln!(f, "{stamp} {level} {text}").and_then(|()| f.flush());
         }
     }
 }
@@ -138,9 +161,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("segmenter-20260101000000000.log");
-        let first = RunLog::open(&path);
+        let first = RunLog::open("segmenter", &path);
         first.info("first run");
-        let second = RunLog::open(&path);
+        let second = RunLog::open("segmenter", &path);
         second.info("second run");
         drop((first, second));
         let one = std::fs::read_to_string(&path).unwrap();

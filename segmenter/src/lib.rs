@@ -1,0 +1,50 @@
+//! The segmenter: builds the next segments of a crawl from fetched WARC
+//! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
+//!
+//! [`cli`] parses, [`settings`] validates, and one module per command
+//! ([`inject`], [`round`] for `run`, [`inspect`]) does the work through
+//! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
+//! [`output`] → [`commit`]. [`extract`] finds the links of a page.
+
+mod backlog;
+mod candidates;
+mod caps;
+pub mod cli;
+mod commit;
+pub mod error;
+pub mod extract;
+mod fasthash;
+mod inject;
+mod inspect;
+
+mod output;
+mod partition;
+mod progress;
+mod report;
+mod round;
+mod run;
+mod scan;
+mod seen;
+mod session;
+mod settings;
+mod sort;
+
+use common::exit::Exit;
+
+use crate::cli::{Cli, Command};
+use crate::error::Error;
+
+/// Runs the command `cli` asks for.
+pub fn execute(cli: Cli) -> Result<Exit, Error> {
+    match cli.command {
+        Command::Inject {
+            crawl,
+            seeds,
+            flags,
+        } => inject::inject(&crawl, &seeds, &flags)?,
+        Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
+        Command::Inspect { file, json } => inspect::inspect(&file, json)?,
+        Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
+    }
+    Ok(Exit::Success)
+}
