@@ -92,6 +92,8 @@ case "$rounds" in
     *[!0-9]*|0*) die_usage "--rounds takes a whole number above 0, not '$rounds'" ;;
 esac
 [ -z "$seeds" ] || [ -f "$seeds" ] || die_usage "$seeds: no such seeds file"
+# The crawl directory is among the words left (found in the second pass).
+[ ${#rest[@]} -gt 0 ] || die_usage "missing the crawl directory"
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
