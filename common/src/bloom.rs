@@ -589,7 +589,7 @@ mod tests {
     /// A random URL-like key; `tag` keeps two key sets disjoint.
     fn url_key(rng: &mut Rng, tag: &str, i: u64, out: &mut String) {
         use std::fmt::Write as _;
-        let r = rng.next();
+        let r = rng.next_u64();
         out.clear();
         write!(
             out,
@@ -700,18 +700,18 @@ mod tests {
         let n = 1_000_000u64;
         let params = BloomParams::optimal(n, 0.01).unwrap();
         let f = BloomFilter::create(&path, params).unwrap();
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         let mut key = String::new();
         for i in 0..n {
             url_key(&mut rng, "in", i, &mut key);
             f.insert(key.as_bytes());
         }
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         for i in 0..n {
             url_key(&mut rng, "in", i, &mut key);
             assert!(f.contains(key.as_bytes()), "inserted key missing: {key}");
         }
-        let mut rng = Rng(99);
+        let mut rng = Rng::new(99);
         let mut false_positives = 0u64;
         for i in 0..n {
             url_key(&mut rng, "out", i, &mut key);
@@ -934,7 +934,7 @@ mod tests {
         let path = dir.join("seen.bloom");
         let params = BloomParams::optimal(1000, 0.01).unwrap();
         let real_len = params.file_bytes();
-        let mut rng = Rng(23);
+        let mut rng = Rng::new(23);
         let specials = [
             0,
             1,
@@ -956,7 +956,7 @@ mod tests {
                 let value = if rng.below(2) == 0 {
                     specials[rng.below(specials.len())]
                 } else {
-                    rng.next()
+                    rng.next_u64()
                 };
                 match rng.below(5) {
                     0 => header[12..16].copy_from_slice(&(value as u32).to_le_bytes()),

@@ -371,11 +371,11 @@ mod tests {
             "2024-02-29",
             "\u{fffd}",
         ];
-        let mut rng = Rng(3);
+        let mut rng = Rng::new(3);
         let (mut parsed, mut refused) = (0, 0);
         for round in 0..20_000 {
             let line: String = if round % 5 == 0 {
-                let bytes: Vec<u8> = (0..rng.below(120)).map(|_| rng.next() as u8).collect();
+                let bytes: Vec<u8> = (0..rng.below(120)).map(|_| rng.next_u64() as u8).collect();
                 String::from_utf8_lossy(&bytes).into_owned()
             } else {
                 let mut chars = good.clone();

@@ -900,7 +900,7 @@ mod tests {
         let good = std::fs::read(&good_path).unwrap();
         assert!(good.len() > 200_000, "{} bytes", good.len());
 
-        let mut rng = Rng(31);
+        let mut rng = Rng::new(31);
         let path = dir.join("hosts.db");
         let page = 4096;
         let errors = std::cell::Cell::new(0);
@@ -911,7 +911,7 @@ mod tests {
                 1 => {
                     let at = page * (1 + rng.below(good.len() / page - 1));
                     for b in &mut bytes[at..at + page] {
-                        *b = rng.next() as u8;
+                        *b = rng.next_u64() as u8;
                     }
                 }
                 2 => {
@@ -922,7 +922,7 @@ mod tests {
                 }
                 _ => {
                     for b in &mut bytes[16..16 + rng.below(84)] {
-                        *b = rng.next() as u8;
+                        *b = rng.next_u64() as u8;
                     }
                 }
             }

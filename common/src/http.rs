@@ -270,11 +270,11 @@ mod tests {
             b"\r\n\r\n",
             b"body",
         ];
-        let mut rng = Rng(17);
+        let mut rng = Rng::new(17);
         let mut parsed = 0;
         for round in 0..30_000 {
             let block: Vec<u8> = if round % 5 == 0 {
-                (0..rng.below(200)).map(|_| rng.next() as u8).collect()
+                (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect()
             } else {
                 let mut b = b"HTTP/1.1 200 OK\r\n".to_vec();
                 for _ in 0..rng.below(16) {

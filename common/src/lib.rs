@@ -81,8 +81,8 @@ pub mod timefmt;
 pub mod urlnorm;
 pub mod warc;
 
-#[cfg(test)]
-mod testutil;
+#[cfg(any(test, feature = "testutil"))]
+pub mod testutil;
 
 /// A decimal number written as ASCII digits only: no sign, no spaces, not
 /// empty, no overflow. The number parser of every text format here, so

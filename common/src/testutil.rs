@@ -1,18 +1,61 @@
-//! Helpers for this crate's tests: the unit tests use it as `crate::testutil`,
-//! the integration tests include the same file with `#[path]`.
+//! Helpers for tests, not for programs: a seeded random generator, a
+//! temporary directory, and a WARC file read to its end.
+//!
+//! This crate's unit tests use it as `crate::testutil`; its integration
+//! tests, and the test support of the other crates (`testkit`), as
+//! `common::testutil`, which the `testutil` feature builds.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::warc::{WarcError, WarcReader, WarcRecord};
+
+/// A small deterministic generator (SplitMix64): the same seed gives the
+/// same test inputs on every run and platform.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator whose sequence is fixed by `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+
+    /// One of `items` (not empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
 /// A fresh directory under the system's temporary directory, removed (with
 /// everything in it) when dropped. Unique per process and per call, so tests
 /// running in parallel never share one.
-pub(crate) struct TempDir(pub(crate) PathBuf);
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
 
 impl TempDir {
     /// Creates `common-test-PID-N-TAG` (emptied first, should a dead run
     /// have left one behind).
-    pub(crate) fn new(tag: &str) -> TempDir {
+    pub fn new(tag: &str) -> TempDir {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir =
@@ -23,17 +66,17 @@ impl TempDir {
     }
 
     /// The directory.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.0
     }
 
     /// A path inside the directory.
-    pub(crate) fn join(&self, name: &str) -> PathBuf {
+    pub fn join(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 
     /// Writes `bytes` to `name` inside the directory; returns its path.
-    pub(crate) fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.join(name);
         std::fs::write(&path, bytes).unwrap();
         path
@@ -46,22 +89,24 @@ impl Drop for TempDir {
     }
 }
 
-/// A small deterministic generator (SplitMix64): the same seed gives the
-/// same test inputs on every run and platform.
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (not 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+/// Every record of the WARC file `path` (blocks cut at `max_block`), then
+/// the error that stopped the reading, if any. Panics if the reader gives
+/// anything after an error: an error ends a file.
+pub fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcError>) {
+    let mut r = WarcReader::open(path, max_block).unwrap();
+    let mut out = Vec::new();
+    let mut rec = WarcRecord::default();
+    loop {
+        match r.read_next(&mut rec) {
+            Ok(true) => out.push(rec.clone()),
+            Ok(false) => return (out, None),
+            Err(e) => {
+                assert!(
+                    !r.read_next(&mut rec).unwrap(),
+                    "a record after the error {e}"
+                );
+                return (out, Some(e));
+            }
+        }
     }
 }

@@ -967,7 +967,7 @@ mod tests {
             "http://127.0.0.1.",
             "http://u:p@h.test:8080",
         ];
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
             let mut input = PREFIXES[rng.below(PREFIXES.len())].to_string();
             for _ in 0..rng.below(12) {

@@ -8,10 +8,6 @@
 //! process, so this file holds a single test and runs as its own process;
 //! only the soft limit is lowered, so it can be raised again.
 
-#[allow(dead_code)]
-#[path = "../src/testutil.rs"]
-mod testutil;
-
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
@@ -20,8 +16,8 @@ use common::atomic::{AtomicFile, write_atomic};
 use common::bloom::{BloomFilter, BloomParams};
 use common::hoststate::{HostDb, HostState, RobotsEntry};
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::testutil::{Rng, TempDir};
 use common::warc::{Exchange, WarcReader, WarcRecord, WarcWriter, WarcWriterConfig, recover};
-use testutil::{Rng, TempDir};
 
 /// Sets the soft file-size limit of this process (`None`: no limit).
 fn limit_file_size(bytes: Option<u64>) {
@@ -88,14 +84,14 @@ fn segments() {
     let path = dir.join("00001.v2.tsv.zst");
     let rec = |i: u64, rng: &mut Rng| SegmentRecord {
         host: "a.test".into(),
-        url: format!("http://a.test/{i}/{:x}{:x}", rng.next(), rng.next()),
+        url: format!("http://a.test/{i}/{:x}{:x}", rng.next_u64(), rng.next_u64()),
         hops: 1,
         inlinks: 0,
         via: Via::Link,
         tries: 0,
         not_before: None,
     };
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let mut w = SegmentWriter::create(&path).unwrap();
     w.write(&rec(0, &mut rng)).unwrap();
     assert_eq!(w.finish().unwrap(), 1);
@@ -143,9 +139,9 @@ fn warc_files() {
     })
     .unwrap();
     w.set_compression_level(0);
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let bodies: Vec<Vec<u8>> = (0..40)
-        .map(|_| (0..5000).map(|_| rng.next() as u8).collect())
+        .map(|_| (0..5000).map(|_| rng.next_u64() as u8).collect())
         .collect();
     let urls: Vec<String> = (0..40).map(|i| format!("http://a.test/{i}")).collect();
     let exchange = |i: usize| Exchange {

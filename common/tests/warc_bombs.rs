@@ -6,18 +6,13 @@
 //! An allocator that records the largest single allocation made by the
 //! test's own thread checks the memory side.
 
-#[allow(dead_code)]
-#[path = "../src/testutil.rs"]
-mod testutil;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Write;
-use std::path::Path;
 
-use common::warc::{WarcError, WarcReader, WarcRecord};
+use common::testutil::{TempDir, read_all};
+use common::warc::WarcError;
 use flate2::{Compress, Compression, Crc, FlushCompress};
-use testutil::TempDir;
 
 struct Largest;
 
@@ -62,20 +57,6 @@ fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = f();
     WATCHING.with(|w| w.set(false));
     (out, LARGEST.with(Cell::get))
-}
-
-/// Every record of `path` (read with `max_block`), then the error if any.
-fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcError>) {
-    let mut r = WarcReader::open(path, max_block).unwrap();
-    let mut out = Vec::new();
-    let mut rec = WarcRecord::default();
-    loop {
-        match r.read_next(&mut rec) {
-            Ok(true) => out.push(rec.clone()),
-            Ok(false) => return (out, None),
-            Err(e) => return (out, Some(e)),
-        }
-    }
 }
 
 /// Checks that reading stopped at the first member with a reason

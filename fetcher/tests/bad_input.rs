@@ -37,12 +37,11 @@ fn malformed_segment_lines_are_named_skipped_and_counted() {
     let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
     std::fs::write(crawl.segment_path("00001"), zst).unwrap();
 
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    let err = &out.stderr;
     let seg = crawl.segment_path("00001").display().to_string();
-    assert_eq!(lines_with(&err, &format!("{seg}:2: ")).len(), 1, "{err}");
-    assert_eq!(lines_with(&err, &format!("{seg}:3: ")).len(), 1, "{err}");
+    assert_eq!(lines_with(err, &format!("{seg}:2: ")).len(), 1, "{err}");
+    assert_eq!(lines_with(err, &format!("{seg}:3: ")).len(), 1, "{err}");
     assert!(err.contains("2 malformed lines skipped"), "{err}");
     // The good lines around them are fetched.
     let mut fetched: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
@@ -65,11 +64,10 @@ fn a_segment_that_is_not_zstd_is_refused_with_its_name() {
         "a.test\thttp://a.test/\t0\t0\tseed\t0\n",
     )
     .unwrap();
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 1);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 1);
+    let err = &out.stderr;
     let seg = crawl.segment_path("00001").display().to_string();
-    let named = lines_with(&err, &format!("fetcher: {seg}: "));
+    let named = lines_with(err, &format!("fetcher: {seg}: "));
     assert_eq!(named.len(), 1, "{err}");
     assert!(named[0].contains("zstd"), "{err}");
     assert!(!crawl.is_fetched("00001"));
@@ -112,8 +110,7 @@ fn a_robots_txt_of_garbage_allows_what_it_cannot_read() {
         &server,
         &[("a.test", "/yes"), ("a.test", "/no")],
     );
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     let targets: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
     assert_eq!(
         targets,
@@ -167,10 +164,9 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
         .arg(r#"trap "" XFSZ; ulimit -f 200; exec "$0" "$@""#)
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    let out = run(&mut limited);
-    assert_exit(&out, 1);
-    let err = String::from_utf8_lossy(&out.stderr);
-    let failures = lines_with(&err, "File too large");
+    let out = fetch(&mut limited, &crawl, 1);
+    let err = &out.stderr;
+    let failures = lines_with(err, "File too large");
     assert_eq!(failures.len(), 1, "the error is printed once:\n{err}");
     let dir = crawl.fetched_dir("00001").display().to_string();
     assert!(
@@ -211,8 +207,7 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
     );
 
     // With space again, the same command completes the segment.
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     assert!(crawl.is_fetched("00001"));
     warcio_check(&crawl, "00001");
     let mut stored: Vec<String> = responses(&crawl, "00001")

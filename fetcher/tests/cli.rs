@@ -6,18 +6,20 @@ mod support;
 use std::process::Command;
 
 use support::*;
+use testkit::bins;
 use testkit::server::{Response, Routes, Server};
 
 #[test]
 fn refuses_to_start_without_an_agent() {
     let crawl = crawl_dir("no-agent");
-    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .arg("fetch")
-        .arg(crawl.root())
-        .output()
-        .unwrap();
-    assert_exit(&out, 2);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = fetch(
+        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("fetch")
+            .arg(crawl.root()),
+        &crawl,
+        2,
+    );
+    let err = &out.stderr;
     assert!(err.starts_with("fetcher: "), "{err}");
     assert!(
         err.contains("--agent-name") && err.contains("[agent]"),
@@ -45,11 +47,14 @@ fn agent_and_settings_from_crawl_toml() {
     .unwrap();
     hosts_file(&crawl, &server);
     write_segment(&crawl, "00001", &server, &[("a.test", "/")]);
-    let out = run(Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .arg("fetch")
-        .arg(crawl.root())
-        .args(["--progress", "none"]));
-    assert_exit(&out, 0);
+    fetch(
+        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("fetch")
+            .arg(crawl.root())
+            .args(["--progress", "none"]),
+        &crawl,
+        0,
+    );
     let ua = server.log("a.test")[0].user_agent.clone().unwrap();
     assert!(
         ua.starts_with("tomlbot/") && ua.contains("https://example.org/bot"),
@@ -62,23 +67,30 @@ fn agent_and_settings_from_crawl_toml() {
         "[fetcher]\nmin_dealy = \"1s\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .arg("fetch")
-        .arg(crawl.root())
-        .output()
-        .unwrap();
-    assert_exit(&out, 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("min_dealy"));
+    let out = fetch(
+        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("fetch")
+            .arg(crawl.root()),
+        &crawl,
+        2,
+    );
+    assert!(out.stderr.contains("min_dealy"));
 }
 
 #[test]
 fn bad_flag_values_are_usage_errors() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .args(["fetch", "somewhere", "--min-delay", "soon"])
-        .output()
-        .unwrap();
-    assert_exit(&out, 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("soon"));
+    let out = bins::run_with_timeout(
+        Command::new(env!("CARGO_BIN_EXE_fetcher")).args([
+            "fetch",
+            "somewhere",
+            "--min-delay",
+            "soon",
+        ]),
+        RUN_BOUND,
+    )
+    .unwrap();
+    bins::assert_code(&out, 2, None);
+    assert!(out.stderr.contains("soon"));
 }
 
 #[test]
@@ -95,13 +107,14 @@ fn inspect_summarizes_a_segment() {
         &server,
         &[("a.test", "/1"), ("a.test", "/2"), ("b.test", "/")],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .args(["inspect", "--json"])
-        .arg(crawl.segment_path("00001"))
-        .output()
-        .unwrap();
-    assert_exit(&out, 0);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = fetch(
+        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .args(["inspect", "--json"])
+            .arg(crawl.segment_path("00001")),
+        &crawl,
+        0,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["urls"], 3);
     assert_eq!(v["hosts"], 2);
 }
@@ -115,15 +128,16 @@ fn out_of_range_settings_are_configuration_errors() {
         ("--max-failures", "0", "max failures"),
         ("--queue-batch", "0", "queue batch"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-            .arg("fetch")
-            .arg(crawl.root())
-            .args(["--agent-name", "testbot", "--agent-url", "http://bot.test/"])
-            .args([flag, value])
-            .output()
-            .unwrap();
-        assert_exit(&out, 2);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let out = fetch(
+            Command::new(env!("CARGO_BIN_EXE_fetcher"))
+                .arg("fetch")
+                .arg(crawl.root())
+                .args(["--agent-name", "testbot", "--agent-url", "http://bot.test/"])
+                .args([flag, value]),
+            &crawl,
+            2,
+        );
+        let err = &out.stderr;
         assert!(
             err.starts_with("fetcher: ") && err.contains(says),
             "{flag}: {err}"
@@ -133,12 +147,13 @@ fn out_of_range_settings_are_configuration_errors() {
 
 #[test]
 fn fetch_help_says_how_to_configure_resume_and_read_the_exit_code() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fetcher"))
-        .args(["fetch", "--help"])
-        .output()
-        .unwrap();
-    assert_exit(&out, 0);
-    let help = String::from_utf8_lossy(&out.stdout);
+    let out = bins::run_with_timeout(
+        Command::new(env!("CARGO_BIN_EXE_fetcher")).args(["fetch", "--help"]),
+        RUN_BOUND,
+    )
+    .unwrap();
+    bins::assert_code(&out, 0, None);
+    let help = &out.stdout;
     for needle in [
         "crawl.toml",
         "min_delay",

@@ -45,11 +45,14 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
     let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
     write_segment(&crawl, "00001", &server, &pairs);
 
-    let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms"]));
-    assert_exit(&out, 0);
+    let out = fetch(
+        fetch_cmd(&crawl, &server).args(["--min-delay", "50ms"]),
+        &crawl,
+        0,
+    );
     assert!(crawl.is_fetched("00001"), "DONE written");
     // The summary at the end, even with --progress none.
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = &out.stderr;
     let summary = err
         .lines()
         .find(|l| l.starts_with("fetcher: done (complete)"))
@@ -170,11 +173,14 @@ fn key_ip_shares_politeness_between_names_of_one_address() {
         }
     }
     w.finish().unwrap();
-    let out = run(fetch_cmd(&crawl, &server)
-        .arg("--hosts-file")
-        .arg(&hosts)
-        .args(["--key", "ip", "--min-delay", "40ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server)
+            .arg("--hosts-file")
+            .arg(&hosts)
+            .args(["--key", "ip", "--min-delay", "40ms"]),
+        &crawl,
+        0,
+    );
     let log = server.log("one.test");
     assert_eq!(log.len(), 12, "two robots.txt and ten pages");
     // Both names hit one address: one queue, so the delay holds across them.
@@ -195,8 +201,11 @@ fn warc_files_roll_over_at_the_size_limit() {
     let paths: Vec<String> = (0..30).map(|i| format!("/{i}")).collect();
     let pairs: Vec<(&str, &str)> = paths.iter().map(|p| ("a.test", p.as_str())).collect();
     write_segment(&crawl, "00001", &server, &pairs);
-    let out = run(fetch_cmd(&crawl, &server).args(["--warc-max-size", "2000"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--warc-max-size", "2000"]),
+        &crawl,
+        0,
+    );
     let files = warc_files(&crawl, "00001");
     assert!(files.len() > 5, "only {} WARC files", files.len());
     warcio_check(&crawl, "00001");
@@ -238,15 +247,18 @@ fn a_domain_sorted_segment_keeps_every_host_active_with_small_batches() {
         pairs.extend([(h, "/a"), (h, "/b")]);
     }
     write_segment(&crawl, "00001", &server, &pairs);
-    let out = run(fetch_cmd(&crawl, &server).args([
-        "--min-delay",
-        "30ms",
-        "--queue-batch",
-        "4",
-        "--threads",
-        "2",
-    ]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args([
+            "--min-delay",
+            "30ms",
+            "--queue-batch",
+            "4",
+            "--threads",
+            "2",
+        ]),
+        &crawl,
+        0,
+    );
     let big_log = server.log("big.test");
     assert_eq!(
         big_log.len(),

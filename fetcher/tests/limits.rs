@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::crawllog::{ErrorCode, Status};
@@ -60,17 +59,20 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
     let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
     write_segment(&crawl, "00001", &server, &pairs);
     let started = Instant::now();
-    let out = run(fetch_cmd(&crawl, &server).args([
-        "--first-byte-timeout",
-        "2s",
-        "--download-timeout",
-        "2500ms",
-        "--min-delay",
-        "10ms",
-        "--robots-retry-delay",
-        "100ms",
-    ]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args([
+            "--first-byte-timeout",
+            "2s",
+            "--download-timeout",
+            "2500ms",
+            "--min-delay",
+            "10ms",
+            "--robots-retry-delay",
+            "100ms",
+        ]),
+        &crawl,
+        0,
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
 
     let lines = crawl_log(&crawl, "00001");
@@ -155,14 +157,11 @@ fn huge_bodies_and_gzip_bombs_are_cut_at_the_limit_with_bounded_memory() {
             ("big.test", "/exact"),
         ],
     );
-    let child = fetch_cmd(&crawl, &server)
-        .args(["--max-body", "1000000", "--download-timeout", "30s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = wait_bounded(child, RUN_BOUND);
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--max-body", "1000000", "--download-timeout", "30s"]),
+        &crawl,
+        0,
+    );
 
     let recs = responses(&crawl, "00001");
     let rec = |p: &str| {
@@ -223,8 +222,11 @@ fn retry_after_and_failing_hosts() {
     urls.extend((0..10).map(|i| ("broken.test", format!("/{i}"))));
     let pairs: Vec<(&str, &str)> = urls.iter().map(|(h, p)| (*h, p.as_str())).collect();
     write_segment(&crawl, "00001", &server, &pairs);
-    let out = run(fetch_cmd(&crawl, &server).args(["--max-failures", "3", "--min-delay", "20ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--max-failures", "3", "--min-delay", "20ms"]),
+        &crawl,
+        0,
+    );
 
     // Retry-After: 1 s between the 429 and the next request.
     let busy = server.log("busy.test");
@@ -284,8 +286,7 @@ fn private_addresses_are_refused_unless_allowed() {
         .collect();
     let mut strict = std::process::Command::new(cmd.get_program());
     strict.args(args);
-    let out = run(&mut strict);
-    assert_exit(&out, 0);
+    fetch(&mut strict, &crawl, 0);
     assert!(server.logs().is_empty(), "a loopback address was contacted");
     let lines = crawl_log(&crawl, "00001");
     assert!(
@@ -321,7 +322,7 @@ fn refused_connections_are_logged_and_drop_the_host() {
     let crawl = crawl_dir("refused");
     // First run: up.test's robots.txt is fetched and kept in hosts.db.
     write_segment(&crawl, "00001", &server, &[("up.test", "/")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
 
     // Then up.test stops listening (same name, a closed port): its pages
     // are refused, and after two failures in a row it is dropped. For
@@ -341,11 +342,14 @@ fn refused_connections_are_logged_and_drop_the_host() {
     w.finish().unwrap();
     let hosts = crawl.root().join("hosts-refused");
     std::fs::write(&hosts, format!("{ip} up.test down.test\n")).unwrap();
-    let out = run(fetch_cmd(&crawl, &server)
-        .arg("--hosts-file")
-        .arg(&hosts)
-        .args(["--max-failures", "2", "--robots-retry-delay", "50ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server)
+            .arg("--hosts-file")
+            .arg(&hosts)
+            .args(["--max-failures", "2", "--robots-retry-delay", "50ms"]),
+        &crawl,
+        0,
+    );
     let lines = crawl_log(&crawl, "00002");
     for i in 0..2 {
         assert_eq!(
@@ -416,9 +420,11 @@ fn retry_after_is_capped_and_the_delay_follows_response_times() {
         ],
     );
     let started = Instant::now();
-    let out =
-        run(fetch_cmd(&crawl, &server).args(["--max-retry-after", "700ms", "--delay-factor", "2"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--max-retry-after", "700ms", "--delay-factor", "2"]),
+        &crawl,
+        0,
+    );
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "a day-long Retry-After was not capped"

@@ -40,8 +40,7 @@ fn redirects_are_stored_not_followed_by_default() {
     let server = chain_server();
     let crawl = crawl_dir("redirect-default");
     write_segment(&crawl, "00001", &server, &[("a.test", "/r1")]);
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     let targets: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
     assert_eq!(targets, ["/robots.txt", "/r1"]);
     let lines = crawl_log(&crawl, "00001");
@@ -71,8 +70,11 @@ fn follow_redirects_within_the_hop_limit_and_robots() {
             ("b.test", "/start"),
         ],
     );
-    let out = run(fetch_cmd(&crawl, &server).args(["--follow-redirects", "2"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--follow-redirects", "2"]),
+        &crawl,
+        0,
+    );
     let mut targets: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
     targets.sort();
     // r1 → r2 → r3 followed (2 hops); r3's own redirect is a third hop and
@@ -132,8 +134,11 @@ fn a_redirect_target_already_seen_is_left_to_the_segmenter() {
     seen.flush().unwrap();
     drop(seen);
     write_segment(&crawl, "00001", &server, &[("a.test", "/r1")]);
-    let out = run(fetch_cmd(&crawl, &server).args(["--follow-redirects", "3"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--follow-redirects", "3"]),
+        &crawl,
+        0,
+    );
     let targets: Vec<String> = server.log("a.test").into_iter().map(|e| e.target).collect();
     assert_eq!(
         targets,

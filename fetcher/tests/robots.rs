@@ -27,6 +27,15 @@ fn fetched_paths(server: &Server, host: &str) -> Vec<String> {
     v
 }
 
+/// How many times `host`'s robots.txt was asked for.
+fn robots_fetches(server: &Server, host: &str) -> usize {
+    server
+        .log(host)
+        .iter()
+        .filter(|e| e.target == "/robots.txt")
+        .count()
+}
+
 #[test]
 fn status_policy_redirects_and_rules() {
     let paths = [
@@ -100,13 +109,16 @@ fn status_policy_redirects_and_rules() {
         .flat_map(|h| paths.iter().map(move |p| (*h, *p)))
         .collect();
     write_segment(&crawl, "00001", &server, &urls);
-    let out = run(fetch_cmd(&crawl, &server).args([
-        "--max-crawl-delay",
-        "60s",
-        "--robots-retry-delay",
-        "100ms",
-    ]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args([
+            "--max-crawl-delay",
+            "60s",
+            "--robots-retry-delay",
+            "100ms",
+        ]),
+        &crawl,
+        0,
+    );
 
     let all: Vec<String> = {
         let mut v: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
@@ -200,15 +212,14 @@ fn robots_txt_is_reused_from_the_host_state_for_a_day() {
         .unwrap();
     let crawl = crawl_dir("robots-cache");
     write_segment(&crawl, "00001", &server, &[("a.test", "/a")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     write_segment(&crawl, "00002", &server, &[("a.test", "/b")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
-    let robots = server
-        .log("a.test")
-        .iter()
-        .filter(|e| e.target == "/robots.txt")
-        .count();
-    assert_eq!(robots, 1, "robots.txt fetched again within 24 h");
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    assert_eq!(
+        robots_fetches(&server, "a.test"),
+        1,
+        "robots.txt fetched again within 24 h"
+    );
     assert!(
         fetched_paths(&server, "a.test") == ["/a"],
         "the cached rules were applied"
@@ -239,13 +250,12 @@ fn robots_txt_is_reused_from_the_host_state_for_a_day() {
         db.put_many(&[state]).unwrap();
     }
     write_segment(&crawl, "00003", &server, &[("a.test", "/b")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
-    let robots = server
-        .log("a.test")
-        .iter()
-        .filter(|e| e.target == "/robots.txt")
-        .count();
-    assert_eq!(robots, 2, "a day-old robots.txt is not trusted");
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    assert_eq!(
+        robots_fetches(&server, "a.test"),
+        2,
+        "a day-old robots.txt is not trusted"
+    );
     assert!(
         fetched_paths(&server, "a.test") == ["/a"],
         "the fresh rules were applied, not the stale copy"
@@ -302,8 +312,9 @@ fn robots_txt_redirects_are_followed_five_times_politely_and_no_more() {
         .flat_map(|h| [(*h, "/a"), (*h, "/private")])
         .collect();
     write_segment(&crawl, "00001", &server, &urls);
-    assert_exit(
-        &run(fetch_cmd(&crawl, &server).args(["--min-delay", "40ms"])),
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--min-delay", "40ms"]),
+        &crawl,
         0,
     );
 
@@ -354,7 +365,7 @@ fn hosts_met_on_the_way_keep_what_earlier_runs_stored() {
         .unwrap();
     let crawl = crawl_dir("host-state-kept");
     write_segment(&crawl, "00001", &server, &[("b.site.test", "/1")]);
-    assert_exit(&run(&mut fetch_cmd(&crawl, &server)), 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
 
     // One queue for the domain: a.site.test comes first, so b.site.test's
     // state is not loaded with the queue but found when it is updated.
@@ -364,8 +375,9 @@ fn hosts_met_on_the_way_keep_what_earlier_runs_stored() {
         &server,
         &[("a.site.test", "/1"), ("b.site.test", "/2")],
     );
-    assert_exit(
-        &run(fetch_cmd(&crawl, &server).args(["--key", "domain"])),
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--key", "domain"]),
+        &crawl,
         0,
     );
     let db = common::hoststate::HostDb::open(crawl.hosts_db_path()).unwrap();

@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -13,6 +12,7 @@ use common::crawllog::{ErrorCode, Status};
 use common::hoststate::HostDb;
 use common::segment::Via;
 use support::*;
+use testkit::bins::Signal;
 use testkit::server::{Request, Response, Routes, Server, assert_polite_by_host};
 
 /// Scheduling noise between the crawler's clock and the server's.
@@ -56,8 +56,11 @@ fn back_to_back_runs_keep_every_hosts_delay() {
                 ("b.test", &q),
             ],
         );
-        let out = run(fetch_cmd(&crawl, &server).args([id, "--min-delay", "400ms"]));
-        assert_exit(&out, 0);
+        fetch(
+            fetch_cmd(&crawl, &server).args([id, "--min-delay", "400ms"]),
+            &crawl,
+            0,
+        );
     }
     // Every request of the three runs, seen from the server: a.test every
     // 400 ms at most, b.test every 800 ms (its Crawl-delay), across the
@@ -108,9 +111,11 @@ fn a_domain_queue_holds_across_runs_whichever_host_comes_first() {
     write_segment(&crawl, "00001", &server, &[("b.example.test", "/0")]);
     write_segment(&crawl, "00002", &server, &[("a.example.test", "/0")]);
     for id in ["00001", "00002"] {
-        let out =
-            run(fetch_cmd(&crawl, &server).args([id, "--key", "domain", "--min-delay", "1s"]));
-        assert_exit(&out, 0);
+        fetch(
+            fetch_cmd(&crawl, &server).args([id, "--key", "domain", "--min-delay", "1s"]),
+            &crawl,
+            0,
+        );
     }
     // Seen as one host, the domain.
     let log: Vec<_> = server
@@ -141,27 +146,28 @@ fn a_run_killed_between_two_requests_holds_its_hosts_for_the_next_run() {
         &server,
         &[("a.test", "/0"), ("a.test", "/1")],
     );
-    let mut child = fetch_cmd(&crawl, &server)
-        .args(["00001", "--min-delay", "1500ms"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let killed = start(fetch_cmd(&crawl, &server).args(["00001", "--min-delay", "1500ms"]));
     // robots.txt, 1.5 s, /0; then kill -9 while the fetcher waits to ask /1.
     assert!(server.wait_for_requests(2, Duration::from_secs(20)));
     std::thread::sleep(Duration::from_millis(100));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    killed.signal(Signal::Kill).unwrap();
+    killed.finish(RUN_BOUND);
     assert_eq!(server.log("a.test").len(), 2, "killed before /1");
 
     // Another segment on the same host, at once: its first request waits
     // the delay after /0, as the killed run would have.
     write_segment(&crawl, "00002", &server, &[("a.test", "/2")]);
-    let out = run(fetch_cmd(&crawl, &server).args(["00002", "--min-delay", "1500ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["00002", "--min-delay", "1500ms"]),
+        &crawl,
+        0,
+    );
     // And the killed run, resumed.
-    let out = run(fetch_cmd(&crawl, &server).args(["00001", "--min-delay", "1500ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["00001", "--min-delay", "1500ms"]),
+        &crawl,
+        0,
+    );
     let log = server.log("a.test");
     // (robots.txt may be asked again: the killed run may have died before
     // it put the answer in hosts.db.)
@@ -206,23 +212,26 @@ fn a_round_ends_when_only_waiting_hosts_are_left() {
     write_segment(&crawl, "00001", &server, &pairs);
 
     let started = Instant::now();
-    let out = run(fetch_cmd(&crawl, &server).args([
-        "--min-delay",
-        "50ms",
-        "--robots-retry-delay",
-        "60s",
-        "--first-byte-timeout",
-        "60s",
-        "--download-timeout",
-        "60s",
-        "--tail-time",
-        "1s",
-        "--stop-grace",
-        "1s",
-    ]));
+    let out = fetch(
+        fetch_cmd(&crawl, &server).args([
+            "--min-delay",
+            "50ms",
+            "--robots-retry-delay",
+            "60s",
+            "--first-byte-timeout",
+            "60s",
+            "--download-timeout",
+            "60s",
+            "--tail-time",
+            "1s",
+            "--stop-grace",
+            "1s",
+        ]),
+        &crawl,
+        0,
+    );
     let took = started.elapsed();
-    assert_exit(&out, 0);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = &out.stderr;
     assert!(hole_asked.load(Ordering::SeqCst));
     // fast.test is done in about a second; the round does not wait a
     // minute for down.test nor for hole.test's answer.

@@ -4,7 +4,6 @@
 mod support;
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -12,6 +11,7 @@ use std::time::{Duration, Instant};
 use common::crawldir::CrawlDir;
 use common::segment::Via;
 use support::*;
+use testkit::bins::{Running, Signal};
 use testkit::server::{Response, Routes, Server};
 
 const HOSTS: [&str; 4] = ["a.test", "b.test", "c.test", "d.test"];
@@ -47,34 +47,19 @@ fn stored_pages(crawl: &CrawlDir, id: &str) -> Vec<String> {
         .collect()
 }
 
-fn signal(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig} {pid}");
-}
-
 #[test]
 fn sigterm_leaves_a_leftover_that_completes_the_segment() {
     let per_host = 30;
     let server = server(per_host);
     let crawl = crawl_dir("sigterm");
     let all = segment(&crawl, &server, per_host);
-    let child = fetch_cmd(&crawl, &server)
-        .args(["--min-delay", "40ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(fetch_cmd(&crawl, &server).args(["--min-delay", "40ms"]));
     assert!(
         server.wait_for_requests(20, Duration::from_secs(20)),
         "the fetcher never got going"
     );
-    signal(child.id(), "-TERM");
-    let out = wait_bounded(child, RUN_BOUND);
-    assert_exit(&out, 130);
+    child.signal(Signal::Term).unwrap();
+    finish(child, RUN_BOUND, &crawl, 130);
     assert!(crawl.is_fetched("00001"), "DONE written after a clean stop");
     warcio_check(&crawl, "00001");
     let first = stored_pages(&crawl, "00001");
@@ -92,8 +77,7 @@ fn sigterm_leaves_a_leftover_that_completes_the_segment() {
 
     // The leftover, fetched as the next segment, completes the work.
     std::fs::copy(crawl.leftover_path("00001"), crawl.segment_path("00002")).unwrap();
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     assert!(crawl.is_fetched("00002"));
     let mut stored = first;
     stored.extend(stored_pages(&crawl, "00002"));
@@ -123,18 +107,13 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
     let server = server(per_host);
     let crawl = crawl_dir("kill9");
     let all = segment(&crawl, &server, per_host);
-    let mut child = fetch_cmd(&crawl, &server)
-        .args(["--min-delay", "25ms"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = start(fetch_cmd(&crawl, &server).args(["--min-delay", "25ms"]));
     assert!(
         server.wait_for_requests(40, Duration::from_secs(20)),
         "the fetcher never got going"
     );
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child.signal(Signal::Kill).unwrap();
+    child.finish(RUN_BOUND);
     assert!(!crawl.is_fetched("00001"));
     let before: usize = server
         .logs()
@@ -155,10 +134,9 @@ fn kill_9_then_rerun_loses_nothing_and_stores_nothing_twice() {
     );
 
     let rerun_at = Instant::now();
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 0);
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
     assert!(crawl.is_fetched("00001"));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = &out.stderr;
     assert!(
         err.contains("torn bytes cut off the last WARC file")
             && err.contains("a torn crawl-log line cut"),
@@ -227,9 +205,11 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
     let server = server(per_host);
     let crawl = crawl_dir("time-limit");
     let all = segment(&crawl, &server, per_host);
-    let out =
-        run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--time-limit", "400ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--time-limit", "400ms"]),
+        &crawl,
+        0,
+    );
     assert!(crawl.is_fetched("00001"));
     assert_eq!(stats(&crawl, "00001")["stop_reason"], "time-limit");
     let stored = stored_pages(&crawl, "00001").len();
@@ -244,8 +224,11 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
     let paths: Vec<String> = (0..per_host).map(|i| format!("/{i}")).collect();
     pairs.extend(paths.iter().map(|p| ("b.test", p.as_str())));
     write_segment(&crawl, "00001", &server, &pairs);
-    let out = run(fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--min-hosts", "2"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--min-delay", "50ms", "--min-hosts", "2"]),
+        &crawl,
+        0,
+    );
     assert_eq!(stats(&crawl, "00001")["stop_reason"], "min-hosts");
     let left = leftover(&crawl, "00001");
     assert!(!left.is_empty() && left.iter().all(|r| r.host == "b.test"));
@@ -259,9 +242,12 @@ fn time_limit_and_min_hosts_stop_with_a_leftover() {
         &server,
         &[("a.test", "/0"), ("b.test", "/0")],
     );
-    let out = run(fetch_cmd(&crawl, &server).args(["--min-hosts", "5"]));
-    assert_exit(&out, 0);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = fetch(
+        fetch_cmd(&crawl, &server).args(["--min-hosts", "5"]),
+        &crawl,
+        0,
+    );
+    let err = &out.stderr;
     assert!(err.contains("--min-hosts 5 ignored"), "{err}");
     assert_eq!(stats(&crawl, "00001")["stop_reason"], "complete");
     assert_eq!(stored_pages(&crawl, "00001").len(), 2);
@@ -299,14 +285,12 @@ fn wait_hanging(hanging: &AtomicBool) {
 
 /// `fetch` with timeouts so long that `/hang` only ends with a stop, and
 /// `--stop-grace grace`.
-fn spawn_stuck_fetch(crawl: &CrawlDir, server: &Server, grace: &str) -> std::process::Child {
-    fetch_cmd(crawl, server)
-        .args(["--first-byte-timeout", "30s", "--download-timeout", "30s"])
-        .args(["--stop-grace", grace])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+fn spawn_stuck_fetch(crawl: &CrawlDir, server: &Server, grace: &str) -> Running {
+    start(
+        fetch_cmd(crawl, server)
+            .args(["--first-byte-timeout", "30s", "--download-timeout", "30s"])
+            .args(["--stop-grace", grace]),
+    )
 }
 
 #[test]
@@ -322,20 +306,22 @@ fn a_second_signal_exits_at_once_and_the_rerun_completes() {
     let child = spawn_stuck_fetch(&crawl, &server, "30s");
     // Signal once /hang is in flight (it never gets an answer).
     wait_hanging(&hanging);
-    signal(child.id(), "-TERM");
+    child.signal(Signal::Term).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    signal(child.id(), "-INT");
+    child.signal(Signal::Int).unwrap();
     let started = Instant::now();
-    let out = wait_bounded(child, Duration::from_secs(10));
-    assert_exit(&out, 131);
+    finish(child, Duration::from_secs(10), &crawl, 131);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "the second signal did not exit at once"
     );
     assert!(!crawl.is_fetched("00001"), "no DONE after a second signal");
 
-    let out = run(fetch_cmd(&crawl, &server).args(["--first-byte-timeout", "300ms"]));
-    assert_exit(&out, 0);
+    fetch(
+        fetch_cmd(&crawl, &server).args(["--first-byte-timeout", "300ms"]),
+        &crawl,
+        0,
+    );
     assert!(crawl.is_fetched("00001"));
     let lines = crawl_log(&crawl, "00001");
     assert_eq!(lines.iter().filter(|l| l.via != Via::Robots).count(), 2);
@@ -353,10 +339,9 @@ fn the_grace_period_abandons_a_hanging_request_and_keeps_its_url() {
     );
     let child = spawn_stuck_fetch(&crawl, &server, "300ms");
     wait_hanging(&hanging);
-    signal(child.id(), "-TERM");
+    child.signal(Signal::Term).unwrap();
     let signalled = Instant::now();
-    let out = wait_bounded(child, Duration::from_secs(20));
-    assert_exit(&out, 130);
+    finish(child, Duration::from_secs(20), &crawl, 130);
     assert!(
         signalled.elapsed() < Duration::from_secs(10),
         "the hanging request held the stop for {:?}",
@@ -390,9 +375,8 @@ fn a_second_fetcher_on_the_same_segment_is_refused() {
     wait_hanging(&hanging);
     let warc_before = warc_files(&crawl, "00001");
 
-    let out = run(&mut fetch_cmd(&crawl, &server));
-    assert_exit(&out, 1);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 1);
+    let err = &out.stderr;
     assert!(err.contains("being fetched by another fetcher"), "{err}");
     assert_eq!(
         warc_files(&crawl, "00001"),
@@ -400,8 +384,8 @@ fn a_second_fetcher_on_the_same_segment_is_refused() {
         "the second one wrote"
     );
 
-    signal(first.id(), "-TERM");
-    assert_exit(&wait_bounded(first, Duration::from_secs(20)), 130);
+    first.signal(Signal::Term).unwrap();
+    finish(first, Duration::from_secs(20), &crawl, 130);
     assert!(crawl.is_fetched("00001"));
     warcio_check(&crawl, "00001");
 }
@@ -424,11 +408,7 @@ fn a_signal_while_the_segment_loads_is_a_clean_stop() {
         .flat_map(|h| paths.iter().map(move |p| (*h, p.as_str())))
         .collect();
     write_segment(&crawl, "00001", &server, &pairs);
-    let child = fetch_cmd(&crawl, &server)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(&mut fetch_cmd(&crawl, &server));
     // The work file appears while the segment is being loaded.
     let work = crawl.fetched_dir("00001").join(".work.tsv");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -436,9 +416,8 @@ fn a_signal_while_the_segment_loads_is_a_clean_stop() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert!(work.exists(), "the fetcher never started loading");
-    signal(child.id(), "-TERM");
-    let out = wait_bounded(child, RUN_BOUND);
-    assert_exit(&out, 130);
+    child.signal(Signal::Term).unwrap();
+    finish(child, RUN_BOUND, &crawl, 130);
     assert!(crawl.is_fetched("00001"), "DONE written after a clean stop");
     let stored = stored_pages(&crawl, "00001");
     let left = leftover(&crawl, "00001");

@@ -6,6 +6,7 @@ mod support;
 use std::fs;
 
 use support::*;
+use testkit::Rng;
 
 const MB: u64 = 1 << 20;
 
@@ -43,7 +44,7 @@ fn bad_input_is_reported_skipped_and_counted() {
     let good_file = files[0].display().to_string();
 
     // Run 00002: a file whose last record is cut short.
-    let files = write_fetched(
+    let files = write_done(
         &crawl,
         "00002",
         &[
@@ -51,8 +52,6 @@ fn bad_input_is_reported_skipped_and_counted() {
             Page::html("http://a.test/u", 0, &["/t2"]),
             Page::html("http://a.test/v", 0, &["/t3"]),
         ],
-        MB,
-        true,
     );
     let truncated = &files[0];
     let len = fs::metadata(truncated).unwrap().len();
@@ -64,7 +63,7 @@ fn bad_input_is_reported_skipped_and_counted() {
     let dir = crawl.dir.fetched_dir("00003");
     fs::create_dir_all(&dir).unwrap();
     let mut rng = Rng::new(3);
-    let garbage: Vec<u8> = (0..100_000).map(|_| rng.next() as u8).collect();
+    let garbage: Vec<u8> = (0..100_000).map(|_| rng.next_u64() as u8).collect();
     let garbage_path = dir.join("garbage.warc.gz");
     fs::write(&garbage_path, garbage).unwrap();
     fs::write(dir.join("DONE"), b"").unwrap();

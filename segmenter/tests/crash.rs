@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::segment::Via;
 use support::*;
+use testkit::Rng;
 
 const FLAGS: [&str; 8] = [
     "--memory",
@@ -122,14 +123,10 @@ enum Kill {
 /// Starts a run, kills it with SIGKILL as told, and says whether the kill
 /// happened before the process ended on its own.
 fn killed_run(root: &Path, how: &Kill) -> bool {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args(root))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    let mut cmd = segmenter_cmd(&args(root));
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     if let Kill::At(point) = how {
         cmd.env("SEGMENTER_PAUSE_AT", point);
-    } else {
-        cmd.env_remove("SEGMENTER_PAUSE_AT");
     }
     let mut child = cmd.spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
@@ -192,7 +189,9 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
     for seed in [11, 2024, 777] {
         let mut rng = Rng::new(seed);
         for _ in 0..2 {
-            trials.push(Kill::After(Duration::from_micros(rng.below(span.max(1)))));
+            trials.push(Kill::After(Duration::from_micros(
+                rng.below(span as usize) as u64
+            )));
         }
     }
     for (i, how) in trials.iter().enumerate() {

@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
 
 use support::*;
-
-const MB: u64 = 1 << 20;
+use testkit::Rng;
+use testkit::bins;
 
 /// Every file of the crawl directory (logs aside) with its bytes.
 fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -50,13 +49,13 @@ fn prepare(tag: &str) -> TempCrawl {
     let pages: Vec<Page> = (0..100)
         .map(|i| {
             let links: Vec<String> = (0..200)
-                .map(|_| format!("/{:016x}/{:016x}", rng.next(), rng.next()))
+                .map(|_| format!("/{:016x}/{:016x}", rng.next_u64(), rng.next_u64()))
                 .collect();
             let refs: Vec<&str> = links.iter().map(String::as_str).collect();
             Page::html(&format!("http://a.test/{i}"), 0, &refs)
         })
         .collect();
-    write_fetched(&crawl, "00001", &pages, MB, true);
+    write_done(&crawl, "00001", &pages);
     crawl
 }
 
@@ -64,10 +63,8 @@ fn prepare(tag: &str) -> TempCrawl {
 /// last line of stderr (the error) and a dump for assertion messages.
 fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t, extra: &[&str]) -> (String, String) {
     let root = crawl.root().to_str().unwrap().to_string();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["run", &root, "--max-per-host", "100000", "--min-delay", "0"])
-        .args(extra)
-        .env_remove("SEGMENTER_PAUSE_AT");
+    let mut cmd = segmenter_cmd(&["run", &root, "--max-per-host", "100000", "--min-delay", "0"]);
+    cmd.args(extra);
     // SAFETY: between fork and exec the child only calls signal and
     // setrlimit, which are async-signal-safe.
     unsafe {
@@ -84,16 +81,13 @@ fn run_with_file_limit(crawl: &TempCrawl, limit: libc::rlim_t, extra: &[&str]) -
             Ok(())
         });
     }
-    let out = cmd.output().unwrap();
-    let args = [
-        "run",
-        root.as_str(),
-        &format!("(with RLIMIT_FSIZE {limit})"),
-    ];
-    let context = dump(&args, &out, Some(crawl.root()));
-    assert_eq!(out.status.code(), Some(1), "{context}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let last = stderr.lines().last().unwrap_or_default().to_string();
+    let out = bins::run_with_timeout(&mut cmd, bins::DEFAULT_TIMEOUT).unwrap();
+    let context = format!(
+        "(with RLIMIT_FSIZE {limit})\n{}",
+        bins::report(&out, Some(crawl.root()))
+    );
+    assert_eq!(out.code(), Some(1), "{context}");
+    let last = out.stderr.lines().last().unwrap_or_default().to_string();
     assert!(last.starts_with("segmenter: "), "{context}");
     assert!(last.contains("File too large"), "{context}");
     (last, context)

@@ -7,6 +7,7 @@ use std::fs;
 
 use common::segment::Via;
 use support::*;
+use testkit::bins;
 
 #[test]
 fn inject_reports_bad_lines_by_number_and_keeps_the_rest() {
@@ -112,16 +113,15 @@ fn a_missing_seeds_file_is_an_error_naming_it() {
         crawl.root().to_str().unwrap(),
         missing.to_str().unwrap(),
     ];
-    let out = segmenter(&args);
-    assert_eq!(out.status.code(), Some(1), "{}", dump(&args, &out, None));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
+    let stderr = &out.stderr;
     assert!(
         stderr.starts_with(&format!("segmenter: {}:", missing.display())),
         "{stderr}"
     );
 
-    let out = segmenter(&["run", crawl.root().to_str().unwrap(), "--memory", "lots"]);
-    assert_eq!(out.status.code(), Some(2));
+    let args = ["run", crawl.root().to_str().unwrap(), "--memory", "lots"];
+    bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 2);
 }
 
 #[test]
@@ -134,9 +134,7 @@ fn inspect_prints_text_and_json() {
     );
     let seg = crawl.dir.segment_path("00001");
     let args = ["inspect", seg.to_str().unwrap()];
-    let out = segmenter(&args);
-    assert!(out.status.success(), "{}", dump(&args, &out, None));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = bins::run(&mut segmenter_cmd(&args), crawl.root()).stdout;
     assert!(text.contains("format version:   2"), "{text}");
     assert!(text.lines().any(|l| l == "URLs:             4"), "{text}");
     assert!(text.lines().any(|l| l == "hosts:            3"), "{text}");
@@ -146,9 +144,8 @@ fn inspect_prints_text_and_json() {
     );
 
     let args = ["inspect", seg.to_str().unwrap(), "--json"];
-    let out = segmenter(&args);
-    assert!(out.status.success(), "{}", dump(&args, &out, None));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = bins::run(&mut segmenter_cmd(&args), crawl.root());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["urls"], 4);
     assert_eq!(v["hosts"], 3);
     assert_eq!(v["domains"], 2);
@@ -161,7 +158,6 @@ fn inspect_prints_text_and_json() {
     assert_eq!(v["via"]["seed"], 4);
 
     let args = ["inspect", "/nonexistent/x.v1.tsv.zst"];
-    let out = segmenter(&args);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.v1.tsv.zst"));
+    let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
+    assert!(out.stderr.contains("/nonexistent/x.v1.tsv.zst"));
 }

@@ -4,8 +4,6 @@ mod support;
 
 use support::*;
 
-const MB: u64 = 1 << 20;
-
 /// The first number after `key` in a progress line (`1,234 pages` → 1234).
 fn count_before(line: &str, key: &str) -> u64 {
     let head = &line[..line.find(key).unwrap_or_else(|| panic!("{key}: {line}"))];
@@ -23,7 +21,7 @@ fn progress_lines_while_a_round_runs() {
         let refs: Vec<&str> = links.iter().map(String::as_str).collect();
         pages.push(Page::html(&format!("http://a.test/{i}"), 1, &refs));
     }
-    write_fetched(&crawl, "00001", &pages, MB, true);
+    write_done(&crawl, "00001", &pages);
 
     let report = run_round(&crawl, &["--progress-interval", "1ms"]);
     let lines: Vec<&str> = report
@@ -45,7 +43,7 @@ fn progress_lines_while_a_round_runs() {
     assert_eq!(figure(&report, "pages scanned:"), 400, "{report}");
 
     // 0 turns it off.
-    write_fetched(&crawl, "00002", &pages[..50], MB, true);
+    write_done(&crawl, "00002", &pages[..50]);
     let report = run_round(&crawl, &["--progress-interval", "0"]);
     assert!(!report.contains("progress:"), "{report}");
 }

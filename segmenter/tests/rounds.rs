@@ -9,8 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::segment::Via;
 use support::*;
 
-const MB: u64 = 1 << 20;
-
 fn all_urls(crawl: &TempCrawl) -> Vec<String> {
     segments(crawl)
         .values()
@@ -32,7 +30,7 @@ fn dedup_across_three_rounds() {
     );
 
     // Round 1: links to new pages, to each other, and back to the seeds.
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[
@@ -47,8 +45,6 @@ fn dedup_across_three_rounds() {
                 &["/x", "/y", "http://a.test/1", "http://a.test/"],
             ),
         ],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     let seg = &segments(&crawl)["00002"];
@@ -71,15 +67,13 @@ fn dedup_across_three_rounds() {
     assert_eq!(figure(&report, "new urls:"), 5, "{report}");
 
     // Round 2: mostly old links, two new ones.
-    write_fetched(
+    write_done(
         &crawl,
         "00002",
         &[
             Page::html("http://a.test/1", 1, &["/1", "/2", "/4", "http://b.test/"]),
             Page::html("http://b.test/x", 1, &["/y", "/z", "http://a.test/3"]),
         ],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(
@@ -102,12 +96,10 @@ fn dedup_across_three_rounds() {
         "http://b.test/z",
         "http://a.test/5",
     ];
-    write_fetched(
+    write_done(
         &crawl,
         "00003",
         &[Page::html("http://a.test/4", 2, &everything)],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(urls(&segments(&crawl)["00004"]), ["http://a.test/5"]);
@@ -135,7 +127,7 @@ fn dedup_across_three_rounds() {
 fn links_and_redirects_are_one_hop_further() {
     let crawl = TempCrawl::new("hops");
     inject(&crawl, "http://a.test/\n", &[]);
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[
@@ -143,8 +135,6 @@ fn links_and_redirects_are_one_hop_further() {
             Page::redirect("http://a.test/old", 2, "/moved"),
             Page::redirect("http://a.test/away", 4, "http://elsewhere.test/"),
         ],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     let seg = &segments(&crawl)["00002"];
@@ -175,7 +165,7 @@ fn per_host_cap_sends_the_rest_to_the_backlog_and_loses_nothing() {
         let refs: Vec<&str> = links.iter().map(String::as_str).collect();
         pages.push(Page::html(&format!("http://small.test/s{k}"), 0, &refs));
     }
-    write_fetched(&crawl, "00001", &pages, MB, true);
+    write_done(&crawl, "00001", &pages);
     let report = run_round(&crawl, &["--max-per-host", "10"]);
     let seg = &segments(&crawl)["00002"];
     let big_in_seg: Vec<_> = seg.iter().filter(|r| r.host == "big.test").collect();
@@ -192,12 +182,10 @@ fn per_host_cap_sends_the_rest_to_the_backlog_and_loses_nothing() {
     // backlog; the backlog feeds the next segment without being refused
     // as seen, and the link does not make a second copy.
     let waiting = backlog(&crawl)[0].url.clone();
-    write_fetched(
+    write_done(
         &crawl,
         "00002",
         &[Page::html("http://small.test/s1", 1, &[waiting.as_str()])],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &["--max-per-host", "10"]);
     assert_eq!(segments(&crawl)["00003"].len(), 10, "{report}");
@@ -233,7 +221,7 @@ fn the_backlog_is_merged_host_by_host_with_the_new_urls() {
     }
     inject(&crawl, &seeds, &["--max-per-host", "2", "--scope", "any"]);
     assert_eq!(backlog(&crawl).len(), 12);
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[Page::html(
@@ -241,8 +229,6 @@ fn the_backlog_is_merged_host_by_host_with_the_new_urls() {
             0,
             &["/n1", "http://d.test/n1", "http://d.test/n2"],
         )],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &["--max-per-host", "3", "--scope", "any"]);
     let seg = &segments(&crawl)["00002"];
@@ -386,12 +372,10 @@ fn a_large_round_becomes_consecutive_segments() {
     assert_eq!(all_urls(&crawl).len(), 25);
 
     // The next round continues after the last ID.
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[Page::html("http://h0.test/0", 0, &["/new"])],
-        MB,
-        true,
     );
     run_round(&crawl, &["--max-segment-size", "10"]);
     assert!(segments(&crawl).contains_key("00004"));
@@ -430,7 +414,7 @@ fn partitions_keep_each_host_in_one_partition() {
     let pages: Vec<Page> = (0..40)
         .map(|h| Page::html(&format!("http://host{h}.test/0"), 0, &["/next"]))
         .collect();
-    write_fetched(&crawl, "00001-p01", &pages, MB, true);
+    write_done(&crawl, "00001-p01", &pages);
     run_round(&crawl, &["--partitions", "4"]);
     for (id, recs) in segments(&crawl) {
         if !id.starts_with("00002") {
@@ -459,12 +443,10 @@ fn leftover_and_retries_come_back_without_being_refused_as_seen() {
         ],
     );
     // A page links to a leftover URL too: still one copy.
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[Page::html("http://a.test/1", 0, &["/3", "/2"])],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &["--max-tries", "3"]);
     let seg = &segments(&crawl)["00002"];
@@ -507,15 +489,13 @@ fn scope_and_trap_filters_are_counted() {
         "mailto:someone@a.test",
         "javascript:void(0)",
     ];
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[
             Page::html("http://a.test/", 0, &links),
             Page::html("http://a.test/far", 10, &["/too-far"]),
         ],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/good"]);
@@ -534,13 +514,7 @@ fn scope_and_trap_filters_are_counted() {
     // Flags move the limits.
     let crawl = TempCrawl::new("filters-flags");
     inject(&crawl, "http://a.test/\n", &[]);
-    write_fetched(
-        &crawl,
-        "00001",
-        &[Page::html("http://a.test/", 0, &links)],
-        MB,
-        true,
-    );
+    write_done(&crawl, "00001", &[Page::html("http://a.test/", 0, &links)]);
     let report = run_round(
         &crawl,
         &[
@@ -575,7 +549,7 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
         content_type: Some("text/plain".into()),
         ..Page::html("http://a.test/robots-moved.txt", 0, &[])
     };
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[
@@ -587,8 +561,6 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
             Page::redirect("http://a.test/old-big", 0, "/big"),
             big,
         ],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &["--max-page-size", "100KB"]);
     assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/child"]);
@@ -598,7 +570,7 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
     assert_eq!(figure(&report, "redirects found:"), 2, "{report}");
 
     // Later links to it are copies of a URL seen before.
-    write_fetched(
+    write_done(
         &crawl,
         "00002",
         &[Page::html(
@@ -606,8 +578,6 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
             2,
             &["/new", "/big", "/other"],
         )],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(urls(&segments(&crawl)["00003"]), ["http://a.test/other"]);
@@ -625,13 +595,7 @@ fn a_run_removed_from_consumed_txt_is_read_again() {
         "00001",
         &[rec("http://a.test/left", 0, Via::Leftover, 0)],
     );
-    write_fetched(
-        &crawl,
-        "00001",
-        &[Page::html("http://a.test/", 0, &["/x"])],
-        MB,
-        true,
-    );
+    write_done(&crawl, "00001", &[Page::html("http://a.test/", 0, &["/x"])]);
     run_round(&crawl, &[]);
     // (Fewest hops first: the leftover seed, then the link.)
     assert_eq!(

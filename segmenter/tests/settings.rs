@@ -8,6 +8,7 @@ mod support;
 use std::fs;
 
 use support::*;
+use testkit::bins;
 
 const MB: u64 = 1 << 20;
 
@@ -24,13 +25,7 @@ fn rules_file_then_hosts_and_domains_decide_the_scope() {
         "http://d.test/",
         "http://www.e.test/",
     ];
-    write_fetched(
-        &crawl,
-        "00001",
-        &[Page::html("http://a.test/", 0, &links)],
-        MB,
-        true,
-    );
+    write_done(&crawl, "00001", &[Page::html("http://a.test/", 0, &links)]);
     // First match wins: the /private/ rule refuses before the + rule for
     // a.test would admit; c.test is admitted by a rule although it is
     // outside the seeds' domains; the rest falls through to the domains.
@@ -106,7 +101,7 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 fn calendar_traps_are_refused() {
     let crawl = TempCrawl::new("calendar");
     inject(&crawl, "http://a.test/\n", &[]);
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[Page::html(
@@ -114,8 +109,6 @@ fn calendar_traps_are_refused() {
             0,
             &["/events/2999/01/", "/events/2024/01/", "/cal?year=3001"],
         )],
-        MB,
-        true,
     );
     let report = run_round(&crawl, &[]);
     assert_eq!(
@@ -170,7 +163,7 @@ fn limits_on_pages_and_links_and_x_robots_tag_headers() {
     ];
     let mut other_bot = Page::html("http://a.test/other", 0, &["/from-other"]);
     other_bot.headers = vec![("X-Robots-Tag".into(), "otherbot: nofollow".into())];
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[
@@ -179,8 +172,6 @@ fn limits_on_pages_and_links_and_x_robots_tag_headers() {
             robots,
             other_bot,
         ],
-        MB,
-        true,
     );
     let report = run_round(
         &crawl,
@@ -235,17 +226,14 @@ fn memory_the_machine_cannot_give_is_a_usage_error() {
     use std::os::unix::process::CommandExt;
     let crawl = TempCrawl::new("memory");
     inject(&crawl, "http://a.test/\n", &[]);
-    write_fetched(
+    write_done(
         &crawl,
         "00001",
         &[Page::html("http://a.test/", 0, &["/next"])],
-        MB,
-        true,
     );
     let root = crawl.root().to_str().unwrap().to_string();
     let args = ["run", root.as_str(), "--memory", "16GB"];
-    let mut cmd = std::process::Command::new(BIN);
-    cmd.args(args).env_remove("SEGMENTER_PAUSE_AT");
+    let mut cmd = segmenter_cmd(&args);
     // An address space of 2 GB stands for a machine without 16 GB to give.
     // SAFETY: between fork and exec the child only calls setrlimit, which
     // is async-signal-safe.
@@ -261,12 +249,10 @@ fn memory_the_machine_cannot_give_is_a_usage_error() {
             Ok(())
         });
     }
-    let out = cmd.output().unwrap();
-    let context = dump(&args, &out, Some(crawl.root()));
-    assert_eq!(out.status.code(), Some(2), "{context}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = bins::run_expecting(&mut cmd, crawl.root(), 2);
+    let context = bins::report(&out, Some(crawl.root()));
     assert!(
-        stderr
+        out.stderr
             .lines()
             .last()
             .is_some_and(|l| l.starts_with("segmenter: --memory: cannot reserve")),

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use common::segment::{SegmentRecord, Via};
 use support::*;
+use testkit::Rng;
 
 fn prepare(tag: &str, seeds: &str, leftover: &[SegmentRecord]) -> TempCrawl {
     let crawl = TempCrawl::new(tag);

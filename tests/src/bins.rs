@@ -1,5 +1,10 @@
 //! Finding the project binaries next to the test executable, and running
-//! them with a report that explains a failure.
+//! them with a report that explains a failure: the one harness of every
+//! test that runs a program. [`run`] / [`run_expecting`] / [`run_within`]
+//! run a command to its end within a time bound; [`spawn`] starts one to
+//! signal while it runs; [`assert_code`] and [`report`] explain a failure
+//! with the command, its status, stdout, stderr and the files of a
+//! directory.
 //!
 //! Test executables live in `target/PROFILE/deps/` (examples in
 //! `target/PROFILE/examples/`); the project's binaries in `target/PROFILE/`.
@@ -18,6 +23,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// How long [`run`] and [`run_expecting`] let a command run before killing it.
@@ -101,13 +107,26 @@ pub fn run(cmd: &mut Command, dir: &Path) -> Finished {
 
 /// Like [`run`], expecting exit code `code`.
 pub fn run_expecting(cmd: &mut Command, dir: &Path, code: i32) -> Finished {
-    let out = run_with_timeout(cmd, DEFAULT_TIMEOUT).unwrap_or_else(|e| {
+    run_within(cmd, dir, code, DEFAULT_TIMEOUT)
+}
+
+/// Like [`run_expecting`], killing the command after `timeout` (which then
+/// fails the test like a wrong exit code).
+pub fn run_within(cmd: &mut Command, dir: &Path, code: i32, timeout: Duration) -> Finished {
+    let out = run_with_timeout(cmd, timeout).unwrap_or_else(|e| {
         panic!("cannot start `{}`: {e}", command_line(cmd));
     });
-    if out.code() != Some(code) {
-        panic!("expected exit code {code}\n{}", report(&out, Some(dir)));
-    }
+    assert_code(&out, code, Some(dir));
     out
+}
+
+/// Panics with a [`report`] (listing `dir` if given) unless `out` exited
+/// with code `code`.
+#[track_caller]
+pub fn assert_code(out: &Finished, code: i32, dir: Option<&Path>) {
+    if out.code() != Some(code) {
+        panic!("expected exit code {code}\n{}", report(out, dir));
+    }
 }
 
 /// Runs `cmd` with stdout and stderr captured, killing it after `timeout`
@@ -118,9 +137,16 @@ pub fn run_expecting(cmd: &mut Command, dir: &Path, code: i32) -> Finished {
 /// held open by a process that escaped the group is waited for at most a
 /// few seconds after the command ends.
 pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result<Finished> {
+    Ok(spawn(cmd)?.finish(timeout))
+}
+
+/// Starts `cmd` in the background, in its own process group, with stdout
+/// and stderr captured: for a test that acts on the process while it runs
+/// (sends it a signal, starts a second one) before [`Running::finish`].
+pub fn spawn(cmd: &mut Command) -> std::io::Result<Running> {
     use std::os::unix::process::CommandExt;
     let command = command_line(cmd);
-    let start = Instant::now();
+    let started = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -129,32 +155,81 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result
         .spawn()?;
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
-    let status = wait_timeout(&mut child, timeout);
-    if status.is_none() {
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+    Ok(Running {
+        child,
+        command,
+        started,
+        stdout,
+        stderr,
+    })
+}
+
+/// A command started by [`spawn`]. Dropped without [`Running::finish`], it
+/// is killed with its process group.
+#[derive(Debug)]
+pub struct Running {
+    child: Child,
+    command: String,
+    started: Instant,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Running {
+    /// The process.
+    pub fn child(&self) -> &Child {
+        &self.child
+    }
+
+    /// Sends `sig` to the process (see [`signal`]).
+    pub fn signal(&self, sig: Signal) -> std::io::Result<()> {
+        signal(&self.child, sig)
+    }
+
+    /// Waits for the end (at most `timeout`; then the process group is
+    /// killed and `status` is `None`) and returns what it printed.
+    pub fn finish(mut self, timeout: Duration) -> Finished {
+        let status = wait_timeout(&mut self.child, timeout);
+        if status.is_none() {
+            self.kill();
+        }
+        let collect = |rx: &Receiver<String>| {
+            rx.recv_timeout(OUTPUT_GRACE).unwrap_or_else(|_| {
+                "(output still held open by another process; not shown)\n".into()
+            })
+        };
+        Finished {
+            command: self.command.clone(),
+            status,
+            stdout: collect(&self.stdout),
+            stderr: collect(&self.stderr),
+            elapsed: self.started.elapsed(),
+        }
+    }
+
+    /// `SIGKILL` to the process group this process leads, then reaps it.
+    fn kill(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
             // SAFETY: kill(2) has no memory-safety preconditions; `-pid` names
             // the process group this child leads (it is not yet reaped).
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    let collect = |rx: std::sync::mpsc::Receiver<String>| {
-        rx.recv_timeout(OUTPUT_GRACE)
-            .unwrap_or_else(|_| "(output still held open by another process; not shown)\n".into())
-    };
-    Ok(Finished {
-        command,
-        status,
-        stdout: collect(stdout),
-        stderr: collect(stderr),
-        elapsed: start.elapsed(),
-    })
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
 }
 
 /// Reads a pipe to its end on a thread (so that neither pipe can fill up
 /// and block the child) and sends the text when the pipe closes.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<String> {
+fn drain(pipe: Option<impl Read + Send + 'static>) -> Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
@@ -361,6 +436,27 @@ mod tests {
         assert!(out.status.is_none());
         assert_eq!(out.stdout, "started\n");
         assert!(report(&out, None).contains("(timeout)"));
+    }
+
+    #[test]
+    fn a_spawned_command_is_signalled_and_its_output_kept() {
+        let running = spawn(Command::new("sh").args(["-c", "echo up; exec sleep 30"])).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // Signal once the shell has become `sleep` (its output is written).
+        while std::fs::read_link(format!("/proc/{}/exe", running.child().id()))
+            .is_ok_and(|exe| !exe.ends_with("sleep"))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        running.signal(Signal::Term).unwrap();
+        let out = running.finish(Duration::from_secs(10));
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.and_then(|s| s.signal()), Some(libc::SIGTERM));
+        assert_eq!(out.stdout, "up\n");
+        let err = std::panic::catch_unwind(|| assert_code(&out, 0, None)).unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        assert!(msg.contains("expected exit code 0"), "{msg}");
     }
 
     #[test]

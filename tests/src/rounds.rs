@@ -43,7 +43,6 @@ use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-use crate::rng::Rng;
 use crate::server::{Observer, Request, Response, Server, consecutive_addresses};
 
 /// The registrable domain of every host of the rounds web.
@@ -225,7 +224,7 @@ fn site(count: usize, depth: u32) -> HashMap<String, Page> {
 impl RoundsWeb {
     /// Generates the web of `params`.
     pub fn generate(params: RoundsParams) -> RoundsWeb {
-        let mut rng = Rng::new(params.seed);
+        let mut rng = crate::web_rng(params.seed);
         let mut hosts = Vec::new();
         let mut pages = Vec::new();
         let mut add = |name: String, role, site: HashMap<String, Page>, crawl_delay| {

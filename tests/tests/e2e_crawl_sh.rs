@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use testkit::bins::{self, Finished, report};
+use testkit::bins::{self, report};
 use testkit::demo::{Demo, DemoParams};
 use testkit::server::{Request, Response, Server};
 
@@ -20,10 +20,6 @@ fn small_demo() -> Demo {
         crawl_delay: 0.2,
         ..DemoParams::small(3)
     })
-}
-
-fn expect_code(out: &Finished, code: i32, dir: &Path) {
-    assert_eq!(out.code(), Some(code), "{}", report(out, Some(dir)));
 }
 
 /// The `round N: ...` lines, split into their figures.
@@ -103,7 +99,7 @@ fn rounds_each_have_a_log_and_a_summary_line() {
         "--max-per-host",
         "500",
     ]);
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     let log = std::fs::read_to_string(c.crawl.join("logs/round-00001.log")).unwrap();
     let step = |name: &str| {
         log.lines()
@@ -158,7 +154,7 @@ fn rounds_each_have_a_log_and_a_summary_line() {
 
     // The next run goes on where this one stopped, numbering on.
     let out = c.run_crawl_sh(&["--rounds", "1"]);
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(
         out.stdout.contains("already has segments; --seeds"),
         "{}",
@@ -247,7 +243,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
             Duration::from_secs(60),
         )
         .unwrap();
-        expect_code(&out, 2, dir);
+        bins::assert_code(&out, 2, Some(dir));
         assert!(
             out.stderr.starts_with("crawl.sh: ") && out.stderr.contains(message),
             "expected {message:?}:\n{}",
@@ -275,7 +271,7 @@ fn a_failing_step_is_named_with_its_log() {
     let good = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, format!("{good}\n[segmenter]\nmax_per_hots = 3\n")).unwrap();
     let out = c.run_crawl_sh(&[]);
-    expect_code(&out, 1, &c.crawl);
+    bins::assert_code(&out, 1, Some(&c.crawl));
     let log = c.crawl.join("logs/inject.log");
     assert!(
         out.stderr.contains(&format!(
@@ -300,7 +296,7 @@ fn a_failing_step_is_named_with_its_log() {
         .arg("--seeds")
         .arg(&c.seeds);
     let out = bins::run_with_timeout(&mut cmd, CRAWL_TIMEOUT).unwrap();
-    expect_code(&out, 1, &c.crawl);
+    bins::assert_code(&out, 1, Some(&c.crawl));
     let log = c.crawl.join("logs/round-00001.log");
     assert!(
         out.stderr.contains(&format!(
@@ -317,7 +313,7 @@ fn a_failing_step_is_named_with_its_log() {
 
     // With the real fetcher back, the crawl goes on from there.
     let out = c.run_crawl_sh(&["--rounds", "1"]);
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(
         out.stdout.contains("segment 00001, 3 URLs"),
         "{}",
@@ -364,7 +360,7 @@ fn stop_during_a_fetch_that_cannot_stop_cleanly_leaves_it_to_the_next_run() {
     }
     std::fs::write(c.crawl.join("STOP"), "").unwrap();
     let out = run.finish(Duration::from_secs(20));
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(
         out.stdout.contains(
             "fetcher fetch 00001 ended at once on STOP (it was starting); the next run resumes it"
@@ -376,7 +372,7 @@ fn stop_during_a_fetch_that_cannot_stop_cleanly_leaves_it_to_the_next_run() {
 
     std::fs::remove_file(c.crawl.join("STOP")).unwrap();
     let out = c.run_crawl_sh(&["--rounds", "1"]);
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(
         out.stdout
             .contains("round 2: segment 00001, 3 URLs, 3 pages fetched"),
@@ -407,7 +403,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     assert!(first.wait_for_step("fetcher", Duration::from_secs(30)));
 
     let second = c.run_crawl_sh(&[]);
-    expect_code(&second, 75, &c.crawl);
+    bins::assert_code(&second, 75, Some(&c.crawl));
     assert!(
         second.stderr.contains("is being crawled by another run")
             && second.stderr.contains(".crawl.lock"),
@@ -425,7 +421,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     // and crawl.sh stops.
     std::fs::write(c.crawl.join("STOP"), "").unwrap();
     let out = first.finish(Duration::from_secs(60));
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(
         out.stdout
             .contains("STOP appeared; asking fetcher fetch 00002 to stop early")
@@ -450,7 +446,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
 
     // While STOP is there, runs stop at once.
     let out = c.run_crawl_sh(&[]);
-    expect_code(&out, 0, &c.crawl);
+    bins::assert_code(&out, 0, Some(&c.crawl));
     assert!(out.stdout.contains("STOP exists"), "{}", out.stdout);
     assert!(!c.crawl.join("fetched/00004").exists());
 
@@ -553,7 +549,7 @@ fn an_interrupted_crawl_stops_cleanly_and_resumes() {
     // one our child leads.
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let out = run.finish(Duration::from_secs(60));
-    expect_code(&out, 130, &crawl);
+    bins::assert_code(&out, 130, Some(&crawl));
     let round_log = crawl.join("logs/round-00001.log");
     assert!(
         out.stderr.contains(&format!(
@@ -577,7 +573,7 @@ fn an_interrupted_crawl_stops_cleanly_and_resumes() {
     wait_for_pages(before + 1);
     bins::signal(&run.child, bins::Signal::Term).unwrap();
     let out = run.finish(Duration::from_secs(60));
-    expect_code(&out, 130, &crawl);
+    bins::assert_code(&out, 130, Some(&crawl));
     assert!(
         out.stderr
             .contains("interrupted during fetcher fetch 00002"),
@@ -588,7 +584,7 @@ fn an_interrupted_crawl_stops_cleanly_and_resumes() {
 
     // Then the crawl ends with every page fetched once.
     let out = bins::run_with_timeout(&mut crawl_sh(), CRAWL_TIMEOUT).unwrap();
-    expect_code(&out, 0, &crawl);
+    bins::assert_code(&out, 0, Some(&crawl));
     support::assert_crawl_ended(&out);
     let outcome = support::Outcome::read(&crawl);
     let stored = outcome.pages_stored();

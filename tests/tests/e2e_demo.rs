@@ -63,7 +63,7 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
     let scratch = Scratch::new("demo-sh");
     let dir = scratch.path().join("demo");
     let out = bins::run_with_timeout(&mut demo_sh(&dir, "2"), CRAWL_TIMEOUT).unwrap();
-    assert_eq!(out.code(), Some(0), "{}", report(&out, Some(&dir)));
+    bins::assert_code(&out, 0, Some(&dir));
     let text = &out.stdout;
 
     // The figures are those of the crawl left behind.
@@ -114,7 +114,7 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
 
     // A second run starts afresh.
     let again = bins::run_with_timeout(&mut demo_sh(&dir, "1"), CRAWL_TIMEOUT).unwrap();
-    assert_eq!(again.code(), Some(0), "{}", report(&again, Some(&dir)));
+    bins::assert_code(&again, 0, Some(&dir));
     assert!(
         again
             .stdout
@@ -157,7 +157,7 @@ fn ctrl_c_stops_the_demo_and_its_server_and_the_crawl_goes_on_as_printed() {
     // one our child leads (a Ctrl-C on a terminal reaches all of it).
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let out = run.finish(Duration::from_secs(60));
-    assert_eq!(out.code(), Some(130), "{}", report(&out, Some(&dir)));
+    bins::assert_code(&out, 130, Some(&dir));
     assert!(
         out.stderr
             .contains("crawl.sh: interrupted during fetcher fetch 00002")
@@ -192,12 +192,7 @@ fn ctrl_c_stops_the_demo_and_its_server_and_the_crawl_goes_on_as_printed() {
     // A whole crawl of the demo: as long as any other (the demo's tail, a
     // black hole and robots.txt retries, makes it longer than a minute).
     let resumed = run_shell(&hint, CRAWL_TIMEOUT);
-    assert_eq!(
-        resumed.code(),
-        Some(0),
-        "{}",
-        report(&resumed, Some(&crawl))
-    );
+    bins::assert_code(&resumed, 0, Some(&crawl));
     assert!(
         resumed.stdout.contains("nothing fetchable left")
             || resumed.stdout.contains("nothing left"),

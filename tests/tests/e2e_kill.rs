@@ -11,12 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use testkit::Rng;
 use testkit::bins::report;
 use testkit::demo::{Demo, DemoParams};
 use testkit::warcio;
 
 use support::{
-    Background, CRAWL_TIMEOUT, CrawlSettings, DemoCrawl, Rng, requested_url, some, without_port,
+    Background, CRAWL_TIMEOUT, CrawlSettings, DemoCrawl, requested_url, some, without_port,
 };
 
 /// Seeds of the random choices (what to kill, how, and when); each replays
@@ -115,8 +116,8 @@ fn crawl_with_kills(
         };
         // The fetcher runs for seconds, the segmenter for a moment.
         let delay = Duration::from_millis(match target {
-            "fetcher" => rng.below(1500),
-            _ => rng.below(40),
+            "fetcher" => rng.below(1500) as u64,
+            _ => rng.below(40) as u64,
         });
         if !run.wait_for_step(target, Duration::from_secs(60)) {
             // crawl.sh ended before the program started: the crawl is over.

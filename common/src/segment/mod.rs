@@ -1200,12 +1200,12 @@ mod tests {
     fn random_bytes_never_panic_raw_or_compressed() {
         let dir = TempDir::new("fuzz");
         let path = dir.join("f.v1.tsv.zst");
-        let mut rng = Rng(42);
+        let mut rng = Rng::new(42);
         let alphabet = b"\t\n\r0123456789ab.seedlink\xff\xc3\x00 ";
         for round in 0..300 {
             let len = rng.below(4000);
             let bytes: Vec<u8> = if round % 2 == 0 {
-                (0..len).map(|_| rng.next() as u8).collect()
+                (0..len).map(|_| rng.next_u64() as u8).collect()
             } else {
                 // Text-like bytes with many separators: exercises the parser.
                 (0..len)

@@ -1,16 +1,17 @@
 //! What the fetcher's tests share: a crawl directory with one segment, the
-//! real binary run against loopback servers (with a time bound), and readers
-//! for what it wrote.
+//! real binary run against loopback servers (through `testkit::bins`, with a
+//! time bound and a report on failure), and readers for what it wrote.
 #![allow(dead_code)] // each test file uses its own part of this module
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{LogLine, parse_line};
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::warc::{WarcReader, WarcRecord};
+use testkit::bins::{self, Finished, Running};
 use testkit::server::Server;
 
 /// Longest a fetcher run may take in a test before it is killed.
@@ -83,50 +84,25 @@ pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
     cmd
 }
 
-/// Runs `cmd` to its end (killed after [`RUN_BOUND`]); panics with its
-/// output if it was killed.
-pub fn run(cmd: &mut Command) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start fetcher");
-    wait_bounded(child, RUN_BOUND)
+/// Runs `cmd` (a fetcher command) to its end, at most [`RUN_BOUND`], and
+/// panics with a report (its output and the files under the crawl
+/// directory) unless it exits with `code`.
+pub fn fetch(cmd: &mut Command, crawl: &CrawlDir, code: i32) -> Finished {
+    bins::run_within(cmd, crawl.root(), code, RUN_BOUND)
 }
 
-/// Waits for `child` at most `bound`, then kills it and panics.
-pub fn wait_bounded(mut child: Child, bound: Duration) -> Output {
-    let start = Instant::now();
-    loop {
-        match child.try_wait().expect("wait") {
-            Some(_) => return child.wait_with_output().expect("output"),
-            None if start.elapsed() > bound => {
-                let _ = child.kill();
-                let out = child.wait_with_output().expect("output");
-                panic!(
-                    "fetcher still running after {bound:?}\nstderr:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
+/// Starts `cmd` (a fetcher command) in the background, for a test that
+/// signals it while it runs; end it with [`finish`].
+pub fn start(cmd: &mut Command) -> Running {
+    bins::spawn(cmd).expect("start fetcher")
 }
 
-/// Asserts the exit code, showing stderr when it differs.
-pub fn assert_exit(out: &Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "exit status {:?}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The exit code of a status.
-pub fn code(s: ExitStatus) -> Option<i32> {
-    s.code()
+/// Waits for a fetcher started by [`start`] (killed after `bound`) and
+/// panics with a report unless it exits with `code`.
+pub fn finish(run: Running, bound: Duration, crawl: &CrawlDir, code: i32) -> Finished {
+    let out = run.finish(bound);
+    bins::assert_code(&out, code, Some(crawl.root()));
+    out
 }
 
 /// Lines of `fetched/ID/crawl.log`.

@@ -1,21 +1,20 @@
 //! Helpers for the segmenter's tests: a temporary crawl directory, fetched
-//! runs written with `common::warc::WarcWriter`, and the real binary run with
-//! a dump of everything useful when it fails.
+//! runs written with `common::warc::WarcWriter`, and the real binary run
+//! through `testkit::bins` (a time bound, and a report when it fails).
 #![allow(dead_code)] // each test file uses a different part
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
 use common::crawldir::CrawlDir;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::warc::{Exchange, WarcWriter, WarcWriterConfig};
-
-/// The binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_segmenter");
+use testkit::bins;
 
 /// A crawl directory under the target directory, removed when the test
 /// passes (kept, and named on stderr, when it fails).
@@ -76,57 +75,19 @@ impl Drop for TempCrawl {
     }
 }
 
-/// Runs the segmenter with `args`.
-pub fn segmenter(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("SEGMENTER_PAUSE_AT")
-        .output()
-        .expect("segmenter runs")
+/// `segmenter ARGS...`, without the variable that pauses it at a named
+/// point (so that a setting in the environment of the tests cannot stall
+/// them); run it with `testkit::bins`.
+pub fn segmenter_cmd<S: AsRef<OsStr>>(args: &[S]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_segmenter"));
+    cmd.args(args).env_remove("SEGMENTER_PAUSE_AT");
+    cmd
 }
 
-/// A readable account of a command's result, for assertion messages.
-pub fn dump(args: &[&str], out: &Output, dir: Option<&Path>) -> String {
-    let mut s = format!(
-        "command: segmenter {}\nstatus: {}\n--- stdout\n{}\n--- stderr\n{}\n",
-        args.join(" "),
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if let Some(dir) = dir {
-        s.push_str("--- files\n");
-        list(dir, dir, &mut s);
-    }
-    s
-}
-
-fn list(base: &Path, dir: &Path, out: &mut String) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = rd.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let p = e.path();
-        let rel = p.strip_prefix(base).unwrap_or(&p).display().to_string();
-        if p.is_dir() {
-            out.push_str(&format!("{rel}/\n"));
-            list(base, &p, out);
-        } else {
-            let len = e.metadata().map(|m| m.len()).unwrap_or(0);
-            out.push_str(&format!("{rel}  {len}\n"));
-        }
-    }
-}
-
-/// Runs the segmenter and asserts it succeeded; returns stderr.
+/// Runs the segmenter and asserts it succeeded (else panics with its
+/// output and the files of `crawl`); returns stderr.
 pub fn run_ok(args: &[&str], crawl: &TempCrawl) -> String {
-    let out = segmenter(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        dump(args, &out, Some(crawl.root()))
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    bins::run(&mut segmenter_cmd(args), crawl.root()).stderr
 }
 
 /// `segmenter run CRAWL extra...`
@@ -282,6 +243,12 @@ pub fn write_fetched(
     files
 }
 
+/// Writes `pages` as a finished fetched run `fetched/ID/` (WARC files
+/// rolled at 1 MiB, then `DONE`), as the fetcher leaves one.
+pub fn write_done(crawl: &TempCrawl, id: &str, pages: &[Page]) -> Vec<PathBuf> {
+    write_fetched(crawl, id, pages, 1 << 20, true)
+}
+
 /// Writes `fetched/ID/leftover.v2.tsv.zst`.
 pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
     fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
@@ -354,22 +321,4 @@ pub fn mark_fetched_empty(crawl: &TempCrawl, id: &str) {
 /// URLs of a list of records.
 pub fn urls(recs: &[SegmentRecord]) -> Vec<String> {
     recs.iter().map(|r| r.url.clone()).collect()
-}
-
-/// A small deterministic generator (xorshift64*), so tests need no crate.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }

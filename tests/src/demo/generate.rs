@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::rng::Rng;
+use crate::Rng;
 
 use super::{
     Charset, DEMO_DOMAIN, DemoHost, DemoParams, HostRole, Href, Html, Inner, LinkKind, Loc,
@@ -78,7 +78,7 @@ struct Gen {
 
 pub(super) fn generate(params: DemoParams) -> Inner {
     let mut g = Gen {
-        rng: Rng::new(params.seed),
+        rng: crate::web_rng(params.seed),
         params,
         hosts: Vec::new(),
         pages: HashMap::new(),

@@ -179,12 +179,7 @@ impl DemoCrawl {
     /// Runs `crawl.sh` until it stops by itself, expecting exit code 0.
     pub fn crawl_to_the_end(&self) -> Finished {
         let out = self.run_crawl_sh(&[]);
-        assert_eq!(
-            out.code(),
-            Some(0),
-            "{}",
-            bins::report(&out, Some(&self.crawl))
-        );
+        bins::assert_code(&out, 0, Some(&self.crawl));
         assert_crawl_ended(&out);
         out
     }
@@ -462,30 +457,6 @@ pub fn zstdcat(file: &Path) -> String {
     );
     String::from_utf8(out.stdout)
         .unwrap_or_else(|e| panic!("zstdcat {}: not UTF-8: {e}", file.display()))
-}
-
-/// A small deterministic random number generator (xorshift64*), so that
-/// each seed of a test replays the same choices.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next number.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
 }
 
 /// A process of the system: its id and command name.
