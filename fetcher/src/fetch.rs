@@ -18,17 +18,19 @@ use common::warc::WarcWriterConfig;
 
 use crate::contacts::{self, Journal};
 use crate::diag::Diag;
-use crate::feed::{self, Admit, KeyOf, KeyRanges};
+use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::hoststore::{self, HostStore, instant_of, unix_ms};
-use crate::http::{Client, ClientConfig, HostsMap};
+use crate::http::{Client, ClientConfig};
 use crate::progress::Counters;
+use crate::queue_key::{KeyMode, KeyOf, key_function};
 use crate::resume;
 use crate::robots::{Robots, RobotsOutcome};
-use crate::settings::{KeyMode, Settings};
+use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::store::{Msg, Store, error_line, is_retryable};
 use crate::supervise::{Stop, install_signals, supervise};
+use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
 
 /// How a run ended, for the exit code.
@@ -430,29 +432,6 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         return Ok(None);
     }
     Ok(Some(id.to_string()))
-}
-
-/// The queue key of a host name under `mode`. Addresses for `--key ip` are
-/// resolved once per name and cached; the lookup runs outside the cache's
-/// lock, so one slow name holds up no other thread.
-fn key_function(mode: KeyMode, hosts_map: Option<HostsMap>) -> KeyOf {
-    let cache: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
-    Arc::new(move |host: &str| match mode {
-        KeyMode::Host => host.to_string(),
-        KeyMode::Domain => common::urlnorm::registrable_domain(host).to_string(),
-        KeyMode::Ip => {
-            if let Some(key) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(host) {
-                return key.clone();
-            }
-            let key = crate::http::resolve_for_key(host, hosts_map.as_ref())
-                .map_or_else(|| host.to_string(), |ip| ip.to_string());
-            cache
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(host.to_string(), key.clone());
-            key
-        }
-    })
 }
 
 /// What [`fill_frontier`] found.

@@ -20,6 +20,7 @@ mod hoststore;
 mod http;
 mod inspect;
 mod progress;
+mod queue_key;
 mod resume;
 mod robots;
 mod round_end;
@@ -27,6 +28,7 @@ mod settings;
 mod stats;
 mod store;
 mod supervise;
+mod transport;
 mod worker;
 
 use std::process::ExitCode;

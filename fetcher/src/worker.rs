@@ -16,11 +16,12 @@ use common::segment::{SegmentRecord, Via};
 use common::politeness::Policy;
 
 use crate::contacts::Journal;
-use crate::feed::{KeyOf, WorkFile};
+use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::hoststore::{HostUpdate, now_ms, unix_ms};
 use crate::http::{Client, Failure, Response};
 use crate::progress::Counters;
+use crate::queue_key::KeyOf;
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::store::{Fetched, Msg, error_line, is_retryable};
 
