@@ -16,19 +16,20 @@ use common::politeness::{Policy, Timing};
 use common::segment::{SegmentRecord, Via};
 use common::warc::WarcWriterConfig;
 
+use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
 use crate::diag::Diag;
 use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
-use crate::hoststore::{self, HostStore, instant_of, unix_ms};
+use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
+use crate::recorder::{Msg, Recorder, error_line, is_retryable};
 use crate::resume;
 use crate::robots::{Robots, RobotsOutcome};
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
-use crate::store::{Msg, Store, error_line, is_retryable};
 use crate::supervise::{Stop, install_signals, supervise};
 use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
@@ -164,7 +165,7 @@ fn fetch_segment(
     }
 
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
-    let host_states = hoststore::load(
+    let host_states = host_updates::load(
         &db,
         loaded
             .keys
@@ -174,7 +175,7 @@ fn fetch_segment(
     )
     .map_err(run_err)?;
     // Requests that runs killed before they could record them in hosts.db.
-    let journaled = contacts::read_all(crawl, &id, s.download_timeout, hoststore::now_ms())
+    let journaled = contacts::read_all(crawl, &id, s.download_timeout, clock::now_ms())
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
     let journal = Journal::open(crawl, &id)
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
@@ -184,7 +185,7 @@ fn fetch_segment(
         // when met.
         (_, KeyMode::Host) | (None, _) => HashMap::new(),
         (Some(db), _) => db
-            .held_after(hoststore::now_ms())
+            .held_after(clock::now_ms())
             .map_err(run_err)?
             .into_iter()
             .collect(),
@@ -241,12 +242,12 @@ fn fetch_segment(
     ));
 
     // Output.
-    let store = start_store(s, &id, &out, &crawl_log, crawl, resumed.next_serial())?;
-    let tx = store.sender();
+    let recorder = start_recorder(s, &id, &out, &crawl_log, crawl, resumed.next_serial())?;
+    let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
     }
-    let hosts = HostStore::start(db, host_states);
+    let hosts = HostWriter::start(db, host_states);
 
     let client = Client::new(ClientConfig {
         user_agent: s.user_agent(),
@@ -302,7 +303,7 @@ fn fetch_segment(
         s.min_hosts
     };
     let stop = supervise(
-        s, min_hosts, started, &shared, &store, &signals, &workers, diag,
+        s, min_hosts, started, &shared, &recorder, &signals, &workers, diag,
     );
     for w in workers {
         let _ = w.join();
@@ -319,7 +320,7 @@ fn fetch_segment(
             .take();
         drop(shared);
         let _ = hosts.finish();
-        let cause = match (store.finish(), failure) {
+        let cause = match (recorder.finish(), failure) {
             (Err(e), _) => e.to_string(),
             (Ok(_), Some(msg)) => msg,
             (Ok(_), None) => "the run failed".to_string(),
@@ -328,7 +329,7 @@ fn fetch_segment(
     }
     let leftover_urls = write_leftover(&frontier, &shared.work, &tx, diag)?;
     drop(tx);
-    let totals = store
+    let totals = recorder
         .finish()
         .map_err(|e| FetchError::Run(format!("{e}; {resume_hint}")))?;
     match hosts.finish() {
@@ -513,7 +514,7 @@ impl Holds {
     /// `key`: the host's own, and the other hosts' of the key when the key
     /// is new to the run.
     fn of_host_met(&self, key: &str, host: &str, new_key: bool) -> Option<std::time::Instant> {
-        let now_ms = hoststore::now_ms();
+        let now_ms = clock::now_ms();
         let stored = self
             .db
             .lock()
@@ -571,7 +572,7 @@ fn fill_frontier(
     retries: Vec<(String, Job)>,
     agent_name: &str,
 ) -> Filled {
-    let now_ms = hoststore::now_ms();
+    let now_ms = clock::now_ms();
     let mut filled = Filled {
         cached_robots: 0,
         waiting: 0,
@@ -641,18 +642,18 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_store(
+fn start_recorder(
     s: &Settings,
     id: &str,
     out: &Path,
     crawl_log: &Path,
     crawl: &CrawlDir,
     first_serial: u32,
-) -> Result<Store, FetchError> {
+) -> Result<Recorder, FetchError> {
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into());
-    Store::start(
+    Recorder::start(
         WarcWriterConfig {
             dir: out.to_path_buf(),
             prefix: warc_prefix(id),

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use crate::cli::ProgressArg;
 use crate::diag::Diag;
 use crate::progress::{Mode, Progress};
+use crate::recorder::Recorder;
 use crate::round_end::Ending;
 use crate::settings::Settings;
-use crate::store::Store;
 use crate::worker::Shared;
 
 /// How the supervised part of a run ended.
@@ -60,7 +60,7 @@ pub fn supervise(
     min_hosts: usize,
     started: Instant,
     shared: &Shared,
-    store: &Store,
+    recorder: &Recorder,
     signals: &AtomicU32,
     workers: &[JoinHandle<()>],
     diag: &Diag,
@@ -80,7 +80,7 @@ pub fn supervise(
             diag.say("every worker thread has ended; writing what is left to leftover");
             break;
         }
-        if stop != Stop::Failed && (store.failed() || shared.failed()) {
+        if stop != Stop::Failed && (recorder.failed() || shared.failed()) {
             progress.clear();
             stop = Stop::Failed;
             shared.stopping.store(true, Ordering::SeqCst);

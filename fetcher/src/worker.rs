@@ -15,15 +15,16 @@ use common::segment::{SegmentRecord, Via};
 
 use common::politeness::Policy;
 
+use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
 use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
-use crate::hoststore::{HostUpdate, now_ms, unix_ms};
+use crate::host_updates::HostUpdate;
 use crate::http::{Client, Failure, Response};
 use crate::progress::Counters;
 use crate::queue_key::KeyOf;
+use crate::recorder::{Fetched, Msg, error_line, is_retryable};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
-use crate::store::{Fetched, Msg, error_line, is_retryable};
 
 /// A duration in whole milliseconds, as the host state keeps it.
 fn millis(d: Duration) -> u32 {
@@ -94,16 +95,20 @@ impl Shared {
 /// Per-thread handles.
 pub struct Worker {
     shared: Arc<Shared>,
-    store: SyncSender<Msg>,
+    recorder: SyncSender<Msg>,
     hosts: Sender<HostUpdate>,
 }
 
 impl Worker {
     /// A worker sending to these channels.
-    pub fn new(shared: Arc<Shared>, store: SyncSender<Msg>, hosts: Sender<HostUpdate>) -> Worker {
+    pub fn new(
+        shared: Arc<Shared>,
+        recorder: SyncSender<Msg>,
+        hosts: Sender<HostUpdate>,
+    ) -> Worker {
         Worker {
             shared,
-            store,
+            recorder,
             hosts,
         }
     }
@@ -146,7 +151,7 @@ impl Worker {
         // The writer goes away before the workers only when it failed (a
         // full disk): then stop handing out work at once rather than fetch
         // pages that cannot be stored. The supervisor reports the error.
-        if self.store.send(msg).is_err() {
+        if self.recorder.send(msg).is_err() {
             self.shared.stopping.store(true, Ordering::SeqCst);
             self.shared.frontier.stop();
         }
