@@ -13,7 +13,7 @@ use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::{HostDb, HostState};
 use common::politeness::{Policy, Timing};
-use common::segment::{SegmentRecord, Via};
+use common::segment::SegmentRecord;
 use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
@@ -23,9 +23,10 @@ use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
+use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Msg, Recorder, error_line, is_retryable};
+use crate::recorder::{Msg, Recorder, error_line};
 use crate::resume;
 use crate::robots::{Robots, RobotsOutcome};
 use crate::settings::Settings;
@@ -705,18 +706,6 @@ fn redirect_checks(
     Ok((Some(filter), seen))
 }
 
-/// How a URL of a given-up host goes to leftover: as a `retry` with one
-/// more try, whatever the reason (robots.txt unavailable, Crawl-delay above
-/// the cap, host dropped after failures), so that a host that stays that
-/// way runs out of tries (`segmenter --max-tries`) instead of coming back
-/// every round. URLs merely not reached (a stop) stay `leftover` untouched.
-pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
-    match code {
-        None => (Via::Leftover, tries),
-        Some(_) => (Via::Retry, tries + 1),
-    }
-}
-
 /// The leftover file: per key, in segment order, its retries, then what was
 /// loaded, then what was never read; a given-up key also gets a crawl-log
 /// line per URL saying why. Returns the number of URLs written.
@@ -762,12 +751,7 @@ fn send_leftover(
     not_before: Option<i64>,
 ) {
     if let Some(code) = abandoned {
-        let note = match code {
-            ErrorCode::CrawlDelay => "robots.txt Crawl-delay above --max-crawl-delay; host skipped",
-            ErrorCode::HostDropped => "host dropped after consecutive failures",
-            ErrorCode::RobotsUnavailable => "robots.txt unavailable; retry in a later run",
-            _ => "",
-        };
+        let note = outcome::given_up_note(code);
         let line = error_line(
             &job.rec.url,
             job.rec.via,
@@ -778,7 +762,7 @@ fn send_leftover(
         );
         let _ = tx.send(Msg::Log(line));
     }
-    let (via, tries) = leftover_via(abandoned, job.rec.tries);
+    let (via, tries) = outcome::leftover_via(abandoned, job.rec.tries);
     let _ = tx.send(Msg::Leftover(SegmentRecord {
         not_before,
         ..job.to_record(via, tries)

@@ -20,6 +20,7 @@ mod frontier;
 mod host_updates;
 mod http;
 mod inspect;
+mod outcome;
 mod progress;
 mod queue_key;
 mod recorder;

@@ -295,21 +295,3 @@ pub fn outcome_name(s: Status) -> String {
         Status::Error(code) => code.as_str().to_string(),
     }
 }
-
-/// True if a crawl-log outcome is worth retrying in a later run.
-pub fn is_retryable(s: Status) -> bool {
-    match s {
-        Status::Http(code) => code == 429 || code >= 500,
-        Status::Error(code) => matches!(
-            code,
-            ErrorCode::Dns
-                | ErrorCode::Refused
-                | ErrorCode::Timeout
-                | ErrorCode::Connect
-                | ErrorCode::Protocol
-                | ErrorCode::RobotsUnavailable
-                | ErrorCode::CrawlDelay
-                | ErrorCode::HostDropped
-        ),
-    }
-}
