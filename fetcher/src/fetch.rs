@@ -28,7 +28,7 @@ use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
 use crate::recorder::{Msg, Recorder, error_line};
 use crate::resume;
-use crate::robots::{Robots, RobotsOutcome};
+use crate::robots_cache;
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::supervise::{Stop, install_signals, supervise};
@@ -584,19 +584,12 @@ fn fill_frontier(
         let times = state
             .map(|s| s.response_times_ms.clone())
             .unwrap_or_default();
-        let robots = resumed
-            .robots
-            .get(&k.first_host)
-            .map(|(st, body)| (*st, body.as_slice()))
-            .or_else(|| {
-                state
-                    .and_then(|s| s.robots.as_ref())
-                    .filter(|r| r.reusable(now_ms))
-                    .map(|r| (r.status, r.body.as_slice()))
-            });
-        let rules = robots.and_then(|(status, body)| {
-            Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
-        });
+        let rules = robots_cache::kept_rules(
+            resumed.robots.get(&k.first_host),
+            state.and_then(|s| s.robots.as_ref()),
+            now_ms,
+            agent_name,
+        );
         // The key's delay as known now, its Crawl-delay included.
         let mut timing = Timing::with_history(&times);
         if let Some(cd) = rules.as_ref().and_then(|r| r.crawl_delay()) {

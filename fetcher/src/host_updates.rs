@@ -39,7 +39,7 @@ pub enum HostUpdate {
         /// No request to the host before this (Unix ms).
         next_contact_ms: i64,
     },
-    /// robots.txt was fetched (status 0: unreachable).
+    /// robots.txt was fetched (kept as [`crate::robots_cache::entry`] makes it).
     Robots {
         /// The host.
         host: String,

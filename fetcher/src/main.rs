@@ -26,6 +26,7 @@ mod queue_key;
 mod recorder;
 mod resume;
 mod robots;
+mod robots_cache;
 mod round_end;
 mod settings;
 mod stats;

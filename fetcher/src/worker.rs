@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 use common::bloom::BloomFilter;
 use common::crawllog::{ErrorCode, LogLine, Status};
 use common::filter::UrlFilter;
-use common::hoststate::RobotsEntry;
 use common::segment::{SegmentRecord, Via};
 
 use common::politeness::Policy;
@@ -26,6 +25,7 @@ use crate::progress::Counters;
 use crate::queue_key::KeyOf;
 use crate::recorder::{Fetched, Msg, error_line};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
+use crate::robots_cache;
 
 /// A duration in whole milliseconds, as the host state keeps it.
 fn millis(d: Duration) -> u32 {
@@ -330,11 +330,6 @@ impl Worker {
                     (RobotsOutcome::Unreachable, Vec::new(), f.elapsed)
                 }
             };
-        let status = match outcome {
-            RobotsOutcome::Status(s) => s,
-            RobotsOutcome::TooManyRedirects => 310,
-            RobotsOutcome::Unreachable => 0,
-        };
         let rules = Robots::after_fetch(outcome, &body, &sh.agent_name);
         let crawl_delay_ms = rules
             .as_ref()
@@ -342,11 +337,7 @@ impl Worker {
             .map(|d| d.as_millis() as u64);
         let _ = self.hosts.send(HostUpdate::Robots {
             host: host.to_string(),
-            entry: RobotsEntry {
-                status,
-                body: Robots::parsed_part(&body).to_vec(),
-                fetched_ms: now_ms(),
-            },
+            entry: robots_cache::entry(outcome, &body, now_ms()),
             crawl_delay_ms,
         });
         let report = match rules {
