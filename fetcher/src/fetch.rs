@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::bloom::BloomFilter;
-use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
+use common::crawldir::{CrawlDir, DONE_FILE, STATS_FILE, WORK_FILE, warc_prefix};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::{HostDb, HostState};
@@ -61,9 +61,6 @@ fn run_err(e: impl std::fmt::Display) -> FetchError {
     FetchError::Run(e.to_string())
 }
 
-/// Name of the work file in `fetched/ID/` (see [`crate::feed`]).
-const WORK_FILE: &str = ".work.tsv";
-
 /// Removes the work file however the run ends.
 struct RemoveOnDrop(std::path::PathBuf);
 
@@ -99,14 +96,14 @@ fn fetch_segment(
     let id = id.to_string();
     let out = crawl.fetched_dir(&id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
-    let _lock = lock_output(&out, &id)?;
+    let _lock = lock_output(crawl, &id)?;
     // Signals, from the start (a signal while the segment loads is a stop
     // request like any other): the first asks for a clean stop, the second
     // exits at once.
     let signals = Arc::new(AtomicU32::new(0));
     install_signals(signals.clone()).map_err(run_err)?;
     remove_temp_files(&out);
-    let work_path = out.join(WORK_FILE);
+    let work_path = crawl.work_path(&id);
     let _work_file = RemoveOnDrop(work_path.clone());
     let started_at = SystemTime::now();
     let started = Instant::now();
@@ -121,7 +118,7 @@ fn fetch_segment(
     );
 
     // What an interrupted earlier run already did.
-    let crawl_log = out.join(CRAWL_LOG_FILE);
+    let crawl_log = crawl.crawl_log_path(&id);
     let resumed = resume::scan(&out, &warc_prefix(&id), &crawl_log).map_err(run_err)?;
     if !resumed.is_fresh() {
         diag.say(&resumed.describe());
@@ -672,11 +669,6 @@ fn start_recorder(
     .map_err(run_err)
 }
 
-/// The first part of the names of segment `id`'s WARC files.
-fn warc_prefix(id: &str) -> String {
-    format!("crawl-{id}")
-}
-
 /// The scope/trap filter and `seen.bloom` that redirect targets followed
 /// in the run must pass (nothing when redirects are not followed).
 fn redirect_checks(
@@ -765,14 +757,14 @@ fn send_leftover(
 /// Takes the lock of `fetched/ID/` for this process: a second fetcher on
 /// the same segment would repair (cut) the files the first is writing.
 /// The lock goes with the process, however it ends.
-fn lock_output(out: &Path, id: &str) -> Result<common::lock::FileLock, FetchError> {
-    let path = out.join(common::crawldir::FETCH_LOCK_FILE);
+fn lock_output(crawl: &CrawlDir, id: &str) -> Result<common::lock::FileLock, FetchError> {
+    let path = crawl.fetch_lock_path(id);
     match common::lock::try_lock(&path) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(FetchError::Run(format!(
             "{}: segment {id} is being fetched by another fetcher process; \
              let it finish (or stop it) before running this one",
-            out.display()
+            crawl.fetched_dir(id).display()
         ))),
         Err(e) => Err(run_err(format!("{}: cannot lock: {e}", path.display()))),
     }

@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
-use common::warc::{Exchange, WarcWriter, WarcWriterConfig};
+use common::warc::{Exchange, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig};
 
 use crate::http::Response;
 
@@ -202,8 +202,8 @@ fn run(
             Msg::Fetched(f) => {
                 let r = &f.response;
                 let extra = [
-                    ("X-Crawl-Hops", f.hops.to_string()),
-                    ("X-Crawl-Via", f.via.as_str().to_string()),
+                    (HOPS_FIELD, f.hops.to_string()),
+                    (VIA_FIELD, f.via.as_str().to_string()),
                 ];
                 let ex = Exchange {
                     target_uri: &f.url,
