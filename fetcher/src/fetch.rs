@@ -2,8 +2,9 @@
 //! choosing the segment to writing `DONE`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -26,12 +27,12 @@ use crate::http::{Client, ClientConfig};
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Msg, Recorder, error_line};
+use crate::recorder::{Msg, Recorder, RecorderTotals, error_line};
 use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
-use crate::supervise::{Stop, install_signals, supervise};
+use crate::supervise::{Stop, Supervised, install_signals, supervise};
 use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
 
@@ -86,40 +87,82 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     result
 }
 
-/// Fetches segment `id`, telling `diag` what happens.
+/// One run over segment `id`, once its output directory is locked.
+struct Run<'a> {
+    s: &'a Settings,
+    crawl: &'a CrawlDir,
+    id: &'a str,
+    /// `fetched/ID/`.
+    out: PathBuf,
+    diag: &'a Diag,
+    started_at: SystemTime,
+    started: Instant,
+    /// What an error message adds: how to resume.
+    resume_hint: String,
+}
+
+/// Fetches segment `id`, telling `diag` what happens: loads it, fills the
+/// frontier, runs the workers, and writes the leftover, `stats.json` and
+/// `DONE`.
 fn fetch_segment(
     s: &Settings,
     crawl: &CrawlDir,
     id: &str,
     diag: &Diag,
 ) -> Result<Ended, FetchError> {
-    let id = id.to_string();
-    let out = crawl.fetched_dir(&id);
+    let out = crawl.fetched_dir(id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
-    let _lock = lock_output(crawl, &id)?;
+    let _lock = lock_output(crawl, id)?;
     // Signals, from the start (a signal while the segment loads is a stop
     // request like any other): the first asks for a clean stop, the second
     // exits at once.
     let signals = Arc::new(AtomicU32::new(0));
     install_signals(signals.clone()).map_err(run_err)?;
     remove_temp_files(&out);
-    let work_path = crawl.work_path(&id);
-    let _work_file = RemoveOnDrop(work_path.clone());
-    let started_at = SystemTime::now();
-    let started = Instant::now();
+    let _work_file = RemoveOnDrop(crawl.work_path(id));
+    let run = Run {
+        s,
+        crawl,
+        id,
+        out,
+        diag,
+        started_at: SystemTime::now(),
+        started: Instant::now(),
+        resume_hint: format!(
+            "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
+            crawl.root().display()
+        ),
+    };
     diag.say(&format!(
         "fetching segment {id} into {} as {}",
-        out.display(),
+        run.out.display(),
         s.user_agent()
     ));
-    let resume_hint = format!(
-        "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
-        crawl.root().display()
-    );
+    let mut segment = load(&run)?;
+    let queued = queue(&run, &mut segment)?;
+    let ran = run_workers(&run, segment, queued, &signals)?;
+    finish(&run, ran)
+}
 
-    // What an interrupted earlier run already did.
-    let crawl_log = crawl.crawl_log_path(&id);
-    let resumed = resume::scan(&out, &warc_prefix(&id), &crawl_log).map_err(run_err)?;
+/// The segment, less what an interrupted earlier run already did, in the
+/// work file.
+struct Segment {
+    loaded: feed::Loaded,
+    resumed: resume::Resumed,
+    /// URLs an earlier run attempted.
+    already_done: u64,
+    /// Its failed attempts, to retry, by queue key.
+    retries: Vec<(String, Job)>,
+    hosts_map: Option<HostsMap>,
+    key_of: KeyOf,
+}
+
+/// Step 1: what an interrupted earlier run did, and the segment less that
+/// into the work file.
+fn load(run: &Run) -> Result<Segment, FetchError> {
+    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
+    let resumed =
+        resume::scan(&run.out, &warc_prefix(id), &crawl.crawl_log_path(id)).map_err(run_err)?;
     if !resumed.is_fresh() {
         diag.say(&resumed.describe());
     }
@@ -130,13 +173,12 @@ fn fetch_segment(
     };
     let key_of = key_function(s.key, hosts_map.clone());
 
-    // The segment, less what is done, into the work file.
-    let segment_path = crawl.segment_path(&id);
+    let segment_path = crawl.segment_path(id);
     let mut retries: Vec<(String, Job)> = Vec::new();
     let mut already_done = 0u64;
     let loaded = feed::load(
         &segment_path,
-        &work_path,
+        &crawl.work_path(id),
         |r| key_of(&r.host),
         |r| match resumed.done.get(&r.url) {
             None => Admit::Queue,
@@ -161,7 +203,31 @@ fn fetch_segment(
             loaded.malformed
         ));
     }
+    Ok(Segment {
+        loaded,
+        resumed,
+        already_done,
+        retries,
+        hosts_map,
+        key_of,
+    })
+}
 
+/// The frontier filled, with what it was filled from that the run keeps.
+struct Queued {
+    frontier: Arc<Frontier>,
+    /// hosts.db, for the host writer.
+    db: HostDb,
+    /// The state of the segment's hosts, as loaded.
+    host_states: HashMap<String, HostState>,
+    journal: Journal,
+}
+
+/// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
+/// and every key of the segment into the frontier.
+fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
+    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
+    let loaded = &segment.loaded;
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
     let host_states = host_updates::load(
         &db,
@@ -173,10 +239,10 @@ fn fetch_segment(
     )
     .map_err(run_err)?;
     // Requests that runs killed before they could record them in hosts.db.
-    let journaled = contacts::read_all(crawl, &id, s.download_timeout, clock::now_ms())
+    let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
-    let journal = Journal::open(crawl, &id)
-        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
+    let journal = Journal::open(crawl, id)
+        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(id).display())))?;
     let read_only = HostDb::open_read_only(crawl.hosts_db_path()).map_err(run_err)?;
     let held_in_db = match (&read_only, s.key) {
         // A host's own key comes with its hold; other hosts are looked up
@@ -193,7 +259,7 @@ fn fetch_segment(
         read_only,
         journaled,
         held_in_db,
-        (s.key != KeyMode::Host).then_some(&key_of),
+        (s.key != KeyMode::Host).then_some(&segment.key_of),
     ));
     let frontier = Arc::new(Frontier::with_carried(
         s.policy.clone(),
@@ -209,8 +275,8 @@ fn fetch_segment(
         &loaded.keys,
         &host_states,
         &holds,
-        &resumed,
-        retries,
+        &segment.resumed,
+        std::mem::take(&mut segment.retries),
         &s.agent_name,
     );
     if !holds.journaled.is_empty() {
@@ -234,18 +300,62 @@ fn fetch_segment(
          {} hosts wait for their next allowed contact)",
         loaded.urls,
         loaded.keys.len(),
-        already_done,
+        segment.already_done,
         filled.cached_robots,
         filled.waiting
     ));
+    Ok(Queued {
+        frontier,
+        db,
+        host_states,
+        journal,
+    })
+}
 
-    // Output.
-    let recorder = start_recorder(s, &id, &out, &crawl_log, crawl, resumed.next_serial())?;
+/// What the workers left for [`finish`].
+struct Ran {
+    stop: Stop,
+    recorder: Recorder,
+    tx: SyncSender<Msg>,
+    hosts: HostWriter,
+    shared: Arc<Shared>,
+    /// The segment's counts, for `stats.json`.
+    segment: SegmentCounts,
+    /// Time from the start to the first worker.
+    startup: Duration,
+}
+
+/// What `stats.json` tells of the segment.
+struct SegmentCounts {
+    lines: u64,
+    malformed: u64,
+    queues: usize,
+    already_done: u64,
+}
+
+/// Step 3: the writer threads, the client and the workers, watched by
+/// [`supervise`] until the frontier is idle.
+fn run_workers(
+    run: &Run,
+    segment: Segment,
+    queued: Queued,
+    signals: &AtomicU32,
+) -> Result<Ran, FetchError> {
+    let (s, crawl, diag) = (run.s, run.crawl, run.diag);
+    let Segment {
+        loaded,
+        resumed,
+        already_done,
+        hosts_map,
+        key_of,
+        ..
+    } = segment;
+    let recorder = start_recorder(run, resumed.next_serial())?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
     }
-    let hosts = HostWriter::start(db, host_states);
+    let hosts = HostWriter::start(queued.db, queued.host_states);
 
     let client = Client::new(ClientConfig {
         user_agent: s.user_agent(),
@@ -257,15 +367,14 @@ fn fetch_segment(
         idle_connections: loaded.keys.len().clamp(16, 512),
     });
     let (filter, seen) = redirect_checks(s, crawl)?;
-    let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
-        frontier: frontier.clone(),
-        client: client.clone(),
+        frontier: queued.frontier,
+        client,
         work: Arc::new(loaded.work),
-        counters: counters.clone(),
+        counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),
-        journal,
+        journal: queued.journal,
         failure: Mutex::new(None),
         agent_name: s.agent_name.clone(),
         max_body: s.max_body,
@@ -277,7 +386,7 @@ fn fetch_segment(
         key_of,
     });
 
-    let startup = started.elapsed();
+    let startup = run.started.elapsed();
     let mut workers = Vec::with_capacity(s.threads);
     for i in 0..s.threads {
         let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
@@ -289,24 +398,59 @@ fn fetch_segment(
         workers.push(h);
     }
 
-    let min_hosts = if s.min_hosts > loaded.keys.len() {
+    let queues = loaded.keys.len();
+    let min_hosts = if s.min_hosts > queues {
         diag.say(&format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
              would leave it unfetched round after round",
-            s.min_hosts,
-            loaded.keys.len()
+            s.min_hosts, queues
         ));
         0
     } else {
         s.min_hosts
     };
-    let stop = supervise(
-        s, min_hosts, started, &shared, &recorder, &signals, &workers, diag,
-    );
+    let stop = supervise(&Supervised {
+        settings: s,
+        min_hosts,
+        started: run.started,
+        shared: &shared,
+        recorder: &recorder,
+        signals,
+        workers: &workers,
+        diag,
+    });
     for w in workers {
         let _ = w.join();
     }
+    Ok(Ran {
+        stop,
+        recorder,
+        tx,
+        hosts,
+        shared,
+        segment: SegmentCounts {
+            lines: loaded.lines,
+            malformed: loaded.malformed,
+            queues,
+            already_done,
+        },
+        startup,
+    })
+}
 
+/// Step 4: after a failure, keep what is on disk for the next run; else
+/// the leftover, the host state, `stats.json` and `DONE`.
+fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
+    let (crawl, id, diag) = (run.crawl, run.id, run.diag);
+    let Ran {
+        stop,
+        recorder,
+        tx,
+        hosts,
+        shared,
+        segment,
+        startup,
+    } = ran;
     if stop == Stop::Failed {
         // Nothing more can be stored (or read): keep what is on disk for
         // the next run to resume from, and write no leftover and no DONE.
@@ -323,46 +467,66 @@ fn fetch_segment(
             (Ok(_), Some(msg)) => msg,
             (Ok(_), None) => "the run failed".to_string(),
         };
-        return Err(FetchError::Run(format!("{cause}; {resume_hint}")));
+        return Err(FetchError::Run(format!("{cause}; {}", run.resume_hint)));
     }
-    let leftover_urls = write_leftover(&frontier, &shared.work, &tx, diag)?;
+    let leftover_urls = write_leftover(&shared.frontier, &shared.work, &tx, diag)?;
     drop(tx);
     let totals = recorder
         .finish()
-        .map_err(|e| FetchError::Run(format!("{e}; {resume_hint}")))?;
+        .map_err(|e| FetchError::Run(format!("{e}; {}", run.resume_hint)))?;
     match hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(_) => {
             if let Err(e) = shared.journal.remove() {
                 diag.say(&format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
-                    crawl.contacts_path(&id).display()
+                    crawl.contacts_path(id).display()
                 ));
             }
         }
         Err(e) => diag.say(&format!(
             "host state not saved: {e}; {} keeps the hosts contacted, so that the next run \
              waits for them",
-            crawl.contacts_path(&id).display()
+            crawl.contacts_path(id).display()
         )),
     }
+    let errors = shared.counters.errors.load(Ordering::Relaxed);
     drop(shared);
+    write_done(run, stop, &totals, &segment, startup, leftover_urls, errors)?;
+    Ok(if stop == Stop::Signal {
+        Ended::Signal
+    } else {
+        Ended::Complete
+    })
+}
 
-    let seconds = started.elapsed().as_secs_f64();
+/// `stats.json`, then `DONE` (last: the run is complete), and the last line
+/// of the run's log.
+fn write_done(
+    run: &Run,
+    stop: Stop,
+    totals: &RecorderTotals,
+    segment: &SegmentCounts,
+    startup: Duration,
+    leftover_urls: u64,
+    errors: u64,
+) -> Result<(), FetchError> {
+    let (id, diag, out) = (run.id, run.diag, &run.out);
+    let seconds = run.started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
     let stop_reason = stop.reason();
     let st = Stats {
         version: 1,
-        segment: id.clone(),
-        started: common::timefmt::iso_millis(started_at),
+        segment: id.to_string(),
+        started: common::timefmt::iso_millis(run.started_at),
         finished: common::timefmt::iso_millis(SystemTime::now()),
         seconds,
         stop_reason: stop_reason.into(),
-        resumed: already_done > 0,
-        segment_urls: loaded.lines,
-        malformed_lines: loaded.malformed,
-        already_done,
-        queues: loaded.keys.len() as u64,
+        resumed: segment.already_done > 0,
+        segment_urls: segment.lines,
+        malformed_lines: segment.malformed,
+        already_done: segment.already_done,
+        queues: segment.queues as u64,
         attempts: totals.log_lines,
         responses: totals.responses,
         robots_responses: totals.robots_responses,
@@ -392,14 +556,10 @@ fn fetch_segment(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
         crate::progress::human_bytes(totals.payload_bytes),
-        counters.errors.load(Ordering::Relaxed),
+        errors,
         out.display()
     ));
-    Ok(if stop == Stop::Signal {
-        Ended::Signal
-    } else {
-        Ended::Complete
-    })
+    Ok(())
 }
 
 /// The segment to fetch: the one named, or the oldest pending one; `None`
@@ -633,20 +793,14 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(
-    s: &Settings,
-    id: &str,
-    out: &Path,
-    crawl_log: &Path,
-    crawl: &CrawlDir,
-    first_serial: u32,
-) -> Result<Recorder, FetchError> {
+fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, FetchError> {
+    let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into());
     Recorder::start(
         WarcWriterConfig {
-            dir: out.to_path_buf(),
+            dir: run.out.clone(),
             prefix: warc_prefix(id),
             max_file_size: s.warc_max_size,
             first_serial,
@@ -662,8 +816,8 @@ fn start_recorder(
                 ("description".into(), format!("segment {id}")),
             ],
         },
-        crawl_log,
-        &crawl.leftover_path(id),
+        &run.crawl.crawl_log_path(id),
+        &run.crawl.leftover_path(id),
         s.threads,
     )
     .map_err(run_err)
