@@ -442,42 +442,36 @@ fn run_workers(
 /// the leftover, the host state, `stats.json` and `DONE`.
 fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
     let (crawl, id, diag) = (run.crawl, run.id, run.diag);
-    let Ran {
-        stop,
-        recorder,
-        tx,
-        hosts,
-        shared,
-        segment,
-        startup,
-    } = ran;
+    let stop = ran.stop;
     if stop == Stop::Failed {
         // Nothing more can be stored (or read): keep what is on disk for
         // the next run to resume from, and write no leftover and no DONE.
-        drop(tx);
-        let failure = shared
+        drop(ran.tx);
+        let failure = ran
+            .shared
             .failure
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        drop(shared);
-        let _ = hosts.finish();
-        let cause = match (recorder.finish(), failure) {
+        drop(ran.shared);
+        let _ = ran.hosts.finish();
+        let cause = match (ran.recorder.finish(), failure) {
             (Err(e), _) => e.to_string(),
             (Ok(_), Some(msg)) => msg,
             (Ok(_), None) => "the run failed".to_string(),
         };
         return Err(FetchError::Run(format!("{cause}; {}", run.resume_hint)));
     }
-    let leftover_urls = write_leftover(&shared.frontier, &shared.work, &tx, diag)?;
-    drop(tx);
-    let totals = recorder
+    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, diag)?;
+    drop(ran.tx);
+    let totals = ran
+        .recorder
         .finish()
         .map_err(|e| FetchError::Run(format!("{e}; {}", run.resume_hint)))?;
-    match hosts.finish() {
+    match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(_) => {
-            if let Err(e) = shared.journal.remove() {
+            if let Err(e) = ran.shared.journal.remove() {
                 diag.say(&format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
                     crawl.contacts_path(id).display()
@@ -490,9 +484,17 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
             crawl.contacts_path(id).display()
         )),
     }
-    let errors = shared.counters.errors.load(Ordering::Relaxed);
-    drop(shared);
-    write_done(run, stop, &totals, &segment, startup, leftover_urls, errors)?;
+    let errors = ran.shared.counters.errors.load(Ordering::Relaxed);
+    drop(ran.shared);
+    write_done(
+        run,
+        stop,
+        &totals,
+        &ran.segment,
+        ran.startup,
+        leftover_urls,
+        errors,
+    )?;
     Ok(if stop == Stop::Signal {
         Ended::Signal
     } else {
