@@ -8,7 +8,9 @@
 //! CRAWL/consumed.txt               fetched runs already turned into segments
 //! CRAWL/backlog.v2.tsv.zst         URLs over a cap, waiting for a later segment
 //! CRAWL/segments/ID.v2.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
-//! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete)
+//! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete):
+//!   crawl-ID-*.warc.gz, crawl.log, leftover.v2.tsv.zst, stats.json, DONE; while a
+//!   fetcher works on it, .lock and .work.tsv
 //! CRAWL/logs/                      one log per program run
 //! CRAWL/contacts/ID.tsv            requests of fetcher run ID as they start (until it ends cleanly)
 //! ```
@@ -31,6 +33,17 @@ pub const STATS_FILE: &str = "stats.json";
 pub const FETCH_LOCK_FILE: &str = ".lock";
 /// Base name of the leftover segment inside `fetched/ID/` (segment format).
 pub const LEFTOVER_NAME: &str = "leftover";
+/// The fetcher's work file inside `fetched/ID/`: the segment decompressed,
+/// removed when the run ends.
+pub const WORK_FILE: &str = ".work.tsv";
+/// First part of the names of the fetcher's WARC files inside `fetched/ID/`
+/// (`crawl-ID-TIMESTAMP-SERIAL-HOST.warc.gz`, see [`warc_prefix`]).
+pub const WARC_PREFIX: &str = "crawl";
+
+/// `crawl-ID`: the prefix of the names of run ID's WARC files.
+pub fn warc_prefix(id: &str) -> String {
+    format!("{WARC_PREFIX}-{id}")
+}
 
 /// A crawl directory. Cheap to clone; only holds the root path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +150,14 @@ impl CrawlDir {
     /// `fetched/ID/.lock`: held by the fetcher working on run ID.
     pub fn fetch_lock_path(&self, id: &str) -> PathBuf {
         self.fetched_dir(id).join(FETCH_LOCK_FILE)
+    }
+    /// `fetched/ID/.work.tsv`: the work file of the fetcher working on run ID.
+    pub fn work_path(&self, id: &str) -> PathBuf {
+        self.fetched_dir(id).join(WORK_FILE)
+    }
+    /// `fetched/ID/crawl.log`.
+    pub fn crawl_log_path(&self, id: &str) -> PathBuf {
+        self.fetched_dir(id).join(CRAWL_LOG_FILE)
     }
     /// True when `fetched/ID/DONE` exists: the run is complete.
     pub fn is_fetched(&self, id: &str) -> bool {

@@ -45,7 +45,7 @@
 //! ```
 //!
 //! - [`urlnorm`]: the one canonical form of a URL (dedup key and fetched URL),
-//!   queue keys and registrable domains.
+//!   hosts and registrable domains.
 //! - [`filter`]: scope, length and crawler-trap rules applied to candidate URLs.
 //! - [`segment`]: zstd-compressed, tab-separated lists of URLs to fetch.
 //! - [`warc`]: WARC 1.1 writer and reader, one gzip member per record.

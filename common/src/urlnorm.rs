@@ -467,16 +467,6 @@ fn rewrite(url: &Url) -> String {
     out
 }
 
-/// What URLs are grouped by for politeness.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum KeyMode {
-    /// The host name (default).
-    #[default]
-    Host,
-    /// The registrable domain (`www.example.co.uk` → `example.co.uk`).
-    Domain,
-}
-
 /// The host of a canonical URL (lower case, punycode, no port): the first
 /// field of a segment line.
 pub fn host_of(url: &Url) -> &str {
@@ -503,14 +493,6 @@ pub fn registrable_domain(host: &str) -> &str {
     match psl::domain(name.as_bytes()) {
         Some(d) => &name[name.len() - d.as_bytes().len()..],
         None => name,
-    }
-}
-
-/// The queue key of a canonical URL for `mode`.
-pub fn queue_key(url: &Url, mode: KeyMode) -> &str {
-    match mode {
-        KeyMode::Host => host_of(url),
-        KeyMode::Domain => registrable_domain(host_of(url)),
     }
 }
 
@@ -1012,14 +994,5 @@ mod tests {
         for (host, want) in cases {
             assert_eq!(registrable_domain(host), want, "{host}");
         }
-    }
-
-    #[test]
-    fn queue_keys() {
-        let url = canonicalize("http://WWW.Example.co.uk:8080/x").unwrap();
-        assert_eq!(queue_key(&url, KeyMode::Host), "www.example.co.uk");
-        assert_eq!(queue_key(&url, KeyMode::Domain), "example.co.uk");
-        let ip = canonicalize("http://127.0.0.2:8000/").unwrap();
-        assert_eq!(queue_key(&ip, KeyMode::Domain), "127.0.0.2");
     }
 }

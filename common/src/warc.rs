@@ -39,6 +39,13 @@ pub use writer::{
 #[cfg(test)]
 mod tests;
 
+/// Extension field of the fetcher's response records: how it came to the
+/// URL (a [`crate::segment::Via`] word; `robots` for robots.txt fetches,
+/// which the segmenter skips).
+pub const VIA_FIELD: &str = "X-Crawl-Via";
+/// Extension field of the fetcher's response records: hops from a seed.
+pub const HOPS_FIELD: &str = "X-Crawl-Hops";
+
 /// Default size at which a new file is started.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
 

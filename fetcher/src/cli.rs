@@ -84,18 +84,6 @@ pub struct InspectArgs {
     pub json: bool,
 }
 
-/// How URLs are grouped into politeness queues.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyArg {
-    /// One queue per host name.
-    Host,
-    /// One queue per registrable domain (www.example.co.uk → example.co.uk).
-    Domain,
-    /// One queue per IP address (names are resolved when the segment is loaded).
-    Ip,
-}
-
 /// `fetcher fetch`. Every option can also be set in the `[fetcher]` section
 /// of CRAWL/crawl.toml (`--min-delay` ↔ `min_delay`); flags override the file.
 #[derive(Debug, Args)]
@@ -184,7 +172,7 @@ pub struct FetchArgs {
     pub follow_redirects: Option<u32>,
     /// Politeness queue key [default: host].
     #[arg(long, value_enum)]
-    pub key: Option<KeyArg>,
+    pub key: Option<crate::queue_key::KeyMode>,
     /// Permit loopback, private, link-local and unspecified addresses.
     #[arg(long)]
     pub allow_private: bool,

@@ -61,7 +61,7 @@ impl Journal {
     pub fn record(&self, host: &str, delay: Duration) -> io::Result<()> {
         let line = format!(
             "{host}\t{}\t{}\n",
-            crate::hoststore::now_ms(),
+            crate::clock::now_ms(),
             delay.as_millis()
         );
         (&self.file).write_all(line.as_bytes())
@@ -274,7 +274,7 @@ mod tests {
             .unwrap();
         let j = Journal::open(&c, "00007").unwrap();
         j.record("a.test", Duration::from_millis(300)).unwrap();
-        let now = crate::hoststore::now_ms();
+        let now = crate::clock::now_ms();
         let got = read_all(&c, "00008", Duration::from_secs(10), now).unwrap();
         let next = got["a.test"].next_ms(0);
         assert!(

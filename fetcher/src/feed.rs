@@ -34,9 +34,6 @@ pub enum FeedError {
     },
 }
 
-/// The queue key of a host name (host, registrable domain or address).
-pub type KeyOf = std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>;
-
 /// What to do with a segment line while loading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admit {

@@ -2,33 +2,38 @@
 //! choosing the segment to writing `DONE`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::bloom::BloomFilter;
-use common::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE, STATS_FILE};
+use common::crawldir::{CrawlDir, DONE_FILE, STATS_FILE, WORK_FILE, warc_prefix};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::{HostDb, HostState};
 use common::politeness::{Policy, Timing};
-use common::segment::{SegmentRecord, Via};
+use common::segment::SegmentRecord;
 use common::warc::WarcWriterConfig;
 
+use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
 use crate::diag::Diag;
-use crate::feed::{self, Admit, KeyOf, KeyRanges};
+use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
-use crate::hoststore::{self, HostStore, instant_of, unix_ms};
-use crate::http::{Client, ClientConfig, HostsMap};
+use crate::host_updates::{self, HostWriter};
+use crate::http::{Client, ClientConfig};
+use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
+use crate::queue_key::{KeyMode, KeyOf, key_function};
+use crate::recorder::{Msg, Recorder, RecorderTotals, error_line};
 use crate::resume;
-use crate::robots::{Robots, RobotsOutcome};
-use crate::settings::{KeyMode, Settings};
+use crate::robots_cache;
+use crate::settings::Settings;
 use crate::stats::{self, Stats};
-use crate::store::{Msg, Store, error_line, is_retryable};
-use crate::supervise::{Stop, install_signals, supervise};
+use crate::supervise::{Stop, Supervised, install_signals, supervise};
+use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
 
 /// How a run ended, for the exit code.
@@ -57,9 +62,6 @@ fn run_err(e: impl std::fmt::Display) -> FetchError {
     FetchError::Run(e.to_string())
 }
 
-/// Name of the work file in `fetched/ID/` (see [`crate::feed`]).
-const WORK_FILE: &str = ".work.tsv";
-
 /// Removes the work file however the run ends.
 struct RemoveOnDrop(std::path::PathBuf);
 
@@ -85,40 +87,82 @@ pub fn run(s: Settings) -> Result<Ended, FetchError> {
     result
 }
 
-/// Fetches segment `id`, telling `diag` what happens.
+/// One run over segment `id`, once its output directory is locked.
+struct Run<'a> {
+    s: &'a Settings,
+    crawl: &'a CrawlDir,
+    id: &'a str,
+    /// `fetched/ID/`.
+    out: PathBuf,
+    diag: &'a Diag,
+    started_at: SystemTime,
+    started: Instant,
+    /// What an error message adds: how to resume.
+    resume_hint: String,
+}
+
+/// Fetches segment `id`, telling `diag` what happens: loads it, fills the
+/// frontier, runs the workers, and writes the leftover, `stats.json` and
+/// `DONE`.
 fn fetch_segment(
     s: &Settings,
     crawl: &CrawlDir,
     id: &str,
     diag: &Diag,
 ) -> Result<Ended, FetchError> {
-    let id = id.to_string();
-    let out = crawl.fetched_dir(&id);
+    let out = crawl.fetched_dir(id);
     std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
-    let _lock = lock_output(&out, &id)?;
+    let _lock = lock_output(crawl, id)?;
     // Signals, from the start (a signal while the segment loads is a stop
     // request like any other): the first asks for a clean stop, the second
     // exits at once.
     let signals = Arc::new(AtomicU32::new(0));
     install_signals(signals.clone()).map_err(run_err)?;
     remove_temp_files(&out);
-    let work_path = out.join(WORK_FILE);
-    let _work_file = RemoveOnDrop(work_path.clone());
-    let started_at = SystemTime::now();
-    let started = Instant::now();
+    let _work_file = RemoveOnDrop(crawl.work_path(id));
+    let run = Run {
+        s,
+        crawl,
+        id,
+        out,
+        diag,
+        started_at: SystemTime::now(),
+        started: Instant::now(),
+        resume_hint: format!(
+            "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
+            crawl.root().display()
+        ),
+    };
     diag.say(&format!(
         "fetching segment {id} into {} as {}",
-        out.display(),
+        run.out.display(),
         s.user_agent()
     ));
-    let resume_hint = format!(
-        "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
-        crawl.root().display()
-    );
+    let mut segment = load(&run)?;
+    let queued = queue(&run, &mut segment)?;
+    let ran = run_workers(&run, segment, queued, &signals)?;
+    finish(&run, ran)
+}
 
-    // What an interrupted earlier run already did.
-    let crawl_log = out.join(CRAWL_LOG_FILE);
-    let resumed = resume::scan(&out, &warc_prefix(&id), &crawl_log).map_err(run_err)?;
+/// The segment, less what an interrupted earlier run already did, in the
+/// work file.
+struct Segment {
+    loaded: feed::Loaded,
+    resumed: resume::Resumed,
+    /// URLs an earlier run attempted.
+    already_done: u64,
+    /// Its failed attempts, to retry, by queue key.
+    retries: Vec<(String, Job)>,
+    hosts_map: Option<HostsMap>,
+    key_of: KeyOf,
+}
+
+/// Step 1: what an interrupted earlier run did, and the segment less that
+/// into the work file.
+fn load(run: &Run) -> Result<Segment, FetchError> {
+    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
+    let resumed =
+        resume::scan(&run.out, &warc_prefix(id), &crawl.crawl_log_path(id)).map_err(run_err)?;
     if !resumed.is_fresh() {
         diag.say(&resumed.describe());
     }
@@ -129,13 +173,12 @@ fn fetch_segment(
     };
     let key_of = key_function(s.key, hosts_map.clone());
 
-    // The segment, less what is done, into the work file.
-    let segment_path = crawl.segment_path(&id);
+    let segment_path = crawl.segment_path(id);
     let mut retries: Vec<(String, Job)> = Vec::new();
     let mut already_done = 0u64;
     let loaded = feed::load(
         &segment_path,
-        &work_path,
+        &crawl.work_path(id),
         |r| key_of(&r.host),
         |r| match resumed.done.get(&r.url) {
             None => Admit::Queue,
@@ -160,9 +203,33 @@ fn fetch_segment(
             loaded.malformed
         ));
     }
+    Ok(Segment {
+        loaded,
+        resumed,
+        already_done,
+        retries,
+        hosts_map,
+        key_of,
+    })
+}
 
+/// The frontier filled, with what it was filled from that the run keeps.
+struct Queued {
+    frontier: Arc<Frontier>,
+    /// hosts.db, for the host writer.
+    db: HostDb,
+    /// The state of the segment's hosts, as loaded.
+    host_states: HashMap<String, HostState>,
+    journal: Journal,
+}
+
+/// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
+/// and every key of the segment into the frontier.
+fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
+    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
+    let loaded = &segment.loaded;
     let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
-    let host_states = hoststore::load(
+    let host_states = host_updates::load(
         &db,
         loaded
             .keys
@@ -172,17 +239,17 @@ fn fetch_segment(
     )
     .map_err(run_err)?;
     // Requests that runs killed before they could record them in hosts.db.
-    let journaled = contacts::read_all(crawl, &id, s.download_timeout, hoststore::now_ms())
+    let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
         .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
-    let journal = Journal::open(crawl, &id)
-        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(&id).display())))?;
+    let journal = Journal::open(crawl, id)
+        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(id).display())))?;
     let read_only = HostDb::open_read_only(crawl.hosts_db_path()).map_err(run_err)?;
     let held_in_db = match (&read_only, s.key) {
         // A host's own key comes with its hold; other hosts are looked up
         // when met.
         (_, KeyMode::Host) | (None, _) => HashMap::new(),
         (Some(db), _) => db
-            .held_after(hoststore::now_ms())
+            .held_after(clock::now_ms())
             .map_err(run_err)?
             .into_iter()
             .collect(),
@@ -192,7 +259,7 @@ fn fetch_segment(
         read_only,
         journaled,
         held_in_db,
-        (s.key != KeyMode::Host).then_some(&key_of),
+        (s.key != KeyMode::Host).then_some(&segment.key_of),
     ));
     let frontier = Arc::new(Frontier::with_carried(
         s.policy.clone(),
@@ -208,8 +275,8 @@ fn fetch_segment(
         &loaded.keys,
         &host_states,
         &holds,
-        &resumed,
-        retries,
+        &segment.resumed,
+        std::mem::take(&mut segment.retries),
         &s.agent_name,
     );
     if !holds.journaled.is_empty() {
@@ -233,18 +300,62 @@ fn fetch_segment(
          {} hosts wait for their next allowed contact)",
         loaded.urls,
         loaded.keys.len(),
-        already_done,
+        segment.already_done,
         filled.cached_robots,
         filled.waiting
     ));
+    Ok(Queued {
+        frontier,
+        db,
+        host_states,
+        journal,
+    })
+}
 
-    // Output.
-    let store = start_store(s, &id, &out, &crawl_log, crawl, resumed.next_serial())?;
-    let tx = store.sender();
+/// What the workers left for [`finish`].
+struct Ran {
+    stop: Stop,
+    recorder: Recorder,
+    tx: SyncSender<Msg>,
+    hosts: HostWriter,
+    shared: Arc<Shared>,
+    /// The segment's counts, for `stats.json`.
+    segment: SegmentCounts,
+    /// Time from the start to the first worker.
+    startup: Duration,
+}
+
+/// What `stats.json` tells of the segment.
+struct SegmentCounts {
+    lines: u64,
+    malformed: u64,
+    queues: usize,
+    already_done: u64,
+}
+
+/// Step 3: the writer threads, the client and the workers, watched by
+/// [`supervise`] until the frontier is idle.
+fn run_workers(
+    run: &Run,
+    segment: Segment,
+    queued: Queued,
+    signals: &AtomicU32,
+) -> Result<Ran, FetchError> {
+    let (s, crawl, diag) = (run.s, run.crawl, run.diag);
+    let Segment {
+        loaded,
+        resumed,
+        already_done,
+        hosts_map,
+        key_of,
+        ..
+    } = segment;
+    let recorder = start_recorder(run, resumed.next_serial())?;
+    let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
     }
-    let hosts = HostStore::start(db, host_states);
+    let hosts = HostWriter::start(queued.db, queued.host_states);
 
     let client = Client::new(ClientConfig {
         user_agent: s.user_agent(),
@@ -256,15 +367,14 @@ fn fetch_segment(
         idle_connections: loaded.keys.len().clamp(16, 512),
     });
     let (filter, seen) = redirect_checks(s, crawl)?;
-    let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
-        frontier: frontier.clone(),
-        client: client.clone(),
+        frontier: queued.frontier,
+        client,
         work: Arc::new(loaded.work),
-        counters: counters.clone(),
+        counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),
-        journal,
+        journal: queued.journal,
         failure: Mutex::new(None),
         agent_name: s.agent_name.clone(),
         max_body: s.max_body,
@@ -276,7 +386,7 @@ fn fetch_segment(
         key_of,
     });
 
-    let startup = started.elapsed();
+    let startup = run.started.elapsed();
     let mut workers = Vec::with_capacity(s.threads);
     for i in 0..s.threads {
         let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
@@ -288,80 +398,137 @@ fn fetch_segment(
         workers.push(h);
     }
 
-    let min_hosts = if s.min_hosts > loaded.keys.len() {
+    let queues = loaded.keys.len();
+    let min_hosts = if s.min_hosts > queues {
         diag.say(&format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
              would leave it unfetched round after round",
-            s.min_hosts,
-            loaded.keys.len()
+            s.min_hosts, queues
         ));
         0
     } else {
         s.min_hosts
     };
-    let stop = supervise(
-        s, min_hosts, started, &shared, &store, &signals, &workers, diag,
-    );
+    let stop = supervise(&Supervised {
+        settings: s,
+        min_hosts,
+        started: run.started,
+        shared: &shared,
+        recorder: &recorder,
+        signals,
+        workers: &workers,
+        diag,
+    });
     for w in workers {
         let _ = w.join();
     }
+    Ok(Ran {
+        stop,
+        recorder,
+        tx,
+        hosts,
+        shared,
+        segment: SegmentCounts {
+            lines: loaded.lines,
+            malformed: loaded.malformed,
+            queues,
+            already_done,
+        },
+        startup,
+    })
+}
 
+/// Step 4: after a failure, keep what is on disk for the next run; else
+/// the leftover, the host state, `stats.json` and `DONE`.
+fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
+    let (crawl, id, diag) = (run.crawl, run.id, run.diag);
+    let stop = ran.stop;
     if stop == Stop::Failed {
         // Nothing more can be stored (or read): keep what is on disk for
         // the next run to resume from, and write no leftover and no DONE.
-        drop(tx);
-        let failure = shared
+        drop(ran.tx);
+        let failure = ran
+            .shared
             .failure
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        drop(shared);
-        let _ = hosts.finish();
-        let cause = match (store.finish(), failure) {
+        drop(ran.shared);
+        let _ = ran.hosts.finish();
+        let cause = match (ran.recorder.finish(), failure) {
             (Err(e), _) => e.to_string(),
             (Ok(_), Some(msg)) => msg,
             (Ok(_), None) => "the run failed".to_string(),
         };
-        return Err(FetchError::Run(format!("{cause}; {resume_hint}")));
+        return Err(FetchError::Run(format!("{cause}; {}", run.resume_hint)));
     }
-    let leftover_urls = write_leftover(&frontier, &shared.work, &tx, diag)?;
-    drop(tx);
-    let totals = store
+    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, diag)?;
+    drop(ran.tx);
+    let totals = ran
+        .recorder
         .finish()
-        .map_err(|e| FetchError::Run(format!("{e}; {resume_hint}")))?;
-    match hosts.finish() {
+        .map_err(|e| FetchError::Run(format!("{e}; {}", run.resume_hint)))?;
+    match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(_) => {
-            if let Err(e) = shared.journal.remove() {
+            if let Err(e) = ran.shared.journal.remove() {
                 diag.say(&format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
-                    crawl.contacts_path(&id).display()
+                    crawl.contacts_path(id).display()
                 ));
             }
         }
         Err(e) => diag.say(&format!(
             "host state not saved: {e}; {} keeps the hosts contacted, so that the next run \
              waits for them",
-            crawl.contacts_path(&id).display()
+            crawl.contacts_path(id).display()
         )),
     }
-    drop(shared);
+    let errors = ran.shared.counters.errors.load(Ordering::Relaxed);
+    drop(ran.shared);
+    write_done(
+        run,
+        stop,
+        &totals,
+        &ran.segment,
+        ran.startup,
+        leftover_urls,
+        errors,
+    )?;
+    Ok(if stop == Stop::Signal {
+        Ended::Signal
+    } else {
+        Ended::Complete
+    })
+}
 
-    let seconds = started.elapsed().as_secs_f64();
+/// `stats.json`, then `DONE` (last: the run is complete), and the last line
+/// of the run's log.
+fn write_done(
+    run: &Run,
+    stop: Stop,
+    totals: &RecorderTotals,
+    segment: &SegmentCounts,
+    startup: Duration,
+    leftover_urls: u64,
+    errors: u64,
+) -> Result<(), FetchError> {
+    let (id, diag, out) = (run.id, run.diag, &run.out);
+    let seconds = run.started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
     let stop_reason = stop.reason();
     let st = Stats {
         version: 1,
-        segment: id.clone(),
-        started: common::timefmt::iso_millis(started_at),
+        segment: id.to_string(),
+        started: common::timefmt::iso_millis(run.started_at),
         finished: common::timefmt::iso_millis(SystemTime::now()),
         seconds,
         stop_reason: stop_reason.into(),
-        resumed: already_done > 0,
-        segment_urls: loaded.lines,
-        malformed_lines: loaded.malformed,
-        already_done,
-        queues: loaded.keys.len() as u64,
+        resumed: segment.already_done > 0,
+        segment_urls: segment.lines,
+        malformed_lines: segment.malformed,
+        already_done: segment.already_done,
+        queues: segment.queues as u64,
         attempts: totals.log_lines,
         responses: totals.responses,
         robots_responses: totals.robots_responses,
@@ -391,14 +558,10 @@ fn fetch_segment(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
         crate::progress::human_bytes(totals.payload_bytes),
-        counters.errors.load(Ordering::Relaxed),
+        errors,
         out.display()
     ));
-    Ok(if stop == Stop::Signal {
-        Ended::Signal
-    } else {
-        Ended::Complete
-    })
+    Ok(())
 }
 
 /// The segment to fetch: the one named, or the oldest pending one; `None`
@@ -430,29 +593,6 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         return Ok(None);
     }
     Ok(Some(id.to_string()))
-}
-
-/// The queue key of a host name under `mode`. Addresses for `--key ip` are
-/// resolved once per name and cached; the lookup runs outside the cache's
-/// lock, so one slow name holds up no other thread.
-fn key_function(mode: KeyMode, hosts_map: Option<HostsMap>) -> KeyOf {
-    let cache: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
-    Arc::new(move |host: &str| match mode {
-        KeyMode::Host => host.to_string(),
-        KeyMode::Domain => common::urlnorm::registrable_domain(host).to_string(),
-        KeyMode::Ip => {
-            if let Some(key) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(host) {
-                return key.clone();
-            }
-            let key = crate::http::resolve_for_key(host, hosts_map.as_ref())
-                .map_or_else(|| host.to_string(), |ip| ip.to_string());
-            cache
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(host.to_string(), key.clone());
-            key
-        }
-    })
 }
 
 /// What [`fill_frontier`] found.
@@ -534,7 +674,7 @@ impl Holds {
     /// `key`: the host's own, and the other hosts' of the key when the key
     /// is new to the run.
     fn of_host_met(&self, key: &str, host: &str, new_key: bool) -> Option<std::time::Instant> {
-        let now_ms = hoststore::now_ms();
+        let now_ms = clock::now_ms();
         let stored = self
             .db
             .lock()
@@ -592,7 +732,7 @@ fn fill_frontier(
     retries: Vec<(String, Job)>,
     agent_name: &str,
 ) -> Filled {
-    let now_ms = hoststore::now_ms();
+    let now_ms = clock::now_ms();
     let mut filled = Filled {
         cached_robots: 0,
         waiting: 0,
@@ -603,19 +743,12 @@ fn fill_frontier(
         let times = state
             .map(|s| s.response_times_ms.clone())
             .unwrap_or_default();
-        let robots = resumed
-            .robots
-            .get(&k.first_host)
-            .map(|(st, body)| (*st, body.as_slice()))
-            .or_else(|| {
-                state
-                    .and_then(|s| s.robots.as_ref())
-                    .filter(|r| r.reusable(now_ms))
-                    .map(|r| (r.status, r.body.as_slice()))
-            });
-        let rules = robots.and_then(|(status, body)| {
-            Robots::after_fetch(RobotsOutcome::from_stored_status(status), body, agent_name)
-        });
+        let rules = robots_cache::kept_rules(
+            resumed.robots.get(&k.first_host),
+            state.and_then(|s| s.robots.as_ref()),
+            now_ms,
+            agent_name,
+        );
         // The key's delay as known now, its Crawl-delay included.
         let mut timing = Timing::with_history(&times);
         if let Some(cd) = rules.as_ref().and_then(|r| r.crawl_delay()) {
@@ -662,20 +795,14 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_store(
-    s: &Settings,
-    id: &str,
-    out: &Path,
-    crawl_log: &Path,
-    crawl: &CrawlDir,
-    first_serial: u32,
-) -> Result<Store, FetchError> {
+fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, FetchError> {
+    let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into());
-    Store::start(
+    Recorder::start(
         WarcWriterConfig {
-            dir: out.to_path_buf(),
+            dir: run.out.clone(),
             prefix: warc_prefix(id),
             max_file_size: s.warc_max_size,
             first_serial,
@@ -691,16 +818,11 @@ fn start_store(
                 ("description".into(), format!("segment {id}")),
             ],
         },
-        crawl_log,
-        &crawl.leftover_path(id),
+        &run.crawl.crawl_log_path(id),
+        &run.crawl.leftover_path(id),
         s.threads,
     )
     .map_err(run_err)
-}
-
-/// The first part of the names of segment `id`'s WARC files.
-fn warc_prefix(id: &str) -> String {
-    format!("crawl-{id}")
 }
 
 /// The scope/trap filter and `seen.bloom` that redirect targets followed
@@ -723,18 +845,6 @@ fn redirect_checks(
         scope,
     };
     Ok((Some(filter), seen))
-}
-
-/// How a URL of a given-up host goes to leftover: as a `retry` with one
-/// more try, whatever the reason (robots.txt unavailable, Crawl-delay above
-/// the cap, host dropped after failures), so that a host that stays that
-/// way runs out of tries (`segmenter --max-tries`) instead of coming back
-/// every round. URLs merely not reached (a stop) stay `leftover` untouched.
-pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
-    match code {
-        None => (Via::Leftover, tries),
-        Some(_) => (Via::Retry, tries + 1),
-    }
 }
 
 /// The leftover file: per key, in segment order, its retries, then what was
@@ -782,12 +892,7 @@ fn send_leftover(
     not_before: Option<i64>,
 ) {
     if let Some(code) = abandoned {
-        let note = match code {
-            ErrorCode::CrawlDelay => "robots.txt Crawl-delay above --max-crawl-delay; host skipped",
-            ErrorCode::HostDropped => "host dropped after consecutive failures",
-            ErrorCode::RobotsUnavailable => "robots.txt unavailable; retry in a later run",
-            _ => "",
-        };
+        let note = outcome::given_up_note(code);
         let line = error_line(
             &job.rec.url,
             job.rec.via,
@@ -798,7 +903,7 @@ fn send_leftover(
         );
         let _ = tx.send(Msg::Log(line));
     }
-    let (via, tries) = leftover_via(abandoned, job.rec.tries);
+    let (via, tries) = outcome::leftover_via(abandoned, job.rec.tries);
     let _ = tx.send(Msg::Leftover(SegmentRecord {
         not_before,
         ..job.to_record(via, tries)
@@ -808,14 +913,14 @@ fn send_leftover(
 /// Takes the lock of `fetched/ID/` for this process: a second fetcher on
 /// the same segment would repair (cut) the files the first is writing.
 /// The lock goes with the process, however it ends.
-fn lock_output(out: &Path, id: &str) -> Result<common::lock::FileLock, FetchError> {
-    let path = out.join(common::crawldir::FETCH_LOCK_FILE);
+fn lock_output(crawl: &CrawlDir, id: &str) -> Result<common::lock::FileLock, FetchError> {
+    let path = crawl.fetch_lock_path(id);
     match common::lock::try_lock(&path) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(FetchError::Run(format!(
             "{}: segment {id} is being fetched by another fetcher process; \
              let it finish (or stop it) before running this one",
-            out.display()
+            crawl.fetched_dir(id).display()
         ))),
         Err(e) => Err(run_err(format!("{}: cannot lock: {e}", path.display()))),
     }

@@ -5,28 +5,33 @@
 //! summarizes a segment file. The work is done
 //! by [`frontier`] (queues and the penalty box), [`feed`] (reading the
 //! segment with bounded memory), [`round_end`] (when a round's tail ends
-//! it), [`robots`] (RFC 9309), [`http`], [`worker`], [`store`] (the writer
-//! thread), [`resume`], [`hoststore`] and [`contacts`] (the penalty box
+//! it), [`robots`] (RFC 9309), [`http`], [`worker`], [`recorder`] (the writer
+//! thread), [`resume`], [`host_updates`] and [`contacts`] (the penalty box
 //! across runs), [`progress`] and [`stats`]. The delay formula is
 //! [`common::politeness`].
 
 mod cli;
+mod clock;
 mod contacts;
 mod diag;
 mod feed;
 mod fetch;
 mod frontier;
-mod hoststore;
+mod host_updates;
 mod http;
 mod inspect;
+mod outcome;
 mod progress;
+mod queue_key;
+mod recorder;
 mod resume;
 mod robots;
+mod robots_cache;
 mod round_end;
 mod settings;
 mod stats;
-mod store;
 mod supervise;
+mod transport;
 mod worker;
 
 use std::process::ExitCode;

@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use common::crawllog::{LogLine, Status, parse_line};
 use common::http::parse_response_head;
 use common::segment::Via;
-use common::warc::{WarcError, WarcReader, WarcRecord, list_files, recover};
+use common::warc::{HOPS_FIELD, VIA_FIELD, WarcError, WarcReader, WarcRecord, list_files, recover};
 
 /// What an earlier run of the same segment did.
 #[derive(Debug, Default)]
@@ -167,11 +167,11 @@ fn scan_log(path: &Path, r: &mut Resumed) -> Result<(), ResumeError> {
 fn note_response(rec: &WarcRecord, r: &mut Resumed) {
     let Some(url) = rec.target_uri() else { return };
     let via = rec
-        .header("X-Crawl-Via")
+        .header(VIA_FIELD)
         .and_then(Via::parse)
         .unwrap_or(Via::Link);
     let hops = rec
-        .header("X-Crawl-Hops")
+        .header(HOPS_FIELD)
         .and_then(|h| h.parse().ok())
         .unwrap_or(0);
     let head = parse_response_head(&rec.block);
@@ -254,8 +254,8 @@ mod tests {
                 ("WARC-Type".into(), "response".into()),
                 ("WARC-Target-URI".into(), url.into()),
                 ("WARC-Date".into(), "2026-01-02T03:04:05Z".into()),
-                ("X-Crawl-Via".into(), via.into()),
-                ("X-Crawl-Hops".into(), "2".into()),
+                (VIA_FIELD.into(), via.into()),
+                (HOPS_FIELD.into(), "2".into()),
             ],
             block: format!("{head}\r\n\r\n{body}").into_bytes(),
             ..WarcRecord::default()

@@ -204,17 +204,6 @@ pub enum RobotsOutcome {
     Unreachable,
 }
 
-impl RobotsOutcome {
-    /// The outcome for a status as stored in the host state, where `0` stands
-    /// for an unreachable server.
-    pub fn from_stored_status(status: u16) -> RobotsOutcome {
-        match status {
-            0 => RobotsOutcome::Unreachable,
-            code => RobotsOutcome::Status(code),
-        }
-    }
-}
-
 /// What to do with a host given the outcome of fetching its robots.txt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RobotsDecision {
@@ -1387,13 +1376,5 @@ disallow: /baz
         for (outcome, expected) in table {
             assert_eq!(decide(outcome), expected, "{outcome:?}");
         }
-        assert_eq!(
-            RobotsOutcome::from_stored_status(0),
-            RobotsOutcome::Unreachable
-        );
-        assert_eq!(
-            RobotsOutcome::from_stored_status(404),
-            RobotsOutcome::Status(404)
-        );
     }
 }

@@ -9,7 +9,8 @@ use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, Size
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
-use crate::cli::{FetchArgs, KeyArg, ProgressArg};
+use crate::cli::{FetchArgs, ProgressArg};
+use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 
 /// A configuration problem: exit code 2.
@@ -21,17 +22,6 @@ pub enum SettingsError {
     /// A value is missing or out of range.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// How URLs are grouped into politeness queues.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyMode {
-    /// Host name.
-    Host,
-    /// Registrable domain.
-    Domain,
-    /// Resolved IP address.
-    Ip,
 }
 
 /// Validated settings of one `fetch` run.
@@ -107,7 +97,7 @@ struct FetcherSection {
     first_byte_timeout: Option<DurationValue>,
     download_timeout: Option<DurationValue>,
     follow_redirects: Option<u32>,
-    key: Option<KeyArg>,
+    key: Option<KeyMode>,
     allow_private: Option<bool>,
     hosts_file: Option<PathBuf>,
     max_failures: Option<u32>,
@@ -201,11 +191,7 @@ impl Settings {
             ));
         }
         let time_limit = dur(args.time_limit, file.time_limit, round_time);
-        let key = match args.key.or(file.key).unwrap_or(KeyArg::Host) {
-            KeyArg::Host => KeyMode::Host,
-            KeyArg::Domain => KeyMode::Domain,
-            KeyArg::Ip => KeyMode::Ip,
-        };
+        let key = args.key.or(file.key).unwrap_or(KeyMode::Host);
         let hosts_file = args.hosts_file.or(file.hosts_file.clone());
         Ok(Settings {
             segment: args.segment,

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use crate::cli::ProgressArg;
 use crate::diag::Diag;
 use crate::progress::{Mode, Progress};
+use crate::recorder::Recorder;
 use crate::round_end::Ending;
 use crate::settings::Settings;
-use crate::store::Store;
 use crate::worker::Shared;
 
 /// How the supervised part of a run ended.
@@ -50,21 +50,41 @@ impl Stop {
     }
 }
 
+/// What [`supervise`] watches.
+pub struct Supervised<'a> {
+    /// The run's settings.
+    pub settings: &'a Settings,
+    /// `--min-hosts` as it applies to this segment (0: off).
+    pub min_hosts: usize,
+    /// When the run started, for `--time-limit`.
+    pub started: Instant,
+    /// What the workers share.
+    pub shared: &'a Shared,
+    /// The writer thread, which may fail.
+    pub recorder: &'a Recorder,
+    /// SIGINT and SIGTERM received.
+    pub signals: &'a AtomicU32,
+    /// The worker threads.
+    pub workers: &'a [JoinHandle<()>],
+    /// Where to say what happens.
+    pub diag: &'a Diag,
+}
+
 /// Watches the run until the frontier is idle: draws progress, and on a
 /// stopping criterion stops handing out work, waits for requests in
 /// flight up to `--stop-grace`, then interrupts them. A failed writer (or
 /// work file) stops everything at once.
-#[allow(clippy::too_many_arguments)]
-pub fn supervise(
-    s: &Settings,
-    min_hosts: usize,
-    started: Instant,
-    shared: &Shared,
-    store: &Store,
-    signals: &AtomicU32,
-    workers: &[JoinHandle<()>],
-    diag: &Diag,
-) -> Stop {
+pub fn supervise(run: &Supervised) -> Stop {
+    let &Supervised {
+        settings: s,
+        min_hosts,
+        started,
+        shared,
+        recorder,
+        signals,
+        workers,
+        diag,
+    } = run;
     let frontier = &shared.frontier;
     let mut progress = Progress::new(progress_mode(s.progress));
     let mut stop = Stop::Complete;
@@ -80,7 +100,7 @@ pub fn supervise(
             diag.say("every worker thread has ended; writing what is left to leftover");
             break;
         }
-        if stop != Stop::Failed && (store.failed() || shared.failed()) {
+        if stop != Stop::Failed && (recorder.failed() || shared.failed()) {
             progress.clear();
             stop = Stop::Failed;
             shared.stopping.store(true, Ordering::SeqCst);

@@ -10,19 +10,22 @@ use std::time::{Duration, SystemTime};
 use common::bloom::BloomFilter;
 use common::crawllog::{ErrorCode, LogLine, Status};
 use common::filter::UrlFilter;
-use common::hoststate::RobotsEntry;
 use common::segment::{SegmentRecord, Via};
 
 use common::politeness::Policy;
 
+use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
-use crate::feed::{KeyOf, WorkFile};
+use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
-use crate::hoststore::{HostUpdate, now_ms, unix_ms};
+use crate::host_updates::HostUpdate;
 use crate::http::{Client, Failure, Response};
+use crate::outcome::{self, Verdict};
 use crate::progress::Counters;
+use crate::queue_key::KeyOf;
+use crate::recorder::{Fetched, Msg, error_line};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
-use crate::store::{Fetched, Msg, error_line, is_retryable};
+use crate::robots_cache;
 
 /// A duration in whole milliseconds, as the host state keeps it.
 fn millis(d: Duration) -> u32 {
@@ -93,16 +96,20 @@ impl Shared {
 /// Per-thread handles.
 pub struct Worker {
     shared: Arc<Shared>,
-    store: SyncSender<Msg>,
+    recorder: SyncSender<Msg>,
     hosts: Sender<HostUpdate>,
 }
 
 impl Worker {
     /// A worker sending to these channels.
-    pub fn new(shared: Arc<Shared>, store: SyncSender<Msg>, hosts: Sender<HostUpdate>) -> Worker {
+    pub fn new(
+        shared: Arc<Shared>,
+        recorder: SyncSender<Msg>,
+        hosts: Sender<HostUpdate>,
+    ) -> Worker {
         Worker {
             shared,
-            store,
+            recorder,
             hosts,
         }
     }
@@ -145,7 +152,7 @@ impl Worker {
         // The writer goes away before the workers only when it failed (a
         // full disk): then stop handing out work at once rather than fetch
         // pages that cannot be stored. The supervisor reports the error.
-        if self.store.send(msg).is_err() {
+        if self.recorder.send(msg).is_err() {
             self.shared.stopping.store(true, Ordering::SeqCst);
             self.shared.frontier.stop();
         }
@@ -206,12 +213,7 @@ impl Worker {
     /// timeout it stands for and false is returned: the attempt counts.
     fn interrupted_by_stop(&self, f: &mut Failure) -> bool {
         let sh = &self.shared;
-        if !(sh.stopping.load(Ordering::SeqCst)
-            && matches!(
-                f.code,
-                ErrorCode::Timeout | ErrorCode::Connect | ErrorCode::Protocol
-            ))
-        {
+        if !(sh.stopping.load(Ordering::SeqCst) && outcome::may_be_cut_by_stop(f.code)) {
             return false;
         }
         if !sh.ending_round.load(Ordering::SeqCst) {
@@ -328,11 +330,6 @@ impl Worker {
                     (RobotsOutcome::Unreachable, Vec::new(), f.elapsed)
                 }
             };
-        let status = match outcome {
-            RobotsOutcome::Status(s) => s,
-            RobotsOutcome::TooManyRedirects => 310,
-            RobotsOutcome::Unreachable => 0,
-        };
         let rules = Robots::after_fetch(outcome, &body, &sh.agent_name);
         let crawl_delay_ms = rules
             .as_ref()
@@ -340,11 +337,7 @@ impl Worker {
             .map(|d| d.as_millis() as u64);
         let _ = self.hosts.send(HostUpdate::Robots {
             host: host.to_string(),
-            entry: RobotsEntry {
-                status,
-                body: Robots::parsed_part(&body).to_vec(),
-                fetched_ms: now_ms(),
-            },
+            entry: robots_cache::entry(outcome, &body, now_ms()),
             crawl_delay_ms,
         });
         let report = match rules {
@@ -366,7 +359,7 @@ impl Worker {
         }
         let host = job.rec.host.clone();
         // What the host state learns: the response time, and whether it failed.
-        let mut outcome: Option<(Option<u32>, bool)> = None;
+        let mut learned: Option<(Option<u32>, bool)> = None;
         match sh.client.fetch(key, &job.rec.url, sh.max_body) {
             Ok(r) => {
                 let status = r.status;
@@ -391,7 +384,7 @@ impl Worker {
                         other => format!("truncated {}", other.as_str()),
                     });
                 }
-                if matches!(status, 429 | 503)
+                if outcome::honours_retry_after(status)
                     && let Some(wait) = r
                         .retry_after
                         .as_deref()
@@ -400,16 +393,16 @@ impl Worker {
                     notes.push(format!("retry-after {wait:?}"));
                     report.retry_after = Some(wait);
                 }
-                let failed = status >= 500 || r.truncated == Some(common::warc::Truncated::Time);
+                let Verdict { retry, failed } = Verdict::of_response(status, r.truncated);
                 report.failed = failed;
                 report.response_time = Some(r.elapsed);
-                if status == 429 || status >= 500 {
+                if retry {
                     report.retry = Some(job.retry());
                 }
                 if failed {
                     sh.counters.error();
                 }
-                outcome = Some((Some(millis(r.elapsed)), failed));
+                learned = Some((Some(millis(r.elapsed)), failed));
                 sh.counters.page(r.payload.len() as u64);
                 if let Some(t) = target
                     && job.redirects < sh.follow_redirects
@@ -431,31 +424,22 @@ impl Worker {
                 }
                 sh.counters.error();
                 self.log_failure(&job.rec.url, job.rec.via, job.rec.hops, &f);
-                let status = Status::Error(f.code);
-                let counts = matches!(
-                    f.code,
-                    ErrorCode::Timeout
-                        | ErrorCode::Refused
-                        | ErrorCode::Connect
-                        | ErrorCode::Dns
-                        | ErrorCode::Protocol
-                        | ErrorCode::Tls
-                );
-                report.failed = counts;
-                if counts {
+                let Verdict { retry, failed } = Verdict::of_failure(f.code);
+                report.failed = failed;
+                if failed {
                     // A timeout is a response time too: at least that long.
                     let took = (f.code == ErrorCode::Timeout).then(|| millis(f.elapsed));
                     report.response_time = took.map(|_| f.elapsed);
-                    outcome = Some((took, true));
+                    learned = Some((took, true));
                 }
-                if is_retryable(status) {
+                if retry {
                     report.retry = Some(job.retry());
                 }
             }
         }
         let (at, more) = sh.frontier.fetch_done(key, report);
         let next_contact_ms = unix_ms(at);
-        let update = match outcome {
+        let update = match learned {
             Some((response_ms, failed)) => HostUpdate::Request {
                 host,
                 response_ms,

@@ -503,7 +503,7 @@ impl<'a> Worker<'a> {
         // and its URL is never scheduled.
         if self
             .record
-            .header("X-Crawl-Via")
+            .header(common::warc::VIA_FIELD)
             .is_some_and(|v| v.trim() == Via::Robots.as_str())
         {
             self.counts.robots_responses += 1;
@@ -532,7 +532,7 @@ impl<'a> Worker<'a> {
         };
         let hops = self
             .record
-            .header("X-Crawl-Hops")
+            .header(common::warc::HOPS_FIELD)
             .and_then(|h| h.trim().parse::<u32>().ok())
             .unwrap_or(0);
         // Fetched, whatever its content: never to be scheduled again.

@@ -1,6 +1,7 @@
-//! The per-host state kept across runs (`hosts.db`): loaded for the hosts of
-//! the segment at the start, updated by workers through a channel, and
-//! written back in batches by one thread (SQLite connections are not shared).
+//! Host updates: the per-host state kept across runs (`hosts.db`, see
+//! [`common::hoststate`]) is loaded for the hosts of the segment at the
+//! start, updated by workers through a channel, and written back in batches
+//! by one thread (SQLite connections are not shared).
 //!
 //! Every request ends with the host's next allowed contact, so that the next
 //! run (or one resumed after a crash, with [`crate::contacts`]) starts each
@@ -9,9 +10,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::hoststate::{HostDb, HostDbError, HostState, RobotsEntry};
+
+use crate::clock::now_ms;
 
 /// An update for one host.
 #[derive(Debug)]
@@ -36,7 +39,7 @@ pub enum HostUpdate {
         /// No request to the host before this (Unix ms).
         next_contact_ms: i64,
     },
-    /// robots.txt was fetched (status 0: unreachable).
+    /// robots.txt was fetched (kept as [`crate::robots_cache::entry`] makes it).
     Robots {
         /// The host.
         host: String,
@@ -45,38 +48,6 @@ pub enum HostUpdate {
         /// Crawl-delay for our agent.
         crawl_delay_ms: Option<u64>,
     },
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// A moment of this process's clock as Unix milliseconds (rounded up, so
-/// that a wait read back is never shorter).
-pub fn unix_ms(at: Instant) -> i64 {
-    let now = Instant::now();
-    let base = now_ms();
-    if at >= now {
-        let ahead = at - now;
-        base.saturating_add(i64::try_from(ahead.as_micros().div_ceil(1000)).unwrap_or(i64::MAX))
-    } else {
-        base.saturating_sub(i64::try_from((now - at).as_millis()).unwrap_or(i64::MAX))
-    }
-}
-
-/// Unix milliseconds as a moment of this process's clock (a time already
-/// past is now).
-pub fn instant_of(ms: i64) -> Instant {
-    let now = Instant::now();
-    let ahead = ms.saturating_sub(now_ms());
-    if ahead > 0 {
-        now + Duration::from_millis(ahead as u64)
-    } else {
-        now
-    }
 }
 
 /// Loads the state of `hosts` (those not in the database are absent).
@@ -93,21 +64,21 @@ pub fn load(
     Ok(out)
 }
 
-/// The writer thread.
-pub struct HostStore {
+/// The thread that applies host updates and writes them to `hosts.db`.
+pub struct HostWriter {
     tx: Option<Sender<HostUpdate>>,
     thread: Option<JoinHandle<Result<u64, HostDbError>>>,
 }
 
-impl HostStore {
+impl HostWriter {
     /// Starts the writer with the states loaded at the start.
-    pub fn start(db: HostDb, states: HashMap<String, HostState>) -> HostStore {
+    pub fn start(db: HostDb, states: HashMap<String, HostState>) -> HostWriter {
         let (tx, rx) = channel();
         let thread = std::thread::Builder::new()
             .name("hosts".into())
             .spawn(move || run(db, states, rx))
             .expect("spawn the host-state thread");
-        HostStore {
+        HostWriter {
             tx: Some(tx),
             thread: Some(thread),
         }
@@ -115,7 +86,7 @@ impl HostStore {
 
     /// A sender for workers.
     pub fn sender(&self) -> Sender<HostUpdate> {
-        self.tx.clone().expect("host store is running")
+        self.tx.clone().expect("host writer is running")
     }
 
     /// Writes what is pending and stops; returns the number of hosts written.

@@ -1,6 +1,7 @@
-//! The one thread that writes: WARC records, crawl-log lines and the
-//! leftover file, fed by workers through a bounded channel (backpressure:
-//! workers wait when the disk is slower than the network).
+//! The recorder: the one thread that writes down what the run fetched and
+//! left (WARC records, crawl-log lines and the leftover file), fed by
+//! workers through a bounded channel (backpressure: workers wait when the
+//! disk is slower than the network).
 //!
 //! Order of writes per fetch: the WARC records first (one `write` each),
 //! then the crawl-log line; so a crawl-log line always means the response
@@ -18,7 +19,7 @@ use std::thread::JoinHandle;
 
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
-use common::warc::{Exchange, WarcWriter, WarcWriterConfig};
+use common::warc::{Exchange, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig};
 
 use crate::http::Response;
 
@@ -40,7 +41,7 @@ pub struct Fetched {
 /// Messages to the writer thread.
 #[derive(Debug)]
 pub enum Msg {
-    /// Store a response and log it.
+    /// Recorder a response and log it.
     Fetched(Box<Fetched>),
     /// Log an attempt that stored nothing.
     Log(LogLine),
@@ -50,7 +51,7 @@ pub enum Msg {
 
 /// What the writer did, for `stats.json`.
 #[derive(Debug, Default, Clone)]
-pub struct StoreTotals {
+pub struct RecorderTotals {
     /// Responses stored (robots.txt included).
     pub responses: u64,
     /// Payload bytes stored.
@@ -71,7 +72,7 @@ pub struct StoreTotals {
 
 /// A problem writing output; fatal for the run.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum RecorderError {
     /// A file could not be written.
     #[error("{path}: {source}")]
     Io {
@@ -86,13 +87,13 @@ pub enum StoreError {
 }
 
 /// Handle to the writer thread.
-pub struct Store {
+pub struct Recorder {
     tx: Option<SyncSender<Msg>>,
-    thread: Option<JoinHandle<Result<StoreTotals, StoreError>>>,
+    thread: Option<JoinHandle<Result<RecorderTotals, RecorderError>>>,
     failed: Arc<AtomicBool>,
 }
 
-impl Store {
+impl Recorder {
     /// Starts the writer. `crawl_log` is opened for appending (a resumed run
     /// continues it). At most `queue` messages wait for the writer: each
     /// may hold a whole response, so with `queue` = the number of workers,
@@ -102,18 +103,18 @@ impl Store {
         crawl_log: &Path,
         leftover: &Path,
         queue: usize,
-    ) -> Result<Store, StoreError> {
+    ) -> Result<Recorder, RecorderError> {
         let log_file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(crawl_log)
-            .map_err(|source| StoreError::Io {
+            .map_err(|source| RecorderError::Io {
                 path: crawl_log.to_path_buf(),
                 source,
             })?;
         let warc_dir = warc.dir.clone();
         let prefix = warc.prefix.clone();
-        let writer = WarcWriter::new(warc).map_err(|source| StoreError::Io {
+        let writer = WarcWriter::new(warc).map_err(|source| RecorderError::Io {
             path: warc_dir.clone(),
             source,
         })?;
@@ -130,11 +131,11 @@ impl Store {
                 flag.store(result.is_err(), Ordering::SeqCst);
                 result
             })
-            .map_err(|source| StoreError::Io {
+            .map_err(|source| RecorderError::Io {
                 path: crawl_log.to_path_buf(),
                 source,
             })?;
-        Ok(Store {
+        Ok(Recorder {
             tx: Some(tx),
             thread: Some(thread),
             failed,
@@ -142,7 +143,7 @@ impl Store {
     }
 
     /// True once the writer has stopped on an error (a full disk, ...):
-    /// nothing more can be stored, so the run must stop; [`Store::finish`]
+    /// nothing more can be stored, so the run must stop; [`Recorder::finish`]
     /// returns the error.
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::SeqCst)
@@ -150,16 +151,16 @@ impl Store {
 
     /// A sender for workers.
     pub fn sender(&self) -> SyncSender<Msg> {
-        self.tx.clone().expect("store is running")
+        self.tx.clone().expect("recorder is running")
     }
 
     /// Closes the channel, waits for everything to be written, closes the
     /// WARC file and renames the leftover file into place.
-    pub fn finish(mut self) -> Result<StoreTotals, StoreError> {
+    pub fn finish(mut self) -> Result<RecorderTotals, RecorderError> {
         drop(self.tx.take());
         match self.thread.take().expect("finish once").join() {
             Ok(r) => r,
-            Err(_) => Err(StoreError::Io {
+            Err(_) => Err(RecorderError::Io {
                 path: PathBuf::from("store thread"),
                 source: std::io::Error::other("the writer thread panicked"),
             }),
@@ -175,11 +176,11 @@ fn run(
     log_file: File,
     log_path: PathBuf,
     mut leftover: SegmentWriter,
-) -> Result<StoreTotals, StoreError> {
-    let mut totals = StoreTotals::default();
+) -> Result<RecorderTotals, RecorderError> {
+    let mut totals = RecorderTotals::default();
     let mut log = BufWriter::with_capacity(64 * 1024, log_file);
     let mut line = String::with_capacity(512);
-    let log_err = |source| StoreError::Io {
+    let log_err = |source| RecorderError::Io {
         path: log_path.clone(),
         source,
     };
@@ -201,8 +202,8 @@ fn run(
             Msg::Fetched(f) => {
                 let r = &f.response;
                 let extra = [
-                    ("X-Crawl-Hops", f.hops.to_string()),
-                    ("X-Crawl-Via", f.via.as_str().to_string()),
+                    (HOPS_FIELD, f.hops.to_string()),
+                    (VIA_FIELD, f.via.as_str().to_string()),
                 ];
                 let ex = Exchange {
                     target_uri: &f.url,
@@ -214,10 +215,11 @@ fn run(
                     truncated: r.truncated,
                     extra_fields: &extra,
                 };
-                warc.write_exchange(&ex).map_err(|source| StoreError::Io {
-                    path: failed_warc_file(&warc_dir, &prefix),
-                    source,
-                })?;
+                warc.write_exchange(&ex)
+                    .map_err(|source| RecorderError::Io {
+                        path: failed_warc_file(&warc_dir, &prefix),
+                        source,
+                    })?;
                 totals.responses += 1;
                 totals.payload_bytes += r.payload.len() as u64;
                 totals.truncated += u64::from(r.truncated.is_some());
@@ -233,7 +235,7 @@ fn run(
     }
     log.flush().map_err(log_err)?;
     log.get_ref().sync_all().map_err(log_err)?;
-    totals.warc_files = warc.finish().map_err(|source| StoreError::Io {
+    totals.warc_files = warc.finish().map_err(|source| RecorderError::Io {
         path: failed_warc_file(&warc_dir, &prefix),
         source,
     })?;
@@ -254,7 +256,7 @@ fn write_log(
     out: &mut impl Write,
     l: &LogLine,
     buf: &mut String,
-    totals: &mut StoreTotals,
+    totals: &mut RecorderTotals,
 ) -> std::io::Result<()> {
     buf.clear();
     format_line(l, buf);
@@ -291,23 +293,5 @@ pub fn outcome_name(s: Status) -> String {
     match s {
         Status::Http(code) => format!("{}xx", code / 100),
         Status::Error(code) => code.as_str().to_string(),
-    }
-}
-
-/// True if a crawl-log outcome is worth retrying in a later run.
-pub fn is_retryable(s: Status) -> bool {
-    match s {
-        Status::Http(code) => code == 429 || code >= 500,
-        Status::Error(code) => matches!(
-            code,
-            ErrorCode::Dns
-                | ErrorCode::Refused
-                | ErrorCode::Timeout
-                | ErrorCode::Connect
-                | ErrorCode::Protocol
-                | ErrorCode::RobotsUnavailable
-                | ErrorCode::CrawlDelay
-                | ErrorCode::HostDropped
-        ),
     }
 }

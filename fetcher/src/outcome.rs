@@ -1,0 +1,149 @@
+//! What the outcome of a request means, decided in one place: is the URL
+//! tried again in a later run, does the attempt count toward dropping its
+//! host (`--max-failures` in a row), and what a given-up host means for its
+//! URLs. The crawl-log code of a request that got no response is chosen
+//! where the error is known ([`crate::http`]); this module says what each
+//! code then does.
+//!
+//! | outcome                                   | retried | counts |
+//! |-------------------------------------------|---------|--------|
+//! | 2xx, 3xx, 4xx other than 429              | no      | no     |
+//! | 429 (a `Retry-After` holds the host)      | yes     | no     |
+//! | 5xx (503: a `Retry-After` holds the host) | yes     | yes    |
+//! | any status, body cut by the download time | 5xx/429 | yes    |
+//! | `timeout` (its wait is a response time)   | yes     | yes    |
+//! | `dns`, `refused`, `connect`, `protocol`   | yes     | yes    |
+//! | `tls`                                     | no      | yes    |
+//! | `private-address`, `bad-url`              | no      | no     |
+//! | `robots`, `url-too-long` (no request)     | no      | no     |
+//! | host given up: `robots-unavailable`, `crawl-delay`, `host-dropped` | yes | no |
+//!
+//! "Retried" URLs go to the leftover as `retry` with one more try, so that
+//! the segmenter gives them up after `--max-tries` rounds. A request cut by
+//! the run stopping ([`may_be_cut_by_stop`]) is put back untried after a
+//! signal, and counts as a `timeout` when the stop ends the round.
+
+use common::crawllog::{ErrorCode, Status};
+use common::segment::Via;
+use common::warc::Truncated;
+
+/// What an outcome means for its URL and its host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// The URL goes to the leftover as a `retry`.
+    pub retry: bool,
+    /// The attempt counts toward dropping the host for the run.
+    pub failed: bool,
+}
+
+impl Verdict {
+    /// A response with `status`, its body cut for `truncated`.
+    pub fn of_response(status: u16, truncated: Option<Truncated>) -> Verdict {
+        Verdict {
+            retry: status == 429 || status >= 500,
+            failed: status >= 500 || truncated == Some(Truncated::Time),
+        }
+    }
+
+    /// No response, or no request: the crawl-log code says why.
+    pub fn of_failure(code: ErrorCode) -> Verdict {
+        use ErrorCode::*;
+        Verdict {
+            retry: matches!(
+                code,
+                Dns | Refused
+                    | Timeout
+                    | Connect
+                    | Protocol
+                    | RobotsUnavailable
+                    | CrawlDelay
+                    | HostDropped
+            ),
+            failed: matches!(code, Timeout | Refused | Connect | Dns | Protocol | Tls),
+        }
+    }
+}
+
+/// True if a crawl-log outcome is worth retrying in a later run.
+pub fn is_retryable(s: Status) -> bool {
+    match s {
+        Status::Http(code) => Verdict::of_response(code, None).retry,
+        Status::Error(code) => Verdict::of_failure(code).retry,
+    }
+}
+
+/// True if a `Retry-After` of a response with `status` holds its host.
+pub fn honours_retry_after(status: u16) -> bool {
+    matches!(status, 429 | 503)
+}
+
+/// True if a failure with `code` may be the run stopping under the request
+/// (its connection closed) rather than something the host did.
+pub fn may_be_cut_by_stop(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::Timeout | ErrorCode::Connect | ErrorCode::Protocol
+    )
+}
+
+/// How a URL of a given-up host goes to leftover: as a `retry` with one
+/// more try, whatever the reason (robots.txt unavailable, Crawl-delay above
+/// the cap, host dropped after failures), so that a host that stays that
+/// way runs out of tries (`segmenter --max-tries`) instead of coming back
+/// every round. URLs merely not reached (a stop) stay `leftover` untouched.
+pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
+    match code {
+        None => (Via::Leftover, tries),
+        Some(_) => (Via::Retry, tries + 1),
+    }
+}
+
+/// The crawl-log note of a URL of a host given up with `code`.
+pub fn given_up_note(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::CrawlDelay => "robots.txt Crawl-delay above --max-crawl-delay; host skipped",
+        ErrorCode::HostDropped => "host dropped after consecutive failures",
+        ErrorCode::RobotsUnavailable => "robots.txt unavailable; retry in a later run",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_503_a_timeout_and_a_dns_failure_do() {
+        let both = Verdict {
+            retry: true,
+            failed: true,
+        };
+        assert_eq!(Verdict::of_response(503, None), both);
+        assert_eq!(Verdict::of_failure(ErrorCode::Timeout), both);
+        assert_eq!(Verdict::of_failure(ErrorCode::Dns), both);
+        assert_eq!(
+            Verdict::of_response(429, None),
+            Verdict {
+                retry: true,
+                failed: false
+            }
+        );
+        assert_eq!(
+            Verdict::of_failure(ErrorCode::Tls),
+            Verdict {
+                retry: false,
+                failed: true
+            }
+        );
+        assert_eq!(
+            Verdict::of_response(200, Some(Truncated::Time)),
+            Verdict {
+                retry: false,
+                failed: true
+            }
+        );
+        assert!(!is_retryable(Status::Http(404)));
+        assert!(is_retryable(Status::Error(ErrorCode::HostDropped)));
+        assert!(!Verdict::of_failure(ErrorCode::HostDropped).failed);
+    }
+}
