@@ -19,7 +19,7 @@ use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
-use crate::diag::Diag;
+use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
@@ -35,6 +35,7 @@ use crate::stats::{self, Stats};
 use crate::supervise::{Stop, Supervised, install_signals, supervise};
 use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
+use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,21 +48,6 @@ pub enum Ended {
     Nothing,
 }
 
-/// A failure of the run: exit 1 (2 for configuration problems found late).
-#[derive(Debug, thiserror::Error)]
-pub enum FetchError {
-    /// A configuration problem found while starting.
-    #[error("{0}")]
-    Config(String),
-    /// Anything else.
-    #[error("{0}")]
-    Run(String),
-}
-
-fn run_err(e: impl std::fmt::Display) -> FetchError {
-    FetchError::Run(e.to_string())
-}
-
 /// Removes the work file however the run ends.
 struct RemoveOnDrop(std::path::PathBuf);
 
@@ -72,17 +58,17 @@ impl Drop for RemoveOnDrop {
 }
 
 /// Runs `fetch`.
-pub fn run(s: Settings) -> Result<Ended, FetchError> {
-    let crawl = CrawlDir::open(s.crawl.root()).map_err(run_err)?;
+pub fn run(s: Settings) -> Result<Ended, Error> {
+    let crawl = CrawlDir::open(s.crawl.root()).map_err(Error::io(s.crawl.root()))?;
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
     let _ = std::fs::create_dir_all(crawl.logs_dir());
-    let diag = Diag::open(&crawl.new_log_path("fetcher"));
-    let result = fetch_segment(&s, &crawl, &id, &diag);
+    let log = RunLog::open("fetcher", &crawl.new_log_path("fetcher"));
+    let result = fetch_segment(&s, &crawl, &id, &log);
     if let Err(e) = &result {
         // main prints it on stderr; the log file of the run gets it too.
-        diag.to_file(&e.to_string());
+        log.error_to_file(&common::exit::chain(e));
     }
     result
 }
@@ -94,30 +80,25 @@ struct Run<'a> {
     id: &'a str,
     /// `fetched/ID/`.
     out: PathBuf,
-    diag: &'a Diag,
+    log: &'a RunLog,
     started_at: SystemTime,
     started: Instant,
     /// What an error message adds: how to resume.
     resume_hint: String,
 }
 
-/// Fetches segment `id`, telling `diag` what happens: loads it, fills the
+/// Fetches segment `id`, telling `log` what happens: loads it, fills the
 /// frontier, runs the workers, and writes the leftover, `stats.json` and
 /// `DONE`.
-fn fetch_segment(
-    s: &Settings,
-    crawl: &CrawlDir,
-    id: &str,
-    diag: &Diag,
-) -> Result<Ended, FetchError> {
+fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Result<Ended, Error> {
     let out = crawl.fetched_dir(id);
-    std::fs::create_dir_all(&out).map_err(|e| run_err(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out).map_err(Error::io(&out))?;
     let _lock = lock_output(crawl, id)?;
     // Signals, from the start (a signal while the segment loads is a stop
     // request like any other): the first asks for a clean stop, the second
     // exits at once.
     let signals = Arc::new(AtomicU32::new(0));
-    install_signals(signals.clone()).map_err(run_err)?;
+    install_signals(signals.clone()).map_err(Error::Start)?;
     remove_temp_files(&out);
     let _work_file = RemoveOnDrop(crawl.work_path(id));
     let run = Run {
@@ -125,7 +106,7 @@ fn fetch_segment(
         crawl,
         id,
         out,
-        diag,
+        log,
         started_at: SystemTime::now(),
         started: Instant::now(),
         resume_hint: format!(
@@ -133,7 +114,7 @@ fn fetch_segment(
             crawl.root().display()
         ),
     };
-    diag.say(&format!(
+    log.info(format!(
         "fetching segment {id} into {} as {}",
         run.out.display(),
         s.user_agent()
@@ -159,16 +140,15 @@ struct Segment {
 
 /// Step 1: what an interrupted earlier run did, and the segment less that
 /// into the work file.
-fn load(run: &Run) -> Result<Segment, FetchError> {
-    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
-    let resumed =
-        resume::scan(&run.out, &warc_prefix(id), &crawl.crawl_log_path(id)).map_err(run_err)?;
+fn load(run: &Run) -> Result<Segment, Error> {
+    let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
+    let resumed = resume::scan(&run.out, &warc_prefix(id), &crawl.crawl_log_path(id))?;
     if !resumed.is_fresh() {
-        diag.say(&resumed.describe());
+        log.info(resumed.describe());
     }
 
     let hosts_map = match &s.hosts_file {
-        Some(p) => Some(HostsMap::load(p).map_err(FetchError::Config)?),
+        Some(p) => Some(HostsMap::load(p).map_err(Error::Usage)?),
         None => None,
     };
     let key_of = key_function(s.key, hosts_map.clone());
@@ -192,11 +172,10 @@ fn load(run: &Run) -> Result<Segment, FetchError> {
                 Admit::Skip
             }
         },
-        |e| diag.say(&e.to_string()),
-    )
-    .map_err(run_err)?;
+        |e| log.warn(e),
+    )?;
     if loaded.malformed > 0 {
-        diag.say(&format!(
+        log.info(format!(
             "{}: {} malformed lines skipped (each is named above; fix or remove them and the \
              URLs on them can be fetched in a later segment)",
             segment_path.display(),
@@ -225,10 +204,10 @@ struct Queued {
 
 /// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
 /// and every key of the segment into the frontier.
-fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
-    let (s, crawl, id, diag) = (run.s, run.crawl, run.id, run.diag);
+fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
+    let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
     let loaded = &segment.loaded;
-    let db = HostDb::open(crawl.hosts_db_path()).map_err(run_err)?;
+    let db = HostDb::open(crawl.hosts_db_path())?;
     let host_states = host_updates::load(
         &db,
         loaded
@@ -236,23 +215,17 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
             .iter()
             .flat_map(KeyRanges::hosts)
             .map(str::to_string),
-    )
-    .map_err(run_err)?;
+    )?;
     // Requests that runs killed before they could record them in hosts.db.
     let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
-        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_dir().display())))?;
-    let journal = Journal::open(crawl, id)
-        .map_err(|e| run_err(format!("{}: {e}", crawl.contacts_path(id).display())))?;
-    let read_only = HostDb::open_read_only(crawl.hosts_db_path()).map_err(run_err)?;
+        .map_err(Error::io(crawl.contacts_dir()))?;
+    let journal = Journal::open(crawl, id).map_err(Error::io(crawl.contacts_path(id)))?;
+    let read_only = HostDb::open_read_only(crawl.hosts_db_path())?;
     let held_in_db = match (&read_only, s.key) {
         // A host's own key comes with its hold; other hosts are looked up
         // when met.
         (_, KeyMode::Host) | (None, _) => HashMap::new(),
-        (Some(db), _) => db
-            .held_after(clock::now_ms())
-            .map_err(run_err)?
-            .into_iter()
-            .collect(),
+        (Some(db), _) => db.held_after(clock::now_ms())?.into_iter().collect(),
     };
     let holds = Arc::new(Holds::new(
         longest_hold(s),
@@ -280,14 +253,14 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
         &s.agent_name,
     );
     if !holds.journaled.is_empty() {
-        diag.say(&format!(
+        log.info(format!(
             "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
             crawl.contacts_dir().display(),
             holds.journaled.len()
         ));
     }
     if filled.cut_holds > 0 {
-        diag.say(&format!(
+        log.info(format!(
             "{}: {} hosts held later than any run can hold a host ({}s from now): held that \
              long instead (a clock set back, or a hand edit?)",
             crawl.hosts_db_path().display(),
@@ -295,7 +268,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, FetchError> {
             holds.longest.as_secs()
         ));
     }
-    diag.say(&format!(
+    log.info(format!(
         "{} URLs to fetch in {} queues ({} already done; robots.txt known for {} hosts; \
          {} hosts wait for their next allowed contact)",
         loaded.urls,
@@ -340,8 +313,8 @@ fn run_workers(
     segment: Segment,
     queued: Queued,
     signals: &AtomicU32,
-) -> Result<Ran, FetchError> {
-    let (s, crawl, diag) = (run.s, run.crawl, run.diag);
+) -> Result<Ran, Error> {
+    let (s, crawl, log) = (run.s, run.crawl, run.log);
     let Segment {
         loaded,
         resumed,
@@ -394,13 +367,13 @@ fn run_workers(
             .name(format!("worker-{i}"))
             .stack_size(256 * 1024)
             .spawn(move || w.run())
-            .map_err(run_err)?;
+            .map_err(Error::Start)?;
         workers.push(h);
     }
 
     let queues = loaded.keys.len();
     let min_hosts = if s.min_hosts > queues {
-        diag.say(&format!(
+        log.info(format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
              would leave it unfetched round after round",
             s.min_hosts, queues
@@ -417,7 +390,7 @@ fn run_workers(
         recorder: &recorder,
         signals,
         workers: &workers,
-        diag,
+        log,
     });
     for w in workers {
         let _ = w.join();
@@ -440,8 +413,8 @@ fn run_workers(
 
 /// Step 4: after a failure, keep what is on disk for the next run; else
 /// the leftover, the host state, `stats.json` and `DONE`.
-fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
-    let (crawl, id, diag) = (run.crawl, run.id, run.diag);
+fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
+    let (crawl, id, log) = (run.crawl, run.id, run.log);
     let stop = ran.stop;
     if stop == Stop::Failed {
         // Nothing more can be stored (or read): keep what is on disk for
@@ -460,25 +433,25 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, FetchError> {
             (Ok(_), Some(msg)) => msg,
             (Ok(_), None) => "the run failed".to_string(),
         };
-        return Err(FetchError::Run(format!("{cause}; {}", run.resume_hint)));
+        return Err(Error::stopped(cause, &run.resume_hint));
     }
-    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, diag)?;
+    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, log)?;
     drop(ran.tx);
     let totals = ran
         .recorder
         .finish()
-        .map_err(|e| FetchError::Run(format!("{e}; {}", run.resume_hint)))?;
+        .map_err(|e| Error::stopped(e, &run.resume_hint))?;
     match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(_) => {
             if let Err(e) = ran.shared.journal.remove() {
-                diag.say(&format!(
+                log.info(format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
                     crawl.contacts_path(id).display()
                 ));
             }
         }
-        Err(e) => diag.say(&format!(
+        Err(e) => log.info(format!(
             "host state not saved: {e}; {} keeps the hosts contacted, so that the next run \
              waits for them",
             crawl.contacts_path(id).display()
@@ -512,8 +485,8 @@ fn write_done(
     startup: Duration,
     leftover_urls: u64,
     errors: u64,
-) -> Result<(), FetchError> {
-    let (id, diag, out) = (run.id, run.diag, &run.out);
+) -> Result<(), Error> {
+    let (id, log, out) = (run.id, run.log, &run.out);
     let seconds = run.started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
     let stop_reason = stop.reason();
@@ -547,14 +520,14 @@ fn write_done(
         peak_rss_bytes: stats::peak_rss(),
     };
     st.write(&out.join(STATS_FILE))
-        .map_err(|e| run_err(format!("{}: {e}", out.join(STATS_FILE).display())))?;
+        .map_err(Error::io(out.join(STATS_FILE)))?;
     let done = format!(
         "segment {id}\nstop_reason {stop_reason}\nfinished {}\n",
         st.finished
     );
     common::atomic::write_atomic(out.join(DONE_FILE), done.as_bytes())
-        .map_err(|e| run_err(format!("{}: {e}", out.join(DONE_FILE).display())))?;
-    diag.say(&format!(
+        .map_err(Error::io(out.join(DONE_FILE)))?;
+    log.info(format!(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
         crate::progress::human_bytes(totals.payload_bytes),
@@ -566,9 +539,11 @@ fn write_done(
 
 /// The segment to fetch: the one named, or the oldest pending one; `None`
 /// (after saying why) when there is nothing to do.
-fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String>, FetchError> {
+fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String>, Error> {
     let Some(id) = named else {
-        let pending = crawl.pending_segments().map_err(run_err)?;
+        let pending = crawl
+            .pending_segments()
+            .map_err(Error::io(crawl.segments_dir()))?;
         if pending.is_empty() {
             eprintln!(
                 "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
@@ -579,7 +554,7 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         return Ok(pending.into_iter().next());
     };
     if !crawl.segment_path(id).is_file() {
-        return Err(FetchError::Config(format!(
+        return Err(Error::Usage(format!(
             "{}: no such segment (list them with `ls {}`)",
             crawl.segment_path(id).display(),
             crawl.segments_dir().display()
@@ -795,7 +770,7 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, FetchError> {
+fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
     let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -822,7 +797,7 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, FetchError> 
         &run.crawl.leftover_path(id),
         s.threads,
     )
-    .map_err(run_err)
+    .map_err(Error::from)
 }
 
 /// The scope/trap filter and `seen.bloom` that redirect targets followed
@@ -830,13 +805,13 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, FetchError> 
 fn redirect_checks(
     s: &Settings,
     crawl: &CrawlDir,
-) -> Result<(Option<UrlFilter>, Option<BloomFilter>), FetchError> {
+) -> Result<(Option<UrlFilter>, Option<BloomFilter>), Error> {
     if s.follow_redirects == 0 {
         return Ok((None, None));
     }
-    let scope = common::filter::Scope::load(&s.scope, crawl.root()).map_err(run_err)?;
+    let scope = common::filter::Scope::load(&s.scope, crawl.root())?;
     let seen = if crawl.bloom_path().exists() {
-        Some(BloomFilter::open_read_only(crawl.bloom_path()).map_err(run_err)?)
+        Some(BloomFilter::open_read_only(crawl.bloom_path())?)
     } else {
         None
     };
@@ -854,8 +829,8 @@ fn write_leftover(
     frontier: &Frontier,
     work: &crate::feed::WorkFile,
     tx: &std::sync::mpsc::SyncSender<Msg>,
-    diag: &Diag,
-) -> Result<u64, FetchError> {
+    log: &RunLog,
+) -> Result<u64, Error> {
     let mut count = 0u64;
     for k in frontier.take_leftovers() {
         let not_before = k.not_before.map(unix_ms);
@@ -875,11 +850,10 @@ fn write_leftover(
             work.read_all(r, |job| {
                 count += 1;
                 send_leftover(tx, &job, k.abandoned, not_before);
-            })
-            .map_err(run_err)?;
+            })?;
         }
         if let Some(code) = k.abandoned {
-            diag.to_file(&format!("queue {}: given up ({})", k.name, code.as_str()));
+            log.note(format!("queue {}: given up ({})", k.name, code.as_str()));
         }
     }
     Ok(count)
@@ -913,16 +887,12 @@ fn send_leftover(
 /// Takes the lock of `fetched/ID/` for this process: a second fetcher on
 /// the same segment would repair (cut) the files the first is writing.
 /// The lock goes with the process, however it ends.
-fn lock_output(crawl: &CrawlDir, id: &str) -> Result<common::lock::FileLock, FetchError> {
+fn lock_output(crawl: &CrawlDir, id: &str) -> Result<common::lock::FileLock, Error> {
     let path = crawl.fetch_lock_path(id);
     match common::lock::try_lock(&path) {
         Ok(Some(lock)) => Ok(lock),
-        Ok(None) => Err(FetchError::Run(format!(
-            "{}: segment {id} is being fetched by another fetcher process; \
-             let it finish (or stop it) before running this one",
-            crawl.fetched_dir(id).display()
-        ))),
-        Err(e) => Err(run_err(format!("{}: cannot lock: {e}", path.display()))),
+        Ok(None) => Err(Error::Locked(crawl.fetched_dir(id), id.to_string())),
+        Err(e) => Err(Error::io(&path)(e)),
     }
 }
 

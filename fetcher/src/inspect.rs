@@ -4,18 +4,21 @@
 use common::segment::SegmentSummary;
 
 use crate::cli::InspectArgs;
+use crate::error::Error;
 
 /// Hosts listed in the summary.
 const TOP_HOSTS: usize = 10;
 
 /// Prints the summary of `args.file`.
-pub fn run(args: &InspectArgs) -> Result<(), String> {
-    let summary = SegmentSummary::compute(&args.file, TOP_HOSTS).map_err(|e| e.to_string())?;
-    if args.json {
-        let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
-        println!("{text}");
+pub fn run(args: &InspectArgs) -> Result<(), Error> {
+    let summary = SegmentSummary::compute(&args.file, TOP_HOSTS)?;
+    let text = if args.json {
+        let mut text =
+            serde_json::to_string_pretty(&summary).map_err(|e| Error::io(&args.file)(e.into()))?;
+        text.push('\n');
+        text
     } else {
-        print!("{summary}");
-    }
-    Ok(())
+        summary.to_string()
+    };
+    common::exit::print(&text).map_err(Error::io("stdout"))
 }

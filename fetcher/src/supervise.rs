@@ -9,12 +9,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::cli::ProgressArg;
-use crate::diag::Diag;
 use crate::progress::{Mode, Progress};
 use crate::recorder::Recorder;
 use crate::round_end::Ending;
 use crate::settings::Settings;
 use crate::worker::Shared;
+use common::runlog::RunLog;
 
 /// How the supervised part of a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub struct Supervised<'a> {
     /// The worker threads.
     pub workers: &'a [JoinHandle<()>],
     /// Where to say what happens.
-    pub diag: &'a Diag,
+    pub log: &'a RunLog,
 }
 
 /// Watches the run until the frontier is idle: draws progress, and on a
@@ -83,7 +83,7 @@ pub fn supervise(run: &Supervised) -> Stop {
         recorder,
         signals,
         workers,
-        diag,
+        log,
     } = run;
     let frontier = &shared.frontier;
     let mut progress = Progress::new(progress_mode(s.progress));
@@ -97,7 +97,7 @@ pub fn supervise(run: &Supervised) -> Stop {
         }
         if workers.iter().all(|w| w.is_finished()) {
             // Only reachable if workers died (a bug): stop rather than wait forever.
-            diag.say("every worker thread has ended; writing what is left to leftover");
+            log.info("every worker thread has ended; writing what is left to leftover");
             break;
         }
         if stop != Stop::Failed && (recorder.failed() || shared.failed()) {
@@ -139,7 +139,7 @@ pub fn supervise(run: &Supervised) -> Stop {
                 continue;
             };
             progress.clear();
-            diag.say(&format!(
+            log.info(format!(
                 "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
             ));
@@ -158,7 +158,7 @@ pub fn supervise(run: &Supervised) -> Stop {
             }
             grace_ends = Some(Instant::now() + s.stop_grace);
         } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
-            diag.say("grace period over: abandoning requests in flight");
+            log.info("grace period over: abandoning requests in flight");
             shared.client.shutdown();
             grace_ends = None;
         }
@@ -197,7 +197,7 @@ pub fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
             for _ in signals.forever() {
                 if count.fetch_add(1, Ordering::SeqCst) >= 1 {
                     eprintln!("\nfetcher: second signal: exiting now; run fetch again to resume");
-                    std::process::exit(131);
+                    common::exit::Exit::Killed.now();
                 }
             }
         })?;

@@ -119,6 +119,37 @@ fn inspect_summarizes_a_segment() {
     assert_eq!(v["hosts"], 2);
 }
 
+/// `fetcher inspect FILE | head -c 10`: a reader that closed the pipe is a
+/// clean end (exit 0, nothing on stderr), never a panic.
+#[test]
+fn inspect_into_a_closed_pipe_ends_cleanly() {
+    let server = Server::builder()
+        .host("a.test", Routes::new())
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("inspect-pipe");
+    write_segment(&crawl, "00001", &server, &[("a.test", "/1")]);
+    for json in [false, true] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before the program writes: every write meets a broken pipe.
+        drop(reader);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("inspect")
+            .args(json.then_some("--json"))
+            .arg(crawl.segment_path("00001"))
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = bins::wait_timeout(&mut child, std::time::Duration::from_secs(60))
+            .expect("fetcher inspect ended");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(0), "json {json}: {stderr}");
+        assert_eq!(stderr, "", "json {json}");
+    }
+}
+
 #[test]
 fn out_of_range_settings_are_configuration_errors() {
     let crawl = crawl_dir("out-of-range");

@@ -1,0 +1,64 @@
+//! The fetcher: fetches one segment of a crawl politely into WARC files.
+//! The `fetcher` binary is [`execute`] behind [`common::exit::main`].
+//!
+//! [`cli`] parses, [`settings`] validates, [`fetch`] runs a fetch (watched
+//! by [`supervise`], logging to [`common::runlog`]) and [`inspect`]
+//! summarizes a segment file; [`error`] says how a command fails. The work
+//! is done by [`frontier`] (queues and the penalty box) keyed by
+//! [`queue_key`], [`feed`] (reading the segment with bounded memory),
+//! [`round_end`] (when a round's tail ends it), [`robots`] (RFC 9309) and
+//! [`robots_cache`], [`transport`] and [`http`], [`worker`] with
+//! [`outcome`] (what each answer means), [`recorder`] (the writer thread:
+//! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
+//! [`contacts`] (the penalty box across runs), [`progress`], [`stats`] and
+//! [`clock`]. The delay formula is [`common::politeness`].
+
+pub mod cli;
+mod clock;
+mod contacts;
+pub mod error;
+mod feed;
+pub mod fetch;
+mod frontier;
+mod host_updates;
+mod http;
+pub mod inspect;
+mod outcome;
+mod progress;
+mod queue_key;
+mod recorder;
+mod resume;
+mod robots;
+mod robots_cache;
+mod round_end;
+pub mod settings;
+mod stats;
+mod supervise;
+mod transport;
+mod worker;
+
+use common::exit::Exit;
+
+use crate::cli::{Cli, Command};
+use crate::error::Error;
+
+/// Runs the command `cli` asks for.
+pub fn execute(cli: Cli) -> Result<Exit, Error> {
+    match cli.command {
+        Command::Fetch(args) => {
+            let settings = settings::Settings::from_args(*args)?;
+            Ok(match fetch::run(settings)? {
+                fetch::Ended::Complete | fetch::Ended::Nothing => Exit::Success,
+                fetch::Ended::Signal => Exit::Interrupted,
+            })
+        }
+        Command::Flags => {
+            common::exit::print(&cli::fetch_flags()).map_err(Error::io("stdout"))?;
+            Ok(Exit::Success)
+        }
+        Command::Inspect(args) => {
+            inspect::run(&args)?;
+            Ok(Exit::Success)
+        }
+    }
+}
