@@ -57,6 +57,16 @@ pub enum Command {
     Fetch(Box<FetchArgs>),
     /// Summary of a segment or leftover file.
     Inspect(InspectArgs),
+    /// What fetching a segment has done so far: complete or not, why it
+    /// ended, pages, errors (from CRAWL/fetched/ID/).
+    ///
+    /// Keys: segment, done (DONE written), stop_reason (complete, tail,
+    /// held, time-limit, min-hosts, signal; empty until done), attempts
+    /// (crawl-log lines), pages (HTTP responses other than robots.txt),
+    /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
+    /// lines). The crawl log counts every run of the segment. With --json,
+    /// one line holding a flat JSON object, for scripts (scripts/crawl.sh).
+    Status(StatusArgs),
     /// The long flags of `fetch`, one per line (`--name=` when it takes a
     /// value), for scripts that pass flags on (scripts/crawl.sh).
     #[command(hide = true)]
@@ -81,6 +91,18 @@ pub struct InspectArgs {
     /// A segment or leftover file (`*.v2.tsv.zst`, or `*.v1.tsv.zst`).
     pub file: PathBuf,
     /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fetcher status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The crawl directory.
+    pub crawl: PathBuf,
+    /// The segment (e.g. 00003).
+    pub segment: String,
+    /// Print one line of JSON instead of `key: value` lines.
     #[arg(long)]
     pub json: bool,
 }

@@ -25,6 +25,7 @@ mod robots;
 mod round_end;
 mod settings;
 mod stats;
+mod status;
 mod store;
 mod supervise;
 mod worker;
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
             print!("{}", cli::fetch_flags());
             ExitCode::SUCCESS
         }
+        cli::Command::Status(args) => status::main(&args),
         cli::Command::Inspect(args) => match inspect::run(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => {

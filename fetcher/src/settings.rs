@@ -309,4 +309,59 @@ mod tests {
             .to_string();
         assert!(e.contains("not an absolute URL"), "{e}");
     }
+
+    #[test]
+    fn a_flag_beats_crawl_toml_which_beats_the_default() {
+        let dir = std::env::temp_dir().join(format!("fetcher-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("crawl.toml"),
+            "[agent]\nname = \"bot\"\nurl = \"https://e.org/bot\"\n[crawl]\nround_time = \"3m\"\n\
+             [fetcher]\nthreads = 3\nstop_grace = \"2s\"\nmin_delay = \"1s\"\ndelay_factor = 2\n\
+             allow_private = true\nhosts_file = \"hosts\"\n",
+        )
+        .unwrap();
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["fetcher", "fetch", dir.to_str().unwrap()];
+            argv.extend_from_slice(extra);
+            let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+            let crate::cli::Command::Fetch(a) = cli.command else {
+                panic!("fetch expected")
+            };
+            Settings::from_args(*a).unwrap()
+        };
+        let s = parse(&[
+            "--threads",
+            "5",
+            "--min-delay",
+            "250ms",
+            "--hosts-file",
+            "h",
+        ]);
+        assert_eq!(s.threads, 5, "the flag");
+        assert_eq!(s.stop_grace, Duration::from_secs(2), "crawl.toml");
+        assert_eq!(s.download_timeout, Duration::from_secs(120), "the default");
+        assert_eq!(s.policy.min_delay, Duration::from_millis(250));
+        assert_eq!(s.policy.delay_factor, 2.0);
+        assert_eq!(
+            s.time_limit,
+            Some(Duration::from_secs(180)),
+            "[crawl] round_time"
+        );
+        assert!(s.allow_private);
+        assert_eq!(
+            s.hosts_file,
+            Some(std::env::current_dir().unwrap().join("h")),
+            "a flag's path is relative to the current directory"
+        );
+        let s = parse(&[]);
+        assert_eq!(s.threads, 3);
+        assert_eq!(s.policy.min_delay, Duration::from_secs(1));
+        assert_eq!(
+            s.hosts_file,
+            Some(dir.join("hosts")),
+            "a path in crawl.toml is relative to the crawl directory"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -71,6 +71,22 @@ pub enum Command {
     /// it takes a value), for scripts that pass flags on (scripts/crawl.sh).
     #[command(hide = true)]
     Flags,
+    /// Where the crawl stands: segments, those still to fetch, fetched runs
+    /// not yet consumed, URLs in the backlog.
+    ///
+    /// Keys: segments (every segment, oldest first), pending (not fetched to
+    /// completion), next (the segment `fetcher fetch` takes next; empty if
+    /// none), unconsumed (complete fetched runs that `run` has not read
+    /// yet), backlog_urls (`?`, or null, if the backlog cannot be read).
+    /// With --json, one line holding a flat JSON object, for scripts
+    /// (scripts/crawl.sh). Only reads.
+    Status {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Print one line of JSON instead of `key: value` lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a summary of a segment, leftover or backlog file.
     Inspect {
         /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format).

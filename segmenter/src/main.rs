@@ -28,6 +28,7 @@ mod seen;
 mod session;
 mod settings;
 mod sort;
+mod status;
 
 use std::process::ExitCode;
 
@@ -66,6 +67,7 @@ fn dispatch(cli: Cli) -> Result<(), Error> {
         } => inject::inject(&crawl, &seeds, &flags),
         Command::Run { crawl, flags } => run::run(&crawl, &flags),
         Command::Inspect { file, json } => inspect::inspect(&file, json),
+        Command::Status { crawl, json } => status::status(&crawl, json),
         Command::Flags => {
             print!("{}", cli::round_flags());
             Ok(())
