@@ -139,8 +139,8 @@ pub struct RoundFlags {
     )]
     pub scope_domains: Vec<String>,
     /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match
-    /// decides, before the hosts and domains (in crawl.toml, a relative path
-    /// is relative to the crawl directory)
+    /// decides, before the hosts and domains (a relative path is relative
+    /// to the current directory; in crawl.toml, to CRAWL)
     #[arg(long, value_name = "FILE", help_heading = "Scope")]
     pub rules_file: Option<PathBuf>,
 

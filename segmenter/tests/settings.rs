@@ -304,14 +304,8 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
     assert_eq!(v["backlog_urls"], 0);
 
     // Fetched: nothing pending, a run to consume.
-    let links = ["/1", "/2", "/3"];
-    write_fetched(
-        &crawl,
-        "00001",
-        &[Page::html("http://a.test/", 0, &links)],
-        MB,
-        true,
-    );
+    let page = Page::html("http://a.test/", 0, &["/1", "/2", "/3"]);
+    write_fetched(&crawl, "00001", &[page], MB, true);
     let v = status();
     assert_eq!(v["pending"], serde_json::json!([]));
     assert_eq!(v["next"], "");
