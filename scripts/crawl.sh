@@ -243,16 +243,37 @@ stop_requested() {
     fi
 }
 
-# Segment IDs, oldest first (files of any format version: ID.vN.tsv.zst).
-list_segments() {
-    local f id
-    for f in "$crawl"/segments/*.v[0-9]*.tsv.zst; do
-        [ -e "$f" ] || continue
-        id=${f##*/}
-        id=${id%.v[0-9]*.tsv.zst}
-        case "$id" in .*) continue ;; esac
-        echo "$id"
-    done | sort -u
+# The value of key $1 in $2, one line of flat JSON as the programs print
+# with --json (`{"key":value,...}`): a number, true/false/null, a string
+# (unquoted here), or a list of segment IDs (here separated by spaces). The
+# programs promise that strings and IDs hold no `"` or `,`.
+json_value() {
+    local rest=${2#*\"$1\":}
+    [ "$rest" != "$2" ] || return 1
+    case "$rest" in
+        \[*) rest=${rest#\[}; rest=${rest%%]*}; rest=${rest//\"/}; rest=${rest//,/ } ;;
+        \"*) rest=${rest#\"}; rest=${rest%%\"*} ;;
+        *) rest=${rest%%[,\}]*} ;;
+    esac
+    printf '%s\n' "$rest"
+}
+
+# Asks the segmenter where the crawl stands (`segmenter status --json`):
+# sets $segments (every segment ID, oldest first), $next (the segment the
+# fetcher takes next, empty if none), $unconsumed (complete fetched runs the
+# segmenter has not read yet) and $backlog (URLs waiting in the backlog, 1
+# if it cannot be read).
+crawl_state() {
+    local state
+    state=$("$segmenter" status "$crawl" --json 2>/dev/null) || {
+        echo "$prog: 'segmenter status $crawl' failed; run it by hand to see why" >&2
+        exit 1
+    }
+    segments=$(json_value segments "$state" | tr ' ' '\n')
+    next=$(json_value next "$state")
+    unconsumed=$(json_value unconsumed "$state")
+    backlog=$(json_value backlog_urls "$state")
+    case "$backlog" in ''|*[!0-9]*) backlog=1 ;; esac
 }
 
 # The file of segment $1 (of whichever format version it is in).
@@ -263,37 +284,14 @@ segment_file() {
     done
 }
 
-# Pending segment = a segment file whose fetched/ID/DONE does not exist.
-oldest_pending() {
-    local id
-    for id in $(list_segments); do
-        [ -e "$crawl/fetched/$id/DONE" ] || { echo "$id"; return; }
-    done
-}
-
-# True if some complete fetched run is not yet in consumed.txt (one pass
-# over both lists, however many runs the crawl has).
-unconsumed_runs() {
-    local d
-    local -a complete=()
-    for d in "$crawl"/fetched/*/DONE; do
-        [ -e "$d" ] || continue
-        d=${d%/DONE}
-        complete+=("${d##*/}")
-    done
-    [ ${#complete[@]} -gt 0 ] || return 1
-    [ -n "$(comm -23 <(printf '%s\n' "${complete[@]}" | LC_ALL=C sort) \
-        <(LC_ALL=C sort "$crawl/consumed.txt" 2>/dev/null))" ]
-}
-
 # Sets $count to the URLs in a file of the segment format (from its summary
 # by the segmenter), asking once per file: a round counts its new segment,
 # the next one fetches it.
 declare -A url_count=()
 count_file() {
     if [ -z "${url_count[$1]:-}" ]; then
-        url_count[$1]=$("$segmenter" inspect --json "$1" 2>/dev/null | tr ',' '\n' \
-            | sed -n 's/.*"urls"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+        url_count[$1]=$(json_value urls "$("$segmenter" inspect --json "$1" 2>/dev/null \
+            | tr -d ' \n')")
     fi
     count=${url_count[$1]}
 }
@@ -308,37 +306,22 @@ count_urls_in() {
     count=$total
 }
 
-# Pages of a fetched run: crawl-log lines with an HTTP status, robots.txt
-# fetches left out. The crawl log covers every run of the segment (a resumed
-# fetch appends to it), unlike stats.json, which counts the last run only.
-pages_fetched() {
-    awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { n++ } END { print n + 0 }' \
-        "$crawl/fetched/$1/crawl.log" 2>/dev/null || echo "?"
+# Asks the fetcher what the fetch of segment $1 did (`fetcher status
+# --json`): sets $pages (HTTP responses other than robots.txt, over every
+# run of the segment; ? if unknown) and $stop_reason (why it ended:
+# complete, tail, held, time-limit, min-hosts, signal).
+fetch_state() {
+    local state
+    state=$("$fetcher" status "$crawl" "$1" --json 2>/dev/null) || state=""
+    pages=$(json_value pages "$state") || pages="?"
+    stop_reason=$(json_value stop_reason "$state")
 }
 
-# URLs waiting in the backlog (1 if it cannot be read).
-backlog_urls() {
-    local f n=0
-    for f in "$crawl"/backlog.v[0-9]*.tsv.zst; do
-        [ -e "$f" ] || continue
-        unset 'url_count[$f]' # it changes with every round
-        count_file "$f"
-        n=$count
-    done
-    echo "${n:-1}"
-}
-
-# Why the fetch of segment $1 ended, from its DONE file: complete, tail,
-# time-limit, min-hosts, signal.
-stop_reason() {
-    sed -n 's/^stop_reason //p' "$crawl/fetched/$1/DONE" 2>/dev/null
-}
-
-# True if the fetch of segment $1 did what it could (not stopped by a time
-# limit, min-hosts or a signal): it ran to its end, or ended when only hosts
-# it would have waited for were left.
+# True if the fetch did what it could (not stopped by a time limit,
+# min-hosts or a signal): it ran to its end, or ended when only hosts it
+# would have waited for were left.
 fetch_complete() {
-    case "$(stop_reason "$1")" in complete|tail|held) return 0 ;; *) return 1 ;; esac
+    case "$stop_reason" in complete|tail|held) return 0 ;; *) return 1 ;; esac
 }
 
 now() { echo "$EPOCHREALTIME"; }
@@ -350,15 +333,17 @@ seconds_since() {
 }
 
 # First run on a new crawl directory: inject the seeds.
-if [ -z "$(list_segments)" ]; then
+crawl_state
+if [ -z "$segments" ]; then
     if [ -z "$seeds" ]; then
         echo "$prog: $crawl has no segment yet; give seeds with --seeds FILE" >&2
         exit 2
     fi
     log="$crawl/logs/inject.log"
     step "segmenter inject" "$segmenter" inject "$crawl" "$seeds" "${seg_args[@]}"
-    # shellcheck disable=SC2046
-    count_urls_in $(list_segments)
+    crawl_state
+    # shellcheck disable=SC2086
+    count_urls_in $segments
     echo "injected $count seed URLs from $seeds"
 elif [ -n "$seeds" ]; then
     echo "$prog: $crawl already has segments; --seeds $seeds ignored"
@@ -375,23 +360,25 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
 
     # A segmenter run interrupted earlier (its fetched run is complete but not
     # consumed) is redone first, so that no fetched page is skipped.
-    if unconsumed_runs; then
+    crawl_state
+    if [ -n "$unconsumed" ]; then
         step "segmenter run (catching up)" "$segmenter" run "$crawl" "${seg_args[@]}"
+        crawl_state
     fi
     # Segments written from here on are this round's finds (those of the
     # catching-up run belong to the interrupted round before).
-    before=$(list_segments)
-    id=$(oldest_pending)
+    before=$segments
+    id=$next
     if [ -z "$id" ]; then
         # Nothing waiting: the backlog may still fill a segment.
         step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
-        id=$(oldest_pending)
+        crawl_state
+        id=$next
     fi
     if [ -z "$id" ]; then
-        waiting=$(backlog_urls)
-        if [ "$waiting" != 0 ]; then
+        if [ "$backlog" != 0 ]; then
             # Every host of the backlog may only be asked after a round's time.
-            echo "nothing to fetch now in $crawl: $waiting URL(s) wait in the backlog" \
+            echo "nothing to fetch now in $crawl: $backlog URL(s) wait in the backlog" \
                 "for hosts that may not be asked yet; a later run goes on"
         else
             echo "nothing left to fetch in $crawl"
@@ -408,19 +395,20 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     step "fetcher fetch $id" "$fetcher" fetch "$crawl" "$id" "${fetch_args[@]}"
     fetch_took=$(seconds_since "$fetch_started")
     STOP_WATCH=0
-    pages=$(pages_fetched "$id")
+    fetch_state "$id"
     seg_started=$(now)
     step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
     seg_took=$(seconds_since "$seg_started")
 
-    new_ids=$(comm -13 <(echo "$before") <(list_segments))
+    crawl_state
+    new_ids=$(LC_ALL=C comm -13 <(echo "$before") <(echo "$segments"))
     # shellcheck disable=SC2086
     count_urls_in $new_ids
     found=$count
     round=$((round + 1))
     printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
-        "$fetch_took" "$(stop_reason "$id")" "$seg_took" "$(( EPOCHSECONDS - started ))"
+        "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
     # A complete fetch that got no HTTP response at all, after which no URL is
     # new and none waits in the backlog, cannot lead anywhere by itself: what
@@ -428,7 +416,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     # unavailable, Crawl-delay too high, connections failing). Stop rather
     # than fetch the same URLs again and again; the next run retries them.
     if [ "$pages" = 0 ] && [ "$found" -le "${urls:-0}" ] \
-        && [ "$(backlog_urls)" = 0 ] && fetch_complete "$id"; then
+        && [ "$backlog" = 0 ] && fetch_complete; then
         echo "nothing fetchable left in $crawl: no URL of segment $id got an HTTP response" \
             "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
         exit 0
@@ -436,7 +424,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     # A fetch that ended with every host left held beyond its delay (a
     # robots.txt to ask again, a Retry-After) and got no page: another round
     # now would only find them held again, whatever waits in the backlog.
-    if [ "$pages" = 0 ] && [ "$(stop_reason "$id")" = held ]; then
+    if [ "$pages" = 0 ] && [ "$stop_reason" = held ]; then
         echo "nothing fetchable now in $crawl: every host left in segment $id is held" \
             "(robots.txt to ask again, Retry-After; see $crawl/logs/); the next run goes on"
         exit 0

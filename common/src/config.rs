@@ -23,7 +23,11 @@
 //!                              #   segmenter, to plan rounds
 //! [segmenter]                  # read by the segmenter (see `segmenter --help`)
 //! ```
-//! Command-line flags override the file.
+//! Command-line flags override the file. Each program keeps one list of
+//! its settings, written with [`options!`](crate::options): the flags and
+//! its section of the file fill the same struct, laid one over the other;
+//! [`SharedOptions`] are the settings both programs take. A relative path
+//! follows one rule, [`setting_path`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -140,42 +144,174 @@ impl<'de> Deserialize<'de> for SizeValue {
     }
 }
 
+impl std::str::FromStr for DurationValue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<DurationValue, String> {
+        parse_duration(s).map(DurationValue)
+    }
+}
+
+impl From<DurationValue> for Duration {
+    fn from(d: DurationValue) -> Duration {
+        d.0
+    }
+}
+
+impl std::str::FromStr for SizeValue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SizeValue, String> {
+        parse_size(s).map(SizeValue)
+    }
+}
+
+impl From<SizeValue> for u64 {
+    fn from(s: SizeValue) -> u64 {
+        s.0
+    }
+}
+
+/// How one value of a setting is laid over another: a flag's value over
+/// the one from `crawl.toml` (see [`options!`](crate::options)).
+pub trait Layer {
+    /// `self` if it was given, else `under`.
+    fn or(self, under: Self) -> Self;
+}
+
+impl<T> Layer for Option<T> {
+    fn or(self, under: Self) -> Self {
+        Option::or(self, under)
+    }
+}
+
+/// A switch: on if the flag or the file turns it on.
+impl Layer for bool {
+    fn or(self, under: bool) -> bool {
+        self || under
+    }
+}
+
+/// A list: the flag's items are added to the file's.
+impl<T> Layer for Vec<T> {
+    fn or(self, mut under: Self) -> Self {
+        under.extend(self);
+        under
+    }
+}
+
+/// Defines the one list of a program's settings that both its flags and
+/// its section of `crawl.toml` fill: a struct deriving [`clap::Args`]
+/// (doc comments are the `--help` text; a field `max_body` is the flag
+/// `--max-body`) and [`serde::Deserialize`] (the key `max_body`), with
+/// `Option` fields (`bool` for switches, `Vec` for lists), and a method
+/// `or(self, under)` that lays the flags over the file field by field
+/// ([`Layer`]). Defaults and range checks come after, in one place per
+/// program (its `settings` module).
+///
+/// ```
+/// common::options! {
+///     /// The example's settings.
+///     pub struct Example {
+///         /// Worker threads [default: 4].
+///         #[arg(long, value_name = "N")]
+///         pub threads: Option<usize>,
+///     }
+/// }
+/// let flags = Example { threads: None };
+/// let file: Example = toml::from_str("threads = 8").unwrap();
+/// assert_eq!(flags.or(file).threads.unwrap_or(4), 8);
+/// ```
+#[macro_export]
+macro_rules! options {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, clap::Args, serde::Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        $vis struct $name {
+            $( $(#[$fmeta])* $fvis $field : $ty ),*
+        }
+
+        impl $name {
+            /// Each setting from `self` (the flags) if given there, else from
+            /// `under` (`crawl.toml`).
+            $vis fn or(self, under: Self) -> Self {
+                Self {
+                    $( $field: $crate::config::Layer::or(self.$field, under.$field) ),*
+                }
+            }
+        }
+    };
+}
+
 /// The keys of `[fetcher]` that say how polite to be; the segmenter reads
 /// them too, to plan how many URLs of each host fit in a round.
 pub const POLITENESS_KEYS: [&str; 3] = ["min_delay", "delay_factor", "max_crawl_delay"];
 
-/// The [`POLITENESS_KEYS`] as set in `[fetcher]` (unset keys are `None`).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct PolitenessConfig {
-    /// Smallest delay between two requests to a host.
-    pub min_delay: Option<DurationValue>,
-    /// Factor on the mean response time.
-    pub delay_factor: Option<f64>,
-    /// Largest `Crawl-delay` honoured.
-    pub max_crawl_delay: Option<DurationValue>,
+options! {
+    /// The settings both programs take, with the same flags: the round time
+    /// (`[crawl] round_time`) and the fetcher's politeness (the
+    /// [`POLITENESS_KEYS`] of `[fetcher]`), with which the segmenter plans
+    /// how many URLs of each host fit in a round.
+    pub struct SharedOptions {
+        /// Target length of a round (`[crawl] round_time`, read by both
+        /// programs): the segmenter gives each host as many URLs as its delay
+        /// allows in this time, so that hosts finish together, and the fetch
+        /// stops at it unless --time-limit says otherwise [default: 30m]
+        #[arg(long, value_name = "DURATION")]
+        pub round_time: Option<DurationValue>,
+        /// Smallest delay between two requests to one queue (`[fetcher]
+        /// min_delay`; the segmenter plans rounds with it) [default: 5s]
+        #[arg(long, value_name = "DURATION")]
+        pub min_delay: Option<DurationValue>,
+        /// The delay is at least this factor times the mean of the last five
+        /// response times of the queue (`[fetcher] delay_factor`; the
+        /// segmenter plans rounds with it) [default: 5]
+        #[arg(long, value_name = "FACTOR")]
+        pub delay_factor: Option<f64>,
+        /// Largest robots.txt Crawl-delay honoured; a host asking for more is
+        /// skipped and its URLs go to leftover (`[fetcher] max_crawl_delay`;
+        /// the segmenter plans rounds with it) [default: 60s]
+        #[arg(long, value_name = "DURATION")]
+        pub max_crawl_delay: Option<DurationValue>,
+    }
 }
 
-impl PolitenessConfig {
-    /// The politeness to use: each value from its flag if given, else from
-    /// `[fetcher]`, else the default ([`Policy::default`]); a delay factor
-    /// that is not a finite number of zero or more is refused.
-    pub fn policy(
-        &self,
-        min_delay: Option<Duration>,
-        delay_factor: Option<f64>,
-        max_crawl_delay: Option<Duration>,
-    ) -> Result<Policy, String> {
+impl SharedOptions {
+    /// The long flags of these settings (`round-time`, ...): a script passes
+    /// them to both programs.
+    pub fn flags() -> Vec<String> {
+        use clap::Args as _;
+        SharedOptions::augment_args(clap::Command::new("shared"))
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect()
+    }
+
+    /// The target length of a round ([`DEFAULT_ROUND_TIME`] if unset); zero
+    /// is refused.
+    pub fn round_time(&self) -> Result<Duration, String> {
+        let round_time = self.round_time.map_or(DEFAULT_ROUND_TIME, Duration::from);
+        if round_time.is_zero() {
+            return Err("round time 0: a round needs some time (e.g. 30m)".into());
+        }
+        Ok(round_time)
+    }
+
+    /// The politeness to use: each value as set, else the default
+    /// ([`Policy::default`]); a delay factor that is not a finite number of
+    /// zero or more is refused.
+    pub fn policy(&self) -> Result<Policy, String> {
         let defaults = Policy::default();
         let policy = Policy {
-            min_delay: min_delay
-                .or(self.min_delay.map(|d| d.0))
-                .unwrap_or(defaults.min_delay),
-            delay_factor: delay_factor
-                .or(self.delay_factor)
-                .unwrap_or(defaults.delay_factor),
-            max_crawl_delay: max_crawl_delay
-                .or(self.max_crawl_delay.map(|d| d.0))
-                .unwrap_or(defaults.max_crawl_delay),
+            min_delay: self.min_delay.map_or(defaults.min_delay, Duration::from),
+            delay_factor: self.delay_factor.unwrap_or(defaults.delay_factor),
+            max_crawl_delay: self
+                .max_crawl_delay
+                .map_or(defaults.max_crawl_delay, Duration::from),
             ..defaults
         };
         if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
@@ -185,6 +321,18 @@ impl PolitenessConfig {
             ));
         }
         Ok(policy)
+    }
+}
+
+/// The one rule for a path setting given both ways: a path given as a flag
+/// is relative to the current directory, a path in `crawl.toml` to the
+/// crawl directory `crawl`; the flag wins. The result is absolute when
+/// `crawl` is.
+pub fn setting_path(flag: Option<&Path>, file: Option<&Path>, crawl: &Path) -> Option<PathBuf> {
+    match (flag, file) {
+        (Some(p), _) => Some(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+        (None, Some(p)) => Some(crawl.join(p)),
+        (None, None) => None,
     }
 }
 
@@ -302,20 +450,29 @@ impl CrawlConfig {
             message: format!("[{name}]: {e}"),
         })
     }
-    /// The politeness keys of `[fetcher]` ([`POLITENESS_KEYS`]).
-    pub fn politeness(&self) -> Result<PolitenessConfig, ConfigError> {
+    /// The settings both programs read ([`SharedOptions`]): `[crawl]
+    /// round_time` and the [`POLITENESS_KEYS`] of `[fetcher]`.
+    pub fn shared(&self) -> Result<SharedOptions, ConfigError> {
         let mut table = toml::Table::new();
         for key in POLITENESS_KEYS {
             if let Some(v) = self.fetcher.get(key) {
                 table.insert(key.to_string(), v.clone());
             }
         }
-        self.section("fetcher", &table)
+        let politeness: SharedOptions = self.section("fetcher", &table)?;
+        Ok(SharedOptions {
+            round_time: self.crawl.round_time,
+            ..politeness
+        })
     }
 
-    /// The target length of a round (`[crawl] round_time`, or the default).
-    pub fn round_time(&self) -> Duration {
-        self.crawl.round_time.map_or(DEFAULT_ROUND_TIME, |d| d.0)
+    /// `[fetcher]` without its [`POLITENESS_KEYS`] (read by [`CrawlConfig::shared`]).
+    pub fn fetcher_own(&self) -> toml::Table {
+        let mut own = self.fetcher.clone();
+        for key in POLITENESS_KEYS {
+            own.remove(key);
+        }
+        own
     }
 }
 
@@ -461,22 +618,90 @@ mod tests {
             "[crawl]\nround_time = \"2m\"\n[fetcher]\nmin_delay = 1.5\ndelay_factor = 2\nthreads = 3\n",
         )
         .unwrap();
-        assert_eq!(cfg.round_time(), Duration::from_secs(120));
-        let p = cfg.politeness().unwrap();
+        let shared = cfg.shared().unwrap();
+        assert_eq!(shared.round_time(), Ok(Duration::from_secs(120)));
         assert_eq!(
-            p.min_delay,
+            shared.min_delay,
             Some(DurationValue(Duration::from_millis(1500)))
         );
-        assert_eq!(p.delay_factor, Some(2.0));
-        assert_eq!(p.max_crawl_delay, None);
-        assert_eq!(CrawlConfig::default().round_time(), DEFAULT_ROUND_TIME);
-        let bad: CrawlConfig = toml::from_str("[fetcher]\nmin_delay = \"soon\"\n").unwrap();
-        assert!(
-            bad.politeness()
-                .unwrap_err()
-                .to_string()
-                .contains("min_delay")
+        assert_eq!(shared.delay_factor, Some(2.0));
+        assert_eq!(shared.max_crawl_delay, None);
+        assert!(cfg.fetcher_own().contains_key("threads"));
+        assert!(!cfg.fetcher_own().contains_key("min_delay"));
+        let none = CrawlConfig::default().shared().unwrap();
+        assert_eq!(none.round_time(), Ok(DEFAULT_ROUND_TIME));
+        assert_eq!(
+            none.policy().unwrap().min_delay,
+            Policy::default().min_delay
         );
+        let bad: CrawlConfig = toml::from_str("[fetcher]\nmin_delay = \"soon\"\n").unwrap();
+        assert!(bad.shared().unwrap_err().to_string().contains("min_delay"));
         assert!(toml::from_str::<CrawlConfig>("[crawl]\nround = 5\n").is_err());
+    }
+
+    #[test]
+    fn flags_are_laid_over_the_file() {
+        let flags = SharedOptions {
+            min_delay: Some(DurationValue(Duration::from_secs(1))),
+            delay_factor: Some(-1.0),
+            ..SharedOptions::default()
+        };
+        let file: SharedOptions =
+            toml::from_str("min_delay = 3\nmax_crawl_delay = \"9s\"").unwrap();
+        let both = flags.or(file);
+        assert_eq!(both.min_delay, Some(DurationValue(Duration::from_secs(1))));
+        assert_eq!(
+            both.max_crawl_delay,
+            Some(DurationValue(Duration::from_secs(9)))
+        );
+        assert!(both.policy().unwrap_err().contains("delay factor -1"));
+        assert!(Layer::or(false, true));
+        assert_eq!(Layer::or(vec![2], vec![1]), [1, 2]);
+        assert_eq!(
+            SharedOptions::flags(),
+            ["round-time", "min-delay", "delay-factor", "max-crawl-delay"]
+        );
+    }
+
+    #[test]
+    fn relative_paths_follow_one_rule() {
+        let crawl = Path::new("/crawl");
+        let cwd = std::env::current_dir().unwrap();
+        let (flag, file) = (Path::new("a/flag"), Path::new("b/file"));
+        assert_eq!(
+            setting_path(Some(flag), Some(file), crawl),
+            Some(cwd.join(flag))
+        );
+        assert_eq!(
+            setting_path(None, Some(file), crawl),
+            Some(crawl.join(file))
+        );
+        let abs = Path::new("/etc/hosts");
+        assert_eq!(
+            setting_path(None, Some(abs), crawl),
+            Some(abs.to_path_buf())
+        );
+        assert_eq!(
+            setting_path(Some(abs), None, crawl),
+            Some(abs.to_path_buf())
+        );
+        assert_eq!(setting_path(None, None, crawl), None);
+    }
+
+    #[test]
+    fn durations_and_sizes_parse_the_same_as_flags_and_in_the_file() {
+        let flag: DurationValue = "250ms".parse().unwrap();
+        let file: DurationValue = toml::from_str::<toml::Table>("d = \"250ms\"").unwrap()["d"]
+            .clone()
+            .try_into()
+            .unwrap();
+        assert_eq!(flag, file);
+        assert_eq!("10MiB".parse::<SizeValue>(), Ok(SizeValue(10 << 20)));
+        assert!(
+            "soon"
+                .parse::<DurationValue>()
+                .unwrap_err()
+                .contains("not a duration")
+        );
     }
 }

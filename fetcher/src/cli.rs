@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use common::config::{DurationValue, SharedOptions, SizeValue};
 
 /// Fetches one segment of a crawl politely into WARC files.
 ///
@@ -56,6 +57,16 @@ pub enum Command {
     Fetch(Box<FetchArgs>),
     /// Summary of a segment or leftover file.
     Inspect(InspectArgs),
+    /// What fetching a segment has done so far: complete or not, why it
+    /// ended, pages, errors (from CRAWL/fetched/ID/).
+    ///
+    /// Keys: segment, done (DONE written), stop_reason (complete, tail,
+    /// held, time-limit, min-hosts, signal; empty until done), attempts
+    /// (crawl-log lines), pages (HTTP responses other than robots.txt),
+    /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
+    /// lines). The crawl log counts every run of the segment. With --json,
+    /// one line holding a flat JSON object, for scripts (scripts/crawl.sh).
+    Status(StatusArgs),
     /// The long flags of `fetch`, one per line (`--name=` when it takes a
     /// value), for scripts that pass flags on (scripts/crawl.sh).
     #[command(hide = true)]
@@ -84,125 +95,131 @@ pub struct InspectArgs {
     pub json: bool,
 }
 
-/// `fetcher fetch`. Every option can also be set in the `[fetcher]` section
-/// of CRAWL/crawl.toml (`--min-delay` ↔ `min_delay`); flags override the file.
+/// `fetcher status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The crawl directory.
+    pub crawl: PathBuf,
+    /// The segment (e.g. 00003).
+    pub segment: String,
+    /// Print one line of JSON instead of `key: value` lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fetcher fetch`.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
     /// The crawl directory.
     pub crawl: PathBuf,
     /// Segment to fetch (e.g. 00003); default: the oldest without fetched/ID/DONE.
     pub segment: Option<String>,
-
-    /// Product token sent in User-Agent and matched against robots.txt groups
-    /// (required here, in [fetcher] or in [agent] name).
-    #[arg(long, value_name = "TOKEN")]
-    pub agent_name: Option<String>,
-    /// Contact URL sent in User-Agent (required here, in [fetcher] or in [agent] url).
-    #[arg(long, value_name = "URL")]
-    pub agent_url: Option<String>,
-
-    /// Smallest delay between two requests to one queue [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub min_delay: Option<std::time::Duration>,
-    /// The delay is at least this factor times the mean of the last five
-    /// response times of the queue [default: 5].
-    #[arg(long, value_name = "FACTOR")]
-    pub delay_factor: Option<f64>,
-    /// Largest robots.txt Crawl-delay honoured; a host asking for more is
-    /// skipped and its URLs go to leftover [default: 60s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub max_crawl_delay: Option<std::time::Duration>,
-    /// Longest wait honoured from a Retry-After header [default: 10m].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub max_retry_after: Option<std::time::Duration>,
-    /// Wait before asking again for a robots.txt that could not be fetched
-    /// (5xx, 429, unreachable); after three attempts the host's URLs go to
-    /// leftover [default: 60s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub robots_retry_delay: Option<std::time::Duration>,
-    /// Worker threads, i.e. requests in flight at most [default: 64].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// Target length of a round, shared with the segmenter (`[crawl]
-    /// round_time`): the segmenter gives each host as many URLs as its delay
-    /// allows in this time, and the fetch stops at it unless --time-limit
-    /// says otherwise [default: 30m].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub round_time: Option<std::time::Duration>,
-    /// Stop after this long from the start; unfetched URLs go to leftover;
-    /// 0 for no limit [default: the round time].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub time_limit: Option<std::time::Duration>,
-    /// End the round early when the hosts that still have work could keep up
-    /// less than this share of the pace of all the round's hosts (the others
-    /// are done; those left wait for robots.txt retries, Retry-After, long
-    /// delays or timeouts) and would need more than --tail-time to finish:
-    /// their URLs go to leftover with their not-before times, for the next
-    /// round (only once a request of the round has ended). The round also
-    /// ends when every host left is held beyond its own delay (a robots.txt
-    /// retry, a Retry-After) for longer than --tail-time. 0 turns both off
-    /// [default: 0.25].
-    #[arg(long, value_name = "SHARE")]
-    pub tail_share: Option<f64>,
-    /// A tail shorter than this is waited for (see --tail-share) [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub tail_time: Option<std::time::Duration>,
-    /// Stop when fewer than N queues still have work; unfetched URLs go to
-    /// leftover. Ignored for a segment with fewer than N queues [default: 0,
-    /// never].
-    #[arg(long, value_name = "N")]
-    pub min_hosts: Option<usize>,
-    /// Largest body stored, counted after decoding; longer bodies are cut and
-    /// marked WARC-Truncated: length [default: 10MiB].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub max_body: Option<u64>,
-    /// Connect timeout [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub connect_timeout: Option<std::time::Duration>,
-    /// Time from sending the request to the end of the response head [default: 30s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub first_byte_timeout: Option<std::time::Duration>,
-    /// Time for a whole request, body included; a slower body is stored cut
-    /// and marked WARC-Truncated: time [default: 120s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub download_timeout: Option<std::time::Duration>,
-    /// Follow redirects within this run, up to N hops (at most 5); targets go
-    /// through the scope, trap, robots and duplicate checks [default: 0].
-    #[arg(long, value_name = "N")]
-    pub follow_redirects: Option<u32>,
-    /// Politeness queue key [default: host].
-    #[arg(long, value_enum)]
-    pub key: Option<crate::queue_key::KeyMode>,
-    /// Permit loopback, private, link-local and unspecified addresses.
-    #[arg(long)]
-    pub allow_private: bool,
-    /// Static name → address map in /etc/hosts format (`IP NAME [NAME...]`),
-    /// used instead of DNS for the names it lists (a relative path is looked
-    /// up in the current directory, then in CRAWL).
-    #[arg(long, value_name = "FILE")]
-    pub hosts_file: Option<PathBuf>,
-    /// Drop a host for this run after N consecutive failures (timeouts,
-    /// refused connections, 5xx); its other URLs go to leftover [default: 5].
-    #[arg(long, value_name = "N")]
-    pub max_failures: Option<u32>,
-    /// Start a new WARC file when one reaches this size [default: 1GB].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub warc_max_size: Option<u64>,
-    /// URLs of one queue held in memory at once; the rest are read from the
-    /// segment when needed [default: 16].
-    #[arg(long, value_name = "N")]
-    pub queue_batch: Option<usize>,
-    /// When stopping, wait at most this long for requests in flight before
-    /// abandoning them. After a signal they go back to leftover untried; at
-    /// the end of a round (tail, time limit, min-hosts) one that got no
-    /// answer counts as a timeout, and hosts that already failed in the run
-    /// are not waited for [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub stop_grace: Option<std::time::Duration>,
+    /// The settings shared with the segmenter.
+    #[command(flatten)]
+    pub shared: SharedOptions,
+    /// The fetcher's own settings.
+    #[command(flatten)]
+    pub options: FetcherOptions,
     /// Progress display: auto (live on a terminal, a line every 10 s
     /// otherwise), live, plain, or none.
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     pub progress: ProgressArg,
+}
+
+common::options! {
+    /// The settings of `fetcher fetch` that are also keys of the
+    /// `[fetcher]` section of `crawl.toml` (`--min-delay` ↔ `min_delay`;
+    /// the politeness keys are in [`SharedOptions`]); flags override the file.
+    pub struct FetcherOptions {
+        /// Product token sent in User-Agent and matched against robots.txt groups
+        /// (required here, in [fetcher] or in [agent] name).
+        #[arg(long, value_name = "TOKEN")]
+        pub agent_name: Option<String>,
+        /// Contact URL sent in User-Agent (required here, in [fetcher] or in [agent] url).
+        #[arg(long, value_name = "URL")]
+        pub agent_url: Option<String>,
+        /// Longest wait honoured from a Retry-After header [default: 10m].
+        #[arg(long, value_name = "DURATION")]
+        pub max_retry_after: Option<DurationValue>,
+        /// Wait before asking again for a robots.txt that could not be fetched
+        /// (5xx, 429, unreachable); after three attempts the host's URLs go to
+        /// leftover [default: 60s].
+        #[arg(long, value_name = "DURATION")]
+        pub robots_retry_delay: Option<DurationValue>,
+        /// Worker threads, i.e. requests in flight at most [default: 64].
+        #[arg(long, value_name = "N")]
+        pub threads: Option<usize>,
+        /// Stop after this long from the start; unfetched URLs go to leftover;
+        /// 0 for no limit [default: the round time].
+        #[arg(long, value_name = "DURATION")]
+        pub time_limit: Option<DurationValue>,
+        /// End the round early when the hosts that still have work could keep up
+        /// less than this share of the pace of all the round's hosts (the others
+        /// are done; those left wait for robots.txt retries, Retry-After, long
+        /// delays or timeouts) and would need more than --tail-time to finish:
+        /// their URLs go to leftover with their not-before times, for the next
+        /// round (only once a request of the round has ended). The round also
+        /// ends when every host left is held beyond its own delay (a robots.txt
+        /// retry, a Retry-After) for longer than --tail-time. 0 turns both off
+        /// [default: 0.25].
+        #[arg(long, value_name = "SHARE")]
+        pub tail_share: Option<f64>,
+        /// A tail shorter than this is waited for (see --tail-share) [default: 10s].
+        #[arg(long, value_name = "DURATION")]
+        pub tail_time: Option<DurationValue>,
+        /// Stop when fewer than N queues still have work; unfetched URLs go to
+        /// leftover. Ignored for a segment with fewer than N queues [default: 0,
+        /// never].
+        #[arg(long, value_name = "N")]
+        pub min_hosts: Option<usize>,
+        /// Largest body stored, counted after decoding; longer bodies are cut and
+        /// marked WARC-Truncated: length [default: 10MiB].
+        #[arg(long, value_name = "SIZE")]
+        pub max_body: Option<SizeValue>,
+        /// Connect timeout [default: 10s].
+        #[arg(long, value_name = "DURATION")]
+        pub connect_timeout: Option<DurationValue>,
+        /// Time from sending the request to the end of the response head [default: 30s].
+        #[arg(long, value_name = "DURATION")]
+        pub first_byte_timeout: Option<DurationValue>,
+        /// Time for a whole request, body included; a slower body is stored cut
+        /// and marked WARC-Truncated: time [default: 120s].
+        #[arg(long, value_name = "DURATION")]
+        pub download_timeout: Option<DurationValue>,
+        /// Follow redirects within this run, up to N hops (at most 5); targets go
+        /// through the scope, trap, robots and duplicate checks [default: 0].
+        #[arg(long, value_name = "N")]
+        pub follow_redirects: Option<u32>,
+        /// Politeness queue key [default: host].
+        #[arg(long, value_enum)]
+        pub key: Option<crate::queue_key::KeyMode>,
+        /// Permit loopback, private, link-local and unspecified addresses.
+        #[arg(long)]
+        pub allow_private: bool,
+        /// Static name → address map in /etc/hosts format (`IP NAME [NAME...]`),
+        /// used instead of DNS for the names it lists (a relative path is
+        /// relative to the current directory; in crawl.toml, to CRAWL).
+        #[arg(long, value_name = "FILE")]
+        pub hosts_file: Option<PathBuf>,
+        /// Drop a host for this run after N consecutive failures (timeouts,
+        /// refused connections, 5xx); its other URLs go to leftover [default: 5].
+        #[arg(long, value_name = "N")]
+        pub max_failures: Option<u32>,
+        /// Start a new WARC file when one reaches this size [default: 1GB].
+        #[arg(long, value_name = "SIZE")]
+        pub warc_max_size: Option<SizeValue>,
+        /// URLs of one queue held in memory at once; the rest are read from the
+        /// segment when needed [default: 16].
+        #[arg(long, value_name = "N")]
+        pub queue_batch: Option<usize>,
+        /// When stopping, wait at most this long for requests in flight before
+        /// abandoning them. After a signal they go back to leftover untried; at
+        /// the end of a round (tail, time limit, min-hosts) one that got no
+        /// answer counts as a timeout, and hosts that already failed in the run
+        /// are not waited for [default: 10s].
+        #[arg(long, value_name = "DURATION")]
+        pub stop_grace: Option<DurationValue>,
+    }
 }
 
 /// `--progress`.
@@ -216,12 +233,4 @@ pub enum ProgressArg {
     Plain,
     /// Only the summary at the end.
     None,
-}
-
-fn duration(s: &str) -> Result<std::time::Duration, String> {
-    common::config::parse_duration(s)
-}
-
-fn size(s: &str) -> Result<u64, String> {
-    common::config::parse_size(s)
 }

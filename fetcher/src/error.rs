@@ -63,6 +63,9 @@ pub enum Error {
          it) before running this one"
     )]
     Locked(PathBuf, String),
+    /// `fetcher status` was asked about a segment never fetched.
+    #[error("{0}: segment {1} has not been fetched (no such directory)")]
+    NotFetched(PathBuf, String),
     /// The run could not go on (a file could not be written); what is on
     /// disk is kept for the next run to resume from.
     #[error("{cause}; {resume_hint}")]

@@ -2,9 +2,9 @@
 //! The `fetcher` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, [`fetch`] runs a fetch (watched
-//! by [`supervise`], logging to [`common::runlog`]) and [`inspect`]
-//! summarizes a segment file; [`error`] says how a command fails. The work
-//! is done by [`frontier`] (queues and the penalty box) keyed by
+//! by [`supervise`], logging to [`common::runlog`]), [`inspect`] summarizes
+//! a segment file and [`status`] a fetched one; [`error`] says how a
+//! command fails. The work is done by [`frontier`] (queues and the penalty box) keyed by
 //! [`queue_key`], [`feed`] (reading the segment with bounded memory),
 //! [`round_end`] (when a round's tail ends it), [`robots`] (RFC 9309) and
 //! [`robots_cache`], [`transport`] and [`http`], [`worker`] with
@@ -33,6 +33,7 @@ mod robots_cache;
 mod round_end;
 pub mod settings;
 mod stats;
+pub mod status;
 mod supervise;
 mod transport;
 mod worker;
@@ -58,6 +59,10 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         }
         Command::Inspect(args) => {
             inspect::run(&args)?;
+            Ok(Exit::Success)
+        }
+        Command::Status(args) => {
+            status::run(&args)?;
             Ok(Exit::Success)
         }
     }

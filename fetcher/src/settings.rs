@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, SizeValue};
+use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, setting_path};
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
-use crate::cli::{FetchArgs, ProgressArg};
+use crate::cli::{FetchArgs, FetcherOptions, ProgressArg};
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 
@@ -77,66 +77,26 @@ pub struct Settings {
     pub filter: FilterConfig,
 }
 
-/// The `[fetcher]` section: the same names as the long flags, with `_`
-/// (the politeness keys, [`common::config::POLITENESS_KEYS`], are read by
-/// [`CrawlConfig::politeness`], since the segmenter reads them too).
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FetcherSection {
-    agent_name: Option<String>,
-    agent_url: Option<String>,
-    max_retry_after: Option<DurationValue>,
-    robots_retry_delay: Option<DurationValue>,
-    threads: Option<usize>,
-    time_limit: Option<DurationValue>,
-    tail_share: Option<f64>,
-    tail_time: Option<DurationValue>,
-    min_hosts: Option<usize>,
-    max_body: Option<SizeValue>,
-    connect_timeout: Option<DurationValue>,
-    first_byte_timeout: Option<DurationValue>,
-    download_timeout: Option<DurationValue>,
-    follow_redirects: Option<u32>,
-    key: Option<KeyMode>,
-    allow_private: Option<bool>,
-    hosts_file: Option<PathBuf>,
-    max_failures: Option<u32>,
-    warc_max_size: Option<SizeValue>,
-    queue_batch: Option<usize>,
-    stop_grace: Option<DurationValue>,
-}
-
 impl Settings {
-    /// Merges flags over `crawl.toml` over the defaults and checks the result.
+    /// Lays the flags over `crawl.toml` ([`common::options!`]), fills in
+    /// the defaults and checks the result.
     pub fn from_args(args: FetchArgs) -> Result<Settings, SettingsError> {
         let crawl = CrawlDir::new(&args.crawl);
         let cfg = CrawlConfig::load(&crawl.config_path())?;
-        let mut own = cfg.fetcher.clone();
-        for key in common::config::POLITENESS_KEYS {
-            own.remove(key);
-        }
-        let file: FetcherSection = cfg.section("fetcher", &own)?;
-        let polite = cfg.politeness()?;
-        let dur = |flag: Option<Duration>, value: Option<DurationValue>, default: Duration| {
-            flag.or(value.map(|v| v.0)).unwrap_or(default)
-        };
-        let size = |flag: Option<u64>, value: Option<SizeValue>, default: u64| {
-            flag.or(value.map(|v| v.0)).unwrap_or(default)
-        };
+        let file: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
+        let hosts_file = setting_path(
+            args.options.hosts_file.as_deref(),
+            file.hosts_file.as_deref(),
+            crawl.root(),
+        );
+        let o = args.options.or(file);
+        let shared = args.shared.or(cfg.shared()?);
 
-        let agent_name = args
-            .agent_name
-            .or(file.agent_name.clone())
-            .or(cfg.agent.name.clone())
-            .unwrap_or_default();
-        let agent_url = args
-            .agent_url
-            .or(file.agent_url.clone())
-            .or(cfg.agent.url.clone())
-            .unwrap_or_default();
+        let agent_name = o.agent_name.or(cfg.agent.name.clone()).unwrap_or_default();
+        let agent_url = o.agent_url.or(cfg.agent.url.clone()).unwrap_or_default();
         check_agent(&agent_name, &agent_url, &cfg.path)?;
 
-        let threads = args.threads.or(file.threads).unwrap_or(64);
+        let threads = o.threads.unwrap_or(64);
         if threads == 0 || threads > 4096 {
             return Err(SettingsError::Invalid(format!(
                 "threads = {threads}: use 1 to 4096"
@@ -144,39 +104,32 @@ impl Settings {
         }
         let defaults = Policy::default();
         let policy = Policy {
-            max_retry_after: dur(
-                args.max_retry_after,
-                file.max_retry_after,
-                defaults.max_retry_after,
-            ),
-            max_failures: args
-                .max_failures
-                .or(file.max_failures)
-                .unwrap_or(defaults.max_failures),
-            ..polite
-                .policy(args.min_delay, args.delay_factor, args.max_crawl_delay)
-                .map_err(SettingsError::Invalid)?
+            max_retry_after: o
+                .max_retry_after
+                .map_or(defaults.max_retry_after, Duration::from),
+            max_failures: o.max_failures.unwrap_or(defaults.max_failures),
+            ..shared.policy().map_err(SettingsError::Invalid)?
         };
         if policy.max_failures == 0 {
             return Err(SettingsError::Invalid(
                 "max failures must be at least 1".into(),
             ));
         }
-        let follow_redirects = args.follow_redirects.or(file.follow_redirects).unwrap_or(0);
+        let follow_redirects = o.follow_redirects.unwrap_or(0);
         if follow_redirects > 5 {
             return Err(SettingsError::Invalid(format!(
                 "follow redirects {follow_redirects}: at most 5 hops"
             )));
         }
-        let queue_batch = args.queue_batch.or(file.queue_batch).unwrap_or(16);
+        let queue_batch = o.queue_batch.unwrap_or(16);
         if queue_batch == 0 {
             return Err(SettingsError::Invalid(
                 "queue batch must be at least 1".into(),
             ));
         }
         let tail = TailRule {
-            share: args.tail_share.or(file.tail_share).unwrap_or(0.25),
-            time: dur(args.tail_time, file.tail_time, Duration::from_secs(10)),
+            share: o.tail_share.unwrap_or(0.25),
+            time: o.tail_time.map_or(Duration::from_secs(10), Duration::from),
         };
         if !(tail.share.is_finite() && (0.0..=1.0).contains(&tail.share)) {
             return Err(SettingsError::Invalid(format!(
@@ -184,62 +137,34 @@ impl Settings {
                 tail.share
             )));
         }
-        let round_time = args.round_time.unwrap_or_else(|| cfg.round_time());
-        if round_time.is_zero() {
-            return Err(SettingsError::Invalid(
-                "round time 0: a round needs some time (e.g. 30m)".into(),
-            ));
-        }
-        let time_limit = dur(args.time_limit, file.time_limit, round_time);
-        let key = args.key.or(file.key).unwrap_or(KeyMode::Host);
-        let hosts_file = args.hosts_file.or(file.hosts_file.clone());
+        let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
+        let time_limit = o.time_limit.map_or(round_time, Duration::from);
+        let key = o.key.unwrap_or(KeyMode::Host);
+        let dur =
+            |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
         Ok(Settings {
             segment: args.segment,
             agent_name,
             agent_url,
             policy,
-            robots_retry_delay: dur(
-                args.robots_retry_delay,
-                file.robots_retry_delay,
-                Duration::from_secs(60),
-            ),
+            robots_retry_delay: dur(o.robots_retry_delay, 60),
             threads,
             time_limit: (!time_limit.is_zero()).then_some(time_limit),
             tail,
-            min_hosts: args.min_hosts.or(file.min_hosts).unwrap_or(0),
-            max_body: size(args.max_body, file.max_body, 10 * 1024 * 1024),
-            connect_timeout: dur(
-                args.connect_timeout,
-                file.connect_timeout,
-                Duration::from_secs(10),
-            ),
-            first_byte_timeout: dur(
-                args.first_byte_timeout,
-                file.first_byte_timeout,
-                Duration::from_secs(30),
-            ),
-            download_timeout: dur(
-                args.download_timeout,
-                file.download_timeout,
-                Duration::from_secs(120),
-            ),
+            min_hosts: o.min_hosts.unwrap_or(0),
+            max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
+            connect_timeout: dur(o.connect_timeout, 10),
+            first_byte_timeout: dur(o.first_byte_timeout, 30),
+            download_timeout: dur(o.download_timeout, 120),
             follow_redirects,
             key,
-            allow_private: args.allow_private || file.allow_private.unwrap_or(false),
-            hosts_file: hosts_file.map(|p| {
-                if p.is_relative() && args.crawl.join(&p).exists() && !p.exists() {
-                    args.crawl.join(p)
-                } else {
-                    p
-                }
-            }),
-            warc_max_size: size(
-                args.warc_max_size,
-                file.warc_max_size,
-                common::warc::DEFAULT_MAX_FILE_SIZE,
-            ),
+            allow_private: o.allow_private,
+            hosts_file,
+            warc_max_size: o
+                .warc_max_size
+                .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
             queue_batch,
-            stop_grace: dur(args.stop_grace, file.stop_grace, Duration::from_secs(10)),
+            stop_grace: dur(o.stop_grace, 10),
             progress: args.progress,
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),
@@ -369,5 +294,60 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not an absolute URL"), "{e}");
+    }
+
+    #[test]
+    fn a_flag_beats_crawl_toml_which_beats_the_default() {
+        let dir = std::env::temp_dir().join(format!("fetcher-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("crawl.toml"),
+            "[agent]\nname = \"bot\"\nurl = \"https://e.org/bot\"\n[crawl]\nround_time = \"3m\"\n\
+             [fetcher]\nthreads = 3\nstop_grace = \"2s\"\nmin_delay = \"1s\"\ndelay_factor = 2\n\
+             allow_private = true\nhosts_file = \"hosts\"\n",
+        )
+        .unwrap();
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["fetcher", "fetch", dir.to_str().unwrap()];
+            argv.extend_from_slice(extra);
+            let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+            let crate::cli::Command::Fetch(a) = cli.command else {
+                panic!("fetch expected")
+            };
+            Settings::from_args(*a).unwrap()
+        };
+        let s = parse(&[
+            "--threads",
+            "5",
+            "--min-delay",
+            "250ms",
+            "--hosts-file",
+            "h",
+        ]);
+        assert_eq!(s.threads, 5, "the flag");
+        assert_eq!(s.stop_grace, Duration::from_secs(2), "crawl.toml");
+        assert_eq!(s.download_timeout, Duration::from_secs(120), "the default");
+        assert_eq!(s.policy.min_delay, Duration::from_millis(250));
+        assert_eq!(s.policy.delay_factor, 2.0);
+        assert_eq!(
+            s.time_limit,
+            Some(Duration::from_secs(180)),
+            "[crawl] round_time"
+        );
+        assert!(s.allow_private);
+        assert_eq!(
+            s.hosts_file,
+            Some(std::env::current_dir().unwrap().join("h")),
+            "a flag's path is relative to the current directory"
+        );
+        let s = parse(&[]);
+        assert_eq!(s.threads, 3);
+        assert_eq!(s.policy.min_delay, Duration::from_secs(1));
+        assert_eq!(
+            s.hosts_file,
+            Some(dir.join("hosts")),
+            "a path in crawl.toml is relative to the crawl directory"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -200,3 +200,58 @@ fn fetch_help_says_how_to_configure_resume_and_read_the_exit_code() {
         assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
     }
 }
+
+#[test]
+fn status_says_how_the_fetch_of_a_segment_ended() {
+    let server = Server::builder()
+        .host(
+            "a.test",
+            Routes::new()
+                .route("/robots.txt", Response::not_found())
+                .route("/", Response::html("hi"))
+                .route("/gone", Response::not_found()),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("status");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("a.test", "/"), ("a.test", "/gone")],
+    );
+    let status = |json: bool, code: i32| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
+        cmd.arg("status").arg(crawl.root()).arg("00001");
+        if json {
+            cmd.arg("--json");
+        }
+        bins::run_expecting(&mut cmd, crawl.root(), code)
+    };
+    // Not fetched yet: an error naming the directory.
+    let out = status(true, 1);
+    assert!(
+        out.stderr.contains("has not been fetched"),
+        "{}",
+        out.stderr
+    );
+
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    let text = status(true, 0).stdout;
+    assert_eq!(text.lines().count(), 1, "one line: {text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["segment"], "00001");
+    assert_eq!(v["done"], true);
+    assert_eq!(v["stop_reason"], "complete");
+    assert_eq!(
+        (&v["pages"], &v["robots"], &v["errors"]),
+        (&2.into(), &1.into(), &0.into())
+    );
+    assert_eq!(v["attempts"], 3);
+
+    let text = status(false, 0).stdout;
+    assert!(
+        text.contains("\nstop_reason: complete\n") && text.contains("\npages: 2\n"),
+        "{text}"
+    );
+}

@@ -5,10 +5,9 @@
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use common::config::{parse_duration, parse_size};
+use common::config::{DurationValue, SharedOptions, SizeValue};
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -72,6 +71,22 @@ pub enum Command {
     /// it takes a value), for scripts that pass flags on (scripts/crawl.sh).
     #[command(hide = true)]
     Flags,
+    /// Where the crawl stands: segments, those still to fetch, fetched runs
+    /// not yet consumed, URLs in the backlog.
+    ///
+    /// Keys: segments (every segment, oldest first), pending (not fetched to
+    /// completion), next (the segment `fetcher fetch` takes next; empty if
+    /// none), unconsumed (complete fetched runs that `run` has not read
+    /// yet), backlog_urls (`?`, or null, if the backlog cannot be read).
+    /// With --json, one line holding a flat JSON object, for scripts
+    /// (scripts/crawl.sh). Only reads.
+    Status {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Print one line of JSON instead of `key: value` lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a summary of a segment, leftover or backlog file.
     Inspect {
         /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format).
@@ -97,68 +112,12 @@ pub enum ScopeArg {
 /// to the defaults shown.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RoundFlags {
-    /// Memory for sorting; above it, sorted candidates are spilled to disk
-    /// (zstd-compressed) and merged [default: 512MB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Resources")]
-    pub memory: Option<u64>,
-    /// Worker threads [default: the number of CPUs]
-    #[arg(long, value_name = "N", help_heading = "Resources")]
-    pub threads: Option<NonZeroUsize>,
-    /// A progress line on stderr this often (pages, MB of HTML, links, URLs
-    /// selected); 0 for none [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Resources")]
-    pub progress_interval: Option<Duration>,
-
-    /// At most N URLs of one host per segment; the others wait in the
-    /// backlog for a later round [default: 1000]
-    #[arg(long, value_name = "N", help_heading = "Segments")]
-    pub max_per_host: Option<NonZeroU64>,
-    /// Target length of a round (`[crawl] round_time`, shared with the
-    /// fetcher): each host gets as many URLs as its delay allows in this
-    /// time, so that hosts finish together; the rest waits in the backlog
-    /// [default: 30m]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
-    pub round_time: Option<Duration>,
-    /// The fetcher's smallest delay between two requests to a host
-    /// (`[fetcher] min_delay`), to plan rounds [default: 5s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
-    pub min_delay: Option<Duration>,
-    /// The fetcher's factor on a host's mean response time (`[fetcher]
-    /// delay_factor`), to plan rounds [default: 5]
-    #[arg(long, value_name = "FACTOR", help_heading = "Segments")]
-    pub delay_factor: Option<f64>,
-    /// The fetcher's largest Crawl-delay honoured (`[fetcher]
-    /// max_crawl_delay`), to plan rounds [default: 60s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Segments")]
-    pub max_crawl_delay: Option<Duration>,
-    /// At most N URLs per segment; a round with more writes several
-    /// segments with consecutive IDs [default: 1000000]
-    #[arg(long, value_name = "N", help_heading = "Segments")]
-    pub max_segment_size: Option<NonZeroU64>,
-    /// Split each round into N segments by a hash of the host
-    /// (ID-p01 ... ID-pNN), one per fetcher machine [default: 1]
-    #[arg(long, value_name = "N", help_heading = "Segments")]
-    pub partitions: Option<NonZeroU32>,
-
-    /// Design load of seen.bloom; only used when the file is created
-    /// [default: 10000000]
-    #[arg(long, value_name = "N", help_heading = "Dedup")]
-    pub bloom_items: Option<u64>,
-    /// False-positive rate of seen.bloom at its design load; only used when
-    /// the file is created [default: 0.01]
-    #[arg(long, value_name = "RATE", help_heading = "Dedup")]
-    pub bloom_fp: Option<f64>,
-    /// URLs that failed this many times are dropped instead of retried
-    /// [default: 3]
-    #[arg(long, value_name = "N", help_heading = "Dedup")]
-    pub max_tries: Option<u32>,
-
-    /// Most links taken from one page [default: 1000]
-    #[arg(long, value_name = "N", help_heading = "Extraction")]
-    pub max_links_per_page: Option<NonZeroUsize>,
-    /// Larger stored responses are reported and skipped [default: 16MiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Extraction")]
-    pub max_page_size: Option<u64>,
+    /// The keys of `[segmenter]`.
+    #[command(flatten)]
+    pub options: SegmenterOptions,
+    /// The settings shared with the fetcher.
+    #[command(flatten, next_help_heading = "Segments")]
+    pub shared: SharedOptions,
 
     /// Which hosts belong to the crawl [default: seeds]
     #[arg(long, value_enum, value_name = "MODE", help_heading = "Scope")]
@@ -180,8 +139,8 @@ pub struct RoundFlags {
     )]
     pub scope_domains: Vec<String>,
     /// Allow/deny rules, one per line: `+REGEX` or `-REGEX`; the first match
-    /// decides, before the hosts and domains (in crawl.toml, a relative path
-    /// is relative to the crawl directory)
+    /// decides, before the hosts and domains (a relative path is relative
+    /// to the current directory; in crawl.toml, to CRAWL)
     #[arg(long, value_name = "FILE", help_heading = "Scope")]
     pub rules_file: Option<PathBuf>,
 
@@ -205,13 +164,57 @@ pub struct RoundFlags {
     pub max_years_ahead: Option<i64>,
 }
 
-/// The flags that are the fetcher's settings too (it reads the same keys
-/// of `crawl.toml`): a script passes them to both programs.
-pub const SHARED_WITH_FETCHER: [&str; 4] =
-    ["round-time", "min-delay", "delay-factor", "max-crawl-delay"];
+common::options! {
+    /// The settings of `inject` and `run` that are also keys of the
+    /// `[segmenter]` section of `crawl.toml` (`--max-per-host` ↔
+    /// `max_per_host`); flags override the file.
+    pub struct SegmenterOptions {
+        /// Memory for sorting; above it, sorted runs are spilled to disk
+        /// (zstd-compressed) and merged [default: 512MB]
+        #[arg(long, value_name = "SIZE", help_heading = "Resources")]
+        pub memory: Option<SizeValue>,
+        /// Worker threads [default: the number of CPUs]
+        #[arg(long, value_name = "N", help_heading = "Resources")]
+        pub threads: Option<NonZeroUsize>,
+        /// A progress line on stderr this often (pages, MB of HTML, links, URLs
+        /// selected); 0 for none [default: 10s]
+        #[arg(long, value_name = "DURATION", help_heading = "Resources")]
+        pub progress_interval: Option<DurationValue>,
+        /// At most N URLs of one host per segment; the others wait in the
+        /// backlog for a later round [default: 1000]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_per_host: Option<NonZeroU64>,
+        /// At most N URLs per segment; a round with more writes several
+        /// segments with consecutive IDs [default: 1000000]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_segment_size: Option<NonZeroU64>,
+        /// Split each round into N segments by a hash of the host
+        /// (ID-p01 ... ID-pNN), one per fetcher machine [default: 1]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub partitions: Option<NonZeroU32>,
+        /// Design load of seen.bloom; only used when the file is created
+        /// [default: 10000000]
+        #[arg(long, value_name = "N", help_heading = "Dedup")]
+        pub bloom_items: Option<u64>,
+        /// False-positive rate of seen.bloom at its design load; only used when
+        /// the file is created [default: 0.01]
+        #[arg(long, value_name = "RATE", help_heading = "Dedup")]
+        pub bloom_fp: Option<f64>,
+        /// URLs that failed this many times are dropped instead of retried
+        /// [default: 3]
+        #[arg(long, value_name = "N", help_heading = "Dedup")]
+        pub max_tries: Option<u32>,
+        /// Most links taken from one page [default: 1000]
+        #[arg(long, value_name = "N", help_heading = "Extraction")]
+        pub max_links_per_page: Option<NonZeroUsize>,
+        /// Larger stored responses are reported and skipped [default: 16MiB]
+        #[arg(long, value_name = "SIZE", help_heading = "Extraction")]
+        pub max_page_size: Option<SizeValue>,
+    }
+}
 
 /// `--name=` / `--name` lines for the flags of `run` (see [`Command::Flags`]),
-/// with ` shared` after those in [`SHARED_WITH_FETCHER`].
+/// with ` shared` after those the fetcher has too ([`SharedOptions`]).
 pub fn round_flags() -> String {
     use clap::CommandFactory;
     let cli = Cli::command();
@@ -220,10 +223,11 @@ pub fn round_flags() -> String {
         run.get_arguments()
             .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
     );
+    let shared = SharedOptions::flags();
     list.lines()
         .map(|line| {
             let name = line.trim_start_matches("--").trim_end_matches('=');
-            if SHARED_WITH_FETCHER.contains(&name) {
+            if shared.iter().any(|s| s == name) {
                 format!("{line} shared\n")
             } else {
                 format!("{line}\n")
@@ -260,7 +264,7 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(crawl, PathBuf::from("crawl"));
-        assert_eq!(flags.memory, Some(64 * 1024 * 1024));
+        assert_eq!(flags.options.memory, Some(SizeValue(64 * 1024 * 1024)));
         assert_eq!(flags.scope, Some(ScopeArg::Any));
         assert_eq!(flags.scope_hosts, ["a.test", "b.test"]);
         assert!(Cli::try_parse_from(["segmenter", "run", "c", "--memory", "lots"]).is_err());

@@ -2,7 +2,7 @@
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`round`] for `run`, [`inspect`]) does the work through
+//! ([`inject`], [`round`] for `run`, [`inspect`], [`status`]) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 
@@ -28,6 +28,7 @@ mod seen;
 mod session;
 mod settings;
 mod sort;
+mod status;
 
 use common::exit::Exit;
 
@@ -44,6 +45,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         } => inject::inject(&crawl, &seeds, &flags)?,
         Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
         Command::Inspect { file, json } => inspect::inspect(&file, json)?,
+        Command::Status { crawl, json } => status::status(&crawl, json)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
     }
     Ok(Exit::Success)

@@ -5,50 +5,19 @@
 //! at command-line types.
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, ScopeMode, SizeValue};
+use common::config::{CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, setting_path};
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
-use serde::Deserialize;
 
-use crate::cli::{RoundFlags, ScopeArg};
+use crate::cli::{RoundFlags, ScopeArg, SegmenterOptions};
 use crate::error::Error;
 
 /// Default sort memory.
 pub const DEFAULT_MEMORY: u64 = 512_000_000;
 /// Smallest sort memory accepted (tests use tiny values to force spills).
 pub const MIN_MEMORY: u64 = 16 * 1024;
-
-/// The `[segmenter]` section of `crawl.toml`: the same names as the flags,
-/// with underscores.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SegmenterSection {
-    /// `--memory`.
-    pub memory: Option<SizeValue>,
-    /// `--threads`.
-    pub threads: Option<NonZeroUsize>,
-    /// `--progress-interval`.
-    pub progress_interval: Option<DurationValue>,
-    /// `--max-per-host`.
-    pub max_per_host: Option<NonZeroU64>,
-    /// `--max-segment-size`.
-    pub max_segment_size: Option<NonZeroU64>,
-    /// `--partitions`.
-    pub partitions: Option<NonZeroU32>,
-    /// `--bloom-items`.
-    pub bloom_items: Option<u64>,
-    /// `--bloom-fp`.
-    pub bloom_fp: Option<f64>,
-    /// `--max-tries`.
-    pub max_tries: Option<u32>,
-    /// `--max-links-per-page`.
-    pub max_links_per_page: Option<NonZeroUsize>,
-    /// `--max-page-size`.
-    pub max_page_size: Option<SizeValue>,
-}
 
 /// Everything `inject` and `run` need to know, validated.
 #[derive(Debug, Clone)]
@@ -96,47 +65,35 @@ impl Settings {
     /// applies `flags` over it.
     pub fn load(crawl: CrawlDir, flags: &RoundFlags) -> Result<Settings, Error> {
         let cfg = CrawlConfig::load(&crawl.config_path())?;
-        let section: SegmenterSection = cfg.section("segmenter", &cfg.segmenter)?;
+        let section: SegmenterOptions = cfg.section("segmenter", &cfg.segmenter)?;
         Settings::resolve(crawl, &cfg, &section, flags)
     }
 
-    /// Merges flags, file sections and defaults, and checks ranges.
+    /// Lays the flags over the file ([`common::options!`]), fills in the
+    /// defaults and checks ranges.
     pub fn resolve(
         crawl: CrawlDir,
         cfg: &CrawlConfig,
-        file: &SegmenterSection,
+        file: &SegmenterOptions,
         flags: &RoundFlags,
     ) -> Result<Settings, Error> {
-        let memory = flags
-            .memory
-            .or(file.memory.map(|s| s.0))
-            .unwrap_or(DEFAULT_MEMORY);
-        let policy = cfg
-            .politeness()?
-            .policy(flags.min_delay, flags.delay_factor, flags.max_crawl_delay)
-            .map_err(Error::Usage)?;
-        let round_time = flags.round_time.unwrap_or_else(|| cfg.round_time());
-        if round_time.is_zero() {
-            return Err(Error::Usage(
-                "--round-time 0: a round needs some time (e.g. 30m)".into(),
-            ));
-        }
+        let o = flags.options.clone().or(file.clone());
+        let shared = flags.shared.clone().or(cfg.shared()?);
+        let memory = o.memory.map_or(DEFAULT_MEMORY, u64::from);
+        let policy = shared.policy().map_err(Error::Usage)?;
+        let round_time = shared.round_time().map_err(Error::Usage)?;
         if memory < MIN_MEMORY {
             return Err(Error::Usage(format!(
                 "--memory {memory}: at least {MIN_MEMORY} bytes are needed"
             )));
         }
-        let threads = flags
+        let threads = o
             .threads
-            .or(file.threads)
             .map(NonZeroUsize::get)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
-        let bloom_explicit = flags.bloom_items.is_some()
-            || file.bloom_items.is_some()
-            || flags.bloom_fp.is_some()
-            || file.bloom_fp.is_some();
-        let bloom_items = flags.bloom_items.or(file.bloom_items).unwrap_or(10_000_000);
-        let bloom_fp = flags.bloom_fp.or(file.bloom_fp).unwrap_or(0.01);
+        let bloom_explicit = o.bloom_items.is_some() || o.bloom_fp.is_some();
+        let bloom_items = o.bloom_items.unwrap_or(10_000_000);
+        let bloom_fp = o.bloom_fp.unwrap_or(0.01);
         if bloom_items == 0 {
             return Err(Error::Usage("--bloom-items must be at least 1".into()));
         }
@@ -145,10 +102,7 @@ impl Settings {
                 "--bloom-fp {bloom_fp}: a false-positive rate between 0 and 0.5 is needed (e.g. 0.01)"
             )));
         }
-        let max_page_size = flags
-            .max_page_size
-            .or(file.max_page_size.map(|s| s.0))
-            .unwrap_or(16 * 1024 * 1024);
+        let max_page_size = o.max_page_size.map_or(16 * 1024 * 1024, u64::from);
         if max_page_size == 0 {
             return Err(Error::Usage("--max-page-size must be positive".into()));
         }
@@ -168,15 +122,11 @@ impl Settings {
         }
         scope.hosts.retain(|h| !h.is_empty());
         scope.domains.retain(|d| !d.is_empty());
-        // A rules file named on the command line is relative to the current
-        // directory; one named in crawl.toml is relative to the crawl directory.
-        if let Some(path) = &flags.rules_file {
-            scope.rules_file = Some(absolute(path)?);
-        } else if let Some(path) = &scope.rules_file
-            && path.is_relative()
-        {
-            scope.rules_file = Some(crawl.root().join(path));
-        }
+        scope.rules_file = setting_path(
+            flags.rules_file.as_deref(),
+            scope.rules_file.as_deref(),
+            crawl.root(),
+        );
 
         let mut filter = cfg.filter.clone();
         set(&mut filter.max_url_length, flags.max_url_length);
@@ -195,32 +145,19 @@ impl Settings {
             crawl,
             memory,
             threads,
-            progress_interval: flags
+            progress_interval: o
                 .progress_interval
-                .or(file.progress_interval.map(|i| i.0))
-                .unwrap_or(Duration::from_secs(10)),
-            max_per_host: flags
-                .max_per_host
-                .or(file.max_per_host)
-                .map_or(1000, NonZeroU64::get),
+                .map_or(Duration::from_secs(10), Duration::from),
+            max_per_host: o.max_per_host.map_or(1000, NonZeroU64::get),
             round_time,
             policy,
-            max_segment_size: flags
-                .max_segment_size
-                .or(file.max_segment_size)
-                .map_or(1_000_000, NonZeroU64::get),
-            partitions: flags
-                .partitions
-                .or(file.partitions)
-                .map_or(1, NonZeroU32::get),
+            max_segment_size: o.max_segment_size.map_or(1_000_000, NonZeroU64::get),
+            partitions: o.partitions.map_or(1, NonZeroU32::get),
             bloom_items,
             bloom_fp,
             bloom_explicit,
-            max_tries: flags.max_tries.or(file.max_tries).unwrap_or(3),
-            max_links_per_page: flags
-                .max_links_per_page
-                .or(file.max_links_per_page)
-                .map_or(1000, NonZeroUsize::get),
+            max_tries: o.max_tries.unwrap_or(3),
+            max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
             max_page_size,
             scope,
             filter,
@@ -235,15 +172,13 @@ fn set<T>(slot: &mut T, flag: Option<T>) {
     }
 }
 
-fn absolute(path: &Path) -> Result<PathBuf, Error> {
-    std::path::absolute(path).map_err(Error::io(path))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::config::{DurationValue, SizeValue};
+    use std::path::PathBuf;
 
-    fn config(text: &str) -> (CrawlConfig, SegmenterSection) {
+    fn config(text: &str) -> (CrawlConfig, SegmenterOptions) {
         let cfg: CrawlConfig = toml::from_str(text).unwrap();
         let section = cfg.section("segmenter", &cfg.segmenter).unwrap();
         (cfg, section)
@@ -256,7 +191,10 @@ mod tests {
              [filter]\nmax_hops = 4\n[scope]\nmode = \"list\"\nhosts = [\"A.test\"]\n",
         );
         let flags = RoundFlags {
-            max_per_host: NonZeroU64::new(7),
+            options: SegmenterOptions {
+                max_per_host: NonZeroU64::new(7),
+                ..SegmenterOptions::default()
+            },
             scope: Some(ScopeArg::Any),
             scope_hosts: vec!["b.test".into()],
             ..RoundFlags::default()
@@ -292,14 +230,17 @@ mod tests {
             Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
         assert_eq!(s.progress_interval, Duration::from_millis(250));
         let flags = RoundFlags {
-            progress_interval: Some(Duration::ZERO),
+            options: SegmenterOptions {
+                progress_interval: Some(DurationValue(Duration::ZERO)),
+                ..SegmenterOptions::default()
+            },
             ..RoundFlags::default()
         };
         let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
         assert_eq!(s.progress_interval, Duration::ZERO);
         let cfg: CrawlConfig = toml::from_str("[segmenter]\nmemroy = 5\n").unwrap();
         let err = cfg
-            .section::<SegmenterSection>("segmenter", &cfg.segmenter)
+            .section::<SegmenterOptions>("segmenter", &cfg.segmenter)
             .unwrap_err()
             .to_string();
         assert!(err.contains("memroy"), "{err}");
@@ -309,13 +250,19 @@ mod tests {
     fn out_of_range_values_are_usage_errors() {
         let (cfg, section) = config("");
         let bad = RoundFlags {
-            bloom_fp: Some(0.7),
+            options: SegmenterOptions {
+                bloom_fp: Some(0.7),
+                ..SegmenterOptions::default()
+            },
             ..RoundFlags::default()
         };
         let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
         assert_eq!(common::exit::Fault::exit(&err), common::exit::Exit::Usage);
         let bad = RoundFlags {
-            memory: Some(100),
+            options: SegmenterOptions {
+                memory: Some(SizeValue(100)),
+                ..SegmenterOptions::default()
+            },
             ..RoundFlags::default()
         };
         assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());

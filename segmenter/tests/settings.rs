@@ -264,3 +264,50 @@ fn memory_the_machine_cannot_give_is_a_usage_error() {
     run_round(&crawl, &["--memory", "64MB"]);
     assert_eq!(urls(&segments(&crawl)["00002"]), ["http://a.test/next"]);
 }
+
+#[test]
+fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
+    let crawl = TempCrawl::new("status");
+    let root = crawl.root().to_str().unwrap().to_string();
+    let status = || {
+        let args = ["status", root.as_str(), "--json"];
+        let text = bins::run(&mut segmenter_cmd(&args), crawl.root()).stdout;
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let v = status();
+    assert_eq!(v["segments"], serde_json::json!([]));
+    assert_eq!(v["next"], "");
+
+    inject(&crawl, "http://a.test/\nhttp://b.test/\n", &[]);
+    let v = status();
+    assert_eq!(v["segments"], serde_json::json!(["00001"]));
+    assert_eq!(v["pending"], serde_json::json!(["00001"]));
+    assert_eq!(v["next"], "00001");
+    assert_eq!(v["unconsumed"], serde_json::json!([]));
+    assert_eq!(v["backlog_urls"], 0);
+
+    // Fetched: nothing pending, a run to consume.
+    let page = Page::html("http://a.test/", 0, &["/1", "/2", "/3"]);
+    write_fetched(&crawl, "00001", &[page], MB, true);
+    let v = status();
+    assert_eq!(v["pending"], serde_json::json!([]));
+    assert_eq!(v["next"], "");
+    assert_eq!(v["unconsumed"], serde_json::json!(["00001"]));
+
+    // Consumed, with one URL of a.test per segment: two in the backlog.
+    run_round(&crawl, &["--max-per-host", "1"]);
+    let v = status();
+    assert_eq!(v["segments"], serde_json::json!(["00001", "00002"]));
+    assert_eq!(v["next"], "00002");
+    assert_eq!(v["unconsumed"], serde_json::json!([]));
+    assert_eq!(v["backlog_urls"], backlog(&crawl).len() as u64);
+    assert_eq!(v["backlog_urls"], 2);
+
+    // The text form has the same keys.
+    let text = bins::run(&mut segmenter_cmd(&["status", root.as_str()]), crawl.root()).stdout;
+    assert_eq!(
+        text,
+        "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n"
+    );
+}
