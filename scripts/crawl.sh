@@ -260,20 +260,26 @@ json_value() {
 
 # Asks the segmenter where the crawl stands (`segmenter status --json`):
 # sets $segments (every segment ID, oldest first), $next (the segment the
-# fetcher takes next, empty if none), $unconsumed (complete fetched runs the
-# segmenter has not read yet) and $backlog (URLs waiting in the backlog, 1
-# if it cannot be read).
+# fetcher takes next, empty if none) and $unconsumed (complete fetched runs
+# the segmenter has not read yet). The backlog, which takes a read of the
+# whole file to count, is asked for only when a decision needs it.
 crawl_state() {
     local state
-    state=$("$segmenter" status "$crawl" --json 2>/dev/null) || {
+    state=$("$segmenter" status "$crawl" --json --no-backlog 2>/dev/null) || {
         echo "$prog: 'segmenter status $crawl' failed; run it by hand to see why" >&2
         exit 1
     }
     segments=$(json_value segments "$state" | tr ' ' '\n')
     next=$(json_value next "$state")
     unconsumed=$(json_value unconsumed "$state")
-    backlog=$(json_value backlog_urls "$state")
-    case "$backlog" in ''|*[!0-9]*) backlog=1 ;; esac
+}
+
+# Prints the URLs waiting in the backlog (1 if it cannot be read).
+backlog_urls() {
+    local n
+    n=$(json_value backlog_urls "$("$segmenter" status "$crawl" --json 2>/dev/null)")
+    case "$n" in ''|*[!0-9]*) n=1 ;; esac
+    echo "$n"
 }
 
 # The file of segment $1 (of whichever format version it is in).
@@ -376,6 +382,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
         id=$next
     fi
     if [ -z "$id" ]; then
+        backlog=$(backlog_urls)
         if [ "$backlog" != 0 ]; then
             # Every host of the backlog may only be asked after a round's time.
             echo "nothing to fetch now in $crawl: $backlog URL(s) wait in the backlog" \
@@ -416,7 +423,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     # unavailable, Crawl-delay too high, connections failing). Stop rather
     # than fetch the same URLs again and again; the next run retries them.
     if [ "$pages" = 0 ] && [ "$found" -le "${urls:-0}" ] \
-        && [ "$backlog" = 0 ] && fetch_complete; then
+        && fetch_complete && [ "$(backlog_urls)" = 0 ]; then
         echo "nothing fetchable left in $crawl: no URL of segment $id got an HTTP response" \
             "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
         exit 0

@@ -86,6 +86,10 @@ pub enum Command {
         /// Print one line of JSON instead of `key: value` lines.
         #[arg(long)]
         json: bool,
+        /// Do not count the backlog's URLs (which reads the whole file):
+        /// `backlog_urls` is then `null` (`?` in text).
+        #[arg(long)]
+        no_backlog: bool,
     },
     /// Print a summary of a segment, leftover or backlog file.
     Inspect {

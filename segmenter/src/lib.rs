@@ -45,7 +45,11 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         } => inject::inject(&crawl, &seeds, &flags)?,
         Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
         Command::Inspect { file, json } => inspect::inspect(&file, json)?,
-        Command::Status { crawl, json } => status::status(&crawl, json)?,
+        Command::Status {
+            crawl,
+            json,
+            no_backlog,
+        } => status::status(&crawl, json, !no_backlog)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
     }
     Ok(Exit::Success)

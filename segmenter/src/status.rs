@@ -1,4 +1,4 @@
-//! `segmenter status CRAWL [--json]`: where the crawl stands between steps,
+//! `segmenter status CRAWL [--json] [--no-backlog]`: where the crawl stands between steps,
 //! for scripts (`scripts/crawl.sh`) and for a look by hand: the segments,
 //! those still to fetch, the complete fetched runs not yet consumed, and the
 //! URLs waiting in the backlog. It only reads; it takes no lock.
@@ -29,15 +29,16 @@ pub struct CrawlStatus {
     /// Complete fetched runs that `consumed.txt` does not list: the next
     /// `segmenter run` reads them.
     pub unconsumed: Vec<String>,
-    /// URLs waiting in the backlog; `null` (`?` in text) if it cannot be
-    /// read (the reason goes to stderr; `segmenter run` refuses it).
+    /// URLs waiting in the backlog; `null` (`?` in text) if not counted
+    /// (`--no-backlog`) or if it cannot be read (the reason goes to stderr;
+    /// `segmenter run` refuses it).
     pub backlog_urls: Option<u64>,
 }
 
 /// Prints the status of the crawl directory `root`.
-pub fn status(root: &Path, json: bool) -> Result<(), Error> {
+pub fn status(root: &Path, json: bool, backlog: bool) -> Result<(), Error> {
     let crawl = CrawlDir::new(root);
-    let status = CrawlStatus::read(&crawl)?;
+    let status = CrawlStatus::read(&crawl, backlog)?;
     let text = if json {
         let line = serde_json::to_string(&status).map_err(|e| Error::Io {
             path: root.to_path_buf(),
@@ -51,8 +52,9 @@ pub fn status(root: &Path, json: bool) -> Result<(), Error> {
 }
 
 impl CrawlStatus {
-    /// Reads the crawl directory's listings, `consumed.txt` and the backlog.
-    pub fn read(crawl: &CrawlDir) -> Result<CrawlStatus, Error> {
+    /// Reads the crawl directory's listings, `consumed.txt` and, if
+    /// `backlog`, the backlog.
+    pub fn read(crawl: &CrawlDir, backlog: bool) -> Result<CrawlStatus, Error> {
         let segments = crawl
             .segment_ids()
             .map_err(Error::io(crawl.segments_dir()))?;
@@ -68,9 +70,11 @@ impl CrawlStatus {
             .into_iter()
             .filter(|id| !consumed.contains(id))
             .collect();
-        let backlog = crawl.backlog_path();
-        let backlog_urls = if backlog.exists() {
-            match SegmentSummary::compute(&backlog, 0) {
+        let path = crawl.backlog_path();
+        let backlog_urls = if !backlog {
+            None
+        } else if path.exists() {
+            match SegmentSummary::compute(&path, 0) {
                 Ok(summary) => Some(summary.urls),
                 Err(e) => {
                     eprintln!("segmenter: {e}");

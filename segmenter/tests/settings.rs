@@ -303,6 +303,13 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
     assert_eq!(v["unconsumed"], serde_json::json!([]));
     assert_eq!(v["backlog_urls"], backlog(&crawl).len() as u64);
     assert_eq!(v["backlog_urls"], 2);
+    // Not counted when not asked for (the whole file would be read).
+    let text = bins::run(
+        &mut segmenter_cmd(&["status", root.as_str(), "--json", "--no-backlog"]),
+        crawl.root(),
+    )
+    .stdout;
+    assert!(text.contains("\"backlog_urls\":null"), "{text}");
 
     // The text form has the same keys.
     let text = bins::run(&mut segmenter_cmd(&["status", root.as_str()]), crawl.root()).stdout;
