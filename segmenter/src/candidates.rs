@@ -255,14 +255,7 @@ mod tests {
 
     #[test]
     fn meta_round_trips() {
-        for via in [
-            Via::Seed,
-            Via::Link,
-            Via::Redirect,
-            Via::Leftover,
-            Via::Retry,
-            Via::Backlog,
-        ] {
+        for via in Via::ALL {
             let m = meta(7, 70_000, 3, via, true);
             assert_eq!(Meta::decode(&m.encode()), m);
             let f = Meta { fetched: true, ..m };

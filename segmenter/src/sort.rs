@@ -794,15 +794,10 @@ mod tests {
         d
     }
 
-    /// A small deterministic generator (xorshift) so tests need no crate.
+    /// The shared seeded generator, as a closure.
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed.max(1);
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        }
+        let mut rng = common::testutil::Rng::new(seed);
+        move || rng.next_u64()
     }
 
     fn link(hops: u32) -> Meta {

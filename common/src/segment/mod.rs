@@ -66,6 +66,17 @@ pub enum Via {
 }
 
 impl Via {
+    /// Every way, in declaration order (index = discriminant).
+    pub const ALL: [Via; 7] = [
+        Via::Seed,
+        Via::Link,
+        Via::Redirect,
+        Via::Leftover,
+        Via::Retry,
+        Via::Backlog,
+        Via::Robots,
+    ];
+
     /// The word used in files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -93,17 +104,6 @@ impl Via {
         })
     }
 }
-
-/// Every [`Via`], in declaration order (index = discriminant).
-const VIA_ALL: [Via; 7] = [
-    Via::Seed,
-    Via::Link,
-    Via::Redirect,
-    Via::Leftover,
-    Via::Retry,
-    Via::Backlog,
-    Via::Robots,
-];
 
 impl std::fmt::Display for Via {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1131,12 +1131,10 @@ mod tests {
         let dir = TempDir::new("truncated");
         let path = dir.join("t.v2.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
-        let mut x: u64 = 1;
+        let mut rng = Rng::new(1);
         for i in 0..20_000 {
             // Pseudo-random paths so that the stream does not compress to nothing.
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let x = rng.next_u64();
             w.write(&rec(
                 "t.test",
                 &format!("http://t.test/{i}/{x:x}"),
@@ -1259,7 +1257,7 @@ mod tests {
 
     #[test]
     fn the_via_table_follows_the_enum() {
-        for (i, v) in VIA_ALL.iter().enumerate() {
+        for (i, v) in Via::ALL.iter().enumerate() {
             assert_eq!(*v as usize, i);
             assert_eq!(Via::parse(v.as_str()), Some(*v));
         }

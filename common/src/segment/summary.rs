@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use super::{
-    SegmentError, SegmentReader, SegmentRecord, VIA_ALL, format_version_of, io_error,
-    unix_ms_to_time,
+    SegmentError, SegmentReader, SegmentRecord, Via, format_version_of, io_error, unix_ms_to_time,
 };
 
 /// How many malformed lines a [`SegmentSummary`] quotes.
@@ -76,7 +75,7 @@ impl SegmentSummary {
         let mut urls = 0u64;
         let mut per_host: HashMap<String, u64> = HashMap::new();
         let mut hops: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut via = [0u64; VIA_ALL.len()];
+        let mut via = [0u64; Via::ALL.len()];
         let mut retried_urls = 0u64;
         let mut not_before_urls = 0u64;
         let mut latest_not_before: Option<i64> = None;
@@ -141,7 +140,7 @@ impl SegmentSummary {
             grouped_by_domain: domains.grouped,
             top_hosts,
             hops,
-            via: VIA_ALL
+            via: Via::ALL
                 .iter()
                 .zip(via)
                 .filter(|&(_, n)| n > 0)

@@ -631,17 +631,9 @@ fn redirect_targets() {
 fn garbage_and_pathological_pages() {
     let mut ex = Extractor::new(options());
 
-    // Pseudo-random bytes (a fixed xorshift sequence), declared as HTML and
-    // as nothing.
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let noise: Vec<u8> = (0..1 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    // Pseudo-random bytes (a fixed seed), declared as HTML and as nothing.
+    let mut rng = common::testutil::Rng::new(1);
+    let noise: Vec<u8> = (0..1 << 20).map(|_| rng.next_u64() as u8).collect();
     assert_eq!(
         extract_with(&mut ex, HTML, None, &noise).kind,
         PageKind::Binary
