@@ -233,7 +233,13 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
             "has no segment yet; give seeds with --seeds FILE",
         ),
         (
-            vec![crawl.as_ref(), "other".as_ref()],
+            // The programs' flag lists tell flag values from words.
+            vec![
+                crawl.as_ref(),
+                "--bin".as_ref(),
+                bin.as_ref(),
+                "other".as_ref(),
+            ],
             "one crawl directory only",
         ),
     ];
