@@ -574,7 +574,26 @@ pub fn kill_tree(root: &mut Child) -> Vec<Proc> {
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let _ = root.wait();
+    // SIGKILL is delivered, not done: a process with many threads takes a
+    // moment to exit and close its files (the crawl directory's lock among
+    // them). Wait until each victim is gone or a zombie (which holds no
+    // file), so that a run started next does not find the lock held.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while killed.iter().any(|p| alive(p.pid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
     killed
+}
+
+/// True while process `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
 }
 
 /// A `crawl.sh` started in the background, its output going to files; it is
