@@ -330,6 +330,29 @@ fetch_complete() {
     case "$stop_reason" in complete|tail|held) return 0 ;; *) return 1 ;; esac
 }
 
+# Rounds in a row that found every host held, and how many of them wait.
+held_rounds=0
+MAX_HELD_WAITS=5
+
+# Prints the seconds until the first URL of segment $1 may be fetched, when
+# every one of its URLs has a not-before time (0 if some URL has none;
+# nothing if the segment is empty or its summary unreadable).
+held_wait() {
+    local summary urls held first at
+    [ -n "$1" ] || return 0
+    summary=$("$segmenter" inspect --json "$(segment_file "$1")" 2>/dev/null | tr -d ' \n')
+    urls=$(json_value urls "$summary")
+    held=$(json_value not_before_urls "$summary")
+    first=$(json_value earliest_not_before "$summary")
+    case "$urls" in ''|0|*[!0-9]*) return 0 ;; esac
+    if [ "$held" != "$urls" ]; then
+        echo 0
+        return 0
+    fi
+    at=$(date -d "$first" +%s 2>/dev/null) || return 0
+    echo $(( at > EPOCHSECONDS ? at - EPOCHSECONDS + 1 : 1 ))
+}
+
 now() { echo "$EPOCHREALTIME"; }
 # Seconds since $1 (from `now`), with one decimal.
 seconds_since() {
@@ -417,6 +440,25 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
         "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
+    # A fetch that ended with every host left held beyond its delay (a
+    # robots.txt to ask again, a Retry-After) and got no page: another round
+    # now would only find them held again. Wait for the first of them (the
+    # next segment's earliest not-before; a STOP file or a signal ends the
+    # wait), a few times at most; else stop, and the next run goes on.
+    if [ "$pages" = 0 ] && [ "$stop_reason" = held ]; then
+        held_rounds=$((held_rounds + 1))
+        wait_s=$(held_wait "$next")
+        if [ -n "$wait_s" ] && [ "$held_rounds" -le "$MAX_HELD_WAITS" ]; then
+            echo "every host left is held; waiting ${wait_s}s for the first of them"
+            STOP_WATCH=1
+            step "waiting for held hosts" sleep "$wait_s"
+            STOP_WATCH=0
+            continue
+        fi
+        echo "nothing fetchable now in $crawl: every host left in segment $id is held" \
+            "(robots.txt to ask again, Retry-After; see $crawl/logs/); the next run goes on"
+        exit 0
+    fi
     # A complete fetch that got no HTTP response at all, after which no URL is
     # new and none waits in the backlog, cannot lead anywhere by itself: what
     # is left waits on hosts that cannot be fetched now (robots.txt
@@ -428,14 +470,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
             "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
         exit 0
     fi
-    # A fetch that ended with every host left held beyond its delay (a
-    # robots.txt to ask again, a Retry-After) and got no page: another round
-    # now would only find them held again, whatever waits in the backlog.
-    if [ "$pages" = 0 ] && [ "$stop_reason" = held ]; then
-        echo "nothing fetchable now in $crawl: every host left in segment $id is held" \
-            "(robots.txt to ask again, Retry-After; see $crawl/logs/); the next run goes on"
-        exit 0
-    fi
+    held_rounds=0
 done
 echo "$round round(s) done; run again to go on"
 exit 0

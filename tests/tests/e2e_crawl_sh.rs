@@ -603,3 +603,72 @@ fn an_interrupted_crawl_stops_cleanly_and_resumes() {
         .collect();
     assert_eq!(pages.len(), 2 * PAGES, "{pages:#?}");
 }
+
+/// A round that ends with every host held (its robots.txt to ask again)
+/// and no page fetched: crawl.sh waits for the first host to be free and
+/// goes on, rather than stopping with work it could do a moment later.
+#[test]
+fn a_round_of_held_hosts_is_waited_out() {
+    let robots_asked = Arc::new(AtomicUsize::new(0));
+    let server = Server::builder()
+        .host("held.test", {
+            let robots_asked = Arc::clone(&robots_asked);
+            move |req: &Request| match req.path() {
+                // Unavailable once: the host is held for the retry delay.
+                "/robots.txt" if robots_asked.fetch_add(1, Ordering::SeqCst) == 0 => {
+                    Response::status(503)
+                }
+                "/robots.txt" => Response::not_found(),
+                path => Response::html(format!("<title>{path}</title>")),
+            }
+        })
+        .start()
+        .unwrap();
+    let scratch = Scratch::new("held");
+    let dir = scratch.path();
+    let seeds = dir.join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("held.test", "/a.html"))).unwrap();
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, server.hosts_file()).unwrap();
+    let crawl = dir.join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    // Held for the robots.txt retry delay (200 ms), longer than the tail
+    // time: the first round ends held, with no page.
+    let settings = CrawlSettings {
+        tail_time: Duration::from_millis(50),
+        ..CrawlSettings::default()
+    };
+    std::fs::write(
+        crawl.join("crawl.toml"),
+        crawl_toml("heldbot", &hosts, &settings),
+    )
+    .unwrap();
+    let out = bins::run_with_timeout(
+        std::process::Command::new(support::crawl_sh())
+            .arg(&crawl)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .arg("--seeds")
+            .arg(&seeds),
+        CRAWL_TIMEOUT,
+    )
+    .unwrap();
+    bins::assert_code(&out, 0, Some(&crawl));
+    assert!(
+        out.stdout.contains("every host left is held; waiting"),
+        "{}",
+        report(&out, None)
+    );
+    assert!(
+        out.stdout.contains("nothing left to fetch"),
+        "{}",
+        report(&out, None)
+    );
+    let pages: Vec<String> = server
+        .log("held.test")
+        .iter()
+        .map(|e| e.target.clone())
+        .filter(|t| t != "/robots.txt")
+        .collect();
+    assert_eq!(pages, ["/a.html"], "{}", report(&out, None));
+}

@@ -52,6 +52,8 @@ pub struct SegmentSummary {
     pub retried_urls: u64,
     /// URLs with a `not_before` time.
     pub not_before_urls: u64,
+    /// The earliest `not_before` time (ISO 8601 UTC), if any.
+    pub earliest_not_before: Option<String>,
     /// The latest `not_before` time (ISO 8601 UTC), if any.
     pub latest_not_before: Option<String>,
     /// Lines that were not in the format (skipped).
@@ -79,6 +81,7 @@ impl SegmentSummary {
         let mut retried_urls = 0u64;
         let mut not_before_urls = 0u64;
         let mut latest_not_before: Option<i64> = None;
+        let mut earliest_not_before: Option<i64> = None;
         let mut malformed_examples = Vec::new();
 
         // Lines of one host are normally adjacent: count a run of the same
@@ -108,6 +111,7 @@ impl SegmentSummary {
             if let Some(t) = rec.not_before {
                 not_before_urls += 1;
                 latest_not_before = latest_not_before.max(Some(t));
+                earliest_not_before = Some(earliest_not_before.map_or(t, |e| e.min(t)));
             }
             if rec.host != run_host {
                 add_run(&mut per_host, &run_host, run_len);
@@ -148,6 +152,8 @@ impl SegmentSummary {
                 .collect(),
             retried_urls,
             not_before_urls,
+            earliest_not_before: earliest_not_before
+                .map(|ms| crate::timefmt::iso_millis(unix_ms_to_time(ms))),
             latest_not_before: latest_not_before
                 .map(|ms| crate::timefmt::iso_millis(unix_ms_to_time(ms))),
             malformed_lines: reader.malformed(),
@@ -224,8 +230,8 @@ impl std::fmt::Display for SegmentSummary {
         writeln!(f, "domains:          {}{grouped}", self.domains)?;
         writeln!(f, "retried URLs:     {}", self.retried_urls)?;
         write!(f, "not before:       {} URLs", self.not_before_urls)?;
-        if let Some(t) = &self.latest_not_before {
-            write!(f, ", the latest {t}")?;
+        if let (Some(first), Some(last)) = (&self.earliest_not_before, &self.latest_not_before) {
+            write!(f, ", from {first} to {last}")?;
         }
         writeln!(f)?;
         writeln!(f, "malformed lines:  {}", self.malformed_lines)?;
