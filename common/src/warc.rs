@@ -154,9 +154,15 @@ impl WarcRecord {
     pub fn record_type(&self) -> Option<&str> {
         self.header("WARC-Type")
     }
-    /// `WARC-Target-URI`.
+    /// `WARC-Target-URI`, without the angle brackets of the WARC 1.0
+    /// grammar (`<http://...>`, as wget writes it).
     pub fn target_uri(&self) -> Option<&str> {
-        self.header("WARC-Target-URI")
+        let uri = self.header("WARC-Target-URI")?;
+        Some(
+            uri.strip_prefix('<')
+                .and_then(|u| u.strip_suffix('>'))
+                .unwrap_or(uri),
+        )
     }
 }
 

@@ -59,6 +59,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
             .filter(|p| p.exists())
             .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: true,
+        seed_domains: Default::default(),
     };
     let staging = session.staging()?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;

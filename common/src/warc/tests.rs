@@ -964,3 +964,16 @@ fn a_block_shorter_than_declared_in_its_own_member() {
     );
     assert!(damage[0].to_string().contains("Content-Length says 99"));
 }
+
+#[test]
+fn target_uri_in_angle_brackets() {
+    let mut rec = WarcRecord::default();
+    for (raw, want) in [
+        ("<http://a.test/x>", "http://a.test/x"),
+        ("http://a.test/y", "http://a.test/y"),
+        ("<http://a.test/z", "<http://a.test/z"),
+    ] {
+        rec.headers = vec![("WARC-Target-URI".into(), raw.into())];
+        assert_eq!(rec.target_uri(), Some(want));
+    }
+}
