@@ -21,6 +21,7 @@ use common::warc::{WarcError, WarcReader, WarcRecord};
 use crate::cli::RoundFlags;
 use crate::commit::read_list;
 use crate::error::Error;
+use crate::inject::input_file;
 use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::{Job, is_page};
 use crate::session::Session;
@@ -29,13 +30,7 @@ use crate::session::Session;
 pub fn import(root: &Path, files: &[PathBuf], flags: &RoundFlags) -> Result<(), Error> {
     // Check the files before creating anything.
     for file in files {
-        let meta = std::fs::metadata(file).map_err(Error::io(file))?;
-        if !meta.is_file() {
-            return Err(Error::Io {
-                path: file.to_path_buf(),
-                source: std::io::Error::other("not a file"),
-            });
-        }
+        input_file(file)?;
     }
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;

@@ -425,12 +425,12 @@ impl WarcReader {
     /// Decodes more bytes into `out`; false if none can come without
     /// starting a new gzip member (or at the end of an uncompressed file).
     fn produce(&mut self) -> Result<bool, Failure> {
-        if self.opos > 0 {
-            self.out.copy_within(self.opos..self.oend, 0);
-            self.out_off += self.opos as u64;
-            self.oend -= self.opos;
-            self.opos = 0;
-        }
+        to_front(
+            &mut self.out,
+            &mut self.opos,
+            &mut self.oend,
+            &mut self.out_off,
+        );
         if self.oend == self.out.len() {
             self.out.resize(2 * self.out.len(), 0);
         }
@@ -676,12 +676,12 @@ impl WarcReader {
 
     /// Moves unread bytes to the front and reads more.
     fn fill(&mut self) -> io::Result<()> {
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.buf_off += self.pos as u64;
-            self.end -= self.pos;
-            self.pos = 0;
-        }
+        to_front(
+            &mut self.buf,
+            &mut self.pos,
+            &mut self.end,
+            &mut self.buf_off,
+        );
         if self.end == self.buf.len() {
             return Ok(());
         }
@@ -699,6 +699,17 @@ impl WarcReader {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// Moves the unread bytes `buf[*pos..*end]` to the front; `off` is the
+/// stream offset of `buf[0]`.
+fn to_front(buf: &mut [u8], pos: &mut usize, end: &mut usize, off: &mut u64) {
+    if *pos > 0 {
+        buf.copy_within(*pos..*end, 0);
+        *off += *pos as u64;
+        *end -= *pos;
+        *pos = 0;
     }
 }
 
