@@ -110,3 +110,20 @@ pub fn read_all(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Option<WarcE
         }
     }
 }
+
+/// Every record of the WARC file `path` read by a
+/// [resyncing](WarcReader::resyncing) reader, and the damage it reported.
+pub fn read_resyncing(path: &Path, max_block: usize) -> (Vec<WarcRecord>, Vec<WarcError>) {
+    let mut r = WarcReader::open(path, max_block).unwrap().resyncing();
+    let (mut out, mut damage) = (Vec::new(), Vec::new());
+    let mut rec = WarcRecord::default();
+    // Each call reads a record or moves past damage: bounded by the size.
+    for _ in 0..=std::fs::metadata(path).unwrap().len() {
+        match r.read_next(&mut rec) {
+            Ok(true) => out.push(rec.clone()),
+            Ok(false) => return (out, damage),
+            Err(e) => damage.push(e),
+        }
+    }
+    panic!("{}: the reader does not stop", path.display());
+}

@@ -13,7 +13,9 @@
 //! - [`WarcWriter`] stores an exchange with one `write`; [`ExchangeEncoder`]
 //!   lets other threads do the compressing ([`WarcWriter::write_encoded`]).
 //! - [`WarcReader`] reads records in order with their offsets and compressed
-//!   lengths, keeping at most a given number of block bytes in memory.
+//!   lengths, keeping at most a given number of block bytes in memory; it
+//!   also reads the files of other tools (one gzip member for many records,
+//!   uncompressed `.warc`) and, resyncing, skips a damaged record and goes on.
 //! - After a crash, [`recover`] cuts the torn tail of the last file and
 //!   [`WarcWriter::append_to`] continues it; [`list_files`] and
 //!   [`file_serial`] find the files and the next serial.
@@ -127,9 +129,12 @@ pub struct StoredExchange {
 /// A record read back, with where it starts.
 #[derive(Debug, Clone, Default)]
 pub struct WarcRecord {
-    /// Offset of the record's gzip member in the file.
+    /// Offset of the record in the file: of its gzip member, or of its
+    /// first byte in an uncompressed file. A record that shares a gzip
+    /// member with records before it gets the compressed bytes read so far
+    /// (near, not exact).
     pub offset: u64,
-    /// Compressed length of the member.
+    /// Bytes from `offset` to the end of the record (of its gzip member).
     pub length: u64,
     /// Named fields in order.
     pub headers: Vec<(String, String)>,
@@ -149,9 +154,15 @@ impl WarcRecord {
     pub fn record_type(&self) -> Option<&str> {
         self.header("WARC-Type")
     }
-    /// `WARC-Target-URI`.
+    /// `WARC-Target-URI`, without the angle brackets of the WARC 1.0
+    /// grammar (`<http://...>`, as wget writes it).
     pub fn target_uri(&self) -> Option<&str> {
-        self.header("WARC-Target-URI")
+        let uri = self.header("WARC-Target-URI")?;
+        Some(
+            uri.strip_prefix('<')
+                .and_then(|u| u.strip_suffix('>'))
+                .unwrap_or(uri),
+        )
     }
 }
 
@@ -173,6 +184,28 @@ pub enum WarcError {
         path: PathBuf,
         /// Offset of the incomplete member.
         offset: u64,
+    },
+    /// A damaged record or gzip member that a
+    /// [resyncing](WarcReader::resyncing) reader skipped; unless
+    /// `resumed_at` is `None`, the next read goes on after it.
+    #[error(
+        "{path}: offset {offset}: damaged record ({reason}); {}",
+        match resumed_at {
+            Some(at) => format!("{skipped} bytes skipped, reading goes on at offset {at}"),
+            None => format!("the rest of the file ({skipped} bytes) is skipped"),
+        }
+    )]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// Where the damaged record starts.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+        /// Bytes from `offset` to where reading goes on.
+        skipped: u64,
+        /// Where the next record starts (`None`: none was found).
+        resumed_at: Option<u64>,
     },
     /// A member is not a WARC record; reading stops here.
     #[error("{path}: offset {offset}: not a WARC record: {reason}")]

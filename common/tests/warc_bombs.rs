@@ -212,7 +212,7 @@ fn data_after_the_block_stops_the_reader_at_once() {
     let path = dir.write("tail.warc.gz", &file[..file.len() - 100]);
     let ((recs, err), largest) = largest_allocation(|| read_all(&path, MAX_BLOCK));
     assert!(recs.is_empty());
-    assert_malformed_at_start(err, "more than one record");
+    assert_malformed_at_start(err, "no record after the 5-byte block");
     assert!(
         largest < 2 * MAX_BLOCK,
         "largest allocation {largest} bytes"

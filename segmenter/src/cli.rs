@@ -52,6 +52,28 @@ pub enum Command {
         #[command(flatten)]
         flags: RoundFlags,
     },
+    /// Write a segment from WARC files of any tool (creates CRAWL if needed).
+    ///
+    /// Reads FILE... as `run` reads a fetched run's WARC files (`.warc.gz`,
+    /// one gzip member per record or for the whole file, or uncompressed;
+    /// `response` records and `resource` records of pages; damage is
+    /// skipped and reported): the links and redirects of the pages become
+    /// candidates through the same canonical form, filters and dedup as in
+    /// every round; the pages' own URLs are recorded in CRAWL/seen.bloom as
+    /// fetched and never scheduled. In the default scope mode the
+    /// registrable domains of the pages are the scope and are added to
+    /// CRAWL/scope.seeds (the files are read twice: domains, then links).
+    /// The backlog is carried over; the files are not changed or moved.
+    Import {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// WARC files (any name).
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Settings shared with `run`.
+        #[command(flatten)]
+        flags: RoundFlags,
+    },
     /// Consume every complete fetched run and write the next segment(s).
     ///
     /// Reads every fetched run with a `DONE` file (`fetched/ID/DONE`) that

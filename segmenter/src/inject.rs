@@ -23,16 +23,22 @@ use crate::session::Session;
 /// Runs `inject`.
 pub fn inject(root: &Path, seeds: &Path, flags: &RoundFlags) -> Result<(), Error> {
     // Check the seeds file before creating anything.
-    let meta = std::fs::metadata(seeds).map_err(Error::io(seeds))?;
-    if !meta.is_file() {
-        return Err(Error::Io {
-            path: seeds.to_path_buf(),
-            source: std::io::Error::other("not a file"),
-        });
-    }
+    input_file(seeds)?;
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;
     session.record(round(&session, seeds))
+}
+
+/// Checks that an input named on the command line is a readable file.
+pub(crate) fn input_file(path: &Path) -> Result<(), Error> {
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
+    if !meta.is_file() {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("not a file"),
+        });
+    }
+    Ok(())
 }
 
 /// Everything `inject` does with the crawl directory held.
@@ -59,6 +65,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
             .filter(|p| p.exists())
             .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: true,
+        seed_domains: Default::default(),
     };
     let staging = session.staging()?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;

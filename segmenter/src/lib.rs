@@ -2,7 +2,7 @@
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`round`] for `run`, [`inspect`], [`status`]) does the work through
+//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`]) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 
@@ -14,6 +14,7 @@ mod commit;
 pub mod error;
 pub mod extract;
 mod fasthash;
+mod import;
 mod inject;
 mod inspect;
 
@@ -43,6 +44,11 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             seeds,
             flags,
         } => inject::inject(&crawl, &seeds, &flags)?,
+        Command::Import {
+            crawl,
+            files,
+            flags,
+        } => import::import(&crawl, &files, &flags)?,
         Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
         Command::Inspect { file, json } => inspect::inspect(&file, json)?,
         Command::Status {

@@ -65,6 +65,12 @@ pub struct Counts {
     pub truncated_files: u64,
     /// Files that are not WARC, or that could not be read.
     pub unreadable_files: u64,
+    /// WARC files without a record (empty).
+    pub empty_files: u64,
+    /// Damaged stretches of WARC files skipped (a record each, at least).
+    pub damaged_records: u64,
+    /// Bytes of WARC files skipped as damaged.
+    pub damaged_bytes: u64,
     /// Responses larger than `max_page_size`, skipped.
     pub too_large: u64,
     /// Responses labelled HTML that are not (binary content), skipped.
@@ -95,6 +101,8 @@ impl Counts {
     pub fn bad_input(&self) -> u64 {
         self.truncated_files
             + self.unreadable_files
+            + self.empty_files
+            + self.damaged_records
             + self.too_large
             + self.not_html
             + self.bad_records
@@ -133,6 +141,9 @@ impl AddAssign<&Counts> for Counts {
         self.candidates += o.candidates;
         self.truncated_files += o.truncated_files;
         self.unreadable_files += o.unreadable_files;
+        self.empty_files += o.empty_files;
+        self.damaged_records += o.damaged_records;
+        self.damaged_bytes += o.damaged_bytes;
         self.too_large += o.too_large;
         self.not_html += o.not_html;
         self.bad_records += o.bad_records;
@@ -235,16 +246,22 @@ impl Report {
             let _ = writeln!(out, "{k:<22} {v}");
         };
         line("command:", self.command.to_string());
-        if self.command == "run" {
-            line(
-                "runs consumed:",
-                if self.consumed.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.consumed.join(" ")
-                },
-            );
+        if self.command != "inject" {
+            if self.command == "run" {
+                line(
+                    "runs consumed:",
+                    if self.consumed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        self.consumed.join(" ")
+                    },
+                );
+            }
             line("warc files:", c.warc_files.to_string());
+            line(
+                "damaged records:",
+                format!("{} ({} bytes skipped)", c.damaged_records, c.damaged_bytes),
+            );
             line("responses:", c.responses.to_string());
             line("robots.txt responses:", c.robots_responses.to_string());
             line("pages scanned:", c.html_pages.to_string());
@@ -284,7 +301,7 @@ impl Report {
         if s.out_of_order > 0 {
             line("backlog out of order:", s.out_of_order.to_string());
         }
-        if self.command == "run" {
+        if self.command != "inject" {
             line("already fetched:", s.already_fetched.to_string());
         }
         line("backlog size:", self.backlog.to_string());
@@ -297,10 +314,12 @@ impl Report {
         line(
             "bad input:",
             format!(
-                "{} (truncated files {}, unreadable files {}, bad records {}, too large {}, not html {}, bad lines {})",
+                "{} (truncated files {}, unreadable files {}, empty files {}, damaged records {}, bad records {}, too large {}, not html {}, bad lines {})",
                 c.bad_input(),
                 c.truncated_files,
                 c.unreadable_files,
+                c.empty_files,
+                c.damaged_records,
                 c.bad_records,
                 c.too_large,
                 c.not_html,

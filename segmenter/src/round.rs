@@ -51,8 +51,11 @@ pub struct Plan {
     pub backlog: Option<(std::path::PathBuf, BacklogUse)>,
     /// Fetched runs this round consumes (added to `consumed.txt`).
     pub consumes: Vec<String>,
-    /// Add the seeds' registrable domains to `scope.seeds` (`inject`).
+    /// Add the seeds' registrable domains to `scope.seeds` (`inject`,
+    /// `import`).
     pub record_seed_domains: bool,
+    /// More domains for `scope.seeds` (`import`: those of the pages).
+    pub seed_domains: BTreeSet<String>,
 }
 
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
@@ -221,6 +224,7 @@ fn build(
         let mut domains: BTreeSet<String> = read_list(&path)?.into_iter().collect();
         let before = domains.len();
         domains.extend(scanned.seed_domains);
+        domains.extend(plan.seed_domains);
         domains.extend(selected.domains);
         if domains.len() != before || !path.exists() {
             let mut text = String::new();

@@ -2,7 +2,7 @@
 //! consumed (its WARC files and leftover list) and the backlog, and write
 //! the next segment(s).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::config::ScopeMode;
 use common::crawldir::CrawlDir;
@@ -13,7 +13,7 @@ use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
 use crate::error::Error;
 use crate::round::{BacklogUse, Plan, execute};
-use crate::scan::Job;
+use crate::scan::{Job, fetched_warcs};
 use crate::session::Session;
 
 /// Runs `run`.
@@ -36,7 +36,7 @@ fn round(session: &Session) -> Result<(), Error> {
     let mut jobs = Vec::new();
     for id in &runs {
         let dir = crawl.fetched_dir(id);
-        for path in warc_files(&dir)? {
+        for path in fetched_warcs(&dir, &session.log)? {
             jobs.push(Job::Warc(path));
         }
         let leftover = crawl.leftover_path(id);
@@ -92,6 +92,7 @@ fn round(session: &Session) -> Result<(), Error> {
         backlog: has_backlog.then(|| (backlog.clone(), BacklogUse::Schedule)),
         consumes: runs,
         record_seed_domains: false,
+        seed_domains: Default::default(),
     };
     let warcs = plan
         .jobs
@@ -146,19 +147,4 @@ fn has_urls(path: &Path) -> bool {
             Err(_) => return true,
         }
     }
-}
-
-/// The `*.warc.gz` files of a fetched run, by name.
-fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
-        let entry = entry.map_err(Error::io(dir))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if name.ends_with(".warc.gz") && !name.starts_with('.') {
-            files.push(entry.path());
-        }
-    }
-    files.sort();
-    Ok(files)
 }

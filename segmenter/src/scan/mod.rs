@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use common::bloom::BloomHash;
 use common::filter::Reject;
 use common::filter::UrlFilter;
-use common::http::{ResponseHead, parse_response_head};
+use common::http::ResponseHead;
 use common::segment::{SegmentRecord, Via};
 use common::urlnorm::{self, host_of};
 use common::warc::{WarcError, WarcReader, WarcRecord};
@@ -52,9 +52,11 @@ use crate::sort::{Sorted, Sorter, SpillDir};
 use common::runlog::RunLog;
 
 mod lists;
+mod records;
 
 pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
+pub use records::{fetched_warcs, is_page};
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
@@ -75,7 +77,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 /// One unit of work.
 #[derive(Debug, Clone)]
 pub enum Job {
-    /// A `.warc.gz` file of a fetched run.
+    /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
     /// A fetched run's `leftover.v2.tsv.zst` (or `.v1.`).
     Leftover(PathBuf),
@@ -294,7 +296,7 @@ fn read_warcs(
         };
         counts.warc_files += 1;
         let mut reader = match WarcReader::open(path, max_block) {
-            Ok(r) => r,
+            Ok(r) => r.resyncing(),
             Err(e) => {
                 cfg.log.warn(format_args!("{e}; file skipped"));
                 counts.unreadable_files += 1;
@@ -304,6 +306,7 @@ fn read_warcs(
         let mut batch = spare();
         batch.file = file;
         let mut bytes = 0;
+        let mut in_file = 0u64;
         loop {
             if stop.load(Ordering::Relaxed) {
                 return counts;
@@ -314,8 +317,9 @@ fn read_warcs(
             match reader.read_next(&mut batch.records[batch.len]) {
                 Ok(true) => {
                     counts.records += 1;
+                    in_file += 1;
                     let record = &batch.records[batch.len];
-                    if record.record_type() != Some("response") {
+                    if !records::is_page(record) {
                         continue;
                     }
                     bytes += record.block.len();
@@ -330,15 +334,57 @@ fn read_warcs(
                         }
                     }
                 }
-                Ok(false) => break,
-                Err(e) => {
-                    match &e {
-                        WarcError::Truncated { .. } => counts.truncated_files += 1,
-                        _ => counts.unreadable_files += 1,
+                Ok(false) => {
+                    if in_file == 0 {
+                        counts.empty_files += 1;
+                        cfg.log.warn(format_args!(
+                            "{}: empty WARC file (no record); nothing read",
+                            path.display()
+                        ));
                     }
-                    cfg.log
-                        .warn(format_args!("{e}; the rest of the file is skipped"));
                     break;
+                }
+                Err(e) => {
+                    let go_on = match &e {
+                        // Nothing readable from the start on: not a WARC file.
+                        WarcError::Damaged {
+                            offset: 0,
+                            resumed_at: None,
+                            ..
+                        } if in_file == 0 => {
+                            counts.unreadable_files += 1;
+                            false
+                        }
+                        WarcError::Damaged {
+                            skipped,
+                            resumed_at,
+                            ..
+                        } => {
+                            counts.damaged_records += 1;
+                            counts.damaged_bytes += skipped;
+                            resumed_at.is_some()
+                        }
+                        WarcError::Truncated { .. } => {
+                            counts.truncated_files += 1;
+                            false
+                        }
+                        _ => {
+                            counts.unreadable_files += 1;
+                            false
+                        }
+                    };
+                    // Damage is read past; only the record it hit is lost.
+                    in_file += 1;
+                    if !go_on {
+                        let rest = if matches!(e, WarcError::Damaged { .. }) {
+                            ""
+                        } else {
+                            "; the rest of the file is skipped"
+                        };
+                        cfg.log.warn(format_args!("{e}{rest}"));
+                        break;
+                    }
+                    cfg.log.warn(format_args!("{e}"));
                 }
             }
         }
@@ -546,7 +592,7 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         }
-        let Some(head) = parse_response_head(&self.record.block) else {
+        let Some(head) = records::http_head(&self.record) else {
             self.counts.bad_records += 1;
             self.cfg.log.warn(format_args!(
                 "{}: offset {offset}: {page}: block is not an HTTP response; skipped",

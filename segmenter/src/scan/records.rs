@@ -1,0 +1,72 @@
+//! Which WARC files of a fetched run are read, and which of their records
+//! are pages: the fetcher's `response` records, and those of other tools
+//! (`resource` records of pages, as wget and warcio write them).
+
+use std::path::{Path, PathBuf};
+
+use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, LEFTOVER_NAME, STATS_FILE};
+use common::http::{ResponseHead, parse_response_head};
+use common::runlog::RunLog;
+use common::warc::WarcRecord;
+
+use crate::error::Error;
+
+/// True if a file of this name is read as WARC.
+fn is_warc_name(name: &str) -> bool {
+    name.ends_with(".warc.gz") || name.ends_with(".warc")
+}
+
+/// The WARC files (`*.warc.gz`, `*.warc`) of a fetched run's directory, by
+/// name. Any other file, but for those the fetcher writes, is reported as
+/// skipped.
+pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
+        let entry = entry.map_err(Error::io(dir))?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let known = name.starts_with('.')
+            || name.starts_with(LEFTOVER_NAME)
+            || [DONE_FILE, CRAWL_LOG_FILE, STATS_FILE].contains(&name.as_ref());
+        if is_warc_name(&name) && !name.starts_with('.') {
+            files.push(path);
+        } else if !known {
+            log.warn(format_args!(
+                "{}: skipped: not a WARC file (only *.warc.gz and *.warc are read)",
+                path.display()
+            ));
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// True for the records read as fetched pages: `response` records, and
+/// `resource` records of an `http(s)` URL.
+pub fn is_page(rec: &WarcRecord) -> bool {
+    match rec.record_type() {
+        Some("response") => true,
+        Some("resource") => rec
+            .target_uri()
+            .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://")),
+        _ => false,
+    }
+}
+
+/// The HTTP head of a page record: parsed from a `response` block; for a
+/// `resource` record (the payload alone), a `200` with the record's
+/// `Content-Type`.
+pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
+    if rec.record_type() != Some("resource") {
+        return parse_response_head(&rec.block);
+    }
+    Some(ResponseHead {
+        status: 200,
+        headers: rec
+            .header("Content-Type")
+            .map(|t| vec![("Content-Type".to_string(), t.to_string())])
+            .unwrap_or_default(),
+        body_offset: 0,
+    })
+}
