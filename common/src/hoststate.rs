@@ -462,12 +462,12 @@ fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
     if size == 0 && len(Path::new(&wal)) == 0 {
         return damaged("the file is empty".into());
     }
-    if let Some((page_size, pages)) = header_size(path) {
-        if size % page_size != 0 || size < page_size * pages {
-            return damaged(format!(
-                "cut: {size} bytes, but its header says {pages} pages of {page_size} bytes"
-            ));
-        }
+    if let Some((page_size, pages)) = header_size(path)
+        && (size % page_size != 0 || size < page_size * pages)
+    {
+        return damaged(format!(
+            "cut: {size} bytes, but its header says {pages} pages of {page_size} bytes"
+        ));
     }
     Ok(())
 }
