@@ -227,12 +227,33 @@ pub fn segment_id_of_file_name(name: &str) -> Option<&str> {
     {
         return None;
     }
-    let ok = !id.is_empty()
+    is_id(id).then_some(id)
+}
+
+/// `consumed.txt`, as a list file ([`crate::listfile`]).
+pub const CONSUMED_LIST: crate::listfile::ListKind = crate::listfile::ListKind {
+    name: "consumed.txt",
+    repair: "Repair: copy consumed.txt.prev (the round before) over it, or write the IDs of \
+             the fetched runs already consumed, one a line; a run listed is never read again, \
+             a run not listed is read again",
+};
+
+/// `scope.seeds`, as a list file ([`crate::listfile`]).
+pub const SCOPE_SEEDS_LIST: crate::listfile::ListKind = crate::listfile::ListKind {
+    name: "scope.seeds",
+    repair: "Repair: copy scope.seeds.prev (the state before the last inject) over it, or \
+             write the registrable domains of the seeds, one a line (`segmenter inject` adds \
+             those of its seeds file)",
+};
+
+/// True if `id` can name a segment or a fetched run: ASCII letters, digits,
+/// `-` and `_`, not starting with a dot.
+pub fn is_id(id: &str) -> bool {
+    !id.is_empty()
         && !id.starts_with('.')
         && id
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    ok.then_some(id)
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 fn read_dir_if_exists(dir: &Path) -> io::Result<Vec<std::fs::DirEntry>> {

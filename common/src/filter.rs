@@ -46,7 +46,8 @@ use std::time::SystemTime;
 use url::Url;
 
 use crate::config::{FilterConfig, ScopeConfig, ScopeMode};
-use crate::crawldir::CrawlDir;
+use crate::crawldir::{CrawlDir, SCOPE_SEEDS_LIST};
+use crate::listfile::{self, ListError};
 
 /// Why a URL was refused. The order of the variants is the order the checks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,6 +119,9 @@ pub enum ScopeError {
         /// What is wrong.
         message: String,
     },
+    /// `scope.seeds` is damaged (cut, emptied, changed).
+    #[error(transparent)]
+    Damaged(#[from] ListError),
     /// A host or domain in `scope.seeds` or in `[scope]` is not a host name.
     #[error("{place}: `{entry}` is not a host name ({message})")]
     BadHost {
@@ -158,14 +162,14 @@ impl Scope {
         };
         if cfg.mode == ScopeMode::Seeds {
             let path = CrawlDir::new(crawl_dir).scope_seeds_path();
-            let text = read(&path)?;
-            for (n, line) in text.lines().enumerate() {
-                let entry = line.split('#').next().unwrap_or("").trim();
-                if entry.is_empty() {
-                    continue;
-                }
-                let place = format!("{}:{}", path.display(), n + 1);
-                scope.domains.insert(canonical_host(entry, &place)?);
+            let entries =
+                listfile::read(&path, &SCOPE_SEEDS_LIST)?.ok_or_else(|| ScopeError::Io {
+                    path: path.clone(),
+                    source: std::io::ErrorKind::NotFound.into(),
+                })?;
+            for (n, entry) in entries {
+                let place = format!("{}:{n}", path.display());
+                scope.domains.insert(canonical_host(&entry, &place)?);
             }
         }
         for host in &cfg.hosts {
@@ -584,6 +588,25 @@ mod tests {
         let err = Scope::load(&cfg(ScopeMode::Seeds), dir.path()).unwrap_err();
         assert!(matches!(err, ScopeError::Io { .. }), "{err}");
         assert!(err.to_string().contains("scope.seeds"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_scope_seeds_is_refused_not_read_as_empty() {
+        let dir = TempDir::new("cutseeds");
+        let text = listfile::render(&SCOPE_SEEDS_LIST, ["example.com", "example.org"]);
+        for damaged in [
+            "",
+            &text[..text.len() / 2],
+            &text[..text.rfind("# end").unwrap()],
+        ] {
+            dir.write("scope.seeds", damaged);
+            let err = Scope::load(&cfg(ScopeMode::Seeds), dir.path()).unwrap_err();
+            assert!(matches!(err, ScopeError::Damaged(_)), "{err}");
+            assert!(err.to_string().contains("scope.seeds.prev"), "{err}");
+        }
+        dir.write("scope.seeds", &text);
+        let scope = Scope::load(&cfg(ScopeMode::Seeds), dir.path()).unwrap();
+        assert_eq!(scope.domains.len(), 2);
     }
 
     #[test]

@@ -108,6 +108,29 @@ pub enum HostDbError {
         /// Version this program writes.
         expected: i64,
     },
+    /// Creating the file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The database file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is damaged (cut, emptied, flipped, not SQLite): refused
+    /// before anything in it is changed.
+    #[error(
+        "{path}: the host database is damaged ({problem}); nothing was changed. Repair: \
+         `sqlite3 hosts.db .recover | sqlite3 hosts-recovered.db`, then move \
+         hosts-recovered.db over hosts.db; or move hosts.db away to start a new one \
+         (robots.txt files are then fetched again, host statistics and next-contact times \
+         start from zero)"
+    )]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite found.
+        problem: String,
+    },
     /// An SQLite database that is not a host database (tables, no schema version).
     #[error(
         "{path}: an SQLite database, but not a host database of this crawler \
@@ -230,16 +253,19 @@ impl HostDb {
     /// database, is refused before anything in it is changed.
     pub fn open(path: impl AsRef<Path>) -> Result<HostDb, HostDbError> {
         let path = path.as_ref().to_path_buf();
-        let sql = |source: rusqlite::Error| HostDbError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql = |source: rusqlite::Error| sqlite_error(&path, source);
+        if path.exists() {
+            check_not_empty(&path)?;
+        } else {
+            create_new(&path)?;
+        }
         let mut conn = Connection::open(&path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
 
         // Check what the file is before changing anything (journal mode included).
         let version = user_version(&conn).map_err(sql)?;
         check_version(&conn, &path, version)?;
+        quick_check(&conn, &path)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
@@ -275,15 +301,14 @@ impl HostDb {
         if !path.exists() {
             return Ok(None);
         }
-        let sql = |source: rusqlite::Error| HostDbError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql = |source: rusqlite::Error| sqlite_error(&path, source);
+        check_not_empty(&path)?;
         let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         let version = user_version(&conn).map_err(sql)?;
         check_version(&conn, &path, version)?;
+        quick_check(&conn, &path)?;
         let select = match version {
             // A file with no schema yet holds no host.
             0 => return Ok(None),
@@ -390,10 +415,7 @@ fn check_version(conn: &Connection, path: &Path, version: i64) -> Result<(), Hos
     let path = || path.to_path_buf();
     match version {
         0 => {
-            let objects = schema_objects(conn).map_err(|source| HostDbError::Sqlite {
-                path: path(),
-                source,
-            })?;
+            let objects = schema_objects(conn).map_err(|e| sqlite_error(&path(), e))?;
             if objects > 0 {
                 return Err(HostDbError::Foreign { path: path() });
             }
@@ -406,6 +428,116 @@ fn check_version(conn: &Connection, path: &Path, version: i64) -> Result<(), Hos
             expected: SCHEMA_VERSION,
         }),
     }
+}
+
+/// An SQLite error; a damaged or foreign file is [`HostDbError::Damaged`].
+fn sqlite_error(path: &Path, source: rusqlite::Error) -> HostDbError {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match source.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => HostDbError::Damaged {
+            path: path.to_path_buf(),
+            problem: source.to_string(),
+        },
+        _ => HostDbError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        },
+    }
+}
+
+/// A host database is never empty: [`create_new`] puts it in place with its
+/// schema. (An empty main file whose write-ahead log holds the pages is not
+/// empty.)
+fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
+    let len = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let mut wal = path.as_os_str().to_os_string();
+    wal.push("-wal");
+    let damaged = |problem: String| {
+        Err(HostDbError::Damaged {
+            path: path.to_path_buf(),
+            problem,
+        })
+    };
+    let size = len(path);
+    if size == 0 && len(Path::new(&wal)) == 0 {
+        return damaged("the file is empty".into());
+    }
+    if let Some((page_size, pages)) = header_size(path)
+        && (size % page_size != 0 || size < page_size * pages)
+    {
+        return damaged(format!(
+            "cut: {size} bytes, but its header says {pages} pages of {page_size} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// The page size and page count an SQLite file's header gives, when the
+/// count is valid (SQLite 3.7.0 and newer keep it up to date).
+fn header_size(path: &Path) -> Option<(u64, u64)> {
+    use std::io::Read;
+    let mut h = [0u8; 100];
+    std::fs::File::open(path).ok()?.read_exact(&mut h).ok()?;
+    if &h[..16] != b"SQLite format 3\0" || h[24..28] != h[92..96] {
+        return None;
+    }
+    let page_size = match u16::from_be_bytes([h[16], h[17]]) {
+        1 => 65536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([h[28], h[29], h[30], h[31]]));
+    (page_size >= 512 && pages > 0).then_some((page_size, pages))
+}
+
+/// Creates a new database with its schema under a temporary name and links
+/// it into place, so that no run killed meanwhile leaves an empty file. If
+/// another program created it meanwhile, that one is kept.
+fn create_new(path: &Path) -> Result<(), HostDbError> {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(format!(".new-{}", std::process::id()));
+    let tmp = PathBuf::from(name);
+    let io = |source: std::io::Error| HostDbError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let _ = std::fs::remove_file(&tmp);
+    let conn = Connection::open(&tmp).map_err(|e| sqlite_error(&tmp, e))?;
+    conn.execute_batch(SCHEMA)
+        .map_err(|e| sqlite_error(&tmp, e))?;
+    drop(conn);
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(io)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::atomic::sync_dir(dir).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `PRAGMA quick_check`: every page and index of the file is consistent (a
+/// cut or flipped file is caught here, before the fetcher writes to it).
+fn quick_check(conn: &Connection, path: &Path) -> Result<(), HostDbError> {
+    let mut stmt = conn
+        .prepare("PRAGMA quick_check(5)")
+        .map_err(|e| sqlite_error(path, e))?;
+    let problems: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| sqlite_error(path, e))?;
+    if problems.len() == 1 && problems[0] == "ok" {
+        return Ok(());
+    }
+    Err(HostDbError::Damaged {
+        path: path.to_path_buf(),
+        problem: format!("quick_check: {}", problems.join("; ")),
+    })
 }
 
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -838,8 +970,33 @@ mod tests {
         let path = dir.join("hosts.db");
         std::fs::write(&path, vec![0xA5u8; 8192]).unwrap();
         let e = HostDb::open(&path).unwrap_err();
-        assert!(matches!(e, HostDbError::Sqlite { .. }), "{e:?}");
+        assert!(matches!(e, HostDbError::Damaged { .. }), "{e:?}");
         assert!(e.to_string().contains("hosts.db"), "{e}");
+    }
+
+    #[test]
+    fn a_cut_or_emptied_database_is_refused_unchanged() {
+        let dir = TempDir::new("cutdb");
+        let path = dir.join("hosts.db");
+        {
+            let mut db = HostDb::open(&path).unwrap();
+            let hosts: Vec<HostState> = (0..300)
+                .map(|i| full_state(&format!("h{i}.example")))
+                .collect();
+            db.put_many(&hosts).unwrap();
+        }
+        let good = std::fs::read(&path).unwrap();
+        for damaged in [&good[..0], &good[..good.len() - 5], &good[..good.len() / 2]] {
+            std::fs::write(&path, damaged).unwrap();
+            for e in [
+                HostDb::open(&path).map(|_| ()).unwrap_err(),
+                HostDb::open_read_only(&path).map(|_| ()).unwrap_err(),
+            ] {
+                assert!(matches!(e, HostDbError::Damaged { .. }), "{e:?}");
+                assert!(e.to_string().contains(".recover"), "{e}");
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), damaged, "unchanged");
+        }
     }
 
     #[test]

@@ -73,6 +73,7 @@ pub mod exit;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
+pub mod listfile;
 pub mod lock;
 pub mod politeness;
 pub mod runlog;

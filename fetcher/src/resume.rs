@@ -2,7 +2,9 @@
 //!
 //! What an earlier run left in `fetched/ID/` tells what is done:
 //! - the last WARC file may end in a torn record: it is cut off
-//!   ([`common::warc::recover`]);
+//!   ([`common::warc::recover`]), but only from a file that starts with
+//!   the fetcher's `warcinfo` record; anything else is moved aside to
+//!   `NAME.not-warc`, never cut;
 //! - every response stored in the WARC files is done and is never fetched
 //!   again; stored robots.txt responses are reused as the host's rules;
 //! - the crawl log may end in a torn line: it is cut off; every URL it logs
@@ -38,6 +40,8 @@ pub struct Resumed {
     pub log_cut: u64,
     /// Crawl-log lines kept.
     pub log_lines: u64,
+    /// Where a last "WARC file" that was not one of ours was moved.
+    pub moved_aside: Option<PathBuf>,
 }
 
 impl Resumed {
@@ -64,6 +68,13 @@ impl Resumed {
         );
         if self.warc_cut > 0 {
             text += &format!(", {} torn bytes cut off the last WARC file", self.warc_cut);
+        }
+        if let Some(aside) = &self.moved_aside {
+            text += &format!(
+                ", the last WARC file does not start with a WARC record of ours: moved aside, \
+                 untouched, to {}",
+                aside.display()
+            );
         }
         if self.log_cut > 0 {
             text += &format!(", a torn crawl-log line cut ({} bytes)", self.log_cut);
@@ -102,8 +113,20 @@ pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, 
         path: dir.to_path_buf(),
         source,
     })?;
+    let mut files = files;
     if let Some(last) = files.last() {
-        r.warc_cut = recover(last)?.cut;
+        if written_by_us(last)? {
+            r.warc_cut = recover(last)?.cut;
+        } else {
+            // Not a torn tail of ours: never cut, moved aside for a person.
+            let aside = aside_path(last);
+            std::fs::rename(last, &aside).map_err(|source| ResumeError::Io {
+                path: last.clone(),
+                source,
+            })?;
+            r.moved_aside = Some(aside);
+            files.pop();
+        }
     }
     let mut rec = WarcRecord::default();
     for file in &files {
@@ -124,6 +147,41 @@ pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, 
     }
     r.warc_files = files;
     Ok(r)
+}
+
+/// True if `path` is empty or starts with a readable WARC record, as every
+/// file the fetcher writes does (its `warcinfo`): only then can its tail be
+/// a torn record of ours.
+fn written_by_us(path: &Path) -> Result<bool, ResumeError> {
+    let len = std::fs::metadata(path)
+        .map_err(|source| ResumeError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    if len == 0 {
+        return Ok(true);
+    }
+    let mut rec = WarcRecord::default();
+    Ok(WarcReader::open(path, MAX_BLOCK)?
+        .read_next(&mut rec)
+        .unwrap_or(false)
+        && rec.record_type() == Some("warcinfo"))
+}
+
+/// `NAME.not-warc` beside `path` (a name no reader takes for a WARC file),
+/// or `NAME.not-warc.N` if that exists.
+fn aside_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".not-warc");
+    let base = PathBuf::from(name);
+    let mut aside = base.clone();
+    let mut n = 1;
+    while aside.exists() && n < 1000 {
+        aside = PathBuf::from(format!("{}.{n}", base.display()));
+        n += 1;
+    }
+    aside
 }
 
 fn scan_log(path: &Path, r: &mut Resumed) -> Result<(), ResumeError> {
@@ -284,6 +342,21 @@ mod tests {
         assert_eq!(*status, 200);
         assert_eq!(body, b"User-agent: *\nDisallow: /x\n");
         assert!(r.missing_lines.is_empty(), "robots.txt is not a page");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_warc_of_ours_is_moved_aside_never_cut() {
+        let dir = common::testutil::TempDir::new("resume-foreign");
+        let prefix = "crawl-00001";
+        let not_warc = vec![b'x'; 5000];
+        let name = format!("{prefix}-20260102030405000-00000-host.warc.gz");
+        let path = dir.write(&name, &not_warc);
+        let r = scan(dir.path(), prefix, &dir.join("crawl.log")).unwrap();
+        let aside = r.moved_aside.clone().expect("moved aside");
+        assert!(!path.exists());
+        assert_eq!(std::fs::read(&aside).unwrap(), not_warc, "untouched");
+        assert!(r.warc_files.is_empty() && r.warc_cut == 0);
+        assert!(r.describe().contains("moved aside"), "{}", r.describe());
     }
 
     #[test]

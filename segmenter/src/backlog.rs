@@ -23,7 +23,7 @@ use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::urlnorm::registrable_domain;
 
 use crate::candidates::{Meta, split_key};
-use crate::error::Error;
+use crate::error::{BACKLOG_REPAIR, Error};
 use crate::sort::{Sorter, SpillDir, merge};
 use common::runlog::RunLog;
 
@@ -54,7 +54,7 @@ impl<'a> BacklogStream<'a> {
     /// Opens the backlog at `path`.
     pub fn open(path: &Path, log: &'a RunLog) -> Result<BacklogStream<'a>, Error> {
         let mut s = BacklogStream {
-            reader: SegmentReader::open(path)?,
+            reader: SegmentReader::open(path).map_err(Error::damaged(BACKLOG_REPAIR))?,
             log,
             next: None,
             last: Vec::new(),
@@ -81,7 +81,7 @@ impl<'a> BacklogStream<'a> {
                     self.bad_lines += 1;
                     self.log.warn(format_args!("{e}; line skipped"));
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(Error::damaged(BACKLOG_REPAIR)(e)),
             }
         }
     }

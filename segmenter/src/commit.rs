@@ -7,6 +7,10 @@
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
 //! them, then renames each into place, then removes the staging directory.
 //!
+//! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`
+//! and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
+//! a damaged state file can be repaired with the round before.
+//!
 //! On start, [`recover`] looks at a staging directory left by a killed run:
 //! with a marker, the round was decided, so the renames are finished (roll
 //! forward; a file already moved is skipped); without one, nothing was
@@ -29,7 +33,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::atomic::{sync_dir, write_atomic};
-use common::crawldir::CrawlDir;
+use common::crawldir::{CONSUMED_LIST, CrawlDir, is_id};
+use common::listfile::{self, ListError};
 
 use crate::error::Error;
 
@@ -40,6 +45,8 @@ pub const MARKER: &str = "COMMIT";
 /// The lock file's name inside the crawl directory.
 pub const LOCK_FILE: &str = ".segmenter.lock";
 const MARKER_HEADER: &str = "segmenter-commit v1";
+/// State files whose replaced generation is kept as `NAME.prev`.
+const KEEP_PREVIOUS: [&str; 4] = ["backlog", "seen.bloom", "consumed.txt", "scope.seeds"];
 
 /// Holds the crawl directory's lock until dropped.
 pub type Lock = common::lock::FileLock;
@@ -242,6 +249,12 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent).map_err(Error::io(parent))?;
         }
+        if KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k)) && dst.exists() {
+            // The generation replaced stays as NAME.prev, for repair (a
+            // rename: free even for a large Bloom filter).
+            let prev = prev_path(&dst);
+            fs::rename(&dst, &prev).map_err(Error::io(&prev))?;
+        }
         fs::rename(&src, &dst).map_err(Error::io(&dst))?;
         if moved.is_empty() {
             pause_point("moving");
@@ -277,27 +290,35 @@ fn safe_relative(rel: &str) -> bool {
     !name.is_empty() && !name.contains('/') && name != ".." && name != "."
 }
 
-/// Reads `consumed.txt`: one fetched-run ID per line (`#` comments allowed).
+/// Reads `consumed.txt` ([`common::listfile`]): one fetched-run ID per
+/// line. A damaged file is refused, never read as a shorter list (the runs
+/// missing from it would be read again).
 pub fn read_consumed(path: &Path) -> Result<Vec<String>, Error> {
-    read_list(path)
+    let Some(entries) = listfile::read(path, &CONSUMED_LIST)? else {
+        return Ok(Vec::new());
+    };
+    entries
+        .into_iter()
+        .map(|(n, id)| {
+            if is_id(&id) {
+                Ok(id)
+            } else {
+                Err(ListError::damaged(
+                    path,
+                    &CONSUMED_LIST,
+                    format!("line {n}: `{id}` is not a fetched-run ID"),
+                )
+                .into())
+            }
+        })
+        .collect()
 }
 
-/// The non-empty lines of a list file (`consumed.txt`, `scope.seeds`),
-/// trimmed, without `#` comment lines; nothing if the file does not exist.
-pub fn read_list(path: &Path) -> Result<Vec<String>, Error> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string)
-            .collect()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }),
-    }
+/// Where the previous generation of a state file is kept: `NAME.prev`.
+pub fn prev_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".prev");
+    PathBuf::from(name)
 }
 
 #[cfg(test)]

@@ -38,6 +38,17 @@ pub enum Error {
     /// `hosts.db` cannot be read.
     #[error(transparent)]
     HostDb(#[from] common::hoststate::HostDbError),
+    /// `consumed.txt` is damaged.
+    #[error(transparent)]
+    List(#[from] common::listfile::ListError),
+    /// A state file (backlog, `seen.bloom`) is damaged: the round is refused.
+    #[error("{source}; nothing was changed. {repair}")]
+    Damaged {
+        /// What is wrong, naming the file.
+        source: Box<dyn std::error::Error + Send + Sync>,
+        /// How to repair it.
+        repair: &'static str,
+    },
     /// Another segmenter holds the crawl directory's lock.
     #[error(
         "{0}: another segmenter is working on this crawl directory (lock held); try again when it has finished"
@@ -50,6 +61,29 @@ impl Error {
     pub fn io(path: impl AsRef<Path>) -> impl FnOnce(io::Error) -> Error {
         let path = path.as_ref().to_path_buf();
         move |source| Error::Io { path, source }
+    }
+}
+
+/// How to repair a damaged backlog.
+pub const BACKLOG_REPAIR: &str = "Repair: copy the .prev file beside it (the backlog of the \
+    round before; URLs it holds that were since fetched are fetched again) over it; or keep \
+    the lines that can be read (`zstdcat FILE | zstd -o FILE.new`, then move FILE.new over \
+    FILE); or move it away to go on without it (its URLs are in seen.bloom: they are lost)";
+
+/// How to repair a damaged `seen.bloom`.
+pub const BLOOM_REPAIR: &str = "Repair: copy seen.bloom.prev (the round before: URLs found \
+    in the last round may be scheduled again) over it, or move it away to start a new filter \
+    (every URL is then new again)";
+
+impl Error {
+    /// A closure for `map_err` that marks a state file as damaged.
+    pub fn damaged<E: std::error::Error + Send + Sync + 'static>(
+        repair: &'static str,
+    ) -> impl FnOnce(E) -> Error {
+        move |e| Error::Damaged {
+            source: Box::new(e),
+            repair,
+        }
     }
 }
 

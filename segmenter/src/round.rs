@@ -13,13 +13,15 @@ use std::time::Instant;
 
 use common::atomic::write_atomic;
 use common::bloom::BloomHash;
+use common::crawldir::{CONSUMED_LIST, SCOPE_SEEDS_LIST};
 use common::filter::UrlFilter;
+use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
 use crate::backlog::BacklogStream;
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
-use crate::commit::{Staging, pause_point, read_consumed, read_list};
+use crate::commit::{Staging, pause_point, read_consumed};
 use crate::error::Error;
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
@@ -211,27 +213,23 @@ fn build(
 
     if !plan.consumes.is_empty() {
         let all: BTreeSet<&String> = old_consumed.iter().chain(&plan.consumes).collect();
-        let mut text = String::new();
-        for id in all {
-            text.push_str(id);
-            text.push('\n');
-        }
+        let text = listfile::render(&CONSUMED_LIST, all);
         let path = staging.consumed_path();
         write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))?;
     }
     if plan.record_seed_domains {
         let path = crawl.scope_seeds_path();
-        let mut domains: BTreeSet<String> = read_list(&path)?.into_iter().collect();
+        let mut domains: BTreeSet<String> = listfile::read(&path, &SCOPE_SEEDS_LIST)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect();
         let before = domains.len();
         domains.extend(scanned.seed_domains);
         domains.extend(plan.seed_domains);
         domains.extend(selected.domains);
         if domains.len() != before || !path.exists() {
-            let mut text = String::new();
-            for d in &domains {
-                text.push_str(d);
-                text.push('\n');
-            }
+            let text = listfile::render(&SCOPE_SEEDS_LIST, &domains);
             let staged = staging.scope_seeds_path();
             write_atomic(&staged, text.as_bytes()).map_err(Error::io(&staged))?;
         }

@@ -11,7 +11,7 @@ use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
-use crate::error::Error;
+use crate::error::{BACKLOG_REPAIR, Error};
 use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::{Job, fetched_warcs};
 use crate::session::Session;
@@ -45,7 +45,7 @@ fn round(session: &Session) -> Result<(), Error> {
         }
     }
     let backlog = crawl.backlog_path();
-    let has_backlog = has_urls(&backlog);
+    let has_backlog = has_urls(&backlog)?;
     if runs.is_empty() {
         // Without anything new, the backlog is only turned into a segment
         // when no segment is waiting to be fetched: running the segmenter
@@ -132,19 +132,21 @@ fn round(session: &Session) -> Result<(), Error> {
     Ok(())
 }
 
-/// True if the file exists and holds at least one line.
-fn has_urls(path: &Path) -> bool {
-    let Ok(mut reader) = SegmentReader::open(path) else {
-        return false;
-    };
+/// True if the backlog exists and holds at least one line. A backlog that
+/// cannot be read is an error, never taken for an empty one: its URLs are
+/// in `seen.bloom` and would not come back.
+fn has_urls(path: &Path) -> Result<bool, Error> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let mut reader = SegmentReader::open(path).map_err(Error::damaged(BACKLOG_REPAIR))?;
     let mut rec = SegmentRecord::default();
     loop {
         match reader.read_next(&mut rec) {
-            Ok(more) => return more,
+            Ok(more) => return Ok(more),
             // A malformed first line: look further.
             Err(e) if !e.is_fatal() => continue,
-            // An unreadable backlog is reported when the round reads it.
-            Err(_) => return true,
+            Err(e) => return Err(Error::damaged(BACKLOG_REPAIR)(e)),
         }
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use common::bloom::{BloomFilter, BloomHash, BloomParams};
 
-use crate::error::Error;
+use crate::error::{BLOOM_REPAIR, Error};
 use crate::report::BloomState;
 
 /// The staged copy of `seen.bloom`.
@@ -39,6 +39,8 @@ impl Seen {
     /// exist) and opens it for writing.
     pub fn stage(live: &Path, staged: &Path, items: u64, fp: f64) -> Result<(Seen, Origin), Error> {
         let origin = if live.exists() {
+            // Checked where it is, so that an error names the crawl's file.
+            drop(BloomFilter::open_read_only(live).map_err(Error::damaged(BLOOM_REPAIR))?);
             std::fs::copy(live, staged).map_err(Error::io(staged))?;
             Origin::Copied
         } else {

@@ -43,7 +43,7 @@ http://example.test/a/c
     );
     assert!(seg.iter().all(|r| r.hops == 0 && r.via == Via::Seed));
     assert_eq!(
-        fs::read_to_string(crawl.dir.scope_seeds_path()).unwrap(),
+        list_entries(&crawl.dir.scope_seeds_path()),
         "example.test\nother.test\n"
     );
     assert!(crawl.dir.bloom_path().is_file());
@@ -61,7 +61,7 @@ http://example.test/a/c
     let stderr = inject(&crawl, "http://third.test/\n", &[]);
     assert_eq!(figure(&stderr, "new urls:"), 1, "{stderr}");
     assert_eq!(
-        fs::read_to_string(crawl.dir.scope_seeds_path()).unwrap(),
+        list_entries(&crawl.dir.scope_seeds_path()),
         "example.test\nother.test\nthird.test\n"
     );
 }

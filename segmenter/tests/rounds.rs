@@ -111,7 +111,7 @@ fn dedup_across_three_rounds() {
     assert_eq!(all.len(), distinct.len(), "{all:?}");
     assert_eq!(all.len(), 10);
     assert_eq!(
-        std::fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
+        list_entries(&crawl.dir.consumed_path()),
         "00001\n00002\n00003\n"
     );
 
@@ -604,10 +604,7 @@ fn a_run_removed_from_consumed_txt_is_read_again() {
     );
     mark_fetched_empty(&crawl, "00002");
     run_round(&crawl, &[]);
-    assert_eq!(
-        std::fs::read_to_string(crawl.dir.consumed_path()).unwrap(),
-        "00001\n00002\n"
-    );
+    assert_eq!(list_entries(&crawl.dir.consumed_path()), "00001\n00002\n");
 
     // The operator removes 00001 from consumed.txt: the link is a copy of a
     // URL seen before, the leftover URL is scheduled a second time.

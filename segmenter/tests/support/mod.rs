@@ -322,3 +322,14 @@ pub fn mark_fetched_empty(crawl: &TempCrawl, id: &str) {
 pub fn urls(recs: &[SegmentRecord]) -> Vec<String> {
     recs.iter().map(|r| r.url.clone()).collect()
 }
+
+/// The entries of a list file (`consumed.txt`, `scope.seeds`), one a line:
+/// what a person reads in it, without its `#` header and end lines.
+pub fn list_entries(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
