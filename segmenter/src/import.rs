@@ -13,13 +13,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use common::config::ScopeMode;
-use common::crawldir::CrawlDir;
+use common::crawldir::{CrawlDir, SCOPE_SEEDS_LIST};
 use common::filter::{Scope, UrlFilter};
+use common::listfile;
 use common::urlnorm::{canonicalize, host_of, registrable_domain};
 use common::warc::{WarcError, WarcReader, WarcRecord};
 
 use crate::cli::RoundFlags;
-use crate::commit::read_list;
 use crate::error::Error;
 use crate::inject::input_file;
 use crate::round::{BacklogUse, Plan, execute};
@@ -48,9 +48,10 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
     if scope_cfg.mode == ScopeMode::Seeds {
         seed_domains = page_domains(files)?;
         scope_cfg.mode = ScopeMode::List;
+        let known = listfile::read(&crawl.scope_seeds_path(), &SCOPE_SEEDS_LIST)?;
         scope_cfg
             .domains
-            .extend(read_list(&crawl.scope_seeds_path())?);
+            .extend(known.unwrap_or_default().into_iter().map(|(_, d)| d));
         scope_cfg.domains.extend(seed_domains.iter().cloned());
     }
     let filter = UrlFilter {
