@@ -31,16 +31,6 @@ pub enum Outcome {
     Failed(String),
 }
 
-impl Outcome {
-    /// The error, for `Incomplete` and `Failed`.
-    pub fn error(&self) -> Option<&str> {
-        match self {
-            Outcome::Incomplete(e) | Outcome::Failed(e) => Some(e),
-            Outcome::Complete | Outcome::Cut => None,
-        }
-    }
-}
-
 /// A decoded body, borrowed from the input or from the decoder's buffers.
 #[derive(Debug)]
 pub struct Decoded<'a> {
