@@ -7,14 +7,20 @@
 set -euo pipefail
 
 WARCIO_VERSION=1.8.1
+# warcio decodes `Content-Encoding: br` when a `brotli` module is there; the
+# fetcher stores bodies as received, brotli included. warcio 1.8.1 needs the
+# module of `brotlipy` (it sets an attribute that the `brotli` package's
+# decompressor refuses).
+BROTLI_VERSION=0.7.0
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-if [[ ! -x .venv/bin/warcio ]]; then
-    echo "test.sh: installing warcio $WARCIO_VERSION into .venv/" >&2
+if [[ ! -x .venv/bin/warcio ]] || ! .venv/bin/python -c 'import brotli' 2>/dev/null; then
+    echo "test.sh: installing warcio $WARCIO_VERSION and brotlipy $BROTLI_VERSION into .venv/" >&2
     python3 -m venv .venv
-    .venv/bin/pip install --quiet --disable-pip-version-check "warcio==$WARCIO_VERSION"
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+        "warcio==$WARCIO_VERSION" "brotlipy==$BROTLI_VERSION"
 fi
 export WARCIO="$root/.venv/bin/warcio"
 

@@ -9,7 +9,8 @@
 //! ```
 //! `status` is the HTTP status, or a word for what happened instead (see
 //! [`ErrorCode`]); `note` starts with a code word when there is more to say
-//! (`redirect TARGET`, `too-big ...`, `retry-after 30s`, error messages).
+//! (`redirect TARGET`, `too-big ...`, `decode ...`, `retry-after 30s`,
+//! error messages).
 //! `awk -F'\t' '$2 !~ /^[0-9]/'` lists every URL that got no HTTP response.
 
 use std::time::SystemTime;
@@ -33,6 +34,8 @@ pub enum ErrorCode {
     Protocol,
     /// The body exceeded the size limit (stored truncated; note only).
     TooBig,
+    /// The body could not be decoded (stored as received; note only).
+    Decode,
     /// The address resolved to loopback, private, link-local or unspecified.
     PrivateAddress,
     /// Disallowed by robots.txt.
@@ -51,7 +54,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for reports.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::Dns,
         ErrorCode::Refused,
         ErrorCode::Timeout,
@@ -59,6 +62,7 @@ impl ErrorCode {
         ErrorCode::Tls,
         ErrorCode::Protocol,
         ErrorCode::TooBig,
+        ErrorCode::Decode,
         ErrorCode::PrivateAddress,
         ErrorCode::Robots,
         ErrorCode::RobotsUnavailable,
@@ -78,6 +82,7 @@ impl ErrorCode {
             ErrorCode::Tls => "tls",
             ErrorCode::Protocol => "protocol",
             ErrorCode::TooBig => "too-big",
+            ErrorCode::Decode => "decode",
             ErrorCode::PrivateAddress => "private-address",
             ErrorCode::Robots => "robots",
             ErrorCode::RobotsUnavailable => "robots-unavailable",
@@ -110,7 +115,7 @@ pub struct LogLine {
     pub time: SystemTime,
     /// What happened.
     pub status: Status,
-    /// Body bytes stored (after decoding).
+    /// Body bytes stored, as received (transfer and content codings included).
     pub bytes: u64,
     /// Duration of the attempt in milliseconds.
     pub duration_ms: u64,

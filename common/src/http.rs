@@ -98,6 +98,44 @@ fn parse_with<'b>(
     }))
 }
 
+/// The `Location` of the response head `head` (the bytes up to the body),
+/// read from its bytes rather than from [`parse_response_head`]'s lossy
+/// text: bytes outside ASCII are percent-encoded as they are (see
+/// [`percent_encode_8bit`]), so a Latin-1 `Location` resolves to the URL
+/// the server meant rather than to one with replacement characters.
+///
+/// ```
+/// let head = b"HTTP/1.1 301 Moved\r\nlocation: /caf\xe9\r\n\r\n";
+/// assert_eq!(common::http::location(head).as_deref(), Some("/caf%E9"));
+/// ```
+pub fn location(head: &[u8]) -> Option<String> {
+    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+        let colon = memchr::memchr(b':', line)?;
+        let name = line[..colon].trim_ascii();
+        name.eq_ignore_ascii_case(b"location")
+            .then(|| percent_encode_8bit(&line[colon + 1..]))
+    })
+}
+
+/// A header value as text for a URL: trimmed, ASCII kept, every other byte
+/// percent-encoded as it is (Latin-1 `é` → `%E9`, UTF-8 `é` → `%C3%A9`).
+///
+/// ```
+/// assert_eq!(common::http::percent_encode_8bit(b" /caf\xe9 "), "/caf%E9");
+/// ```
+pub fn percent_encode_8bit(value: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(value.len());
+    for &b in value.trim_ascii() {
+        if b.is_ascii() {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// Splits a `Content-Type` value into the lower-case media type and the
 /// `charset` parameter (unquoted, lower-case): `text/HTML; Charset="UTF-8"`
 /// → (`text/html`, `Some("utf-8")`). A missing or empty value gives an empty

@@ -66,6 +66,7 @@
 
 pub mod atomic;
 pub mod bloom;
+pub mod body;
 pub mod config;
 pub mod crawldir;
 pub mod crawllog;

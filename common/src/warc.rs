@@ -48,6 +48,14 @@ pub const VIA_FIELD: &str = "X-Crawl-Via";
 /// Extension field of the fetcher's response records: hops from a seed.
 pub const HOPS_FIELD: &str = "X-Crawl-Hops";
 
+/// The `warcinfo` field that says how HTTP messages are stored, and its
+/// value since format 2: `request` and `response` blocks hold the bytes as
+/// written to and read from the connection (codings included). Files
+/// without it come from format 1, whose response bodies are stored
+/// decoded with their coding headers renamed `X-Crawler-*`; readers
+/// handle both the same way (decode what the headers say is coded).
+pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 2");
+
 /// Default size at which a new file is started.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
 

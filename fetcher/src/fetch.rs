@@ -791,6 +791,10 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
                 ("http-header-user-agent".into(), s.user_agent()),
                 ("robots".into(), "obey".into()),
                 ("description".into(), format!("segment {id}")),
+                (
+                    common::warc::HTTP_RECORDS_FIELD.0.into(),
+                    common::warc::HTTP_RECORDS_FIELD.1.into(),
+                ),
             ],
         },
         &run.crawl.crawl_log_path(id),

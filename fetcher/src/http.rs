@@ -1,9 +1,13 @@
 //! The HTTP client: one blocking GET per call (ureq 3; one call per worker
 //! thread), over the guarded transport of [`crate::transport`].
 //!
-//! Bodies are read by us, not by ureq: `gzip` and `deflate` are decoded with
-//! flate2 and the size limit counts *decoded* bytes, so a gzip bomb is cut at
-//! the limit and a body of exactly the limit is complete.
+//! What is stored is what went over the connection, recorded by the
+//! transport ([`transport::Wire`]): the request as written, the response
+//! as read (status line, headers, body with its transfer and content
+//! codings). The size limit counts the body bytes as received; the body is
+//! also decoded ([`common::body`], its decoded size capped at the same
+//! limit, so a gzip bomb costs nothing) to find bodies that cannot be
+//! decoded: they are stored all the same, and the crawl log says `decode`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,10 +17,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use common::body::{BodyDecoder, Outcome};
 use common::crawllog::ErrorCode;
 use common::warc::Truncated;
 
-use crate::transport::{self, HostsMap, PeerMap, PrivateAddress};
+use crate::transport::{self, HostsMap, PeerMap, PrivateAddress, Wire};
+
+/// What the client asks for in `Accept-Encoding`: the codings that
+/// `warcio` (and so most WARC tools) decode when reading. `zstd` is
+/// decoded when a server sends it anyway, but not asked for.
+pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
+
+/// The longest response head accepted (ureq refuses longer ones).
+const MAX_HEAD: usize = 64 * 1024;
 
 /// Settings of a [`Client`].
 #[derive(Debug, Clone)]
@@ -44,24 +57,45 @@ pub struct Response {
     pub date: SystemTime,
     /// HTTP status.
     pub status: u16,
-    /// The request head as sent.
-    pub request_head: Vec<u8>,
-    /// The response head as stored (encoding headers renamed when decoded).
-    pub response_head: Vec<u8>,
-    /// The stored (decoded) body.
-    pub payload: Vec<u8>,
+    /// The request as written to the connection.
+    pub request: Vec<u8>,
+    /// The response as read from the connection: head, then body.
+    pub block: Vec<u8>,
+    /// Where the body starts in `block`.
+    pub body_offset: usize,
     /// Why the body is incomplete.
     pub truncated: Option<Truncated>,
+    /// Why the body could not be decoded (it is stored as received).
+    pub decode_error: Option<String>,
+    /// True if the decoded body is larger than the size limit.
+    pub decoded_too_big: bool,
     /// Address connected to.
     pub ip: Option<IpAddr>,
     /// Media type, lower case, without parameters.
     pub content_type: String,
-    /// `Location` header.
+    /// `Location` header, bytes outside ASCII percent-encoded as they are.
     pub location: Option<String>,
     /// `Retry-After` header.
     pub retry_after: Option<String>,
     /// Time to the end of the response.
     pub elapsed: Duration,
+}
+
+impl Response {
+    /// The head as received (status line and headers, blank line included).
+    pub fn head(&self) -> &[u8] {
+        &self.block[..self.body_offset]
+    }
+
+    /// The body as received (transfer and content codings included).
+    pub fn body(&self) -> &[u8] {
+        &self.block[self.body_offset..]
+    }
+
+    /// The body decoded, at most `max` bytes (as received when it cannot be decoded).
+    pub fn decoded_body(&self, max: usize) -> Vec<u8> {
+        common::body::decoded_payload(&self.block, max)
+    }
 }
 
 /// A request that got no HTTP response.
@@ -95,7 +129,7 @@ pub struct Client {
 
 #[derive(Default)]
 struct AgentCache {
-    agents: HashMap<usize, (ureq::Agent, u64)>,
+    agents: HashMap<usize, (ureq::Agent, Arc<Mutex<Wire>>, u64)>,
     clock: u64,
 }
 
@@ -120,8 +154,8 @@ impl Client {
             .max_idle_connections_per_host(1)
             // A pooled connection keeps its buffers: ureq's defaults (128 KiB
             // each way) would make hundreds of idle hosts cost hundreds of MB.
-            .max_response_header_size(64 * 1024)
-            .input_buffer_size(64 * 1024)
+            .max_response_header_size(MAX_HEAD)
+            .input_buffer_size(INPUT_BUFFER)
             .output_buffer_size(16 * 1024)
             .build();
         Client {
@@ -134,41 +168,44 @@ impl Client {
         }
     }
 
-    fn new_agent(&self) -> ureq::Agent {
-        transport::agent(
+    fn new_agent(&self) -> (ureq::Agent, Arc<Mutex<Wire>>) {
+        let wire = Arc::default();
+        let agent = transport::agent(
             self.config.clone(),
             self.cfg.allow_private,
             self.resolver_hosts.clone(),
             self.peers.clone(),
-        )
+            Arc::clone(&wire),
+        );
+        (agent, wire)
     }
 
     /// The agent of queue key `key`; `None` after [`Client::shutdown`]
     /// (checked under the lock that `shutdown` takes to drain the agents,
     /// so no request starts on an agent it missed).
-    fn agent(&self, key: usize) -> Option<ureq::Agent> {
+    fn agent(&self, key: usize) -> Option<(ureq::Agent, Arc<Mutex<Wire>>)> {
         let mut c = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         if self.closed.load(Ordering::SeqCst) {
             return None;
         }
         c.clock += 1;
         let now = c.clock;
-        if let Some((a, used)) = c.agents.get_mut(&key) {
+        if let Some((a, w, used)) = c.agents.get_mut(&key) {
             *used = now;
-            return Some(a.clone());
+            return Some((a.clone(), w.clone()));
         }
         let cap = self.cfg.idle_connections.max(1);
         if c.agents.len() >= cap {
             // Drop the least recently used half at once (amortized O(1)).
-            let mut uses: Vec<u64> = c.agents.values().map(|(_, u)| *u).collect();
+            let mut uses: Vec<u64> = c.agents.values().map(|(_, _, u)| *u).collect();
             let mid = uses.len() / 2;
             let (_, median, _) = uses.select_nth_unstable(mid);
             let median = *median;
-            c.agents.retain(|_, (_, u)| *u > median);
+            c.agents.retain(|_, (_, _, u)| *u > median);
         }
-        let a = self.new_agent();
-        c.agents.insert(key, (a.clone(), now));
-        Some(a)
+        let (a, w) = self.new_agent();
+        c.agents.insert(key, (a.clone(), w.clone(), now));
+        Some((a, w))
     }
 
     /// Closes the connection kept for `key` (its queue is done).
@@ -189,7 +226,7 @@ impl Client {
             .unwrap_or_else(|e| e.into_inner())
             .agents
             .remove(&key);
-        if let Some((a, _)) = agent {
+        if let Some((a, _, _)) = agent {
             a.shutdown();
         }
     }
@@ -203,7 +240,7 @@ impl Client {
             .unwrap_or_else(|e| e.into_inner())
             .agents
             .drain()
-            .map(|(_, (a, _))| a)
+            .map(|(_, (a, _, _))| a)
             .collect();
         for a in agents {
             a.shutdown();
@@ -211,7 +248,7 @@ impl Client {
     }
 
     /// Fetches `url` for queue key `key`, keeping at most `max_body`
-    /// decoded bytes of the body.
+    /// bytes of the body as received.
     pub fn fetch(&self, key: usize, url: &str, max_body: u64) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
@@ -223,89 +260,82 @@ impl Client {
         let uri: ureq::http::Uri = url
             .parse()
             .map_err(|e| fail(ErrorCode::BadUrl, format!("{e}")))?;
-        let path = uri
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_else(|| "/".into());
-        let host_header = uri.authority().map(|a| a.as_str()).unwrap_or("");
         let request = ureq::http::Request::builder()
             .method("GET")
             .uri(uri.clone())
-            .header("accept-encoding", "gzip, deflate")
+            .header("accept-encoding", ACCEPT_ENCODING)
             .body(())
             .map_err(|e| fail(ErrorCode::BadUrl, e.to_string()))?;
-        let request_head = format!(
-            "GET {path} HTTP/1.1\r\nHost: {host_header}\r\nUser-Agent: {}\r\nAccept: */*\r\n\
-             Accept-Encoding: gzip, deflate\r\n\r\n",
-            self.cfg.user_agent
-        )
-        .into_bytes();
-        let Some(agent) = self.agent(key) else {
+        let Some((agent, wire)) = self.agent(key) else {
             return Err(fail(
                 ErrorCode::Connect,
                 "not sent: the fetcher is shutting down".into(),
             ));
         };
+        let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
+        // Room for the head, the body, and one read past the limit.
+        let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
+        lock(&wire).start(cap);
         let response = agent
             .run(request)
             .map_err(|e| classify(e, &self.cfg))
             .map_err(|(code, msg)| fail(code, msg))?;
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let version = match response.version() {
-            ureq::http::Version::HTTP_10 => "HTTP/1.0",
-            _ => "HTTP/1.1",
-        };
-        let reason = response.status().canonical_reason().unwrap_or("");
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let encoding = header("content-encoding")
-            .map(|e| e.trim().to_ascii_lowercase())
+        let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
+        let text = |name: &str| header(name).map(|v| String::from_utf8_lossy(v).trim().to_string());
+        let content_type = text("content-type")
+            .map(|v| common::http::parse_content_type(&v).0)
             .unwrap_or_default();
-        let content_type = header("content-type")
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
-        let location = header("location");
-        let retry_after = header("retry-after");
+        let location = header("location").map(common::http::percent_encode_8bit);
+        let retry_after = text("retry-after");
+        let transfer_encoding = text("transfer-encoding");
+        let content_encoding = text("content-encoding");
 
-        let raw = response.into_body().into_reader();
-        let (payload, truncated, decoded) = read_body(raw, &encoding, max_body, start, &self.cfg);
-        let response_head = stored_head(
-            version,
-            status,
-            reason,
-            &headers,
-            payload.len(),
-            decoded,
-            truncated.is_some(),
+        let body_offset = head_len(&lock(&wire).received);
+        let mut truncated = drain_body(
+            response.into_body().into_reader(),
+            &wire,
+            body_offset + max_body,
+            start,
+            &self.cfg,
         );
+        let (request, mut block, over) = {
+            let mut w = lock(&wire);
+            (
+                std::mem::take(&mut w.sent),
+                std::mem::take(&mut w.received),
+                w.over,
+            )
+        };
+        if block.len() > body_offset + max_body || over {
+            block.truncate(body_offset + max_body);
+            truncated = Some(Truncated::Length);
+        }
+        let (decode_error, decoded_too_big) = DECODER.with_borrow_mut(|d| {
+            let got = d.decode(
+                transfer_encoding.as_deref(),
+                content_encoding.as_deref(),
+                &block[body_offset.min(block.len())..],
+                max_body,
+            );
+            match got.outcome {
+                Outcome::Failed(e) => (Some(e), false),
+                // A cut stream ends early; otherwise it is damaged.
+                Outcome::Incomplete(e) if truncated.is_none() => (Some(e), false),
+                Outcome::Cut => (None, true),
+                _ => (None, false),
+            }
+        });
         Ok(Response {
             date,
             status,
-            request_head,
-            response_head,
-            payload,
+            request,
+            body_offset: body_offset.min(block.len()),
+            block,
             truncated,
+            decode_error,
+            decoded_too_big,
             ip,
             content_type,
             location,
@@ -315,44 +345,56 @@ impl Client {
     }
 }
 
-/// Reads the body, decoding gzip/deflate, up to `max` decoded bytes.
-/// Returns the payload, why it is incomplete, and whether it was decoded.
-fn read_body(
-    raw: impl Read,
-    encoding: &str,
-    max: u64,
+/// Size of ureq's input buffer (at most one read's worth arrives past what
+/// the body reader asked for).
+const INPUT_BUFFER: usize = 64 * 1024;
+
+thread_local! {
+    /// Each worker thread's decoder (it keeps its buffers).
+    static DECODER: std::cell::RefCell<BodyDecoder> = std::cell::RefCell::default();
+}
+
+fn lock(wire: &Mutex<Wire>) -> std::sync::MutexGuard<'_, Wire> {
+    wire.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The length of the response head at the start of `received`.
+fn head_len(received: &[u8]) -> usize {
+    common::http::parse_response_head(received)
+        .map(|h| h.body_offset)
+        .or_else(|| memchr::memmem::find(received, b"\r\n\r\n").map(|i| i + 4))
+        .unwrap_or(received.len())
+}
+
+/// Reads the body through ureq (which follows its framing) until it ends,
+/// or more than `max_block` bytes have been received, or time is up; the
+/// bytes themselves are kept by the transport. Returns why it stopped early.
+fn drain_body(
+    mut reader: impl Read,
+    wire: &Mutex<Wire>,
+    max_block: usize,
     start: Instant,
     cfg: &ClientConfig,
-) -> (Vec<u8>, Option<Truncated>, bool) {
-    let (mut reader, decoded): (Box<dyn Read>, bool) = match encoding {
-        "gzip" | "x-gzip" => (Box::new(flate2::read::MultiGzDecoder::new(raw)), true),
-        "deflate" => (Box::new(flate2::read::ZlibDecoder::new(raw)), true),
-        _ => (Box::new(raw), false),
-    };
-    let mut payload = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    let truncated = loop {
+) -> Option<Truncated> {
+    let mut chunk = vec![0u8; INPUT_BUFFER];
+    loop {
         if start.elapsed() >= cfg.download_timeout {
-            break Some(Truncated::Time);
+            return Some(Truncated::Time);
         }
-        let room = (max + 1).saturating_sub(payload.len() as u64);
-        let want = (chunk.len() as u64).min(room) as usize;
-        if want == 0 {
-            break None;
+        {
+            let w = lock(wire);
+            if w.over || w.received.len() > max_block {
+                return Some(Truncated::Length);
+            }
         }
-        match reader.read(&mut chunk[..want]) {
-            Ok(0) => break None,
-            Ok(n) => payload.extend_from_slice(&chunk[..n]),
+        match reader.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if is_timeout(&e) => break Some(Truncated::Time),
-            Err(_) => break Some(Truncated::Disconnect),
+            Err(e) if is_timeout(&e) => return Some(Truncated::Time),
+            Err(_) => return Some(Truncated::Disconnect),
         }
-    };
-    if payload.len() as u64 > max {
-        payload.truncate(max as usize);
-        return (payload, Some(Truncated::Length), decoded);
     }
-    (payload, truncated, decoded)
 }
 
 fn is_timeout(e: &io::Error) -> bool {
@@ -365,63 +407,6 @@ fn is_timeout(e: &io::Error) -> bool {
     e.get_ref()
         .and_then(|inner| inner.downcast_ref::<ureq::Error>())
         .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
-}
-
-/// The response head as stored: the body is stored de-chunked (and decoded
-/// when we decoded it), so the framing headers that no longer describe it
-/// are renamed `X-Crawler-*` and a `Content-Length` of the stored payload is
-/// added.
-fn stored_head(
-    version: &str,
-    status: u16,
-    reason: &str,
-    headers: &[(String, String)],
-    payload_len: usize,
-    decoded: bool,
-    truncated: bool,
-) -> Vec<u8> {
-    let mut head = format!("{version} {status} {reason}\r\n");
-    let mut length_kept = false;
-    for (name, value) in headers {
-        let lower = name.to_ascii_lowercase();
-        let rename = match lower.as_str() {
-            "content-encoding" => decoded,
-            "transfer-encoding" => true,
-            "content-length" => {
-                let keep = !decoded
-                    && !truncated
-                    && !length_kept
-                    && value.trim().parse::<usize>() == Ok(payload_len);
-                length_kept |= keep;
-                !keep
-            }
-            _ => false,
-        };
-        let value = value.replace(['\r', '\n'], " ");
-        if rename {
-            head.push_str("X-Crawler-");
-        }
-        head.push_str(&title_case(&lower));
-        head.push_str(": ");
-        head.push_str(&value);
-        head.push_str("\r\n");
-    }
-    if !length_kept {
-        head.push_str(&format!("Content-Length: {payload_len}\r\n"));
-    }
-    head.push_str("\r\n");
-    head.into_bytes()
-}
-
-/// `content-type` → `Content-Type`.
-fn title_case(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut up = true;
-    for c in name.chars() {
-        out.push(if up { c.to_ascii_uppercase() } else { c });
-        up = c == '-';
-    }
-    out
 }
 
 /// Maps a ureq error to a crawl-log code and message.
@@ -472,64 +457,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stored_head_renames_what_no_longer_describes_the_payload() {
-        let headers = vec![
-            ("content-type".to_string(), "text/html".to_string()),
-            ("content-encoding".to_string(), "gzip".to_string()),
-            ("content-length".to_string(), "20".to_string()),
-        ];
-        let head = String::from_utf8(stored_head(
-            "HTTP/1.1", 200, "OK", &headers, 100, true, false,
-        ))
-        .unwrap();
-        assert_eq!(
-            head,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Crawler-Content-Encoding: gzip\r\n\
-             X-Crawler-Content-Length: 20\r\nContent-Length: 100\r\n\r\n"
-        );
-        let plain = vec![("content-length".to_string(), "5".to_string())];
-        let head =
-            String::from_utf8(stored_head("HTTP/1.1", 200, "OK", &plain, 5, false, false)).unwrap();
-        assert_eq!(head, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
-        let chunked = vec![("transfer-encoding".to_string(), "chunked".to_string())];
-        let head = String::from_utf8(stored_head(
-            "HTTP/1.1", 200, "OK", &chunked, 7, false, false,
-        ))
-        .unwrap();
-        assert_eq!(
-            head,
-            "HTTP/1.1 200 OK\r\nX-Crawler-Transfer-Encoding: chunked\r\nContent-Length: 7\r\n\r\n"
-        );
-    }
-
-    #[test]
-    fn decoded_limit_cuts_bombs_and_keeps_exact_bodies() {
-        use flate2::Compression;
-        use flate2::write::GzEncoder;
-        use std::io::Write;
-        let cfg = ClientConfig {
-            user_agent: "t".into(),
-            connect_timeout: Duration::from_secs(1),
-            first_byte_timeout: Duration::from_secs(1),
-            download_timeout: Duration::from_secs(60),
-            allow_private: true,
-            hosts: None,
-            idle_connections: 1,
-        };
-        let mut enc = GzEncoder::new(Vec::new(), Compression::best());
-        enc.write_all(&vec![0u8; 50_000_000]).unwrap();
-        let bomb = enc.finish().unwrap();
-        assert!(bomb.len() < 100_000);
-        let (payload, truncated, decoded) =
-            read_body(&bomb[..], "gzip", 1_000_000, Instant::now(), &cfg);
-        assert_eq!(payload.len(), 1_000_000);
-        assert_eq!(truncated, Some(Truncated::Length));
-        assert!(decoded);
-
-        let exact = vec![7u8; 4096];
-        let (payload, truncated, _) = read_body(&exact[..], "", 4096, Instant::now(), &cfg);
-        assert_eq!(payload.len(), 4096);
-        assert_eq!(truncated, None, "a body of exactly the limit is complete");
+    fn heads_end_at_the_blank_line() {
+        assert_eq!(head_len(b"HTTP/1.1 999\r\nA: b\r\n\r\nbody"), 22);
+        assert_eq!(head_len(b"HTTP/1.1 200 OK\r\n"), 17, "no end: all head");
     }
 
     #[test]

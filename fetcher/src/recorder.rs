@@ -209,9 +209,9 @@ fn run(
                     target_uri: &f.url,
                     date: r.date,
                     ip: r.ip,
-                    request_head: &r.request_head,
-                    response_head: &r.response_head,
-                    payload: &r.payload,
+                    request_head: &r.request,
+                    response_head: r.head(),
+                    payload: r.body(),
                     truncated: r.truncated,
                     extra_fields: &extra,
                 };
@@ -221,7 +221,7 @@ fn run(
                         source,
                     })?;
                 totals.responses += 1;
-                totals.payload_bytes += r.payload.len() as u64;
+                totals.payload_bytes += r.body().len() as u64;
                 totals.truncated += u64::from(r.truncated.is_some());
                 totals.robots_responses += u64::from(f.via == Via::Robots);
                 write_log(&mut log, &f.log, &mut line, &mut totals).map_err(log_err)?;

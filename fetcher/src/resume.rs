@@ -244,10 +244,8 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         if let Ok(u) = url::Url::parse(url)
             && let Some(host) = u.host_str()
         {
-            let body = head
-                .as_ref()
-                .map(|h| rec.block[h.body_offset.min(rec.block.len())..].to_vec())
-                .unwrap_or_default();
+            let body =
+                common::body::decoded_payload(&rec.block, crate::robots::MAX_ROBOTS_BYTES + 1);
             r.robots.insert(host.to_string(), (status, body));
         }
         return;
@@ -276,11 +274,11 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
     // The note the line would have had, as far as the record tells.
     let location = head
         .as_ref()
-        .and_then(|h| h.header("Location"))
+        .and_then(|h| common::http::location(&rec.block[..h.body_offset.min(rec.block.len())]))
         .filter(|_| (300..400).contains(&status))
         .and_then(|loc| {
             let base = url::Url::parse(url).ok()?;
-            common::urlnorm::canonicalize_relative(&base, loc).ok()
+            common::urlnorm::canonicalize_relative(&base, &loc).ok()
         });
     let note = match (location, rec.header("WARC-Truncated")) {
         (Some(target), _) => format!("redirect {target}"),

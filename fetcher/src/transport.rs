@@ -7,7 +7,10 @@
 //! - every address is checked right before the socket connects to it, so a
 //!   loopback, private, link-local or unspecified address is refused on the
 //!   address actually used, unless `--allow-private` is set;
-//! - the address connected to is remembered for `WARC-IP-Address`.
+//! - the address connected to is remembered for `WARC-IP-Address`;
+//! - every byte written to and read from a connection (above TLS) is
+//!   recorded in the agent's [`Wire`], so the WARC records hold the
+//!   exchange exactly as it went.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -120,18 +123,22 @@ pub type PeerMap = Mutex<HashMap<String, IpAddr>>;
 
 /// A ureq agent whose connections go through the guarded transport: names
 /// resolved with `hosts` first, private addresses refused unless
-/// `allow_private`, each address connected to noted in `peers`.
+/// `allow_private`, each address connected to noted in `peers`, the bytes
+/// exchanged recorded in `wire`.
 pub fn agent(
     config: ureq::config::Config,
     allow_private: bool,
     hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
+    wire: Arc<Mutex<Wire>>,
 ) -> ureq::Agent {
     let connector = ().chain(GuardedTcpConnector {
         allow_private,
         peers,
     });
-    let connector = connector.chain(RustlsConnector::default());
+    let connector = connector
+        .chain(RustlsConnector::default())
+        .chain(TapConnector { wire });
     let resolver = StaticResolver {
         hosts,
         system: Default::default(),
@@ -342,6 +349,112 @@ impl Transport for GuardedTcp {
         let open =
             matches!((&*self.stream).read(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
         open && self.stream.set_nonblocking(false).is_ok()
+    }
+}
+
+/// The bytes of one exchange as they went over a connection (after TLS
+/// decryption, before any HTTP parsing), recorded by the transport. One
+/// agent serves one queue, which has one request in flight at a time, so an
+/// agent's `Wire` holds the current request's bytes.
+#[derive(Debug, Default)]
+pub struct Wire {
+    /// Written to the connection.
+    pub sent: Vec<u8>,
+    /// Read from the connection, up to `cap` bytes.
+    pub received: Vec<u8>,
+    /// Most bytes of `received` kept; more is dropped and `over` set.
+    cap: usize,
+    /// True once more than `cap` bytes arrived.
+    pub over: bool,
+}
+
+impl Wire {
+    /// Forgets what was recorded and keeps at most `cap` received bytes from now on.
+    pub fn start(&mut self, cap: usize) {
+        self.sent.clear();
+        self.received.clear();
+        self.over = false;
+        self.cap = cap;
+    }
+
+    fn read(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.received.len());
+        self.over |= bytes.len() > room;
+        self.received
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+/// The last connector of the chain: wraps each connection (TCP or TLS) in a
+/// [`Tapped`] transport. A new connection starts a new recording: when ureq
+/// retries a request on a fresh connection, only the retry is kept.
+#[derive(Debug)]
+struct TapConnector {
+    wire: Arc<Mutex<Wire>>,
+}
+
+impl<In: Transport> Connector<In> for TapConnector {
+    type Out = Tapped<In>;
+
+    fn connect(
+        &self,
+        _details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Tapped<In>>, ureq::Error> {
+        Ok(chained.map(|inner| {
+            let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
+            let cap = w.cap;
+            w.start(cap);
+            Tapped {
+                inner,
+                wire: self.wire.clone(),
+            }
+        }))
+    }
+}
+
+/// A transport that records every byte it writes and reads.
+#[derive(Debug)]
+struct Tapped<T> {
+    inner: T,
+    wire: Arc<Mutex<Wire>>,
+}
+
+impl<T: Transport> Transport for Tapped<T> {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.inner.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let out = &self.inner.buffers().output()[..amount];
+        self.wire
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sent
+            .extend_from_slice(out);
+        self.inner.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        // Reading appends to the unconsumed input: what is new lies past it.
+        let before = self.inner.buffers().input().len();
+        let result = self.inner.await_input(timeout);
+        let input = self.inner.buffers().input();
+        if input.len() > before {
+            self.wire
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .read(&input[before..]);
+        }
+        result
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.inner.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.inner.is_tls()
     }
 }
 

@@ -175,7 +175,7 @@ impl Worker {
         let log = LogLine {
             time: SystemTime::now(),
             status: Status::Http(r.status),
-            bytes: r.payload.len() as u64,
+            bytes: r.body().len() as u64,
             duration_ms: r.elapsed.as_millis() as u64,
             content_type: r.content_type.clone(),
             url: url.to_string(),
@@ -292,7 +292,7 @@ impl Worker {
                         .map(|t| format!("redirect {t}"))
                         .unwrap_or_default();
                     let body = if (200..300).contains(&status) {
-                        r.payload.clone()
+                        r.decoded_body(MAX_ROBOTS_BYTES + 1)
                     } else {
                         Vec::new()
                     };
@@ -384,6 +384,19 @@ impl Worker {
                         other => format!("truncated {}", other.as_str()),
                     });
                 }
+                if let Some(e) = &r.decode_error {
+                    notes.push(format!(
+                        "{} {e}; stored as received",
+                        ErrorCode::Decode.as_str()
+                    ));
+                }
+                if r.decoded_too_big {
+                    notes.push(format!(
+                        "{} decoded body over {} bytes",
+                        ErrorCode::TooBig.as_str(),
+                        sh.max_body
+                    ));
+                }
                 if outcome::honours_retry_after(status)
                     && let Some(wait) = r
                         .retry_after
@@ -403,7 +416,7 @@ impl Worker {
                     sh.counters.error();
                 }
                 learned = Some((Some(millis(r.elapsed)), failed));
-                sh.counters.page(r.payload.len() as u64);
+                sh.counters.page(r.body().len() as u64);
                 if let Some(t) = target
                     && job.redirects < sh.follow_redirects
                 {

@@ -39,6 +39,9 @@ pub struct Counts {
     pub same_page: u64,
     /// Pages whose markup the parser gave up on before the end.
     pub incomplete_pages: u64,
+    /// Response bodies that could not be (wholly) decoded; links were read
+    /// from what could be.
+    pub undecodable_bodies: u64,
     /// Seed lines with a URL.
     pub seeds: u64,
     /// Seed lines that are not URLs.
@@ -126,6 +129,7 @@ impl AddAssign<&Counts> for Counts {
         self.over_page_cap += o.over_page_cap;
         self.same_page += o.same_page;
         self.incomplete_pages += o.incomplete_pages;
+        self.undecodable_bodies += o.undecodable_bodies;
         self.seeds += o.seeds;
         self.bad_seed_lines += o.bad_seed_lines;
         self.leftover += o.leftover;
@@ -271,6 +275,7 @@ impl Report {
             line("over page cap:", c.over_page_cap.to_string());
             line("same-page links:", c.same_page.to_string());
             line("incomplete pages:", c.incomplete_pages.to_string());
+            line("bodies not decoded:", c.undecodable_bodies.to_string());
             line("redirects found:", c.redirects.to_string());
             line("leftover in:", c.leftover.to_string());
             line("retries in:", c.retries.to_string());

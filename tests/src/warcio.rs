@@ -146,3 +146,20 @@ pub fn index(path: &Path) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Runs `warcio extract --payload` on the record at `offset` of `path`: the
+/// payload as warcio's content reader gives it (transfer and content codings
+/// removed). Panics if warcio fails.
+pub fn payload(path: &Path, offset: u64) -> Vec<u8> {
+    let offset = offset.to_string();
+    let out = run(&[
+        "extract".as_ref(),
+        "--payload".as_ref(),
+        path.as_os_str(),
+        offset.as_ref(),
+    ]);
+    if !out.status.success() {
+        panic!("{}", describe("warcio extract --payload failed", &out));
+    }
+    out.stdout
+}

@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use common::bloom::BloomHash;
+use common::body::{BodyDecoder, Outcome};
 use common::filter::Reject;
 use common::filter::UrlFilter;
 use common::http::ResponseHead;
@@ -416,6 +417,8 @@ struct Worker<'a> {
     /// What `counts` has already added to the progress line.
     published: Published,
     extractor: Option<LinkExtractor>,
+    /// Decodes stored bodies (as received) before extraction.
+    decoder: BodyDecoder,
     record: WarcRecord,
     segment_record: SegmentRecord,
     links: Vec<Url>,
@@ -435,6 +438,7 @@ impl<'a> Worker<'a> {
             counts: Counts::default(),
             published: Published::default(),
             extractor: None,
+            decoder: BodyDecoder::default(),
             record: WarcRecord::default(),
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
@@ -603,11 +607,13 @@ impl<'a> Worker<'a> {
         let next_hops = hops.saturating_add(1);
         match head.status {
             300..=399 => {
-                let Some(location) = head.header("Location") else {
+                let head_bytes =
+                    &self.record.block[..head.body_offset.min(self.record.block.len())];
+                let Some(location) = common::http::location(head_bytes) else {
                     return Ok(());
                 };
                 self.counts.redirects += 1;
-                match redirect_target(&page, location) {
+                match redirect_target(&page, &location) {
                     Ok(target) => {
                         if self.admission.admit(&target, next_hops, &mut self.counts) {
                             self.push(&target, link_meta(next_hops, Via::Redirect))?;
@@ -635,7 +641,26 @@ impl<'a> Worker<'a> {
         body_offset: usize,
         hops: u32,
     ) -> Result<(), Error> {
-        let body = &self.record.block[body_offset..];
+        // Records before format 2 hold decoded bodies with their coding
+        // headers renamed, so this leaves them as they are.
+        let decoded = self.decoder.decode_response(
+            head,
+            &self.record.block[body_offset..],
+            self.cfg.max_page_size as usize,
+        );
+        let body = decoded.body;
+        match &decoded.outcome {
+            // A cut record ends early: expected, and said by its WARC-Truncated.
+            Outcome::Incomplete(_) if self.record.header("WARC-Truncated").is_some() => {}
+            Outcome::Failed(e) | Outcome::Incomplete(e) => {
+                self.counts.undecodable_bodies += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: {page}: body not decoded ({e}); links read from what could be",
+                    path.display()
+                ));
+            }
+            Outcome::Complete | Outcome::Cut => {}
+        }
         let max_links = self.cfg.max_links_per_page;
         let robots_name = self.cfg.robots_name;
         let extractor = self
