@@ -265,8 +265,8 @@ json_value() {
 # whole file to count, is asked for only when a decision needs it.
 crawl_state() {
     local state
-    state=$("$segmenter" status "$crawl" --json --no-backlog 2>/dev/null) || {
-        echo "$prog: 'segmenter status $crawl' failed; run it by hand to see why" >&2
+    state=$("$segmenter" status "$crawl" --json --no-backlog) || {
+        echo "$prog: 'segmenter status $crawl' failed (it says why above)" >&2
         exit 1
     }
     segments=$(json_value segments "$state" | tr ' ' '\n')

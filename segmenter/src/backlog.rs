@@ -135,15 +135,7 @@ pub fn sort_again(
     loop {
         match reader.read_next(&mut rec) {
             Ok(true) => {
-                let meta = Meta {
-                    hops: rec.hops,
-                    inlinks: rec.inlinks,
-                    tries: rec.tries,
-                    via: Via::Backlog,
-                    exempt: true,
-                    fetched: false,
-                    not_before_s: Meta::seconds_of(rec.not_before),
-                };
+                let meta = Meta::of_backlog(&rec);
                 sorter.push(&rec.host, &rec.url, BloomHash::of(rec.url.as_bytes()), meta)?;
             }
             Ok(false) => break,

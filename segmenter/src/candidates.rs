@@ -57,6 +57,21 @@ impl Meta {
         self.not_before_s = self.not_before_s.max(other.not_before_s);
     }
 
+    /// A URL read back from the backlog: exempt from the seen check (it
+    /// went into `seen.bloom` when it went into the backlog), its
+    /// not-before kept.
+    pub fn of_backlog(rec: &common::segment::SegmentRecord) -> Meta {
+        Meta {
+            hops: rec.hops,
+            inlinks: rec.inlinks,
+            tries: rec.tries,
+            via: Via::Backlog,
+            exempt: true,
+            fetched: false,
+            not_before_s: Meta::seconds_of(rec.not_before),
+        }
+    }
+
     /// A segment line's `not_before` (Unix ms) as [`Meta::not_before_s`].
     pub fn seconds_of(not_before_ms: Option<i64>) -> u32 {
         not_before_ms.map_or(0, |ms| {

@@ -625,15 +625,7 @@ impl Chooser<'_, '_> {
     /// A URL of the backlog: to the current host's cap (`Fate::Segment`),
     /// or straight back to the backlog (carried, or `out_of_order`).
     fn waiting(&mut self, rec: &SegmentRecord, fate: Fate, out_of_order: bool) {
-        let meta = Meta {
-            hops: rec.hops,
-            inlinks: rec.inlinks,
-            tries: rec.tries,
-            via: Via::Backlog,
-            exempt: true,
-            fetched: false,
-            not_before_s: 0,
-        };
+        let meta = Meta::of_backlog(rec);
         // Its URL went into seen.bloom when it went into the backlog.
         let hash = ALREADY_SEEN;
         self.sel.unique += 1;
