@@ -290,16 +290,21 @@ segment_file() {
     done
 }
 
-# Sets $count to the URLs in a file of the segment format (from its summary
-# by the segmenter), asking once per file: a round counts its new segment,
-# the next one fetches it.
-declare -A url_count=()
-count_file() {
-    if [ -z "${url_count[$1]:-}" ]; then
-        url_count[$1]=$(json_value urls "$("$segmenter" inspect --json "$1" 2>/dev/null \
-            | tr -d ' \n')")
+# Sets $summary to the summary of a file of the segment format (`segmenter
+# inspect --json`, spaces removed), asking once per file: a round counts its
+# new segment, the next one fetches it (and may wait for its first URL).
+declare -A summaries=()
+summary_of() {
+    if [ -z "${summaries[$1]:-}" ]; then
+        summaries[$1]=$("$segmenter" inspect --json "$1" 2>/dev/null | tr -d ' \n')
     fi
-    count=${url_count[$1]}
+    summary=${summaries[$1]}
+}
+
+# Sets $count to the URLs in a file of the segment format.
+count_file() {
+    summary_of "$1"
+    count=$(json_value urls "$summary")
 }
 
 # Sets $count to the URLs in the segments whose IDs are given.
@@ -340,7 +345,7 @@ MAX_HELD_WAITS=5
 held_wait() {
     local summary urls held first at
     [ -n "$1" ] || return 0
-    summary=$("$segmenter" inspect --json "$(segment_file "$1")" 2>/dev/null | tr -d ' \n')
+    summary_of "$(segment_file "$1")"
     urls=$(json_value urls "$summary")
     held=$(json_value not_before_urls "$summary")
     first=$(json_value earliest_not_before "$summary")

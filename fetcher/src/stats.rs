@@ -40,7 +40,7 @@ pub struct Stats {
     pub responses: u64,
     /// robots.txt responses stored.
     pub robots_responses: u64,
-    /// Payload bytes stored (decoded).
+    /// Payload bytes stored (as received).
     pub payload_bytes: u64,
     /// Responses stored truncated.
     pub truncated: u64,
