@@ -143,6 +143,9 @@ struct Segment {
 fn load(run: &Run) -> Result<Segment, Error> {
     let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
     let resumed = resume::scan(&run.out, &warc_prefix(id), &crawl.crawl_log_path(id))?;
+    for warning in &resumed.warnings {
+        log.warn(warning);
+    }
     if !resumed.is_fresh() {
         log.info(resumed.describe());
     }

@@ -3,18 +3,27 @@
 //! What an earlier run left in `fetched/ID/` tells what is done:
 //! - the last WARC file may end in a torn record: it is cut off
 //!   ([`common::warc::recover`]), but only from a file that starts with
-//!   the fetcher's `warcinfo` record; anything else is moved aside to
-//!   `NAME.not-warc`, never cut;
+//!   the fetcher's `warcinfo` record and whose damage is at its end; a
+//!   file that is not ours is moved aside to `NAME.not-warc`, never cut,
+//!   and damage with readable records after it is left in place (both
+//!   with a warning);
 //! - every response stored in the WARC files is done and is never fetched
 //!   again; stored robots.txt responses are reused as the host's rules;
 //! - the crawl log may end in a torn line: it is cut off; every URL it logs
-//!   is done (errors included: their retries go to the leftover file);
+//!   is done (errors included: their retries go to the leftover file),
+//!   unless its line claims a response that no WARC file holds (a WARC file
+//!   emptied, cut or moved away): then the URL is fetched again;
+//! - lines of the crawl log that are not crawl-log lines (garbage) and
+//!   lines claiming a missing response are moved, as they were, to
+//!   `crawl.log.dropped`, each named with its line number in a warning,
+//!   and the crawl log is rewritten without them (atomically), so that it
+//!   agrees with the WARC files again;
 //! - a response stored without its log line (killed in between) gets its
 //!   line written now, rebuilt from the WARC record.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -22,6 +31,12 @@ use common::crawllog::{LogLine, Status, parse_line};
 use common::http::parse_response_head;
 use common::segment::Via;
 use common::warc::{HOPS_FIELD, VIA_FIELD, WarcError, WarcReader, WarcRecord, list_files, recover};
+
+/// Where the lines taken out of a crawl log go, beside it.
+pub const DROPPED_SUFFIX: &str = ".dropped";
+
+/// Lines named one by one in warnings; the rest are counted.
+const NAMED_LINES: usize = 10;
 
 /// What an earlier run of the same segment did.
 #[derive(Debug, Default)]
@@ -42,12 +57,23 @@ pub struct Resumed {
     pub log_lines: u64,
     /// Where a last "WARC file" that was not one of ours was moved.
     pub moved_aside: Option<PathBuf>,
+    /// Crawl-log lines that claimed a response no WARC file holds: their
+    /// URLs are fetched again.
+    pub lost_records: u64,
+    /// Crawl-log lines that were not crawl-log lines.
+    pub garbage_lines: u64,
+    /// Damage found that a person should hear of, each naming its file.
+    pub warnings: Vec<String>,
+    /// Every URL with a `response` record in the WARC files.
+    stored: HashSet<String>,
+    /// Lines rebuilt from response records, for those the log lacks.
+    rebuilt: Vec<LogLine>,
 }
 
 impl Resumed {
     /// True if there was nothing to resume.
     pub fn is_fresh(&self) -> bool {
-        self.done.is_empty() && self.warc_files.is_empty()
+        self.done.is_empty() && self.warc_files.is_empty() && self.warnings.is_empty()
     }
 
     /// The serial number for the run's first new WARC file.
@@ -59,7 +85,7 @@ impl Resumed {
             .map_or(0, |s| s + 1)
     }
 
-    /// What was found, for the log.
+    /// What was found, for the log (damage is in [`Resumed::warnings`]).
     pub fn describe(&self) -> String {
         let mut text = format!(
             "resuming: {} URLs already attempted, {} WARC files kept",
@@ -69,15 +95,14 @@ impl Resumed {
         if self.warc_cut > 0 {
             text += &format!(", {} torn bytes cut off the last WARC file", self.warc_cut);
         }
-        if let Some(aside) = &self.moved_aside {
-            text += &format!(
-                ", the last WARC file does not start with a WARC record of ours: moved aside, \
-                 untouched, to {}",
-                aside.display()
-            );
-        }
         if self.log_cut > 0 {
             text += &format!(", a torn crawl-log line cut ({} bytes)", self.log_cut);
+        }
+        if self.lost_records > 0 {
+            text += &format!(
+                ", {} URLs fetched again (their responses are in no WARC file)",
+                self.lost_records
+            );
         }
         text
     }
@@ -106,47 +131,106 @@ const MAX_BLOCK: usize = 600 * 1024;
 /// with `warc_prefix`.
 pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, ResumeError> {
     let mut r = Resumed::default();
-    scan_log(crawl_log, &mut r)?;
-
     // In serial order: the last one written is the one that can be torn.
-    let files = list_files(dir, warc_prefix).map_err(|source| ResumeError::Io {
+    let mut files = list_files(dir, warc_prefix).map_err(|source| ResumeError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut files = files;
-    if let Some(last) = files.last() {
-        if written_by_us(last)? {
-            r.warc_cut = recover(last)?.cut;
-        } else {
+    if let Some(last) = files.last().cloned() {
+        if !written_by_us(&last)? {
             // Not a torn tail of ours: never cut, moved aside for a person.
-            let aside = aside_path(last);
-            std::fs::rename(last, &aside).map_err(|source| ResumeError::Io {
+            let aside = aside_path(&last);
+            std::fs::rename(&last, &aside).map_err(|source| ResumeError::Io {
                 path: last.clone(),
                 source,
             })?;
+            r.warnings.push(format!(
+                "{}: not a WARC file written by the fetcher (it does not start with its warcinfo \
+                 record): moved aside, untouched, to {}; the pages the crawl log says it held \
+                 are fetched again",
+                last.display(),
+                aside.display()
+            ));
             r.moved_aside = Some(aside);
             files.pop();
+        } else {
+            match recover(&last) {
+                Ok(cut) => r.warc_cut = cut.cut,
+                // Damage with readable records after it is no torn tail:
+                // nothing is cut; the new records go to a new file.
+                Err(WarcError::Malformed { offset, reason, .. }) => r.warnings.push(format!(
+                    "{}: offset {offset}: {reason}; the file is left as it is, its readable \
+                     records are kept and the rest is fetched again",
+                    last.display()
+                )),
+                Err(e) => return Err(e.into()),
+            }
         }
     }
-    let mut rec = WarcRecord::default();
+    let last = files.last().cloned();
     for file in &files {
-        let mut reader = WarcReader::open(file, MAX_BLOCK)?;
-        loop {
-            match reader.read_next(&mut rec) {
-                Ok(true) => {}
-                Ok(false) => break,
-                // Only the last file can be torn, and it was repaired; stop
-                // reading a damaged file at the damage.
-                Err(_) => break,
-            }
-            if rec.record_type() != Some("response") {
-                continue;
-            }
-            note_response(&rec, &mut r);
-        }
+        read_warc(file, Some(file) == last.as_ref(), &mut r)?;
     }
     r.warc_files = files;
+    scan_log(crawl_log, &mut r)?;
+    add_missing_lines(&mut r);
     Ok(r)
+}
+
+/// Responses stored without their log line are done, and get one.
+fn add_missing_lines(r: &mut Resumed) {
+    for line in std::mem::take(&mut r.rebuilt) {
+        if !r.done.contains_key(&line.url) {
+            r.done.insert(line.url.clone(), line.status);
+            r.missing_lines.push(line);
+        }
+    }
+}
+
+/// Notes every response record of `file`, reading on past damage (which
+/// is reported: the pages it held are fetched again).
+fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeError> {
+    let len = std::fs::metadata(file)
+        .map_err(|source| ResumeError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?
+        .len();
+    if len == 0 {
+        // The last file can be empty after a kill right after it was
+        // opened; any other was emptied.
+        if !is_last {
+            r.warnings.push(format!(
+                "{}: empty WARC file; the pages the crawl log says it held are fetched again",
+                file.display()
+            ));
+        }
+        return Ok(());
+    }
+    let mut reader = WarcReader::open(file, MAX_BLOCK)?.resyncing();
+    let mut rec = WarcRecord::default();
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e @ WarcError::Damaged { .. }) => {
+                r.warnings.push(format!(
+                    "{e}; the pages of the records lost are fetched again"
+                ));
+                continue;
+            }
+            Err(e) => {
+                r.warnings.push(format!(
+                    "{e}; the pages of the records lost are fetched again"
+                ));
+                break;
+            }
+        }
+        if rec.record_type() == Some("response") {
+            note_response(&rec, r);
+        }
+    }
+    Ok(())
 }
 
 /// True if `path` is empty or starts with a readable WARC record, as every
@@ -184,6 +268,25 @@ fn aside_path(path: &Path) -> PathBuf {
     aside
 }
 
+/// `crawl.log.dropped` beside the crawl log at `path`.
+pub fn dropped_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(DROPPED_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// Why a crawl-log line is not kept.
+enum Drop {
+    /// Not a crawl-log line.
+    Garbage(String),
+    /// A response that no WARC file holds.
+    Lost,
+}
+
+/// Reads the crawl log against the WARC files read before: a torn last
+/// line is cut; garbage lines and lines claiming a response that is not
+/// stored are moved to `crawl.log.dropped` and the log is rewritten
+/// without them.
 fn scan_log(path: &Path, r: &mut Resumed) -> Result<(), ResumeError> {
     let io = |source| ResumeError::Io {
         path: path.to_path_buf(),
@@ -198,32 +301,125 @@ fn scan_log(path: &Path, r: &mut Resumed) -> Result<(), ResumeError> {
     let mut reader = BufReader::new(&file);
     let mut line = Vec::new();
     let mut good = 0u64;
+    let mut number = 0u64;
+    // Byte ranges of the lines kept, and the lines dropped.
+    let mut kept: Vec<(u64, u64)> = Vec::new();
+    let mut dropped: Vec<(u64, Vec<u8>, Drop)> = Vec::new();
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line).map_err(io)?;
         if n == 0 || line.last() != Some(&b'\n') {
             break;
         }
+        number += 1;
+        let start = good;
         good += n as u64;
-        let text = String::from_utf8_lossy(&line);
-        if let Ok(l) = parse_line(&text) {
-            r.log_lines += 1;
-            if l.via != Via::Robots {
-                r.done.insert(l.url, l.status);
+        let parsed = std::str::from_utf8(&line)
+            .map_err(|_| "not UTF-8 text".to_string())
+            .and_then(parse_line);
+        match parsed {
+            Err(why) => dropped.push((number, line.clone(), Drop::Garbage(why))),
+            Ok(l) if matches!(l.status, Status::Http(_)) && !r.stored.contains(&l.url) => {
+                dropped.push((number, line.clone(), Drop::Lost));
+                r.lost_records += u64::from(l.via != Via::Robots);
+            }
+            Ok(l) => {
+                kept.push((start, good));
+                r.log_lines += 1;
+                if l.via != Via::Robots {
+                    r.done.insert(l.url, l.status);
+                }
             }
         }
     }
-    if good < len {
-        // A torn last line: the writer was killed in the middle of it.
-        file.set_len(good).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        r.log_cut = len - good;
+    if dropped.is_empty() {
+        if good < len {
+            // A torn last line: the writer was killed in the middle of it.
+            file.set_len(good).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            r.log_cut = len - good;
+        }
+        return Ok(());
     }
+    report_dropped(path, &dropped, r);
+    // The dropped lines first, kept as they were, then the log without them.
+    let aside = dropped_path(path);
+    let mut out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&aside)
+        .map_err(|source| ResumeError::Io {
+            path: aside.clone(),
+            source,
+        })?;
+    let mut bytes = Vec::new();
+    for (_, text, _) in &dropped {
+        bytes.extend_from_slice(text);
+    }
+    out.write_all(&bytes)
+        .and_then(|()| out.sync_all())
+        .map_err(|source| ResumeError::Io {
+            path: aside.clone(),
+            source,
+        })?;
+    let content = std::fs::read(path).map_err(io)?;
+    let mut new = common::atomic::AtomicFile::create(path).map_err(io)?;
+    for (start, end) in kept {
+        new.write_all(&content[start as usize..end as usize])
+            .map_err(io)?;
+    }
+    new.commit().map_err(io)?;
+    r.log_cut = len - good;
     Ok(())
+}
+
+/// Warnings for the lines taken out of the crawl log: the first few by line
+/// number, then how many.
+fn report_dropped(path: &Path, dropped: &[(u64, Vec<u8>, Drop)], r: &mut Resumed) {
+    let aside = dropped_path(path);
+    let mut named = 0;
+    for (number, text, why) in dropped {
+        if named == NAMED_LINES {
+            break;
+        }
+        named += 1;
+        let excerpt: String = String::from_utf8_lossy(text)
+            .trim_end()
+            .chars()
+            .take(120)
+            .collect();
+        r.warnings.push(match why {
+            Drop::Garbage(reason) => format!(
+                "{}:{number}: not a crawl-log line ({reason}): {excerpt:?}; moved to {}",
+                path.display(),
+                aside.display()
+            ),
+            Drop::Lost => format!(
+                "{}:{number}: the response this line logs is in no WARC file of the run (a \
+                 WARC file emptied, cut or moved away?): the URL is fetched again and the \
+                 line moved to {}",
+                path.display(),
+                aside.display()
+            ),
+        });
+    }
+    if dropped.len() > named {
+        r.warnings.push(format!(
+            "{}: {} more lines moved to {} (garbage, or responses in no WARC file)",
+            path.display(),
+            dropped.len() - named,
+            aside.display()
+        ));
+    }
+    r.garbage_lines = dropped
+        .iter()
+        .filter(|(_, _, why)| matches!(why, Drop::Garbage(_)))
+        .count() as u64;
 }
 
 fn note_response(rec: &WarcRecord, r: &mut Resumed) {
     let Some(url) = rec.target_uri() else { return };
+    r.stored.insert(url.to_string());
     let via = rec
         .header(VIA_FIELD)
         .and_then(Via::parse)
@@ -248,9 +444,6 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
                 common::body::decoded_payload(&rec.block, crate::robots::MAX_ROBOTS_BYTES + 1);
             r.robots.insert(host.to_string(), (status, body));
         }
-        return;
-    }
-    if r.done.contains_key(url) {
         return;
     }
     let (content_type, bytes) = head
@@ -286,8 +479,7 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         (None, Some(why)) => format!("truncated {why} (recovered from WARC after a crash)"),
         (None, None) => "recovered from WARC after a crash".to_string(),
     };
-    r.done.insert(url.to_string(), Status::Http(status));
-    r.missing_lines.push(LogLine {
+    r.rebuilt.push(LogLine {
         time,
         status: Status::Http(status),
         bytes,
@@ -354,7 +546,11 @@ mod tests {
         assert!(!path.exists());
         assert_eq!(std::fs::read(&aside).unwrap(), not_warc, "untouched");
         assert!(r.warc_files.is_empty() && r.warc_cut == 0);
-        assert!(r.describe().contains("moved aside"), "{}", r.describe());
+        let warning = r.warnings.join("\n");
+        assert!(
+            warning.contains("moved aside") && warning.contains(&name),
+            "{warning}"
+        );
     }
 
     #[test]
@@ -367,6 +563,7 @@ mod tests {
             "",
         );
         note_response(&page, &mut r);
+        add_missing_lines(&mut r);
         assert_eq!(r.done["http://a.test/old"], Status::Http(302));
         let line = &r.missing_lines[0];
         assert_eq!((line.via, line.hops), (Via::Link, 2));
@@ -376,6 +573,7 @@ mod tests {
         );
         // Logged already: nothing to add.
         note_response(&page, &mut r);
+        add_missing_lines(&mut r);
         assert_eq!(r.missing_lines.len(), 1);
     }
 }

@@ -427,3 +427,204 @@ fn a_signal_while_the_segment_loads_is_a_clean_stop() {
         "every URL stored or left over"
     );
 }
+
+/// Four hosts of `per_host` pages whose bodies do not compress (so that a
+/// small `--warc-max-size` rolls the WARC file every few records).
+fn random_server(per_host: usize) -> Server {
+    let mut rng = common::testutil::Rng::new(16);
+    let mut b = Server::builder();
+    for h in HOSTS {
+        let mut r = Routes::new().route("/robots.txt", Response::not_found());
+        for i in 0..per_host {
+            let body: String = (0..3000)
+                .map(|_| char::from(b'a' + (rng.next_u64() % 26) as u8))
+                .collect();
+            r = r.route(format!("/{i}"), Response::html(body));
+        }
+        b = b.host(h, r);
+    }
+    b.start().unwrap()
+}
+
+/// A run fetched whole into many small WARC files, then made to look like
+/// one killed before its end (no `DONE`, leftover or `stats.json`).
+fn unfinished_run(test: &str, server: &Server, per_host: usize) -> (CrawlDir, Vec<String>) {
+    let crawl = crawl_dir(test);
+    let all = segment(&crawl, server, per_host);
+    fetch(
+        fetch_cmd(&crawl, server).args(["--warc-max-size", "8000"]),
+        &crawl,
+        0,
+    );
+    let dir = crawl.fetched_dir("00001");
+    for name in ["DONE", "stats.json", "leftover.v2.tsv.zst"] {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    assert!(!crawl.is_fetched("00001"));
+    (crawl, all)
+}
+
+/// Page URLs (not robots.txt) of the response records of one WARC file,
+/// read up to the first damage.
+fn pages_in(file: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(mut r) = common::warc::WarcReader::open(file, 1024) else {
+        return out;
+    };
+    let mut rec = common::warc::WarcRecord::default();
+    while let Ok(true) = r.read_next(&mut rec) {
+        if rec.record_type() == Some("response") && rec.header("X-Crawl-Via") != Some("robots") {
+            out.extend(rec.target_uri().map(str::to_string));
+        }
+    }
+    out
+}
+
+/// Pages requested from the server since `t` (robots.txt left out).
+fn asked_since(server: &Server, t: Instant) -> Vec<String> {
+    let mut asked: Vec<String> = server
+        .logs()
+        .iter()
+        .filter(|e| e.start > t && e.target != "/robots.txt")
+        .map(|e| server.url(&e.host, &e.target))
+        .collect();
+    asked.sort();
+    asked
+}
+
+/// The crawl log agrees with the WARC files: every line parses, each URL
+/// with an HTTP status has exactly one response record and each response
+/// record one line.
+fn assert_log_agrees(crawl: &CrawlDir, id: &str, all: &[String]) {
+    // `crawl_log` panics on a line that is not a crawl-log line.
+    let lines = crawl_log(crawl, id);
+    let mut logged: Vec<String> = lines
+        .iter()
+        .filter(|l| matches!(l.status, common::crawllog::Status::Http(_)))
+        .map(|l| l.url.clone())
+        .collect();
+    logged.sort();
+    let mut records: Vec<String> = responses(crawl, id)
+        .iter()
+        .filter_map(|r| r.target_uri().map(str::to_string))
+        .collect();
+    records.sort();
+    assert_eq!(logged, records, "crawl.log and the WARC files disagree");
+    let mut pages = stored_pages(crawl, id);
+    pages.sort();
+    let mut expected = all.to_vec();
+    expected.sort();
+    assert_eq!(pages, expected, "every page stored once");
+}
+
+#[test]
+fn pages_lost_from_the_warc_files_are_fetched_again_and_the_log_is_corrected() {
+    let per_host = 8;
+    let server = random_server(per_host);
+    let (crawl, all) = unfinished_run("lost-records", &server, per_host);
+    let dir = crawl.fetched_dir("00001");
+    let files = warc_files(&crawl, "00001");
+    assert!(files.len() >= 5, "{} WARC files", files.len());
+
+    // One file emptied, one moved out of the run, the last cut in half,
+    // and garbage among the crawl-log lines.
+    let emptied = &files[1];
+    let moved = &files[2];
+    let last = files.last().unwrap();
+    let mut lost: Vec<String> = pages_in(emptied);
+    lost.extend(pages_in(moved));
+    std::fs::write(emptied, b"").unwrap();
+    std::fs::rename(moved, crawl.root().join("moved-away.warc.gz")).unwrap();
+    let last_bytes = std::fs::read(last).unwrap();
+    let before_cut = pages_in(last);
+    std::fs::write(last, &last_bytes[..last_bytes.len() / 2]).unwrap();
+    let kept = pages_in(last);
+    lost.extend(before_cut.into_iter().filter(|u| !kept.contains(u)));
+    lost.sort();
+    assert!(!lost.is_empty());
+
+    let log_path = dir.join("crawl.log");
+    let text = std::fs::read(&log_path).unwrap();
+    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    lines.insert(3, b"this is not a crawl-log line\n");
+    lines.insert(6, b"\x00\xff\xfe binary\n");
+    std::fs::write(&log_path, lines.concat()).unwrap();
+
+    let rerun_at = Instant::now();
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    assert!(crawl.is_fetched("00001"));
+    let err = &out.stderr;
+
+    // The lost pages, and only they, were asked for again, once each.
+    assert_eq!(asked_since(&server, rerun_at), lost, "{err}");
+    assert_log_agrees(&crawl, "00001", &all);
+
+    // Each damage is named with its file (and line).
+    let log = log_path.display().to_string();
+    let emptied_name = emptied.file_name().unwrap().to_str().unwrap();
+    assert!(
+        err.contains(&format!("{log}:4: not a crawl-log line"))
+            && err.contains(&format!("{log}:7: not a crawl-log line")),
+        "{err}"
+    );
+    assert!(
+        err.contains(emptied_name) && err.contains("empty WARC file"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{log}:")) && err.contains("is in no WARC file"),
+        "{err}"
+    );
+    // The lines taken out are kept as they were.
+    let dropped = std::fs::read(dir.join("crawl.log.dropped")).unwrap();
+    let dropped: Vec<&[u8]> = dropped.split_inclusive(|&b| b == b'\n').collect();
+    assert!(dropped.contains(&b"this is not a crawl-log line\n".as_slice()));
+    assert!(dropped.contains(&b"\x00\xff\xfe binary\n".as_slice()));
+    assert_eq!(
+        dropped.len(),
+        2 + lost.len(),
+        "the garbage and the lines of lost pages"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_warc_in_place_of_the_last_is_moved_aside_with_a_warning() {
+    let per_host = 4;
+    let server = random_server(per_host);
+    let (crawl, all) = unfinished_run("not-warc", &server, per_host);
+    let last = warc_files(&crawl, "00001").pop().unwrap();
+    let lost = {
+        let mut l = pages_in(&last);
+        l.sort();
+        l
+    };
+    assert!(!lost.is_empty());
+    let other = b"<html>a page saved under the WARC file's name</html>\n".repeat(100);
+    std::fs::write(&last, &other).unwrap();
+
+    let rerun_at = Instant::now();
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    let mut aside = last.clone().into_os_string();
+    aside.push(".not-warc");
+    assert_eq!(
+        std::fs::read(&aside).unwrap(),
+        other,
+        "moved aside untouched"
+    );
+    assert_eq!(asked_since(&server, rerun_at), lost);
+    assert_log_agrees(&crawl, "00001", &all);
+    // A warning (in the run log as such), naming the file.
+    let name = last.file_name().unwrap().to_str().unwrap();
+    assert!(out.stderr.contains(name), "{}", out.stderr);
+    let run_log: String = std::fs::read_dir(crawl.logs_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(
+        run_log
+            .lines()
+            .any(|l| l.contains(" warning ") && l.contains(name) && l.contains("moved aside")),
+        "{run_log}"
+    );
+}
