@@ -113,6 +113,27 @@ pub enum Command {
         #[arg(long)]
         no_backlog: bool,
     },
+    /// Check every state file; with --accept-loss, replace the damaged ones.
+    ///
+    /// Checks CRAWL/scope.seeds, consumed.txt, the backlog, seen.bloom,
+    /// hosts.db and the segments waiting to be fetched as the programs that
+    /// read them do, and prints one line per file: sound, missing or
+    /// DAMAGED (what is wrong). Without --accept-loss it changes nothing and
+    /// exits 1 if a file is damaged. Takes the segmenter's lock and refuses
+    /// to run while scripts/crawl.sh runs.
+    Repair {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Replace each damaged file, keeping it as NAME.damaged: by its
+        /// previous generation (NAME.prev) if that is sound; else the
+        /// backlog and segments keep the URLs that still decode,
+        /// consumed.txt is reset to empty (every fetched run is read
+        /// again), seen.bloom and hosts.db are moved away (created anew).
+        /// Each line says what is lost. scope.seeds without a sound .prev
+        /// is left for you (exit 1).
+        #[arg(long)]
+        accept_loss: bool,
+    },
     /// Print a summary of a segment, leftover or backlog file.
     Inspect {
         /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format).

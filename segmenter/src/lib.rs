@@ -2,7 +2,7 @@
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`]) does the work through
+//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`]) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 
@@ -21,6 +21,7 @@ mod inspect;
 mod output;
 mod partition;
 mod progress;
+mod repair;
 mod report;
 mod round;
 mod run;
@@ -57,6 +58,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             no_backlog,
         } => status::status(&crawl, json, !no_backlog)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
+        Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
     }
     Ok(Exit::Success)
 }

@@ -1,0 +1,435 @@
+//! `segmenter repair CRAWL [--accept-loss]`: checks every state file of a
+//! crawl directory (`consumed.txt`, `scope.seeds`, the backlog,
+//! `seen.bloom`, `hosts.db`, the segments waiting to be fetched) the way
+//! the programs that read them do, and says for each whether it is sound.
+//!
+//! Without `--accept-loss` it only reads, and exits 1 if a file is
+//! damaged. With it, each damaged file is moved aside to `NAME.damaged`
+//! (never deleted) and replaced: by its previous generation (`NAME.prev`)
+//! when that is there and sound, or else by what can be rebuilt (the
+//! records that still decode) or by an empty state; every replacement says
+//! exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
+//! rebuilt (only the user knows the seeds): it is left for the user, and
+//! the exit status is 1.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use common::bloom::BloomFilter;
+use common::crawldir::{CONSUMED_LIST, CrawlDir, SCOPE_SEEDS_LIST, is_id};
+use common::exit::Exit;
+use common::hoststate::HostDb;
+use common::listfile::{self, ListError, ListKind};
+use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
+
+use crate::commit::{self, prev_path};
+
+/// The lock `scripts/crawl.sh` holds while it runs.
+const CRAWL_LOCK: &str = ".crawl.lock";
+use crate::error::Error;
+
+/// The kinds of state file, each checked and repaired its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Consumed,
+    ScopeSeeds,
+    Backlog,
+    Bloom,
+    Hosts,
+    /// A segment not fetched to completion.
+    Segment,
+}
+
+/// What a check found.
+#[derive(Debug)]
+enum Health {
+    /// No such file (each kind says what that means).
+    Missing,
+    /// Sound; what it holds.
+    Sound(String),
+    /// Damaged; what is wrong.
+    Damaged(String),
+}
+
+/// Checks `path` as a file of `kind`, as the program that reads it would.
+fn check(kind: Kind, path: &Path) -> Health {
+    if !path.exists() {
+        return Health::Missing;
+    }
+    let result = match kind {
+        Kind::Consumed => check_list(path, &CONSUMED_LIST, |e| is_id(e))
+            .map(|n| format!("{n} fetched run(s) consumed")),
+        Kind::ScopeSeeds => check_list(path, &SCOPE_SEEDS_LIST, |e| {
+            url::Host::parse(e).is_ok_and(|h| matches!(h, url::Host::Domain(_)))
+        })
+        .map(|n| format!("{n} domain(s)")),
+        Kind::Backlog | Kind::Segment => check_segment(path),
+        Kind::Bloom => BloomFilter::open_read_only(path)
+            .map(|b| format!("{} URLs", b.items()))
+            .map_err(|e| e.to_string()),
+        Kind::Hosts => match HostDb::open_read_only(path) {
+            Ok(_) => Ok("SQLite, quick_check ok".to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+    };
+    match result {
+        Ok(detail) => Health::Sound(detail),
+        // The report line names the file already.
+        Err(problem) => Health::Damaged(
+            problem
+                .strip_prefix(&format!("{}: ", path.display()))
+                .map_or(problem.clone(), str::to_string),
+        ),
+    }
+}
+
+/// The number of entries of a list file, if it is sound and every entry
+/// passes `entry_ok`.
+fn check_list(
+    path: &Path,
+    kind: &ListKind,
+    entry_ok: impl Fn(&str) -> bool,
+) -> Result<usize, String> {
+    let problem = |e: ListError| match e {
+        ListError::Damaged { problem, .. } => problem,
+        other => other.to_string(),
+    };
+    let entries = listfile::read(path, kind)
+        .map_err(problem)?
+        .unwrap_or_default();
+    if let Some((n, e)) = entries.iter().find(|(_, e)| !entry_ok(e)) {
+        return Err(format!("line {n}: `{e}` is not a valid entry"));
+    }
+    Ok(entries.len())
+}
+
+/// The URLs of a segment-format file, if it decodes to its end.
+fn check_segment(path: &Path) -> Result<String, String> {
+    let mut reader = SegmentReader::open(path).map_err(|e| e.to_string())?;
+    let mut rec = SegmentRecord::default();
+    let mut urls = 0u64;
+    loop {
+        match reader.read_next(&mut rec) {
+            Ok(true) => urls += 1,
+            Ok(false) => break,
+            Err(e) if e.is_fatal() => {
+                return Err(format!("{e} (after {urls} readable URLs)"));
+            }
+            // A malformed line is skipped by every reader, with a warning.
+            Err(_) => {}
+        }
+    }
+    let malformed = reader.malformed();
+    Ok(if malformed > 0 {
+        format!("{urls} URLs ({malformed} malformed lines, skipped by every reader)")
+    } else {
+        format!("{urls} URLs")
+    })
+}
+
+/// One state file of the crawl directory.
+struct StateFile {
+    kind: Kind,
+    path: PathBuf,
+}
+
+/// Every state file of `crawl`, in the order they are reported.
+fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
+    let mut files = vec![
+        StateFile {
+            kind: Kind::ScopeSeeds,
+            path: crawl.scope_seeds_path(),
+        },
+        StateFile {
+            kind: Kind::Consumed,
+            path: crawl.consumed_path(),
+        },
+        StateFile {
+            kind: Kind::Backlog,
+            path: crawl.backlog_path(),
+        },
+        StateFile {
+            kind: Kind::Bloom,
+            path: crawl.bloom_path(),
+        },
+        StateFile {
+            kind: Kind::Hosts,
+            path: crawl.hosts_db_path(),
+        },
+    ];
+    for id in crawl
+        .pending_segments()
+        .map_err(Error::io(crawl.segments_dir()))?
+    {
+        files.push(StateFile {
+            kind: Kind::Segment,
+            path: crawl.segment_path(&id),
+        });
+    }
+    Ok(files)
+}
+
+/// What a missing file of `kind` means.
+fn missing_means(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Consumed => "no fetched run consumed yet",
+        Kind::ScopeSeeds => "no seeds injected (needed only with the default scope, --scope seeds)",
+        Kind::Backlog => "empty backlog",
+        Kind::Bloom => "no URL seen yet (the next round creates it)",
+        Kind::Hosts => "no host state yet (the fetcher creates it)",
+        Kind::Segment => "gone",
+    }
+}
+
+/// What is lost when a file of `kind` is replaced by its `.prev`.
+fn prev_loss(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Consumed => {
+            "the runs consumed by the last round are read again by the next one: their links \
+             are dropped as seen, their leftover and retry URLs are scheduled (and fetched) again"
+        }
+        Kind::ScopeSeeds => "domains added by the last inject or import are out of scope again",
+        Kind::Backlog => {
+            "the URLs the last round put into the backlog (they are in seen.bloom: never \
+             scheduled again), and URLs the last round took from it may be fetched twice"
+        }
+        Kind::Bloom => {
+            "URLs first seen in the last round are new again: they may be scheduled and \
+             fetched twice"
+        }
+        Kind::Hosts | Kind::Segment => "",
+    }
+}
+
+/// Checks (and with `accept_loss`, repairs) the state files of `root`;
+/// prints one report line per file to stdout.
+pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
+    let crawl = CrawlDir::new(root);
+    if !root.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a crawl directory (no such directory)",
+            root.display()
+        )));
+    }
+    // No round may change the files while they are checked and replaced,
+    // and no crawl.sh loop may start a step.
+    let _lock = commit::lock(&crawl)?;
+    let crawl_lock = root.join(CRAWL_LOCK);
+    let _crawl_lock = match common::lock::try_lock(&crawl_lock) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return Err(Error::Usage(format!(
+                "{}: held: scripts/crawl.sh is running on this crawl; stop it first",
+                crawl_lock.display()
+            )));
+        }
+        Err(e) => return Err(Error::io(&crawl_lock)(e)),
+    };
+    let mut out = String::new();
+    let staging = root.join(commit::STAGING_DIR);
+    if staging.exists() {
+        let _ = writeln!(
+            out,
+            "{}: a round was interrupted: the next `segmenter run` finishes or discards it \
+             (the files below are as they were before it)",
+            staging.display()
+        );
+    }
+    let mut damaged = 0usize;
+    let mut unrepaired = 0usize;
+    for f in state_files(&crawl)? {
+        let shown = f.path.display();
+        match check(f.kind, &f.path) {
+            Health::Missing => {
+                let _ = writeln!(out, "{shown}: missing: {}", missing_means(f.kind));
+            }
+            Health::Sound(detail) => {
+                let _ = writeln!(out, "{shown}: sound: {detail}");
+            }
+            Health::Damaged(problem) => {
+                damaged += 1;
+                let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
+                if accept_loss {
+                    match fix(f.kind, &f.path, &crawl) {
+                        Ok(Some(done)) => {
+                            let _ = writeln!(out, "{shown}: repaired: {done}");
+                        }
+                        Ok(None) => {
+                            unrepaired += 1;
+                            let _ = writeln!(
+                                out,
+                                "{shown}: NOT repaired: there is no sound .prev to restore, \
+                                 and only you know the seeds: write their registrable \
+                                 domains into it, one a line, or move it away and run \
+                                 `segmenter inject {} SEEDS_FILE` again (it adds the domains \
+                                 of the seeds file)",
+                                root.display()
+                            );
+                        }
+                        Err(e) => {
+                            common::exit::print(&out).map_err(Error::io("stdout"))?;
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let exit = if damaged == 0 {
+        let _ = writeln!(out, "every state file is sound");
+        Exit::Success
+    } else if !accept_loss {
+        let _ = writeln!(
+            out,
+            "{damaged} damaged file(s); nothing was changed. Repair each as the README says \
+             (\"When a file is damaged\"), or run `segmenter repair {} --accept-loss` to \
+             replace them and accept the losses it names",
+            root.display()
+        );
+        Exit::Failure
+    } else if unrepaired > 0 {
+        let _ = writeln!(
+            out,
+            "{} of {damaged} damaged file(s) repaired; the others need you (see above)",
+            damaged - unrepaired
+        );
+        Exit::Failure
+    } else {
+        let _ = writeln!(
+            out,
+            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged"
+        );
+        Exit::Success
+    };
+    common::exit::print(&out).map_err(Error::io("stdout"))?;
+    Ok(exit)
+}
+
+/// Replaces the damaged file `path` of `kind`, keeping it as
+/// `NAME.damaged`; what was done and what is lost, or `None` if it cannot
+/// be replaced.
+fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Error> {
+    let prev = prev_path(path);
+    let prev_sound = matches!(
+        kind,
+        Kind::Consumed | Kind::ScopeSeeds | Kind::Backlog | Kind::Bloom
+    ) && matches!(check(kind, &prev), Health::Sound(_));
+    if kind == Kind::ScopeSeeds && !prev_sound {
+        return Ok(None);
+    }
+    let aside = move_aside(path)?;
+    let kept = format!("the damaged file is kept as {}", aside.display());
+    if prev_sound {
+        copy_into_place(&prev, path)?;
+        return Ok(Some(format!(
+            "restored from {}; lost: {}; {kept}",
+            prev.display(),
+            prev_loss(kind)
+        )));
+    }
+    let done = match kind {
+        Kind::Consumed => {
+            let runs = crawl
+                .completed_runs()
+                .map_err(Error::io(crawl.fetched_root()))?
+                .len();
+            common::atomic::write_atomic(
+                path,
+                listfile::render(&CONSUMED_LIST, [""; 0]).as_bytes(),
+            )
+            .map_err(Error::io(path))?;
+            format!(
+                "no sound {} to restore: reset to an empty list; lost: nothing, but the {runs} \
+                 complete fetched runs are all read again by the next round (their links \
+                 are mostly dropped as seen, their leftover and retry URLs are scheduled and \
+                 fetched again)",
+                prev.display()
+            )
+        }
+        Kind::Backlog | Kind::Segment => {
+            let (kept_urls, why) = salvage(&aside, path)?;
+            let lost = match kind {
+                Kind::Backlog => "they are in seen.bloom, so they are never scheduled again",
+                _ => "they are in seen.bloom, so they are never fetched",
+            };
+            format!(
+                "kept the {kept_urls} URLs that could be read; lost: every URL after the \
+                 damage ({why}); {lost}"
+            )
+        }
+        Kind::Bloom => format!(
+            "no sound {} to restore: moved away; the next round creates a new, empty filter; \
+             lost: every URL is new again (pages fetched before may be scheduled and fetched \
+             again)",
+            prev.display()
+        ),
+        Kind::Hosts => {
+            for side in ["-wal", "-shm"] {
+                let mut name = path.as_os_str().to_os_string();
+                name.push(side);
+                let side = PathBuf::from(name);
+                if side.exists() {
+                    move_aside(&side)?;
+                }
+            }
+            "moved away; the fetcher creates a new one; lost: the politeness state (robots.txt \
+             is fetched again, Crawl-delays, response times, error counts and next-contact \
+             times start from zero: a host may be asked once sooner than its delay)"
+                .to_string()
+        }
+        Kind::ScopeSeeds => unreachable!("handled above"),
+    };
+    Ok(Some(format!("{done}; {kept}")))
+}
+
+/// Writes to `to` the records of `from` that decode; their number, and
+/// where reading stopped.
+fn salvage(from: &Path, to: &Path) -> Result<(u64, String), Error> {
+    let mut writer = SegmentWriter::create(to)?;
+    let mut why = "nothing after it".to_string();
+    if let Ok(mut reader) = SegmentReader::open(from) {
+        let mut rec = SegmentRecord::default();
+        loop {
+            match reader.read_next(&mut rec) {
+                Ok(true) => writer.write(&rec)?,
+                Ok(false) => break,
+                Err(e) if e.is_fatal() => {
+                    why = format!("reading stopped at line {}", reader.line());
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+    } else {
+        why = "the file could not be opened".to_string();
+    }
+    let kept = writer.finish()?;
+    Ok((kept, why))
+}
+
+/// Renames `path` to `NAME.damaged` (or `NAME.damaged.N`), which no
+/// program reads.
+fn move_aside(path: &Path) -> Result<PathBuf, Error> {
+    let mut base = path.as_os_str().to_os_string();
+    base.push(".damaged");
+    let base = PathBuf::from(base);
+    let mut aside = base.clone();
+    let mut n = 1;
+    while aside.exists() && n < 10_000 {
+        aside = PathBuf::from(format!("{}.{n}", base.display()));
+        n += 1;
+    }
+    std::fs::rename(path, &aside).map_err(Error::io(path))?;
+    Ok(aside)
+}
+
+/// Copies `from` to `to` under a temporary name, then renames it in place.
+fn copy_into_place(from: &Path, to: &Path) -> Result<(), Error> {
+    let tmp = common::atomic::temp_path(to);
+    std::fs::copy(from, &tmp).map_err(Error::io(&tmp))?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, to))
+        .map_err(Error::io(to))?;
+    common::atomic::sync_parent(to).map_err(Error::io(to))
+}
