@@ -462,6 +462,14 @@ fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
     if size == 0 && len(Path::new(&wal)) == 0 {
         return damaged("the file is empty".into());
     }
+    // Checked before SQLite opens it: with a write-ahead log beside it,
+    // SQLite would write the log's pages over a file that is not a
+    // database.
+    if size > 0 && !starts_as_sqlite(path) {
+        return damaged(format!(
+            "not an SQLite database ({size} bytes that do not start with `SQLite format 3`)"
+        ));
+    }
     if let Some((page_size, pages)) = header_size(path)
         && (size % page_size != 0 || size < page_size * pages)
     {
@@ -470,6 +478,15 @@ fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
         ));
     }
     Ok(())
+}
+
+/// True if `path` starts with the 16 bytes of an SQLite database header.
+fn starts_as_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut h = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut h))
+        .is_ok_and(|()| &h == b"SQLite format 3\0")
 }
 
 /// The page size and page count an SQLite file's header gives, when the
