@@ -18,8 +18,8 @@
 //!   `crawl.log.dropped`, each named with its line number in a warning,
 //!   and the crawl log is rewritten without them (atomically), so that it
 //!   agrees with the WARC files again;
-//! - a response stored without its log line (killed in between) gets its
-//!   line written now, rebuilt from the WARC record.
+//! - a response stored without its log line (killed in between), robots.txt
+//!   included, gets its line written now, rebuilt from the WARC record.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
@@ -68,6 +68,8 @@ pub struct Resumed {
     stored: HashSet<String>,
     /// Lines rebuilt from response records, for those the log lacks.
     rebuilt: Vec<LogLine>,
+    /// robots.txt URLs with a line in the log.
+    logged_robots: HashSet<String>,
 }
 
 impl Resumed {
@@ -177,10 +179,15 @@ pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, 
     Ok(r)
 }
 
-/// Responses stored without their log line are done, and get one.
+/// Responses stored without their log line get one; pages among them
+/// are done.
 fn add_missing_lines(r: &mut Resumed) {
     for line in std::mem::take(&mut r.rebuilt) {
-        if !r.done.contains_key(&line.url) {
+        if line.via == Via::Robots {
+            if r.logged_robots.insert(line.url.clone()) {
+                r.missing_lines.push(line);
+            }
+        } else if !r.done.contains_key(&line.url) {
             r.done.insert(line.url.clone(), line.status);
             r.missing_lines.push(line);
         }
@@ -328,6 +335,8 @@ fn scan_log(path: &Path, r: &mut Resumed) -> Result<(), ResumeError> {
                 r.log_lines += 1;
                 if l.via != Via::Robots {
                     r.done.insert(l.url, l.status);
+                } else {
+                    r.logged_robots.insert(l.url);
                 }
             }
         }
@@ -430,21 +439,17 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         .unwrap_or(0);
     let head = parse_response_head(&rec.block);
     let status = head.as_ref().map_or(0, |h| h.status);
-    if via == Via::Robots {
-        // A redirect says nothing about the rules: they are in the record of
-        // its target, which may be on another host, or missing if the run
-        // was killed before it. Such a host asks for robots.txt again.
-        if (300..400).contains(&status) {
-            return;
-        }
-        if let Ok(u) = url::Url::parse(url)
-            && let Some(host) = u.host_str()
-        {
-            let body =
-                common::body::decoded_payload(&rec.block, crate::robots::MAX_ROBOTS_BYTES + 1);
-            r.robots.insert(host.to_string(), (status, body));
-        }
-        return;
+    // A redirect of robots.txt says nothing about the rules: they are in
+    // the record of its target, which may be on another host, or missing
+    // if the run was killed before it. Such a host asks for robots.txt
+    // again.
+    if via == Via::Robots
+        && !(300..400).contains(&status)
+        && let Ok(u) = url::Url::parse(url)
+        && let Some(host) = u.host_str()
+    {
+        let body = common::body::decoded_payload(&rec.block, crate::robots::MAX_ROBOTS_BYTES + 1);
+        r.robots.insert(host.to_string(), (status, body));
     }
     let (content_type, bytes) = head
         .as_ref()
@@ -531,7 +536,11 @@ mod tests {
         let (status, body) = &r.robots["b.test"];
         assert_eq!(*status, 200);
         assert_eq!(body, b"User-agent: *\nDisallow: /x\n");
-        assert!(r.missing_lines.is_empty(), "robots.txt is not a page");
+        assert!(r.done.is_empty(), "robots.txt is not a page");
+        // Both records get their log line, as robots.txt fetches.
+        add_missing_lines(&mut r);
+        assert_eq!(r.missing_lines.len(), 2);
+        assert!(r.missing_lines.iter().all(|l| l.via == Via::Robots));
     }
 
     #[test]
