@@ -116,8 +116,8 @@ pub enum Command {
     /// Check every state file; with --accept-loss, replace the damaged ones.
     ///
     /// Checks CRAWL/scope.seeds, consumed.txt, the backlog, seen.bloom,
-    /// hosts.db and the segments waiting to be fetched as the programs that
-    /// read them do, and prints one line per file: sound, missing or
+    /// hosts.db, the segments waiting to be fetched and the .prev files as
+    /// the programs that read them do, and prints one line per file: sound, missing or
     /// DAMAGED (what is wrong). Without --accept-loss it changes nothing and
     /// exits 1 if a file is damaged. Takes the segmenter's lock and refuses
     /// to run while scripts/crawl.sh runs.
@@ -129,8 +129,8 @@ pub enum Command {
         /// backlog and segments keep the URLs that still decode,
         /// consumed.txt is reset to empty (every fetched run is read
         /// again), seen.bloom and hosts.db are moved away (created anew).
-        /// Each line says what is lost. scope.seeds without a sound .prev
-        /// is left for you (exit 1).
+        /// A damaged .prev is moved away. Each line says what is lost.
+        /// scope.seeds without a sound .prev is left for you (exit 1).
         #[arg(long)]
         accept_loss: bool,
     },

@@ -1,7 +1,8 @@
 //! `segmenter repair CRAWL [--accept-loss]`: checks every state file of a
 //! crawl directory (`consumed.txt`, `scope.seeds`, the backlog,
-//! `seen.bloom`, `hosts.db`, the segments waiting to be fetched) the way
-//! the programs that read them do, and says for each whether it is sound.
+//! `seen.bloom`, `hosts.db`, the segments waiting to be fetched, and the
+//! `.prev` generations kept of the first four) the way the programs that
+//! read them do, and says for each whether it is sound.
 //!
 //! Without `--accept-loss` it only reads, and exits 1 if a file is
 //! damaged. With it, each damaged file is moved aside to `NAME.damaged`
@@ -131,6 +132,8 @@ fn check_segment(path: &Path) -> Result<String, String> {
 struct StateFile {
     kind: Kind,
     path: PathBuf,
+    /// The kept previous generation (`NAME.prev`) of a file of `kind`.
+    is_prev: bool,
 }
 
 /// Every state file of `crawl`, in the order they are reported.
@@ -139,24 +142,39 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
         StateFile {
             kind: Kind::ScopeSeeds,
             path: crawl.scope_seeds_path(),
+            is_prev: false,
         },
         StateFile {
             kind: Kind::Consumed,
             path: crawl.consumed_path(),
+            is_prev: false,
         },
         StateFile {
             kind: Kind::Backlog,
             path: crawl.backlog_path(),
+            is_prev: false,
         },
         StateFile {
             kind: Kind::Bloom,
             path: crawl.bloom_path(),
+            is_prev: false,
         },
         StateFile {
             kind: Kind::Hosts,
             path: crawl.hosts_db_path(),
+            is_prev: false,
         },
     ];
+    for i in 0..files.len() {
+        let prev = prev_path(&files[i].path);
+        if files[i].kind != Kind::Hosts && prev.exists() {
+            files.push(StateFile {
+                kind: files[i].kind,
+                path: prev,
+                is_prev: true,
+            });
+        }
+    }
     for id in crawl
         .pending_segments()
         .map_err(Error::io(crawl.segments_dir()))?
@@ -164,6 +182,7 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
         files.push(StateFile {
             kind: Kind::Segment,
             path: crawl.segment_path(&id),
+            is_prev: false,
         });
     }
     Ok(files)
@@ -249,7 +268,15 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
             Health::Damaged(problem) => {
                 damaged += 1;
                 let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
-                if accept_loss {
+                if accept_loss && f.is_prev {
+                    let aside = move_aside(&f.path)?;
+                    let _ = writeln!(
+                        out,
+                        "{shown}: repaired: moved away to {}; lost: nothing now, but until \
+                         the next round there is no sound previous generation to go back to",
+                        aside.display()
+                    );
+                } else if accept_loss {
                     match fix(f.kind, &f.path, &crawl) {
                         Ok(Some(done)) => {
                             let _ = writeln!(out, "{shown}: repaired: {done}");
