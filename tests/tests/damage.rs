@@ -140,66 +140,361 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     bins::assert_code(&base, 0, Some(&case_dir));
     let expected = scheduled(&case_dir);
     assert!(!expected.is_empty());
+    // The crawl after that round: a segment waiting for the fetcher.
+    let after_round = c.scratch.path().join("after-round");
+    copy_tree(&case_dir, &after_round);
 
-    let mut table: BTreeMap<&str, BTreeMap<Verdict, Vec<String>>> = BTreeMap::new();
-    let mut failures = Vec::new();
-    for (i, (kind, path)) in files.iter().enumerate() {
-        let rel = path.strip_prefix(&c.crawl).unwrap().to_path_buf();
-        let good = std::fs::read(pristine.join(&rel)).unwrap();
+    let mut campaign = Campaign {
+        case_dir,
+        table: BTreeMap::new(),
+        failures: Vec::new(),
+    };
+    let rels: Vec<PathBuf> = files
+        .iter()
+        .map(|(_, p)| p.strip_prefix(&c.crawl).unwrap().to_path_buf())
+        .collect();
+    for (i, (kind, _)) in files.iter().enumerate() {
         // "Another file": the next file of the list.
-        let other_rel = files[(i + 1) % files.len()]
-            .1
-            .strip_prefix(&c.crawl)
-            .unwrap()
-            .to_path_buf();
-        let other = std::fs::read(pristine.join(&other_rel)).unwrap();
-        for d in damages(good.len(), &other) {
-            let _ = std::fs::remove_dir_all(&case_dir);
-            copy_tree(&pristine, &case_dir);
-            std::fs::write(case_dir.join(&rel), (d.apply)(&good)).unwrap();
-            let before = snapshot(&case_dir);
-            let out = segment_round(&case_dir);
-            let named = mentions(&out, &case_dir, &rel);
+        let other = &rels[(i + 1) % rels.len()];
+        campaign.run(
+            &Target {
+                kind: kind.to_string(),
+                base: &pristine,
+                rel: &rels[i],
+                other: std::fs::read(pristine.join(other)).unwrap(),
+                guarded: !UNGUARDED.contains(kind),
+                check_even_if_named: false,
+            },
+            &damages,
+            &segment_round,
+            &|dir: &Path| scheduled(dir) == expected,
+        );
+    }
+
+    // The fetcher's files, read by the fetcher: the segment waiting, the
+    // host state and the settings.
+    let hosts_file = c.scratch.path().join("hosts");
+    let next = pending_segment(&after_round);
+    let segment_rel = after_round_segment(&after_round, &next);
+    let segment_urls: BTreeSet<String> = read_urls(&after_round.join(&segment_rel));
+    let fetch = |dir: &Path| fetch_run(dir, &next, &hosts_file);
+    let accounted = |dir: &Path| accounted_for(dir, &next, &segment_urls);
+    for (kind, rel, guarded) in [
+        ("segment (fetcher)", segment_rel.clone(), true),
+        ("hosts.db (fetcher)", PathBuf::from("hosts.db"), true),
+        ("crawl.toml (fetcher)", PathBuf::from("crawl.toml"), false),
+    ] {
+        campaign.run(
+            &Target {
+                kind: kind.to_string(),
+                base: &after_round,
+                rel: &rel,
+                other: std::fs::read(after_round.join("consumed.txt")).unwrap(),
+                guarded,
+                check_even_if_named: false,
+            },
+            &few_damages,
+            &fetch,
+            &accounted,
+        );
+    }
+
+    // A run killed before its end: its WARC file, crawl log and work file,
+    // read by the fetcher's resume. Whatever it says, the crawl log must
+    // agree with the WARC files afterwards and no URL may be lost.
+    let unfinished = c.scratch.path().join("unfinished");
+    copy_tree(&after_round, &unfinished);
+    bins::assert_code(&fetch(&unfinished), 0, Some(&unfinished));
+    let run_dir = unfinished.join("fetched").join(&next);
+    for name in ["DONE", "stats.json", "leftover.v2.tsv.zst"] {
+        std::fs::remove_file(run_dir.join(name)).unwrap();
+    }
+    std::fs::write(run_dir.join(".work.tsv"), b"host\turl\n").unwrap();
+    let warc = warc_files(&run_dir).pop().expect("a WARC file");
+    let run_rel = PathBuf::from("fetched").join(&next);
+    let agrees = |dir: &Path| accounted(dir) && log_agrees(&dir.join("fetched").join(&next));
+    for (kind, rel) in [
+        ("WARC (resume)", run_rel.join(warc.file_name().unwrap())),
+        ("crawl.log (resume)", run_rel.join("crawl.log")),
+        ("work file (resume)", run_rel.join(".work.tsv")),
+    ] {
+        campaign.run(
+            &Target {
+                kind: kind.to_string(),
+                base: &unfinished,
+                rel: &rel,
+                other: std::fs::read(unfinished.join(&segment_rel)).unwrap(),
+                guarded: true,
+                check_even_if_named: true,
+            },
+            &damages,
+            &fetch,
+            &agrees,
+        );
+    }
+
+    // The previous generations, read by `segmenter repair` (which restores
+    // them): a damaged one is named and nothing changes. A flipped bit in
+    // a Bloom filter's array is not detectable (README), so seen.bloom.prev
+    // is not flipped.
+    let repair = |dir: &Path| {
+        bins::run_with_timeout(
+            Command::new(bin_path("segmenter")).arg("repair").arg(dir),
+            Duration::from_secs(60),
+        )
+        .expect("cannot start the segmenter")
+    };
+    for name in [
+        "consumed.txt.prev",
+        "backlog.v2.tsv.zst.prev",
+        "seen.bloom.prev",
+        "scope.seeds.prev",
+    ] {
+        if !pristine.join(name).is_file() {
+            continue;
+        }
+        let no_flips = |len: usize, other: &[u8]| {
+            damages(len, other)
+                .into_iter()
+                .filter(|d| !d.name.starts_with("flip"))
+                .collect()
+        };
+        let pick: &dyn Fn(usize, &[u8]) -> Vec<Damage> = if name.starts_with("seen.bloom") {
+            &no_flips
+        } else {
+            &damages
+        };
+        campaign.run(
+            &Target {
+                kind: name.to_string(),
+                base: &pristine,
+                rel: Path::new(name),
+                other: std::fs::read(pristine.join("crawl.toml")).unwrap(),
+                guarded: true,
+                check_even_if_named: false,
+            },
+            pick,
+            &repair,
+            &|_: &Path| false,
+        );
+    }
+
+    let text = render_table(&campaign.table);
+    println!("{text}");
+    if let Some(out) = std::env::var_os("DAMAGE_TABLE") {
+        std::fs::write(out, &text).unwrap();
+    }
+    assert!(
+        campaign.failures.is_empty(),
+        "{} case(s) lost data or refused badly:\n{}\n{text}",
+        campaign.failures.len(),
+        campaign.failures.join("\n")
+    );
+}
+
+/// A file to damage, and how to judge what the step that reads it did.
+struct Target<'a> {
+    /// The row of the table.
+    kind: String,
+    /// The crawl directory each case starts from (copied).
+    base: &'a Path,
+    /// The file, relative to it.
+    rel: &'a Path,
+    /// The bytes of "another file".
+    other: Vec<u8>,
+    /// Failures are asserted (else only measured: see [`UNGUARDED`]).
+    guarded: bool,
+    /// The outcome must pass the check even when the damage was named.
+    check_even_if_named: bool,
+}
+
+/// The cases run so far and their outcomes.
+struct Campaign {
+    case_dir: PathBuf,
+    table: BTreeMap<String, BTreeMap<Verdict, Vec<String>>>,
+    failures: Vec<String>,
+}
+
+impl Campaign {
+    /// Damages `t.rel` in each way of `ways`, runs `step` on a copy of
+    /// `t.base` and judges it: `same` tells whether an exit 0 left nothing
+    /// lost.
+    fn run(
+        &mut self,
+        t: &Target<'_>,
+        ways: &dyn Fn(usize, &[u8]) -> Vec<Damage>,
+        step: &dyn Fn(&Path) -> Finished,
+        same: &dyn Fn(&Path) -> bool,
+    ) {
+        let good = std::fs::read(t.base.join(t.rel)).unwrap();
+        for d in ways(good.len(), &t.other) {
+            let dir = &self.case_dir;
+            let _ = std::fs::remove_dir_all(dir);
+            copy_tree(t.base, dir);
+            std::fs::write(dir.join(t.rel), (d.apply)(&good)).unwrap();
+            let before = snapshot(dir);
+            let out = step(dir);
+            let named = mentions(&out, dir, t.rel);
             let verdict = if out.code() != Some(0) {
-                if named && snapshot(&case_dir) == before {
+                if named && snapshot(dir) == before {
                     Verdict::Refused
                 } else {
                     Verdict::BadRefusal
                 }
+            } else if t.check_even_if_named && !same(dir) {
+                Verdict::Silent
             } else if named {
                 Verdict::Recovered
-            } else if scheduled(&case_dir) == expected {
+            } else if same(dir) {
                 Verdict::Harmless
             } else {
                 Verdict::Silent
             };
-            if verdict >= Verdict::Silent && !UNGUARDED.contains(kind) {
-                failures.push(format!(
-                    "{kind} ({}): {}: {verdict:?}\n{}",
-                    rel.display(),
+            if verdict >= Verdict::Silent && t.guarded {
+                self.failures.push(format!(
+                    "{} ({}): {}: {verdict:?}\n{}",
+                    t.kind,
+                    t.rel.display(),
                     d.name,
                     bins::report(&out, None)
                 ));
             }
-            table
-                .entry(kind)
+            self.table
+                .entry(t.kind.clone())
                 .or_default()
                 .entry(verdict)
                 .or_default()
                 .push(d.name);
         }
     }
-    let text = render_table(&table);
-    println!("{text}");
-    if let Some(out) = std::env::var_os("DAMAGE_TABLE") {
-        std::fs::write(out, &text).unwrap();
+}
+
+/// Fewer ways, for steps that fetch: empty, cut in the middle, a flipped
+/// byte, garbage appended, another file.
+fn few_damages(len: usize, other: &[u8]) -> Vec<Damage> {
+    damages(len, other)
+        .into_iter()
+        .filter(|d| {
+            d.name == "empty"
+                || d.name == format!("cut at {}", len / 2)
+                || d.name == format!("flip byte {}", len / 2)
+                || d.name == "garbage appended"
+                || d.name == "another file"
+        })
+        .collect()
+}
+
+/// `fetcher fetch DIR ID`, with the loopback names and addresses on the
+/// command line too (a damaged crawl.toml must not send it to DNS).
+fn fetch_run(dir: &Path, id: &str, hosts: &Path) -> Finished {
+    bins::run_with_timeout(
+        Command::new(bin_path("fetcher"))
+            .arg("fetch")
+            .arg(dir)
+            .arg(id)
+            .arg("--hosts-file")
+            .arg(hosts)
+            .args(["--allow-private", "--progress", "none"]),
+        Duration::from_secs(60),
+    )
+    .expect("cannot start the fetcher")
+}
+
+/// The segment file of `id`, relative to the crawl directory.
+fn after_round_segment(crawl: &Path, id: &str) -> PathBuf {
+    let path = common::crawldir::CrawlDir::new(crawl).segment_path(id);
+    path.strip_prefix(crawl).unwrap().to_path_buf()
+}
+
+/// The URLs of a segment-format file, as far as it reads.
+fn read_urls(path: &Path) -> BTreeSet<String> {
+    let mut urls = BTreeSet::new();
+    let Ok(mut r) = SegmentReader::open(path) else {
+        return urls;
+    };
+    let mut rec = SegmentRecord::default();
+    loop {
+        match r.read_next(&mut rec) {
+            Ok(true) => {
+                urls.insert(rec.url.clone());
+            }
+            Ok(false) => break,
+            Err(e) if e.is_fatal() => break,
+            Err(_) => {}
+        }
     }
-    assert!(
-        failures.is_empty(),
-        "{} case(s) lost data or refused badly:\n{}\n{text}",
-        failures.len(),
-        failures.join("\n")
-    );
+    urls
+}
+
+/// True if run `id` is complete and every URL of `urls` was attempted (a
+/// crawl-log line) or left over.
+fn accounted_for(crawl: &Path, id: &str, urls: &BTreeSet<String>) -> bool {
+    let run = crawl.join("fetched").join(id);
+    if !run.join("DONE").is_file() {
+        return false;
+    }
+    let mut seen = read_urls(&run.join("leftover.v2.tsv.zst"));
+    let log = std::fs::read_to_string(run.join("crawl.log")).unwrap_or_default();
+    for line in log.lines() {
+        match common::crawllog::parse_line(line) {
+            Ok(l) => {
+                seen.insert(l.url);
+            }
+            Err(_) => return false,
+        }
+    }
+    urls.is_subset(&seen)
+}
+
+/// True if every crawl-log line with an HTTP status has its `response`
+/// record in the run's WARC files, and every response record its line (a
+/// robots.txt fetched again after a redirect has two of each).
+fn log_agrees(run: &Path) -> bool {
+    let mut logged = BTreeSet::new();
+    let log = std::fs::read_to_string(run.join("crawl.log")).unwrap_or_default();
+    for line in log.lines() {
+        match common::crawllog::parse_line(line) {
+            Ok(l) if matches!(l.status, common::crawllog::Status::Http(_)) => {
+                logged.insert(l.url);
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    let mut stored = BTreeSet::new();
+    for file in warc_files(run) {
+        let Ok(r) = common::warc::WarcReader::open(&file, 1024) else {
+            continue;
+        };
+        let mut r = r.resyncing();
+        let mut rec = common::warc::WarcRecord::default();
+        for _ in 0..1_000_000 {
+            match r.read_next(&mut rec) {
+                Ok(true) => {
+                    if rec.record_type() == Some("response")
+                        && let Some(u) = rec.target_uri()
+                    {
+                        stored.insert(u.to_string());
+                    }
+                }
+                Ok(false) => break,
+                Err(_) => {}
+            }
+        }
+    }
+    logged == stored
+}
+
+/// The WARC files of a fetched run, by name.
+fn warc_files(run: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// `segmenter run CRAWL`, bounded in time.
@@ -258,10 +553,10 @@ fn scheduled(crawl: &Path) -> BTreeSet<String> {
     urls
 }
 
-/// True if the run's stderr or a warning of its log names the damaged file.
+/// True if the run's output or a warning of its log names the damaged file.
 fn mentions(out: &Finished, crawl: &Path, rel: &Path) -> bool {
     let name = rel.file_name().unwrap().to_str().unwrap();
-    if out.stderr.contains(name) {
+    if out.stderr.contains(name) || out.stdout.contains(name) {
         return true;
     }
     let Ok(logs) = std::fs::read_dir(crawl.join("logs")) else {
@@ -311,7 +606,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn render_table(table: &BTreeMap<&str, BTreeMap<Verdict, Vec<String>>>) -> String {
+fn render_table(table: &BTreeMap<String, BTreeMap<Verdict, Vec<String>>>) -> String {
     let mut text = String::from(
         "| file | cases | refused | recovered | harmless | lost or changed in silence |\n\
          |---|---|---|---|---|---|\n",
