@@ -15,6 +15,10 @@
 //! with a marker, the round was decided, so the renames are finished (roll
 //! forward; a file already moved is skipped); without one, nothing was
 //! changed yet, so the directory is deleted and the round is done again.
+//! Before rolling forward, every staged file is checked (and every one must
+//! be listed in the marker): if one is damaged and none was moved yet, the
+//! round is discarded and done again, with a warning; if some were moved,
+//! the run is refused and nothing is changed.
 //! Since a round's output depends only on its inputs, which are unchanged
 //! until the renames, `kill -9` at any moment followed by the same command
 //! gives the same files as an uninterrupted run.
@@ -71,6 +75,9 @@ pub enum Recovery {
     RolledForward(Vec<String>),
     /// An uncommitted round was discarded.
     Discarded,
+    /// A committed round none of whose files had been moved was damaged
+    /// (this file, this problem): it was discarded, to be done again.
+    DiscardedDamaged(PathBuf, String),
 }
 
 /// Finishes or discards what a killed run left behind (call with the lock held).
@@ -80,6 +87,38 @@ pub fn recover(crawl: &CrawlDir) -> Result<Recovery, Error> {
         return Ok(Recovery::Clean);
     }
     if dir.join(MARKER).is_file() {
+        // The staged files are checked before any is moved: a damaged one
+        // must not replace a sound state file.
+        if let Some(listed) = marker_list(&dir)
+            && let Some((file, problem)) = crate::repair::staged_damage(&dir, &listed)
+        {
+            let staged = fs::read_dir(&dir)
+                .map_err(Error::io(&dir))?
+                .flatten()
+                .filter(|e| e.path().is_file() && e.file_name() != MARKER)
+                .count()
+                + fs::read_dir(dir.join("segments")).map_or(0, |rd| rd.flatten().count());
+            if staged < listed.len() {
+                return Err(Error::Io {
+                    path: file,
+                    source: io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "damaged ({problem}) in a round partly moved into place; nothing \
+                             was changed. Repair: move {} away, then run `segmenter repair {}` \
+                             to check the state files (their .prev is the generation before)",
+                            dir.display(),
+                            crawl.root().display()
+                        ),
+                    ),
+                });
+            }
+            // Nothing moved yet: the inputs are as they were, so the round
+            // can be done again.
+            fs::remove_dir_all(&dir).map_err(Error::io(&dir))?;
+            sync_dir(crawl.root()).map_err(Error::io(crawl.root()))?;
+            return Ok(Recovery::DiscardedDamaged(file, problem));
+        }
         let moved = apply(crawl.root(), &dir)?;
         Ok(Recovery::RolledForward(moved))
     } else {
@@ -214,6 +253,18 @@ impl Staging {
     }
 }
 
+/// The files the marker in `dir` lists, if it is a marker.
+fn marker_list(dir: &Path) -> Option<Vec<String>> {
+    let text = fs::read_to_string(dir.join(MARKER)).ok()?;
+    let mut lines = text.lines();
+    (lines.next() == Some(MARKER_HEADER)).then(|| {
+        lines
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
+}
+
 /// Moves the files listed in the marker into place, then removes the
 /// staging directory. Files already moved are skipped, so this can run again
 /// after a crash in the middle of it.
@@ -332,23 +383,44 @@ mod tests {
         CrawlDir::create(&root).unwrap()
     }
 
+    /// A staged round of sound files (recovery checks them), and the bytes
+    /// of its segment and filter.
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
-        fs::write(s.segments_dir().join("00002.v2.tsv.zst"), b"seg").unwrap();
+        let mut w =
+            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v2.tsv.zst"))
+                .unwrap();
+        w.write(&common::segment::SegmentRecord {
+            host: "a.test".into(),
+            url: "http://a.test/".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        w.finish().unwrap();
         fs::write(s.consumed_path(), b"00001\n").unwrap();
-        fs::write(s.bloom_path(), b"bloom").unwrap();
+        let params = common::bloom::BloomParams::optimal(100, 0.01).unwrap();
+        drop(common::bloom::BloomFilter::create(s.bloom_path(), params).unwrap());
         s
+    }
+
+    fn staged_bytes(s: &Staging) -> (Vec<u8>, Vec<u8>) {
+        (
+            fs::read(s.segments_dir().join("00002.v2.tsv.zst")).unwrap(),
+            fs::read(s.bloom_path()).unwrap(),
+        )
     }
 
     #[test]
     fn commit_moves_everything_and_cleans_up() {
         let c = crawl("ok");
-        let moved = stage(&c).commit().unwrap();
+        let s = stage(&c);
+        let (seg, _) = staged_bytes(&s);
+        let moved = s.commit().unwrap();
         assert_eq!(
             moved,
             ["segments/00002.v2.tsv.zst", "seen.bloom", "consumed.txt"]
         );
-        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
+        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
         assert!(!c.root().join(STAGING_DIR).exists());
         assert_eq!(recover(&c).unwrap(), Recovery::Clean);
@@ -380,6 +452,7 @@ mod tests {
     fn marked_staging_is_rolled_forward_even_half_moved() {
         let c = crawl("forward");
         let mut s = stage(&c);
+        let (seg, bloom) = staged_bytes(&s);
         s.marked = true;
         let dir = c.root().join(STAGING_DIR);
         fs::write(
@@ -398,9 +471,42 @@ mod tests {
             r,
             Recovery::RolledForward(vec!["seen.bloom".into(), "consumed.txt".into()])
         );
-        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
-        assert_eq!(fs::read(c.bloom_path()).unwrap(), b"bloom");
+        assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
+        assert_eq!(fs::read(c.bloom_path()).unwrap(), bloom);
         assert!(!dir.exists());
+        fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_staged_file_is_never_moved_into_place() {
+        let c = crawl("damaged-staged");
+        let s = stage(&c);
+        let dir = c.root().join(STAGING_DIR);
+        let listed = "segments/00002.v2.tsv.zst\nseen.bloom\nconsumed.txt\n";
+        fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
+        fs::write(s.consumed_path(), b"").unwrap();
+        fs::write(c.consumed_path(), b"00001\n").unwrap();
+        // Nothing moved yet: discarded, to be done again.
+        match recover(&c).unwrap() {
+            Recovery::DiscardedDamaged(file, _) => assert_eq!(file, s.consumed_path()),
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.exists());
+        assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
+
+        // Half moved: refused, nothing changed.
+        let s = stage(&c);
+        fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
+        fs::write(s.consumed_path(), b"").unwrap();
+        fs::rename(
+            s.segments_dir().join("00002.v2.tsv.zst"),
+            c.segment_path("00002"),
+        )
+        .unwrap();
+        let e = recover(&c).unwrap_err().to_string();
+        assert!(e.contains("consumed.txt") && e.contains("Repair"), "{e}");
+        assert!(s.consumed_path().exists());
+        assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
         fs::remove_dir_all(c.root()).unwrap();
     }
 

@@ -58,8 +58,9 @@ fn check(kind: Kind, path: &Path) -> Health {
         return Health::Missing;
     }
     let result = match kind {
-        Kind::Consumed => check_list(path, &CONSUMED_LIST, |e| is_id(e))
-            .map(|n| format!("{n} fetched run(s) consumed")),
+        Kind::Consumed => {
+            check_list(path, &CONSUMED_LIST, is_id).map(|n| format!("{n} fetched run(s) consumed"))
+        }
         Kind::ScopeSeeds => check_list(path, &SCOPE_SEEDS_LIST, |e| {
             url::Host::parse(e).is_ok_and(|h| matches!(h, url::Host::Domain(_)))
         })
@@ -407,6 +408,46 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
         Kind::ScopeSeeds => unreachable!("handled above"),
     };
     Ok(Some(format!("{done}; {kept}")))
+}
+
+/// The first damaged file of a round staged in `staging` whose commit
+/// marker lists `listed`, with what is wrong: each listed file is checked
+/// as the state file it becomes, and every staged file must be listed (an
+/// unlisted one means a damaged marker).
+pub(crate) fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)> {
+    let mut present: Vec<String> = Vec::new();
+    for (sub, prefix) in [
+        (staging.to_path_buf(), ""),
+        (staging.join("segments"), "segments/"),
+    ] {
+        for e in std::fs::read_dir(&sub).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_file() && name != commit::MARKER {
+                present.push(format!("{prefix}{name}"));
+            }
+        }
+    }
+    if let Some(unlisted) = present.iter().find(|p| !listed.contains(p)) {
+        return Some((
+            staging.join(commit::MARKER),
+            format!("the staged file {unlisted} is not listed in it"),
+        ));
+    }
+    for rel in listed {
+        let kind = match rel.as_str() {
+            "consumed.txt" => Kind::Consumed,
+            "scope.seeds" => Kind::ScopeSeeds,
+            "seen.bloom" => Kind::Bloom,
+            r if r.starts_with("backlog") => Kind::Backlog,
+            r if r.starts_with("segments/") => Kind::Segment,
+            _ => continue,
+        };
+        let path = staging.join(rel);
+        if let Health::Damaged(problem) = check(kind, &path) {
+            return Some((path, problem));
+        }
+    }
+    None
 }
 
 /// Writes to `to` the records of `from` that decode; their number, and

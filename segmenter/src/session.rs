@@ -40,6 +40,11 @@ impl Session {
                 "{}: discarded the unfinished work of an interrupted run",
                 crawl.root().display()
             )),
+            Recovery::DiscardedDamaged(file, problem) => log.warn(format_args!(
+                "{}: damaged ({problem}): the interrupted round it belongs to had moved no \
+                 file into place yet, so it was discarded and is done again",
+                file.display()
+            )),
         }
         Ok(Session {
             settings,

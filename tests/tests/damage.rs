@@ -1,14 +1,22 @@
 //! A damage campaign: a real crawl of a small demo web (two rounds, then
 //! one more segment fetched and not yet segmented), then, one file at a
-//! time, each file the segmenter's round reads is cut at several offsets,
-//! emptied, flipped, given garbage at its end or replaced by a file of
-//! another kind, and `segmenter run` is run on it. Each case must end in
-//! one of:
+//! time, each file is cut at several offsets, emptied, flipped, given
+//! garbage at its end or replaced by a file of another kind, and the
+//! program that reads it is run: `segmenter run` for the state files and
+//! the fetched run; `fetcher fetch` for the segment waiting, hosts.db and
+//! crawl.toml; the fetcher's resume for the WARC file, crawl log and work
+//! file of a run killed before its end; `segmenter repair` for the `.prev`
+//! generations; `segmenter run` for the files a round killed after its
+//! commit marker left in `.segmenter-staging/`. Each case must end in one
+//! of:
 //! - **refused**: a non-zero exit, a message naming the file, and no file
 //!   of the crawl directory changed;
-//! - **recovered**: exit 0 and a message naming the file;
-//! - **harmless**: exit 0 and the same URLs scheduled (segment + backlog)
-//!   as from the undamaged directory.
+//! - **recovered**: exit 0 and a message naming the file (for the resume
+//!   and the staged round, also the check below);
+//! - **harmless**: exit 0 and the same outcome as from the undamaged
+//!   directory: the same URLs scheduled (segment + backlog) after a round;
+//!   every URL of the segment logged or left over after a fetch; and after
+//!   a resume, also a crawl log that agrees with the WARC files.
 //!
 //! Anything else (exit 0 with URLs lost or added and no word about the
 //! file; a refusal that changed files) is a failure. The table of outcomes
@@ -279,6 +287,42 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         );
     }
 
+    // The work files of a segmenter round killed after its commit marker
+    // was written (the next run moves them into place).
+    let staged = c.scratch.path().join("staged");
+    copy_tree(&pristine, &staged);
+    kill_at_marker(&staged);
+    let staging = PathBuf::from(".segmenter-staging");
+    let mut work_files: Vec<PathBuf> = vec![staging.join("COMMIT")];
+    for e in std::fs::read_dir(staged.join(&staging)).unwrap().flatten() {
+        if e.path().is_file() && e.file_name() != "COMMIT" {
+            work_files.push(staging.join(e.file_name()));
+        }
+    }
+    for e in std::fs::read_dir(staged.join(&staging).join("segments"))
+        .unwrap()
+        .flatten()
+    {
+        work_files.push(staging.join("segments").join(e.file_name()));
+    }
+    work_files.sort();
+    for rel in &work_files {
+        campaign.run(
+            &Target {
+                kind: format!("{} (staged)", rel.file_name().unwrap().to_string_lossy()),
+                base: &staged,
+                rel,
+                other: std::fs::read(staged.join("crawl.toml")).unwrap(),
+                guarded: true,
+                // Discarded and done again, or moved in: the same round.
+                check_even_if_named: true,
+            },
+            &few_damages,
+            &segment_round,
+            &|dir: &Path| scheduled(dir) == expected,
+        );
+    }
+
     let text = render_table(&campaign.table);
     println!("{text}");
     if let Some(out) = std::env::var_os("DAMAGE_TABLE") {
@@ -398,6 +442,27 @@ fn fetch_run(dir: &Path, id: &str, hosts: &Path) -> Finished {
         Duration::from_secs(60),
     )
     .expect("cannot start the fetcher")
+}
+
+/// Runs `segmenter run CRAWL` until it has written its commit marker, and
+/// kills it there (`kill -9`).
+fn kill_at_marker(crawl: &Path) {
+    let mut cmd = Command::new(bin_path("segmenter"));
+    cmd.arg("run")
+        .arg(crawl)
+        .env("SEGMENTER_PAUSE_AT", "marked");
+    let child = bins::spawn(&mut cmd).expect("cannot start the segmenter");
+    let marker = crawl.join(".segmenter-staging").join("COMMIT");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the round never wrote its commit marker");
+    // The marker is written whole (renamed into place) just before the
+    // pause: the round is then decided and nothing else is written.
+    std::thread::sleep(Duration::from_millis(100));
+    child.signal(bins::Signal::Kill).unwrap();
+    child.finish(Duration::from_secs(10));
 }
 
 /// The segment file of `id`, relative to the crawl directory.
