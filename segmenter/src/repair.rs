@@ -248,6 +248,16 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     let mut out = String::new();
     let staging = root.join(commit::STAGING_DIR);
     if staging.exists() {
+        if accept_loss {
+            // Its roll-forward would undo the replacements.
+            return Err(Error::Usage(format!(
+                "{}: a round was interrupted: run `segmenter run {}` first, which finishes or \
+                 discards it (or, if it refuses the round, move this directory away); nothing \
+                 was changed",
+                staging.display(),
+                root.display()
+            )));
+        }
         let _ = writeln!(
             out,
             "{}: a round was interrupted: the next `segmenter run` finishes or discards it \
@@ -257,51 +267,11 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     }
     let mut damaged = 0usize;
     let mut unrepaired = 0usize;
-    for f in state_files(&crawl)? {
-        let shown = f.path.display();
-        match check(f.kind, &f.path) {
-            Health::Missing => {
-                let _ = writeln!(out, "{shown}: missing: {}", missing_means(f.kind));
-            }
-            Health::Sound(detail) => {
-                let _ = writeln!(out, "{shown}: sound: {detail}");
-            }
-            Health::Damaged(problem) => {
-                damaged += 1;
-                let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
-                if accept_loss && f.is_prev {
-                    let aside = move_aside(&f.path)?;
-                    let _ = writeln!(
-                        out,
-                        "{shown}: repaired: moved away to {}; lost: nothing now, but until \
-                         the next round there is no sound previous generation to go back to",
-                        aside.display()
-                    );
-                } else if accept_loss {
-                    match fix(f.kind, &f.path, &crawl) {
-                        Ok(Some(done)) => {
-                            let _ = writeln!(out, "{shown}: repaired: {done}");
-                        }
-                        Ok(None) => {
-                            unrepaired += 1;
-                            let _ = writeln!(
-                                out,
-                                "{shown}: NOT repaired: there is no sound .prev to restore, \
-                                 and only you know the seeds: write their registrable \
-                                 domains into it, one a line, or move it away and run \
-                                 `segmenter inject {} SEEDS_FILE` again (it adds the domains \
-                                 of the seeds file)",
-                                root.display()
-                            );
-                        }
-                        Err(e) => {
-                            common::exit::print(&out).map_err(Error::io("stdout"))?;
-                            return Err(e);
-                        }
-                    }
-                }
-            }
-        }
+    let checked = check_all(&crawl, accept_loss, &mut out, &mut damaged, &mut unrepaired);
+    if let Err(e) = checked {
+        // What was done so far, then the error.
+        common::exit::print(&out).map_err(Error::io("stdout"))?;
+        return Err(e);
     }
     let exit = if damaged == 0 {
         let _ = writeln!(out, "every state file is sound");
@@ -331,6 +301,61 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     };
     common::exit::print(&out).map_err(Error::io("stdout"))?;
     Ok(exit)
+}
+
+/// Checks each state file of `crawl`, and with `accept_loss` replaces the
+/// damaged ones; one line per file (and per replacement) into `out`.
+fn check_all(
+    crawl: &CrawlDir,
+    accept_loss: bool,
+    out: &mut String,
+    damaged: &mut usize,
+    unrepaired: &mut usize,
+) -> Result<(), Error> {
+    let root = crawl.root();
+    for f in state_files(crawl)? {
+        let shown = f.path.display();
+        match check(f.kind, &f.path) {
+            Health::Missing => {
+                let _ = writeln!(out, "{shown}: missing: {}", missing_means(f.kind));
+            }
+            Health::Sound(detail) => {
+                let _ = writeln!(out, "{shown}: sound: {detail}");
+            }
+            Health::Damaged(problem) => {
+                *damaged += 1;
+                let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
+                if accept_loss && f.is_prev {
+                    let aside = move_aside(&f.path)?;
+                    let _ = writeln!(
+                        out,
+                        "{shown}: repaired: moved away to {}; lost: nothing now, but until \
+                         the next round there is no sound previous generation to go back to",
+                        aside.display()
+                    );
+                } else if accept_loss {
+                    match fix(f.kind, &f.path, crawl)? {
+                        Some(done) => {
+                            let _ = writeln!(out, "{shown}: repaired: {done}");
+                        }
+                        None => {
+                            *unrepaired += 1;
+                            let _ = writeln!(
+                                out,
+                                "{shown}: NOT repaired: there is no sound .prev to restore, \
+                                 and only you know the seeds: write their registrable \
+                                 domains into it, one a line, or move it away and run \
+                                 `segmenter inject {} SEEDS_FILE` again (it adds the domains \
+                                 of the seeds file)",
+                                root.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Replaces the damaged file `path` of `kind`, keeping it as

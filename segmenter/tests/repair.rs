@@ -253,3 +253,24 @@ fn what_has_no_sound_previous_generation_is_rebuilt_or_left_to_the_user() {
         [scope_text.as_slice(), b"garbage\n"].concat()
     );
 }
+
+#[test]
+fn accept_loss_waits_for_an_interrupted_round_to_be_finished() {
+    let crawl = prepare("repair-staging");
+    let consumed = crawl.dir.consumed_path();
+    fs::write(&consumed, b"").unwrap();
+    fs::create_dir_all(crawl.root().join(".segmenter-staging")).unwrap();
+    let before = snapshot(crawl.root());
+    let out = repair(&crawl, true);
+    bins::assert_code(&out, 2, Some(crawl.root()));
+    assert!(
+        out.stderr.contains(".segmenter-staging") && out.stderr.contains("segmenter run"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(changed(&before, crawl.root()), [""; 0]);
+    // Checking alone still reports.
+    let out = repair(&crawl, false);
+    bins::assert_code(&out, 1, Some(crawl.root()));
+    assert!(line_of(&out, &consumed).contains("DAMAGED"));
+}
