@@ -413,7 +413,7 @@ fn relay(shared: &FrontShared, host: usize, id: u64, mut tcp: TcpStream) {
     }
     let mut client_done = false;
     let mut backend_done = false;
-    while !(client_done && backend_done) && !shared.stop.load(Ordering::SeqCst) {
+    while !(client_done && backend_done || shared.stop.load(Ordering::SeqCst)) {
         if flush(&mut tls, &mut tcp).is_err() {
             return;
         }
