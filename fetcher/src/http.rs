@@ -72,6 +72,9 @@ pub struct Response {
     pub decode_error: Option<String>,
     /// True if the decoded body is larger than the size limit.
     pub decoded_too_big: bool,
+    /// Why the server's certificate would have been refused, when
+    /// `--accept-invalid-certs` accepted it.
+    pub accepted_invalid_certificate: Option<Arc<str>>,
     /// Address connected to.
     pub ip: Option<IpAddr>,
     /// Media type, lower case, without parameters.
@@ -280,10 +283,12 @@ impl Client {
         // Room for the head, the body, and one read past the limit.
         let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
         lock(&wire).start(cap);
+        tls::start_request();
         let response = agent
             .run(request)
             .map_err(|e| classify(e, &self.cfg))
             .map_err(|(code, msg)| fail(code, msg))?;
+        let accepted_invalid_certificate = tls::accepted_invalid_certificate();
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
@@ -340,6 +345,7 @@ impl Client {
             truncated,
             decode_error,
             decoded_too_big,
+            accepted_invalid_certificate,
             ip,
             content_type,
             location,

@@ -14,6 +14,7 @@
 //! tap of [`crate::transport`], so the WARC records hold the HTTP bytes as
 //! they were before encryption and after decryption.
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -104,9 +105,13 @@ impl Trust {
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS settings: {e}"))?;
         let config = if accept_invalid {
+            let check = AcceptInvalid {
+                checked: verifier,
+                provider,
+            };
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptInvalid { provider }))
+                .with_custom_certificate_verifier(Arc::new(check))
                 .with_no_client_auth()
         } else {
             builder.with_webpki_verifier(verifier).with_no_client_auth()
@@ -155,22 +160,57 @@ fn add_ca_file(roots: &mut RootCertStore, path: &Path) -> Result<usize, String> 
     Ok(found)
 }
 
+thread_local! {
+    /// Why the certificate of the handshake under way on this thread would
+    /// have been refused (`--accept-invalid-certs`).
+    static HANDSHAKE_PROBLEM: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+    /// Why the certificate of the connection that carried this thread's
+    /// current request was not valid (`--accept-invalid-certs`).
+    static REQUEST_PROBLEM: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+}
+
+/// Starts a request on this thread: forgets what the previous one learned
+/// about its connection's certificate.
+pub fn start_request() {
+    REQUEST_PROBLEM.with_borrow_mut(|p| *p = None);
+}
+
+/// With `--accept-invalid-certs`: why the certificate of the connection
+/// that carried this thread's request since [`start_request`] would have
+/// been refused (`None` if it was valid, or the request was not https).
+pub fn accepted_invalid_certificate() -> Option<Arc<str>> {
+    REQUEST_PROBLEM.with_borrow_mut(Option::take)
+}
+
 /// The certificate check of `--accept-invalid-certs`: any certificate is
-/// accepted, but the handshake must still be signed with its key.
+/// accepted, but the handshake must still be signed with its key. What the
+/// usual check would have said is kept for the connection, so that the
+/// crawl log can note it.
 #[derive(Debug)]
 struct AcceptInvalid {
+    checked: Arc<WebPkiServerVerifier>,
     provider: Arc<CryptoProvider>,
 }
 
 impl ServerCertVerifier for AcceptInvalid {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let checked = self.checked.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        if let Err(e) = checked {
+            HANDSHAKE_PROBLEM.with_borrow_mut(|p| *p = Some(reason(&e).into()));
+        }
         Ok(ServerCertVerified::assertion())
     }
 
@@ -243,17 +283,23 @@ impl<In: Transport> Connector<In> for TlsConnector {
         let mut sock = TransportAdapter::new(inner.boxed(), details.current_time.clone());
         sock.set_timeout(details.timeout);
         let mut stream = StreamOwned::new(conn, sock);
+        HANDSHAKE_PROBLEM.with_borrow_mut(|p| *p = None);
         while stream.conn.is_handshaking() {
             stream
                 .conn
                 .complete_io(&mut stream.sock)
                 .map_err(io_error)?;
         }
+        let accepted_invalid = HANDSHAKE_PROBLEM.with_borrow_mut(Option::take);
         let buffers = LazyBuffers::new(
             details.config.input_buffer_size(),
             details.config.output_buffer_size(),
         );
-        Ok(Some(Either::B(TlsTransport { buffers, stream })))
+        Ok(Some(Either::B(TlsTransport {
+            buffers,
+            stream,
+            accepted_invalid,
+        })))
     }
 }
 
@@ -261,6 +307,9 @@ impl<In: Transport> Connector<In> for TlsConnector {
 pub struct TlsTransport {
     buffers: LazyBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
+    /// Why the certificate would have been refused, if it was accepted
+    /// all the same (`--accept-invalid-certs`).
+    accepted_invalid: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for TlsTransport {
@@ -277,6 +326,10 @@ impl Transport for TlsTransport {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        // The request goes out on the thread that asked for it.
+        if self.accepted_invalid.is_some() {
+            REQUEST_PROBLEM.with_borrow_mut(|p| p.clone_from(&self.accepted_invalid));
+        }
         self.stream.sock.set_timeout(timeout);
         let out = &self.buffers.output()[..amount];
         self.stream.write_all(out).map_err(io_error)

@@ -277,29 +277,34 @@ fn by_default_a_test_ca_is_refused_and_the_system_store_is_read() {
 }
 
 #[test]
-fn accept_invalid_certs_fetches_them_and_every_warc_file_says_so() {
-    let hosts = ["expired.test", "wrong.test", "selfsigned.test"];
+fn accept_invalid_certs_fetches_them_notes_why_and_every_warc_file_says_so() {
+    let hosts = ["expired.test", "wrong.test", "selfsigned.test", "good.test"];
     let mut builder = Server::builder();
     for h in hosts {
         builder = builder.host(h, site());
     }
     let server = builder.start().unwrap();
-    let ca = TestCa::new("unknown test CA");
+    let ca = TestCa::new("test CA");
     let front = TlsFront::start(
         &server,
         [
             ("expired.test", ca.expired_leaf(&["expired.test"])),
             ("wrong.test", ca.leaf(&["another.test"])),
             ("selfsigned.test", self_signed(&["selfsigned.test"])),
+            ("good.test", ca.leaf(&["good.test"])),
         ],
     )
     .unwrap();
     let crawl = crawl_dir("tls-accept-invalid");
+    let pem = ca_file(&crawl, &ca, "ca.pem");
     let urls: Vec<String> = hosts.iter().map(|h| front.url(h, "/a")).collect();
     write_urls(&crawl, "00001", &urls);
 
     let out = fetch(
-        fetch_cmd(&crawl, &server).arg("--accept-invalid-certs"),
+        fetch_cmd(&crawl, &server)
+            .arg("--accept-invalid-certs")
+            .arg("--ca-file")
+            .arg(&pem),
         &crawl,
         0,
     );
@@ -312,6 +317,30 @@ fn accept_invalid_certs_fetches_them_and_every_warc_file_says_so() {
     for url in &urls {
         assert_eq!(line_of(&log, url, false).status, Status::Http(200), "{url}");
     }
+    // What the check would have said, noted for each response (robots.txt too).
+    let notes = [
+        ("expired.test", "tls-unverified certificate expired"),
+        (
+            "wrong.test",
+            "tls-unverified certificate not valid for wrong.test (it is for another.test)",
+        ),
+        (
+            "selfsigned.test",
+            "tls-unverified certificate from an unknown issuer",
+        ),
+    ];
+    for (host, note) in notes {
+        for (path, robots) in [("/a", false), ("/robots.txt", true)] {
+            let line = line_of(&log, &front.url(host, path), robots);
+            assert!(line.note.starts_with(note), "{host}{path}: {:?}", line.note);
+        }
+    }
+    let good = line_of(&log, &front.url("good.test", "/a"), false);
+    assert!(
+        !good.note.contains("tls-unverified"),
+        "a valid certificate: {:?}",
+        good.note
+    );
     for info in warcinfos(&crawl, "00001") {
         assert!(
             info.contains("tls-certificates: not verified (--accept-invalid-certs)"),
