@@ -76,6 +76,19 @@ fn warcinfos(crawl: &CrawlDir, id: &str) -> Vec<String> {
     out
 }
 
+/// True once `check` holds, trying every 10 ms for at most 2 s (the
+/// front's connection thread may still be reading the client's alert when
+/// the fetcher exits).
+fn eventually(check: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    check()
+}
+
 fn site() -> Routes {
     Routes::new()
         .route(
@@ -216,7 +229,10 @@ fn refused_certificates_are_logged_as_tls_with_the_reason() {
             server.log(host).is_empty(),
             "{host}: no HTTP request may go over a refused connection"
         );
-        assert!(front.failed_handshakes(host) >= 1, "{host}");
+        assert!(
+            eventually(|| front.failed_handshakes(host) >= 1),
+            "{host}: the front saw the handshake fail"
+        );
     }
     let plain_robots = format!("https://plain.test:{}/robots.txt", server.port());
     let line = line_of(&log, &plain_robots, true);
