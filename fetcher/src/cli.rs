@@ -201,6 +201,19 @@ common::options! {
         /// relative to the current directory; in crawl.toml, to CRAWL).
         #[arg(long, value_name = "FILE")]
         pub hosts_file: Option<PathBuf>,
+        /// Also trust the CA certificates of this PEM file for https (an
+        /// intranet's own CA), besides the bundled roots and the system store
+        /// (a relative path is relative to the current directory; in
+        /// crawl.toml, to CRAWL).
+        #[arg(long, value_name = "FILE")]
+        pub ca_file: Option<PathBuf>,
+        /// ARCHIVAL CRAWLS ONLY: accept any https certificate (unknown issuer,
+        /// self-signed, expired, another host's name), as Heritrix does by
+        /// default, to record sites whose certificate is invalid. Nothing
+        /// fetched can then be trusted to come from the named host; the
+        /// warcinfo record of each WARC file says the check was off.
+        #[arg(long)]
+        pub accept_invalid_certs: bool,
         /// Drop a host for this run after N consecutive failures (timeouts,
         /// refused connections, 5xx); its other URLs go to leftover [default: 5].
         #[arg(long, value_name = "N")]

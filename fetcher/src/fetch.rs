@@ -33,6 +33,7 @@ use crate::robots_cache;
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::supervise::{Stop, Supervised, install_signals, supervise};
+use crate::tls::Trust;
 use crate::transport::HostsMap;
 use crate::worker::{Shared, Worker};
 use common::runlog::RunLog;
@@ -135,6 +136,8 @@ struct Segment {
     /// Its failed attempts, to retry, by queue key.
     retries: Vec<(String, Job)>,
     hosts_map: Option<HostsMap>,
+    /// TLS trust for https.
+    tls: Trust,
     key_of: KeyOf,
 }
 
@@ -155,6 +158,7 @@ fn load(run: &Run) -> Result<Segment, Error> {
         None => None,
     };
     let key_of = key_function(s.key, hosts_map.clone());
+    let tls = load_trust(s, log)?;
 
     let segment_path = crawl.segment_path(id);
     let mut retries: Vec<(String, Job)> = Vec::new();
@@ -191,8 +195,28 @@ fn load(run: &Run) -> Result<Segment, Error> {
         already_done,
         retries,
         hosts_map,
+        tls,
         key_of,
     })
+}
+
+/// The TLS trust of the run (an unreadable `--ca-file` is a usage error),
+/// said in the run log; `--accept-invalid-certs` is warned about.
+fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
+    let tls = Trust::load(s.ca_file.as_deref(), s.accept_invalid_certs).map_err(Error::Usage)?;
+    for e in &tls.summary.system_errors {
+        log.warn(format!("TLS system store: {e} (the other roots are used)"));
+    }
+    if s.accept_invalid_certs {
+        log.warn(
+            "--accept-invalid-certs: https certificates are NOT checked (unknown issuers, \
+             expired certificates and other hosts' names are accepted); this run's WARC files \
+             say so in their warcinfo record. Use it for archival crawls only.",
+        );
+    } else {
+        log.note(tls.summary.describe());
+    }
+    Ok(tls)
 }
 
 /// The frontier filled, with what it was filled from that the run keeps.
@@ -323,6 +347,7 @@ fn run_workers(
         resumed,
         already_done,
         hosts_map,
+        tls,
         key_of,
         ..
     } = segment;
@@ -341,6 +366,7 @@ fn run_workers(
         allow_private: s.allow_private,
         hosts: hosts_map,
         idle_connections: loaded.keys.len().clamp(16, 512),
+        tls,
     });
     let (filter, seen) = redirect_checks(s, crawl)?;
     let shared = Arc::new(Shared {
@@ -798,7 +824,13 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
                     common::warc::HTTP_RECORDS_FIELD.0.into(),
                     common::warc::HTTP_RECORDS_FIELD.1.into(),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(s.accept_invalid_certs.then(|| {
+                let (k, v) = crate::tls::INVALID_CERTS_FIELD;
+                (k.to_string(), v.to_string())
+            }))
+            .collect(),
         },
         &run.crawl.crawl_log_path(id),
         &run.crawl.leftover_path(id),

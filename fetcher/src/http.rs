@@ -21,6 +21,7 @@ use common::body::{BodyDecoder, Outcome};
 use common::crawllog::ErrorCode;
 use common::warc::Truncated;
 
+use crate::tls::{self, Trust};
 use crate::transport::{self, HostsMap, PeerMap, PrivateAddress, Wire};
 
 /// What the client asks for in `Accept-Encoding`: the codings that
@@ -48,6 +49,8 @@ pub struct ClientConfig {
     pub hosts: Option<HostsMap>,
     /// Queue keys whose idle connection is kept for reuse.
     pub idle_connections: usize,
+    /// Trusted roots (or `--accept-invalid-certs`) for `https`.
+    pub tls: Trust,
 }
 
 /// A response, ready to store.
@@ -69,6 +72,9 @@ pub struct Response {
     pub decode_error: Option<String>,
     /// True if the decoded body is larger than the size limit.
     pub decoded_too_big: bool,
+    /// Why the server's certificate would have been refused, when
+    /// `--accept-invalid-certs` accepted it.
+    pub accepted_invalid_certificate: Option<Arc<str>>,
     /// Address connected to.
     pub ip: Option<IpAddr>,
     /// Media type, lower case, without parameters.
@@ -172,6 +178,7 @@ impl Client {
         let wire = Arc::default();
         let agent = transport::agent(
             self.config.clone(),
+            self.cfg.tls.connector(),
             self.cfg.allow_private,
             self.resolver_hosts.clone(),
             self.peers.clone(),
@@ -276,10 +283,12 @@ impl Client {
         // Room for the head, the body, and one read past the limit.
         let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
         lock(&wire).start(cap);
+        tls::start_request();
         let response = agent
             .run(request)
             .map_err(|e| classify(e, &self.cfg))
             .map_err(|(code, msg)| fail(code, msg))?;
+        let accepted_invalid_certificate = tls::accepted_invalid_certificate();
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
@@ -336,6 +345,7 @@ impl Client {
             truncated,
             decode_error,
             decoded_too_big,
+            accepted_invalid_certificate,
             ip,
             content_type,
             location,
@@ -429,6 +439,10 @@ fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
             Ok(p) => (ErrorCode::PrivateAddress, p.to_string()),
             Err(inner) => (ErrorCode::Connect, inner.to_string()),
         },
+        E::Io(io) if tls::rustls_error_of(&io).is_some() => {
+            let r = tls::rustls_error_of(&io).expect("checked by the guard");
+            (ErrorCode::Tls, tls::reason(r))
+        }
         E::Io(io) => match io.kind() {
             io::ErrorKind::ConnectionRefused => (ErrorCode::Refused, io.to_string()),
             io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
@@ -439,7 +453,7 @@ fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
             _ => (ErrorCode::Connect, io.to_string()),
         },
         E::Tls(m) => (ErrorCode::Tls, m.to_string()),
-        E::Rustls(r) => (ErrorCode::Tls, r.to_string()),
+        E::Rustls(r) => (ErrorCode::Tls, tls::reason(&r)),
         E::Pem(p) => (ErrorCode::Tls, p.to_string()),
         E::ConnectionFailed => (ErrorCode::Connect, "connection failed".into()),
         E::BadUri(m) => (ErrorCode::BadUrl, m),
@@ -472,6 +486,7 @@ mod tests {
             allow_private: false,
             hosts: None,
             idle_connections: 1,
+            tls: Trust::load(None, false).unwrap(),
         };
         let io = |kind: io::ErrorKind, msg: &str| ureq::Error::Io(io::Error::new(kind, msg));
         let cases = [
@@ -501,6 +516,20 @@ mod tests {
                 ErrorCode::Connect,
             ),
             (ureq::Error::BadUri("x".into()), ErrorCode::BadUrl),
+            (
+                ureq::Error::Rustls(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer,
+                )),
+                ErrorCode::Tls,
+            ),
+            (
+                // After the handshake, rustls errors come inside I/O errors.
+                ureq::Error::Io(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    rustls::Error::AlertReceived(rustls::AlertDescription::BadRecordMac),
+                )),
+                ErrorCode::Tls,
+            ),
         ];
         for (error, code) in cases {
             let shown = error.to_string();

@@ -35,6 +35,7 @@ pub mod settings;
 mod stats;
 pub mod status;
 mod supervise;
+mod tls;
 mod transport;
 mod worker;
 

@@ -63,6 +63,10 @@ pub struct Settings {
     pub allow_private: bool,
     /// Static name map.
     pub hosts_file: Option<PathBuf>,
+    /// Extra trusted CA certificates (PEM).
+    pub ca_file: Option<PathBuf>,
+    /// Accept any TLS certificate (archival crawls).
+    pub accept_invalid_certs: bool,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
     /// URLs per queue held in memory.
@@ -87,6 +91,11 @@ impl Settings {
         let hosts_file = setting_path(
             args.options.hosts_file.as_deref(),
             file.hosts_file.as_deref(),
+            crawl.root(),
+        );
+        let ca_file = setting_path(
+            args.options.ca_file.as_deref(),
+            file.ca_file.as_deref(),
             crawl.root(),
         );
         let o = args.options.or(file);
@@ -160,6 +169,8 @@ impl Settings {
             key,
             allow_private: o.allow_private,
             hosts_file,
+            ca_file,
+            accept_invalid_certs: o.accept_invalid_certs,
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
@@ -250,6 +261,8 @@ mod tests {
         assert_eq!(s.tail.share, 0.25);
         assert_eq!(s.follow_redirects, 0);
         assert!(!s.allow_private, "private addresses refused by default");
+        assert!(!s.accept_invalid_certs, "certificates checked by default");
+        assert_eq!(s.ca_file, None);
         assert_eq!(s.key, KeyMode::Host);
         assert_eq!(
             s.user_agent(),
@@ -304,7 +317,8 @@ mod tests {
             dir.join("crawl.toml"),
             "[agent]\nname = \"bot\"\nurl = \"https://e.org/bot\"\n[crawl]\nround_time = \"3m\"\n\
              [fetcher]\nthreads = 3\nstop_grace = \"2s\"\nmin_delay = \"1s\"\ndelay_factor = 2\n\
-             allow_private = true\nhosts_file = \"hosts\"\n",
+             allow_private = true\nhosts_file = \"hosts\"\nca_file = \"ca.pem\"\n\
+             accept_invalid_certs = true\n",
         )
         .unwrap();
         let parse = |extra: &[&str]| {
@@ -339,6 +353,12 @@ mod tests {
             s.hosts_file,
             Some(std::env::current_dir().unwrap().join("h")),
             "a flag's path is relative to the current directory"
+        );
+        assert!(s.accept_invalid_certs, "crawl.toml");
+        assert_eq!(
+            s.ca_file,
+            Some(dir.join("ca.pem")),
+            "a path in crawl.toml is relative to the crawl directory"
         );
         let s = parse(&[]);
         assert_eq!(s.threads, 3);

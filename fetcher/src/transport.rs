@@ -22,8 +22,10 @@ use std::time::{Duration, Instant};
 
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, RustlsConnector, Transport,
+    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, Transport,
 };
+
+use crate::tls::TlsConnector;
 
 /// A static name → addresses map read from a file in /etc/hosts format.
 #[derive(Debug, Clone, Default)]
@@ -124,9 +126,10 @@ pub type PeerMap = Mutex<HashMap<String, IpAddr>>;
 /// A ureq agent whose connections go through the guarded transport: names
 /// resolved with `hosts` first, private addresses refused unless
 /// `allow_private`, each address connected to noted in `peers`, the bytes
-/// exchanged recorded in `wire`.
+/// exchanged recorded in `wire`; `https` connections wrapped by `tls`.
 pub fn agent(
     config: ureq::config::Config,
+    tls: TlsConnector,
     allow_private: bool,
     hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
@@ -136,9 +139,7 @@ pub fn agent(
         allow_private,
         peers,
     });
-    let connector = connector
-        .chain(RustlsConnector::default())
-        .chain(TapConnector { wire });
+    let connector = connector.chain(tls).chain(TapConnector { wire });
     let resolver = StaticResolver {
         hosts,
         system: Default::default(),

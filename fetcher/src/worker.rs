@@ -172,6 +172,11 @@ impl Worker {
     }
 
     fn store_response(&self, url: &str, via: Via, hops: u32, r: Response, note: String) {
+        let note = match &r.accepted_invalid_certificate {
+            Some(why) if note.is_empty() => format!("tls-unverified {why}"),
+            Some(why) => format!("{note}; tls-unverified {why}"),
+            None => note,
+        };
         let log = LogLine {
             time: SystemTime::now(),
             status: Status::Http(r.status),

@@ -7,6 +7,8 @@
 //!   answering, trickling, huge bodies, gzip bombs, cut bodies) and a
 //!   request log per host; [`server::assert_polite`] checks politeness from
 //!   the server's side.
+//!   [`server::tls`] puts HTTPS in front of them, with certificates from a
+//!   CA made at test time.
 //! - [`demo`]: the demo web generated from a seed, its link graph, and the
 //!   set of URLs a correct crawl fetches ([`demo::Demo::expected`]).
 //! - [`rounds`]: the rounds benchmark's web, one large host and many small

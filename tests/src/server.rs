@@ -61,6 +61,7 @@ mod accept;
 mod bomb;
 mod conn;
 mod polite;
+pub mod tls;
 
 use std::borrow::Cow;
 use std::collections::HashMap;

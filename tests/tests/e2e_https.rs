@@ -1,0 +1,120 @@
+//! A round over https with the real binaries: `segmenter inject` of https
+//! seeds, `fetcher fetch` against a loopback host behind a TLS front (its
+//! certificate from a CA made at test time, trusted with `--ca-file`), then
+//! `segmenter run`, which must find the page's links to https URLs and put
+//! them in the next segment.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+use common::segment::{SegmentReader, SegmentRecord};
+use testkit::bins::{bin_path, run_within};
+use testkit::server::tls::{TestCa, TlsFront};
+use testkit::server::{Response, Routes, Server};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+fn segment_urls(path: &Path) -> Vec<String> {
+    let mut r = SegmentReader::open(path).unwrap();
+    let mut rec = SegmentRecord::default();
+    let mut urls = Vec::new();
+    while r.read_next(&mut rec).unwrap() {
+        urls.push(rec.url.clone());
+    }
+    urls
+}
+
+#[test]
+fn links_found_in_pages_fetched_over_https_are_followed() {
+    // The TLS port, known once the front is up.
+    let tls_port = Arc::new(AtomicU16::new(0));
+    let port_seen = Arc::clone(&tls_port);
+    let server = Server::builder()
+        .host(
+            "secure.test",
+            Routes::new()
+                .route("/robots.txt", Response::text("User-agent: *\nAllow: /\n"))
+                .fallback(move |_: &testkit::server::Request| {
+                    let port = port_seen.load(Ordering::SeqCst);
+                    Response::html(format!(
+                        "<a href=\"/next\">relative</a> \
+                         <a href=\"https://secure.test:{port}/absolute\">absolute</a>"
+                    ))
+                }),
+        )
+        .start()
+        .unwrap();
+    let ca = TestCa::new("e2e test CA");
+    let front = TlsFront::start(&server, [("secure.test", ca.leaf(&["secure.test"]))]).unwrap();
+    tls_port.store(front.port(), Ordering::SeqCst);
+
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-https");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let crawl = tmp.join("crawl");
+    ca.write_pem(&tmp.join("ca.pem")).unwrap();
+    std::fs::write(tmp.join("hosts"), server.hosts_file()).unwrap();
+    std::fs::write(
+        tmp.join("seeds.txt"),
+        format!("{}\n", front.url("secure.test", "/")),
+    )
+    .unwrap();
+
+    run_within(
+        Command::new(bin_path("segmenter"))
+            .arg("inject")
+            .arg(&crawl)
+            .arg(tmp.join("seeds.txt")),
+        &tmp,
+        0,
+        BOUND,
+    );
+    run_within(
+        Command::new(bin_path("fetcher"))
+            .arg("fetch")
+            .arg(&crawl)
+            .arg("--hosts-file")
+            .arg(tmp.join("hosts"))
+            .arg("--ca-file")
+            .arg(tmp.join("ca.pem"))
+            .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
+            .args(["--progress", "none", "--agent-name", "testbot"])
+            .args(["--agent-url", "http://bot.test/about"]),
+        &tmp,
+        0,
+        BOUND,
+    );
+    let log = std::fs::read_to_string(crawl.join("fetched/00001/crawl.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains("\t200\t")
+            && l.contains(&front.url("secure.test", "/"))
+            && !l.contains("robots.txt")),
+        "the seed fetched over https:\n{log}"
+    );
+    let out = run_within(
+        Command::new(bin_path("segmenter")).arg("run").arg(&crawl),
+        &tmp,
+        0,
+        BOUND,
+    );
+
+    let next: Vec<String> = std::fs::read_dir(crawl.join("segments"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("00002"))
+        .flat_map(|p| segment_urls(&p))
+        .collect();
+    let mut want = vec![
+        front.url("secure.test", "/absolute"),
+        front.url("secure.test", "/next"),
+    ];
+    want.sort();
+    let mut got = next.clone();
+    got.sort();
+    assert_eq!(got, want, "segment 00002\n{}", out.stdout);
+    assert!(server.log("secure.test").iter().all(|e| e.complete));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
