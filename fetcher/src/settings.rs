@@ -195,15 +195,7 @@ fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), Se
             config.display()
         )));
     }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(SettingsError::Invalid(format!(
-            "agent name `{name}`: a product token has only letters, digits, `-` and `_` \
-             (RFC 9309)"
-        )));
-    }
+    crate::robots::check_product_token(name).map_err(SettingsError::Invalid)?;
     if url::Url::parse(url).is_err() || url.contains(char::is_whitespace) {
         return Err(SettingsError::Invalid(format!(
             "agent URL `{url}` is not an absolute URL (e.g. https://example.org/bot.html)"
