@@ -21,7 +21,8 @@ use common::body::{BodyDecoder, Outcome};
 use common::crawllog::ErrorCode;
 use common::warc::Truncated;
 
-use crate::transport::{self, HostsMap, PeerMap, PrivateAddress, Wire};
+use crate::dns::{Dns, DnsFailure};
+use crate::transport::{self, PeerMap, PrivateAddress, Wire};
 
 /// What the client asks for in `Accept-Encoding`: the codings that
 /// `warcio` (and so most WARC tools) decode when reading. `zstd` is
@@ -44,8 +45,10 @@ pub struct ClientConfig {
     pub download_timeout: Duration,
     /// Permit private addresses.
     pub allow_private: bool,
-    /// Static names.
-    pub hosts: Option<HostsMap>,
+    /// The name resolver.
+    pub dns: Dns,
+    /// The proxy requests go through (`None`: none, whatever the environment says).
+    pub proxy: Option<ureq::Proxy>,
     /// Queue keys whose idle connection is kept for reuse.
     pub idle_connections: usize,
 }
@@ -105,6 +108,9 @@ pub struct Failure {
     pub code: ErrorCode,
     /// What happened.
     pub message: String,
+    /// True if trying again in this run would fail the same way (a host
+    /// name that does not exist): its host is given up.
+    pub permanent: bool,
     /// Time until the failure.
     pub elapsed: Duration,
 }
@@ -122,7 +128,6 @@ pub struct Client {
     /// Set by [`Client::shutdown`]: no new request starts.
     closed: Arc<AtomicBool>,
     config: ureq::config::Config,
-    resolver_hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
     cfg: Arc<ClientConfig>,
 }
@@ -145,6 +150,7 @@ impl Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            .proxy(cfg.proxy.clone())
             .user_agent(cfg.user_agent.as_str())
             .accept("*/*")
             .timeout_connect(Some(cfg.connect_timeout))
@@ -162,7 +168,6 @@ impl Client {
             agents: Arc::default(),
             closed: Arc::default(),
             config,
-            resolver_hosts: cfg.hosts.clone().map(Arc::new),
             peers: Arc::new(PeerMap::default()),
             cfg: Arc::new(cfg),
         }
@@ -173,7 +178,7 @@ impl Client {
         let agent = transport::agent(
             self.config.clone(),
             self.cfg.allow_private,
-            self.resolver_hosts.clone(),
+            self.cfg.dns.clone(),
             self.peers.clone(),
             Arc::clone(&wire),
         );
@@ -255,6 +260,7 @@ impl Client {
         let fail = |code: ErrorCode, message: String| Failure {
             code,
             message,
+            permanent: false,
             elapsed: start.elapsed(),
         };
         let uri: ureq::http::Uri = url
@@ -276,10 +282,16 @@ impl Client {
         // Room for the head, the body, and one read past the limit.
         let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
         lock(&wire).start(cap);
-        let response = agent
-            .run(request)
-            .map_err(|e| classify(e, &self.cfg))
-            .map_err(|(code, msg)| fail(code, msg))?;
+        let response = agent.run(request).map_err(|e| match dns_failure(&e) {
+            Some(d) => Failure {
+                permanent: d.permanent,
+                ..fail(ErrorCode::Dns, d.to_string())
+            },
+            None => {
+                let (code, msg) = classify(e, &self.cfg);
+                fail(code, msg)
+            }
+        })?;
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
@@ -409,6 +421,14 @@ fn is_timeout(e: &io::Error) -> bool {
         .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
+/// The resolver's failure, if that is what `e` is.
+fn dns_failure(e: &ureq::Error) -> Option<&DnsFailure> {
+    match e {
+        ureq::Error::Other(inner) => inner.downcast_ref::<DnsFailure>(),
+        _ => None,
+    }
+}
+
 /// Maps a ureq error to a crawl-log code and message.
 fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
     use ureq::Error as E;
@@ -470,7 +490,16 @@ mod tests {
             first_byte_timeout: Duration::from_secs(2),
             download_timeout: Duration::from_secs(3),
             allow_private: false,
-            hosts: None,
+            dns: crate::dns::Dns::start(crate::dns::DnsConfig {
+                server: Some("127.0.0.1:9".parse().unwrap()),
+                timeout: Duration::from_secs(1),
+                cache_ttl: Duration::from_secs(1),
+                concurrency: 1,
+                hosts: None,
+            })
+            .unwrap()
+            .0,
+            proxy: None,
             idle_connections: 1,
         };
         let io = |kind: io::ErrorKind, msg: &str| ureq::Error::Io(io::Error::new(kind, msg));

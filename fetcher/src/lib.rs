@@ -16,6 +16,7 @@
 pub mod cli;
 mod clock;
 mod contacts;
+mod dns;
 pub mod error;
 mod feed;
 pub mod fetch;
@@ -25,6 +26,7 @@ mod http;
 pub mod inspect;
 mod outcome;
 mod progress;
+mod proxy;
 mod queue_key;
 mod recorder;
 mod resume;

@@ -706,7 +706,10 @@ mod tests {
         }
         let e = super::check_product_token("bot2x").unwrap_err();
         assert!(e.contains("`2`") && e.contains("`bot`"), "{e}");
-        assert!(e.contains("RFC 9309") && e.contains(r#"underscores ("_")"#), "{e}");
+        assert!(
+            e.contains("RFC 9309") && e.contains(r#"underscores ("_")"#),
+            "{e}"
+        );
         assert!(e.contains("such as `botx`"), "{e}");
         let e = super::check_product_token("42").unwrap_err();
         assert!(e.contains("no robots.txt group"), "{e}");

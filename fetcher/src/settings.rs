@@ -10,6 +10,7 @@ use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
 use crate::cli::{FetchArgs, FetcherOptions, ProgressArg};
+use crate::proxy::ProxyChoice;
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 
@@ -63,6 +64,16 @@ pub struct Settings {
     pub allow_private: bool,
     /// Static name map.
     pub hosts_file: Option<PathBuf>,
+    /// DNS server asked instead of the system's.
+    pub dns_server: Option<std::net::SocketAddr>,
+    /// Longest wait for a name.
+    pub dns_timeout: Duration,
+    /// Longest a DNS answer is kept.
+    pub dns_cache_ttl: Duration,
+    /// DNS lookups in flight at most.
+    pub dns_concurrency: usize,
+    /// The proxy requests go through.
+    pub proxy: Option<ProxyChoice>,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
     /// URLs per queue held in memory.
@@ -140,6 +151,17 @@ impl Settings {
         let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
         let time_limit = o.time_limit.map_or(round_time, Duration::from);
         let key = o.key.unwrap_or(KeyMode::Host);
+        let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
+        let dns_concurrency = o.dns_concurrency.unwrap_or(64);
+        if dns_concurrency == 0 || dns_concurrency > 4096 {
+            return Err(SettingsError::Invalid(format!(
+                "dns concurrency {dns_concurrency}: use 1 to 4096"
+            )));
+        }
+        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), |name| {
+            std::env::var(name).ok()
+        })
+        .map_err(SettingsError::Invalid)?;
         let dur =
             |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
         Ok(Settings {
@@ -160,6 +182,11 @@ impl Settings {
             key,
             allow_private: o.allow_private,
             hosts_file,
+            dns_server,
+            dns_timeout: dur(o.dns_timeout, 5).max(Duration::from_millis(1)),
+            dns_cache_ttl: dur(o.dns_cache_ttl, 30 * 60),
+            dns_concurrency,
+            proxy,
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
@@ -180,6 +207,21 @@ impl Settings {
             env!("CARGO_PKG_VERSION"),
             self.agent_url
         )
+    }
+}
+
+/// `IP` or `IP:PORT` (port 53 by default) of a DNS server.
+fn parse_dns_server(v: &str) -> Result<std::net::SocketAddr, SettingsError> {
+    let v = v.trim();
+    if let Ok(addr) = v.parse() {
+        return Ok(addr);
+    }
+    match v.trim_start_matches('[').trim_end_matches(']').parse() {
+        Ok(ip) => Ok(std::net::SocketAddr::new(ip, 53)),
+        Err(_) => Err(SettingsError::Invalid(format!(
+            "dns server `{v}`: give an IP address, with a port if not 53 (127.0.0.1:5353, \
+             [::1]:53); a name would itself need a name server"
+        ))),
     }
 }
 

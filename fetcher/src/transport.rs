@@ -1,16 +1,21 @@
-//! The transport under the HTTP client: how names resolve and which
-//! addresses may be connected to (ureq 3's `unversioned` transport API,
-//! hence the exact version pin).
+//! The transport under the HTTP client: how names resolve, which
+//! addresses may be connected to, and the way through a proxy (ureq 3's
+//! `unversioned` transport API, hence the exact version pin).
 //!
-//! - names listed in `--hosts-file` resolve to the addresses listed there;
-//!   other names go through the system resolver;
+//! - names resolve through [`crate::dns`] (the `--hosts-file`, then DNS,
+//!   behind a cache);
 //! - every address is checked right before the socket connects to it, so a
 //!   loopback, private, link-local or unspecified address is refused on the
 //!   address actually used, unless `--allow-private` is set;
-//! - the address connected to is remembered for `WARC-IP-Address`;
-//! - every byte written to and read from a connection (above TLS) is
-//!   recorded in the agent's [`Wire`], so the WARC records hold the
-//!   exchange exactly as it went.
+//! - through a proxy ([`crate::proxy`]), the proxy connects to the target:
+//!   the target's name is resolved here all the same and refused if it
+//!   points at a private address, before the proxy is asked (the proxy's
+//!   own address is the operator's choice and is not checked);
+//! - the address connected to is remembered for `WARC-IP-Address` (not
+//!   through a proxy: only the proxy knows it);
+//! - every byte written to and read from a connection (above TLS, inside a
+//!   proxy's tunnel) is recorded in the agent's [`Wire`], so the WARC
+//!   records hold the exchange exactly as it went.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -22,8 +27,11 @@ use std::time::{Duration, Instant};
 
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, RustlsConnector, Transport,
+    Buffers, ConnectProxyConnector, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout,
+    RustlsConnector, Transport,
 };
+
+use crate::dns::{Dns, DnsFailure};
 
 /// A static name → addresses map read from a file in /etc/hosts format.
 #[derive(Debug, Clone, Default)]
@@ -122,28 +130,49 @@ impl std::error::Error for PrivateAddress {}
 pub type PeerMap = Mutex<HashMap<String, IpAddr>>;
 
 /// A ureq agent whose connections go through the guarded transport: names
-/// resolved with `hosts` first, private addresses refused unless
-/// `allow_private`, each address connected to noted in `peers`, the bytes
-/// exchanged recorded in `wire`.
+/// resolved by `dns`, private addresses refused unless `allow_private`,
+/// each address connected to noted in `peers`, the bytes exchanged
+/// recorded in `wire`. With a proxy in `config`, requests go through it
+/// (`CONNECT`), except for the names its no-proxy list matches.
 pub fn agent(
     config: ureq::config::Config,
     allow_private: bool,
-    hosts: Option<Arc<HostsMap>>,
+    dns: Dns,
     peers: Arc<PeerMap>,
     wire: Arc<Mutex<Wire>>,
 ) -> ureq::Agent {
-    let connector = ().chain(GuardedTcpConnector {
-        allow_private,
-        peers,
-    });
+    let proxied = config.proxy().is_some();
+    let connector = ()
+        .chain(ProxyGuard {
+            allow_private,
+            dns: dns.clone(),
+            peers: peers.clone(),
+        })
+        .chain(ConnectProxyConnector::default())
+        .chain(GuardedTcpConnector {
+            allow_private,
+            proxied,
+            peers,
+        });
     let connector = connector
         .chain(RustlsConnector::default())
-        .chain(TapConnector { wire });
-    let resolver = StaticResolver {
-        hosts,
-        system: Default::default(),
-    };
+        .chain(TapConnector { wire, proxied });
+    let resolver = DnsResolver { dns };
     ureq::Agent::with_parts(config, connector, resolver)
+}
+
+/// True when `details` are those of the connection to the proxy itself:
+/// ureq connects to it with a copy of the configuration without the proxy.
+fn is_proxy_leg(proxied: bool, details: &ConnectionDetails) -> bool {
+    proxied && details.config.proxy().is_none()
+}
+
+/// True when a request for `details` goes through the configured proxy.
+fn goes_through_proxy(details: &ConnectionDetails) -> bool {
+    details
+        .config
+        .proxy()
+        .is_some_and(|p| !p.is_no_proxy(details.uri))
 }
 
 /// The address the latest connection for `uri`'s `host:port` went to.
@@ -168,66 +197,102 @@ fn authority_key(uri: &ureq::http::Uri) -> String {
     format!("{host}:{}", port_of(uri))
 }
 
+/// Names through [`Dns`]; a failure travels as a [`DnsFailure`].
 #[derive(Debug)]
-struct StaticResolver {
-    hosts: Option<Arc<HostsMap>>,
-    system: ureq::unversioned::resolver::DefaultResolver,
+struct DnsResolver {
+    dns: Dns,
 }
 
-impl Resolver for StaticResolver {
+impl Resolver for DnsResolver {
     fn resolve(
         &self,
         uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
+        _config: &ureq::config::Config,
+        _timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let host = uri
-            .host()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']');
         let port = port_of(uri);
-        let listed: Option<Vec<IpAddr>> = match host.parse::<IpAddr>() {
-            Ok(ip) => Some(vec![ip]),
-            Err(_) => self
-                .hosts
-                .as_ref()
-                .and_then(|h| h.get(&host.to_ascii_lowercase()))
-                .map(<[IpAddr]>::to_vec),
-        };
-        match listed {
-            Some(ips) => {
-                let mut out = self.empty();
-                for ip in ips.into_iter().take(16) {
-                    out.push(SocketAddr::new(ip, port));
-                }
-                Ok(out)
-            }
-            None => self.system.resolve(uri, config, timeout),
+        let ips = self
+            .dns
+            .lookup(uri.host().unwrap_or(""))
+            .map_err(|f| ureq::Error::Other(Box::new(f)))?;
+        let mut out = self.empty();
+        for ip in ips.iter().take(16) {
+            out.push(SocketAddr::new(*ip, port));
         }
+        Ok(out)
     }
 }
 
-/// Opens TCP connections, refusing private addresses unless allowed.
+/// The first connector of the chain: for a request that goes through the
+/// proxy, resolves the target's name and refuses it if it is private
+/// (unless allowed), before anything is sent. Opens nothing itself.
 #[derive(Debug)]
-struct GuardedTcpConnector {
+struct ProxyGuard {
     allow_private: bool,
+    dns: Dns,
     peers: Arc<PeerMap>,
 }
 
-impl Connector<()> for GuardedTcpConnector {
-    type Out = GuardedTcp;
+impl Connector<()> for ProxyGuard {
+    type Out = ();
 
     fn connect(
         &self,
         details: &ConnectionDetails,
         _chained: Option<()>,
-    ) -> Result<Option<GuardedTcp>, ureq::Error> {
+    ) -> Result<Option<()>, ureq::Error> {
+        if !goes_through_proxy(details) {
+            return Ok(None);
+        }
+        // Only the proxy knows the address it connects to.
+        self.peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&authority_key(details.uri));
+        if self.allow_private {
+            return Ok(None);
+        }
+        let ips = self
+            .dns
+            .lookup(details.uri.host().unwrap_or(""))
+            .map_err(|f: DnsFailure| ureq::Error::Other(Box::new(f)))?;
+        match ips.iter().find(|ip| is_private(**ip)) {
+            Some(ip) => Err(ureq::Error::Other(Box::new(PrivateAddress(*ip)))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Opens TCP connections, refusing private addresses unless allowed.
+/// A connection already made (a proxy's tunnel) is passed on; so is the
+/// connection to the proxy itself, unchecked: its address is the
+/// operator's choice.
+#[derive(Debug)]
+struct GuardedTcpConnector {
+    allow_private: bool,
+    /// A proxy is configured.
+    proxied: bool,
+    peers: Arc<PeerMap>,
+}
+
+impl<In: Transport> Connector<In> for GuardedTcpConnector {
+    type Out = Either<In, GuardedTcp>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(tunnel) = chained {
+            return Ok(Some(Either::A(tunnel)));
+        }
+        let to_proxy = is_proxy_leg(self.proxied, details);
+        let allow_private = self.allow_private || to_proxy;
         let start = Instant::now();
         let budget = details.timeout.not_zero().map(|d| *d);
         let mut last_err: Option<ureq::Error> = None;
         for addr in details.addrs.iter() {
-            if !self.allow_private && is_private(addr.ip()) {
+            if !allow_private && is_private(addr.ip()) {
                 last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
                 continue;
             }
@@ -246,14 +311,16 @@ impl Connector<()> for GuardedTcpConnector {
                 Ok(stream) => {
                     // Check the connected peer too, not only the address we asked for.
                     let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
-                    if !self.allow_private && is_private(peer) {
+                    if !allow_private && is_private(peer) {
                         return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
                     }
                     stream.set_nodelay(true)?;
-                    self.peers
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(authority_key(details.uri), peer);
+                    if !to_proxy {
+                        self.peers
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(authority_key(details.uri), peer);
+                    }
                     let stream = Arc::new(stream);
                     (details.register_shutdown)(Arc::downgrade(&stream)
                         as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
@@ -261,7 +328,7 @@ impl Connector<()> for GuardedTcpConnector {
                         details.config.input_buffer_size(),
                         details.config.output_buffer_size(),
                     );
-                    return Ok(Some(GuardedTcp { stream, buffers }));
+                    return Ok(Some(Either::B(GuardedTcp { stream, buffers })));
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
@@ -387,10 +454,15 @@ impl Wire {
 
 /// The last connector of the chain: wraps each connection (TCP or TLS) in a
 /// [`Tapped`] transport. A new connection starts a new recording: when ureq
-/// retries a request on a fresh connection, only the retry is kept.
+/// retries a request on a fresh connection, only the retry is kept. The
+/// connection to a proxy is not recorded (its `CONNECT` exchange is not the
+/// request's; what goes through the tunnel is recorded by the tunnel's own
+/// tap).
 #[derive(Debug)]
 struct TapConnector {
     wire: Arc<Mutex<Wire>>,
+    /// A proxy is configured.
+    proxied: bool,
 }
 
 impl<In: Transport> Connector<In> for TapConnector {
@@ -398,26 +470,30 @@ impl<In: Transport> Connector<In> for TapConnector {
 
     fn connect(
         &self,
-        _details: &ConnectionDetails,
+        details: &ConnectionDetails,
         chained: Option<In>,
     ) -> Result<Option<Tapped<In>>, ureq::Error> {
+        let record = !is_proxy_leg(self.proxied, details);
         Ok(chained.map(|inner| {
-            let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
-            let cap = w.cap;
-            w.start(cap);
+            if record {
+                let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
+                let cap = w.cap;
+                w.start(cap);
+            }
             Tapped {
                 inner,
-                wire: self.wire.clone(),
+                wire: record.then(|| self.wire.clone()),
             }
         }))
     }
 }
 
-/// A transport that records every byte it writes and reads.
+/// A transport that records every byte it writes and reads (when it has a
+/// wire to record to).
 #[derive(Debug)]
 struct Tapped<T> {
     inner: T,
-    wire: Arc<Mutex<Wire>>,
+    wire: Option<Arc<Mutex<Wire>>>,
 }
 
 impl<T: Transport> Transport for Tapped<T> {
@@ -426,12 +502,13 @@ impl<T: Transport> Transport for Tapped<T> {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        let out = &self.inner.buffers().output()[..amount];
-        self.wire
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .sent
-            .extend_from_slice(out);
+        if let Some(wire) = &self.wire {
+            let out = &self.inner.buffers().output()[..amount];
+            wire.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .sent
+                .extend_from_slice(out);
+        }
         self.inner.transmit_output(amount, timeout)
     }
 
@@ -440,9 +517,10 @@ impl<T: Transport> Transport for Tapped<T> {
         let before = self.inner.buffers().input().len();
         let result = self.inner.await_input(timeout);
         let input = self.inner.buffers().input();
-        if input.len() > before {
-            self.wire
-                .lock()
+        if let Some(wire) = &self.wire
+            && input.len() > before
+        {
+            wire.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .read(&input[before..]);
         }
