@@ -41,7 +41,11 @@ fn ipv4(server: &Server, host: &str) -> Ipv4Addr {
 fn write_urls(crawl: &CrawlDir, urls: &[String]) {
     let mut w = SegmentWriter::create(crawl.segment_path("00001")).unwrap();
     for url in urls {
-        let host = url::Url::parse(url).unwrap().host_str().unwrap().to_string();
+        let host = url::Url::parse(url)
+            .unwrap()
+            .host_str()
+            .unwrap()
+            .to_string();
         w.write(&SegmentRecord {
             host,
             url: url.clone(),
@@ -154,7 +158,11 @@ fn a_name_that_does_not_exist_gives_its_host_up_at_once() {
         );
     }
     // One lookup (an A query, then an AAAA query for a name without A records).
-    assert!(dns.queries("gone.test") <= 2, "{}", dns.queries("gone.test"));
+    assert!(
+        dns.queries("gone.test") <= 2,
+        "{}",
+        dns.queries("gone.test")
+    );
     let ok = log.iter().filter(|l| l.status == Status::Http(200)).count();
     assert_eq!(ok, 2, "the other host is fetched");
 }
@@ -289,7 +297,10 @@ fn key_ip_resolves_every_name_of_the_segment_and_groups_them_by_address() {
             b.name(n, DnsAnswer::a(ipv4(&server, n)).after(late))
         })
         // A second name of h0's address: the same queue.
-        .name("alias.test", DnsAnswer::a(ipv4(&server, "h0.test")).after(late))
+        .name(
+            "alias.test",
+            DnsAnswer::a(ipv4(&server, "h0.test")).after(late),
+        )
         .start()
         .unwrap();
     let crawl = crawl_dir("dns-key-ip");
@@ -319,10 +330,7 @@ fn key_ip_resolves_every_name_of_the_segment_and_groups_them_by_address() {
         assert_eq!(dns.queries(n), 1, "{n}: looked up once, then cached");
     }
     let log = crawl_log(&crawl, "00001");
-    let pages = log
-        .iter()
-        .filter(|l| l.status == Status::Http(200))
-        .count();
+    let pages = log.iter().filter(|l| l.status == Status::Http(200)).count();
     assert_eq!(pages, urls.len(), "{log:#?}");
     // The alias's URL went to h0's address, in h0's queue: one request at a time.
     let h0 = server.log("h0.test");

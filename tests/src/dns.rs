@@ -62,6 +62,7 @@ impl DnsAnswer {
 #[derive(Debug, Default)]
 pub struct DnsServerBuilder {
     names: HashMap<String, Vec<DnsAnswer>>,
+    bind: Option<SocketAddr>,
 }
 
 impl DnsServerBuilder {
@@ -78,9 +79,16 @@ impl DnsServerBuilder {
         self
     }
 
-    /// Binds `127.0.0.1:0` and starts answering.
+    /// Listens on `addr` instead of `127.0.0.1` and a free port (a
+    /// benchmark in a network namespace of its own takes port 53).
+    pub fn bind(mut self, addr: SocketAddr) -> DnsServerBuilder {
+        self.bind = Some(addr);
+        self
+    }
+
+    /// Binds (`127.0.0.1:0` unless told otherwise) and starts answering.
     pub fn start(self) -> io::Result<DnsServer> {
-        let socket = UdpSocket::bind("127.0.0.1:0")?;
+        let socket = UdpSocket::bind(self.bind.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0))))?;
         socket.set_read_timeout(Some(Duration::from_millis(100)))?;
         let addr = socket.local_addr()?;
         let state = Arc::new(State {
