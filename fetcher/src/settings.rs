@@ -92,6 +92,15 @@ impl Settings {
     /// Lays the flags over `crawl.toml` ([`common::options!`]), fills in
     /// the defaults and checks the result.
     pub fn from_args(args: FetchArgs) -> Result<Settings, SettingsError> {
+        Settings::from_args_and_env(args, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::from_args`] with the environment variables (the proxy's)
+    /// read by `env`.
+    pub fn from_args_and_env(
+        args: FetchArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, SettingsError> {
         let crawl = CrawlDir::new(&args.crawl);
         let cfg = CrawlConfig::load(&crawl.config_path())?;
         let file: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
@@ -158,10 +167,8 @@ impl Settings {
                 "dns concurrency {dns_concurrency}: use 1 to 4096"
             )));
         }
-        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), |name| {
-            std::env::var(name).ok()
-        })
-        .map_err(SettingsError::Invalid)?;
+        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
+            .map_err(SettingsError::Invalid)?;
         let dur =
             |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
         Ok(Settings {
@@ -259,7 +266,8 @@ mod tests {
         let crate::cli::Command::Fetch(a) = cli.command else {
             panic!("fetch expected")
         };
-        Settings::from_args(*a)
+        // The machine's proxy variables must not reach the tests.
+        Settings::from_args_and_env(*a, |_| None)
     }
 
     #[test]
@@ -331,6 +339,37 @@ mod tests {
     }
 
     #[test]
+    fn dns_settings_and_their_checks() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |extra: &[&str]| {
+            let mut a = agent.to_vec();
+            a.extend_from_slice(extra);
+            settings(&a)
+        };
+        let s = with(&[]).unwrap();
+        assert_eq!(s.dns_server, None, "the system's name servers");
+        assert_eq!(s.dns_timeout, Duration::from_secs(5));
+        assert_eq!(s.dns_cache_ttl, Duration::from_secs(30 * 60));
+        assert_eq!(s.dns_concurrency, 64);
+        let s = with(&["--dns-server", "127.0.0.1", "--dns-timeout", "300ms"]).unwrap();
+        assert_eq!(s.dns_server, Some("127.0.0.1:53".parse().unwrap()));
+        assert_eq!(s.dns_timeout, Duration::from_millis(300));
+        let s = with(&["--dns-server", "[::1]:5353"]).unwrap();
+        assert_eq!(s.dns_server, Some("[::1]:5353".parse().unwrap()));
+        let e = with(&["--dns-server", "ns.example"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ns.example") && e.contains("IP address"), "{e}");
+        let e = with(&["--dns-concurrency", "0"]).unwrap_err().to_string();
+        assert!(e.contains("dns concurrency"), "{e}");
+        assert!(with(&["--proxy", "none"]).unwrap().proxy.is_none());
+        let e = with(&["--proxy", "socks5://p.test:1080"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--proxy") && e.contains("not supported"), "{e}");
+    }
+
+    #[test]
     fn a_flag_beats_crawl_toml_which_beats_the_default() {
         let dir = std::env::temp_dir().join(format!("fetcher-layers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -348,7 +387,7 @@ mod tests {
             let crate::cli::Command::Fetch(a) = cli.command else {
                 panic!("fetch expected")
             };
-            Settings::from_args(*a).unwrap()
+            Settings::from_args_and_env(*a, |_| None).unwrap()
         };
         let s = parse(&[
             "--threads",
