@@ -9,8 +9,9 @@
 //!   address actually used, unless `--allow-private` is set;
 //! - through a proxy ([`crate::proxy`]), the proxy connects to the target:
 //!   the target's name is resolved here all the same and refused if it
-//!   points at a private address, before the proxy is asked (the proxy's
-//!   own address is the operator's choice and is not checked);
+//!   points at a private address, before the proxy is asked (a name that
+//!   does not resolve here is left to the proxy; the proxy's own address is
+//!   the operator's choice and is not checked);
 //! - the address connected to is remembered for `WARC-IP-Address` (not
 //!   through a proxy: only the proxy knows it);
 //! - every byte written to and read from a connection (above TLS, inside a
@@ -31,7 +32,7 @@ use ureq::unversioned::transport::{
     RustlsConnector, Transport,
 };
 
-use crate::dns::{Dns, DnsFailure};
+use crate::dns::Dns;
 
 /// A static name → addresses map read from a file in /etc/hosts format.
 #[derive(Debug, Clone, Default)]
@@ -225,7 +226,8 @@ impl Resolver for DnsResolver {
 
 /// The first connector of the chain: for a request that goes through the
 /// proxy, resolves the target's name and refuses it if it is private
-/// (unless allowed), before anything is sent. Opens nothing itself.
+/// (unless allowed), before anything is sent; a name that does not resolve
+/// here goes to the proxy unchecked. Opens nothing itself.
 #[derive(Debug)]
 struct ProxyGuard {
     allow_private: bool,
@@ -252,10 +254,11 @@ impl Connector<()> for ProxyGuard {
         if self.allow_private {
             return Ok(None);
         }
-        let ips = self
-            .dns
-            .lookup(details.uri.host().unwrap_or(""))
-            .map_err(|f: DnsFailure| ureq::Error::Other(Box::new(f)))?;
+        // A name this machine cannot resolve is left to the proxy: behind a
+        // proxy, often only the proxy can resolve outside names.
+        let Ok(ips) = self.dns.lookup(details.uri.host().unwrap_or("")) else {
+            return Ok(None);
+        };
         match ips.iter().find(|ip| is_private(**ip)) {
             Some(ip) => Err(ureq::Error::Other(Box::new(PrivateAddress(*ip)))),
             None => Ok(None),

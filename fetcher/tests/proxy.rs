@@ -228,6 +228,51 @@ fn a_private_target_is_refused_before_the_proxy_is_asked() {
 }
 
 #[test]
+fn a_name_only_the_proxy_can_resolve_is_left_to_it() {
+    let server = two_hosts();
+    let proxy = ProxyServer::start(&server.hosts_file()).unwrap();
+    // This machine's name server knows none of the names (NXDOMAIN).
+    let dns = testkit::dns::DnsServer::builder().start().unwrap();
+    let crawl = crawl_dir("proxy-resolves");
+    segment(&crawl, &server);
+    let empty = crawl.root().join("no-hosts");
+    std::fs::write(&empty, "").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
+    for v in PROXY_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.arg("fetch")
+        .arg(crawl.root())
+        .args([
+            "--agent-name",
+            "testbot",
+            "--agent-url",
+            "http://bot.test/about",
+        ])
+        .arg("--hosts-file")
+        .arg(&empty)
+        .args(["--dns-server", &dns.addr().to_string()])
+        .args([
+            "--min-delay",
+            "0",
+            "--delay-factor",
+            "0",
+            "--progress",
+            "none",
+        ])
+        .args(["--proxy", &proxy.url()]);
+    fetch(&mut cmd, &crawl, 0);
+    let log = crawl_log(&crawl, "00001");
+    let ok = log.iter().filter(|l| l.status == Status::Http(200)).count();
+    assert_eq!(
+        ok, 3,
+        "fetched through the proxy, which resolved them: {log:#?}"
+    );
+    assert!(dns.queries("a.test") >= 1, "asked here first");
+    assert!(connects(&proxy, "a.test") >= 1 && connects(&proxy, "b.test") >= 1);
+}
+
+#[test]
 fn a_proxy_the_fetcher_cannot_use_is_refused_at_start() {
     let server = two_hosts();
     let crawl = crawl_dir("proxy-socks");
