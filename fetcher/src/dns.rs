@@ -246,8 +246,8 @@ impl Dns {
         let mut queued = Vec::new();
         for host in hosts {
             let name = host.trim_end_matches('.').to_ascii_lowercase();
-            if name.trim_start_matches('[').parse::<IpAddr>().is_ok()
-                || name.trim_end_matches(']').parse::<IpAddr>().is_ok()
+            let bare = name.trim_start_matches('[').trim_end_matches(']');
+            if bare.parse::<IpAddr>().is_ok()
                 || inner.hosts.as_ref().is_some_and(|h| h.get(&name).is_some())
             {
                 continue;
@@ -613,7 +613,7 @@ mod against_a_server {
             .start()
             .unwrap();
         let dns = dns_at(&server, 2000);
-        dns.resolve_ahead(["a.test", "b.test", "a.test", "127.0.0.9"]);
+        dns.resolve_ahead(["a.test", "b.test", "a.test", "127.0.0.9", "[::1]"]);
         assert_eq!(dns.first("b.test").unwrap().to_string(), "127.0.0.6");
         assert_eq!(dns.first("a.test").unwrap().to_string(), "127.0.0.5");
         assert_eq!(server.queries("a.test"), 1);
