@@ -341,3 +341,51 @@ fn key_ip_resolves_every_name_of_the_segment_and_groups_them_by_address() {
     );
     testkit::server::assert_polite(&h0, std::time::Duration::ZERO);
 }
+
+#[test]
+fn a_name_gone_since_its_robots_txt_was_read_gives_its_host_up_at_its_first_page() {
+    let server = Server::builder().host("a.test", site(4)).start().unwrap();
+    let ip = ipv4(&server, "a.test");
+    // Known in the first run; no such name in the second (one lookup per run).
+    let dns = DnsServer::builder()
+        .answers("a.test", vec![DnsAnswer::a(ip), DnsAnswer::NxDomain])
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("dns-gone-later");
+    write_segment(&crawl, "00001", &server, &[("a.test", "/0")]);
+    fetch(&mut dns_fetch_cmd(&crawl, &server, &dns), &crawl, 0);
+    assert_eq!(server.log("a.test").len(), 2, "robots.txt and /0");
+
+    // robots.txt is kept in hosts.db for a day: the next run asks for a page first.
+    write_segment(
+        &crawl,
+        "00002",
+        &server,
+        &[("a.test", "/1"), ("a.test", "/2"), ("a.test", "/3")],
+    );
+    fetch(dns_fetch_cmd(&crawl, &server, &dns).arg("00002"), &crawl, 0);
+    let log = crawl_log(&crawl, "00002");
+    assert_eq!(log.len(), 3, "{log:#?}");
+    assert!(
+        log.iter()
+            .all(|l| l.status == Status::Error(ErrorCode::Dns)),
+        "{log:#?}"
+    );
+    assert!(
+        log[0].note.contains("NXDOMAIN") && log[0].note.contains("permanent"),
+        "the page asked: {}",
+        log[0].note
+    );
+    assert!(
+        log[1..].iter().all(|l| l.note.contains("host dropped")),
+        "the others, given up without a request: {log:#?}"
+    );
+    assert_eq!(
+        server.log("a.test").len(),
+        2,
+        "nothing more reached the server"
+    );
+    let left = leftover(&crawl, "00002");
+    assert_eq!(left.len(), 3, "{left:#?}");
+    assert!(left.iter().all(|r| r.via == Via::Retry && r.tries == 1));
+}
