@@ -218,8 +218,9 @@ common::options! {
         /// wait for the one lookup of a name they need) [default: 64].
         #[arg(long, value_name = "N")]
         pub dns_concurrency: Option<usize>,
-        /// HTTP proxy for every request (`http://[USER:PASSWORD@]HOST:PORT`,
-        /// asked with CONNECT), or `none` to ignore the environment [default:
+        /// HTTP proxy for every request (`http://[USER:PASSWORD@]HOST:PORT`; http
+        /// URLs in absolute form, https by CONNECT), or `none` to ignore the
+        /// environment [default:
         /// all_proxy, https_proxy or http_proxy from the environment, upper or
         /// lower case, else none].
         #[arg(long, value_name = "URL")]

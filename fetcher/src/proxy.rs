@@ -2,11 +2,10 @@
 //! else the usual environment variables, and which names bypass it
 //! (`--no-proxy`, else `NO_PROXY`).
 //!
-//! An HTTP proxy is asked with `CONNECT host:port` for every request, `http`
-//! and `https` alike (the tunnel carries the request exactly as it would go
-//! to the server, so the WARC request record is the same with or without a
-//! proxy). SOCKS and `https://` proxies are refused at start, with the way
-//! out, rather than failing every request.
+//! An `http` URL is asked of the proxy in absolute form (`GET
+//! http://host/path HTTP/1.1`); an `https` URL through a `CONNECT host:port`
+//! tunnel (see [`crate::transport`]). SOCKS and `https://` proxies are
+//! refused at start, with the way out, rather than failing every request.
 
 use ureq::{Proxy, ProxyProtocol};
 
@@ -41,7 +40,7 @@ impl ProxyChoice {
     /// One line for the run's log.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "requests go through the proxy {} (from {}), by CONNECT",
+            "requests go through the proxy {} (from {}); http URLs in absolute form, https by CONNECT",
             self.shown, self.source
         );
         if !self.no_proxy.is_empty() {
@@ -129,9 +128,7 @@ fn parse(value: &str) -> Result<((String, u16, Option<String>, Option<String>), 
     match url.scheme() {
         "http" => {}
         s if s.starts_with("socks") => {
-            return Err(format!(
-                "{s} proxies are not supported (only HTTP proxies, asked with CONNECT)"
-            ));
+            return Err(format!("{s} proxies are not supported (only HTTP proxies)"));
         }
         s => return Err(format!("`{s}://` proxies are not supported (only http://)")),
     }

@@ -7,7 +7,9 @@
 //! - every address is checked right before the socket connects to it, so a
 //!   loopback, private, link-local or unspecified address is refused on the
 //!   address actually used, unless `--allow-private` is set;
-//! - through a proxy ([`crate::proxy`]), the proxy connects to the target:
+//! - through a proxy ([`crate::proxy`]), the proxy connects to the target
+//!   (an `http` request goes to the proxy in absolute form, an `https` one
+//!   through a `CONNECT` tunnel):
 //!   the target's name is resolved here all the same and refused if it
 //!   points at a private address, before the proxy is asked (a name that
 //!   does not resolve here is left to the proxy; the proxy's own address is
@@ -134,7 +136,8 @@ pub type PeerMap = Mutex<HashMap<String, IpAddr>>;
 /// resolved by `dns`, private addresses refused unless `allow_private`,
 /// each address connected to noted in `peers`, the bytes exchanged
 /// recorded in `wire`. With a proxy in `config`, requests go through it
-/// (`CONNECT`), except for the names its no-proxy list matches.
+/// (`http` in absolute form, `https` by `CONNECT`), except for the names its
+/// no-proxy list matches.
 pub fn agent(
     config: ureq::config::Config,
     allow_private: bool,
@@ -236,33 +239,45 @@ struct ProxyGuard {
 }
 
 impl Connector<()> for ProxyGuard {
-    type Out = ();
+    type Out = GuardedTcp;
 
     fn connect(
         &self,
         details: &ConnectionDetails,
         _chained: Option<()>,
-    ) -> Result<Option<()>, ureq::Error> {
-        if !goes_through_proxy(details) {
+    ) -> Result<Option<GuardedTcp>, ureq::Error> {
+        let Some(proxy) = details
+            .config
+            .proxy()
+            .filter(|_| goes_through_proxy(details))
+        else {
             return Ok(None);
-        }
+        };
         // Only the proxy knows the address it connects to.
         self.peers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&authority_key(details.uri));
-        if self.allow_private {
+        if !self.allow_private {
+            // A name this machine cannot resolve is left to the proxy: behind
+            // a proxy, often only the proxy can resolve outside names.
+            if let Ok(ips) = self.dns.lookup(details.uri.host().unwrap_or(""))
+                && let Some(ip) = ips.iter().find(|ip| is_private(**ip))
+            {
+                return Err(ureq::Error::Other(Box::new(PrivateAddress(*ip))));
+            }
+        }
+        if details.uri.scheme_str() == Some("https") {
+            // Through a CONNECT tunnel (the next connector).
             return Ok(None);
         }
-        // A name this machine cannot resolve is left to the proxy: behind a
-        // proxy, often only the proxy can resolve outside names.
-        let Ok(ips) = self.dns.lookup(details.uri.host().unwrap_or("")) else {
-            return Ok(None);
-        };
-        match ips.iter().find(|ip| is_private(**ip)) {
-            Some(ip) => Err(ureq::Error::Other(Box::new(PrivateAddress(*ip)))),
-            None => Ok(None),
-        }
+        // http: the request goes to the proxy itself, in absolute form (see
+        // `Tapped`); its address is the operator's choice.
+        let addrs = details
+            .resolver
+            .resolve(proxy.uri(), details.config, details.timeout)?;
+        let (tcp, _) = open_tcp(&addrs, details, true)?;
+        Ok(Some(tcp))
     }
 }
 
@@ -291,56 +306,68 @@ impl<In: Transport> Connector<In> for GuardedTcpConnector {
         }
         let to_proxy = is_proxy_leg(self.proxied, details);
         let allow_private = self.allow_private || to_proxy;
-        let start = Instant::now();
-        let budget = details.timeout.not_zero().map(|d| *d);
-        let mut last_err: Option<ureq::Error> = None;
-        for addr in details.addrs.iter() {
-            if !allow_private && is_private(addr.ip()) {
-                last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
-                continue;
-            }
-            let left = match budget {
-                Some(b) => match b.checked_sub(start.elapsed()) {
-                    Some(l) if !l.is_zero() => Some(l),
-                    _ => return Err(ureq::Error::Timeout(details.timeout.reason)),
-                },
-                None => None,
-            };
-            let result = match left {
-                Some(l) => TcpStream::connect_timeout(addr, l),
-                None => TcpStream::connect(addr),
-            };
-            match result {
-                Ok(stream) => {
-                    // Check the connected peer too, not only the address we asked for.
-                    let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
-                    if !allow_private && is_private(peer) {
-                        return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
-                    }
-                    stream.set_nodelay(true)?;
-                    if !to_proxy {
-                        self.peers
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .insert(authority_key(details.uri), peer);
-                    }
-                    let stream = Arc::new(stream);
-                    (details.register_shutdown)(Arc::downgrade(&stream)
-                        as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
-                    let buffers = LazyBuffers::new(
-                        details.config.input_buffer_size(),
-                        details.config.output_buffer_size(),
-                    );
-                    return Ok(Some(Either::B(GuardedTcp { stream, buffers })));
-                }
-                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                    last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
-                }
-                Err(e) => last_err = Some(ureq::Error::Io(e)),
-            }
+        let (tcp, peer) = open_tcp(&details.addrs, details, allow_private)?;
+        if !to_proxy {
+            self.peers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(authority_key(details.uri), peer);
         }
-        Err(last_err.unwrap_or(ureq::Error::ConnectionFailed))
+        Ok(Some(Either::B(tcp)))
     }
+}
+
+/// Connects to the first of `addrs` that answers within the connect
+/// timeout, refusing private addresses unless `allow_private`; returns the
+/// connection and the address connected to.
+fn open_tcp(
+    addrs: &[SocketAddr],
+    details: &ConnectionDetails,
+    allow_private: bool,
+) -> Result<(GuardedTcp, IpAddr), ureq::Error> {
+    let start = Instant::now();
+    let budget = details.timeout.not_zero().map(|d| *d);
+    let mut last_err: Option<ureq::Error> = None;
+    for addr in addrs {
+        if !allow_private && is_private(addr.ip()) {
+            last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
+            continue;
+        }
+        let left = match budget {
+            Some(b) => match b.checked_sub(start.elapsed()) {
+                Some(l) if !l.is_zero() => Some(l),
+                _ => return Err(ureq::Error::Timeout(details.timeout.reason)),
+            },
+            None => None,
+        };
+        let result = match left {
+            Some(l) => TcpStream::connect_timeout(addr, l),
+            None => TcpStream::connect(addr),
+        };
+        match result {
+            Ok(stream) => {
+                // Check the connected peer too, not only the address we asked for.
+                let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
+                if !allow_private && is_private(peer) {
+                    return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
+                }
+                stream.set_nodelay(true)?;
+                let stream = Arc::new(stream);
+                (details.register_shutdown)(Arc::downgrade(&stream)
+                    as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
+                let buffers = LazyBuffers::new(
+                    details.config.input_buffer_size(),
+                    details.config.output_buffer_size(),
+                );
+                return Ok((GuardedTcp { stream, buffers }, peer));
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
+            }
+            Err(e) => last_err = Some(ureq::Error::Io(e)),
+        }
+    }
+    Err(last_err.unwrap_or(ureq::Error::ConnectionFailed))
 }
 
 /// A plain TCP connection for ureq.
@@ -477,6 +504,15 @@ impl<In: Transport> Connector<In> for TapConnector {
         chained: Option<In>,
     ) -> Result<Option<Tapped<In>>, ureq::Error> {
         let record = !is_proxy_leg(self.proxied, details);
+        let absolute = (self.proxied
+            && goes_through_proxy(details)
+            && details.uri.scheme_str() == Some("http"))
+        .then(|| {
+            format!(
+                "http://{}",
+                details.uri.authority().map_or("", |a| a.as_str())
+            )
+        });
         Ok(chained.map(|inner| {
             if record {
                 let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
@@ -486,17 +522,31 @@ impl<In: Transport> Connector<In> for TapConnector {
             Tapped {
                 inner,
                 wire: record.then(|| self.wire.clone()),
+                absolute,
             }
         }))
     }
 }
 
 /// A transport that records every byte it writes and reads (when it has a
-/// wire to record to).
+/// wire to record to). On a connection to an HTTP proxy for an `http` URL,
+/// it also writes each request line in absolute form (`GET http://host/path
+/// HTTP/1.1`, RFC 9112 section 3.2.2), as a proxy expects: what is recorded
+/// is what is written.
 #[derive(Debug)]
 struct Tapped<T> {
     inner: T,
     wire: Option<Arc<Mutex<Wire>>>,
+    /// `http://authority` to put before the path of each request line.
+    absolute: Option<String>,
+}
+
+/// If `out` starts with a request line in origin form (`METHOD /...`), the
+/// length of its method and the space after it.
+fn origin_form_at_start(out: &[u8]) -> Option<usize> {
+    let sp = out.iter().take(16).position(|&b| b == b' ')?;
+    (sp > 0 && out[..sp].iter().all(u8::is_ascii_uppercase) && out.get(sp + 1) == Some(&b'/'))
+        .then_some(sp + 1)
 }
 
 impl<T: Transport> Transport for Tapped<T> {
@@ -505,6 +555,21 @@ impl<T: Transport> Transport for Tapped<T> {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let mut amount = amount;
+        if let Some(prefix) = &self.absolute {
+            let out = self.inner.buffers().output();
+            if let Some(at) = origin_form_at_start(&out[..amount]) {
+                if amount + prefix.len() > out.len() {
+                    return Err(ureq::Error::Io(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "request head too long to write in absolute form for the proxy",
+                    )));
+                }
+                out.copy_within(at..amount, at + prefix.len());
+                out[at..at + prefix.len()].copy_from_slice(prefix.as_bytes());
+                amount += prefix.len();
+            }
+        }
         if let Some(wire) = &self.wire {
             let out = &self.inner.buffers().output()[..amount];
             wire.lock()
@@ -542,6 +607,15 @@ impl<T: Transport> Transport for Tapped<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_lines_in_origin_form_are_found() {
+        assert_eq!(origin_form_at_start(b"GET /a HTTP/1.1\r\n"), Some(4));
+        assert_eq!(origin_form_at_start(b"HEAD / HTTP/1.1\r\n"), Some(5));
+        assert_eq!(origin_form_at_start(b"GET http://a/ HTTP/1.1"), None);
+        assert_eq!(origin_form_at_start(b"user-agent: x\r\n"), None);
+        assert_eq!(origin_form_at_start(b"/body"), None);
+    }
 
     #[test]
     fn private_addresses() {

@@ -16,8 +16,8 @@
 //! - [`warcio`]: the real `warcio check` and `warcio index`.
 //! - [`dns`]: a DNS server on loopback that answers, fails (`NXDOMAIN`,
 //!   `SERVFAIL`), is slow or silent, and counts queries.
-//! - [`proxy`]: an HTTP proxy on loopback that tunnels `CONNECT` and logs
-//!   what it was asked.
+//! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
+//!   in absolute form) that logs what it was asked.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web

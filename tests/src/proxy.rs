@@ -1,7 +1,11 @@
-//! A small HTTP proxy on loopback that serves `CONNECT host:port` by
-//! opening a tunnel, the way corporate proxies do, and logs every request
-//! it gets. Names are resolved from a hosts table given at start (the
-//! proxy, not its client, resolves the target). Dropping it stops it.
+//! A small HTTP proxy on loopback, the way corporate proxies work: it
+//! serves `CONNECT host:port` by opening a tunnel, and a request in
+//! absolute form (`GET http://host:port/path HTTP/1.1`) by sending it on to
+//! the server in origin form (with `Connection: close`) and the answer back
+//! as it came (but for a `Connection: close` of its own); it logs every
+//! request it gets. Names are resolved from a
+//! hosts table given at start (the proxy, not its client, resolves the
+//! target). Dropping it stops it.
 //!
 //! ```
 //! use testkit::proxy::ProxyServer;
@@ -11,8 +15,8 @@
 //! assert!(proxy.requests().is_empty());
 //! ```
 //!
-//! A `CONNECT` to a name it does not know gets `502`; any other method gets
-//! `405` (this proxy only tunnels).
+//! A request for a name it does not know gets `502`; a request in origin
+//! form (`GET /path`) gets `400`, as it would from a real proxy.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -139,35 +143,50 @@ fn serve(client: TcpStream, shared: &Shared) -> io::Result<()> {
     reader.read_line(&mut line)?;
     let line = line.trim_end().to_string();
     let mut authorization = None;
+    // The other header lines, for a request sent on.
+    let mut headers = Vec::new();
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h)? == 0 || h.trim_end().is_empty() {
             break;
         }
-        if let Some((name, value)) = h.split_once(':')
-            && name.trim().eq_ignore_ascii_case("proxy-authorization")
-        {
-            authorization = Some(value.trim().to_string());
+        match h.split_once(':') {
+            Some((name, value)) if name.trim().eq_ignore_ascii_case("proxy-authorization") => {
+                authorization = Some(value.trim().to_string());
+            }
+            Some((name, _))
+                if name.trim().eq_ignore_ascii_case("connection")
+                    || name.trim().eq_ignore_ascii_case("proxy-connection") => {}
+            _ => headers.push(h.trim_end().to_string()),
         }
     }
     let mut words = line.split(' ');
     let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let upstream = if method == "CONNECT" {
-        target.rsplit_once(':').and_then(|(host, port)| {
+    let version = words.next().unwrap_or("HTTP/1.1");
+    // CONNECT host:port, or METHOD http://host:port/path.
+    let (authority, path) = match target.strip_prefix("http://") {
+        Some(rest) if method != "CONNECT" => match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        },
+        _ if method == "CONNECT" => (target, ""),
+        _ => ("", ""),
+    };
+    let upstream = (!authority.is_empty())
+        .then(|| {
+            let (host, port) = authority.rsplit_once(':').unwrap_or((authority, "80"));
             let ip = shared.hosts.get(&host.to_ascii_lowercase())?;
             let port: u16 = port.parse().ok()?;
             TcpStream::connect_timeout(&SocketAddr::new(*ip, port), Duration::from_secs(2)).ok()
         })
-    } else {
-        None
-    };
-    let status = match (&upstream, method) {
+        .flatten();
+    let status = match (&upstream, authority.is_empty()) {
         (Some(_), _) => 200,
-        (None, "CONNECT") => 502,
-        (None, _) => 405,
+        (None, false) => 502,
+        (None, true) => 400,
     };
     lock(&shared.log).push(ProxyRequest {
-        line,
+        line: line.clone(),
         authorization,
         status,
     });
@@ -179,8 +198,45 @@ fn serve(client: TcpStream, shared: &Shared) -> io::Result<()> {
         )?;
         return Ok(());
     };
-    out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
     upstream.set_read_timeout(Some(IDLE))?;
+    if method != "CONNECT" {
+        // Sent on in origin form, for one exchange; the answer goes back as
+        // it came, and the connection closes after it.
+        let mut head = format!("{method} {path} {version}\r\n");
+        for h in &headers {
+            head.push_str(h);
+            head.push_str("\r\n");
+        }
+        head.push_str("Connection: close\r\n\r\n");
+        let mut up = upstream.try_clone()?;
+        up.write_all(head.as_bytes())?;
+        // The answer's head says the connection closes (a client would
+        // otherwise keep it for its next request); the rest as it came.
+        let mut from = BufReader::new(upstream);
+        let mut status_line = String::new();
+        from.read_line(&mut status_line)?;
+        out.write_all(status_line.as_bytes())?;
+        out.write_all(b"Connection: close\r\n")?;
+        loop {
+            let mut h = String::new();
+            if from.read_line(&mut h)? == 0 {
+                break;
+            }
+            let end = h.trim_end().is_empty();
+            if !h.to_ascii_lowercase().starts_with("connection:") {
+                out.write_all(h.as_bytes())?;
+            }
+            if end {
+                break;
+            }
+        }
+        out.write_all(from.buffer())?;
+        let mut from = from.into_inner();
+        let _ = copy(&mut from, &mut out);
+        let _ = out.shutdown(Shutdown::Both);
+        return Ok(());
+    }
+    out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
     // Bytes the client sent after the head are already in the reader's buffer.
     let early = reader.buffer().to_vec();
     let mut up_write = upstream.try_clone()?;
