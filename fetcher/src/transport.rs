@@ -507,11 +507,12 @@ impl<In: Transport> Connector<In> for TapConnector {
         let absolute = (self.proxied
             && goes_through_proxy(details)
             && details.uri.scheme_str() == Some("http"))
-        .then(|| {
-            format!(
+        .then(|| AbsoluteForm {
+            prefix: format!(
                 "http://{}",
                 details.uri.authority().map_or("", |a| a.as_str())
-            )
+            ),
+            authorization: details.config.proxy().and_then(proxy_authorization),
         });
         Ok(chained.map(|inner| {
             if record {
@@ -531,14 +532,74 @@ impl<In: Transport> Connector<In> for TapConnector {
 /// A transport that records every byte it writes and reads (when it has a
 /// wire to record to). On a connection to an HTTP proxy for an `http` URL,
 /// it also writes each request line in absolute form (`GET http://host/path
-/// HTTP/1.1`, RFC 9112 section 3.2.2), as a proxy expects: what is recorded
-/// is what is written.
+/// HTTP/1.1`, RFC 9112 section 3.2.2), as a proxy expects, with the proxy's
+/// `Proxy-Authorization` when it has credentials: what is recorded is what
+/// is written, less that header.
 #[derive(Debug)]
 struct Tapped<T> {
     inner: T,
     wire: Option<Arc<Mutex<Wire>>>,
-    /// `http://authority` to put before the path of each request line.
-    absolute: Option<String>,
+    /// How to write request lines for a proxy.
+    absolute: Option<AbsoluteForm>,
+}
+
+/// Request lines in absolute form, for a proxy.
+#[derive(Debug)]
+struct AbsoluteForm {
+    /// `http://authority`, put before the path.
+    prefix: String,
+    /// A `Proxy-Authorization` header line (with its CRLF) added after the
+    /// request line, when the proxy has credentials.
+    authorization: Option<String>,
+}
+
+/// The `Proxy-Authorization: Basic ...` line for `proxy`'s credentials.
+fn proxy_authorization(proxy: &ureq::Proxy) -> Option<String> {
+    let user = proxy.username()?;
+    let pass = proxy.password().unwrap_or("");
+    Some(format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64(format!("{user}:{pass}").as_bytes())
+    ))
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `head` (the first bytes a request writes) with its request line in
+/// absolute form and the proxy's authorization after it; `None` if `head`
+/// does not start a request.
+fn to_absolute_form(head: &[u8], form: &AbsoluteForm) -> Option<Vec<u8>> {
+    let at = origin_form_at_start(head)?;
+    let line_end = memchr::memmem::find(head, b"\r\n").map_or(head.len(), |i| i + 2);
+    let mut out = Vec::with_capacity(head.len() + form.prefix.len() + 64);
+    out.extend_from_slice(&head[..at]);
+    out.extend_from_slice(form.prefix.as_bytes());
+    out.extend_from_slice(&head[at..line_end]);
+    if let Some(auth) = &form.authorization {
+        out.extend_from_slice(auth.as_bytes());
+    }
+    out.extend_from_slice(&head[line_end..]);
+    Some(out)
 }
 
 /// If `out` starts with a request line in origin form (`METHOD /...`), the
@@ -556,18 +617,27 @@ impl<T: Transport> Transport for Tapped<T> {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let mut amount = amount;
-        if let Some(prefix) = &self.absolute {
+        // What is recorded when it is not what is written: the head without
+        // the proxy's credentials, which have no place in an archive.
+        let mut recorded = None;
+        if let Some(form) = &self.absolute {
             let out = self.inner.buffers().output();
-            if let Some(at) = origin_form_at_start(&out[..amount]) {
-                if amount + prefix.len() > out.len() {
+            if let Some(head) = to_absolute_form(&out[..amount], form) {
+                if head.len() > out.len() {
                     return Err(ureq::Error::Io(io::Error::new(
                         io::ErrorKind::InvalidData,
                         "request head too long to write in absolute form for the proxy",
                     )));
                 }
-                out.copy_within(at..amount, at + prefix.len());
-                out[at..at + prefix.len()].copy_from_slice(prefix.as_bytes());
-                amount += prefix.len();
+                if form.authorization.is_some() {
+                    let bare = AbsoluteForm {
+                        prefix: form.prefix.clone(),
+                        authorization: None,
+                    };
+                    recorded = to_absolute_form(&out[..amount], &bare);
+                }
+                out[..head.len()].copy_from_slice(&head);
+                amount = head.len();
             }
         }
         if let Some(wire) = &self.wire {
@@ -575,7 +645,7 @@ impl<T: Transport> Transport for Tapped<T> {
             wire.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .sent
-                .extend_from_slice(out);
+                .extend_from_slice(recorded.as_deref().unwrap_or(out));
         }
         self.inner.transmit_output(amount, timeout)
     }
@@ -607,6 +677,32 @@ impl<T: Transport> Transport for Tapped<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_for_a_proxy_in_absolute_form() {
+        let form = AbsoluteForm {
+            prefix: "http://a.test:8080".into(),
+            authorization: None,
+        };
+        let head = b"GET /x?y HTTP/1.1\r\nhost: a.test:8080\r\n\r\n";
+        assert_eq!(
+            to_absolute_form(head, &form).unwrap(),
+            b"GET http://a.test:8080/x?y HTTP/1.1\r\nhost: a.test:8080\r\n\r\n"
+        );
+        let proxy = ureq::Proxy::new("http://me:secret@p.test:3128").unwrap();
+        let form = AbsoluteForm {
+            prefix: "http://a.test".into(),
+            authorization: proxy_authorization(&proxy),
+        };
+        assert_eq!(
+            String::from_utf8(to_absolute_form(b"GET / HTTP/1.1\r\n\r\n", &form).unwrap()).unwrap(),
+            "GET http://a.test/ HTTP/1.1\r\nProxy-Authorization: Basic bWU6c2VjcmV0\r\n\r\n"
+        );
+        assert_eq!(to_absolute_form(b"more header: x\r\n", &form), None);
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+    }
 
     #[test]
     fn request_lines_in_origin_form_are_found() {

@@ -167,17 +167,34 @@ fn the_proxy_flag_wins_and_none_ignores_the_environment() {
 
     let crawl = crawl_dir("proxy-flag");
     segment(&crawl, &server);
-    fetch(
-        proxy_cmd(&crawl, &server, &[("HTTPS_PROXY", dead)]).args(["--proxy", &proxy.url()]),
+    let with_credentials = proxy.url().replace("http://", "http://me:secret@");
+    let out = fetch(
+        proxy_cmd(&crawl, &server, &[("HTTPS_PROXY", dead)]).args(["--proxy", &with_credentials]),
         &crawl,
         0,
     );
+    assert!(!out.stderr.contains("secret"), "{}", out.stderr);
     let ok = crawl_log(&crawl, "00001")
         .iter()
         .filter(|l| l.status == Status::Http(200))
         .count();
     assert_eq!(ok, 3);
     assert!(connects(&proxy, "a.test") >= 1 && connects(&proxy, "b.test") >= 1);
+    for r in proxy.requests() {
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some("Basic bWU6c2VjcmV0"),
+            "{}: the credentials of --proxy",
+            r.line
+        );
+    }
+    for r in records(&crawl) {
+        let block = String::from_utf8_lossy(&r.block).to_ascii_lowercase();
+        assert!(
+            !block.contains("proxy-authorization"),
+            "credentials are not archived: {block}"
+        );
+    }
 
     let crawl = crawl_dir("proxy-none");
     segment(&crawl, &server);
