@@ -214,6 +214,34 @@ common::options! {
         /// warcinfo record of each WARC file says the check was off.
         #[arg(long)]
         pub accept_invalid_certs: bool,
+        /// Ask this DNS server (`IP` or `IP:PORT`, port 53 by default) instead of
+        /// those of /etc/resolv.conf: for an intranet's own name server, and for
+        /// testing [default: the system's name servers].
+        #[arg(long, value_name = "ADDR")]
+        pub dns_server: Option<String>,
+        /// Longest wait for the addresses of a host name; longer is a temporary
+        /// `dns` failure, tried again later [default: 5s].
+        #[arg(long, value_name = "DURATION")]
+        pub dns_timeout: Option<DurationValue>,
+        /// Longest a DNS answer is kept (less when its TTL says so); "no such
+        /// name" is kept a tenth of it at most [default: 30m].
+        #[arg(long, value_name = "DURATION")]
+        pub dns_cache_ttl: Option<DurationValue>,
+        /// DNS lookups in flight at once, on the resolver's own thread (workers
+        /// wait for the one lookup of a name they need) [default: 64].
+        #[arg(long, value_name = "N")]
+        pub dns_concurrency: Option<usize>,
+        /// HTTP proxy for every request (`http://[USER:PASSWORD@]HOST:PORT`; http
+        /// URLs in absolute form, https by CONNECT), or `none` to ignore the
+        /// environment [default:
+        /// all_proxy, https_proxy or http_proxy from the environment, upper or
+        /// lower case, else none].
+        #[arg(long, value_name = "URL")]
+        pub proxy: Option<String>,
+        /// Comma-separated host names reached without the proxy (each with the
+        /// names under it; `*` for all) [default: no_proxy from the environment].
+        #[arg(long, value_name = "NAMES")]
+        pub no_proxy: Option<String>,
         /// Drop a host for this run after N consecutive failures (timeouts,
         /// refused connections, 5xx); its other URLs go to leftover [default: 5].
         #[arg(long, value_name = "N")]

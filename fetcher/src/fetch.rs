@@ -19,6 +19,7 @@ use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
+use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
@@ -135,7 +136,7 @@ struct Segment {
     already_done: u64,
     /// Its failed attempts, to retry, by queue key.
     retries: Vec<(String, Job)>,
-    hosts_map: Option<HostsMap>,
+    dns: Dns,
     /// TLS trust for https.
     tls: Trust,
     key_of: KeyOf,
@@ -153,14 +154,21 @@ fn load(run: &Run) -> Result<Segment, Error> {
         log.info(resumed.describe());
     }
 
-    let hosts_map = match &s.hosts_file {
-        Some(p) => Some(HostsMap::load(p).map_err(Error::Usage)?),
-        None => None,
-    };
-    let key_of = key_function(s.key, hosts_map.clone());
+    let dns = start_dns(s, log)?;
+    let key_of = key_function(s.key, dns.clone());
     let tls = load_trust(s, log)?;
 
     let segment_path = crawl.segment_path(id);
+    let started = Instant::now();
+    if s.key == KeyMode::Ip {
+        // The queue keys are the addresses: every name is looked up before
+        // the segment is read in, --dns-concurrency at a time.
+        let names = crate::queue_key::resolve_segment_ahead(&dns, &segment_path);
+        log.info(format!(
+            "--key ip: looking up the {names} host names of the segment, {} at a time",
+            s.dns_concurrency
+        ));
+    }
     let mut retries: Vec<(String, Job)> = Vec::new();
     let mut already_done = 0u64;
     let loaded = feed::load(
@@ -189,12 +197,25 @@ fn load(run: &Run) -> Result<Segment, Error> {
             loaded.malformed
         ));
     }
+    if s.key == KeyMode::Ip {
+        let c = dns.counts();
+        log.info(format!(
+            "--key ip: {} queues after {} DNS lookups in {:.2}s",
+            loaded.keys.len(),
+            c.lookups.load(Ordering::Relaxed),
+            started.elapsed().as_secs_f64()
+        ));
+    } else {
+        // Names are looked up before their hosts' turn, so that a worker
+        // rarely waits for one.
+        dns.resolve_ahead(loaded.keys.iter().flat_map(KeyRanges::hosts));
+    }
     Ok(Segment {
         loaded,
         resumed,
         already_done,
         retries,
-        hosts_map,
+        dns,
         tls,
         key_of,
     })
@@ -217,6 +238,32 @@ fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
         log.note(tls.summary.describe());
     }
     Ok(tls)
+}
+
+/// The resolver of the run, and the proxy said in the log.
+fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
+    let hosts = match &s.hosts_file {
+        Some(p) => Some(HostsMap::load(p).map_err(Error::Usage)?),
+        None => None,
+    };
+    let (dns, warning) = Dns::start(DnsConfig {
+        server: s.dns_server,
+        timeout: s.dns_timeout,
+        cache_ttl: s.dns_cache_ttl,
+        concurrency: s.dns_concurrency,
+        hosts,
+    })
+    .map_err(Error::Usage)?;
+    if let Some(w) = warning {
+        log.warn(w);
+    }
+    if let Some(server) = s.dns_server {
+        log.info(format!("names not in --hosts-file are asked of {server}"));
+    }
+    if let Some(p) = &s.proxy {
+        log.info(p.describe());
+    }
+    Ok(dns)
 }
 
 /// The frontier filled, with what it was filled from that the run keeps.
@@ -346,7 +393,7 @@ fn run_workers(
         loaded,
         resumed,
         already_done,
-        hosts_map,
+        dns,
         tls,
         key_of,
         ..
@@ -364,7 +411,8 @@ fn run_workers(
         first_byte_timeout: s.first_byte_timeout,
         download_timeout: s.download_timeout,
         allow_private: s.allow_private,
-        hosts: hosts_map,
+        dns: dns.clone(),
+        proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
         idle_connections: loaded.keys.len().clamp(16, 512),
         tls,
     });
@@ -424,6 +472,12 @@ fn run_workers(
     for w in workers {
         let _ = w.join();
     }
+    let c = dns.counts();
+    log.info(format!(
+        "dns: {} lookups, {} answers from the cache",
+        c.lookups.load(Ordering::Relaxed),
+        c.cached.load(Ordering::Relaxed)
+    ));
     Ok(Ran {
         stop,
         recorder,

@@ -140,6 +140,8 @@ pub struct FetchReport {
     pub retry: Option<Job>,
     /// The request was abandoned at shutdown: put the URL back, untried.
     pub interrupted: Option<Job>,
+    /// Give the key up for the run with this code (a name that does not resolve).
+    pub give_up: Option<ErrorCode>,
     /// A redirect target to queue in this run with its queue key (already
     /// checked for scope).
     pub follow: Option<(String, Job)>,
@@ -700,7 +702,10 @@ impl Frontier {
             }
             _ => 0,
         } + 1;
-        if tries >= ROBOTS_TRIES || !ask_again {
+        if !ask_again {
+            // The name does not resolve.
+            st.keys[owner].abandoned = Some(ErrorCode::Dns);
+        } else if tries >= ROBOTS_TRIES {
             st.keys[owner].abandoned = Some(ErrorCode::RobotsUnavailable);
         }
         st.keys[owner].robots_failed = true;
@@ -854,6 +859,9 @@ impl Frontier {
         }
         if let Some(job) = report.retry {
             st.keys[key].retries.push(job);
+        }
+        if let Some(code) = report.give_up {
+            st.keys[key].abandoned.get_or_insert(code);
         }
         {
             let timing = &mut st.keys[key].timing;
@@ -1379,7 +1387,7 @@ mod tests {
         f.robots_done(key, owner, &host, report, None);
         assert!(f.next_task(&mut skipped).is_none(), "nothing more to do");
         let left = f.take_leftovers();
-        assert_eq!(left[0].abandoned, Some(ErrorCode::RobotsUnavailable));
+        assert_eq!(left[0].abandoned, Some(ErrorCode::Dns), "given up as `dns`");
         assert_eq!(left[0].queued.len(), 1);
     }
 

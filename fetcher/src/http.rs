@@ -21,8 +21,9 @@ use common::body::{BodyDecoder, Outcome};
 use common::crawllog::ErrorCode;
 use common::warc::Truncated;
 
+use crate::dns::{Dns, DnsFailure};
 use crate::tls::{self, Trust};
-use crate::transport::{self, HostsMap, PeerMap, PrivateAddress, Wire};
+use crate::transport::{self, PeerMap, PrivateAddress, Wire};
 
 /// What the client asks for in `Accept-Encoding`: the codings that
 /// `warcio` (and so most WARC tools) decode when reading. `zstd` is
@@ -45,8 +46,10 @@ pub struct ClientConfig {
     pub download_timeout: Duration,
     /// Permit private addresses.
     pub allow_private: bool,
-    /// Static names.
-    pub hosts: Option<HostsMap>,
+    /// The name resolver.
+    pub dns: Dns,
+    /// The proxy requests go through (`None`: none, whatever the environment says).
+    pub proxy: Option<ureq::Proxy>,
     /// Queue keys whose idle connection is kept for reuse.
     pub idle_connections: usize,
     /// Trusted roots (or `--accept-invalid-certs`) for `https`.
@@ -111,6 +114,9 @@ pub struct Failure {
     pub code: ErrorCode,
     /// What happened.
     pub message: String,
+    /// True if trying again in this run would fail the same way (a host
+    /// name that does not exist): its host is given up.
+    pub permanent: bool,
     /// Time until the failure.
     pub elapsed: Duration,
 }
@@ -128,7 +134,6 @@ pub struct Client {
     /// Set by [`Client::shutdown`]: no new request starts.
     closed: Arc<AtomicBool>,
     config: ureq::config::Config,
-    resolver_hosts: Option<Arc<HostsMap>>,
     peers: Arc<PeerMap>,
     cfg: Arc<ClientConfig>,
 }
@@ -151,6 +156,7 @@ impl Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            .proxy(cfg.proxy.clone())
             .user_agent(cfg.user_agent.as_str())
             .accept("*/*")
             .timeout_connect(Some(cfg.connect_timeout))
@@ -168,7 +174,6 @@ impl Client {
             agents: Arc::default(),
             closed: Arc::default(),
             config,
-            resolver_hosts: cfg.hosts.clone().map(Arc::new),
             peers: Arc::new(PeerMap::default()),
             cfg: Arc::new(cfg),
         }
@@ -180,7 +185,7 @@ impl Client {
             self.config.clone(),
             self.cfg.tls.connector(),
             self.cfg.allow_private,
-            self.resolver_hosts.clone(),
+            self.cfg.dns.clone(),
             self.peers.clone(),
             Arc::clone(&wire),
         );
@@ -262,6 +267,7 @@ impl Client {
         let fail = |code: ErrorCode, message: String| Failure {
             code,
             message,
+            permanent: false,
             elapsed: start.elapsed(),
         };
         let uri: ureq::http::Uri = url
@@ -284,10 +290,16 @@ impl Client {
         let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
         lock(&wire).start(cap);
         tls::start_request();
-        let response = agent
-            .run(request)
-            .map_err(|e| classify(e, &self.cfg))
-            .map_err(|(code, msg)| fail(code, msg))?;
+        let response = agent.run(request).map_err(|e| match dns_failure(&e) {
+            Some(d) => Failure {
+                permanent: d.permanent,
+                ..fail(ErrorCode::Dns, d.to_string())
+            },
+            None => {
+                let (code, msg) = classify(e, &self.cfg);
+                fail(code, msg)
+            }
+        })?;
         let accepted_invalid_certificate = tls::accepted_invalid_certificate();
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
@@ -419,6 +431,14 @@ fn is_timeout(e: &io::Error) -> bool {
         .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
+/// The resolver's failure, if that is what `e` is.
+fn dns_failure(e: &ureq::Error) -> Option<&DnsFailure> {
+    match e {
+        ureq::Error::Other(inner) => inner.downcast_ref::<DnsFailure>(),
+        _ => None,
+    }
+}
+
 /// Maps a ureq error to a crawl-log code and message.
 fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
     use ureq::Error as E;
@@ -484,7 +504,16 @@ mod tests {
             first_byte_timeout: Duration::from_secs(2),
             download_timeout: Duration::from_secs(3),
             allow_private: false,
-            hosts: None,
+            dns: crate::dns::Dns::start(crate::dns::DnsConfig {
+                server: Some("127.0.0.1:9".parse().unwrap()),
+                timeout: Duration::from_secs(1),
+                cache_ttl: Duration::from_secs(1),
+                concurrency: 1,
+                hosts: None,
+            })
+            .unwrap()
+            .0,
+            proxy: None,
             idle_connections: 1,
             tls: Trust::load(None, false).unwrap(),
         };

@@ -7,7 +7,8 @@
 //! command fails. The work is done by [`frontier`] (queues and the penalty box) keyed by
 //! [`queue_key`], [`feed`] (reading the segment with bounded memory),
 //! [`round_end`] (when a round's tail ends it), [`robots`] (RFC 9309) and
-//! [`robots_cache`], [`transport`] and [`http`], [`worker`] with
+//! [`robots_cache`], [`dns`] (names, behind a cache), [`proxy`], [`transport`]
+//! and [`http`], [`worker`] with
 //! [`outcome`] (what each answer means), [`recorder`] (the writer thread:
 //! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
 //! [`contacts`] (the penalty box across runs), [`progress`], [`stats`] and
@@ -16,6 +17,7 @@
 pub mod cli;
 mod clock;
 mod contacts;
+pub mod dns;
 pub mod error;
 mod feed;
 pub mod fetch;
@@ -25,6 +27,7 @@ mod http;
 pub mod inspect;
 mod outcome;
 mod progress;
+mod proxy;
 mod queue_key;
 mod recorder;
 mod resume;

@@ -12,11 +12,19 @@
 //! | 5xx (503: a `Retry-After` holds the host) | yes     | yes    |
 //! | any status, body cut by the download time | 5xx/429 | yes    |
 //! | `timeout` (its wait is a response time)   | yes     | yes    |
-//! | `dns`, `refused`, `connect`, `protocol`   | yes     | yes    |
+//! | `dns` temporary (DNS timeout, `SERVFAIL`) | yes     | yes    |
+//! | `refused`, `connect`, `protocol`          | yes     | yes    |
+//! | `dns` permanent (no such name, no address) | yes, and the host is given up (`dns`) | no |
 //! | `tls`                                     | no      | yes    |
 //! | `private-address`, `bad-url`              | no      | no     |
 //! | `robots`, `url-too-long` (no request)     | no      | no     |
-//! | host given up: `robots-unavailable`, `crawl-delay`, `host-dropped` | yes | no |
+//! | host given up: `dns`, `robots-unavailable`, `crawl-delay`, `host-dropped` | yes | no |
+//!
+//! A permanent `dns` failure gives its host up at once, for the rest of the
+//! run (asking again would get the same answer); a temporary one is retried
+//! like a timeout (a robots.txt after `--robots-retry-delay`; a page in a
+//! later run) and counts toward `--max-failures`. Read back from a crawl
+//! log, both are `dns` and both are retried.
 //!
 //! "Retried" URLs go to the leftover as `retry` with one more try, so that
 //! the segmenter gives them up after `--max-tries` rounds. A request cut by
@@ -34,6 +42,8 @@ pub struct Verdict {
     pub retry: bool,
     /// The attempt counts toward dropping the host for the run.
     pub failed: bool,
+    /// The host is given up for the rest of the run, with this code.
+    pub give_up: Option<ErrorCode>,
 }
 
 impl Verdict {
@@ -42,6 +52,7 @@ impl Verdict {
         Verdict {
             retry: status == 429 || status >= 500,
             failed: status >= 500 || truncated == Some(Truncated::Time),
+            give_up: None,
         }
     }
 
@@ -60,7 +71,21 @@ impl Verdict {
                     | HostDropped
             ),
             failed: matches!(code, Timeout | Refused | Connect | Dns | Protocol | Tls),
+            give_up: None,
         }
+    }
+
+    /// No response, and `permanent` if trying again in this run would fail
+    /// the same way (see [`crate::http::Failure::permanent`]).
+    pub fn of_failed_request(code: ErrorCode, permanent: bool) -> Verdict {
+        if permanent && code == ErrorCode::Dns {
+            return Verdict {
+                retry: true,
+                failed: false,
+                give_up: Some(ErrorCode::Dns),
+            };
+        }
+        Verdict::of_failure(code)
     }
 }
 
@@ -104,6 +129,7 @@ pub fn given_up_note(code: ErrorCode) -> &'static str {
         ErrorCode::CrawlDelay => "robots.txt Crawl-delay above --max-crawl-delay; host skipped",
         ErrorCode::HostDropped => "host dropped after consecutive failures",
         ErrorCode::RobotsUnavailable => "robots.txt unavailable; retry in a later run",
+        ErrorCode::Dns => "host name does not resolve (no such name, or no address); host dropped",
         _ => "",
     }
 }
@@ -117,6 +143,7 @@ mod tests {
         let both = Verdict {
             retry: true,
             failed: true,
+            give_up: None,
         };
         assert_eq!(Verdict::of_response(503, None), both);
         assert_eq!(Verdict::of_failure(ErrorCode::Timeout), both);
@@ -125,25 +152,39 @@ mod tests {
             Verdict::of_response(429, None),
             Verdict {
                 retry: true,
-                failed: false
+                failed: false,
+                give_up: None
             }
         );
         assert_eq!(
             Verdict::of_failure(ErrorCode::Tls),
             Verdict {
                 retry: false,
-                failed: true
+                failed: true,
+                give_up: None
             }
         );
         assert_eq!(
             Verdict::of_response(200, Some(Truncated::Time)),
             Verdict {
                 retry: false,
-                failed: true
+                failed: true,
+                give_up: None
             }
         );
         assert!(!is_retryable(Status::Http(404)));
         assert!(is_retryable(Status::Error(ErrorCode::HostDropped)));
         assert!(!Verdict::of_failure(ErrorCode::HostDropped).failed);
+        assert_eq!(Verdict::of_failed_request(ErrorCode::Dns, false), both);
+        assert_eq!(
+            Verdict::of_failed_request(ErrorCode::Dns, true),
+            Verdict {
+                retry: true,
+                failed: false,
+                give_up: Some(ErrorCode::Dns)
+            },
+            "no such name: the host is given up at once, its URLs retried in a later run"
+        );
+        assert!(is_retryable(Status::Error(ErrorCode::Dns)));
     }
 }

@@ -264,6 +264,57 @@ fn is_line_end(b: u8) -> bool {
     b == b'\n' || b == b'\r'
 }
 
+/// The rule of RFC 9309 section 2.2.1 for a crawler's product token, as
+/// quoted in the error [`check_product_token`] gives.
+pub const PRODUCT_TOKEN_RULE: &str = r#"RFC 9309, section 2.2.1: "The product token MUST contain only uppercase and lowercase letters ("a-z" and "A-Z"), underscores ("_"), and hyphens ("-").""#;
+
+/// Checks our own product token: only ASCII letters, `_` and `-`
+/// (RFC 9309). Any other character would end the token when robots.txt
+/// groups are matched (`bot2x` would obey a group meant for `bot`).
+pub fn check_product_token(token: &str) -> Result<(), String> {
+    match token
+        .chars()
+        .find(|c| !(c.is_ascii_alphabetic() || *c == '_' || *c == '-'))
+    {
+        None if !token.is_empty() => Ok(()),
+        None => Err("the product token is empty".into()),
+        Some(c) => {
+            let read_as = String::from_utf8_lossy(product_token_of(token.as_bytes()));
+            let effect = if read_as.is_empty() {
+                "no robots.txt group could ever name this crawler".to_string()
+            } else {
+                format!("robots.txt groups for `{read_as}` would be obeyed as if they named it")
+            };
+            Err(format!(
+                "agent name `{token}`: `{c}` is not allowed in a product token, which has only \
+                 letters, `_` and `-` ({effect}); choose a name such as `{}`. {PRODUCT_TOKEN_RULE}",
+                suggestion(token)
+            ))
+        }
+    }
+}
+
+/// `token` with digits spelled out as nothing and other characters as `-`.
+fn suggestion(token: &str) -> String {
+    let s: String = token
+        .chars()
+        .filter(|c| !c.is_ascii_digit())
+        .map(|c| {
+            if c.is_ascii_alphabetic() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('-');
+    if s.is_empty() {
+        "examplebot".into()
+    } else {
+        s.into()
+    }
+}
+
 /// The product token a `User-agent` value (or our own token) names: its
 /// leading run of ASCII letters, `_` and `-`.
 fn product_token_of(value: &[u8]) -> &[u8] {
@@ -648,6 +699,25 @@ fn push_canonical(out: &mut String, raw: &[u8], in_query: &mut bool) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_product_token_has_letters_underscores_and_hyphens_only() {
+        for ok in ["examplebot", "Example_Bot", "my-bot"] {
+            assert_eq!(super::check_product_token(ok), Ok(()), "{ok}");
+        }
+        let e = super::check_product_token("bot2x").unwrap_err();
+        assert!(e.contains("`2`") && e.contains("`bot`"), "{e}");
+        assert!(
+            e.contains("RFC 9309") && e.contains(r#"underscores ("_")"#),
+            "{e}"
+        );
+        assert!(e.contains("such as `botx`"), "{e}");
+        let e = super::check_product_token("42").unwrap_err();
+        assert!(e.contains("no robots.txt group"), "{e}");
+        assert!(super::check_product_token("my bot").is_err());
+        assert!(super::check_product_token("bot/1.0").is_err());
+        assert!(super::check_product_token("").is_err());
+    }
+
     use super::*;
     use std::time::Instant;
 

@@ -10,6 +10,7 @@ use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
 use crate::cli::{FetchArgs, FetcherOptions, ProgressArg};
+use crate::proxy::ProxyChoice;
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 
@@ -67,6 +68,16 @@ pub struct Settings {
     pub ca_file: Option<PathBuf>,
     /// Accept any TLS certificate (archival crawls).
     pub accept_invalid_certs: bool,
+    /// DNS server asked instead of the system's.
+    pub dns_server: Option<std::net::SocketAddr>,
+    /// Longest wait for a name.
+    pub dns_timeout: Duration,
+    /// Longest a DNS answer is kept.
+    pub dns_cache_ttl: Duration,
+    /// DNS lookups in flight at most.
+    pub dns_concurrency: usize,
+    /// The proxy requests go through.
+    pub proxy: Option<ProxyChoice>,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
     /// URLs per queue held in memory.
@@ -85,6 +96,15 @@ impl Settings {
     /// Lays the flags over `crawl.toml` ([`common::options!`]), fills in
     /// the defaults and checks the result.
     pub fn from_args(args: FetchArgs) -> Result<Settings, SettingsError> {
+        Settings::from_args_and_env(args, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::from_args`] with the environment variables (the proxy's)
+    /// read by `env`.
+    pub fn from_args_and_env(
+        args: FetchArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, SettingsError> {
         let crawl = CrawlDir::new(&args.crawl);
         let cfg = CrawlConfig::load(&crawl.config_path())?;
         let file: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
@@ -149,6 +169,15 @@ impl Settings {
         let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
         let time_limit = o.time_limit.map_or(round_time, Duration::from);
         let key = o.key.unwrap_or(KeyMode::Host);
+        let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
+        let dns_concurrency = o.dns_concurrency.unwrap_or(64);
+        if dns_concurrency == 0 || dns_concurrency > 4096 {
+            return Err(SettingsError::Invalid(format!(
+                "dns concurrency {dns_concurrency}: use 1 to 4096"
+            )));
+        }
+        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
+            .map_err(SettingsError::Invalid)?;
         let dur =
             |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
         Ok(Settings {
@@ -171,6 +200,11 @@ impl Settings {
             hosts_file,
             ca_file,
             accept_invalid_certs: o.accept_invalid_certs,
+            dns_server,
+            dns_timeout: dur(o.dns_timeout, 5).max(Duration::from_millis(1)),
+            dns_cache_ttl: dur(o.dns_cache_ttl, 30 * 60),
+            dns_concurrency,
+            proxy,
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
@@ -194,6 +228,21 @@ impl Settings {
     }
 }
 
+/// `IP` or `IP:PORT` (port 53 by default) of a DNS server.
+fn parse_dns_server(v: &str) -> Result<std::net::SocketAddr, SettingsError> {
+    let v = v.trim();
+    if let Ok(addr) = v.parse() {
+        return Ok(addr);
+    }
+    match v.trim_start_matches('[').trim_end_matches(']').parse() {
+        Ok(ip) => Ok(std::net::SocketAddr::new(ip, 53)),
+        Err(_) => Err(SettingsError::Invalid(format!(
+            "dns server `{v}`: give an IP address, with a port if not 53 (127.0.0.1:5353, \
+             [::1]:53); a name would itself need a name server"
+        ))),
+    }
+}
+
 /// The product token and contact URL are required, and must be usable in a
 /// `User-Agent` header and in robots.txt matching.
 fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), SettingsError> {
@@ -206,15 +255,7 @@ fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), Se
             config.display()
         )));
     }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(SettingsError::Invalid(format!(
-            "agent name `{name}`: a product token has only letters, digits, `-` and `_` \
-             (RFC 9309)"
-        )));
-    }
+    crate::robots::check_product_token(name).map_err(SettingsError::Invalid)?;
     if url::Url::parse(url).is_err() || url.contains(char::is_whitespace) {
         return Err(SettingsError::Invalid(format!(
             "agent URL `{url}` is not an absolute URL (e.g. https://example.org/bot.html)"
@@ -236,7 +277,8 @@ mod tests {
         let crate::cli::Command::Fetch(a) = cli.command else {
             panic!("fetch expected")
         };
-        Settings::from_args(*a)
+        // The machine's proxy variables must not reach the tests.
+        Settings::from_args_and_env(*a, |_| None)
     }
 
     #[test]
@@ -310,6 +352,37 @@ mod tests {
     }
 
     #[test]
+    fn dns_settings_and_their_checks() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |extra: &[&str]| {
+            let mut a = agent.to_vec();
+            a.extend_from_slice(extra);
+            settings(&a)
+        };
+        let s = with(&[]).unwrap();
+        assert_eq!(s.dns_server, None, "the system's name servers");
+        assert_eq!(s.dns_timeout, Duration::from_secs(5));
+        assert_eq!(s.dns_cache_ttl, Duration::from_secs(30 * 60));
+        assert_eq!(s.dns_concurrency, 64);
+        let s = with(&["--dns-server", "127.0.0.1", "--dns-timeout", "300ms"]).unwrap();
+        assert_eq!(s.dns_server, Some("127.0.0.1:53".parse().unwrap()));
+        assert_eq!(s.dns_timeout, Duration::from_millis(300));
+        let s = with(&["--dns-server", "[::1]:5353"]).unwrap();
+        assert_eq!(s.dns_server, Some("[::1]:5353".parse().unwrap()));
+        let e = with(&["--dns-server", "ns.example"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ns.example") && e.contains("IP address"), "{e}");
+        let e = with(&["--dns-concurrency", "0"]).unwrap_err().to_string();
+        assert!(e.contains("dns concurrency"), "{e}");
+        assert!(with(&["--proxy", "none"]).unwrap().proxy.is_none());
+        let e = with(&["--proxy", "socks5://p.test:1080"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--proxy") && e.contains("not supported"), "{e}");
+    }
+
+    #[test]
     fn a_flag_beats_crawl_toml_which_beats_the_default() {
         let dir = std::env::temp_dir().join(format!("fetcher-layers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -328,7 +401,7 @@ mod tests {
             let crate::cli::Command::Fetch(a) = cli.command else {
                 panic!("fetch expected")
             };
-            Settings::from_args(*a).unwrap()
+            Settings::from_args_and_env(*a, |_| None).unwrap()
         };
         let s = parse(&[
             "--threads",

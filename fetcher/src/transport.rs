@@ -1,16 +1,24 @@
-//! The transport under the HTTP client: how names resolve and which
-//! addresses may be connected to (ureq 3's `unversioned` transport API,
-//! hence the exact version pin).
+//! The transport under the HTTP client: how names resolve, which
+//! addresses may be connected to, and the way through a proxy (ureq 3's
+//! `unversioned` transport API, hence the exact version pin).
 //!
-//! - names listed in `--hosts-file` resolve to the addresses listed there;
-//!   other names go through the system resolver;
+//! - names resolve through [`crate::dns`] (the `--hosts-file`, then DNS,
+//!   behind a cache);
 //! - every address is checked right before the socket connects to it, so a
 //!   loopback, private, link-local or unspecified address is refused on the
 //!   address actually used, unless `--allow-private` is set;
-//! - the address connected to is remembered for `WARC-IP-Address`;
-//! - every byte written to and read from a connection (above TLS) is
-//!   recorded in the agent's [`Wire`], so the WARC records hold the
-//!   exchange exactly as it went.
+//! - through a proxy ([`crate::proxy`]), the proxy connects to the target
+//!   (an `http` request goes to the proxy in absolute form, an `https` one
+//!   through a `CONNECT` tunnel):
+//!   the target's name is resolved here all the same and refused if it
+//!   points at a private address, before the proxy is asked (a name that
+//!   does not resolve here is left to the proxy; the proxy's own address is
+//!   the operator's choice and is not checked);
+//! - the address connected to is remembered for `WARC-IP-Address` (not
+//!   through a proxy: only the proxy knows it);
+//! - every byte written to and read from a connection (above TLS, inside a
+//!   proxy's tunnel) is recorded in the agent's [`Wire`], so the WARC
+//!   records hold the exchange exactly as it went.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -22,9 +30,11 @@ use std::time::{Duration, Instant};
 
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, Transport,
+    Buffers, ConnectProxyConnector, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout,
+    Transport,
 };
 
+use crate::dns::Dns;
 use crate::tls::TlsConnector;
 
 /// A static name → addresses map read from a file in /etc/hosts format.
@@ -124,27 +134,50 @@ impl std::error::Error for PrivateAddress {}
 pub type PeerMap = Mutex<HashMap<String, IpAddr>>;
 
 /// A ureq agent whose connections go through the guarded transport: names
-/// resolved with `hosts` first, private addresses refused unless
-/// `allow_private`, each address connected to noted in `peers`, the bytes
-/// exchanged recorded in `wire`; `https` connections wrapped by `tls`.
+/// resolved by `dns`, private addresses refused unless `allow_private`,
+/// each address connected to noted in `peers`, the bytes exchanged
+/// recorded in `wire`; `https` connections wrapped by `tls`. With a proxy in
+/// `config`, requests go through it (`http` in absolute form, `https` by
+/// `CONNECT`, then TLS inside the tunnel), except for the names its no-proxy
+/// list matches.
 pub fn agent(
     config: ureq::config::Config,
     tls: TlsConnector,
     allow_private: bool,
-    hosts: Option<Arc<HostsMap>>,
+    dns: Dns,
     peers: Arc<PeerMap>,
     wire: Arc<Mutex<Wire>>,
 ) -> ureq::Agent {
-    let connector = ().chain(GuardedTcpConnector {
-        allow_private,
-        peers,
-    });
-    let connector = connector.chain(tls).chain(TapConnector { wire });
-    let resolver = StaticResolver {
-        hosts,
-        system: Default::default(),
-    };
+    let proxied = config.proxy().is_some();
+    let connector = ()
+        .chain(ProxyGuard {
+            allow_private,
+            dns: dns.clone(),
+            peers: peers.clone(),
+        })
+        .chain(ConnectProxyConnector::default())
+        .chain(GuardedTcpConnector {
+            allow_private,
+            proxied,
+            peers,
+        });
+    let connector = connector.chain(tls).chain(TapConnector { wire, proxied });
+    let resolver = DnsResolver { dns };
     ureq::Agent::with_parts(config, connector, resolver)
+}
+
+/// True when `details` are those of the connection to the proxy itself:
+/// ureq connects to it with a copy of the configuration without the proxy.
+fn is_proxy_leg(proxied: bool, details: &ConnectionDetails) -> bool {
+    proxied && details.config.proxy().is_none()
+}
+
+/// True when a request for `details` goes through the configured proxy.
+fn goes_through_proxy(details: &ConnectionDetails) -> bool {
+    details
+        .config
+        .proxy()
+        .is_some_and(|p| !p.is_no_proxy(details.uri))
 }
 
 /// The address the latest connection for `uri`'s `host:port` went to.
@@ -169,54 +202,44 @@ fn authority_key(uri: &ureq::http::Uri) -> String {
     format!("{host}:{}", port_of(uri))
 }
 
+/// Names through [`Dns`]; a failure travels as a [`DnsFailure`].
 #[derive(Debug)]
-struct StaticResolver {
-    hosts: Option<Arc<HostsMap>>,
-    system: ureq::unversioned::resolver::DefaultResolver,
+struct DnsResolver {
+    dns: Dns,
 }
 
-impl Resolver for StaticResolver {
+impl Resolver for DnsResolver {
     fn resolve(
         &self,
         uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
+        _config: &ureq::config::Config,
+        _timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let host = uri
-            .host()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']');
         let port = port_of(uri);
-        let listed: Option<Vec<IpAddr>> = match host.parse::<IpAddr>() {
-            Ok(ip) => Some(vec![ip]),
-            Err(_) => self
-                .hosts
-                .as_ref()
-                .and_then(|h| h.get(&host.to_ascii_lowercase()))
-                .map(<[IpAddr]>::to_vec),
-        };
-        match listed {
-            Some(ips) => {
-                let mut out = self.empty();
-                for ip in ips.into_iter().take(16) {
-                    out.push(SocketAddr::new(ip, port));
-                }
-                Ok(out)
-            }
-            None => self.system.resolve(uri, config, timeout),
+        let ips = self
+            .dns
+            .lookup(uri.host().unwrap_or(""))
+            .map_err(|f| ureq::Error::Other(Box::new(f)))?;
+        let mut out = self.empty();
+        for ip in ips.iter().take(16) {
+            out.push(SocketAddr::new(*ip, port));
         }
+        Ok(out)
     }
 }
 
-/// Opens TCP connections, refusing private addresses unless allowed.
+/// The first connector of the chain: for a request that goes through the
+/// proxy, resolves the target's name and refuses it if it is private
+/// (unless allowed), before anything is sent; a name that does not resolve
+/// here goes to the proxy unchecked. Opens nothing itself.
 #[derive(Debug)]
-struct GuardedTcpConnector {
+struct ProxyGuard {
     allow_private: bool,
+    dns: Dns,
     peers: Arc<PeerMap>,
 }
 
-impl Connector<()> for GuardedTcpConnector {
+impl Connector<()> for ProxyGuard {
     type Out = GuardedTcp;
 
     fn connect(
@@ -224,54 +247,128 @@ impl Connector<()> for GuardedTcpConnector {
         details: &ConnectionDetails,
         _chained: Option<()>,
     ) -> Result<Option<GuardedTcp>, ureq::Error> {
-        let start = Instant::now();
-        let budget = details.timeout.not_zero().map(|d| *d);
-        let mut last_err: Option<ureq::Error> = None;
-        for addr in details.addrs.iter() {
-            if !self.allow_private && is_private(addr.ip()) {
-                last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
-                continue;
-            }
-            let left = match budget {
-                Some(b) => match b.checked_sub(start.elapsed()) {
-                    Some(l) if !l.is_zero() => Some(l),
-                    _ => return Err(ureq::Error::Timeout(details.timeout.reason)),
-                },
-                None => None,
-            };
-            let result = match left {
-                Some(l) => TcpStream::connect_timeout(addr, l),
-                None => TcpStream::connect(addr),
-            };
-            match result {
-                Ok(stream) => {
-                    // Check the connected peer too, not only the address we asked for.
-                    let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
-                    if !self.allow_private && is_private(peer) {
-                        return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
-                    }
-                    stream.set_nodelay(true)?;
-                    self.peers
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(authority_key(details.uri), peer);
-                    let stream = Arc::new(stream);
-                    (details.register_shutdown)(Arc::downgrade(&stream)
-                        as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
-                    let buffers = LazyBuffers::new(
-                        details.config.input_buffer_size(),
-                        details.config.output_buffer_size(),
-                    );
-                    return Ok(Some(GuardedTcp { stream, buffers }));
-                }
-                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                    last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
-                }
-                Err(e) => last_err = Some(ureq::Error::Io(e)),
+        let Some(proxy) = details
+            .config
+            .proxy()
+            .filter(|_| goes_through_proxy(details))
+        else {
+            return Ok(None);
+        };
+        // Only the proxy knows the address it connects to.
+        self.peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&authority_key(details.uri));
+        if !self.allow_private {
+            // A name this machine cannot resolve is left to the proxy: behind
+            // a proxy, often only the proxy can resolve outside names.
+            if let Ok(ips) = self.dns.lookup(details.uri.host().unwrap_or(""))
+                && let Some(ip) = ips.iter().find(|ip| is_private(**ip))
+            {
+                return Err(ureq::Error::Other(Box::new(PrivateAddress(*ip))));
             }
         }
-        Err(last_err.unwrap_or(ureq::Error::ConnectionFailed))
+        if details.uri.scheme_str() == Some("https") {
+            // Through a CONNECT tunnel (the next connector).
+            return Ok(None);
+        }
+        // http: the request goes to the proxy itself, in absolute form (see
+        // `Tapped`); its address is the operator's choice.
+        let addrs = details
+            .resolver
+            .resolve(proxy.uri(), details.config, details.timeout)?;
+        let (tcp, _) = open_tcp(&addrs, details, true)?;
+        Ok(Some(tcp))
     }
+}
+
+/// Opens TCP connections, refusing private addresses unless allowed.
+/// A connection already made (a proxy's tunnel) is passed on; so is the
+/// connection to the proxy itself, unchecked: its address is the
+/// operator's choice.
+#[derive(Debug)]
+struct GuardedTcpConnector {
+    allow_private: bool,
+    /// A proxy is configured.
+    proxied: bool,
+    peers: Arc<PeerMap>,
+}
+
+impl<In: Transport> Connector<In> for GuardedTcpConnector {
+    type Out = Either<In, GuardedTcp>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(tunnel) = chained {
+            return Ok(Some(Either::A(tunnel)));
+        }
+        let to_proxy = is_proxy_leg(self.proxied, details);
+        let allow_private = self.allow_private || to_proxy;
+        let (tcp, peer) = open_tcp(&details.addrs, details, allow_private)?;
+        if !to_proxy {
+            self.peers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(authority_key(details.uri), peer);
+        }
+        Ok(Some(Either::B(tcp)))
+    }
+}
+
+/// Connects to the first of `addrs` that answers within the connect
+/// timeout, refusing private addresses unless `allow_private`; returns the
+/// connection and the address connected to.
+fn open_tcp(
+    addrs: &[SocketAddr],
+    details: &ConnectionDetails,
+    allow_private: bool,
+) -> Result<(GuardedTcp, IpAddr), ureq::Error> {
+    let start = Instant::now();
+    let budget = details.timeout.not_zero().map(|d| *d);
+    let mut last_err: Option<ureq::Error> = None;
+    for addr in addrs {
+        if !allow_private && is_private(addr.ip()) {
+            last_err = Some(ureq::Error::Other(Box::new(PrivateAddress(addr.ip()))));
+            continue;
+        }
+        let left = match budget {
+            Some(b) => match b.checked_sub(start.elapsed()) {
+                Some(l) if !l.is_zero() => Some(l),
+                _ => return Err(ureq::Error::Timeout(details.timeout.reason)),
+            },
+            None => None,
+        };
+        let result = match left {
+            Some(l) => TcpStream::connect_timeout(addr, l),
+            None => TcpStream::connect(addr),
+        };
+        match result {
+            Ok(stream) => {
+                // Check the connected peer too, not only the address we asked for.
+                let peer = stream.peer_addr().map(|a| a.ip()).unwrap_or(addr.ip());
+                if !allow_private && is_private(peer) {
+                    return Err(ureq::Error::Other(Box::new(PrivateAddress(peer))));
+                }
+                stream.set_nodelay(true)?;
+                let stream = Arc::new(stream);
+                (details.register_shutdown)(Arc::downgrade(&stream)
+                    as std::sync::Weak<dyn ureq::unversioned::transport::ShutdownHandle>)?;
+                let buffers = LazyBuffers::new(
+                    details.config.input_buffer_size(),
+                    details.config.output_buffer_size(),
+                );
+                return Ok((GuardedTcp { stream, buffers }, peer));
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                last_err = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
+            }
+            Err(e) => last_err = Some(ureq::Error::Io(e)),
+        }
+    }
+    Err(last_err.unwrap_or(ureq::Error::ConnectionFailed))
 }
 
 /// A plain TCP connection for ureq.
@@ -388,10 +485,15 @@ impl Wire {
 
 /// The last connector of the chain: wraps each connection (TCP or TLS) in a
 /// [`Tapped`] transport. A new connection starts a new recording: when ureq
-/// retries a request on a fresh connection, only the retry is kept.
+/// retries a request on a fresh connection, only the retry is kept. The
+/// connection to a proxy is not recorded (its `CONNECT` exchange is not the
+/// request's; what goes through the tunnel is recorded by the tunnel's own
+/// tap).
 #[derive(Debug)]
 struct TapConnector {
     wire: Arc<Mutex<Wire>>,
+    /// A proxy is configured.
+    proxied: bool,
 }
 
 impl<In: Transport> Connector<In> for TapConnector {
@@ -399,26 +501,114 @@ impl<In: Transport> Connector<In> for TapConnector {
 
     fn connect(
         &self,
-        _details: &ConnectionDetails,
+        details: &ConnectionDetails,
         chained: Option<In>,
     ) -> Result<Option<Tapped<In>>, ureq::Error> {
+        let record = !is_proxy_leg(self.proxied, details);
+        let absolute = (self.proxied
+            && goes_through_proxy(details)
+            && details.uri.scheme_str() == Some("http"))
+        .then(|| AbsoluteForm {
+            prefix: format!(
+                "http://{}",
+                details.uri.authority().map_or("", |a| a.as_str())
+            ),
+            authorization: details.config.proxy().and_then(proxy_authorization),
+        });
         Ok(chained.map(|inner| {
-            let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
-            let cap = w.cap;
-            w.start(cap);
+            if record {
+                let mut w = self.wire.lock().unwrap_or_else(|e| e.into_inner());
+                let cap = w.cap;
+                w.start(cap);
+            }
             Tapped {
                 inner,
-                wire: self.wire.clone(),
+                wire: record.then(|| self.wire.clone()),
+                absolute,
             }
         }))
     }
 }
 
-/// A transport that records every byte it writes and reads.
+/// A transport that records every byte it writes and reads (when it has a
+/// wire to record to). On a connection to an HTTP proxy for an `http` URL,
+/// it also writes each request line in absolute form (`GET http://host/path
+/// HTTP/1.1`, RFC 9112 section 3.2.2), as a proxy expects, with the proxy's
+/// `Proxy-Authorization` when it has credentials: what is recorded is what
+/// is written, less that header.
 #[derive(Debug)]
 struct Tapped<T> {
     inner: T,
-    wire: Arc<Mutex<Wire>>,
+    wire: Option<Arc<Mutex<Wire>>>,
+    /// How to write request lines for a proxy.
+    absolute: Option<AbsoluteForm>,
+}
+
+/// Request lines in absolute form, for a proxy.
+#[derive(Debug)]
+struct AbsoluteForm {
+    /// `http://authority`, put before the path.
+    prefix: String,
+    /// A `Proxy-Authorization` header line (with its CRLF) added after the
+    /// request line, when the proxy has credentials.
+    authorization: Option<String>,
+}
+
+/// The `Proxy-Authorization: Basic ...` line for `proxy`'s credentials.
+fn proxy_authorization(proxy: &ureq::Proxy) -> Option<String> {
+    let user = proxy.username()?;
+    let pass = proxy.password().unwrap_or("");
+    Some(format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64(format!("{user}:{pass}").as_bytes())
+    ))
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `head` (the first bytes a request writes) with its request line in
+/// absolute form and the proxy's authorization after it; `None` if `head`
+/// does not start a request.
+fn to_absolute_form(head: &[u8], form: &AbsoluteForm) -> Option<Vec<u8>> {
+    let at = origin_form_at_start(head)?;
+    let line_end = memchr::memmem::find(head, b"\r\n").map_or(head.len(), |i| i + 2);
+    let mut out = Vec::with_capacity(head.len() + form.prefix.len() + 64);
+    out.extend_from_slice(&head[..at]);
+    out.extend_from_slice(form.prefix.as_bytes());
+    out.extend_from_slice(&head[at..line_end]);
+    if let Some(auth) = &form.authorization {
+        out.extend_from_slice(auth.as_bytes());
+    }
+    out.extend_from_slice(&head[line_end..]);
+    Some(out)
+}
+
+/// If `out` starts with a request line in origin form (`METHOD /...`), the
+/// length of its method and the space after it.
+fn origin_form_at_start(out: &[u8]) -> Option<usize> {
+    let sp = out.iter().take(16).position(|&b| b == b' ')?;
+    (sp > 0 && out[..sp].iter().all(u8::is_ascii_uppercase) && out.get(sp + 1) == Some(&b'/'))
+        .then_some(sp + 1)
 }
 
 impl<T: Transport> Transport for Tapped<T> {
@@ -427,12 +617,37 @@ impl<T: Transport> Transport for Tapped<T> {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        let out = &self.inner.buffers().output()[..amount];
-        self.wire
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .sent
-            .extend_from_slice(out);
+        let mut amount = amount;
+        // What is recorded when it is not what is written: the head without
+        // the proxy's credentials, which have no place in an archive.
+        let mut recorded = None;
+        if let Some(form) = &self.absolute {
+            let out = self.inner.buffers().output();
+            if let Some(head) = to_absolute_form(&out[..amount], form) {
+                if head.len() > out.len() {
+                    return Err(ureq::Error::Io(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "request head too long to write in absolute form for the proxy",
+                    )));
+                }
+                if form.authorization.is_some() {
+                    let bare = AbsoluteForm {
+                        prefix: form.prefix.clone(),
+                        authorization: None,
+                    };
+                    recorded = to_absolute_form(&out[..amount], &bare);
+                }
+                out[..head.len()].copy_from_slice(&head);
+                amount = head.len();
+            }
+        }
+        if let Some(wire) = &self.wire {
+            let out = &self.inner.buffers().output()[..amount];
+            wire.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .sent
+                .extend_from_slice(recorded.as_deref().unwrap_or(out));
+        }
         self.inner.transmit_output(amount, timeout)
     }
 
@@ -441,9 +656,10 @@ impl<T: Transport> Transport for Tapped<T> {
         let before = self.inner.buffers().input().len();
         let result = self.inner.await_input(timeout);
         let input = self.inner.buffers().input();
-        if input.len() > before {
-            self.wire
-                .lock()
+        if let Some(wire) = &self.wire
+            && input.len() > before
+        {
+            wire.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .read(&input[before..]);
         }
@@ -462,6 +678,41 @@ impl<T: Transport> Transport for Tapped<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_for_a_proxy_in_absolute_form() {
+        let form = AbsoluteForm {
+            prefix: "http://a.test:8080".into(),
+            authorization: None,
+        };
+        let head = b"GET /x?y HTTP/1.1\r\nhost: a.test:8080\r\n\r\n";
+        assert_eq!(
+            to_absolute_form(head, &form).unwrap(),
+            b"GET http://a.test:8080/x?y HTTP/1.1\r\nhost: a.test:8080\r\n\r\n"
+        );
+        let proxy = ureq::Proxy::new("http://me:secret@p.test:3128").unwrap();
+        let form = AbsoluteForm {
+            prefix: "http://a.test".into(),
+            authorization: proxy_authorization(&proxy),
+        };
+        assert_eq!(
+            String::from_utf8(to_absolute_form(b"GET / HTTP/1.1\r\n\r\n", &form).unwrap()).unwrap(),
+            "GET http://a.test/ HTTP/1.1\r\nProxy-Authorization: Basic bWU6c2VjcmV0\r\n\r\n"
+        );
+        assert_eq!(to_absolute_form(b"more header: x\r\n", &form), None);
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+    }
+
+    #[test]
+    fn request_lines_in_origin_form_are_found() {
+        assert_eq!(origin_form_at_start(b"GET /a HTTP/1.1\r\n"), Some(4));
+        assert_eq!(origin_form_at_start(b"HEAD / HTTP/1.1\r\n"), Some(5));
+        assert_eq!(origin_form_at_start(b"GET http://a/ HTTP/1.1"), None);
+        assert_eq!(origin_form_at_start(b"user-agent: x\r\n"), None);
+        assert_eq!(origin_form_at_start(b"/body"), None);
+    }
 
     #[test]
     fn private_addresses() {

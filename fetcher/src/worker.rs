@@ -331,7 +331,9 @@ impl Worker {
                         allow_all(false);
                         return;
                     }
-                    no_such_host = f.code == ErrorCode::Dns;
+                    no_such_host = Verdict::of_failed_request(f.code, f.permanent)
+                        .give_up
+                        .is_some();
                     (RobotsOutcome::Unreachable, Vec::new(), f.elapsed)
                 }
             };
@@ -411,7 +413,7 @@ impl Worker {
                     notes.push(format!("retry-after {wait:?}"));
                     report.retry_after = Some(wait);
                 }
-                let Verdict { retry, failed } = Verdict::of_response(status, r.truncated);
+                let Verdict { retry, failed, .. } = Verdict::of_response(status, r.truncated);
                 report.failed = failed;
                 report.response_time = Some(r.elapsed);
                 if retry {
@@ -442,8 +444,13 @@ impl Worker {
                 }
                 sh.counters.error();
                 self.log_failure(&job.rec.url, job.rec.via, job.rec.hops, &f);
-                let Verdict { retry, failed } = Verdict::of_failure(f.code);
+                let Verdict {
+                    retry,
+                    failed,
+                    give_up,
+                } = Verdict::of_failed_request(f.code, f.permanent);
                 report.failed = failed;
+                report.give_up = give_up;
                 if failed {
                     // A timeout is a response time too: at least that long.
                     let took = (f.code == ErrorCode::Timeout).then(|| millis(f.elapsed));

@@ -255,3 +255,24 @@ fn status_says_how_the_fetch_of_a_segment_ended() {
         "{text}"
     );
 }
+
+#[test]
+fn a_product_token_with_a_digit_is_refused_with_the_rfc_rule() {
+    let crawl = crawl_dir("token-digit");
+    let out = fetch(
+        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            .arg("fetch")
+            .arg(crawl.root())
+            .args(["--agent-name", "bot2x", "--agent-url", "http://bot.test/"]),
+        &crawl,
+        2,
+    );
+    let err = &out.stderr;
+    assert!(err.starts_with("fetcher: "), "{err}");
+    assert!(
+        err.contains("bot2x") && err.contains("`bot`") && err.contains("RFC 9309"),
+        "names the token, what it would be read as, and the rule: {err}"
+    );
+    assert!(err.contains("MUST contain only"), "quotes the rule: {err}");
+    assert!(!crawl.fetched_root().join("00001").exists());
+}

@@ -16,6 +16,10 @@
 //! - [`bins`]: the project's binaries next to the test executable, run with
 //!   a timeout and a report on failure.
 //! - [`warcio`]: the real `warcio check` and `warcio index`.
+//! - [`dns`]: a DNS server on loopback that answers, fails (`NXDOMAIN`,
+//!   `SERVFAIL`), is slow or silent, and counts queries.
+//! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
+//!   in absolute form) that logs what it was asked.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
@@ -25,6 +29,8 @@
 
 pub mod bins;
 pub mod demo;
+pub mod dns;
+pub mod proxy;
 pub mod rounds;
 pub mod server;
 pub mod warcio;

@@ -50,10 +50,22 @@ pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
 }
 
 /// `fetcher fetch CRAWL` with the test defaults: agent `testbot`, the
-/// server's hosts file, loopback allowed, no delay, quiet progress.
+/// server's hosts file, loopback allowed, no delay, quiet progress, no
+/// proxy from the environment.
 pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
     let hosts = hosts_file(crawl, server);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
+    // A proxy of the machine's environment would take the loopback requests.
+    for v in [
+        "all_proxy",
+        "ALL_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "HTTP_PROXY",
+    ] {
+        cmd.env_remove(v);
+    }
     cmd.arg("fetch")
         .arg(crawl.root())
         .args([
