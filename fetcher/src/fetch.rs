@@ -27,7 +27,7 @@ use crate::http::{Client, ClientConfig};
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Msg, Recorder, RecorderTotals, error_line};
+use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, error_line};
 use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
@@ -344,6 +344,7 @@ fn run_workers(
         frontier: queued.frontier,
         client,
         work: Arc::new(loaded.work),
+        encoders: Encoders::for_this_machine(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),

@@ -23,7 +23,7 @@ use crate::http::{Client, Failure, Response};
 use crate::outcome::{self, Verdict};
 use crate::progress::Counters;
 use crate::queue_key::KeyOf;
-use crate::recorder::{Fetched, Msg, error_line};
+use crate::recorder::{Encoders, Fetched, Msg, error_line};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::robots_cache;
 
@@ -43,6 +43,8 @@ pub struct Shared {
     pub client: Client,
     /// The segment's work file.
     pub work: Arc<WorkFile>,
+    /// Compressors for the WARC records of what workers fetch.
+    pub encoders: Encoders,
     /// Progress counters.
     pub counters: Arc<Counters>,
     /// Set when stopping: failures from here on are interruptions.
@@ -183,11 +185,20 @@ impl Worker {
             hops,
             note,
         };
+        let records = match self.shared.encoders.encode(url, via, hops, &r) {
+            Ok(records) => records,
+            Err(e) => {
+                // Not logged: the next run fetches the URL again.
+                self.shared
+                    .fail(format!("{url}: cannot compress its WARC records: {e}"));
+                return;
+            }
+        };
         self.send(Msg::Fetched(Box::new(Fetched {
-            url: url.to_string(),
-            response: r,
+            records,
+            payload_bytes: r.body().len() as u64,
+            truncated: r.truncated.is_some(),
             via,
-            hops,
             log,
         })));
     }
