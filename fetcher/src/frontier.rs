@@ -307,6 +307,10 @@ struct State {
     requests_done: u64,
     /// Hosts whose carried hold was looked up.
     held_hosts: HashSet<String>,
+    /// The time one waiting worker sleeps until (the penalty box's head
+    /// when it went to sleep); the other waiters sleep until woken, so
+    /// that a key coming out of the box wakes one worker, not all of them.
+    timer: Option<Instant>,
     stopping: bool,
     finished: bool,
 }
@@ -370,6 +374,7 @@ impl Frontier {
                 robots_pending: 0,
                 requests_done: 0,
                 held_hosts: HashSet::new(),
+                timer: None,
                 stopping: false,
                 finished: false,
             }),
@@ -480,20 +485,28 @@ impl Frontier {
             if let Some(id) = st.ready.pop_front() {
                 if let Some(task) = self.task_for(&mut st, id, now, skipped) {
                     st.busy += 1;
-                    if !st.ready.is_empty() || !st.penalty.is_empty() {
+                    if !st.ready.is_empty() || (!st.penalty.is_empty() && st.timer.is_none()) {
                         // Pass the wake-up on: another waiter may have
-                        // something to do (or a nearer time to wait for).
+                        // something to do (or the time to keep, if this
+                        // worker was keeping it).
                         self.cond.notify_one();
                     }
                     return Some(task);
                 }
                 continue;
             }
-            let wait = match st.penalty.peek() {
+            let (wait, keeping) = match st.penalty.peek() {
                 Some(&Reverse((at, _))) if st.with_work > 0 || st.busy > 0 => {
-                    at.saturating_duration_since(now).min(MAX_WAIT)
+                    if st.timer.is_none_or(|t| at < t) {
+                        // Keep the time of the penalty box's head.
+                        st.timer = Some(at);
+                        (at.saturating_duration_since(now).min(MAX_WAIT), Some(at))
+                    } else {
+                        // Another waiter keeps it (or a nearer one).
+                        (MAX_WAIT, None)
+                    }
                 }
-                None if st.busy > 0 => MAX_WAIT,
+                None if st.busy > 0 => (MAX_WAIT, None),
                 _ => {
                     st.finished = true;
                     self.cond.notify_all();
@@ -506,6 +519,9 @@ impl Frontier {
                 .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            if keeping.is_some() && st.timer == keeping {
+                st.timer = None;
+            }
         }
     }
 
