@@ -323,7 +323,9 @@ fn run_workers(
         key_of,
         ..
     } = segment;
-    let recorder = start_recorder(run, resumed.next_serial())?;
+    let queues = loaded.keys.len();
+    let threads = s.workers(queues);
+    let recorder = start_recorder(run, resumed.next_serial(), threads)?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -344,7 +346,7 @@ fn run_workers(
         frontier: queued.frontier,
         client,
         work: Arc::new(loaded.work),
-        encoders: Encoders::for_this_machine(),
+        encoders: Encoders::for_this_machine(s.warc_level),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),
@@ -361,8 +363,11 @@ fn run_workers(
     });
 
     let startup = run.started.elapsed();
-    let mut workers = Vec::with_capacity(s.threads);
-    for i in 0..s.threads {
+    if s.threads.is_none() {
+        log.info(format!("{threads} workers for {queues} queues"));
+    }
+    let mut workers = Vec::with_capacity(threads);
+    for i in 0..threads {
         let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
         let h = std::thread::Builder::new()
             .name(format!("worker-{i}"))
@@ -372,7 +377,6 @@ fn run_workers(
         workers.push(h);
     }
 
-    let queues = loaded.keys.len();
     let min_hosts = if s.min_hosts > queues {
         log.info(format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
@@ -771,7 +775,7 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
+fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Recorder, Error> {
     let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -800,7 +804,7 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
         },
         &run.crawl.crawl_log_path(id),
         &run.crawl.leftover_path(id),
-        s.threads,
+        workers,
     )
     .map_err(Error::from)
 }

@@ -25,8 +25,7 @@ use std::thread::JoinHandle;
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::warc::{
-    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, VIA_FIELD, WarcWriter,
-    WarcWriterConfig,
+    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig,
 };
 
 use crate::http::Response;
@@ -53,25 +52,29 @@ pub struct Fetched {
 /// first need; a worker that finds none free waits for one (compressing
 /// takes well under a millisecond).
 pub struct Encoders {
-    free: Mutex<(Vec<ExchangeEncoder>, usize)>,
+    /// Free compressors, how many were made, and how many workers wait.
+    free: Mutex<(Vec<ExchangeEncoder>, usize, usize)>,
     returned: Condvar,
     max: usize,
+    level: u32,
 }
 
 impl Encoders {
-    /// A pool of at most `max` compressors (at least one).
-    pub fn new(max: usize) -> Encoders {
+    /// A pool of at most `max` compressors (at least one) at gzip level
+    /// `level` (0–9).
+    pub fn new(max: usize, level: u32) -> Encoders {
         Encoders {
-            free: Mutex::new((Vec::new(), 0)),
+            free: Mutex::new((Vec::new(), 0, 0)),
             returned: Condvar::new(),
             max: max.max(1),
+            level,
         }
     }
 
     /// A pool sized for this machine: two compressors per core.
-    pub fn for_this_machine() -> Encoders {
+    pub fn for_this_machine(level: u32) -> Encoders {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Encoders::new(2 * cores)
+        Encoders::new(2 * cores, level)
     }
 
     /// The request and response records of `response` to `url`, compressed.
@@ -111,22 +114,21 @@ impl Encoders {
             }
             if pool.1 < self.max {
                 pool.1 += 1;
-                return ExchangeEncoder::new();
+                return ExchangeEncoder::with_level(self.level);
             }
-            pool = self
-                .returned
-                .wait(pool)
-                .unwrap_or_else(|e| e.into_inner());
+            pool.2 += 1;
+            pool = self.returned.wait(pool).unwrap_or_else(|e| e.into_inner());
+            pool.2 -= 1;
         }
     }
 
     fn give_back(&self, encoder: ExchangeEncoder) {
-        self.free
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .0
-            .push(encoder);
-        self.returned.notify_one();
+        let mut pool = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        pool.0.push(encoder);
+        // A notification is a system call: only when someone waits.
+        if pool.2 > 0 {
+            self.returned.notify_one();
+        }
     }
 }
 
@@ -260,6 +262,10 @@ impl Recorder {
     }
 }
 
+/// How long the writer pauses between two batches while messages keep
+/// coming (see `run`).
+pub const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
+
 fn run(
     rx: Receiver<Msg>,
     mut warc: WarcWriter,
@@ -276,13 +282,23 @@ fn run(
         path: log_path.clone(),
         source,
     };
+    // Set when a message came since the last pause: while messages keep
+    // coming, the writer empties the channel, then pauses instead of
+    // blocking on it, so that workers' sends find no receiver to wake (a
+    // system call and a context switch per page otherwise). A pause that
+    // brings nothing ends it: the writer blocks.
+    let mut busy = false;
     loop {
         let msg = match rx.try_recv() {
             Ok(m) => m,
             Err(TryRecvError::Empty) => {
-                // Nothing waiting: put the log on disk before blocking, so a
+                // Nothing waiting: put the log on disk before waiting, so a
                 // crash loses as little as possible.
                 log.flush().map_err(log_err)?;
+                if std::mem::take(&mut busy) {
+                    std::thread::sleep(BATCH_PAUSE);
+                    continue;
+                }
                 match rx.recv() {
                     Ok(m) => m,
                     Err(_) => break,
@@ -290,6 +306,7 @@ fn run(
             }
             Err(TryRecvError::Disconnected) => break,
         };
+        busy = true;
         match msg {
             Msg::Fetched(f) => {
                 warc.write_encoded(&f.records)
