@@ -289,7 +289,12 @@ impl EventLoop {
             stats,
         };
         for (i, l) in lp.listeners.iter().enumerate() {
-            lp.ctl(libc::EPOLL_CTL_ADD, l.as_raw_fd(), libc::EPOLLIN as u32, LISTENER_TAG | i as u64)?;
+            lp.ctl(
+                libc::EPOLL_CTL_ADD,
+                l.as_raw_fd(),
+                libc::EPOLLIN as u32,
+                LISTENER_TAG | i as u64,
+            )?;
         }
         Ok(lp)
     }
@@ -316,12 +321,9 @@ impl EventLoop {
                     self.answer(slot);
                 }
             }
-            let wait = self
-                .timers
-                .front()
-                .map_or(100, |&(due, _, _)| {
-                    due.saturating_duration_since(now).as_millis().clamp(1, 100) as i32
-                });
+            let wait = self.timers.front().map_or(100, |&(due, _, _)| {
+                due.saturating_duration_since(now).as_millis().clamp(1, 100) as i32
+            });
             // SAFETY: `events` is a valid buffer of the length passed.
             let n = unsafe {
                 libc::epoll_wait(self.epoll, events.as_mut_ptr(), events.len() as i32, wait)
