@@ -311,6 +311,9 @@ struct State {
     /// when it went to sleep); the other waiters sleep until woken, so
     /// that a key coming out of the box wakes one worker, not all of them.
     timer: Option<Instant>,
+    /// Workers waiting in [`Frontier::next_task`] (a wake-up is a system
+    /// call: none is made when nobody waits).
+    waiting: usize,
     stopping: bool,
     finished: bool,
 }
@@ -375,6 +378,7 @@ impl Frontier {
                 requests_done: 0,
                 held_hosts: HashSet::new(),
                 timer: None,
+                waiting: 0,
                 stopping: false,
                 finished: false,
             }),
@@ -489,7 +493,7 @@ impl Frontier {
                         // Pass the wake-up on: another waiter may have
                         // something to do (or the time to keep, if this
                         // worker was keeping it).
-                        self.cond.notify_one();
+                        self.wake_one(&st);
                     }
                     return Some(task);
                 }
@@ -514,11 +518,13 @@ impl Frontier {
                     return None;
                 }
             };
+            st.waiting += 1;
             st = self
                 .cond
                 .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.waiting -= 1;
             if keeping.is_some() && st.timer == keeping {
                 st.timer = None;
             }
@@ -664,7 +670,7 @@ impl Frontier {
             None => {
                 k.status = Status::Ready;
                 st.ready.push_back(id);
-                self.cond.notify_one();
+                self.wake_one(st);
             }
         }
     }
@@ -740,7 +746,17 @@ impl Frontier {
         st.keys[id].status = Status::Penalty;
         st.keys[id].next_at = Some(at);
         st.penalty.push(Reverse((at, id)));
-        self.cond.notify_one();
+        // The waiter keeping the time wakes by itself unless this comes first.
+        if st.timer.is_none_or(|t| at < t) {
+            self.wake_one(st);
+        }
+    }
+
+    /// Wakes one waiting worker, if any waits.
+    fn wake_one(&self, st: &State) {
+        if st.waiting > 0 {
+            self.cond.notify_one();
+        }
     }
 
     /// After a key's task: back to the ready-queue at once (`at` = None) or
@@ -774,7 +790,7 @@ impl Frontier {
             None => {
                 st.keys[id].status = Status::Ready;
                 st.ready.push_front(id);
-                self.cond.notify_one();
+                self.wake_one(st);
             }
         }
     }
