@@ -71,10 +71,11 @@ impl Encoders {
         }
     }
 
-    /// A pool sized for this machine: two compressors per core.
+    /// A pool sized for this machine: eight compressors per core (a worker
+    /// may lose its core while it holds one; with fewer, others waited).
     pub fn for_this_machine(level: u32) -> Encoders {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Encoders::new(2 * cores, level)
+        Encoders::new(8 * cores, level)
     }
 
     /// The request and response records of `response` to `url`, compressed.
