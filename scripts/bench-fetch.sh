@@ -32,7 +32,8 @@
 # Environment: THREADS (fetcher workers; default 64 in the first three
 # modes, the fetcher's own default in flat and latency), BODY (bytes per
 # page), HOSTS and PER_HOST (the shape), LATENCY_MS (latency mode), FETCHER
-# (another fetcher binary to measure, e.g. one built from an older commit).
+# (another fetcher binary to measure, e.g. one built from an older commit),
+# FETCH_ARGS (more fetcher flags, e.g. "--warc-level 1").
 set -euo pipefail
 
 mode=${1:-throughput}
@@ -124,9 +125,11 @@ fetch_args=(fetch "$crawl" 00001
   --min-delay "$delay" --delay-factor 0 --progress plain)
 [[ -n "$threads" ]] && fetch_args+=(--threads "$threads")
 [[ -z "$latency" ]] && fetch_args+=(--hosts-file "$crawl/hosts")
+read -r -a extra <<<"${FETCH_ARGS:-}"
+fetch_args+=("${extra[@]}")
 
 echo "mode $mode: $urls URLs over $hosts hosts, body $body bytes, delay ${delay}s," \
-  "${latency:+latency ${latency} ms, }threads ${threads:-default}"
+  "${latency:+latency ${latency} ms, }threads ${threads:-default}${FETCH_ARGS:+, $FETCH_ARGS}"
 [[ -n "$latency" ]] && mark >/dev/null
 server_cpu0=$(cpu_of "$server_pid")
 start=$(date +%s.%N)
@@ -147,7 +150,7 @@ fi
 
 python3 - "$crawl/fetched/00001/stats.json" "$start" "$end" "$server_cpu0" "$server_cpu1" \
   "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" <<'PY'
-import json, sys
+import json, os, sys
 stats = json.load(open(sys.argv[1]))
 start, end, s0, s1 = map(float, sys.argv[2:6])
 mode, hosts, per_host, delay = sys.argv[6], int(sys.argv[7]), int(sys.argv[8]), float(sys.argv[9])
@@ -164,6 +167,10 @@ print(f"MB/s             {stats['payload_bytes'] / wall / 1e6:.1f} (payload)")
 print(f"CPU s/1000 pages {1000 * fetch_cpu / max(pages, 1):.3f} fetcher, "
       f"{1000 * server_cpu / max(pages, 1):.3f} server, "
       f"{1000 * (fetch_cpu + server_cpu) / max(pages, 1):.3f} total")
+warc_dir = os.path.dirname(sys.argv[1])
+warc_bytes = sum(os.path.getsize(os.path.join(warc_dir, f)) for f in stats["warc_files"])
+print(f"WARC             {warc_bytes / 1e3 / max(pages, 1):.1f} KB per page "
+      f"({stats['payload_bytes'] / max(pages, 1) / 1e3:.1f} KB of payload)")
 rss = stats["peak_rss_bytes"] / 1e6
 print(f"peak RSS         {rss:.1f} MB (fetcher)")
 ok = True

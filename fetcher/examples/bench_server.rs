@@ -56,8 +56,51 @@ fn main() {
     page.truncate(body_len);
     match latency {
         None => serve_names(&crawl, hosts, per_host, page.into_bytes()),
-        Some(latency) => serve_addresses(&crawl, hosts, per_host, page.into_bytes(), latency),
+        Some(latency) => serve_addresses(&crawl, hosts, per_host, text_pages(body_len), latency),
     }
+}
+
+/// Pages of `len` bytes that compress like prose in HTML (about 3:1; a
+/// repeated sentence compresses 50:1 and would make compressing look
+/// cheap): words drawn from a small vocabulary, with links and markup.
+/// Several different pages, so that no two neighbours are the same.
+fn text_pages(len: usize) -> Vec<Vec<u8>> {
+    const WORDS: &[&str] = &[
+        "the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by",
+        "crawler", "archive", "record", "server", "page", "link", "host", "round", "segment",
+        "request", "response", "delay", "policy", "robots", "network", "latency", "figure",
+        "measured", "between", "without", "another", "through", "several", "history", "library",
+        "village", "mountain", "river", "winter", "summer", "market", "station", "council",
+        "report", "century", "museum", "garden", "harbour", "festival", "bridge", "school",
+    ];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    (0..16)
+        .map(|_| {
+            let mut page =
+                String::from("<!doctype html><html><head><title>bench</title></head><body>\n");
+            while page.len() < len {
+                page.push_str("<p>");
+                for _ in 0..(8 + next() % 24) {
+                    let w = WORDS[(next() % WORDS.len() as u64) as usize];
+                    if next() % 17 == 0 {
+                        page.push_str(&format!("<a href=\"/page/{}\">{w}</a> ", next() % 1000));
+                    } else {
+                        page.push_str(w);
+                        page.push(' ');
+                    }
+                }
+                page.push_str(&format!("{}.</p>\n", next() % 100_000));
+            }
+            page.truncate(len);
+            page.into_bytes()
+        })
+        .collect()
 }
 
 /// Host names served by testkit's server (a thread per connection).
@@ -132,7 +175,7 @@ fn serve_addresses(
     crawl: &CrawlDir,
     hosts: usize,
     per_host: usize,
-    page: Vec<u8>,
+    pages: Vec<Vec<u8>>,
     latency: Duration,
 ) {
     let (listeners, port) = bind_all(hosts).expect("listen on loopback addresses");
@@ -158,7 +201,7 @@ fn serve_addresses(
     let count = write_segment(crawl, &urls);
 
     let stats = Arc::new(Stats::new(hosts));
-    let looper = EventLoop::new(listeners, page, latency, stats.clone()).expect("epoll");
+    let looper = EventLoop::new(listeners, pages, latency, stats.clone()).expect("epoll");
     let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stopping.clone();
     let thread = std::thread::spawn(move || looper.run(&flag));
@@ -253,7 +296,7 @@ struct EventLoop {
     generations: Vec<u64>,
     /// Answers due, in order (every answer waits the same time).
     timers: VecDeque<(Instant, usize, u64)>,
-    page: Vec<u8>,
+    pages: Vec<Vec<u8>>,
     latency: Duration,
     in_flight: Vec<u32>,
     total_in_flight: u32,
@@ -265,7 +308,7 @@ const LISTENER_TAG: u64 = 1 << 63;
 impl EventLoop {
     fn new(
         listeners: Vec<TcpListener>,
-        page: Vec<u8>,
+        pages: Vec<Vec<u8>>,
         latency: Duration,
         stats: Arc<Stats>,
     ) -> io::Result<EventLoop> {
@@ -282,7 +325,7 @@ impl EventLoop {
             free: Vec::new(),
             generations: Vec::new(),
             timers: VecDeque::new(),
-            page,
+            pages,
             latency,
             in_flight: vec![0; hosts],
             total_in_flight: 0,
@@ -437,11 +480,20 @@ impl EventLoop {
         };
         let end = memchr::memmem::find(&c.input, b"\r\n\r\n").map_or(c.input.len(), |i| i + 4);
         let line_end = memchr::memchr(b'\r', &c.input).unwrap_or(0);
-        let robots = c.input[..line_end]
+        let target = c.input[..line_end]
             .split(|&b| b == b' ')
             .nth(1)
-            .is_some_and(|t| t == b"/robots.txt");
-        let body: &[u8] = if robots { b"" } else { &self.page };
+            .unwrap_or(b"");
+        let robots = target == b"/robots.txt";
+        // The page of a path: the same every time it is asked for.
+        let which = target
+            .iter()
+            .fold(0usize, |h, &b| h.wrapping_mul(31).wrapping_add(b as usize));
+        let body: &[u8] = if robots {
+            b""
+        } else {
+            &self.pages[which % self.pages.len()]
+        };
         c.output.clear();
         c.written = 0;
         let _ = write!(
