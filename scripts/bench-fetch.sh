@@ -136,6 +136,7 @@ start=$(date +%s.%N)
 "$fetcher" "${fetch_args[@]}" 2>"$work/fetcher.err" || { cat "$work/fetcher.err" >&2; exit 1; }
 end=$(date +%s.%N)
 server_cpu1=$(cpu_of "$server_pid")
+grep -o 'fetcher: [0-9]* workers (from [0-9]*.*' "$work/fetcher.err" || true
 fetch_mark=""
 [[ -n "$latency" ]] && fetch_mark=$(mark)
 

@@ -19,6 +19,7 @@ use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
+use crate::crew::{self, Crew, ResponseClock};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
@@ -34,7 +35,7 @@ use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::supervise::{Stop, Supervised, install_signals, supervise};
 use crate::transport::HostsMap;
-use crate::worker::{Shared, Worker};
+use crate::worker::Shared;
 use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.
@@ -324,8 +325,8 @@ fn run_workers(
         ..
     } = segment;
     let queues = loaded.keys.len();
-    let threads = s.workers(queues);
-    let recorder = start_recorder(run, resumed.next_serial(), threads)?;
+    let most_workers = s.workers(queues);
+    let recorder = start_recorder(run, resumed.next_serial(), most_workers)?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -347,6 +348,7 @@ fn run_workers(
         client,
         work: Arc::new(loaded.work),
         encoders: Encoders::for_this_machine(s.warc_level),
+        response_clock: ResponseClock::default(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),
@@ -363,19 +365,12 @@ fn run_workers(
     });
 
     let startup = run.started.elapsed();
-    if s.threads.is_none() {
-        log.info(format!("{threads} workers for {queues} queues"));
-    }
-    let mut workers = Vec::with_capacity(threads);
-    for i in 0..threads {
-        let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
-        let h = std::thread::Builder::new()
-            .name(format!("worker-{i}"))
-            .stack_size(256 * 1024)
-            .spawn(move || w.run())
-            .map_err(Error::Start)?;
-        workers.push(h);
-    }
+    let first_workers = match s.threads {
+        Some(n) => n,
+        None => most_workers.min(crew::FIRST_WORKERS),
+    };
+    let crew = Crew::start(&shared, &tx, &hosts.sender(), first_workers, most_workers)
+        .map_err(Error::Start)?;
 
     let min_hosts = if s.min_hosts > queues {
         log.info(format!(
@@ -394,11 +389,16 @@ fn run_workers(
         shared: &shared,
         recorder: &recorder,
         signals,
-        workers: &workers,
+        workers: crew.first(),
         log,
     });
-    for w in workers {
-        let _ = w.join();
+    let workers = crew.count();
+    crew.join();
+    if workers > first_workers {
+        log.info(format!(
+            "{workers} workers (from {first_workers}: requests were slow and hosts waited for a \
+             worker; at most {most_workers} for {queues} queues)"
+        ));
     }
     Ok(Ran {
         stop,

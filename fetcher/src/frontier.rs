@@ -960,6 +960,12 @@ impl Frontier {
         }
     }
 
+    /// True if keys are ready and no worker waits to serve them.
+    pub fn short_of_workers(&self) -> bool {
+        let st = self.lock();
+        !st.ready.is_empty() && st.waiting == 0
+    }
+
     /// How fast the keys that still have work can go, against all the
     /// round's keys (see [`crate::round_end`]).
     pub fn pace(&self) -> Pace {

@@ -16,6 +16,7 @@
 pub mod cli;
 mod clock;
 mod contacts;
+mod crew;
 pub mod error;
 mod feed;
 pub mod fetch;

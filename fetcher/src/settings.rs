@@ -17,8 +17,8 @@ use crate::round_end::TailRule;
 pub const MAX_THREADS: usize = 4096;
 /// Fewest worker threads chosen when `threads` is not set.
 pub const AUTO_THREADS_MIN: usize = 16;
-/// Most worker threads chosen when `threads` is not set: at a typical
-/// 200 ms per response, about 5,000 requests per second.
+/// Most worker threads when `threads` is not set: at a typical 200 ms per
+/// response, about 5,000 requests per second.
 pub const AUTO_THREADS_MAX: usize = 1024;
 
 /// A configuration problem: exit code 2.
@@ -47,7 +47,7 @@ pub struct Settings {
     pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
     pub robots_retry_delay: Duration,
-    /// Worker threads (`None`: one per queue, see [`Settings::workers`]).
+    /// Worker threads (`None`: as many as the run needs, see [`Settings::workers`]).
     pub threads: Option<usize>,
     /// Stop after this long (by default the round time, `[crawl] round_time`).
     pub time_limit: Option<Duration>,
@@ -194,9 +194,10 @@ impl Settings {
         })
     }
 
-    /// Worker threads for a segment of `queues` queues: `threads` if set,
-    /// else one per queue (a queue has at most one request in flight, so
-    /// more would wait), from [`AUTO_THREADS_MIN`] to [`AUTO_THREADS_MAX`].
+    /// The most worker threads for a segment of `queues` queues: `threads`
+    /// if set, else one per queue (a queue has at most one request in
+    /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
+    /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.
     pub fn workers(&self, queues: usize) -> usize {
         self.threads
             .unwrap_or_else(|| queues.clamp(AUTO_THREADS_MIN, AUTO_THREADS_MAX))

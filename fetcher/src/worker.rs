@@ -16,6 +16,7 @@ use common::politeness::Policy;
 
 use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
+use crate::crew::ResponseClock;
 use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::host_updates::HostUpdate;
@@ -45,6 +46,8 @@ pub struct Shared {
     pub work: Arc<WorkFile>,
     /// Compressors for the WARC records of what workers fetch.
     pub encoders: Encoders,
+    /// How long requests take, for the crew to judge whether more workers pay.
+    pub response_clock: ResponseClock,
     /// Progress counters.
     pub counters: Arc<Counters>,
     /// Set when stopping: failures from here on are interruptions.
@@ -293,6 +296,7 @@ impl Worker {
                 Ok(r) => {
                     let status = r.status;
                     let elapsed = r.elapsed;
+                    sh.response_clock.note(elapsed);
                     let target = r
                         .location
                         .as_deref()
@@ -373,6 +377,7 @@ impl Worker {
         let mut learned: Option<(Option<u32>, bool)> = None;
         match sh.client.fetch(key, &job.rec.url, sh.max_body) {
             Ok(r) => {
+                sh.response_clock.note(r.elapsed);
                 let status = r.status;
                 let mut notes = Vec::new();
                 let target = if (300..400).contains(&status) {
@@ -436,6 +441,7 @@ impl Worker {
                 self.store_response(&job.rec.url, job.rec.via, job.rec.hops, r, notes.join("; "));
             }
             Err(mut f) => {
+                sh.response_clock.note(f.elapsed);
                 if self.interrupted_by_stop(&mut f) {
                     // Back to the queue untried; the host was contacted all the same.
                     report.interrupted = Some(job);
