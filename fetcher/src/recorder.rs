@@ -191,8 +191,9 @@ pub struct Recorder {
 impl Recorder {
     /// Starts the writer. `crawl_log` is opened for appending (a resumed run
     /// continues it). At most `queue` messages wait for the writer: each
-    /// may hold a whole response, so with `queue` = the number of workers,
-    /// responses waiting take at most as much memory as those being read.
+    /// may hold a whole response (compressed), so with `queue` = the most
+    /// workers, responses waiting take at most as much memory as those
+    /// being read.
     pub fn start(
         warc: WarcWriterConfig,
         crawl_log: &Path,
