@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Benchmark of the fetcher against a fast local server (testkit's loopback
-# server, one address per host, run by the bench_server example).
+# Benchmark of the fetcher against a local server (one loopback address per
+# host, run by the bench_server example).
 #
-#   scripts/bench-fetch.sh [throughput|big|polite]
+#   scripts/bench-fetch.sh [throughput|big|polite|flat|latency]
 #
 #   throughput  200 hosts × 100 URLs (20,000), no delay: pages/s, MB/s,
 #               CPU seconds per 1,000 pages, peak RSS            (default)
@@ -14,25 +14,56 @@
 #   polite      100 hosts × 50 URLs with a 0.2 s delay per host: the run's
 #               duration against the politeness floor (max over hosts of
 #               URLs × delay).
+#   flat        500 hosts × 40 URLs of 10,000 bytes, no delay, every
+#               response written to WARC; then GNU Wget2 fetches the same
+#               URLs from the same server (64 threads, bodies discarded) as
+#               the reference: pages/s and CPU s per 1,000 pages of both,
+#               and their ratio (target: the fetcher at least as fast).
+#   latency     2,000 hosts × 20 URLs whose server answers 200 ms after each
+#               request: pages/s (target ≥ 2,000), peak RSS (target
+#               < 300 MB) and, counted by the server, the most requests in
+#               flight on one host (must be 1) and on all hosts together.
 #
-# Environment: THREADS (fetcher workers, default 64), BODY (bytes per page,
-# default 2000). Everything runs on loopback and stops by itself.
+# In flat and latency modes the URLs are literal loopback addresses
+# (http://127.0.0.2:PORT/...): neither client resolves a name, so nothing
+# is asked of the machine's DNS servers and nothing leaves loopback; the
+# script checks that the server counted every request.
+#
+# Environment: THREADS (fetcher workers; default 64 in the first three
+# modes, the fetcher's own default in flat and latency), BODY (bytes per
+# page), HOSTS and PER_HOST (the shape), LATENCY_MS (latency mode), FETCHER
+# (another fetcher binary to measure, e.g. one built from an older commit),
+# FETCH_ARGS (more fetcher flags, e.g. "--warc-level 1").
 set -euo pipefail
 
 mode=${1:-throughput}
-threads=${THREADS:-64}
-body=${BODY:-2000}
+latency=""
 case "$mode" in
-  throughput) hosts=200;   per_host=100; delay=0 ;;
-  big)        hosts=10000; per_host=100; delay=0 ;;
-  polite)     hosts=100;   per_host=50;  delay=0.2 ;;
-  *) echo "usage: $0 [throughput|big|polite]" >&2; exit 2 ;;
+  throughput) hosts=200;   per_host=100; delay=0;   body=2000;  threads=64 ;;
+  big)        hosts=10000; per_host=100; delay=0;   body=2000;  threads=64 ;;
+  polite)     hosts=100;   per_host=50;  delay=0.2; body=2000;  threads=64 ;;
+  flat)       hosts=500;   per_host=40;  delay=0;   body=10000; threads="";  latency=0 ;;
+  latency)    hosts=2000;  per_host=20;  delay=0;   body=10000; threads="";  latency=${LATENCY_MS:-200} ;;
+  *) echo "usage: $0 [throughput|big|polite|flat|latency]" >&2; exit 2 ;;
 esac
+threads=${THREADS:-$threads}
+body=${BODY:-$body}
+hosts=${HOSTS:-$hosts}
+per_host=${PER_HOST:-$per_host}
+
+if [[ "$mode" == flat ]] && ! command -v wget2 >/dev/null; then
+  echo "flat mode compares with GNU Wget2, which is not installed:" >&2
+  echo "  sudo apt-get install wget2     (Debian, Ubuntu; the package is 'wget2')" >&2
+  exit 2
+fi
+# Both clients talk to loopback only: no proxy from the environment.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 cargo build --quiet --release -p fetcher --bin fetcher --example bench_server
-bin="$root/target/release"
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
+fetcher=${FETCHER:-$bin/fetcher}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-fetch.XXXXXX")
 crawl="$work/crawl"
@@ -50,7 +81,36 @@ trap cleanup EXIT
 # CPU seconds (user + system) of a live process, from /proc (100 ticks/s).
 cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
-"$bin/examples/bench_server" "$crawl" "$hosts" "$per_host" "$body" >"$work/server.out" &
+# Asks the server for its counts (requests served, most in flight on one
+# host, most in flight in all, since the last mark) and prints them.
+mark() {
+  local before
+  before=$(grep -c '^mark' "$work/server.out" || true)
+  touch "$crawl/bench-mark"
+  for _ in $(seq 100); do
+    [[ $(grep -c '^mark' "$work/server.out" || true) -gt $before ]] && break
+    sleep 0.1
+  done
+  grep '^mark' "$work/server.out" | tail -1 | cut -d' ' -f2-
+}
+
+# Runs a command; prints "WALL CPU MAXRSS_KB" of it (children's rusage).
+timed() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t0 = time.monotonic()
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+wall = time.monotonic() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+if r.returncode != 0:
+    sys.stderr.write(r.stderr.decode(errors="replace")[-4000:])
+    sys.stderr.write(f"{sys.argv[1]} exited with {r.returncode}\n")
+    sys.exit(1)
+print(f"{wall:.3f} {ru.ru_utime + ru.ru_stime:.3f} {ru.ru_maxrss}")
+PY
+}
+
+"$bin/examples/bench_server" "$crawl" "$hosts" "$per_host" "$body" $latency >"$work/server.out" &
 server_pid=$!
 for _ in $(seq 1200); do
   grep -q '^ready' "$work/server.out" 2>/dev/null && break
@@ -59,38 +119,97 @@ for _ in $(seq 1200); do
 done
 grep -q '^ready' "$work/server.out" || { echo "bench server not ready after 10 minutes" >&2; exit 1; }
 urls=$(awk '/^ready/ { print $2 }' "$work/server.out")
-server_cpu0=$(cpu_of "$server_pid")
 
-echo "mode $mode: $urls URLs over $hosts hosts, body $body bytes, delay ${delay}s, $threads threads"
+fetch_args=(fetch "$crawl" 00001
+  --agent-name benchbot --agent-url http://bench.test/about --allow-private
+  --min-delay "$delay" --delay-factor 0 --progress plain)
+[[ -n "$threads" ]] && fetch_args+=(--threads "$threads")
+[[ -z "$latency" ]] && fetch_args+=(--hosts-file "$crawl/hosts")
+read -r -a extra <<<"${FETCH_ARGS:-}"
+fetch_args+=("${extra[@]}")
+
+echo "mode $mode: $urls URLs over $hosts hosts, body $body bytes, delay ${delay}s," \
+  "${latency:+latency ${latency} ms, }threads ${threads:-default}${FETCH_ARGS:+, $FETCH_ARGS}"
+[[ -n "$latency" ]] && mark >/dev/null
+server_cpu0=$(cpu_of "$server_pid")
 start=$(date +%s.%N)
-"$bin/fetcher" fetch "$crawl" 00001 \
-  --agent-name benchbot --agent-url http://bench.test/about \
-  --hosts-file "$crawl/hosts" --allow-private \
-  --min-delay "$delay" --delay-factor 0 --threads "$threads" \
-  --progress plain 2>"$work/fetcher.err" || { cat "$work/fetcher.err" >&2; exit 1; }
+"$fetcher" "${fetch_args[@]}" 2>"$work/fetcher.err" || { cat "$work/fetcher.err" >&2; exit 1; }
 end=$(date +%s.%N)
 server_cpu1=$(cpu_of "$server_pid")
+grep -o 'fetcher: [0-9]* workers (from [0-9]*.*' "$work/fetcher.err" || true
+fetch_mark=""
+[[ -n "$latency" ]] && fetch_mark=$(mark)
+
+wget_line=""
+if [[ "$mode" == flat ]]; then
+  wget_cpu0=$(cpu_of "$server_pid")
+  wget_line=$(timed wget2 --no-config --quiet --max-threads=64 --tries=1 --no-hsts --no-hpkp \
+    --no-proxy --input-file="$crawl/urls.txt" --output-document=/dev/null)
+  wget_cpu1=$(cpu_of "$server_pid")
+  wget_line="$wget_line $(mark) $wget_cpu0 $wget_cpu1"
+fi
 
 python3 - "$crawl/fetched/00001/stats.json" "$start" "$end" "$server_cpu0" "$server_cpu1" \
-  "$mode" "$hosts" "$per_host" "$delay" <<'PY'
-import json, sys
+  "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" <<'PY'
+import json, os, sys
 stats = json.load(open(sys.argv[1]))
 start, end, s0, s1 = map(float, sys.argv[2:6])
 mode, hosts, per_host, delay = sys.argv[6], int(sys.argv[7]), int(sys.argv[8]), float(sys.argv[9])
+urls, fetch_mark, wget_line = int(sys.argv[10]), sys.argv[11].split(), sys.argv[12].split()
 wall = end - start
 pages = stats["responses"] - stats["robots_responses"]
 fetch_cpu = stats["cpu_seconds"]
 server_cpu = s1 - s0
+rate = pages / wall
 print(f"pages            {pages} ({stats['outcomes']})")
 print(f"wall time        {wall:.2f} s (fetch loop {stats['seconds']:.2f} s)")
-print(f"pages/s          {pages / wall:.0f}")
+print(f"pages/s          {rate:.0f}")
 print(f"MB/s             {stats['payload_bytes'] / wall / 1e6:.1f} (payload)")
 print(f"CPU s/1000 pages {1000 * fetch_cpu / max(pages, 1):.3f} fetcher, "
       f"{1000 * server_cpu / max(pages, 1):.3f} server, "
       f"{1000 * (fetch_cpu + server_cpu) / max(pages, 1):.3f} total")
-print(f"peak RSS         {stats['peak_rss_bytes'] / 1e6:.1f} MB (fetcher)")
+warc_dir = os.path.dirname(sys.argv[1])
+warc_bytes = sum(os.path.getsize(os.path.join(warc_dir, f)) for f in stats["warc_files"])
+print(f"WARC             {warc_bytes / 1e3 / max(pages, 1):.1f} KB per page "
+      f"({stats['payload_bytes'] / max(pages, 1) / 1e3:.1f} KB of payload)")
+rss = stats["peak_rss_bytes"] / 1e6
+print(f"peak RSS         {rss:.1f} MB (fetcher)")
+ok = True
 if mode == "polite":
     floor = per_host * delay
     print(f"politeness floor {floor:.2f} s (max over hosts of URLs × delay)")
     print(f"duration/floor   {wall / floor:.3f} ({100 * (wall / floor - 1):+.1f} %)")
+if mode == "latency":
+    served, per_host_max, total_max = map(int, fetch_mark)
+    print(f"server           {served} requests; at most {per_host_max} in flight on one host, "
+          f"{total_max} on all hosts together")
+    if per_host_max != 1:
+        print("FAIL: more than one request in flight on a host")
+        ok = False
+if fetch_mark and pages != urls:
+    print(f"FAIL: {pages} pages stored of {urls} URLs")
+    ok = False
+if mode == "latency":
+    verdict = lambda good: "PASS" if good else "FAIL"
+    print(f"target           pages/s ≥ 2000: {rate:.0f} {verdict(rate >= 2000)}; "
+          f"peak RSS < 300 MB: {rss:.0f} MB {verdict(rss < 300)}; "
+          f"one request per host: {verdict(int(fetch_mark[1]) == 1)}")
+    ok = ok and rate >= 2000 and rss < 300
+if mode == "flat":
+    w_wall, w_cpu, w_rss = float(wget_line[0]), float(wget_line[1]), int(wget_line[2])
+    w_served, w_host_max, w_total_max = map(int, wget_line[3:6])
+    w_server_cpu = float(wget_line[7]) - float(wget_line[6])
+    w_pages = w_served - int(fetch_mark[0])
+    w_rate = w_pages / w_wall
+    print(f"wget2            {w_pages} pages in {w_wall:.2f} s: {w_rate:.0f} pages/s, "
+          f"{1000 * w_cpu / max(w_pages, 1):.3f} CPU s/1000 pages "
+          f"(+{1000 * w_server_cpu / max(w_pages, 1):.3f} server), peak RSS {w_rss / 1000:.1f} MB")
+    if w_pages != urls:
+        print(f"FAIL: the server answered wget2 {w_pages} requests for {urls} URLs")
+        ok = False
+    ratio = rate / w_rate
+    print(f"fetcher/wget2    {ratio:.2f} × the pages/s, "
+          f"{(fetch_cpu / max(pages, 1)) / (w_cpu / max(w_pages, 1)):.2f} × the CPU per page "
+          f"(target: pages/s ratio ≥ 1: {'PASS' if ratio >= 1 else 'FAIL'})")
+sys.exit(0 if ok else 1)
 PY

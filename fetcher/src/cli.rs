@@ -146,7 +146,9 @@ common::options! {
         /// leftover [default: 60s].
         #[arg(long, value_name = "DURATION")]
         pub robots_retry_delay: Option<DurationValue>,
-        /// Worker threads, i.e. requests in flight at most [default: 64].
+        /// Worker threads, i.e. requests in flight at most (1 to 4096)
+        /// [default: 64, more while responses are slow and hosts wait for a
+        /// worker, up to one per queue of the segment and at most 1024].
         #[arg(long, value_name = "N")]
         pub threads: Option<usize>,
         /// Stop after this long from the start; unfetched URLs go to leftover;
@@ -249,6 +251,10 @@ common::options! {
         /// Start a new WARC file when one reaches this size [default: 1GB].
         #[arg(long, value_name = "SIZE")]
         pub warc_max_size: Option<SizeValue>,
+        /// Gzip level of WARC records, 0 (stored) to 9 (smallest); 1 takes
+        /// about half the CPU of 3 for files about 30 % larger [default: 3].
+        #[arg(long, value_name = "N")]
+        pub warc_level: Option<u32>,
         /// URLs of one queue held in memory at once; the rest are read from the
         /// segment when needed [default: 16].
         #[arg(long, value_name = "N")]

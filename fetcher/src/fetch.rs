@@ -19,6 +19,7 @@ use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
+use crate::crew::{self, Crew, ResponseClock};
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
@@ -28,7 +29,7 @@ use crate::http::{Client, ClientConfig};
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Msg, Recorder, RecorderTotals, error_line};
+use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, error_line};
 use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
@@ -36,7 +37,7 @@ use crate::stats::{self, Stats};
 use crate::supervise::{Stop, Supervised, install_signals, supervise};
 use crate::tls::Trust;
 use crate::transport::HostsMap;
-use crate::worker::{Shared, Worker};
+use crate::worker::Shared;
 use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.
@@ -398,7 +399,9 @@ fn run_workers(
         key_of,
         ..
     } = segment;
-    let recorder = start_recorder(run, resumed.next_serial())?;
+    let queues = loaded.keys.len();
+    let most_workers = s.workers(queues);
+    let recorder = start_recorder(run, resumed.next_serial(), most_workers)?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -421,6 +424,8 @@ fn run_workers(
         frontier: queued.frontier,
         client,
         work: Arc::new(loaded.work),
+        encoders: Encoders::for_this_machine(s.warc_level),
+        response_clock: ResponseClock::default(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
         ending_round: AtomicBool::new(false),
@@ -437,18 +442,13 @@ fn run_workers(
     });
 
     let startup = run.started.elapsed();
-    let mut workers = Vec::with_capacity(s.threads);
-    for i in 0..s.threads {
-        let w = Worker::new(shared.clone(), tx.clone(), hosts.sender());
-        let h = std::thread::Builder::new()
-            .name(format!("worker-{i}"))
-            .stack_size(256 * 1024)
-            .spawn(move || w.run())
-            .map_err(Error::Start)?;
-        workers.push(h);
-    }
+    let first_workers = match s.threads {
+        Some(n) => n,
+        None => most_workers.min(crew::FIRST_WORKERS),
+    };
+    let crew = Crew::start(&shared, &tx, &hosts.sender(), first_workers, most_workers)
+        .map_err(Error::Start)?;
 
-    let queues = loaded.keys.len();
     let min_hosts = if s.min_hosts > queues {
         log.info(format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
@@ -466,11 +466,16 @@ fn run_workers(
         shared: &shared,
         recorder: &recorder,
         signals,
-        workers: &workers,
+        workers: crew.first(),
         log,
     });
-    for w in workers {
-        let _ = w.join();
+    let workers = crew.count();
+    crew.join();
+    if workers > first_workers {
+        log.info(format!(
+            "{workers} workers (from {first_workers}: requests were slow and hosts waited for a \
+             worker; at most {most_workers} for {queues} queues)"
+        ));
     }
     let c = dns.counts();
     log.info(format!(
@@ -853,7 +858,7 @@ fn fill_frontier(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
+fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Recorder, Error> {
     let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -888,7 +893,7 @@ fn start_recorder(run: &Run, first_serial: u32) -> Result<Recorder, Error> {
         },
         &run.crawl.crawl_log_path(id),
         &run.crawl.leftover_path(id),
-        s.threads,
+        workers,
     )
     .map_err(Error::from)
 }

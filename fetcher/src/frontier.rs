@@ -309,6 +309,13 @@ struct State {
     requests_done: u64,
     /// Hosts whose carried hold was looked up.
     held_hosts: HashSet<String>,
+    /// The time one waiting worker sleeps until (the penalty box's head
+    /// when it went to sleep); the other waiters sleep until woken, so
+    /// that a key coming out of the box wakes one worker, not all of them.
+    timer: Option<Instant>,
+    /// Workers waiting in [`Frontier::next_task`] (a wake-up is a system
+    /// call: none is made when nobody waits).
+    waiting: usize,
     stopping: bool,
     finished: bool,
 }
@@ -372,6 +379,8 @@ impl Frontier {
                 robots_pending: 0,
                 requests_done: 0,
                 held_hosts: HashSet::new(),
+                timer: None,
+                waiting: 0,
                 stopping: false,
                 finished: false,
             }),
@@ -482,20 +491,28 @@ impl Frontier {
             if let Some(id) = st.ready.pop_front() {
                 if let Some(task) = self.task_for(&mut st, id, now, skipped) {
                     st.busy += 1;
-                    if !st.ready.is_empty() || !st.penalty.is_empty() {
+                    if !st.ready.is_empty() || (!st.penalty.is_empty() && st.timer.is_none()) {
                         // Pass the wake-up on: another waiter may have
-                        // something to do (or a nearer time to wait for).
-                        self.cond.notify_one();
+                        // something to do (or the time to keep, if this
+                        // worker was keeping it).
+                        self.wake_one(&st);
                     }
                     return Some(task);
                 }
                 continue;
             }
-            let wait = match st.penalty.peek() {
+            let (wait, keeping) = match st.penalty.peek() {
                 Some(&Reverse((at, _))) if st.with_work > 0 || st.busy > 0 => {
-                    at.saturating_duration_since(now).min(MAX_WAIT)
+                    if st.timer.is_none_or(|t| at < t) {
+                        // Keep the time of the penalty box's head.
+                        st.timer = Some(at);
+                        (at.saturating_duration_since(now).min(MAX_WAIT), Some(at))
+                    } else {
+                        // Another waiter keeps it (or a nearer one).
+                        (MAX_WAIT, None)
+                    }
                 }
-                None if st.busy > 0 => MAX_WAIT,
+                None if st.busy > 0 => (MAX_WAIT, None),
                 _ => {
                     st.finished = true;
                     self.cond.notify_all();
@@ -503,11 +520,16 @@ impl Frontier {
                     return None;
                 }
             };
+            st.waiting += 1;
             st = self
                 .cond
                 .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.waiting -= 1;
+            if keeping.is_some() && st.timer == keeping {
+                st.timer = None;
+            }
         }
     }
 
@@ -650,7 +672,7 @@ impl Frontier {
             None => {
                 k.status = Status::Ready;
                 st.ready.push_back(id);
-                self.cond.notify_one();
+                self.wake_one(st);
             }
         }
     }
@@ -729,7 +751,17 @@ impl Frontier {
         st.keys[id].status = Status::Penalty;
         st.keys[id].next_at = Some(at);
         st.penalty.push(Reverse((at, id)));
-        self.cond.notify_one();
+        // The waiter keeping the time wakes by itself unless this comes first.
+        if st.timer.is_none_or(|t| at < t) {
+            self.wake_one(st);
+        }
+    }
+
+    /// Wakes one waiting worker, if any waits.
+    fn wake_one(&self, st: &State) {
+        if st.waiting > 0 {
+            self.cond.notify_one();
+        }
     }
 
     /// After a key's task: back to the ready-queue at once (`at` = None) or
@@ -763,7 +795,7 @@ impl Frontier {
             None => {
                 st.keys[id].status = Status::Ready;
                 st.ready.push_front(id);
-                self.cond.notify_one();
+                self.wake_one(st);
             }
         }
     }
@@ -934,6 +966,12 @@ impl Frontier {
             robots_pending: st.robots_pending,
             with_work: st.with_work,
         }
+    }
+
+    /// True if keys are ready and no worker waits to serve them.
+    pub fn short_of_workers(&self) -> bool {
+        let st = self.lock();
+        !st.ready.is_empty() && st.waiting == 0
     }
 
     /// How fast the keys that still have work can go, against all the

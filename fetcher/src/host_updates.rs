@@ -8,7 +8,7 @@
 //! host in the penalty box where this one left it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -110,8 +110,25 @@ fn run(
     let mut dirty: HashSet<String> = HashSet::new();
     let mut written = 0u64;
     let mut last_write = std::time::Instant::now();
+    // While updates keep coming, take them in batches with a pause between
+    // (as the recorder does), so that a worker's send rarely has to wake
+    // this thread.
+    let mut busy = false;
     loop {
-        let msg = rx.recv_timeout(BATCH_EVERY);
+        let msg = if busy {
+            match rx.try_recv() {
+                Ok(u) => Ok(u),
+                Err(TryRecvError::Empty) => {
+                    busy = false;
+                    std::thread::sleep(crate::recorder::BATCH_PAUSE);
+                    continue;
+                }
+                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            }
+        } else {
+            rx.recv_timeout(BATCH_EVERY)
+        };
+        busy = msg.is_ok();
         match msg {
             Ok(u) => apply(&db, &mut states, &mut dirty, u),
             Err(RecvTimeoutError::Timeout) => {}

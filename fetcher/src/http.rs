@@ -374,6 +374,10 @@ const INPUT_BUFFER: usize = 64 * 1024;
 thread_local! {
     /// Each worker thread's decoder (it keeps its buffers).
     static DECODER: std::cell::RefCell<BodyDecoder> = std::cell::RefCell::default();
+    /// Where each worker thread reads bodies that the transport records
+    /// (kept rather than zeroed again for every response; small, as there
+    /// may be a thousand workers, and the bytes are only passed over).
+    static DRAIN: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 16 * 1024]);
 }
 
 fn lock(wire: &Mutex<Wire>) -> std::sync::MutexGuard<'_, Wire> {
@@ -398,7 +402,17 @@ fn drain_body(
     start: Instant,
     cfg: &ClientConfig,
 ) -> Option<Truncated> {
-    let mut chunk = vec![0u8; INPUT_BUFFER];
+    DRAIN.with_borrow_mut(|chunk| drain_into(&mut reader, chunk, wire, max_block, start, cfg))
+}
+
+fn drain_into(
+    reader: &mut impl Read,
+    chunk: &mut [u8],
+    wire: &Mutex<Wire>,
+    max_block: usize,
+    start: Instant,
+    cfg: &ClientConfig,
+) -> Option<Truncated> {
     loop {
         if start.elapsed() >= cfg.download_timeout {
             return Some(Truncated::Time);
@@ -409,7 +423,7 @@ fn drain_body(
                 return Some(Truncated::Length);
             }
         }
-        match reader.read(&mut chunk) {
+        match reader.read(chunk) {
             Ok(0) => return None,
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

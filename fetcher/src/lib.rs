@@ -17,6 +17,7 @@
 pub mod cli;
 mod clock;
 mod contacts;
+mod crew;
 pub mod dns;
 pub mod error;
 mod feed;

@@ -3,6 +3,11 @@
 //! workers through a bounded channel (backpressure: workers wait when the
 //! disk is slower than the network).
 //!
+//! Workers compress their own records ([`Encoders`]): deflate is most of
+//! the cost of storing a page, and on one thread it capped the whole run at
+//! what one core compresses. The writer only appends each exchange's bytes
+//! (one gzip member per record, as before) and keeps the file offsets.
+//!
 //! Order of writes per fetch: the WARC records first (one `write` each),
 //! then the crawl-log line; so a crawl-log line always means the response
 //! is stored, and after `kill -9` the WARC files know at least as much as
@@ -12,30 +17,120 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
-use common::warc::{Exchange, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig};
+use common::warc::{
+    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig,
+};
 
 use crate::http::Response;
 
-/// A fetched response to store, with its log line.
+/// A fetched response, its WARC records compressed, with its log line.
 #[derive(Debug)]
 pub struct Fetched {
-    /// The URL.
-    pub url: String,
-    /// The response.
-    pub response: Response,
+    /// The request and response records, compressed.
+    pub records: EncodedExchange,
+    /// Payload bytes stored.
+    pub payload_bytes: u64,
+    /// The body was stored incomplete.
+    pub truncated: bool,
     /// How the URL was found.
     pub via: Via,
-    /// Hops from a seed.
-    pub hops: u32,
     /// Its crawl-log line.
     pub log: LogLine,
+}
+
+/// The gzip compressors that workers borrow to build their WARC records.
+///
+/// A compressor's state is a few hundred KB, so there are not one per
+/// worker (there may be a thousand) but at most a few per core, made on
+/// first need; a worker that finds none free waits for one (compressing
+/// takes well under a millisecond).
+pub struct Encoders {
+    /// Free compressors, how many were made, and how many workers wait.
+    free: Mutex<(Vec<ExchangeEncoder>, usize, usize)>,
+    returned: Condvar,
+    max: usize,
+    level: u32,
+}
+
+impl Encoders {
+    /// A pool of at most `max` compressors (at least one) at gzip level
+    /// `level` (0–9).
+    pub fn new(max: usize, level: u32) -> Encoders {
+        Encoders {
+            free: Mutex::new((Vec::new(), 0, 0)),
+            returned: Condvar::new(),
+            max: max.max(1),
+            level,
+        }
+    }
+
+    /// A pool sized for this machine: eight compressors per core (a worker
+    /// may lose its core while it holds one; with fewer, others waited).
+    pub fn for_this_machine(level: u32) -> Encoders {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Encoders::new(8 * cores, level)
+    }
+
+    /// The request and response records of `response` to `url`, compressed.
+    pub fn encode(
+        &self,
+        url: &str,
+        via: Via,
+        hops: u32,
+        response: &Response,
+    ) -> std::io::Result<EncodedExchange> {
+        let mut encoder = self.take();
+        let extra = [
+            (HOPS_FIELD, hops.to_string()),
+            (VIA_FIELD, via.as_str().to_string()),
+        ];
+        let ex = Exchange {
+            target_uri: url,
+            date: response.date,
+            ip: response.ip,
+            request_head: &response.request,
+            response_head: response.head(),
+            payload: response.body(),
+            truncated: response.truncated,
+            extra_fields: &extra,
+        };
+        let mut out = EncodedExchange::default();
+        let result = encoder.encode(&ex, &mut out);
+        self.give_back(encoder);
+        result.map(|()| out)
+    }
+
+    fn take(&self) -> ExchangeEncoder {
+        let mut pool = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(e) = pool.0.pop() {
+                return e;
+            }
+            if pool.1 < self.max {
+                pool.1 += 1;
+                return ExchangeEncoder::with_level(self.level);
+            }
+            pool.2 += 1;
+            pool = self.returned.wait(pool).unwrap_or_else(|e| e.into_inner());
+            pool.2 -= 1;
+        }
+    }
+
+    fn give_back(&self, encoder: ExchangeEncoder) {
+        let mut pool = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        pool.0.push(encoder);
+        // A notification is a system call: only when someone waits.
+        if pool.2 > 0 {
+            self.returned.notify_one();
+        }
+    }
 }
 
 /// Messages to the writer thread.
@@ -96,8 +191,9 @@ pub struct Recorder {
 impl Recorder {
     /// Starts the writer. `crawl_log` is opened for appending (a resumed run
     /// continues it). At most `queue` messages wait for the writer: each
-    /// may hold a whole response, so with `queue` = the number of workers,
-    /// responses waiting take at most as much memory as those being read.
+    /// may hold a whole response (compressed), so with `queue` = the most
+    /// workers, responses waiting take at most as much memory as those
+    /// being read.
     pub fn start(
         warc: WarcWriterConfig,
         crawl_log: &Path,
@@ -168,6 +264,10 @@ impl Recorder {
     }
 }
 
+/// How long the writer pauses between two batches while messages keep
+/// coming (see `run`).
+pub const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
+
 fn run(
     rx: Receiver<Msg>,
     mut warc: WarcWriter,
@@ -184,13 +284,23 @@ fn run(
         path: log_path.clone(),
         source,
     };
+    // Set when a message came since the last pause: while messages keep
+    // coming, the writer empties the channel, then pauses instead of
+    // blocking on it, so that workers' sends find no receiver to wake (a
+    // system call and a context switch per page otherwise). A pause that
+    // brings nothing ends it: the writer blocks.
+    let mut busy = false;
     loop {
         let msg = match rx.try_recv() {
             Ok(m) => m,
             Err(TryRecvError::Empty) => {
-                // Nothing waiting: put the log on disk before blocking, so a
+                // Nothing waiting: put the log on disk before waiting, so a
                 // crash loses as little as possible.
                 log.flush().map_err(log_err)?;
+                if std::mem::take(&mut busy) {
+                    std::thread::sleep(BATCH_PAUSE);
+                    continue;
+                }
                 match rx.recv() {
                     Ok(m) => m,
                     Err(_) => break,
@@ -198,31 +308,17 @@ fn run(
             }
             Err(TryRecvError::Disconnected) => break,
         };
+        busy = true;
         match msg {
             Msg::Fetched(f) => {
-                let r = &f.response;
-                let extra = [
-                    (HOPS_FIELD, f.hops.to_string()),
-                    (VIA_FIELD, f.via.as_str().to_string()),
-                ];
-                let ex = Exchange {
-                    target_uri: &f.url,
-                    date: r.date,
-                    ip: r.ip,
-                    request_head: &r.request,
-                    response_head: r.head(),
-                    payload: r.body(),
-                    truncated: r.truncated,
-                    extra_fields: &extra,
-                };
-                warc.write_exchange(&ex)
+                warc.write_encoded(&f.records)
                     .map_err(|source| RecorderError::Io {
                         path: failed_warc_file(&warc_dir, &prefix),
                         source,
                     })?;
                 totals.responses += 1;
-                totals.payload_bytes += r.body().len() as u64;
-                totals.truncated += u64::from(r.truncated.is_some());
+                totals.payload_bytes += f.payload_bytes;
+                totals.truncated += u64::from(f.truncated);
                 totals.robots_responses += u64::from(f.via == Via::Robots);
                 write_log(&mut log, &f.log, &mut line, &mut totals).map_err(log_err)?;
             }

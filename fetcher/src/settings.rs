@@ -14,6 +14,14 @@ use crate::proxy::ProxyChoice;
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 
+/// Most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 4096;
+/// Fewest worker threads chosen when `threads` is not set.
+pub const AUTO_THREADS_MIN: usize = 16;
+/// Most worker threads when `threads` is not set: at a typical 200 ms per
+/// response, about 5,000 requests per second.
+pub const AUTO_THREADS_MAX: usize = 1024;
+
 /// A configuration problem: exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -40,8 +48,8 @@ pub struct Settings {
     pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
     pub robots_retry_delay: Duration,
-    /// Worker threads.
-    pub threads: usize,
+    /// Worker threads (`None`: as many as the run needs, see [`Settings::workers`]).
+    pub threads: Option<usize>,
     /// Stop after this long (by default the round time, `[crawl] round_time`).
     pub time_limit: Option<Duration>,
     /// When the round's tail ends it (see [`crate::round_end`]).
@@ -80,6 +88,8 @@ pub struct Settings {
     pub proxy: Option<ProxyChoice>,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
+    /// Gzip level of WARC records.
+    pub warc_level: u32,
     /// URLs per queue held in memory.
     pub queue_batch: usize,
     /// Grace period after a stop signal.
@@ -125,10 +135,13 @@ impl Settings {
         let agent_url = o.agent_url.or(cfg.agent.url.clone()).unwrap_or_default();
         check_agent(&agent_name, &agent_url, &cfg.path)?;
 
-        let threads = o.threads.unwrap_or(64);
-        if threads == 0 || threads > 4096 {
+        let threads = o.threads;
+        if let Some(n) = threads
+            && (n == 0 || n > MAX_THREADS)
+        {
             return Err(SettingsError::Invalid(format!(
-                "threads = {threads}: use 1 to 4096"
+                "threads = {n}: use 1 to {MAX_THREADS}, or leave it unset for one per queue \
+                 (at most {AUTO_THREADS_MAX})"
             )));
         }
         let defaults = Policy::default();
@@ -148,6 +161,14 @@ impl Settings {
         if follow_redirects > 5 {
             return Err(SettingsError::Invalid(format!(
                 "follow redirects {follow_redirects}: at most 5 hops"
+            )));
+        }
+        let warc_level = o
+            .warc_level
+            .unwrap_or(common::warc::DEFAULT_COMPRESSION_LEVEL);
+        if warc_level > 9 {
+            return Err(SettingsError::Invalid(format!(
+                "warc level {warc_level}: a gzip level is 0 (no compression) to 9 (smallest)"
             )));
         }
         let queue_batch = o.queue_batch.unwrap_or(16);
@@ -208,6 +229,7 @@ impl Settings {
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
+            warc_level,
             queue_batch,
             stop_grace: dur(o.stop_grace, 10),
             progress: args.progress,
@@ -215,6 +237,15 @@ impl Settings {
             filter: cfg.filter.clone(),
             crawl,
         })
+    }
+
+    /// The most worker threads for a segment of `queues` queues: `threads`
+    /// if set, else one per queue (a queue has at most one request in
+    /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
+    /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.
+    pub fn workers(&self, queues: usize) -> usize {
+        self.threads
+            .unwrap_or_else(|| queues.clamp(AUTO_THREADS_MIN, AUTO_THREADS_MAX))
     }
 
     /// The `User-Agent` header: `TOKEN/VERSION (+URL)`.
@@ -306,6 +337,10 @@ mod tests {
         assert!(!s.accept_invalid_certs, "certificates checked by default");
         assert_eq!(s.ca_file, None);
         assert_eq!(s.key, KeyMode::Host);
+        assert_eq!(s.threads, None, "workers follow the segment");
+        assert_eq!(s.workers(3), AUTO_THREADS_MIN, "a few to spare");
+        assert_eq!(s.workers(700), 700, "one per queue");
+        assert_eq!(s.workers(100_000), AUTO_THREADS_MAX, "bounded");
         assert_eq!(
             s.user_agent(),
             format!(
@@ -337,6 +372,24 @@ mod tests {
                 .to_string()
                 .contains("tail share")
         );
+    }
+
+    #[test]
+    fn threads_and_the_warc_level_are_checked() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |extra: &[&str]| {
+            let mut a = agent.to_vec();
+            a.extend_from_slice(extra);
+            settings(&a)
+        };
+        assert_eq!(with(&[]).unwrap().warc_level, 3);
+        assert_eq!(with(&["--warc-level", "1"]).unwrap().warc_level, 1);
+        let e = with(&["--warc-level", "10"]).unwrap_err().to_string();
+        assert!(e.contains("gzip level"), "{e}");
+        let e = with(&["--threads", "0"]).unwrap_err().to_string();
+        assert!(e.contains("threads = 0"), "{e}");
+        let s = with(&["--threads", "8"]).unwrap();
+        assert_eq!(s.workers(5000), 8, "a number given is kept");
     }
 
     #[test]
@@ -411,7 +464,7 @@ mod tests {
             "--hosts-file",
             "h",
         ]);
-        assert_eq!(s.threads, 5, "the flag");
+        assert_eq!(s.threads, Some(5), "the flag");
         assert_eq!(s.stop_grace, Duration::from_secs(2), "crawl.toml");
         assert_eq!(s.download_timeout, Duration::from_secs(120), "the default");
         assert_eq!(s.policy.min_delay, Duration::from_millis(250));
@@ -434,7 +487,7 @@ mod tests {
             "a path in crawl.toml is relative to the crawl directory"
         );
         let s = parse(&[]);
-        assert_eq!(s.threads, 3);
+        assert_eq!(s.threads, Some(3));
         assert_eq!(s.policy.min_delay, Duration::from_secs(1));
         assert_eq!(
             s.hosts_file,

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -439,14 +440,21 @@ impl Transport for GuardedTcp {
     }
 
     fn is_open(&mut self) -> bool {
-        // Open if a non-blocking read finds nothing waiting (no EOF, no stray bytes).
-        if self.stream.set_nonblocking(true).is_err() {
-            return false;
-        }
+        // Open if a non-blocking peek finds nothing waiting (no EOF, no
+        // stray bytes): one system call, where switching the socket to
+        // non-blocking and back took three (ureq asks twice per request).
         let mut b = [0u8; 1];
-        let open =
-            matches!((&*self.stream).read(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        open && self.stream.set_nonblocking(false).is_ok()
+        // SAFETY: the descriptor is owned by `self.stream` and open; `b` is
+        // a valid buffer of the length passed.
+        let n = unsafe {
+            libc::recv(
+                self.stream.as_raw_fd(),
+                b.as_mut_ptr().cast(),
+                b.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
     }
 }
 

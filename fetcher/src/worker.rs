@@ -16,6 +16,7 @@ use common::politeness::Policy;
 
 use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
+use crate::crew::ResponseClock;
 use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::host_updates::HostUpdate;
@@ -23,7 +24,7 @@ use crate::http::{Client, Failure, Response};
 use crate::outcome::{self, Verdict};
 use crate::progress::Counters;
 use crate::queue_key::KeyOf;
-use crate::recorder::{Fetched, Msg, error_line};
+use crate::recorder::{Encoders, Fetched, Msg, error_line};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::robots_cache;
 
@@ -43,6 +44,10 @@ pub struct Shared {
     pub client: Client,
     /// The segment's work file.
     pub work: Arc<WorkFile>,
+    /// Compressors for the WARC records of what workers fetch.
+    pub encoders: Encoders,
+    /// How long requests take, for the crew to judge whether more workers pay.
+    pub response_clock: ResponseClock,
     /// Progress counters.
     pub counters: Arc<Counters>,
     /// Set when stopping: failures from here on are interruptions.
@@ -188,11 +193,20 @@ impl Worker {
             hops,
             note,
         };
+        let records = match self.shared.encoders.encode(url, via, hops, &r) {
+            Ok(records) => records,
+            Err(e) => {
+                // Not logged: the next run fetches the URL again.
+                self.shared
+                    .fail(format!("{url}: cannot compress its WARC records: {e}"));
+                return;
+            }
+        };
         self.send(Msg::Fetched(Box::new(Fetched {
-            url: url.to_string(),
-            response: r,
+            records,
+            payload_bytes: r.body().len() as u64,
+            truncated: r.truncated.is_some(),
             via,
-            hops,
             log,
         })));
     }
@@ -287,6 +301,7 @@ impl Worker {
                 Ok(r) => {
                     let status = r.status;
                     let elapsed = r.elapsed;
+                    sh.response_clock.note(elapsed);
                     let target = r
                         .location
                         .as_deref()
@@ -369,6 +384,7 @@ impl Worker {
         let mut learned: Option<(Option<u32>, bool)> = None;
         match sh.client.fetch(key, &job.rec.url, sh.max_body) {
             Ok(r) => {
+                sh.response_clock.note(r.elapsed);
                 let status = r.status;
                 let mut notes = Vec::new();
                 let target = if (300..400).contains(&status) {
@@ -432,6 +448,7 @@ impl Worker {
                 self.store_response(&job.rec.url, job.rec.via, job.rec.hops, r, notes.join("; "));
             }
             Err(mut f) => {
+                sh.response_clock.note(f.elapsed);
                 if self.interrupted_by_stop(&mut f) {
                     // Back to the queue untried; the host was contacted all the same.
                     report.interrupted = Some(job);
