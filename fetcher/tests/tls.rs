@@ -394,3 +394,59 @@ fn a_ca_file_that_cannot_be_used_is_a_usage_error_naming_it() {
     assert!(server.log("good.test").is_empty(), "nothing was fetched");
     assert!(!Path::new(&crawl.fetched_dir("00001").join("DONE")).exists());
 }
+
+#[test]
+fn https_goes_through_a_proxy_tunnel_with_tls_inside_it() {
+    let server = Server::builder().host("good.test", site()).start().unwrap();
+    let ca = TestCa::new("fetcher test CA");
+    let front = TlsFront::start(&server, [("good.test", ca.leaf(&["good.test"]))]).unwrap();
+    let proxy = testkit::proxy::ProxyServer::start(&server.hosts_file()).unwrap();
+    let crawl = crawl_dir("tls-proxy");
+    let pem = ca_file(&crawl, &ca, "ca.pem");
+    let urls = ["/", "/a"].map(|p| front.url("good.test", p));
+    write_urls(&crawl, "00001", &urls);
+
+    fetch(
+        fetch_cmd(&crawl, &server)
+            .arg("--ca-file")
+            .arg(&pem)
+            .arg("--proxy")
+            .arg(proxy.url()),
+        &crawl,
+        0,
+    );
+
+    let log = crawl_log(&crawl, "00001");
+    for url in &urls {
+        assert_eq!(
+            line_of(&log, url, false).status,
+            Status::Http(200),
+            "{log:#?}"
+        );
+    }
+    // Every request went through a CONNECT tunnel to the front's port; the
+    // proxy never saw the HTTP inside it.
+    let asked: Vec<String> = proxy.requests().into_iter().map(|r| r.line).collect();
+    let connect = format!("CONNECT good.test:{} HTTP/1.1", front.port());
+    assert!(!asked.is_empty(), "the proxy was used");
+    assert!(asked.iter().all(|l| *l == connect), "{asked:#?}");
+    assert!(front.handshakes("good.test") >= 1);
+    assert_eq!(front.failed_handshakes("good.test"), 0);
+    let mut reached: Vec<String> = server
+        .log("good.test")
+        .iter()
+        .map(|e| e.target.clone())
+        .collect();
+    reached.sort();
+    assert_eq!(reached, ["/", "/a", "/robots.txt"]);
+
+    // The records hold the HTTP exchanged inside the tunnel, in origin form.
+    let recs = responses(&crawl, "00001");
+    let page = recs
+        .iter()
+        .find(|r| r.target_uri() == Some(urls[1].as_str()))
+        .expect("the response of /a is stored");
+    let block = String::from_utf8_lossy(&page.block);
+    assert!(block.ends_with("page a over https"), "{block}");
+    support::warcio_check(&crawl, "00001");
+}
