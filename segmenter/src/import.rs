@@ -67,6 +67,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
             .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: settings.scope.mode == ScopeMode::Seeds,
         seed_domains,
+        history: false,
     };
     session.log.info(format_args!(
         "importing {} WARC file(s), {:.1} MB",

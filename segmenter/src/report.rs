@@ -80,6 +80,9 @@ pub struct Counts {
     pub not_html: u64,
     /// Response records whose block is not an HTTP response.
     pub bad_records: u64,
+    /// Page records the history could not use (no HTTP head, no readable
+    /// `WARC-Date`).
+    pub unobserved: u64,
 }
 
 impl Counts {
@@ -151,6 +154,7 @@ impl AddAssign<&Counts> for Counts {
         self.too_large += o.too_large;
         self.not_html += o.not_html;
         self.bad_records += o.bad_records;
+        self.unobserved += o.unobserved;
     }
 }
 
@@ -237,6 +241,10 @@ pub struct Report {
     pub select_time: Duration,
     /// Wall time.
     pub elapsed: Duration,
+    /// The history merge (`run` only).
+    pub history: Option<crate::history::HistoryCounts>,
+    /// Time spent merging the history.
+    pub history_time: Duration,
 }
 
 impl Report {
@@ -345,6 +353,44 @@ impl Report {
                 b.bytes
             ),
         );
+        if let Some(h) = &self.history {
+            line(
+                "history:",
+                format!(
+                    "{} urls ({} due now, {} waiting, {} retired), {:.3} s",
+                    h.entries,
+                    h.due,
+                    h.waiting,
+                    h.retired,
+                    self.history_time.as_secs_f64()
+                ),
+            );
+            line("fetched new:", h.new.to_string());
+            line("refetched unchanged:", h.unchanged.to_string());
+            line("refetched changed:", h.changed.to_string());
+            line(
+                "retired:",
+                format!(
+                    "{} (gone {}, moved {}, robots {})",
+                    h.retired_now(),
+                    h.gone,
+                    h.moved,
+                    h.robots
+                ),
+            );
+            line("fetch failed:", h.failed.to_string());
+            if h.stale > 0 || c.unobserved > 0 {
+                line(
+                    "history skipped:",
+                    format!(
+                        "{} (stale {}, unusable records {})",
+                        h.stale + c.unobserved,
+                        h.stale,
+                        c.unobserved
+                    ),
+                );
+            }
+        }
         line(
             "sort spills:",
             format!("{} files, {} bytes", self.sort_spills, self.sort_bytes),

@@ -23,6 +23,7 @@ use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::error::Error;
+use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
@@ -58,6 +59,8 @@ pub struct Plan {
     pub record_seed_domains: bool,
     /// More domains for `scope.seeds` (`import`: those of the pages).
     pub seed_domains: BTreeSet<String>,
+    /// Update the fetch history with the fetches read (`run`).
+    pub history: bool,
 }
 
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
@@ -138,6 +141,7 @@ fn build(
         memory: settings.memory,
         threads: settings.threads,
         progress,
+        observe: plan.history,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
@@ -145,6 +149,27 @@ fn build(
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
     let merger = merge(scanned.sorted, &spills, fan_in)?;
+    let mut history = None;
+    let mut history_time = std::time::Duration::ZERO;
+    if plan.history {
+        let history_started = Instant::now();
+        let observations = merge(scanned.observed, &spills, fan_in)?;
+        let old = HistoryReader::open(&crawl.root().join(crate::history::FILE_NAME))
+            .map_err(Error::damaged(HISTORY_REPAIR))?;
+        let out = HistoryWriter::create(&staging.history_path())
+            .map_err(Error::damaged(HISTORY_REPAIR))?;
+        let merged = crate::history::Merge {
+            old,
+            observations,
+            out,
+            schedule: &settings.schedule,
+            now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+        }
+        .run(|_| Ok(()))?;
+        history = Some(merged);
+        history_time = history_started.elapsed();
+        pause_point("history");
+    }
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -159,6 +184,8 @@ fn build(
     let mut report = Report {
         command: plan.command,
         counts: scanned.counts,
+        history,
+        history_time,
         ..Report::default()
     };
     let (backlog, carry) = match &plan.backlog {

@@ -93,6 +93,7 @@ fn round(session: &Session) -> Result<(), Error> {
         consumes: runs,
         record_seed_domains: false,
         seed_domains: Default::default(),
+        history: true,
     };
     let warcs = plan
         .jobs

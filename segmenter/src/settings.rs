@@ -58,6 +58,8 @@ pub struct Settings {
     pub filter: FilterConfig,
     /// `[agent] name`: robots directives addressed to it apply.
     pub agent_name: Option<String>,
+    /// When fetched URLs are fetched again (`recrawl_*`).
+    pub schedule: crate::history::Schedule,
 }
 
 impl Settings {
@@ -141,6 +143,30 @@ impl Settings {
             ));
         }
 
+        let defaults = crate::history::Schedule::default();
+        let schedule = crate::history::Schedule {
+            interval: o.recrawl_interval.map_or(defaults.interval, Duration::from),
+            min: o.recrawl_min.map_or(defaults.min, Duration::from),
+            max: o.recrawl_max.map_or(defaults.max, Duration::from),
+            gone_after: o
+                .recrawl_gone_after
+                .map_or(defaults.gone_after, NonZeroU32::get),
+        };
+        if schedule.min.as_secs() == 0 || schedule.min > schedule.max {
+            return Err(Error::Usage(format!(
+                "recrawl_min {:?} and recrawl_max {:?}: the shortest interval must be at least \
+                 1s and not longer than the longest",
+                schedule.min, schedule.max
+            )));
+        }
+        if schedule.interval < schedule.min || schedule.interval > schedule.max {
+            return Err(Error::Usage(format!(
+                "recrawl_interval {:?} is outside recrawl_min {:?} .. recrawl_max {:?}; set \
+                 them so that min <= interval <= max",
+                schedule.interval, schedule.min, schedule.max
+            )));
+        }
+
         Ok(Settings {
             crawl,
             memory,
@@ -162,6 +188,7 @@ impl Settings {
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),
+            schedule,
         })
     }
 }

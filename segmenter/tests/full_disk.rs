@@ -141,7 +141,7 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
         want.keys().collect::<Vec<_>>()
     );
     for (name, bytes) in &want {
-        if name.ends_with(".tsv.zst") {
+        if name.ends_with(".tsv.zst") && !name.starts_with("history") {
             assert_eq!(
                 read_records(&crawl.root().join(name)),
                 read_records(&clean.root().join(name)),

@@ -10,6 +10,7 @@ use common::runlog::RunLog;
 use common::warc::WarcRecord;
 
 use crate::error::Error;
+use crate::history::{Kind, Observation, clean_value};
 
 /// True if a file of this name is read as WARC.
 fn is_warc_name(name: &str) -> bool {
@@ -68,5 +69,26 @@ pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
             .map(|t| vec![("Content-Type".to_string(), t.to_string())])
             .unwrap_or_default(),
         body_offset: 0,
+    })
+}
+
+/// What a page record says about its fetch, for the history: `WARC-Date`,
+/// status, payload digest and validators. `None` without a readable date.
+pub fn observation(rec: &WarcRecord, head: &ResponseHead) -> Option<Observation> {
+    let date = rec.header("WARC-Date")?.trim();
+    // WARC-Date may carry more (or fewer) digits of a second than the
+    // milliseconds `parse_iso` reads: whole seconds are enough here.
+    let time = common::timefmt::parse_iso(date).or_else(|| {
+        let secs = date.get(..19)?;
+        common::timefmt::parse_iso(&format!("{secs}Z"))
+    })?;
+    Some(Observation {
+        fetched_ms: common::timefmt::unix_millis(time),
+        status: head.status,
+        robots: false,
+        kind: Kind::Full,
+        digest: clean_value(rec.header("WARC-Payload-Digest").unwrap_or("")).to_string(),
+        etag: clean_value(head.header("ETag").unwrap_or("")).to_string(),
+        last_modified: clean_value(head.header("Last-Modified").unwrap_or("")).to_string(),
     })
 }

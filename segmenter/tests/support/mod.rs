@@ -174,7 +174,9 @@ fn response_head(p: &Page) -> Vec<u8> {
         200 => "OK",
         301 => "Moved Permanently",
         302 => "Found",
+        304 => "Not Modified",
         404 => "Not Found",
+        410 => "Gone",
         _ => "Status",
     };
     let mut h = format!("HTTP/1.1 {} {reason}\r\n", p.status);
@@ -200,6 +202,19 @@ pub fn write_fetched(
     max_file_size: u64,
     done: bool,
 ) -> Vec<PathBuf> {
+    let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    write_fetched_at(crawl, id, pages, max_file_size, done, date)
+}
+
+/// [`write_fetched`] with the records' `WARC-Date`.
+pub fn write_fetched_at(
+    crawl: &TempCrawl,
+    id: &str,
+    pages: &[Page],
+    max_file_size: u64,
+    done: bool,
+    date: SystemTime,
+) -> Vec<PathBuf> {
     let dir = crawl.dir.fetched_dir(id);
     fs::create_dir_all(&dir).unwrap();
     let mut w = WarcWriter::new(WarcWriterConfig {
@@ -211,7 +226,6 @@ pub fn write_fetched(
         info: vec![("software".into(), "segmenter tests".into())],
     })
     .unwrap();
-    let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     for p in pages {
         let host = url::Url::parse(&p.url).unwrap();
         let request = format!(

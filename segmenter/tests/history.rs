@@ -1,0 +1,231 @@
+//! The fetch history (`history.v1.tsv.zst`): what each round records from
+//! the fetched runs it consumes, how the refetch interval adapts, which URLs
+//! are retired, and that a damaged history is refused.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use support::*;
+use testkit::bins;
+
+const FLAGS: [&str; 8] = [
+    "--recrawl-interval",
+    "1000s",
+    "--recrawl-min",
+    "10s",
+    "--recrawl-max",
+    "10000s",
+    "--recrawl-gone-after",
+    "2",
+];
+
+/// The history's entries by URL: the columns by name.
+fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>> {
+    let path = crawl.root().join("history.v1.tsv.zst");
+    let text =
+        String::from_utf8(zstd::decode_all(fs::File::open(&path).unwrap()).unwrap()).unwrap();
+    let names = [
+        "host",
+        "url",
+        "fetched",
+        "status",
+        "interval",
+        "changes",
+        "strikes",
+        "due",
+        "state",
+        "digest",
+        "etag",
+        "last_modified",
+    ];
+    assert!(text.starts_with("# history v1\n"), "{text}");
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), names.len(), "{line}");
+        let entry: BTreeMap<&'static str, String> = names
+            .iter()
+            .zip(&fields)
+            .map(|(n, f)| (*n, f.to_string()))
+            .collect();
+        out.insert(fields[1].to_string(), entry);
+    }
+    out
+}
+
+fn page(url: &str, body: &str, etag: &str) -> Page {
+    let mut p = Page::html(url, 1, &[]);
+    p.body = body.as_bytes().to_vec();
+    p.headers = vec![
+        ("ETag".into(), etag.into()),
+        (
+            "Last-Modified".into(),
+            "Tue, 24 Nov 2026 10:00:00 GMT".into(),
+        ),
+    ];
+    p
+}
+
+fn status(url: &str, code: u16) -> Page {
+    let mut p = Page::html(url, 1, &[]);
+    p.status = code;
+    p
+}
+
+fn ago(secs: u64) -> SystemTime {
+    SystemTime::now() - Duration::from_secs(secs)
+}
+
+fn field<'a>(
+    h: &'a BTreeMap<String, BTreeMap<&'static str, String>>,
+    url: &str,
+    name: &str,
+) -> &'a str {
+    &h.get(url)
+        .unwrap_or_else(|| panic!("{url} not in the history: {h:?}"))[name]
+}
+
+#[test]
+fn each_fetch_is_recorded_and_the_interval_adapts() {
+    let crawl = TempCrawl::new("history-adapt");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let first = [
+        page("http://a.test/", "<p>one</p>", "\"v1\""),
+        page("http://a.test/same", "<p>same</p>", "\"s\""),
+        status("http://a.test/old", 404),
+        Page::redirect("http://a.test/moved", 1, "/new"),
+    ];
+    write_fetched_at(&crawl, "00001", &first, 1 << 20, true, ago(300));
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "fetched new:"), 4, "{report}");
+    let h = history(&crawl);
+    assert_eq!(h.len(), 4, "{h:?}");
+    assert_eq!(field(&h, "http://a.test/", "etag"), "\"v1\"");
+    assert_eq!(
+        field(&h, "http://a.test/", "last_modified"),
+        "Tue, 24 Nov 2026 10:00:00 GMT"
+    );
+    assert!(field(&h, "http://a.test/", "digest").starts_with("sha1:"));
+    assert_eq!(field(&h, "http://a.test/", "interval"), "1000");
+    assert_eq!(field(&h, "http://a.test/", "state"), "active");
+    assert_eq!(field(&h, "http://a.test/old", "strikes"), "1");
+    assert_eq!(field(&h, "http://a.test/old", "state"), "active");
+    assert_eq!(field(&h, "http://a.test/moved", "state"), "moved");
+    assert_eq!(field(&h, "http://a.test/moved", "status"), "301");
+    assert_eq!(figure(&report, "retired:"), 1, "{report}");
+
+    // The next run: one page changed, one did not, the 404 again.
+    let second = [
+        page("http://a.test/", "<p>two</p>", "\"v2\""),
+        page("http://a.test/same", "<p>same</p>", "\"s\""),
+        status("http://a.test/old", 410),
+    ];
+    write_fetched_at(&crawl, "00002", &second, 1 << 20, true, ago(200));
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "refetched changed:"), 1, "{report}");
+    assert_eq!(figure(&report, "refetched unchanged:"), 1, "{report}");
+    assert_eq!(figure(&report, "retired:"), 1, "{report}");
+    let h = history(&crawl);
+    assert_eq!(
+        field(&h, "http://a.test/", "interval"),
+        "500",
+        "halved: it changed"
+    );
+    assert_eq!(field(&h, "http://a.test/", "changes"), "1");
+    assert_eq!(field(&h, "http://a.test/", "etag"), "\"v2\"");
+    assert_eq!(
+        field(&h, "http://a.test/same", "interval"),
+        "1500",
+        "grown by half"
+    );
+    assert_eq!(field(&h, "http://a.test/same", "changes"), "0");
+    assert_eq!(field(&h, "http://a.test/old", "state"), "gone");
+    assert_eq!(field(&h, "http://a.test/old", "status"), "410");
+    // The history of the round before is kept for repair.
+    assert!(crawl.root().join("history.v1.tsv.zst.prev").is_file());
+
+    // `segmenter inspect` tells the states and when URLs are due.
+    let path = crawl.root().join("history.v1.tsv.zst");
+    let out = bins::run(
+        &mut segmenter_cmd(&["inspect", path.to_str().unwrap()]),
+        crawl.root(),
+    )
+    .stdout;
+    assert!(out.contains("urls:      4 on 1 hosts"), "{out}");
+    assert!(
+        out.contains("retired:   2 (gone 1, moved 1, robots 0)"),
+        "{out}"
+    );
+    assert!(out.contains("due:       now 0, within 1h 2,"), "{out}");
+
+    // The same run read again (a second copy under another ID) changes nothing.
+    let before = history(&crawl);
+    write_fetched_at(&crawl, "00003", &second, 1 << 20, true, ago(200));
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "refetched changed:"), 0, "{report}");
+    assert_eq!(history(&crawl), before);
+}
+
+fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in fs::read_dir(root).unwrap().flatten() {
+        if e.file_type().unwrap().is_file() && e.file_name() != ".segmenter.lock" {
+            out.insert(
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn a_damaged_history_is_refused_and_nothing_changes() {
+    let crawl = TempCrawl::new("history-damage");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let pages: Vec<Page> = (0..50)
+        .map(|i| {
+            page(
+                &format!("http://a.test/p{i}"),
+                &format!("<p>{i}</p>"),
+                "\"x\"",
+            )
+        })
+        .collect();
+    write_fetched_at(&crawl, "00001", &pages, 1 << 20, true, ago(100));
+    run_round(&crawl, &FLAGS);
+    write_fetched_at(&crawl, "00002", &pages[..5], 1 << 20, true, ago(50));
+    let path = crawl.root().join("history.v1.tsv.zst");
+    let whole = fs::read(&path).unwrap();
+    // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
+    let text = zstd::decode_all(&whole[..]).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.remove(7);
+    let short = zstd::encode_all((lines.join("\n") + "\n").as_bytes(), 3).unwrap();
+    for (what, damaged) in [
+        ("cut", whole[..whole.len() / 2].to_vec()),
+        ("line lost", short),
+    ] {
+        fs::write(&path, &damaged).unwrap();
+        let before = files(crawl.root());
+        let root = crawl.root().to_str().unwrap().to_string();
+        let mut args = vec!["run", root.as_str()];
+        args.extend_from_slice(&FLAGS);
+        let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
+        assert!(
+            out.stderr.contains("history.v1.tsv.zst") && out.stderr.contains("Repair"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert_eq!(files(crawl.root()), before, "{what}: nothing changed");
+    }
+    // Put back whole, the round goes on.
+    fs::write(&path, &whole).unwrap();
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "refetched unchanged:"), 5, "{report}");
+}
