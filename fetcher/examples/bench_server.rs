@@ -63,6 +63,9 @@ fn main() {
                 via: Via::Link,
                 tries: 0,
                 not_before: None,
+                etag: String::new(),
+                last_modified: String::new(),
+                digest: String::new(),
             })
             .expect("segment line");
         }

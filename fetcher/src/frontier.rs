@@ -1037,6 +1037,9 @@ mod tests {
             via: Via::Seed,
             tries: 0,
             not_before: None,
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
         })
     }
 

@@ -15,8 +15,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v2.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v2.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v3.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v3.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -119,7 +119,7 @@ pub enum Command {
     /// Print a summary of a segment, leftover or backlog file, or of the
     /// fetch history (URLs due when, per host too).
     Inspect {
-        /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format), or
+        /// A `*.v3.tsv.zst` file (or `*.v3.tsv.zst`, `*.v1.tsv.zst`, older formats), or
         /// `history.v1.tsv.zst`.
         file: PathBuf,
         /// Print JSON instead of text.
@@ -257,6 +257,11 @@ common::options! {
         /// (never fetched again) [default: 3]
         #[arg(long, value_name = "N", help_heading = "Recrawl")]
         pub recrawl_gone_after: Option<NonZeroU32>,
+        /// The share of a host's URLs in a segment that goes to refetches
+        /// when it has more new and due URLs than its share of the round
+        /// (0 to 1; either side takes what the other leaves) [default: 0.5]
+        #[arg(long, value_name = "SHARE", help_heading = "Recrawl")]
+        pub recrawl_share: Option<f64>,
     }
 }
 

@@ -2,7 +2,7 @@
 //! not at all.
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
-//! segments, a copy of `seen.bloom`, the new `backlog.v2.tsv.zst`,
+//! segments, a copy of `seen.bloom`, the new `backlog.v3.tsv.zst`,
 //! `consumed.txt`, the new `history.v1.tsv.zst` (for `run`) and (for
 //! `inject`) `scope.seeds`. [`Staging::commit`]
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
@@ -347,7 +347,7 @@ mod tests {
 
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
-        fs::write(s.segments_dir().join("00002.v2.tsv.zst"), b"seg").unwrap();
+        fs::write(s.segments_dir().join("00002.v3.tsv.zst"), b"seg").unwrap();
         fs::write(s.consumed_path(), b"00001\n").unwrap();
         fs::write(s.bloom_path(), b"bloom").unwrap();
         s
@@ -359,7 +359,7 @@ mod tests {
         let moved = stage(&c).commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v2.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v3.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), b"seg");
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -397,12 +397,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v2.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v3.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v2.tsv.zst"),
+            s.segments_dir().join("00002.v3.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v2.tsv.zst"));
+        assert!(safe_relative("segments/00002.v3.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

@@ -54,6 +54,8 @@ pub struct Counts {
     pub retries_exhausted: u64,
     /// URLs from the backlog.
     pub backlog_in: u64,
+    /// URLs due again, from the fetch history.
+    pub due_in: u64,
     /// Malformed lines in leftover or backlog files.
     pub bad_lines: u64,
     /// URLs that are not valid URLs.
@@ -139,6 +141,7 @@ impl AddAssign<&Counts> for Counts {
         self.retries += o.retries;
         self.retries_exhausted += o.retries_exhausted;
         self.backlog_in += o.backlog_in;
+        self.due_in += o.due_in;
         self.bad_lines += o.bad_lines;
         self.invalid_urls += o.invalid_urls;
         for (a, b) in self.rejects.iter_mut().zip(o.rejects) {
@@ -169,6 +172,8 @@ pub struct Selection {
     pub reentered: u64,
     /// URLs written to segments.
     pub scheduled: u64,
+    /// Of them, URLs fetched before and due again.
+    pub refetches: u64,
     /// URLs written to the backlog.
     pub backlogged: u64,
     /// URLs the fetcher stored without their being scheduled (redirects it
@@ -289,6 +294,7 @@ impl Report {
             line("retries in:", c.retries.to_string());
             line("retries exhausted:", c.retries_exhausted.to_string());
             line("backlog in:", c.backlog_in.to_string());
+            line("due in:", c.due_in.to_string());
         } else {
             line("seeds:", c.seeds.to_string());
             line("bad seed lines:", c.bad_seed_lines.to_string());
@@ -306,6 +312,9 @@ impl Report {
         line("new urls:", s.new.to_string());
         line("re-entered:", s.reentered.to_string());
         line("scheduled:", s.scheduled.to_string());
+        if self.command == "run" {
+            line("refetches scheduled:", s.refetches.to_string());
+        }
         line("hosts:", s.hosts.to_string());
         line("capped hosts:", s.capped_hosts.to_string());
         line("time-capped hosts:", s.time_capped_hosts.to_string());
@@ -413,7 +422,8 @@ impl Report {
                 format!("{:.0} links/s", c.links as f64 / secs),
             );
         }
-        let inputs = c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in;
+        let inputs =
+            c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in + c.due_in;
         line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
         out
     }

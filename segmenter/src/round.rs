@@ -16,9 +16,9 @@ use common::bloom::BloomHash;
 use common::crawldir::{CONSUMED_LIST, SCOPE_SEEDS_LIST};
 use common::filter::UrlFilter;
 use common::listfile;
-use common::segment::{SegmentRecord, Via};
+use common::segment::{SegmentRecord, SegmentWriter, Via};
 
-use crate::backlog::BacklogStream;
+use crate::backlog::{BacklogStream, Waiting};
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
@@ -158,6 +158,12 @@ fn build(
             .map_err(Error::damaged(HISTORY_REPAIR))?;
         let out = HistoryWriter::create(&staging.history_path())
             .map_err(Error::damaged(HISTORY_REPAIR))?;
+        let path = due_path(&staging);
+        let mut due = SegmentWriter::create(&path)?;
+        let mut rec = SegmentRecord {
+            via: Via::Recrawl,
+            ..SegmentRecord::default()
+        };
         let merged = crate::history::Merge {
             old,
             observations,
@@ -165,7 +171,24 @@ fn build(
             schedule: &settings.schedule,
             now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
         }
-        .run(|_| Ok(()))?;
+        .run(|e| {
+            rec.host.clone_from(&e.host);
+            rec.url.clone_from(&e.url);
+            rec.hops = e.hops;
+            rec.etag.clone_from(&e.etag);
+            rec.last_modified.clone_from(&e.last_modified);
+            rec.digest.clone_from(&e.digest);
+            match due.write(&rec) {
+                // (A history line always makes a segment line; one that
+                // would not is reported and skipped.)
+                Err(e) if !e.is_fatal() => {
+                    log.warn(format_args!("{e}; not refetched"));
+                    Ok(())
+                }
+                r => r.map_err(Error::from),
+            }
+        })?;
+        due.finish()?;
         history = Some(merged);
         history_time = history_started.elapsed();
         pause_point("history");
@@ -195,6 +218,10 @@ fn build(
         ),
         None => (None, false),
     };
+    let due = match plan.history {
+        true => Some(BacklogStream::open(&due_path(&staging), log)?),
+        false => None,
+    };
     let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
     let budget = Budget::new(
         hosts_db,
@@ -206,9 +233,10 @@ fn build(
     let selected = select(
         Inputs {
             merger,
-            backlog,
+            waiting: Waiting { backlog, due },
             carry,
             filter,
+            share: settings.recrawl_share,
         },
         &seen,
         progress,
@@ -308,11 +336,15 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
-        if fate == Fate::Segment && pick.meta.via == Via::Backlog && !self.admits(pick) {
+        let waited = matches!(pick.meta.via, Via::Backlog | Via::Recrawl);
+        if fate == Fate::Segment && waited && !self.admits(pick) {
             return;
         }
         match fate {
-            Fate::Segment => sel.scheduled += 1,
+            Fate::Segment => {
+                sel.scheduled += 1;
+                sel.refetches += u64::from(pick.meta.via == Via::Recrawl);
+            }
             Fate::Backlog => sel.backlogged += 1,
             Fate::Fetched => sel.already_fetched += 1,
         }
@@ -394,10 +426,20 @@ struct Selected {
 /// backlog beside them, and the filters for the backlog's URLs.
 struct Inputs<'a> {
     merger: Merger,
-    backlog: Option<BacklogStream<'a>>,
+    /// The backlog and the URLs due again.
+    waiting: Waiting<'a>,
     /// The backlog goes into the new one as it is, none of it scheduled.
     carry: bool,
     filter: &'a UrlFilter,
+    /// The share of a host's cap for refetches.
+    share: f64,
+}
+
+/// Where the history merge writes the URLs due again (scratch space).
+fn due_path(staging: &Staging) -> std::path::PathBuf {
+    staging
+        .sort_dir()
+        .join(format!("due{}", common::segment::FILE_SUFFIX))
 }
 
 /// Every URL out of the merge, and every URL of the backlog, is scheduled:
@@ -418,10 +460,12 @@ fn select(
 ) -> Result<Selected, Error> {
     let Inputs {
         mut merger,
-        mut backlog,
+        waiting,
         carry,
         filter,
+        share,
     } = inputs;
+    let mut backlog = Some(waiting);
     let mut selection = Selection::default();
     let sel = &mut selection;
     let mut domains = Vec::new();
@@ -472,7 +516,11 @@ fn select(
                 filter,
                 counts,
             },
-            cap: HostCap::new(0),
+            cap: {
+                let mut cap = HostCap::new(0);
+                cap.set_share(share);
+                cap
+            },
             host: HostNow {
                 name: String::new(),
                 plan: HostPlan {
@@ -509,7 +557,7 @@ fn select(
                         chooser.backlog_host(b)?;
                     }
                 }
-                chooser.add(parts.url, meta, parts.hash);
+                chooser.add(parts.url, meta, parts.hash, ("", "", ""));
             }
             if let Some(b) = &mut backlog {
                 chooser.backlog_before(b, None)?;
@@ -517,8 +565,12 @@ fn select(
             chooser.end_host();
             Ok(())
         })();
-        if let Some(b) = &backlog {
+        if let Some(b) = backlog.as_ref().and_then(|w| w.backlog.as_ref()) {
             chooser.sink.counts.backlog_in = b.read;
+            chooser.sink.counts.bad_lines += b.bad_lines;
+        }
+        if let Some(b) = backlog.as_ref().and_then(|w| w.due.as_ref()) {
+            chooser.sink.counts.due_in = b.read;
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
         let mut sink = chooser.sink;
@@ -577,7 +629,13 @@ impl Chooser<'_, '_> {
     }
 
     /// A URL of the current host out of the merge.
-    fn add(&mut self, url: &str, meta: Meta, hash: common::bloom::BloomHash) {
+    fn add(
+        &mut self,
+        url: &str,
+        meta: Meta,
+        hash: common::bloom::BloomHash,
+        validators: (&str, &str, &str),
+    ) {
         let Chooser {
             sink,
             cap,
@@ -590,6 +648,9 @@ impl Chooser<'_, '_> {
                 url: url.to_string(),
                 meta,
                 hash,
+                etag: String::new(),
+                last_modified: String::new(),
+                digest: String::new(),
             };
             sink.push(Fate::Fetched, host, &pick, sel);
             return;
@@ -599,7 +660,7 @@ impl Chooser<'_, '_> {
         } else {
             sel.new += 1;
         }
-        cap.add(url, meta, hash, &mut |p: &Pick, fate| {
+        cap.add(url, meta, hash, validators, &mut |p: &Pick, fate| {
             sink.push(fate, host, p, sel);
             Ok::<_, ()>(())
         })
@@ -610,7 +671,7 @@ impl Chooser<'_, '_> {
     /// `None`), each scheduled on its own.
     fn backlog_before(
         &mut self,
-        backlog: &mut BacklogStream,
+        backlog: &mut Waiting,
         prefix: Option<&[u8]>,
     ) -> Result<(), Error> {
         while let Some(next) = backlog.peek() {
@@ -637,7 +698,7 @@ impl Chooser<'_, '_> {
     }
 
     /// The backlog's URLs of the current host.
-    fn backlog_host(&mut self, backlog: &mut BacklogStream) -> Result<(), Error> {
+    fn backlog_host(&mut self, backlog: &mut Waiting) -> Result<(), Error> {
         backlog.take_host(|rec, out_of_order| {
             let fate = if out_of_order || self.carry {
                 Fate::Backlog
@@ -662,6 +723,9 @@ impl Chooser<'_, '_> {
                 url: rec.url.clone(),
                 meta,
                 hash,
+                etag: rec.etag.clone(),
+                last_modified: rec.last_modified.clone(),
+                digest: rec.digest.clone(),
             };
             let host = HostNow {
                 name: rec.host.clone(),
@@ -670,6 +734,11 @@ impl Chooser<'_, '_> {
             self.sink.push(Fate::Backlog, &host, &pick, self.sel);
             return;
         }
-        self.add(&rec.url, meta, hash);
+        self.add(
+            &rec.url,
+            meta,
+            hash,
+            (&rec.etag, &rec.last_modified, &rec.digest),
+        );
     }
 }

@@ -60,8 +60,11 @@ fn round(session: &Session) -> Result<(), Error> {
                 pending.len(),
                 pending.join(" ")
             ))
-        } else if !has_backlog {
-            Some("no new fetched run and the backlog is empty".to_string())
+        } else if !has_backlog && due_urls(crawl)? == 0 {
+            Some(
+                "no new fetched run, the backlog is empty and no URL is due for a refetch"
+                    .to_string(),
+            )
         } else {
             None
         };
@@ -150,4 +153,17 @@ fn has_urls(path: &Path) -> Result<bool, Error> {
             Err(e) => return Err(Error::damaged(BACKLOG_REPAIR)(e)),
         }
     }
+}
+
+/// URLs of the fetch history due for a refetch now (0 without a history).
+/// A damaged history is refused here as the round would refuse it.
+fn due_urls(crawl: &CrawlDir) -> Result<u64, Error> {
+    let path = crawl.root().join(crate::history::FILE_NAME);
+    if !path.exists() {
+        return Ok(0);
+    }
+    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+    crate::history::HistorySummary::compute(&path, now, 0)
+        .map(|s| s.due.now)
+        .map_err(Error::damaged(crate::history::HISTORY_REPAIR))
 }

@@ -60,6 +60,8 @@ pub struct Settings {
     pub agent_name: Option<String>,
     /// When fetched URLs are fetched again (`recrawl_*`).
     pub schedule: crate::history::Schedule,
+    /// The share of a host's cap for refetches.
+    pub recrawl_share: f64,
 }
 
 impl Settings {
@@ -167,6 +169,14 @@ impl Settings {
             )));
         }
 
+        let recrawl_share = o.recrawl_share.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&recrawl_share) {
+            return Err(Error::Usage(format!(
+                "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
+                 of a host's URLs in a segment for refetches, when it has more than fit)"
+            )));
+        }
+
         Ok(Settings {
             crawl,
             memory,
@@ -189,6 +199,7 @@ impl Settings {
             filter,
             agent_name: cfg.agent.name.clone(),
             schedule,
+            recrawl_share,
         })
     }
 }

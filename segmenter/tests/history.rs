@@ -31,6 +31,7 @@ fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>
     let names = [
         "host",
         "url",
+        "hops",
         "fetched",
         "status",
         "interval",
@@ -124,7 +125,8 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
         page("http://a.test/same", "<p>same</p>", "\"s\""),
         status("http://a.test/old", 410),
     ];
-    write_fetched_at(&crawl, "00002", &second, 1 << 20, true, ago(200));
+    let second_time = ago(200);
+    write_fetched_at(&crawl, "00002", &second, 1 << 20, true, second_time);
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched changed:"), 1, "{report}");
     assert_eq!(figure(&report, "refetched unchanged:"), 1, "{report}");
@@ -164,7 +166,7 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
 
     // The same run read again (a second copy under another ID) changes nothing.
     let before = history(&crawl);
-    write_fetched_at(&crawl, "00003", &second, 1 << 20, true, ago(200));
+    write_fetched_at(&crawl, "00003", &second, 1 << 20, true, second_time);
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched changed:"), 0, "{report}");
     assert_eq!(history(&crawl), before);
@@ -228,4 +230,72 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     fs::write(&path, &whole).unwrap();
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched unchanged:"), 5, "{report}");
+}
+
+#[test]
+fn due_urls_go_into_the_next_segment_with_their_validators() {
+    let crawl = TempCrawl::new("history-due");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let flags = [
+        "--recrawl-interval",
+        "60s",
+        "--recrawl-min",
+        "10s",
+        "--recrawl-max",
+        "1000s",
+    ];
+    let pages = [
+        page("http://a.test/", "<p>home</p>", "\"v1\""),
+        page("http://a.test/later", "<p>later</p>", "\"l\""),
+    ];
+    // Fetched 100 s ago with a 60 s interval: due now.
+    write_fetched_at(&crawl, "00001", &pages[..1], 1 << 20, true, ago(100));
+    // Fetched 10 s ago: due in 50 s.
+    write_fetched_at(&crawl, "00001b", &pages[1..], 1 << 20, true, ago(10));
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "due in:"), 1, "{report}");
+    assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
+    let segs = segments(&crawl);
+    let seg = &segs["00002"];
+    assert_eq!(seg.len(), 1, "{seg:?}");
+    assert_eq!(seg[0].url, "http://a.test/");
+    assert_eq!(seg[0].via, common::segment::Via::Recrawl);
+    assert_eq!(seg[0].etag, "\"v1\"");
+    assert_eq!(seg[0].last_modified, "Tue, 24 Nov 2026 10:00:00 GMT");
+    // Scheduled: due again one interval from now, not at the next round.
+    let h = history(&crawl);
+    let due = common::timefmt::parse_iso(field(&h, "http://a.test/", "due")).unwrap();
+    assert!(due > SystemTime::now() + Duration::from_secs(30), "{h:?}");
+    mark_fetched_empty(&crawl, "00002");
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "due in:"), 0, "{report}");
+    assert!(!crawl.dir.segment_path("00003").exists());
+}
+
+#[test]
+fn with_nothing_new_a_round_still_serves_due_urls() {
+    let crawl = TempCrawl::new("history-nothing-new");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let flags = ["--recrawl-interval", "2s", "--recrawl-min", "1s"];
+    write_fetched_at(
+        &crawl,
+        "00001",
+        &[page("http://a.test/", "<p>home</p>", "\"v1\"")],
+        1 << 20,
+        true,
+        SystemTime::now(),
+    );
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "due in:"), 0, "{report}");
+    assert!(
+        !crawl.dir.segment_path("00002").exists(),
+        "the page has no links"
+    );
+    // Nothing new, nothing waiting: the run says so and writes nothing...
+    let log = run_round(&crawl, &flags);
+    assert!(log.contains("no URL is due"), "{log}");
+    // ...until the page is due (2 s after its fetch).
+    std::thread::sleep(Duration::from_millis(2100));
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
 }

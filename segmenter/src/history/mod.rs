@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! # history v1
-//! host  url  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified
+//! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //! (fields separated by one tab; `-` for a missing value). Lines are sorted
@@ -15,6 +15,7 @@
 //! backlog), so a round merges the file with its new fetches in one stream,
 //! never holding it in memory.
 //!
+//! - `hops`: links followed from a seed to the URL (the fewest seen).
 //! - `fetched`: the time of the last fetch (`WARC-Date`), ISO 8601 UTC.
 //! - `status`: its HTTP status, or `robots` (disallowed by robots.txt).
 //! - `interval`: seconds from one fetch to the next, adapted by [`Schedule`].
@@ -46,10 +47,10 @@ pub use summary::HistorySummary;
 /// The history's file name in the crawl directory.
 pub const FILE_NAME: &str = "history.v1.tsv.zst";
 const HEADER: &str = "# history v1";
-const COLUMNS: usize = 12;
+const COLUMNS: usize = 13;
 /// The column names, in order (for messages and the README).
 pub const COLUMN_NAMES: &str =
-    "host url fetched status interval changes strikes due state digest etag last_modified";
+    "host url hops fetched status interval changes strikes due state digest etag last_modified";
 
 /// How to repair a damaged history.
 pub const HISTORY_REPAIR: &str = "Repair: copy history.v1.tsv.zst.prev (the history of the \
@@ -100,6 +101,8 @@ pub struct Entry {
     pub host: String,
     /// Canonical URL.
     pub url: String,
+    /// Hops from a seed.
+    pub hops: u32,
     /// Last fetch, Unix ms.
     pub fetched_ms: i64,
     /// Its HTTP status, or a word (`robots`).
@@ -137,6 +140,7 @@ impl Entry {
         for (i, field) in [
             self.host.as_bytes(),
             self.url.as_bytes(),
+            self.hops.to_string().as_bytes(),
             time(self.fetched_ms).as_bytes(),
             dash(&self.status),
             self.interval_s.to_string().as_bytes(),
@@ -177,29 +181,45 @@ impl Entry {
             s.parse::<u64>()
                 .map_err(|_| format!("{name} is not a number: {s:?}"))
         };
-        if fields[0].is_empty() || fields[1].is_empty() {
+        let [
+            host,
+            url,
+            hops,
+            fetched,
+            status,
+            interval,
+            changes,
+            strikes,
+            due,
+            state,
+            digest,
+            etag,
+            last_modified,
+        ] = fields[..]
+        else {
+            unreachable!("the number of fields was checked");
+        };
+        if host.is_empty() || url.is_empty() {
             return Err("host or URL is empty".into());
         }
+        let small = |name: &str, s: &str| {
+            u32::try_from(number(name, s)?).map_err(|_| format!("{name} is too large: {s}"))
+        };
         Ok(Entry {
-            host: fields[0].to_string(),
-            url: fields[1].to_string(),
-            fetched_ms: time("fetched", fields[2])?,
-            status: undash(fields[3]).to_string(),
-            interval_s: number("interval", fields[4])?,
-            changes: u32::try_from(number("changes", fields[5])?)
-                .map_err(|_| "changes is too large".to_string())?,
-            strikes: u32::try_from(number("strikes", fields[6])?)
-                .map_err(|_| "strikes is too large".to_string())?,
-            due_ms: time("due", fields[7])?,
-            state: State::parse(fields[8]).ok_or_else(|| {
-                format!(
-                    "state {:?} is none of active, gone, moved, robots",
-                    fields[8]
-                )
-            })?,
-            digest: undash(fields[9]).to_string(),
-            etag: undash(fields[10]).to_string(),
-            last_modified: undash(fields[11]).to_string(),
+            host: host.to_string(),
+            url: url.to_string(),
+            hops: small("hops", hops)?,
+            fetched_ms: time("fetched", fetched)?,
+            status: undash(status).to_string(),
+            interval_s: number("interval", interval)?,
+            changes: small("changes", changes)?,
+            strikes: small("strikes", strikes)?,
+            due_ms: time("due", due)?,
+            state: State::parse(state)
+                .ok_or_else(|| format!("state {state:?} is none of active, gone, moved, robots"))?,
+            digest: undash(digest).to_string(),
+            etag: undash(etag).to_string(),
+            last_modified: undash(last_modified).to_string(),
         })
     }
 }
@@ -244,6 +264,7 @@ impl Schedule {
         let mut e = Entry {
             host: host.to_string(),
             url: url.to_string(),
+            hops: obs.hops,
             interval_s: self.clamp(self.interval.as_secs_f64()),
             ..Entry::default()
         };
@@ -313,6 +334,7 @@ impl Schedule {
             }
         };
         e.fetched_ms = obs.fetched_ms;
+        e.hops = e.hops.min(obs.hops);
         e.status.clear();
         if obs.robots {
             e.status.push_str("robots");

@@ -45,6 +45,8 @@ impl Kind {
 pub struct Observation {
     /// When (`WARC-Date`), Unix ms.
     pub fetched_ms: i64,
+    /// Hops from a seed (`X-Crawl-Hops`).
+    pub hops: u32,
     /// The HTTP status (0 when `robots`).
     pub status: u16,
     /// Disallowed by robots.txt (from the crawl log; no response).
@@ -73,8 +75,9 @@ impl Observation {
         };
         let _ = write!(
             out,
-            "{:016x}\t{status}\t{}\t{}\t{}\t{}",
+            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}",
             self.fetched_ms.max(0),
+            self.hops,
             self.kind.code(),
             clean_value(&self.digest),
             clean_value(&self.etag),
@@ -87,6 +90,7 @@ impl Observation {
         let (url, rest) = text.split_once('\0')?;
         let mut f = rest.split('\t');
         let time = i64::from_str_radix(f.next()?, 16).ok()?;
+        let hops = f.next()?.parse().ok()?;
         let status = f.next()?;
         let kind = Kind::of_code(f.next()?)?;
         let (robots, status) = match status {
@@ -95,6 +99,7 @@ impl Observation {
         };
         let obs = Observation {
             fetched_ms: time,
+            hops,
             status,
             robots,
             kind,
@@ -114,6 +119,7 @@ mod tests {
     fn round_trips_and_sorts_by_url_then_time() {
         let obs = |ms: i64| Observation {
             fetched_ms: ms,
+            hops: 2,
             status: 200,
             robots: false,
             kind: Kind::Identical,

@@ -5,6 +5,7 @@ use super::*;
 fn obs(ms: i64, status: u16, kind: Kind, digest: &str) -> Observation {
     Observation {
         fetched_ms: ms,
+        hops: 1,
         status,
         robots: false,
         kind,

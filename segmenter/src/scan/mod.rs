@@ -80,7 +80,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
-    /// A fetched run's `leftover.v2.tsv.zst` (or `.v1.`).
+    /// A fetched run's `leftover.v3.tsv.zst` (or an older version's).
     Leftover(PathBuf),
     /// Lines of a seeds file whose first byte lies in `start..end`.
     Seeds {
@@ -529,11 +529,11 @@ impl<'a> Worker<'a> {
     }
 
     /// Adds what a page record says about its fetch to the history's sort.
-    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>) -> Result<(), Error> {
+    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) -> Result<(), Error> {
         let Some(sorter) = &mut self.observed else {
             return Ok(());
         };
-        let Some(obs) = head.and_then(|h| records::observation(&self.record, h)) else {
+        let Some(obs) = head.and_then(|h| records::observation(&self.record, h, hops)) else {
             self.counts.unobserved += 1;
             return Ok(());
         };
@@ -627,7 +627,7 @@ impl<'a> Worker<'a> {
         if let Ok(canonical) = urlnorm::canonicalize_url(page.clone()) {
             // Fetched, whatever its content: not scheduled again as a new URL.
             self.mark_fetched(&canonical, hops)?;
-            self.observe(&canonical, head.as_ref())?;
+            self.observe(&canonical, head.as_ref(), hops)?;
         }
         if self.record.block_cut {
             self.counts.too_large += 1;

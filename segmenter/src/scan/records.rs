@@ -74,7 +74,7 @@ pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
 
 /// What a page record says about its fetch, for the history: `WARC-Date`,
 /// status, payload digest and validators. `None` without a readable date.
-pub fn observation(rec: &WarcRecord, head: &ResponseHead) -> Option<Observation> {
+pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
     let date = rec.header("WARC-Date")?.trim();
     // WARC-Date may carry more (or fewer) digits of a second than the
     // milliseconds `parse_iso` reads: whole seconds are enough here.
@@ -84,6 +84,7 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead) -> Option<Observation>
     })?;
     Some(Observation {
         fetched_ms: common::timefmt::unix_millis(time),
+        hops,
         status: head.status,
         robots: false,
         kind: Kind::Full,
