@@ -61,6 +61,7 @@ fn main() {
                 etag: String::new(),
                 last_modified: String::new(),
                 digest: String::new(),
+                fetched: None,
             }
         })
         .collect();

@@ -93,6 +93,7 @@ fn segments() {
         etag: String::new(),
         last_modified: String::new(),
         digest: String::new(),
+        fetched: None,
     };
     let mut rng = Rng::new(5);
     let mut w = SegmentWriter::create(&path).unwrap();

@@ -66,6 +66,7 @@ fn main() {
                 etag: String::new(),
                 last_modified: String::new(),
                 digest: String::new(),
+                fetched: None,
             })
             .expect("segment line");
         }

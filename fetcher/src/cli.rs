@@ -190,6 +190,11 @@ common::options! {
         /// through the scope, trap, robots and duplicate checks [default: 0].
         #[arg(long, value_name = "N")]
         pub follow_redirects: Option<u32>,
+        /// A refetched page whose payload is the same as at its last fetch
+        /// (same digest) is stored as a WARC revisit record, without the body
+        /// [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub revisit_identical: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

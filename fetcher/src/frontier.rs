@@ -1040,6 +1040,7 @@ mod tests {
             etag: String::new(),
             last_modified: String::new(),
             digest: String::new(),
+            fetched: None,
         })
     }
 

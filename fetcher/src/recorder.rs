@@ -19,7 +19,10 @@ use std::thread::JoinHandle;
 
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
-use common::warc::{Exchange, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig};
+use common::warc::{
+    Exchange, HOPS_FIELD, Revisit, RevisitProfile, VIA_FIELD, WarcWriter, WarcWriterConfig,
+    payload_digest,
+};
 
 use crate::http::Response;
 
@@ -36,6 +39,56 @@ pub struct Fetched {
     pub hops: u32,
     /// Its crawl-log line.
     pub log: LogLine,
+    /// What is known of the URL's last fetch (a refetch).
+    pub before: Option<Before>,
+}
+
+/// What a refetch brings of its last fetch (from its segment line), to
+/// store an unchanged response as a `revisit` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Before {
+    /// `WARC-Payload-Digest` of the last full response (empty: unknown).
+    pub digest: String,
+    /// When it was fetched.
+    pub fetched: Option<std::time::SystemTime>,
+    /// Store a 200 with the same payload as a revisit.
+    pub identical: bool,
+}
+
+impl Before {
+    /// The last fetch of a refetch (`via` recrawl, or a URL with validators).
+    pub fn of(rec: &SegmentRecord, identical: bool) -> Option<Before> {
+        let refetch = rec.via == Via::Recrawl
+            || !rec.etag.is_empty()
+            || !rec.last_modified.is_empty()
+            || !rec.digest.is_empty();
+        refetch.then(|| Before {
+            digest: rec.digest.clone(),
+            fetched: rec.fetched.map(common::timefmt::from_unix_millis),
+            identical,
+        })
+    }
+
+    /// Whether response `r` is stored as a `revisit` record, and why: a 304,
+    /// or (when asked for) a 2xx with the last fetch's payload digest.
+    pub fn revisit(&self, r: &Response) -> Option<Revisit> {
+        let profile = if r.status == 304 {
+            RevisitProfile::ServerNotModified
+        } else if self.identical
+            && (200..300).contains(&r.status)
+            && r.truncated.is_none()
+            && !self.digest.is_empty()
+            && payload_digest(r.body()) == self.digest
+        {
+            RevisitProfile::IdenticalPayloadDigest
+        } else {
+            return None;
+        };
+        Some(Revisit {
+            profile,
+            refers_to_date: self.fetched,
+        })
+    }
 }
 
 /// Messages to the writer thread.
@@ -215,11 +268,15 @@ fn run(
                     truncated: r.truncated,
                     extra_fields: &extra,
                 };
-                warc.write_exchange(&ex)
-                    .map_err(|source| RecorderError::Io {
-                        path: failed_warc_file(&warc_dir, &prefix),
-                        source,
-                    })?;
+                let revisit = f.before.as_ref().and_then(|b| b.revisit(r));
+                match &revisit {
+                    Some(v) => warc.write_revisit(&ex, v),
+                    None => warc.write_exchange(&ex),
+                }
+                .map_err(|source| RecorderError::Io {
+                    path: failed_warc_file(&warc_dir, &prefix),
+                    source,
+                })?;
                 totals.responses += 1;
                 totals.payload_bytes += r.body().len() as u64;
                 totals.truncated += u64::from(r.truncated.is_some());

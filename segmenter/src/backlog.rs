@@ -202,6 +202,7 @@ pub fn sort_again(
             etag: String::new(),
             last_modified: String::new(),
             digest: String::new(),
+            fetched: None,
         })?;
     }
     Ok(out.finish()?)

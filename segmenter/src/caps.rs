@@ -21,7 +21,7 @@ use common::bloom::BloomHash;
 use common::hoststate::HostDb;
 use common::politeness::{Policy, Timing, cap_hold};
 
-use common::segment::Via;
+use common::segment::{SegmentRecord, Via};
 
 use crate::candidates::Meta;
 use crate::error::Error;
@@ -114,6 +114,8 @@ pub struct Pick {
     pub last_modified: String,
     /// A refetch's last payload digest (empty: none).
     pub digest: String,
+    /// When a refetch was last fetched (Unix ms).
+    pub fetched: Option<i64>,
 }
 
 impl Pick {
@@ -212,15 +214,16 @@ impl HostCap {
         self.share = share.clamp(0.0, 1.0);
     }
 
-    /// Adds a URL of the current host (with a refetch's validators, `ETag`,
-    /// `Last-Modified` and payload digest, or empty strings). When the selector is full,
+    /// Adds a URL of the current host; `prior` is the segment line it was
+    /// read from (the backlog, the history's due URLs), whose validators,
+    /// digest and last fetch time it keeps. When the selector is full,
     /// the worse URLs are passed to `emit` with [`Fate::Backlog`], best first.
     pub fn add<E>(
         &mut self,
         url: &str,
         meta: Meta,
         hash: BloomHash,
-        validators: (&str, &str, &str),
+        prior: Option<&SegmentRecord>,
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.len == self.picks.len() {
@@ -231,6 +234,7 @@ impl HostCap {
                 etag: String::new(),
                 last_modified: String::new(),
                 digest: String::new(),
+                fetched: None,
             });
         }
         let slot = &mut self.picks[self.len];
@@ -239,11 +243,15 @@ impl HostCap {
         slot.meta = meta;
         slot.hash = hash;
         slot.etag.clear();
-        slot.etag.push_str(validators.0);
         slot.last_modified.clear();
-        slot.last_modified.push_str(validators.1);
         slot.digest.clear();
-        slot.digest.push_str(validators.2);
+        slot.fetched = None;
+        if let Some(r) = prior {
+            slot.etag.push_str(&r.etag);
+            slot.last_modified.push_str(&r.last_modified);
+            slot.digest.push_str(&r.digest);
+            slot.fetched = r.fetched;
+        }
         self.len += 1;
         if self.len >= self.cap.saturating_mul(2).max(1) {
             self.trim(emit)?;
@@ -326,7 +334,7 @@ mod tests {
             ("/h", 0, 1),
         ];
         for (u, inl, hops) in input {
-            cap.add(u, meta(inl, hops), BloomHash(0, 1), ("", "", ""), &mut emit)
+            cap.add(u, meta(inl, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();
@@ -359,21 +367,15 @@ mod tests {
                         via: Via::Recrawl,
                         ..meta(0, 0)
                     };
-                    c.add(
-                        &format!("/r{i}"),
-                        m,
-                        BloomHash(0, 1),
-                        ("\"e\"", "", ""),
-                        &mut emit,
-                    )
-                    .unwrap();
+                    c.add(&format!("/r{i}"), m, BloomHash(0, 1), None, &mut emit)
+                        .unwrap();
                 }
                 if i < new {
                     c.add(
                         &format!("/n{i}"),
                         meta(0, 1),
                         BloomHash(0, 1),
-                        ("", "", ""),
+                        None,
                         &mut emit,
                     )
                     .unwrap();
@@ -407,7 +409,7 @@ mod tests {
             Fate::Backlog | Fate::Fetched => Err(()),
         };
         for (u, hops) in [("/z", 1), ("/y", 0)] {
-            cap.add(u, meta(1, hops), BloomHash(0, 1), ("", "", ""), &mut emit)
+            cap.add(u, meta(1, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();

@@ -21,6 +21,8 @@ pub struct Counts {
     pub records: u64,
     /// `response` records of pages (robots.txt fetches not included).
     pub responses: u64,
+    /// `revisit` records (refetches found unchanged; no links read).
+    pub revisits: u64,
     /// `response` records of robots.txt fetches (skipped).
     pub robots_responses: u64,
     /// Responses read as HTML.
@@ -126,6 +128,7 @@ impl AddAssign<&Counts> for Counts {
         self.records += o.records;
         self.responses += o.responses;
         self.robots_responses += o.robots_responses;
+        self.revisits += o.revisits;
         self.html_pages += o.html_pages;
         self.html_bytes += o.html_bytes;
         self.links += o.links;
@@ -281,6 +284,7 @@ impl Report {
             );
             line("responses:", c.responses.to_string());
             line("robots.txt responses:", c.robots_responses.to_string());
+            line("revisit records:", c.revisits.to_string());
             line("pages scanned:", c.html_pages.to_string());
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());

@@ -178,6 +178,7 @@ fn build(
             rec.etag.clone_from(&e.etag);
             rec.last_modified.clone_from(&e.last_modified);
             rec.digest.clone_from(&e.digest);
+            rec.fetched = Some(e.fetched_ms);
             match due.write(&rec) {
                 // (A history line always makes a segment line; one that
                 // would not is reported and skipped.)
@@ -557,7 +558,7 @@ fn select(
                         chooser.backlog_host(b)?;
                     }
                 }
-                chooser.add(parts.url, meta, parts.hash, ("", "", ""));
+                chooser.add(parts.url, meta, parts.hash, None);
             }
             if let Some(b) = &mut backlog {
                 chooser.backlog_before(b, None)?;
@@ -634,7 +635,7 @@ impl Chooser<'_, '_> {
         url: &str,
         meta: Meta,
         hash: common::bloom::BloomHash,
-        validators: (&str, &str, &str),
+        prior: Option<&SegmentRecord>,
     ) {
         let Chooser {
             sink,
@@ -651,6 +652,7 @@ impl Chooser<'_, '_> {
                 etag: String::new(),
                 last_modified: String::new(),
                 digest: String::new(),
+                fetched: None,
             };
             sink.push(Fate::Fetched, host, &pick, sel);
             return;
@@ -660,7 +662,7 @@ impl Chooser<'_, '_> {
         } else {
             sel.new += 1;
         }
-        cap.add(url, meta, hash, validators, &mut |p: &Pick, fate| {
+        cap.add(url, meta, hash, prior, &mut |p: &Pick, fate| {
             sink.push(fate, host, p, sel);
             Ok::<_, ()>(())
         })
@@ -726,6 +728,7 @@ impl Chooser<'_, '_> {
                 etag: rec.etag.clone(),
                 last_modified: rec.last_modified.clone(),
                 digest: rec.digest.clone(),
+                fetched: rec.fetched,
             };
             let host = HostNow {
                 name: rec.host.clone(),
@@ -734,11 +737,6 @@ impl Chooser<'_, '_> {
             self.sink.push(Fate::Backlog, &host, &pick, self.sel);
             return;
         }
-        self.add(
-            &rec.url,
-            meta,
-            hash,
-            (&rec.etag, &rec.last_modified, &rec.digest),
-        );
+        self.add(&rec.url, meta, hash, Some(rec));
     }
 }

@@ -1,13 +1,13 @@
 //! Segment files: the list of URLs a fetcher run takes.
 //!
 //! Format version 3, file suffix `.v3.tsv.zst`: zstd-compressed UTF-8 text,
-//! one URL per line, ten tab-separated fields, no header:
+//! one URL per line, eleven tab-separated fields, no header:
 //!
 //! ```text
-//! host  url  hops  inlinks  via  tries  not_before  etag  last_modified  digest
-//! example.com  https://example.com/a  2  5  link  0  -  -  -  -      (fields separated by one tab)
-//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z  -  -  -
-//! example.com  https://example.com/c  1  0  recrawl  0  -  "v2"  Tue, 24 Nov 2026 09:00:00 GMT  sha1:2OFW...
+//! host  url  hops  inlinks  via  tries  not_before  etag  last_modified  digest  fetched
+//! example.com  https://example.com/a  2  5  link  0  -  -  -  -  -      (fields separated by one tab)
+//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z  -  -  -  -
+//! example.com  https://example.com/c  1  0  recrawl  0  -  "v2"  Tue, 24 Nov 2026 09:00:00 GMT  sha1:2OFW...  2026-10-24T09:00:00.000Z
 //! ```
 //! - `host`: the queue key (lower-case host, no port); lines of one registrable
 //!   domain are adjacent, so `zstdcat F | cut -f1 | uniq -c` counts URLs per host.
@@ -24,6 +24,8 @@
 //!   `If-Modified-Since`); set on URLs fetched again (`via` `recrawl`).
 //! - `digest`: `-`, or the `WARC-Payload-Digest` of that response: a new
 //!   response with the same payload is stored as a `revisit` record.
+//! - `fetched`: `-`, or the time of that response (`WARC-Refers-To-Date`
+//!   of a `revisit` record).
 //!
 //! Leftover files (`fetched/ID/leftover.v3.tsv.zst`) and the backlog use the same format.
 //! Version 2 files (`.v2.tsv.zst`, the first seven fields) and version 1
@@ -146,6 +148,8 @@ pub struct SegmentRecord {
     pub last_modified: String,
     /// `WARC-Payload-Digest` of the last full response (empty: none).
     pub digest: String,
+    /// When that response was fetched (Unix ms), if known.
+    pub fetched: Option<i64>,
 }
 
 impl SegmentRecord {
@@ -179,6 +183,13 @@ impl SegmentRecord {
             } else {
                 out.extend_from_slice(v.as_bytes());
             }
+        }
+        out.push(b'\t');
+        match self.fetched {
+            None => out.push(b'-'),
+            Some(ms) => out.extend_from_slice(
+                crate::timefmt::iso_millis(unix_ms_to_time(ms.min(LAST_TIME_MS))).as_bytes(),
+            ),
         }
         out.push(b'\n');
     }
@@ -267,7 +278,7 @@ const WRITE_CHUNK: usize = 128 * 1024;
 const READ_BUFFER: usize = 256 * 1024;
 /// Fields of a line of the current format (version 2 has the first seven,
 /// version 1 the first six).
-const FIELDS: usize = 10;
+const FIELDS: usize = 11;
 
 /// 9999-12-31T23:59:59.999Z, the last time the text form can hold.
 const LAST_TIME_MS: i64 = 253_402_300_799_999;
@@ -364,7 +375,7 @@ fn push_u32(out: &mut Vec<u8>, mut n: u32) {
 ///     via: Via::Seed,
 ///     tries: 0,
 ///     not_before: None,
-///  etag: String::new(), last_modified: String::new(), digest: String::new() };
+///  etag: String::new(), last_modified: String::new(), digest: String::new(), fetched: None };
 /// w.write(&rec).unwrap();
 /// assert_eq!(w.finish().unwrap(), 1);
 ///
@@ -658,8 +669,8 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         return Err("empty line".into());
     }
     let expected = match version {
-        1 => FIELDS - 4,
-        2 => FIELDS - 3,
+        1 => FIELDS - 5,
+        2 => FIELDS - 4,
         _ => FIELDS,
     };
     let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
@@ -674,7 +685,10 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         let names = match version {
             1 => "host, url, hops, inlinks, via, tries",
             2 => "host, url, hops, inlinks, via, tries, not_before",
-            _ => "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest",
+            _ => {
+                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
+                 fetched"
+            }
         };
         return Err(format!(
             "expected {expected} tab-separated fields ({names}), found {count}"
@@ -691,6 +705,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         etag,
         last_modified,
         digest,
+        fetched,
     ] = fields;
     let host = std::str::from_utf8(host).map_err(|_| "host is not valid UTF-8".to_string())?;
     let url = std::str::from_utf8(url).map_err(|_| "URL is not valid UTF-8".to_string())?;
@@ -722,24 +737,8 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     let etag = validator("etag", etag)?;
     let last_modified = validator("last_modified", last_modified)?;
     let digest = validator("digest", digest)?;
-    let not_before = match not_before {
-        b"-" => None,
-        text => {
-            let time = std::str::from_utf8(text)
-                .ok()
-                .and_then(crate::timefmt::parse_iso)
-                .ok_or_else(|| {
-                    format!(
-                        "not_before is neither `-` nor a time like 2026-11-24T10:00:05.250Z: {:?}",
-                        String::from_utf8_lossy(text)
-                    )
-                })?;
-            Some(
-                time.duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-            )
-        }
-    };
+    let not_before = parse_time("not_before", not_before)?;
+    let fetched = parse_time("fetched", fetched)?;
     rec.host.clear();
     rec.host.push_str(host);
     rec.url.clear();
@@ -755,7 +754,28 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     rec.last_modified.push_str(last_modified);
     rec.digest.clear();
     rec.digest.push_str(digest);
+    rec.fetched = fetched;
     Ok(())
+}
+
+/// A time field: `-` (none) or ISO 8601 UTC with milliseconds, as Unix ms.
+fn parse_time(name: &str, text: &[u8]) -> Result<Option<i64>, String> {
+    if text == b"-" {
+        return Ok(None);
+    }
+    let time = std::str::from_utf8(text)
+        .ok()
+        .and_then(crate::timefmt::parse_iso)
+        .ok_or_else(|| {
+            format!(
+                "{name} is neither `-` nor a time like 2026-11-24T10:00:05.250Z: {:?}",
+                String::from_utf8_lossy(text)
+            )
+        })?;
+    Ok(Some(
+        time.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+    ))
 }
 
 /// A decimal number of ASCII digits only (no sign, no spaces) that fits in u32.
@@ -788,6 +808,7 @@ mod tests {
             etag: String::new(),
             last_modified: String::new(),
             digest: String::new(),
+            fetched: None,
         }
     }
 
@@ -853,6 +874,7 @@ mod tests {
                 etag: "W/\"v 2\"".into(),
                 last_modified: "Tue, 24 Nov 2026 09:00:00 GMT".into(),
                 digest: "sha1:ABC".into(),
+                fetched: Some(1_795_514_405_250),
                 ..rec("c.test", "http://c.test/r", 1, 0, Via::Recrawl, 0)
             },
         ];
@@ -875,19 +897,19 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-\t-\t-\t-"
+            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[3],
-            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-\t-\t-\t-"
+            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[6],
-            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z\t-\t-\t-"
+            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[7],
-            "c.test\thttp://c.test/r\t1\t0\trecrawl\t0\t-\tW/\"v 2\"\tTue, 24 Nov 2026 09:00:00 GMT\tsha1:ABC"
+            "c.test\thttp://c.test/r\t1\t0\trecrawl\t0\t-\tW/\"v 2\"\tTue, 24 Nov 2026 09:00:00 GMT\tsha1:ABC\t2026-11-24T10:00:05.250Z"
         );
         assert!(text.ends_with('\n'));
         assert_eq!(lines.len(), records.len());
@@ -900,19 +922,19 @@ mod tests {
         original.encode_line(&mut line);
         assert_eq!(
             line,
-            b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\t-\t-\t-\n"
+            b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\t-\t-\t-\t-\n"
         );
         let mut back = rec("old", "http://old/", 9, 9, Via::Seed, 9);
         back.not_before = Some(5);
         back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
         assert_eq!(back, original);
-        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-\t-\t-\t-");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("hops"));
         assert_eq!(back, original, "a bad line leaves the record unchanged");
-        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon\t-\t-\t-");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("not_before"));
         let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0");
-        assert!(err.unwrap_err().contains("expected 10"));
+        assert!(err.unwrap_err().contains("expected 11"));
         assert_eq!(back, original);
         // A time past the year 9999 is written as the last one that reads back.
         let far = SegmentRecord {
@@ -1250,7 +1272,7 @@ mod tests {
         let path = dir.join("00001.v4.tsv.zst");
         write_raw(
             &path,
-            b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\n",
+            b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\t-\n",
         );
         let e = SegmentReader::open(&path)
             .err()

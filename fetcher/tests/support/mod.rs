@@ -39,6 +39,7 @@ pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str,
             etag: String::new(),
             last_modified: String::new(),
             digest: String::new(),
+            fetched: None,
         })
         .expect("write segment line");
     }

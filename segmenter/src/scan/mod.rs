@@ -638,6 +638,12 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         }
+        if self.record.record_type() == Some("revisit") {
+            // The page as it was: its links were read from the record it
+            // refers to.
+            self.counts.revisits += 1;
+            return Ok(());
+        }
         let Some(head) = head else {
             self.counts.bad_records += 1;
             self.cfg.log.warn(format_args!(

@@ -290,6 +290,7 @@ pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
         etag: String::new(),
         last_modified: String::new(),
         digest: String::new(),
+        fetched: None,
     }
 }
 
