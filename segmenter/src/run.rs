@@ -43,6 +43,10 @@ fn round(session: &Session) -> Result<(), Error> {
         if leftover.exists() {
             jobs.push(Job::Leftover(leftover));
         }
+        let log = dir.join(common::crawldir::CRAWL_LOG_FILE);
+        if log.exists() {
+            jobs.push(Job::CrawlLog(log));
+        }
     }
     let backlog = crawl.backlog_path();
     let has_backlog = has_urls(&backlog)?;
@@ -113,7 +117,7 @@ fn round(session: &Session) -> Result<(), Error> {
         .iter()
         .filter_map(|j| match j {
             Job::Warc(p) | Job::Leftover(p) => Some(p),
-            Job::Seeds { .. } => None,
+            Job::Seeds { .. } | Job::CrawlLog(_) => None,
         })
         .chain(plan.backlog.as_ref().map(|(p, _)| p))
         .filter_map(|p| std::fs::metadata(p).ok())

@@ -299,3 +299,43 @@ fn with_nothing_new_a_round_still_serves_due_urls() {
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
 }
+
+#[test]
+fn urls_robots_txt_denies_are_retired_from_the_crawl_log() {
+    use common::crawllog::{ErrorCode, LogLine, Status, format_line};
+    let crawl = TempCrawl::new("history-robots");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_fetched_at(
+        &crawl,
+        "00001",
+        &[page("http://a.test/", "<p>home</p>", "\"v1\"")],
+        1 << 20,
+        true,
+        ago(100),
+    );
+    let mut text = String::new();
+    for url in ["http://a.test/private/1", "http://a.test/private/2"] {
+        format_line(
+            &LogLine {
+                time: ago(90),
+                status: Status::Error(ErrorCode::Robots),
+                bytes: 0,
+                duration_ms: 0,
+                content_type: String::new(),
+                url: url.into(),
+                via: common::segment::Via::Link,
+                hops: 1,
+                note: String::new(),
+            },
+            &mut text,
+        );
+    }
+    fs::write(crawl.dir.fetched_dir("00001").join("crawl.log"), text).unwrap();
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "fetched new:"), 1, "{report}");
+    assert_eq!(figure(&report, "retired:"), 2, "{report}");
+    assert!(report.contains("robots 2)"), "{report}");
+    let h = history(&crawl);
+    assert_eq!(field(&h, "http://a.test/private/1", "state"), "robots");
+    assert_eq!(field(&h, "http://a.test/private/2", "status"), "robots");
+}

@@ -125,7 +125,9 @@ impl Merge<'_> {
                 Ordering::Greater => {
                     let n = next_obs.take().expect("an observation");
                     let e = self.schedule.first(&n.host, &n.url, &n.obs);
-                    counts.count(Outcome::New, e.state);
+                    if !n.obs.robots {
+                        counts.count(Outcome::New, e.state);
+                    }
                     if e.state != State::Active {
                         counts.count(Outcome::Retired, e.state);
                     }

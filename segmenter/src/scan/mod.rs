@@ -46,6 +46,7 @@ use crate::candidates::{Admission, Meta};
 use crate::error::Error;
 use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
+use crate::history::Observation;
 use crate::progress::{Progress, Published};
 use crate::report::Counts;
 use crate::seen::Seen;
@@ -82,6 +83,9 @@ pub enum Job {
     Warc(PathBuf),
     /// A fetched run's `leftover.v3.tsv.zst` (or an older version's).
     Leftover(PathBuf),
+    /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
+    /// the history (they have no WARC record).
+    CrawlLog(PathBuf),
     /// Lines of a seeds file whose first byte lies in `start..end`.
     Seeds {
         /// The seeds file.
@@ -98,7 +102,9 @@ pub enum Job {
 impl Job {
     fn size(&self) -> u64 {
         match self {
-            Job::Warc(p) | Job::Leftover(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Job::Warc(p) | Job::Leftover(p) | Job::CrawlLog(p) => {
+                std::fs::metadata(p).map_or(0, |m| m.len())
+            }
             Job::Seeds { start, end, .. } => end - start,
         }
     }
@@ -492,6 +498,7 @@ impl<'a> Worker<'a> {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
             Job::Leftover(path) => self.segment_file(path),
+            Job::CrawlLog(path) => self.robots_denied(path),
             Job::Seeds {
                 path,
                 piece,
@@ -530,11 +537,19 @@ impl<'a> Worker<'a> {
 
     /// Adds what a page record says about its fetch to the history's sort.
     fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) -> Result<(), Error> {
-        let Some(sorter) = &mut self.observed else {
+        if self.observed.is_none() {
             return Ok(());
-        };
+        }
         let Some(obs) = head.and_then(|h| records::observation(&self.record, h, hops)) else {
             self.counts.unobserved += 1;
+            return Ok(());
+        };
+        self.push_observation(page, &obs)
+    }
+
+    /// Adds an observation of the (canonical) URL `page` to the history's sort.
+    fn push_observation(&mut self, page: &Url, obs: &Observation) -> Result<(), Error> {
+        let Some(sorter) = &mut self.observed else {
             return Ok(());
         };
         obs.encode(page.as_str(), &mut self.observation);
