@@ -169,8 +169,9 @@ fn wait_until_due(seconds: f64) {
     std::thread::sleep(Duration::from_secs_f64(seconds));
 }
 
-#[test]
-fn pages_are_refetched_conditionally_and_the_history_follows_them() {
+/// The site's server, and a crawl directory for it whose URLs come due 4 s
+/// after their first fetch; returns the seeds file too.
+fn setup(name: &str) -> (Arc<Site>, Server, Scratch, PathBuf, PathBuf) {
     let site = Arc::new(Site::default());
     let handler = site.clone();
     let server = Server::builder()
@@ -180,7 +181,7 @@ fn pages_are_refetched_conditionally_and_the_history_follows_them() {
         )
         .start()
         .unwrap();
-    let scratch = Scratch::new("recrawl");
+    let scratch = Scratch::new(name);
     let root = scratch.path().join("crawl");
     std::fs::create_dir_all(&root).unwrap();
     let hosts = scratch.path().join("hosts");
@@ -199,6 +200,12 @@ fn pages_are_refetched_conditionally_and_the_history_follows_them() {
     .unwrap();
     let seeds = scratch.path().join("seeds.txt");
     std::fs::write(&seeds, format!("{}\n", server.url("site.test", "/"))).unwrap();
+    (site, server, scratch, root, seeds)
+}
+
+#[test]
+fn pages_are_refetched_conditionally_and_the_history_follows_them() {
+    let (site, server, _scratch, root, seeds) = setup("recrawl");
     let c = Crawl { root: root.clone() };
     c.segmenter(&["inject", root.to_str().unwrap(), seeds.to_str().unwrap()]);
     let url = |p: &str| server.url("site.test", p);
@@ -274,4 +281,47 @@ fn pages_are_refetched_conditionally_and_the_history_follows_them() {
     c.run();
     c.fetch();
     assert_eq!((asked("/gone"), asked("/moved")), (gone, moved));
+}
+
+#[test]
+fn crawl_sh_keeps_serving_due_urls_and_says_what_the_history_learnt() {
+    let (site, _server, _scratch, root, seeds) = setup("recrawl-sh");
+    let crawl_sh = |rounds: &str| {
+        let out = bins::run_within(
+            Command::new(support::crawl_sh())
+                .arg(&root)
+                .arg("--bin")
+                .arg(bins::bin_dir())
+                .arg("--seeds")
+                .arg(&seeds)
+                .args(["--rounds", rounds]),
+            &root,
+            0,
+            Duration::from_secs(120),
+        );
+        out.stdout
+    };
+    // The home page, then its links; then nothing is new and nothing due.
+    let out = crawl_sh("5");
+    assert!(
+        out.contains("history: 1 new, 0 refreshed (0 unchanged, 0 changed), 0 retired"),
+        "{out}"
+    );
+    assert!(
+        out.contains("history: 4 new, 0 refreshed (0 unchanged, 0 changed), 0 retired"),
+        "{out}"
+    );
+    assert!(
+        out.contains("none of the 5 URL(s) of the fetch history is due"),
+        "{out}"
+    );
+    // Once they are due, a run refetches them: two unchanged (a 304 and an
+    // identical page), one changed, the 301 retired.
+    site.round.store(1, Ordering::SeqCst);
+    wait_until_due(4.2);
+    let out = crawl_sh("1");
+    assert!(
+        out.contains("history: 0 new, 3 refreshed (2 unchanged, 1 changed), 1 retired"),
+        "{out}"
+    );
 }
