@@ -5,7 +5,11 @@
 //! ```text
 //! jobs ─scan (N workers)─▶ sorters ─merge─▶ each URL once, by (domain, host, url)
 //!      ─seen.bloom─▶ new or re-entered ─per-host cap─▶ segments │ backlog ─commit─▶ CRAWL
+//!   └─fetches seen─▶ sorters ─merge with history─▶ new history, due URLs ─┘ (beside the backlog)
 //! ```
+//!
+//! `run` also merges the fetches of the runs it reads into the fetch history
+//! ([`crate::history`]); the URLs due for a refetch join the backlog's.
 
 use std::collections::BTreeSet;
 use std::sync::mpsc;
@@ -461,12 +465,11 @@ fn select(
 ) -> Result<Selected, Error> {
     let Inputs {
         mut merger,
-        waiting,
+        mut waiting,
         carry,
         filter,
         share,
     } = inputs;
-    let mut backlog = Some(waiting);
     let mut selection = Selection::default();
     let sel = &mut selection;
     let mut domains = Vec::new();
@@ -546,31 +549,25 @@ fn select(
                 chooser.sel.unique += 1;
                 let prefix = host_prefix(&key);
                 if prefix != chooser.current.as_slice() {
-                    // The backlog's hosts before this one, then this one
+                    // The waiting hosts before this one, then this one
                     // with its waiting URLs.
-                    if let Some(b) = &mut backlog {
-                        chooser.backlog_before(b, Some(prefix))?;
-                    }
+                    chooser.backlog_before(&mut waiting, Some(prefix))?;
                     chooser.start(prefix, parts.domain, parts.host)?;
-                    if let Some(b) = &mut backlog
-                        && b.peek() == Some(prefix)
-                    {
-                        chooser.backlog_host(b)?;
+                    if waiting.peek() == Some(prefix) {
+                        chooser.backlog_host(&mut waiting)?;
                     }
                 }
                 chooser.add(parts.url, meta, parts.hash, None);
             }
-            if let Some(b) = &mut backlog {
-                chooser.backlog_before(b, None)?;
-            }
+            chooser.backlog_before(&mut waiting, None)?;
             chooser.end_host();
             Ok(())
         })();
-        if let Some(b) = backlog.as_ref().and_then(|w| w.backlog.as_ref()) {
+        if let Some(b) = &waiting.backlog {
             chooser.sink.counts.backlog_in = b.read;
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
-        if let Some(b) = backlog.as_ref().and_then(|w| w.due.as_ref()) {
+        if let Some(b) = &waiting.due {
             chooser.sink.counts.due_in = b.read;
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
