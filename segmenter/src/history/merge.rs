@@ -103,44 +103,38 @@ impl Merge<'_> {
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
         let mut next_obs = self.next_observation(&mut key, &mut meta)?;
-        let mut old_prefix = Vec::new();
-        let mut old_host = String::new();
-        let mut next_old = self.next_old(&mut old_prefix, &mut old_host)?;
-        let mut last: (Vec<u8>, String) = (Vec::new(), String::new());
+        // The next old entry and its `domain TAB host TAB` prefix; the entry
+        // being written and its prefix; the last one written. Buffers are
+        // reused from entry to entry: the history is read and written whole
+        // every round.
+        let (mut old, mut old_prefix, mut old_host) = (Entry::default(), Vec::new(), String::new());
+        let mut have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
+        let (mut entry, mut prefix) = (Entry::default(), Vec::new());
+        let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
         loop {
-            let order = match (&next_old, &next_obs) {
-                (None, None) => break,
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (Some(e), Some(n)) => (old_prefix.as_slice(), e.url.as_str())
+            let order = match (have_old, &next_obs) {
+                (false, None) => break,
+                (true, None) => Ordering::Less,
+                (false, Some(_)) => Ordering::Greater,
+                (true, Some(n)) => (old_prefix.as_slice(), old.url.as_str())
                     .cmp(&(n.prefix.as_slice(), n.url.as_str())),
             };
-            let (mut entry, prefix) = match order {
-                Ordering::Less => {
-                    let e = next_old.take().expect("an old entry");
-                    let p = old_prefix.clone();
-                    next_old = self.next_old(&mut old_prefix, &mut old_host)?;
-                    (e, p)
+            if order == Ordering::Greater {
+                let n = next_obs.take().expect("an observation");
+                entry = self.schedule.first(&n.host, &n.url, &n.obs);
+                if !n.obs.robots {
+                    counts.count(Outcome::New, entry.state);
                 }
-                Ordering::Greater => {
-                    let n = next_obs.take().expect("an observation");
-                    let e = self.schedule.first(&n.host, &n.url, &n.obs);
-                    if !n.obs.robots {
-                        counts.count(Outcome::New, e.state);
-                    }
-                    if e.state != State::Active {
-                        counts.count(Outcome::Retired, e.state);
-                    }
-                    next_obs = self.next_observation(&mut key, &mut meta)?;
-                    (e, n.prefix)
+                if entry.state != State::Active {
+                    counts.count(Outcome::Retired, entry.state);
                 }
-                Ordering::Equal => {
-                    let e = next_old.take().expect("an old entry");
-                    next_old = self.next_old(&mut old_prefix, &mut old_host)?;
-                    let n = next_obs.as_ref().expect("an observation");
-                    (e, n.prefix.clone())
-                }
-            };
+                prefix = n.prefix;
+                next_obs = self.next_observation(&mut key, &mut meta)?;
+            } else {
+                std::mem::swap(&mut entry, &mut old);
+                prefix.clone_from(&old_prefix);
+                have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
+            }
             // Every (later) observation of this URL, oldest first.
             while let Some(n) = &next_obs {
                 if n.prefix != prefix || n.url != entry.url {
@@ -148,21 +142,21 @@ impl Merge<'_> {
                 }
                 if n.obs.fetched_ms <= entry.fetched_ms {
                     counts.stale += 1;
-                } else if entry.state == State::Active || n.obs.robots {
-                    let outcome = self.schedule.apply(&mut entry, &n.obs, false);
-                    counts.count(outcome, entry.state);
                 } else {
-                    // A retired URL fetched again (a seed, a link from a
-                    // page that was not retired): it is back.
-                    entry.state = State::Active;
-                    entry.strikes = 0;
+                    if entry.state != State::Active && !n.obs.robots {
+                        // A retired URL fetched again (a seed, a link from
+                        // a page that was not retired): it is back.
+                        entry.state = State::Active;
+                        entry.strikes = 0;
+                    }
                     let outcome = self.schedule.apply(&mut entry, &n.obs, false);
                     counts.count(outcome, entry.state);
                 }
                 next_obs = self.next_observation(&mut key, &mut meta)?;
             }
-            if (prefix.as_slice(), entry.url.as_str()) <= (last.0.as_slice(), last.1.as_str())
-                && !last.1.is_empty()
+            if !last_url.is_empty()
+                && (prefix.as_slice(), entry.url.as_str())
+                    <= (last_prefix.as_slice(), last_url.as_str())
             {
                 return Err(damaged(HistoryError::Damaged {
                     path: std::path::PathBuf::from(super::FILE_NAME),
@@ -189,29 +183,31 @@ impl Merge<'_> {
             }
             self.out.write(&entry).map_err(damaged)?;
             counts.entries += 1;
-            last.0 = prefix;
-            last.1 = entry.url;
+            last_prefix.clone_from(&prefix);
+            last_url.clone_from(&entry.url);
         }
         self.out.finish().map_err(damaged)?;
         Ok(counts)
     }
 
+    /// Reads the next old entry into `e`; false at the end.
     fn next_old(
         &mut self,
+        e: &mut Entry,
         prefix: &mut Vec<u8>,
         host: &mut String,
-    ) -> Result<Option<Entry>, Error> {
+    ) -> Result<bool, Error> {
         let Some(r) = &mut self.old else {
-            return Ok(None);
+            return Ok(false);
         };
-        let Some(e) = r.next_entry().map_err(damaged)? else {
-            return Ok(None);
-        };
+        if !r.read_into(e).map_err(damaged)? {
+            return Ok(false);
+        }
         if e.host != *host {
             host_key(&e.host, prefix);
             host.clone_from(&e.host);
         }
-        Ok(Some(e))
+        Ok(true)
     }
 
     fn next_observation(
