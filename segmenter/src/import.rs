@@ -68,6 +68,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
         record_seed_domains: settings.scope.mode == ScopeMode::Seeds,
         seed_domains,
         history: false,
+        history_only: Default::default(),
     };
     session.log.info(format_args!(
         "importing {} WARC file(s), {:.1} MB",

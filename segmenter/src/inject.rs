@@ -67,6 +67,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
         record_seed_domains: true,
         seed_domains: Default::default(),
         history: false,
+        history_only: Default::default(),
     };
     let staging = session.staging()?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;

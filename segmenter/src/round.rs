@@ -65,6 +65,10 @@ pub struct Plan {
     pub seed_domains: BTreeSet<String>,
     /// Update the fetch history with the fetches read (`run`).
     pub history: bool,
+    /// WARC files of runs consumed before the history existed, read for it
+    /// alone (no links); their URLs' first refetches are spread over the
+    /// interval.
+    pub history_only: std::collections::HashSet<std::path::PathBuf>,
 }
 
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
@@ -146,6 +150,7 @@ fn build(
         threads: settings.threads,
         progress,
         observe: plan.history,
+        history_only: &plan.history_only,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
@@ -174,6 +179,7 @@ fn build(
             out,
             schedule: &settings.schedule,
             now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+            spread_new: !plan.history_only.is_empty(),
         }
         .run(|e| {
             rec.host.clone_from(&e.host);

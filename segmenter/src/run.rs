@@ -48,6 +48,27 @@ fn round(session: &Session) -> Result<(), Error> {
             jobs.push(Job::CrawlLog(log));
         }
     }
+    // A crawl made before the fetch history existed gains one from the runs
+    // it consumed then (read for the history alone).
+    let mut history_only = std::collections::HashSet::new();
+    if !crawl.root().join(crate::history::FILE_NAME).exists() && !consumed.is_empty() {
+        for id in &consumed {
+            let dir = crawl.fetched_dir(id);
+            if dir.is_dir() {
+                for path in fetched_warcs(&dir, &session.log)? {
+                    history_only.insert(path.clone());
+                    jobs.push(Job::Warc(path));
+                }
+            }
+        }
+        session.log.info(format_args!(
+            "{}: no fetch history yet: it is built from the {} run(s) consumed before \
+             ({} WARC file(s)); their first refetches are spread over the interval",
+            crawl.root().display(),
+            consumed.len(),
+            history_only.len()
+        ));
+    }
     let backlog = crawl.backlog_path();
     let has_backlog = has_urls(&backlog)?;
     if runs.is_empty() {
@@ -101,6 +122,7 @@ fn round(session: &Session) -> Result<(), Error> {
         record_seed_domains: false,
         seed_domains: Default::default(),
         history: true,
+        history_only,
     };
     let warcs = plan
         .jobs

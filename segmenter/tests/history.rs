@@ -339,3 +339,52 @@ fn urls_robots_txt_denies_are_retired_from_the_crawl_log() {
     assert_eq!(field(&h, "http://a.test/private/1", "state"), "robots");
     assert_eq!(field(&h, "http://a.test/private/2", "status"), "robots");
 }
+
+#[test]
+fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
+    let crawl = TempCrawl::new("history-upgrade");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let old: Vec<Page> = (0..20)
+        .map(|i| {
+            let body = format!("<a href=/linked{i}>a link</a>");
+            page(&format!("http://a.test/old{i}"), &body, "\"o\"")
+        })
+        .collect();
+    // Fetched long ago: without spreading, every page would be due at once.
+    write_fetched_at(&crawl, "00001", &old, 1 << 20, true, ago(50_000));
+    run_round(&crawl, &FLAGS);
+    // As a crawl made before the history: consumed runs, no history.
+    let path = crawl.root().join("history.v1.tsv.zst");
+    fs::remove_file(&path).unwrap();
+    write_fetched_at(
+        &crawl,
+        "00002",
+        &[page("http://a.test/new", "<p>new</p>", "\"n\"")],
+        1 << 20,
+        true,
+        ago(10),
+    );
+    let report = run_round(&crawl, &FLAGS);
+    assert_eq!(figure(&report, "due in:"), 0, "{report}");
+    let h = history(&crawl);
+    assert_eq!(h.len(), 21, "{h:?}");
+    let now = SystemTime::now();
+    let dues: Vec<SystemTime> = (0..20)
+        .map(|i| {
+            common::timefmt::parse_iso(field(&h, &format!("http://a.test/old{i}"), "due")).unwrap()
+        })
+        .collect();
+    // Spread over the next interval (1000 s), not all at once.
+    assert!(
+        dues.iter()
+            .all(|d| *d > now - Duration::from_secs(5) && *d < now + Duration::from_secs(1000)),
+        "{dues:?}"
+    );
+    let mut distinct = dues.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() > 15, "{dues:?}");
+    // No link was taken from the old run again (they would be dupes now).
+    assert_eq!(figure(&report, "dupes:"), 0, "{report}");
+    assert_eq!(figure(&report, "links found:"), 0, "{report}");
+}

@@ -86,6 +86,9 @@ pub struct Merge<'a> {
     pub schedule: &'a Schedule,
     /// Now, Unix ms: URLs due before it are handed out.
     pub now_ms: i64,
+    /// Spread the first refetch of URLs new to the history over their
+    /// interval from now (a history built from old runs: no refetch storm).
+    pub spread_new: bool,
 }
 
 fn damaged(e: HistoryError) -> Error {
@@ -127,6 +130,13 @@ impl Merge<'_> {
                 }
                 if entry.state != State::Active {
                     counts.count(Outcome::Retired, entry.state);
+                }
+                if self.spread_new && entry.state == State::Active {
+                    // A stable place in the interval, from the URL.
+                    let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
+                    let at =
+                        (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
+                    entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
                 }
                 prefix = n.prefix;
                 next_obs = self.next_observation(&mut key, &mut meta)?;

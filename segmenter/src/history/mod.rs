@@ -59,8 +59,8 @@ pub const COLUMN_NAMES: &str =
 /// How to repair a damaged history.
 pub const HISTORY_REPAIR: &str = "Repair: copy history.v1.tsv.zst.prev (the history of the \
     round before: the fetches of the last consumed run are not in it, and their URLs are \
-    fetched again when due) over it, or move it away to start a new history (URLs fetched \
-    before are then never fetched again)";
+    fetched again when due) over it, or move it away: the next run rebuilds the history \
+    from the consumed runs still in fetched/ (intervals and change counts start again)";
 
 /// Whether a URL is still refetched, or why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -138,6 +138,9 @@ pub struct ScanConfig<'a> {
     pub progress: &'a Progress,
     /// Collect what each fetch says for the history ([`ScanOutput::observed`]).
     pub observe: bool,
+    /// WARC files read for the history only (runs consumed before the
+    /// history existed): no links are taken from them.
+    pub history_only: &'a HashSet<PathBuf>,
 }
 
 /// What the scan produced.
@@ -442,6 +445,8 @@ struct Worker<'a> {
     observed: Option<Sorter>,
     /// The sort key's URL part of an observation (reused).
     observation: String,
+    /// The records at hand come from a file read for the history only.
+    history_only: bool,
     counts: Counts,
     /// What `counts` has already added to the progress line.
     published: Published,
@@ -466,6 +471,7 @@ impl<'a> Worker<'a> {
             sorter,
             observed,
             observation: String::new(),
+            history_only: false,
             counts: Counts::default(),
             published: Published::default(),
             extractor: None,
@@ -575,6 +581,7 @@ impl<'a> Worker<'a> {
     /// back to the pool afterwards.
     fn fetched(&mut self, path: &Path, mut batch: Batch, pool: &BatchPool) -> Result<(), Error> {
         let mut result = Ok(());
+        self.history_only = self.cfg.history_only.contains(path);
         for record in &mut batch.records[..batch.len] {
             std::mem::swap(&mut self.record, record);
             result = self.warc_record(path);
@@ -643,6 +650,9 @@ impl<'a> Worker<'a> {
             // Fetched, whatever its content: not scheduled again as a new URL.
             self.mark_fetched(&canonical, hops)?;
             self.observe(&canonical, head.as_ref(), hops)?;
+        }
+        if self.history_only {
+            return Ok(());
         }
         if self.record.block_cut {
             self.counts.too_large += 1;
