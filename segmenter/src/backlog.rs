@@ -127,6 +127,9 @@ pub struct Waiting<'a> {
     pub backlog: Option<BacklogStream<'a>>,
     /// The URLs due again ([`crate::history`]), written by this round.
     pub due: Option<BacklogStream<'a>>,
+    /// Due URLs skipped because they already wait in the backlog as
+    /// refetches (held there longer than their interval).
+    pub due_waiting: u64,
 }
 
 impl Waiting<'_> {
@@ -141,7 +144,9 @@ impl Waiting<'_> {
     }
 
     /// Hands every waiting record of the next host to `each` (see
-    /// [`BacklogStream::take_host`]): the backlog's, then the due ones.
+    /// [`BacklogStream::take_host`]): the backlog's, then the due ones but
+    /// those the backlog already holds as refetches (a URL is handed out
+    /// once).
     pub fn take_host(
         &mut self,
         mut each: impl FnMut(&SegmentRecord, bool) -> Result<(), Error>,
@@ -149,10 +154,32 @@ impl Waiting<'_> {
         let Some(next) = self.peek().map(<[u8]>::to_vec) else {
             return Ok(());
         };
-        for stream in [&mut self.backlog, &mut self.due].into_iter().flatten() {
-            if stream.peek() == Some(next.as_slice()) {
-                stream.take_host(&mut each)?;
-            }
+        let mut refetches = std::collections::HashSet::new();
+        let due_too = self
+            .due
+            .as_ref()
+            .is_some_and(|d| d.peek() == Some(next.as_slice()));
+        if let Some(b) = &mut self.backlog
+            && b.peek() == Some(next.as_slice())
+        {
+            b.take_host(|rec, out_of_order| {
+                if due_too && rec.via == Via::Recrawl {
+                    refetches.insert(rec.url.clone());
+                }
+                each(rec, out_of_order)
+            })?;
+        }
+        if let Some(d) = &mut self.due
+            && due_too
+        {
+            let skipped = &mut self.due_waiting;
+            d.take_host(|rec, out_of_order| {
+                if refetches.contains(&rec.url) {
+                    *skipped += 1;
+                    return Ok(());
+                }
+                each(rec, out_of_order)
+            })?;
         }
         Ok(())
     }

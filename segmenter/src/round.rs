@@ -244,7 +244,11 @@ fn build(
     let selected = select(
         Inputs {
             merger,
-            waiting: Waiting { backlog, due },
+            waiting: Waiting {
+                backlog,
+                due,
+                due_waiting: 0,
+            },
             carry,
             filter,
             share: settings.recrawl_share,
@@ -574,7 +578,7 @@ fn select(
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
         if let Some(b) = &waiting.due {
-            chooser.sink.counts.due_in = b.read;
+            chooser.sink.counts.due_in = b.read - waiting.due_waiting;
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
         let mut sink = chooser.sink;

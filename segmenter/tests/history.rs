@@ -388,3 +388,43 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
     assert_eq!(figure(&report, "dupes:"), 0, "{report}");
     assert_eq!(figure(&report, "links found:"), 0, "{report}");
 }
+
+#[test]
+fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
+    let crawl = TempCrawl::new("history-once");
+    inject(&crawl, "http://a.test/\n", &[]);
+    let flags = [
+        "--recrawl-interval",
+        "1s",
+        "--recrawl-min",
+        "1s",
+        "--max-per-host",
+        "1",
+    ];
+    let pages: Vec<Page> = (0..3)
+        .map(|i| page(&format!("http://a.test/p{i}"), "<p>p</p>", "\"p\""))
+        .collect();
+    write_fetched_at(&crawl, "00001", &pages, 1 << 20, true, ago(100));
+    // All three due: one to the segment, two wait in the backlog.
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
+    assert_eq!(backlog(&crawl).len(), 2);
+    mark_fetched_empty(&crawl, "00002");
+    // Due again while two of them still wait.
+    std::thread::sleep(Duration::from_millis(1100));
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "due in:"), 1, "{report}");
+    let mut waiting = urls(&backlog(&crawl));
+    let scheduled: Vec<String> = segments(&crawl)
+        .iter()
+        .filter(|(id, _)| id.as_str() > "00002")
+        .flat_map(|(_, recs)| urls(recs))
+        .collect();
+    waiting.extend(scheduled);
+    waiting.sort();
+    assert_eq!(
+        waiting,
+        ["http://a.test/p0", "http://a.test/p1", "http://a.test/p2"],
+        "each URL once"
+    );
+}
