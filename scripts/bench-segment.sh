@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of the segmenter (a script, not a timed test).
 #
-#   scripts/bench-segment.sh [docs|urls|backlog|all]      (default: all)
+#   scripts/bench-segment.sh [docs|urls|backlog|history|all]      (default: all)
 #
 # 1. docs: every HTML page of the Rust documentation on this machine
 #    ($(rustc --print sysroot)/share/doc/rust/html) stored as WARC response
@@ -22,6 +22,12 @@
 #    between rounds does not grow with the backlog beyond what the new data
 #    needs): not met; the backlog is read and written once per round, so the
 #    figure printed is what it costs.
+# 4. history: the fetch history merge at scale: a synthetic history of
+#    10,000,000 URLs over 100,000 hosts (1 % due now) and one `segmenter
+#    run` after an empty fetched run, against the same run without the
+#    history. Prints the merge's URLs/s, the round's extra time and peak
+#    RSS, and the history's bytes per URL. Targets: >= 1,000,000 URLs/s,
+#    peak RSS <= 1 GB with --memory 512MB.
 #
 # Inputs are generated once under target/bench-segment/ (set BENCH_DIR to
 # put them elsewhere) and reused; each run works on a fresh crawl directory.
@@ -35,9 +41,11 @@ work=${BENCH_DIR:-$root/target/bench-segment}
 mkdir -p "$work"
 
 echo "building release binaries..." >&2
-cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example synth-urls
-bin=$root/target/release/segmenter
-examples=$root/target/release/examples
+cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example synth-urls \
+    --example synth-history
+target=${CARGO_TARGET_DIR:-$root/target}
+bin=$target/release/segmenter
+examples=$target/release/examples
 gnutime=/usr/bin/time
 [ -x "$gnutime" ] || { echo "bench-segment: $gnutime (GNU time) is needed for the peak RSS" >&2; exit 1; }
 
@@ -88,7 +96,13 @@ bench_docs() {
     echo "segmenter run:   $t s  ->  $(awk -v b="$html_bytes" -v t="$t" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML, $(awk -v l="$links" -v t="$t" 'BEGIN{printf "%.0f", l/t}') links/s ($links links), peak RSS $(( $(rss_kb "$work/docs.time") / 1024 )) MiB, $(cpu "$work/docs.time") s of CPU"
     echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
     echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
-    grep -E '^(elapsed|scheduled|segment |bloom):' "$work/docs.report" | sed 's/^/    /'
+    grep -E '^(elapsed|scheduled|segment |bloom|history):' "$work/docs.report" | sed 's/^/    /'
+    if [ -f "$crawl/history.v1.tsv.zst" ]; then
+        local hb hn
+        hb=$(stat -c %s "$crawl/history.v1.tsv.zst")
+        hn=$(figure "history:" "$work/docs.report")
+        echo "history file:    $hb bytes for $hn URLs  ->  $(awk -v b="$hb" -v n="$hn" 'BEGIN{printf "%.1f", b/n}') bytes/URL"
+    fi
     echo "load average after: $(loadavg)"
 }
 
@@ -151,10 +165,41 @@ bench_backlog() {
     echo "load average after: $(loadavg)"
 }
 
+bench_history() {
+    local n=10000000 hosts=100000 history crawl t0 t1 merge due
+    history=$work/history-$n.tsv.zst
+    if [ ! -f "$history" ]; then
+        echo "writing a history of $n URLs..." >&2
+        "$examples/synth-history" $n $hosts 1 "$history"
+    fi
+    echo
+    echo "== 4. the fetch history: $n URLs over $hosts hosts ($(( $(stat -c %s "$history") / 1000000 )) MB, $(awk -v b="$(stat -c %s "$history")" -v n="$n" 'BEGIN{printf "%.1f", b/n}') bytes/URL), one run after an empty fetched run"
+    for with in without with; do
+        crawl=$work/history-crawl
+        rm -rf "$crawl"
+        mkdir -p "$crawl/fetched/00001"
+        : >"$crawl/fetched/00001/DONE"
+        [ "$with" = with ] && cp "$history" "$crawl/history.v1.tsv.zst"
+        "$gnutime" -f '%e %M %U %S' -o "$work/history-$with.time" \
+            "$bin" run "$crawl" --scope any --memory 512MB --progress-interval 0 \
+            2>"$work/history-$with.report"
+    done
+    t0=$(secs "$work/history-without.time")
+    t1=$(secs "$work/history-with.time")
+    merge=$(grep '^history:' "$work/history-with.report" | sed 's/.*), \([0-9.]*\) s$/\1/')
+    due=$(figure "due in:" "$work/history-with.report")
+    echo "round without a history: $t0 s, peak RSS $(( $(rss_kb "$work/history-without.time") / 1024 )) MiB"
+    echo "round with the history:  $t1 s, peak RSS $(( $(rss_kb "$work/history-with.time") / 1024 )) MiB (target <= 1024), $(cpu "$work/history-with.time") s of CPU"
+    echo "history merge:           $merge s  ->  $(awk -v n="$n" -v t="$merge" 'BEGIN{printf "%.0f", n/t}') URLs/s (target >= 1000000), $due URLs due scheduled"
+    grep -E '^(history|due in|refetches scheduled|scheduled|to backlog|elapsed):' "$work/history-with.report" | sed 's/^/    /'
+    echo "load average after: $(loadavg)"
+}
+
 case $what in
 docs) bench_docs ;;
 urls) bench_urls ;;
 backlog) bench_backlog ;;
-all) bench_docs; bench_urls; bench_backlog ;;
-*) echo "usage: $0 [docs|urls|backlog|all]" >&2; exit 2 ;;
+history) bench_history ;;
+all) bench_docs; bench_urls; bench_backlog; bench_history ;;
+*) echo "usage: $0 [docs|urls|backlog|history|all]" >&2; exit 2 ;;
 esac

@@ -53,10 +53,13 @@ different meanings (`--threads`) must be given with --fetcher-arg or
 Settings for both programs are best kept in CRAWL/crawl.toml.
 Logs: CRAWL/logs/round-NNNNN.log (one per round), plus each program's own log.
 Each round prints one line: round number, segment, URLs in it, pages fetched
-(HTTP responses other than robots.txt), new URLs scheduled; then how long the
-fetch took and why it ended (complete, tail: the hosts left would mostly have
-made it wait, time-limit, ...), how long the segmenter took, and the round's
-seconds.
+(HTTP responses other than robots.txt), new URLs scheduled; what the fetch
+history learnt (URLs fetched for the first time, refreshed ones and of them
+unchanged and changed, URLs retired: gone, moved, robots.txt); then how long
+the fetch took and why it ended (complete, tail: the hosts left would mostly
+have made it wait, time-limit, ...), how long the segmenter took, and the
+round's seconds. When nothing new is left, rounds go on with the URLs due for
+a refetch; when none is due either, the run stops (the next one goes on).
 
 Exit codes: 0 done (rounds done, nothing left, or STOP), 1 a step failed,
 2 usage, 75 locked by another run, 130 interrupted (run again to resume).
@@ -274,6 +277,15 @@ crawl_state() {
     unconsumed=$(json_value unconsumed "$state")
 }
 
+# Prints the figure after "$1" in the last segmenter report of the round log
+# (`refetched changed:     3`), 0 if there is none.
+report_figure() {
+    local n
+    n=$(grep -a "^$1" "$log" 2>/dev/null | tail -n 1 | awk -F: '{print $2}' | awk '{print $1}')
+    case "$n" in ''|*[!0-9]*) n=0 ;; esac
+    echo "$n"
+}
+
 # Prints the URLs waiting in the backlog (1 if it cannot be read).
 backlog_urls() {
     local n
@@ -416,7 +428,14 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
             echo "nothing to fetch now in $crawl: $backlog URL(s) wait in the backlog" \
                 "for hosts that may not be asked yet; a later run goes on"
         else
-            echo "nothing left to fetch in $crawl"
+            history=$(json_value history_urls "$("$segmenter" status "$crawl" --json 2>/dev/null)")
+            case "$history" in ''|*[!0-9]*|0)
+                echo "nothing left to fetch in $crawl" ;;
+            *)
+                echo "nothing left to fetch in $crawl now: no new URL, and none of the" \
+                    "$history URL(s) of the fetch history is due for a refetch yet" \
+                    "(segmenter inspect $crawl/history.v1.tsv.zst says when); a later run goes on" ;;
+            esac
         fi
         rm -f "$log"
         exit 0
@@ -441,8 +460,12 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     count_urls_in $new_ids
     found=$count
     round=$((round + 1))
-    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); fetch %ss (%s), segmenter %ss; %ds\n' \
+    unchanged=$(report_figure "refetched unchanged:")
+    changed=$(report_figure "refetched changed:")
+    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); history: %s new, %s refreshed (%s unchanged, %s changed), %s retired; fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
+        "$(report_figure "fetched new:")" "$(( unchanged + changed ))" "$unchanged" "$changed" \
+        "$(report_figure "retired:")" \
         "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
     # A fetch that ended with every host left held beyond its delay (a

@@ -493,7 +493,7 @@ pub fn flag_list<'a>(flags: impl IntoIterator<Item = (&'a str, bool)>) -> String
     out
 }
 
-/// Parses `250ms`, `5s`, `1.5` (seconds), `2m`, `1h`.
+/// Parses `250ms`, `5s`, `1.5` (seconds), `2m`, `1h`, `30d`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, unit) = split_unit(s);
@@ -505,7 +505,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "" | "s" => value,
         "m" | "min" => value * 60.0,
         "h" => value * 3600.0,
-        other => return Err(format!("`{s}`: unknown unit `{other}` (use ms, s, m or h)")),
+        "d" => value * 86_400.0,
+        other => {
+            return Err(format!(
+                "`{s}`: unknown unit `{other}` (use ms, s, m, h or d)"
+            ));
+        }
     };
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(format!("`{s}`: a duration must be zero or positive"));
@@ -565,6 +570,10 @@ mod tests {
         assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(
+            parse_duration("30d").unwrap(),
+            Duration::from_secs(30 * 86_400)
+        );
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("").is_err());
         // Too long for a Duration: an error, not a panic.

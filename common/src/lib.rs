@@ -31,7 +31,7 @@
 //!     via: segment::Via::Link,
 //!     tries: 0,
 //!     not_before: None,
-//! })?;
+//!  etag: String::new(), last_modified: String::new(), digest: String::new(), fetched: None })?;
 //! out.finish()?;
 //! assert_eq!(crawl.pending_segments()?, ["00002"]);
 //!

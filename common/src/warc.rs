@@ -35,7 +35,7 @@ mod writer;
 pub use reader::{WarcReader, recover};
 pub use writer::{
     DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter, file_serial,
-    list_files,
+    list_files, payload_digest,
 };
 
 #[cfg(test)]
@@ -55,6 +55,50 @@ pub const HOPS_FIELD: &str = "X-Crawl-Hops";
 /// decoded with their coding headers renamed `X-Crawler-*`; readers
 /// handle both the same way (decode what the headers say is coded).
 pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 2");
+
+/// Why a fetch is stored as a `revisit` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevisitProfile {
+    /// The server answered 304 Not Modified to a conditional request.
+    ServerNotModified,
+    /// The payload is the same as at the last fetch (same digest).
+    IdenticalPayloadDigest,
+}
+
+impl RevisitProfile {
+    /// The `WARC-Profile` URI (WARC 1.1).
+    pub fn uri(self) -> &'static str {
+        match self {
+            RevisitProfile::ServerNotModified => {
+                "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+            }
+            RevisitProfile::IdenticalPayloadDigest => {
+                "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+            }
+        }
+    }
+
+    /// The profile a `WARC-Profile` value names (1.0 and 1.1 URIs).
+    pub fn of_uri(uri: &str) -> Option<RevisitProfile> {
+        if uri.ends_with("/revisit/server-not-modified") {
+            Some(RevisitProfile::ServerNotModified)
+        } else if uri.ends_with("/revisit/identical-payload-digest") {
+            Some(RevisitProfile::IdenticalPayloadDigest)
+        } else {
+            None
+        }
+    }
+}
+
+/// What a `revisit` record says besides the exchange: why, and the date of
+/// the record it refers to (the same URI's last full response).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Revisit {
+    /// Why the response is not stored whole.
+    pub profile: RevisitProfile,
+    /// When the response referred to was fetched, if known.
+    pub refers_to_date: Option<SystemTime>,
+}
 
 /// Default size at which a new file is started.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;

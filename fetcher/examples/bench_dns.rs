@@ -171,6 +171,7 @@ fn measure(fetcher: &str, names: usize, latency: Duration, work: &str) {
             via: Via::Seed,
             tries: 0,
             not_before: None,
+            ..Default::default()
         })
         .expect("segment line");
     }

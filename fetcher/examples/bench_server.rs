@@ -151,6 +151,10 @@ fn write_segment(crawl: &CrawlDir, urls: &[(String, Vec<String>)]) -> u64 {
                 via: Via::Link,
                 tries: 0,
                 not_before: None,
+                etag: String::new(),
+                last_modified: String::new(),
+                digest: String::new(),
+                fetched: None,
             })
             .expect("segment line");
         }

@@ -82,6 +82,7 @@ fn main() {
                     via: Via::Link,
                     tries: 0,
                     not_before: None,
+                    ..Default::default()
                 })
                 .expect("segment line");
             }

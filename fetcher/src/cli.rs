@@ -11,7 +11,7 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 ///
 /// Every host of the segment is active at once, with at most one request in
 /// flight per host and never sooner than that host's delay allows. Output goes
-/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v2.tsv.zst,
+/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v3.tsv.zst,
 /// stats.json and DONE (written last).
 ///
 /// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
@@ -32,7 +32,7 @@ pub enum Command {
     /// Fetch one segment (default: the oldest pending one).
     ///
     /// Writes CRAWL/fetched/ID/: WARC files, crawl.log (one line per URL
-    /// attempted), leftover.v2.tsv.zst (URLs not fetched, for the next
+    /// attempted), leftover.v3.tsv.zst (URLs not fetched, for the next
     /// segment), stats.json and DONE (last). A run that was killed is
     /// resumed by running the same command again: nothing stored is
     /// fetched twice.
@@ -88,7 +88,7 @@ pub fn fetch_flags() -> String {
 /// `fetcher inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A segment or leftover file (`*.v2.tsv.zst`, or `*.v1.tsv.zst`).
+    /// A segment or leftover file (`*.v3.tsv.zst`, or an older `*.v3.tsv.zst`, `*.v1.tsv.zst`).
     pub file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -192,6 +192,11 @@ common::options! {
         /// through the scope, trap, robots and duplicate checks [default: 0].
         #[arg(long, value_name = "N")]
         pub follow_redirects: Option<u32>,
+        /// A refetched page whose payload is the same as at its last fetch
+        /// (same digest) is stored as a WARC revisit record, without the body
+        /// [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub revisit_identical: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

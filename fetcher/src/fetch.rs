@@ -435,6 +435,7 @@ fn run_workers(
         max_body: s.max_body,
         batch: s.queue_batch,
         follow_redirects: s.follow_redirects,
+        revisit_identical: s.revisit_identical,
         policy: s.policy.clone(),
         filter,
         seen,

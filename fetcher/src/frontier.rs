@@ -1083,6 +1083,10 @@ mod tests {
             via: Via::Seed,
             tries: 0,
             not_before: None,
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
+            fetched: None,
         })
     }
 

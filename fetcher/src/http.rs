@@ -262,6 +262,18 @@ impl Client {
     /// Fetches `url` for queue key `key`, keeping at most `max_body`
     /// bytes of the body as received.
     pub fn fetch(&self, key: usize, url: &str, max_body: u64) -> Result<Response, Failure> {
+        self.fetch_with(key, url, max_body, &[])
+    }
+
+    /// [`Client::fetch`] with more request headers (`If-None-Match`,
+    /// `If-Modified-Since` of a conditional request).
+    pub fn fetch_with(
+        &self,
+        key: usize,
+        url: &str,
+        max_body: u64,
+        headers: &[(&str, &str)],
+    ) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
         let fail = |code: ErrorCode, message: String| Failure {
@@ -273,10 +285,14 @@ impl Client {
         let uri: ureq::http::Uri = url
             .parse()
             .map_err(|e| fail(ErrorCode::BadUrl, format!("{e}")))?;
-        let request = ureq::http::Request::builder()
+        let mut request = ureq::http::Request::builder()
             .method("GET")
             .uri(uri.clone())
-            .header("accept-encoding", ACCEPT_ENCODING)
+            .header("accept-encoding", ACCEPT_ENCODING);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
             .body(())
             .map_err(|e| fail(ErrorCode::BadUrl, e.to_string()))?;
         let Some((agent, wire)) = self.agent(key) else {

@@ -25,7 +25,8 @@ use std::thread::JoinHandle;
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::warc::{
-    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, VIA_FIELD, WarcWriter, WarcWriterConfig,
+    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, Revisit, RevisitProfile, VIA_FIELD,
+    WarcWriter, WarcWriterConfig, payload_digest,
 };
 
 use crate::http::Response;
@@ -43,6 +44,54 @@ pub struct Fetched {
     pub via: Via,
     /// Its crawl-log line.
     pub log: LogLine,
+}
+
+/// What a refetch brings of its last fetch (from its segment line), to
+/// store an unchanged response as a `revisit` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Before {
+    /// `WARC-Payload-Digest` of the last full response (empty: unknown).
+    pub digest: String,
+    /// When it was fetched.
+    pub fetched: Option<std::time::SystemTime>,
+    /// Store a 200 with the same payload as a revisit.
+    pub identical: bool,
+}
+
+impl Before {
+    /// The last fetch of a refetch (`via` recrawl, or a URL with validators).
+    pub fn of(rec: &SegmentRecord, identical: bool) -> Option<Before> {
+        let refetch = rec.via == Via::Recrawl
+            || !rec.etag.is_empty()
+            || !rec.last_modified.is_empty()
+            || !rec.digest.is_empty();
+        refetch.then(|| Before {
+            digest: rec.digest.clone(),
+            fetched: rec.fetched.map(common::timefmt::from_unix_millis),
+            identical,
+        })
+    }
+
+    /// Whether response `r` is stored as a `revisit` record, and why: a 304,
+    /// or (when asked for) a 2xx with the last fetch's payload digest.
+    pub fn revisit(&self, r: &Response) -> Option<Revisit> {
+        let profile = if r.status == 304 {
+            RevisitProfile::ServerNotModified
+        } else if self.identical
+            && (200..300).contains(&r.status)
+            && r.truncated.is_none()
+            && !self.digest.is_empty()
+            && payload_digest(r.body()) == self.digest
+        {
+            RevisitProfile::IdenticalPayloadDigest
+        } else {
+            return None;
+        };
+        Some(Revisit {
+            profile,
+            refers_to_date: self.fetched,
+        })
+    }
 }
 
 /// The gzip compressors that workers borrow to build their WARC records.
@@ -78,13 +127,15 @@ impl Encoders {
         Encoders::new(8 * cores, level)
     }
 
-    /// The request and response records of `response` to `url`, compressed.
+    /// The request and response records of `response` to `url`, compressed;
+    /// with `revisit`, a `revisit` record in place of the response record.
     pub fn encode(
         &self,
         url: &str,
         via: Via,
         hops: u32,
         response: &Response,
+        revisit: Option<&Revisit>,
     ) -> std::io::Result<EncodedExchange> {
         let mut encoder = self.take();
         let extra = [
@@ -102,7 +153,10 @@ impl Encoders {
             extra_fields: &extra,
         };
         let mut out = EncodedExchange::default();
-        let result = encoder.encode(&ex, &mut out);
+        let result = match revisit {
+            Some(v) => encoder.encode_revisit(&ex, v, &mut out),
+            None => encoder.encode(&ex, &mut out),
+        };
         self.give_back(encoder);
         result.map(|()| out)
     }

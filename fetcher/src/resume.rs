@@ -233,7 +233,9 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
                 break;
             }
         }
-        if rec.record_type() == Some("response") {
+        // A refetch whose page did not change is stored as a `revisit`
+        // record: it stands for its response as much as a `response` does.
+        if matches!(rec.record_type(), Some("response" | "revisit")) {
             note_response(&rec, r);
         }
     }

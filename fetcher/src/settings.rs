@@ -66,6 +66,9 @@ pub struct Settings {
     pub download_timeout: Duration,
     /// Redirect hops followed in this run.
     pub follow_redirects: u32,
+    /// A refetched page with the payload of its last fetch is stored as a
+    /// `revisit` record (identical-payload-digest).
+    pub revisit_identical: bool,
     /// Queue key.
     pub key: KeyMode,
     /// Permit private addresses.
@@ -216,6 +219,7 @@ impl Settings {
             first_byte_timeout: dur(o.first_byte_timeout, 30),
             download_timeout: dur(o.download_timeout, 120),
             follow_redirects,
+            revisit_identical: o.revisit_identical.unwrap_or(true),
             key,
             allow_private: o.allow_private,
             hosts_file,

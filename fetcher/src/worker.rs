@@ -24,7 +24,7 @@ use crate::http::{Client, Failure, Response};
 use crate::outcome::{self, Verdict};
 use crate::progress::Counters;
 use crate::queue_key::KeyOf;
-use crate::recorder::{Encoders, Fetched, Msg, error_line};
+use crate::recorder::{Before, Encoders, Fetched, Msg, error_line};
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsOutcome};
 use crate::robots_cache;
 
@@ -68,6 +68,9 @@ pub struct Shared {
     pub batch: usize,
     /// Redirect hops followed in the run.
     pub follow_redirects: u32,
+    /// Store a response whose payload is that of the last fetch as a
+    /// `revisit` record.
+    pub revisit_identical: bool,
     /// Politeness (for Retry-After).
     pub policy: Policy,
     /// Checks for redirect targets (only when following redirects).
@@ -176,7 +179,15 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
-    fn store_response(&self, url: &str, via: Via, hops: u32, r: Response, note: String) {
+    fn store_response(
+        &self,
+        url: &str,
+        via: Via,
+        hops: u32,
+        r: Response,
+        note: String,
+        before: Option<Before>,
+    ) {
         let note = match &r.accepted_invalid_certificate {
             Some(why) if note.is_empty() => format!("tls-unverified {why}"),
             Some(why) => format!("{note}; tls-unverified {why}"),
@@ -193,7 +204,12 @@ impl Worker {
             hops,
             note,
         };
-        let records = match self.shared.encoders.encode(url, via, hops, &r) {
+        let revisit = before.as_ref().and_then(|b| b.revisit(&r));
+        let records = match self
+            .shared
+            .encoders
+            .encode(url, via, hops, &r, revisit.as_ref())
+        {
             Ok(records) => records,
             Err(e) => {
                 // Not logged: the next run fetches the URL again.
@@ -316,7 +332,7 @@ impl Worker {
                     } else {
                         Vec::new()
                     };
-                    self.store_response(url.as_str(), Via::Robots, 0, r, note);
+                    self.store_response(url.as_str(), Via::Robots, 0, r, note, None);
                     match target {
                         Some(_) if sh.stopping.load(Ordering::Relaxed) => {
                             done(RobotsReport::Interrupted, None, true);
@@ -382,7 +398,18 @@ impl Worker {
         let host = job.rec.host.clone();
         // What the host state learns: the response time, and whether it failed.
         let mut learned: Option<(Option<u32>, bool)> = None;
-        match sh.client.fetch(key, &job.rec.url, sh.max_body) {
+        // A refetch asks whether the page changed since its last fetch.
+        let mut conditions = Vec::new();
+        if !job.rec.etag.is_empty() {
+            conditions.push(("if-none-match", job.rec.etag.as_str()));
+        }
+        if !job.rec.last_modified.is_empty() {
+            conditions.push(("if-modified-since", job.rec.last_modified.as_str()));
+        }
+        match sh
+            .client
+            .fetch_with(key, &job.rec.url, sh.max_body, &conditions)
+        {
             Ok(r) => {
                 sh.response_clock.note(r.elapsed);
                 let status = r.status;
@@ -445,7 +472,15 @@ impl Worker {
                 {
                     report.follow = self.follow(&job, t);
                 }
-                self.store_response(&job.rec.url, job.rec.via, job.rec.hops, r, notes.join("; "));
+                let before = Before::of(&job.rec, sh.revisit_identical);
+                self.store_response(
+                    &job.rec.url,
+                    job.rec.via,
+                    job.rec.hops,
+                    r,
+                    notes.join("; "),
+                    before,
+                );
             }
             Err(mut f) => {
                 sh.response_clock.note(f.elapsed);
@@ -526,6 +561,10 @@ impl Worker {
                     via: Via::Redirect,
                     tries: 0,
                     not_before: None,
+                    etag: String::new(),
+                    last_modified: String::new(),
+                    digest: String::new(),
+                    fetched: None,
                 },
                 redirects: from.redirects + 1,
             },

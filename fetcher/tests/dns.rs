@@ -54,6 +54,7 @@ fn write_urls(crawl: &CrawlDir, urls: &[String]) {
             via: Via::Link,
             tries: 0,
             not_before: None,
+            ..Default::default()
         })
         .unwrap();
     }

@@ -40,6 +40,7 @@ fn write_urls(crawl: &CrawlDir, id: &str, urls: &[String]) {
             via: Via::Link,
             tries: 0,
             not_before: None,
+            ..Default::default()
         })
         .expect("write segment line");
     }

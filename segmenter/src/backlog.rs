@@ -119,6 +119,72 @@ impl<'a> BacklogStream<'a> {
     }
 }
 
+/// The URLs waiting for a segment, read side by side host by host: the
+/// backlog and the fetch history's URLs due again (both in
+/// `domain TAB host TAB` order).
+pub struct Waiting<'a> {
+    /// The backlog.
+    pub backlog: Option<BacklogStream<'a>>,
+    /// The URLs due again ([`crate::history`]), written by this round.
+    pub due: Option<BacklogStream<'a>>,
+    /// Due URLs skipped because they already wait in the backlog as
+    /// refetches (held there longer than their interval).
+    pub due_waiting: u64,
+}
+
+impl Waiting<'_> {
+    /// The prefix of the next host waiting in either, if any.
+    pub fn peek(&self) -> Option<&[u8]> {
+        let a = self.backlog.as_ref().and_then(BacklogStream::peek);
+        let b = self.due.as_ref().and_then(BacklogStream::peek);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Hands every waiting record of the next host to `each` (see
+    /// [`BacklogStream::take_host`]): the backlog's, then the due ones but
+    /// those the backlog already holds as refetches (a URL is handed out
+    /// once).
+    pub fn take_host(
+        &mut self,
+        mut each: impl FnMut(&SegmentRecord, bool) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let Some(next) = self.peek().map(<[u8]>::to_vec) else {
+            return Ok(());
+        };
+        let mut refetches = std::collections::HashSet::new();
+        let due_too = self
+            .due
+            .as_ref()
+            .is_some_and(|d| d.peek() == Some(next.as_slice()));
+        if let Some(b) = &mut self.backlog
+            && b.peek() == Some(next.as_slice())
+        {
+            b.take_host(|rec, out_of_order| {
+                if due_too && rec.via == Via::Recrawl {
+                    refetches.insert(rec.url.clone());
+                }
+                each(rec, out_of_order)
+            })?;
+        }
+        if let Some(d) = &mut self.due
+            && due_too
+        {
+            let skipped = &mut self.due_waiting;
+            d.take_host(|rec, out_of_order| {
+                if refetches.contains(&rec.url) {
+                    *skipped += 1;
+                    return Ok(());
+                }
+                each(rec, out_of_order)
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// Sorts the backlog file at `path` again, in place (atomically), with
 /// `memory` bytes of sort memory and spill files in `spills`; returns the URLs
 /// written. For a backlog a round found out of order.
@@ -160,6 +226,10 @@ pub fn sort_again(
             via: Via::Backlog,
             tries: meta.tries,
             not_before: meta.not_before_ms(),
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
+            fetched: None,
         })?;
     }
     Ok(out.finish()?)

@@ -57,15 +57,19 @@ impl Meta {
         self.not_before_s = self.not_before_s.max(other.not_before_s);
     }
 
-    /// A URL read back from the backlog: exempt from the seen check (it
-    /// went into `seen.bloom` when it went into the backlog), its
-    /// not-before kept.
+    /// A URL read back from the backlog (or from the history's due URLs):
+    /// exempt from the seen check (it went into `seen.bloom` when it went
+    /// into the backlog), its not-before kept; a refetch stays `recrawl`.
     pub fn of_backlog(rec: &common::segment::SegmentRecord) -> Meta {
         Meta {
             hops: rec.hops,
             inlinks: rec.inlinks,
             tries: rec.tries,
-            via: Via::Backlog,
+            via: if rec.via == Via::Recrawl {
+                Via::Recrawl
+            } else {
+                Via::Backlog
+            },
             exempt: true,
             fetched: false,
             not_before_s: Meta::seconds_of(rec.not_before),
@@ -122,6 +126,7 @@ pub fn via_rank(v: Via) -> u8 {
         Via::Redirect => 4,
         Via::Link => 5,
         Via::Robots => 6,
+        Via::Recrawl => 7,
     }
 }
 
@@ -139,7 +144,8 @@ pub fn via_of_code(c: u8) -> Via {
         3 => Via::Seed,
         4 => Via::Redirect,
         5 => Via::Link,
-        _ => Via::Robots,
+        6 => Via::Robots,
+        _ => Via::Recrawl,
     }
 }
 

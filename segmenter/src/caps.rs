@@ -21,6 +21,8 @@ use common::bloom::BloomHash;
 use common::hoststate::HostDb;
 use common::politeness::{Policy, Timing, cap_hold};
 
+use common::segment::{SegmentRecord, Via};
+
 use crate::candidates::Meta;
 use crate::error::Error;
 
@@ -106,6 +108,21 @@ pub struct Pick {
     pub meta: Meta,
     /// The URL's Bloom hash.
     pub hash: BloomHash,
+    /// A refetch's `ETag` (empty: none).
+    pub etag: String,
+    /// A refetch's `Last-Modified` (empty: none).
+    pub last_modified: String,
+    /// A refetch's last payload digest (empty: none).
+    pub digest: String,
+    /// When a refetch was last fetched (Unix ms).
+    pub fetched: Option<i64>,
+}
+
+impl Pick {
+    /// True for a URL fetched before and due again.
+    fn is_refetch(&self) -> bool {
+        self.meta.via == Via::Recrawl
+    }
 }
 
 /// Where a URL goes.
@@ -132,9 +149,39 @@ pub fn priority(a: &Pick, b: &Pick) -> Ordering {
         .then_with(|| a.url.cmp(&b.url))
 }
 
-/// Selects the best `cap` URLs of one host at a time.
+/// Moves the `cap` URLs to keep to the front of `live` (in no order): the
+/// best by [`priority`], refetches and new URLs each taking `share` and
+/// `1 - share` of the slots, or what the other side leaves.
+fn keep_first(live: &mut [Pick], cap: usize, share: f64) {
+    let refetches = live.iter().filter(|p| p.is_refetch()).count();
+    if refetches == 0 || refetches == live.len() {
+        if cap > 0 && cap < live.len() {
+            live.select_nth_unstable_by(cap, priority);
+        }
+        return;
+    }
+    // Refetches first, then new URLs, each part best first.
+    live.sort_unstable_by(|a, b| {
+        b.is_refetch()
+            .cmp(&a.is_refetch())
+            .then_with(|| priority(a, b))
+    });
+    let others = live.len() - refetches;
+    let wanted = (cap as f64 * share).round() as usize;
+    let take = wanted.max(cap.saturating_sub(others)).min(refetches);
+    let rest = cap - take;
+    // [refetches kept | refetches over | others kept | others over]
+    //   → [refetches kept | others kept | ...]
+    live[take..refetches + rest].rotate_left(refetches - take);
+}
+
+/// Selects the best `cap` URLs of one host at a time, giving refetches
+/// (`via` recrawl) a share of them.
 pub struct HostCap {
     cap: usize,
+    /// The share of `cap` for refetches when there are more URLs than
+    /// slots (either side takes what the other leaves).
+    share: f64,
     /// Slots; those past `len` keep their string capacity for reuse.
     picks: Vec<Pick>,
     len: usize,
@@ -146,6 +193,7 @@ impl HostCap {
     pub fn new(cap: u64) -> HostCap {
         let mut c = HostCap {
             cap: 0,
+            share: 0.5,
             picks: Vec::new(),
             len: 0,
             overflowed: false,
@@ -160,13 +208,22 @@ impl HostCap {
         self.cap = usize::try_from(cap).unwrap_or(usize::MAX);
     }
 
-    /// Adds a URL of the current host. When the selector is full, the worse
-    /// URLs are passed to `emit` with [`Fate::Backlog`], best first.
+    /// Sets the share of the cap that refetches get when new URLs and
+    /// refetches are more than the cap (0 to 1).
+    pub fn set_share(&mut self, share: f64) {
+        self.share = share.clamp(0.0, 1.0);
+    }
+
+    /// Adds a URL of the current host; `prior` is the segment line it was
+    /// read from (the backlog, the history's due URLs), whose validators,
+    /// digest and last fetch time it keeps. When the selector is full,
+    /// the worse URLs are passed to `emit` with [`Fate::Backlog`], best first.
     pub fn add<E>(
         &mut self,
         url: &str,
         meta: Meta,
         hash: BloomHash,
+        prior: Option<&SegmentRecord>,
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.len == self.picks.len() {
@@ -174,6 +231,10 @@ impl HostCap {
                 url: String::new(),
                 meta,
                 hash,
+                etag: String::new(),
+                last_modified: String::new(),
+                digest: String::new(),
+                fetched: None,
             });
         }
         let slot = &mut self.picks[self.len];
@@ -181,6 +242,16 @@ impl HostCap {
         slot.url.push_str(url);
         slot.meta = meta;
         slot.hash = hash;
+        slot.etag.clear();
+        slot.last_modified.clear();
+        slot.digest.clear();
+        slot.fetched = None;
+        if let Some(r) = prior {
+            slot.etag.push_str(&r.etag);
+            slot.last_modified.push_str(&r.last_modified);
+            slot.digest.push_str(&r.digest);
+            slot.fetched = r.fetched;
+        }
         self.len += 1;
         if self.len >= self.cap.saturating_mul(2).max(1) {
             self.trim(emit)?;
@@ -193,9 +264,7 @@ impl HostCap {
             return Ok(());
         }
         let live = &mut self.picks[..self.len];
-        if self.cap > 0 {
-            live.select_nth_unstable_by(self.cap, priority);
-        }
+        keep_first(live, self.cap, self.share);
         live[self.cap..].sort_unstable_by(priority);
         for p in &live[self.cap..] {
             emit(p, Fate::Backlog)?;
@@ -228,7 +297,6 @@ impl HostCap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::segment::Via;
 
     fn meta(inlinks: u32, hops: u32) -> Meta {
         Meta {
@@ -266,7 +334,7 @@ mod tests {
             ("/h", 0, 1),
         ];
         for (u, inl, hops) in input {
-            cap.add(u, meta(inl, hops), BloomHash(0, 1), &mut emit)
+            cap.add(u, meta(inl, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();
@@ -275,6 +343,58 @@ mod tests {
         assert_eq!(kept, ["/d", "/f", "/c"]);
         over.sort();
         assert_eq!(over, ["/a", "/b", "/e", "/g", "/h"]);
+    }
+
+    #[test]
+    fn refetches_get_their_share_and_leave_the_rest() {
+        let run = |refetches: usize, new: usize, cap: u64, share: f64| {
+            let mut c = HostCap::new(cap);
+            c.set_share(share);
+            let mut kept = (0, 0);
+            let mut emit = |p: &Pick, fate: Fate| {
+                if fate == Fate::Segment {
+                    if p.is_refetch() {
+                        kept.0 += 1;
+                    } else {
+                        kept.1 += 1;
+                    }
+                }
+                Ok::<_, ()>(())
+            };
+            for i in 0..refetches.max(new) {
+                if i < refetches {
+                    let m = Meta {
+                        via: Via::Recrawl,
+                        ..meta(0, 0)
+                    };
+                    c.add(&format!("/r{i}"), m, BloomHash(0, 1), None, &mut emit)
+                        .unwrap();
+                }
+                if i < new {
+                    c.add(
+                        &format!("/n{i}"),
+                        meta(0, 1),
+                        BloomHash(0, 1),
+                        None,
+                        &mut emit,
+                    )
+                    .unwrap();
+                }
+            }
+            c.finish_host(&mut emit).unwrap();
+            kept
+        };
+        assert_eq!(run(6, 6, 4, 0.5), (2, 2));
+        assert_eq!(run(6, 6, 4, 0.25), (1, 3));
+        assert_eq!(run(6, 6, 4, 1.0), (4, 0));
+        assert_eq!(
+            run(1, 6, 4, 0.5),
+            (1, 3),
+            "new URLs take what refetches leave"
+        );
+        assert_eq!(run(6, 1, 4, 0.5), (3, 1), "and the other way round");
+        assert_eq!(run(100, 100, 10, 0.3), (3, 7), "also across trims");
+        assert_eq!(run(2, 1, 10, 0.5), (2, 1));
     }
 
     #[test]
@@ -289,7 +409,7 @@ mod tests {
             Fate::Backlog | Fate::Fetched => Err(()),
         };
         for (u, hops) in [("/z", 1), ("/y", 0)] {
-            cap.add(u, meta(1, hops), BloomHash(0, 1), &mut emit)
+            cap.add(u, meta(1, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
         let capped = cap.finish_host(&mut emit).unwrap();

@@ -15,8 +15,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v2.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v2.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v3.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v3.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -99,7 +99,9 @@ pub enum Command {
     /// Keys: segments (every segment, oldest first), pending (not fetched to
     /// completion), next (the segment `fetcher fetch` takes next; empty if
     /// none), unconsumed (complete fetched runs that `run` has not read
-    /// yet), backlog_urls (`?`, or null, if the backlog cannot be read).
+    /// yet), backlog_urls (`?`, or null, if the backlog cannot be read),
+    /// history_urls and due_urls (URLs in the fetch history, and those due
+    /// for a refetch now).
     /// With --json, one line holding a flat JSON object, for scripts
     /// (scripts/crawl.sh). Only reads.
     Status {
@@ -108,8 +110,9 @@ pub enum Command {
         /// Print one line of JSON instead of `key: value` lines.
         #[arg(long)]
         json: bool,
-        /// Do not count the backlog's URLs (which reads the whole file):
-        /// `backlog_urls` is then `null` (`?` in text).
+        /// Do not count the backlog's and the history's URLs (which reads
+        /// both files): `backlog_urls`, `history_urls` and `due_urls` are
+        /// then `null` (`?` in text).
         #[arg(long)]
         no_backlog: bool,
     },
@@ -134,9 +137,11 @@ pub enum Command {
         #[arg(long)]
         accept_loss: bool,
     },
-    /// Print a summary of a segment, leftover or backlog file.
+    /// Print a summary of a segment, leftover or backlog file, or of the
+    /// fetch history (URLs due when, per host too).
     Inspect {
-        /// A `*.v2.tsv.zst` file (or `*.v1.tsv.zst`, the older format).
+        /// A `*.v3.tsv.zst` file (or `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
+        /// `history.v1.tsv.zst`.
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -257,6 +262,27 @@ common::options! {
         /// Larger stored responses are reported and skipped [default: 16MiB]
         #[arg(long, value_name = "SIZE", help_heading = "Extraction")]
         pub max_page_size: Option<SizeValue>,
+        /// A fetched URL is due again this long after its first fetch
+        /// (`30d`, `12h`, `2s`) [default: 30d]
+        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
+        pub recrawl_interval: Option<DurationValue>,
+        /// Shortest refetch interval: a page that changes at every fetch
+        /// halves its interval down to this [default: 1d]
+        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
+        pub recrawl_min: Option<DurationValue>,
+        /// Longest refetch interval: a page that does not change grows its
+        /// interval by half at each fetch up to this [default: 365d]
+        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
+        pub recrawl_max: Option<DurationValue>,
+        /// A URL answered 404 or 410 this many times in a row is retired
+        /// (never fetched again) [default: 3]
+        #[arg(long, value_name = "N", help_heading = "Recrawl")]
+        pub recrawl_gone_after: Option<NonZeroU32>,
+        /// The share of a host's URLs in a segment that goes to refetches
+        /// when it has more new and due URLs than its share of the round
+        /// (0 to 1; either side takes what the other leaves) [default: 0.5]
+        #[arg(long, value_name = "SHARE", help_heading = "Recrawl")]
+        pub recrawl_share: Option<f64>,
     }
 }
 

@@ -2,13 +2,14 @@
 //! not at all.
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
-//! segments, a copy of `seen.bloom`, the new `backlog.v2.tsv.zst`,
-//! `consumed.txt` and (for `inject`) `scope.seeds`. [`Staging::commit`]
+//! segments, a copy of `seen.bloom`, the new `backlog.v3.tsv.zst`,
+//! `consumed.txt`, the new `history.v1.tsv.zst` (for `run`) and (for
+//! `inject`) `scope.seeds`. [`Staging::commit`]
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
 //! them, then renames each into place, then removes the staging directory.
 //!
-//! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`
-//! and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
+//! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`,
+//! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
 //! a damaged state file can be repaired with the round before.
 //!
 //! On start, [`recover`] looks at a staging directory left by a killed run:
@@ -29,7 +30,8 @@
 //! Testing hook: with `SEGMENTER_PAUSE_AT=NAME` in the environment, the
 //! program prints `segmenter: paused at NAME` to stderr and sleeps (at most
 //! a minute) when it reaches that point, so that a test can `kill -9` it
-//! exactly there. Points: `scanned`, `staged`, `marked`, `moving`, `moved`.
+//! exactly there. Points: `scanned`, `history`, `staged`, `marked`, `moving`,
+//! `moved`.
 
 use std::fs::{self, File};
 use std::io;
@@ -50,7 +52,13 @@ pub const MARKER: &str = "COMMIT";
 pub const LOCK_FILE: &str = ".segmenter.lock";
 const MARKER_HEADER: &str = "segmenter-commit v1";
 /// State files whose replaced generation is kept as `NAME.prev`.
-const KEEP_PREVIOUS: [&str; 4] = ["backlog", "seen.bloom", "consumed.txt", "scope.seeds"];
+const KEEP_PREVIOUS: [&str; 5] = [
+    "backlog",
+    "seen.bloom",
+    "consumed.txt",
+    "scope.seeds",
+    "history",
+];
 
 /// Holds the crawl directory's lock until dropped.
 pub type Lock = common::lock::FileLock;
@@ -193,6 +201,10 @@ impl Staging {
     pub fn scope_seeds_path(&self) -> PathBuf {
         self.layout.scope_seeds_path()
     }
+    /// The staged fetch history.
+    pub fn history_path(&self) -> PathBuf {
+        self.dir.join(crate::history::FILE_NAME)
+    }
     /// Scratch space for sort spill files (deleted before the commit).
     pub fn sort_dir(&self) -> PathBuf {
         self.dir.join("sort")
@@ -216,6 +228,7 @@ impl Staging {
         files.extend(names.into_iter().map(|n| format!("segments/{n}")));
         for path in [
             self.backlog_path(),
+            self.history_path(),
             self.scope_seeds_path(),
             self.bloom_path(),
             self.consumed_path(),
@@ -388,7 +401,7 @@ mod tests {
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
         let mut w =
-            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v2.tsv.zst"))
+            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v3.tsv.zst"))
                 .unwrap();
         w.write(&common::segment::SegmentRecord {
             host: "a.test".into(),
@@ -418,7 +431,7 @@ mod tests {
         let moved = s.commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v2.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v3.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -457,12 +470,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v2.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v3.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v2.tsv.zst"),
+            s.segments_dir().join("00002.v3.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -523,7 +536,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v2.tsv.zst"));
+        assert!(safe_relative("segments/00002.v3.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

@@ -67,6 +67,8 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
             .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: settings.scope.mode == ScopeMode::Seeds,
         seed_domains,
+        history: false,
+        history_only: Default::default(),
     };
     session.log.info(format_args!(
         "importing {} WARC file(s), {:.1} MB",

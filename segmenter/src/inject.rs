@@ -66,6 +66,8 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
             .map(|p| (p, BacklogUse::Carry)),
         record_seed_domains: true,
         seed_domains: Default::default(),
+        history: false,
+        history_only: Default::default(),
     };
     let staging = session.staging()?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;

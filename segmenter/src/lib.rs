@@ -14,6 +14,7 @@ mod commit;
 pub mod error;
 pub mod extract;
 mod fasthash;
+mod history;
 mod import;
 mod inject;
 mod inspect;

@@ -54,8 +54,14 @@ pub fn fill_record(
     rec.tries = pick.meta.tries;
     rec.via = match fate {
         Fate::Segment | Fate::Fetched => pick.meta.via,
+        // A refetch waits as one, with its validators.
+        Fate::Backlog if pick.meta.via == Via::Recrawl => Via::Recrawl,
         Fate::Backlog => Via::Backlog,
     };
+    rec.etag.clone_from(&pick.etag);
+    rec.last_modified.clone_from(&pick.last_modified);
+    rec.digest.clone_from(&pick.digest);
+    rec.fetched = pick.fetched;
     rec.not_before = match fate {
         Fate::Segment => not_before.max(pick.meta.not_before_ms()),
         Fate::Backlog | Fate::Fetched => None,

@@ -1,7 +1,7 @@
 //! `segmenter repair CRAWL [--accept-loss]`: checks every state file of a
 //! crawl directory (`consumed.txt`, `scope.seeds`, the backlog,
-//! `seen.bloom`, `hosts.db`, the segments waiting to be fetched, and the
-//! `.prev` generations kept of the first four) the way the programs that
+//! `seen.bloom`, `hosts.db`, the fetch history, the segments waiting to be
+//! fetched, and the `.prev` generations kept of all but `hosts.db`) the way the programs that
 //! read them do, and says for each whether it is sound.
 //!
 //! Without `--accept-loss` it only reads, and exits 1 if a file is
@@ -24,6 +24,7 @@ use common::listfile::{self, ListError, ListKind};
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
 
 use crate::commit::{self, prev_path};
+use crate::history::{self, Entry, HistoryReader};
 
 /// The lock `scripts/crawl.sh` holds while it runs.
 const CRAWL_LOCK: &str = ".crawl.lock";
@@ -37,6 +38,8 @@ enum Kind {
     Backlog,
     Bloom,
     Hosts,
+    /// The fetch history (`history.v1.tsv.zst`).
+    History,
     /// A segment not fetched to completion.
     Segment,
 }
@@ -73,6 +76,7 @@ fn check(kind: Kind, path: &Path) -> Health {
             Ok(_) => Ok("SQLite, quick_check ok".to_string()),
             Err(e) => Err(e.to_string()),
         },
+        Kind::History => check_history(path),
     };
     match result {
         Ok(detail) => Health::Sound(detail),
@@ -129,6 +133,19 @@ fn check_segment(path: &Path) -> Result<String, String> {
     })
 }
 
+/// The URLs of a fetch history, if it reads to its checked end line.
+fn check_history(path: &Path) -> Result<String, String> {
+    let Some(mut reader) = HistoryReader::open(path).map_err(|e| e.to_string())? else {
+        return Err("no such file".into());
+    };
+    let mut entry = Entry::default();
+    let mut urls = 0u64;
+    while reader.read_into(&mut entry).map_err(|e| e.to_string())? {
+        urls += 1;
+    }
+    Ok(format!("{urls} URLs"))
+}
+
 /// One state file of the crawl directory.
 struct StateFile {
     kind: Kind,
@@ -165,6 +182,11 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
             path: crawl.hosts_db_path(),
             is_prev: false,
         },
+        StateFile {
+            kind: Kind::History,
+            path: crawl.root().join(history::FILE_NAME),
+            is_prev: false,
+        },
     ];
     for i in 0..files.len() {
         let prev = prev_path(&files[i].path);
@@ -197,6 +219,9 @@ fn missing_means(kind: Kind) -> &'static str {
         Kind::Backlog => "empty backlog",
         Kind::Bloom => "no URL seen yet (the next round creates it)",
         Kind::Hosts => "no host state yet (the fetcher creates it)",
+        Kind::History => {
+            "no fetch history yet (the next round builds it from the consumed runs in fetched/)"
+        }
         Kind::Segment => "gone",
     }
 }
@@ -216,6 +241,11 @@ fn prev_loss(kind: Kind) -> &'static str {
         Kind::Bloom => {
             "URLs first seen in the last round are new again: they may be scheduled and \
              fetched twice"
+        }
+        Kind::History => {
+            "what the last round learnt of its fetches: their URLs are fetched again when due \
+             by the older entries, and pages first fetched in its runs have no history until \
+             they are fetched again"
         }
         Kind::Hosts | Kind::Segment => "",
     }
@@ -365,7 +395,7 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
     let prev = prev_path(path);
     let prev_sound = matches!(
         kind,
-        Kind::Consumed | Kind::ScopeSeeds | Kind::Backlog | Kind::Bloom
+        Kind::Consumed | Kind::ScopeSeeds | Kind::Backlog | Kind::Bloom | Kind::History
     ) && matches!(check(kind, &prev), Health::Sound(_));
     if kind == Kind::ScopeSeeds && !prev_sound {
         return Ok(None);
@@ -416,6 +446,12 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
              again)",
             prev.display()
         ),
+        Kind::History => format!(
+            "no sound {} to restore: moved away; the next round builds a new history from the \
+             consumed runs still in fetched/; lost: the schedule (intervals and change counts \
+             start again; URLs whose runs were deleted are not refetched)",
+            prev.display()
+        ),
         Kind::Hosts => {
             for side in ["-wal", "-shm"] {
                 let mut name = path.as_os_str().to_os_string();
@@ -463,6 +499,7 @@ pub(crate) fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBu
             "consumed.txt" => Kind::Consumed,
             "scope.seeds" => Kind::ScopeSeeds,
             "seen.bloom" => Kind::Bloom,
+            history::FILE_NAME => Kind::History,
             r if r.starts_with("backlog") => Kind::Backlog,
             r if r.starts_with("segments/") => Kind::Segment,
             _ => continue,

@@ -21,6 +21,8 @@ pub struct Counts {
     pub records: u64,
     /// `response` records of pages (robots.txt fetches not included).
     pub responses: u64,
+    /// `revisit` records (refetches found unchanged; no links read).
+    pub revisits: u64,
     /// `response` records of robots.txt fetches (skipped).
     pub robots_responses: u64,
     /// Responses read as HTML.
@@ -54,6 +56,8 @@ pub struct Counts {
     pub retries_exhausted: u64,
     /// URLs from the backlog.
     pub backlog_in: u64,
+    /// URLs due again, from the fetch history.
+    pub due_in: u64,
     /// Malformed lines in leftover or backlog files.
     pub bad_lines: u64,
     /// URLs that are not valid URLs.
@@ -80,6 +84,9 @@ pub struct Counts {
     pub not_html: u64,
     /// Response records whose block is not an HTTP response.
     pub bad_records: u64,
+    /// Page records the history could not use (no HTTP head, no readable
+    /// `WARC-Date`).
+    pub unobserved: u64,
 }
 
 impl Counts {
@@ -121,6 +128,7 @@ impl AddAssign<&Counts> for Counts {
         self.records += o.records;
         self.responses += o.responses;
         self.robots_responses += o.robots_responses;
+        self.revisits += o.revisits;
         self.html_pages += o.html_pages;
         self.html_bytes += o.html_bytes;
         self.links += o.links;
@@ -136,6 +144,7 @@ impl AddAssign<&Counts> for Counts {
         self.retries += o.retries;
         self.retries_exhausted += o.retries_exhausted;
         self.backlog_in += o.backlog_in;
+        self.due_in += o.due_in;
         self.bad_lines += o.bad_lines;
         self.invalid_urls += o.invalid_urls;
         for (a, b) in self.rejects.iter_mut().zip(o.rejects) {
@@ -151,6 +160,7 @@ impl AddAssign<&Counts> for Counts {
         self.too_large += o.too_large;
         self.not_html += o.not_html;
         self.bad_records += o.bad_records;
+        self.unobserved += o.unobserved;
     }
 }
 
@@ -165,6 +175,8 @@ pub struct Selection {
     pub reentered: u64,
     /// URLs written to segments.
     pub scheduled: u64,
+    /// Of them, URLs fetched before and due again.
+    pub refetches: u64,
     /// URLs written to the backlog.
     pub backlogged: u64,
     /// URLs the fetcher stored without their being scheduled (redirects it
@@ -237,6 +249,10 @@ pub struct Report {
     pub select_time: Duration,
     /// Wall time.
     pub elapsed: Duration,
+    /// The history merge (`run` only).
+    pub history: Option<crate::history::HistoryCounts>,
+    /// Time spent merging the history.
+    pub history_time: Duration,
 }
 
 impl Report {
@@ -268,6 +284,7 @@ impl Report {
             );
             line("responses:", c.responses.to_string());
             line("robots.txt responses:", c.robots_responses.to_string());
+            line("revisit records:", c.revisits.to_string());
             line("pages scanned:", c.html_pages.to_string());
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());
@@ -281,6 +298,7 @@ impl Report {
             line("retries in:", c.retries.to_string());
             line("retries exhausted:", c.retries_exhausted.to_string());
             line("backlog in:", c.backlog_in.to_string());
+            line("due in:", c.due_in.to_string());
         } else {
             line("seeds:", c.seeds.to_string());
             line("bad seed lines:", c.bad_seed_lines.to_string());
@@ -298,6 +316,9 @@ impl Report {
         line("new urls:", s.new.to_string());
         line("re-entered:", s.reentered.to_string());
         line("scheduled:", s.scheduled.to_string());
+        if self.command == "run" {
+            line("refetches scheduled:", s.refetches.to_string());
+        }
         line("hosts:", s.hosts.to_string());
         line("capped hosts:", s.capped_hosts.to_string());
         line("time-capped hosts:", s.time_capped_hosts.to_string());
@@ -345,6 +366,44 @@ impl Report {
                 b.bytes
             ),
         );
+        if let Some(h) = &self.history {
+            line(
+                "history:",
+                format!(
+                    "{} urls ({} due now, {} waiting, {} retired), {:.3} s",
+                    h.entries,
+                    h.due,
+                    h.waiting,
+                    h.retired,
+                    self.history_time.as_secs_f64()
+                ),
+            );
+            line("fetched new:", h.new.to_string());
+            line("refetched unchanged:", h.unchanged.to_string());
+            line("refetched changed:", h.changed.to_string());
+            line(
+                "retired:",
+                format!(
+                    "{} (gone {}, moved {}, robots {})",
+                    h.retired_now(),
+                    h.gone,
+                    h.moved,
+                    h.robots
+                ),
+            );
+            line("fetch failed:", h.failed.to_string());
+            if h.stale > 0 || c.unobserved > 0 {
+                line(
+                    "history skipped:",
+                    format!(
+                        "{} (stale {}, unusable records {})",
+                        h.stale + c.unobserved,
+                        h.stale,
+                        c.unobserved
+                    ),
+                );
+            }
+        }
         line(
             "sort spills:",
             format!("{} files, {} bytes", self.sort_spills, self.sort_bytes),
@@ -367,7 +426,8 @@ impl Report {
                 format!("{:.0} links/s", c.links as f64 / secs),
             );
         }
-        let inputs = c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in;
+        let inputs =
+            c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in + c.due_in;
         line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
         out
     }

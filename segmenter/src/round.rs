@@ -5,7 +5,11 @@
 //! ```text
 //! jobs ─scan (N workers)─▶ sorters ─merge─▶ each URL once, by (domain, host, url)
 //!      ─seen.bloom─▶ new or re-entered ─per-host cap─▶ segments │ backlog ─commit─▶ CRAWL
+//!   └─fetches seen─▶ sorters ─merge with history─▶ new history, due URLs ─┘ (beside the backlog)
 //! ```
+//!
+//! `run` also merges the fetches of the runs it reads into the fetch history
+//! ([`crate::history`]); the URLs due for a refetch join the backlog's.
 
 use std::collections::BTreeSet;
 use std::sync::mpsc;
@@ -16,13 +20,14 @@ use common::bloom::BloomHash;
 use common::crawldir::{CONSUMED_LIST, SCOPE_SEEDS_LIST};
 use common::filter::UrlFilter;
 use common::listfile;
-use common::segment::{SegmentRecord, Via};
+use common::segment::{SegmentRecord, SegmentWriter, Via};
 
-use crate::backlog::BacklogStream;
+use crate::backlog::{BacklogStream, Waiting};
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::error::Error;
+use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
@@ -58,6 +63,12 @@ pub struct Plan {
     pub record_seed_domains: bool,
     /// More domains for `scope.seeds` (`import`: those of the pages).
     pub seed_domains: BTreeSet<String>,
+    /// Update the fetch history with the fetches read (`run`).
+    pub history: bool,
+    /// WARC files of runs consumed before the history existed, read for it
+    /// alone (no links); their URLs' first refetches are spread over the
+    /// interval.
+    pub history_only: std::collections::HashSet<std::path::PathBuf>,
 }
 
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
@@ -138,6 +149,8 @@ fn build(
         memory: settings.memory,
         threads: settings.threads,
         progress,
+        observe: plan.history,
+        history_only: &plan.history_only,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
@@ -145,6 +158,52 @@ fn build(
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
     let merger = merge(scanned.sorted, &spills, fan_in)?;
+    let mut history = None;
+    let mut history_time = std::time::Duration::ZERO;
+    if plan.history {
+        let history_started = Instant::now();
+        let observations = merge(scanned.observed, &spills, fan_in)?;
+        let old = HistoryReader::open(&crawl.root().join(crate::history::FILE_NAME))
+            .map_err(Error::damaged(HISTORY_REPAIR))?;
+        let out = HistoryWriter::create(&staging.history_path())
+            .map_err(Error::damaged(HISTORY_REPAIR))?;
+        let path = due_path(&staging);
+        let mut due = SegmentWriter::create(&path)?;
+        let mut rec = SegmentRecord {
+            via: Via::Recrawl,
+            ..SegmentRecord::default()
+        };
+        let merged = crate::history::Merge {
+            old,
+            observations,
+            out,
+            schedule: &settings.schedule,
+            now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+            spread_new: !plan.history_only.is_empty(),
+        }
+        .run(|e| {
+            rec.host.clone_from(&e.host);
+            rec.url.clone_from(&e.url);
+            rec.hops = e.hops;
+            rec.etag.clone_from(&e.etag);
+            rec.last_modified.clone_from(&e.last_modified);
+            rec.digest.clone_from(&e.digest);
+            rec.fetched = Some(e.fetched_ms);
+            match due.write(&rec) {
+                // (A history line always makes a segment line; one that
+                // would not is reported and skipped.)
+                Err(e) if !e.is_fatal() => {
+                    log.warn(format_args!("{e}; not refetched"));
+                    Ok(())
+                }
+                r => r.map_err(Error::from),
+            }
+        })?;
+        due.finish()?;
+        history = Some(merged);
+        history_time = history_started.elapsed();
+        pause_point("history");
+    }
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -159,6 +218,8 @@ fn build(
     let mut report = Report {
         command: plan.command,
         counts: scanned.counts,
+        history,
+        history_time,
         ..Report::default()
     };
     let (backlog, carry) = match &plan.backlog {
@@ -167,6 +228,10 @@ fn build(
             *how == BacklogUse::Carry,
         ),
         None => (None, false),
+    };
+    let due = match plan.history {
+        true => Some(BacklogStream::open(&due_path(&staging), log)?),
+        false => None,
     };
     let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
     let budget = Budget::new(
@@ -179,9 +244,14 @@ fn build(
     let selected = select(
         Inputs {
             merger,
-            backlog,
+            waiting: Waiting {
+                backlog,
+                due,
+                due_waiting: 0,
+            },
             carry,
             filter,
+            share: settings.recrawl_share,
         },
         &seen,
         progress,
@@ -281,11 +351,15 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
-        if fate == Fate::Segment && pick.meta.via == Via::Backlog && !self.admits(pick) {
+        let waited = matches!(pick.meta.via, Via::Backlog | Via::Recrawl);
+        if fate == Fate::Segment && waited && !self.admits(pick) {
             return;
         }
         match fate {
-            Fate::Segment => sel.scheduled += 1,
+            Fate::Segment => {
+                sel.scheduled += 1;
+                sel.refetches += u64::from(pick.meta.via == Via::Recrawl);
+            }
             Fate::Backlog => sel.backlogged += 1,
             Fate::Fetched => sel.already_fetched += 1,
         }
@@ -367,10 +441,20 @@ struct Selected {
 /// backlog beside them, and the filters for the backlog's URLs.
 struct Inputs<'a> {
     merger: Merger,
-    backlog: Option<BacklogStream<'a>>,
+    /// The backlog and the URLs due again.
+    waiting: Waiting<'a>,
     /// The backlog goes into the new one as it is, none of it scheduled.
     carry: bool,
     filter: &'a UrlFilter,
+    /// The share of a host's cap for refetches.
+    share: f64,
+}
+
+/// Where the history merge writes the URLs due again (scratch space).
+fn due_path(staging: &Staging) -> std::path::PathBuf {
+    staging
+        .sort_dir()
+        .join(format!("due{}", common::segment::FILE_SUFFIX))
 }
 
 /// Every URL out of the merge, and every URL of the backlog, is scheduled:
@@ -391,9 +475,10 @@ fn select(
 ) -> Result<Selected, Error> {
     let Inputs {
         mut merger,
-        mut backlog,
+        mut waiting,
         carry,
         filter,
+        share,
     } = inputs;
     let mut selection = Selection::default();
     let sel = &mut selection;
@@ -445,7 +530,11 @@ fn select(
                 filter,
                 counts,
             },
-            cap: HostCap::new(0),
+            cap: {
+                let mut cap = HostCap::new(0);
+                cap.set_share(share);
+                cap
+            },
             host: HostNow {
                 name: String::new(),
                 plan: HostPlan {
@@ -470,28 +559,26 @@ fn select(
                 chooser.sel.unique += 1;
                 let prefix = host_prefix(&key);
                 if prefix != chooser.current.as_slice() {
-                    // The backlog's hosts before this one, then this one
+                    // The waiting hosts before this one, then this one
                     // with its waiting URLs.
-                    if let Some(b) = &mut backlog {
-                        chooser.backlog_before(b, Some(prefix))?;
-                    }
+                    chooser.backlog_before(&mut waiting, Some(prefix))?;
                     chooser.start(prefix, parts.domain, parts.host)?;
-                    if let Some(b) = &mut backlog
-                        && b.peek() == Some(prefix)
-                    {
-                        chooser.backlog_host(b)?;
+                    if waiting.peek() == Some(prefix) {
+                        chooser.backlog_host(&mut waiting)?;
                     }
                 }
-                chooser.add(parts.url, meta, parts.hash);
+                chooser.add(parts.url, meta, parts.hash, None);
             }
-            if let Some(b) = &mut backlog {
-                chooser.backlog_before(b, None)?;
-            }
+            chooser.backlog_before(&mut waiting, None)?;
             chooser.end_host();
             Ok(())
         })();
-        if let Some(b) = &backlog {
+        if let Some(b) = &waiting.backlog {
             chooser.sink.counts.backlog_in = b.read;
+            chooser.sink.counts.bad_lines += b.bad_lines;
+        }
+        if let Some(b) = &waiting.due {
+            chooser.sink.counts.due_in = b.read - waiting.due_waiting;
             chooser.sink.counts.bad_lines += b.bad_lines;
         }
         let mut sink = chooser.sink;
@@ -550,7 +637,13 @@ impl Chooser<'_, '_> {
     }
 
     /// A URL of the current host out of the merge.
-    fn add(&mut self, url: &str, meta: Meta, hash: common::bloom::BloomHash) {
+    fn add(
+        &mut self,
+        url: &str,
+        meta: Meta,
+        hash: common::bloom::BloomHash,
+        prior: Option<&SegmentRecord>,
+    ) {
         let Chooser {
             sink,
             cap,
@@ -563,6 +656,10 @@ impl Chooser<'_, '_> {
                 url: url.to_string(),
                 meta,
                 hash,
+                etag: String::new(),
+                last_modified: String::new(),
+                digest: String::new(),
+                fetched: None,
             };
             sink.push(Fate::Fetched, host, &pick, sel);
             return;
@@ -572,7 +669,7 @@ impl Chooser<'_, '_> {
         } else {
             sel.new += 1;
         }
-        cap.add(url, meta, hash, &mut |p: &Pick, fate| {
+        cap.add(url, meta, hash, prior, &mut |p: &Pick, fate| {
             sink.push(fate, host, p, sel);
             Ok::<_, ()>(())
         })
@@ -583,7 +680,7 @@ impl Chooser<'_, '_> {
     /// `None`), each scheduled on its own.
     fn backlog_before(
         &mut self,
-        backlog: &mut BacklogStream,
+        backlog: &mut Waiting,
         prefix: Option<&[u8]>,
     ) -> Result<(), Error> {
         while let Some(next) = backlog.peek() {
@@ -610,7 +707,7 @@ impl Chooser<'_, '_> {
     }
 
     /// The backlog's URLs of the current host.
-    fn backlog_host(&mut self, backlog: &mut BacklogStream) -> Result<(), Error> {
+    fn backlog_host(&mut self, backlog: &mut Waiting) -> Result<(), Error> {
         backlog.take_host(|rec, out_of_order| {
             let fate = if out_of_order || self.carry {
                 Fate::Backlog
@@ -635,6 +732,10 @@ impl Chooser<'_, '_> {
                 url: rec.url.clone(),
                 meta,
                 hash,
+                etag: rec.etag.clone(),
+                last_modified: rec.last_modified.clone(),
+                digest: rec.digest.clone(),
+                fetched: rec.fetched,
             };
             let host = HostNow {
                 name: rec.host.clone(),
@@ -643,6 +744,6 @@ impl Chooser<'_, '_> {
             self.sink.push(Fate::Backlog, &host, &pick, self.sel);
             return;
         }
-        self.add(&rec.url, meta, hash);
+        self.add(&rec.url, meta, hash, Some(rec));
     }
 }

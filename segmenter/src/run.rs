@@ -43,6 +43,31 @@ fn round(session: &Session) -> Result<(), Error> {
         if leftover.exists() {
             jobs.push(Job::Leftover(leftover));
         }
+        let log = dir.join(common::crawldir::CRAWL_LOG_FILE);
+        if log.exists() {
+            jobs.push(Job::CrawlLog(log));
+        }
+    }
+    // A crawl made before the fetch history existed gains one from the runs
+    // it consumed then (read for the history alone).
+    let mut history_only = std::collections::HashSet::new();
+    if !crawl.root().join(crate::history::FILE_NAME).exists() && !consumed.is_empty() {
+        for id in &consumed {
+            let dir = crawl.fetched_dir(id);
+            if dir.is_dir() {
+                for path in fetched_warcs(&dir, &session.log)? {
+                    history_only.insert(path.clone());
+                    jobs.push(Job::Warc(path));
+                }
+            }
+        }
+        session.log.info(format_args!(
+            "{}: no fetch history yet: it is built from the {} run(s) consumed before \
+             ({} WARC file(s)); their first refetches are spread over the interval",
+            crawl.root().display(),
+            consumed.len(),
+            history_only.len()
+        ));
     }
     let backlog = crawl.backlog_path();
     let has_backlog = has_urls(&backlog)?;
@@ -60,8 +85,11 @@ fn round(session: &Session) -> Result<(), Error> {
                 pending.len(),
                 pending.join(" ")
             ))
-        } else if !has_backlog {
-            Some("no new fetched run and the backlog is empty".to_string())
+        } else if !has_backlog && due_urls(crawl)? == 0 {
+            Some(
+                "no new fetched run, the backlog is empty and no URL is due for a refetch"
+                    .to_string(),
+            )
         } else {
             None
         };
@@ -93,6 +121,8 @@ fn round(session: &Session) -> Result<(), Error> {
         consumes: runs,
         record_seed_domains: false,
         seed_domains: Default::default(),
+        history: true,
+        history_only,
     };
     let warcs = plan
         .jobs
@@ -109,7 +139,7 @@ fn round(session: &Session) -> Result<(), Error> {
         .iter()
         .filter_map(|j| match j {
             Job::Warc(p) | Job::Leftover(p) => Some(p),
-            Job::Seeds { .. } => None,
+            Job::Seeds { .. } | Job::CrawlLog(_) => None,
         })
         .chain(plan.backlog.as_ref().map(|(p, _)| p))
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -149,4 +179,17 @@ fn has_urls(path: &Path) -> Result<bool, Error> {
             Err(e) => return Err(Error::damaged(BACKLOG_REPAIR)(e)),
         }
     }
+}
+
+/// URLs of the fetch history due for a refetch now (0 without a history).
+/// A damaged history is refused here as the round would refuse it.
+fn due_urls(crawl: &CrawlDir) -> Result<u64, Error> {
+    let path = crawl.root().join(crate::history::FILE_NAME);
+    if !path.exists() {
+        return Ok(0);
+    }
+    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+    crate::history::HistorySummary::compute(&path, now, 0)
+        .map(|s| s.due.now)
+        .map_err(Error::damaged(crate::history::HISTORY_REPAIR))
 }

@@ -58,6 +58,10 @@ pub struct Settings {
     pub filter: FilterConfig,
     /// `[agent] name`: robots directives addressed to it apply.
     pub agent_name: Option<String>,
+    /// When fetched URLs are fetched again (`recrawl_*`).
+    pub schedule: crate::history::Schedule,
+    /// The share of a host's cap for refetches.
+    pub recrawl_share: f64,
 }
 
 impl Settings {
@@ -141,6 +145,38 @@ impl Settings {
             ));
         }
 
+        let defaults = crate::history::Schedule::default();
+        let schedule = crate::history::Schedule {
+            interval: o.recrawl_interval.map_or(defaults.interval, Duration::from),
+            min: o.recrawl_min.map_or(defaults.min, Duration::from),
+            max: o.recrawl_max.map_or(defaults.max, Duration::from),
+            gone_after: o
+                .recrawl_gone_after
+                .map_or(defaults.gone_after, NonZeroU32::get),
+        };
+        if schedule.min.as_secs() == 0 || schedule.min > schedule.max {
+            return Err(Error::Usage(format!(
+                "recrawl_min {:?} and recrawl_max {:?}: the shortest interval must be at least \
+                 1s and not longer than the longest",
+                schedule.min, schedule.max
+            )));
+        }
+        if schedule.interval < schedule.min || schedule.interval > schedule.max {
+            return Err(Error::Usage(format!(
+                "recrawl_interval {:?} is outside recrawl_min {:?} .. recrawl_max {:?}; set \
+                 them so that min <= interval <= max",
+                schedule.interval, schedule.min, schedule.max
+            )));
+        }
+
+        let recrawl_share = o.recrawl_share.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&recrawl_share) {
+            return Err(Error::Usage(format!(
+                "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
+                 of a host's URLs in a segment for refetches, when it has more than fit)"
+            )));
+        }
+
         Ok(Settings {
             crawl,
             memory,
@@ -162,6 +198,8 @@ impl Settings {
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),
+            schedule,
+            recrawl_share,
         })
     }
 }

@@ -33,6 +33,11 @@ pub struct CrawlStatus {
     /// (`--no-backlog`) or if it cannot be read (the reason goes to stderr;
     /// `segmenter run` refuses it).
     pub backlog_urls: Option<u64>,
+    /// URLs in the fetch history, and those due for a refetch now; `null`
+    /// as `backlog_urls` (not counted, or unreadable).
+    pub history_urls: Option<u64>,
+    /// See `history_urls`.
+    pub due_urls: Option<u64>,
 }
 
 /// Prints the status of the crawl directory `root`.
@@ -84,7 +89,24 @@ impl CrawlStatus {
         } else {
             Some(0)
         };
+        let path = crawl.root().join(crate::history::FILE_NAME);
+        let (history_urls, due_urls) = if !backlog {
+            (None, None)
+        } else if path.exists() {
+            let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+            match crate::history::HistorySummary::compute(&path, now, 0) {
+                Ok(s) => (Some(s.urls), Some(s.due.now)),
+                Err(e) => {
+                    eprintln!("segmenter: {e}");
+                    (None, None)
+                }
+            }
+        } else {
+            (Some(0), Some(0))
+        };
         Ok(CrawlStatus {
+            history_urls,
+            due_urls,
             next: pending.first().cloned().unwrap_or_default(),
             segments,
             pending,
@@ -100,9 +122,9 @@ impl std::fmt::Display for CrawlStatus {
         writeln!(f, "pending: {}", self.pending.join(" "))?;
         writeln!(f, "next: {}", self.next)?;
         writeln!(f, "unconsumed: {}", self.unconsumed.join(" "))?;
-        match self.backlog_urls {
-            Some(n) => writeln!(f, "backlog_urls: {n}"),
-            None => writeln!(f, "backlog_urls: ?"),
-        }
+        let count = |n: Option<u64>| n.map_or("?".to_string(), |n| n.to_string());
+        writeln!(f, "backlog_urls: {}", count(self.backlog_urls))?;
+        writeln!(f, "history_urls: {}", count(self.history_urls))?;
+        writeln!(f, "due_urls: {}", count(self.due_urls))
     }
 }

@@ -74,7 +74,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// What must be the same: every segment and the backlog (decoded),
-/// `seen.bloom` and `consumed.txt` (bytes), and no staging left over.
+/// `seen.bloom`, `consumed.txt` and `history.v1.tsv.zst` (bytes), and no
+/// staging left over.
 fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (id, recs) in segments(crawl) {
@@ -85,6 +86,11 @@ fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
     out.insert(
         "seen.bloom".into(),
         format!("{} bytes, fnv {:x}", bloom.len(), fnv(&bloom)),
+    );
+    let history = fs::read(crawl.root().join("history.v1.tsv.zst")).unwrap();
+    out.insert(
+        "history".into(),
+        format!("{} bytes, fnv {:x}", history.len(), fnv(&history)),
     );
     out.insert(
         "consumed".into(),
@@ -180,7 +186,7 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
         .collect();
     assert!(new_segments.len() >= 4, "{new_segments:?}");
 
-    let mut trials: Vec<Kill> = ["scanned", "staged", "marked", "moving", "moved"]
+    let mut trials: Vec<Kill> = ["scanned", "history", "staged", "marked", "moving", "moved"]
         .into_iter()
         .map(Kill::At)
         .collect();

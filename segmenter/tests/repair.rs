@@ -125,6 +125,7 @@ fn a_sound_crawl_is_reported_sound_and_left_alone() {
         d.backlog_path(),
         d.bloom_path(),
         d.hosts_db_path(),
+        d.root().join("history.v1.tsv.zst"),
         d.segment_path("00003"),
     ] {
         assert!(line_of(&out, &path).contains(": sound"), "{}", out.stdout);
@@ -150,7 +151,8 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
         d.hosts_db_path(),
     );
     let segment = d.segment_path("00003");
-    for p in [&consumed, &backlog, &bloom] {
+    let history = d.root().join("history.v1.tsv.zst");
+    for p in [&consumed, &backlog, &bloom, &history] {
         assert!(prev(p).is_file(), "no {}", prev(p).display());
     }
     let segment_urls = urls(&read_records(&segment));
@@ -167,11 +169,12 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
     fs::write(&bloom, b"").unwrap();
     fs::write(&hosts, fs::read(&consumed).unwrap()).unwrap();
     cut(&segment);
+    cut(&history);
 
     let before = snapshot(crawl.root());
     let out = repair(&crawl, false);
     bins::assert_code(&out, 1, Some(crawl.root()));
-    for p in [&consumed, &backlog, &bloom, &hosts, &segment] {
+    for p in [&consumed, &backlog, &bloom, &hosts, &segment, &history] {
         assert!(line_of(&out, p).contains("DAMAGED"), "{}", out.stdout);
     }
     assert!(line_of(&out, &d.scope_seeds_path()).contains(": sound"));
@@ -186,7 +189,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
     bins::assert_code(&out, 0, Some(crawl.root()));
     let report = &out.stdout;
     // The .prev generations are restored, and the losses named.
-    for p in [&consumed, &backlog, &bloom] {
+    for p in [&consumed, &backlog, &bloom, &history] {
         assert_eq!(fs::read(p).unwrap(), fs::read(prev(p)).unwrap());
         let damaged_copy = fs::read(damaged(p)).unwrap();
         assert_eq!(&damaged_copy, &before[p], "the damaged file is kept");

@@ -300,6 +300,11 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
     assert_eq!(v["unconsumed"], serde_json::json!([]));
     assert_eq!(v["backlog_urls"], backlog(&crawl).len() as u64);
     assert_eq!(v["backlog_urls"], 2);
+    // The page fetched is in the history, due in 30 days.
+    assert_eq!(
+        (v["history_urls"].as_u64(), v["due_urls"].as_u64()),
+        (Some(1), Some(0))
+    );
     // Not counted when not asked for (the whole file would be read).
     let text = bins::run(
         &mut segmenter_cmd(&["status", root.as_str(), "--json", "--no-backlog"]),
@@ -312,6 +317,7 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
     let text = bins::run(&mut segmenter_cmd(&["status", root.as_str()]), crawl.root()).stdout;
     assert_eq!(
         text,
-        "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n"
+        "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n\
+         history_urls: 1\ndue_urls: 0\n"
     );
 }

@@ -129,11 +129,11 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     let files: Vec<(&str, PathBuf)> = vec![
         ("consumed.txt", c.crawl.join("consumed.txt")),
         ("scope.seeds", c.crawl.join("scope.seeds")),
-        ("backlog", c.crawl.join("backlog.v2.tsv.zst")),
+        ("backlog", c.crawl.join("backlog.v3.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
-        ("leftover", run.join("leftover.v2.tsv.zst")),
+        ("leftover", run.join("leftover.v3.tsv.zst")),
         ("DONE", run.join("DONE")),
         ("stats.json", run.join("stats.json")),
     ];
@@ -588,7 +588,7 @@ fn pending_segment(crawl: &Path) -> String {
 /// Every URL the crawl has scheduled or holds back: the segments not yet
 /// fetched and the backlog.
 fn scheduled(crawl: &Path) -> BTreeSet<String> {
-    let mut files = vec![crawl.join("backlog.v2.tsv.zst")];
+    let mut files = vec![crawl.join("backlog.v3.tsv.zst")];
     for e in std::fs::read_dir(crawl.join("segments")).unwrap() {
         let path = e.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();

@@ -50,6 +50,7 @@ fn crawl_of(dir: &Path, server: &Server, per_host: usize) -> CrawlDir {
                 via: Via::Link,
                 tries: 0,
                 not_before: None,
+                ..Default::default()
             })
             .unwrap();
         }

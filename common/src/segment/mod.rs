@@ -1,12 +1,13 @@
 //! Segment files: the list of URLs a fetcher run takes.
 //!
-//! Format version 2, file suffix `.v2.tsv.zst`: zstd-compressed UTF-8 text,
-//! one URL per line, seven tab-separated fields, no header:
+//! Format version 3, file suffix `.v3.tsv.zst`: zstd-compressed UTF-8 text,
+//! one URL per line, eleven tab-separated fields, no header:
 //!
 //! ```text
-//! host  url  hops  inlinks  via  tries  not_before
-//! example.com  https://example.com/a  2  5  link  0  -      (fields separated by one tab)
-//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z
+//! host  url  hops  inlinks  via  tries  not_before  etag  last_modified  digest  fetched
+//! example.com  https://example.com/a  2  5  link  0  -  -  -  -  -      (fields separated by one tab)
+//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z  -  -  -  -
+//! example.com  https://example.com/c  1  0  recrawl  0  -  "v2"  Tue, 24 Nov 2026 09:00:00 GMT  sha1:2OFW...  2026-10-24T09:00:00.000Z
 //! ```
 //! - `host`: the queue key (lower-case host, no port); lines of one registrable
 //!   domain are adjacent, so `zstdcat F | cut -f1 | uniq -c` counts URLs per host.
@@ -18,10 +19,18 @@
 //! - `not_before`: `-`, or the UTC time (ISO 8601, milliseconds) before
 //!   which the URL must not be requested: its host's next allowed contact
 //!   (politeness delay, `Retry-After`, robots.txt retry) when it was written.
+//! - `etag`, `last_modified`: `-`, or the validators of the URL's last full
+//!   response, for a conditional request (`If-None-Match`,
+//!   `If-Modified-Since`); set on URLs fetched again (`via` `recrawl`).
+//! - `digest`: `-`, or the `WARC-Payload-Digest` of that response: a new
+//!   response with the same payload is stored as a `revisit` record.
+//! - `fetched`: `-`, or the time of that response (`WARC-Refers-To-Date`
+//!   of a `revisit` record).
 //!
-//! Leftover files (`fetched/ID/leftover.v2.tsv.zst`) and the backlog use the same format.
-//! Version 1 files (`.v1.tsv.zst`, the first six fields only) are still read,
-//! with no `not_before`; files are always written in version 2.
+//! Leftover files (`fetched/ID/leftover.v3.tsv.zst`) and the backlog use the same format.
+//! Version 2 files (`.v2.tsv.zst`, the first seven fields) and version 1
+//! files (`.v1.tsv.zst`, the first six fields, no `not_before`) are still
+//! read; files are always written in version 3.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -34,11 +43,11 @@ mod summary;
 pub use summary::{HostCount, SegmentSummary};
 
 /// File-name suffix of every file written in the segment format, version included.
-pub const FILE_SUFFIX: &str = ".v2.tsv.zst";
+pub const FILE_SUFFIX: &str = ".v3.tsv.zst";
 /// The format version written by this library.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Every format version this library reads, newest first.
-pub const READ_VERSIONS: [u32; 2] = [2, 1];
+pub const READ_VERSIONS: [u32; 3] = [3, 2, 1];
 
 /// The file-name suffix of format `version` (`.v1.tsv.zst`).
 pub fn file_suffix(version: u32) -> String {
@@ -63,11 +72,13 @@ pub enum Via {
     Backlog,
     /// robots.txt (crawl log only; never in a segment).
     Robots,
+    /// Fetched before and due again (format version 3).
+    Recrawl,
 }
 
 impl Via {
     /// Every way, in declaration order (index = discriminant).
-    pub const ALL: [Via; 7] = [
+    pub const ALL: [Via; 8] = [
         Via::Seed,
         Via::Link,
         Via::Redirect,
@@ -75,6 +86,7 @@ impl Via {
         Via::Retry,
         Via::Backlog,
         Via::Robots,
+        Via::Recrawl,
     ];
 
     /// The word used in files.
@@ -87,6 +99,7 @@ impl Via {
             Via::Retry => "retry",
             Via::Backlog => "backlog",
             Via::Robots => "robots",
+            Via::Recrawl => "recrawl",
         }
     }
 
@@ -100,6 +113,7 @@ impl Via {
             "retry" => Via::Retry,
             "backlog" => Via::Backlog,
             "robots" => Via::Robots,
+            "recrawl" => Via::Recrawl,
             _ => return None,
         })
     }
@@ -128,6 +142,14 @@ pub struct SegmentRecord {
     pub tries: u32,
     /// Not to be requested before this time (Unix ms), if set.
     pub not_before: Option<i64>,
+    /// `ETag` of the last full response (empty: none).
+    pub etag: String,
+    /// `Last-Modified` of the last full response (empty: none).
+    pub last_modified: String,
+    /// `WARC-Payload-Digest` of the last full response (empty: none).
+    pub digest: String,
+    /// When that response was fetched (Unix ms), if known.
+    pub fetched: Option<i64>,
 }
 
 impl SegmentRecord {
@@ -150,6 +172,21 @@ impl SegmentRecord {
         match self.not_before {
             None => out.push(b'-'),
             // (Past the year 9999 the time would not read back: cut there.)
+            Some(ms) => out.extend_from_slice(
+                crate::timefmt::iso_millis(unix_ms_to_time(ms.min(LAST_TIME_MS))).as_bytes(),
+            ),
+        }
+        for v in [&self.etag, &self.last_modified, &self.digest] {
+            out.push(b'\t');
+            if v.is_empty() || v == "-" {
+                out.push(b'-');
+            } else {
+                out.extend_from_slice(v.as_bytes());
+            }
+        }
+        out.push(b'\t');
+        match self.fetched {
+            None => out.push(b'-'),
             Some(ms) => out.extend_from_slice(
                 crate::timefmt::iso_millis(unix_ms_to_time(ms.min(LAST_TIME_MS))).as_bytes(),
             ),
@@ -239,8 +276,9 @@ const ZSTD_LEVEL: i32 = 1;
 const WRITE_CHUNK: usize = 128 * 1024;
 /// Size of the reader's buffer of decompressed text.
 const READ_BUFFER: usize = 256 * 1024;
-/// Fields of a line of the current format (version 1 has the first six).
-const FIELDS: usize = 7;
+/// Fields of a line of the current format (version 2 has the first seven,
+/// version 1 the first six).
+const FIELDS: usize = 11;
 
 /// 9999-12-31T23:59:59.999Z, the last time the text form can hold.
 const LAST_TIME_MS: i64 = 253_402_300_799_999;
@@ -296,6 +334,14 @@ fn check_field(name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that a validator can be written (empty is written `-`).
+fn check_validator(name: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    check_field(name, value)
+}
+
 /// Appends the decimal digits of `n`.
 fn push_u32(out: &mut Vec<u8>, mut n: u32) {
     let mut digits = [0u8; 10];
@@ -319,7 +365,7 @@ fn push_u32(out: &mut Vec<u8>, mut n: u32) {
 /// use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 /// # let dir = std::env::temp_dir().join(format!("segment-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("00001.v2.tsv.zst");
+/// let path = dir.join("00001.v3.tsv.zst");
 /// let mut w = SegmentWriter::create(&path).unwrap();
 /// let rec = SegmentRecord {
 ///     host: "example.com".into(),
@@ -329,7 +375,7 @@ fn push_u32(out: &mut Vec<u8>, mut n: u32) {
 ///     via: Via::Seed,
 ///     tries: 0,
 ///     not_before: None,
-/// };
+///  etag: String::new(), last_modified: String::new(), digest: String::new(), fetched: None };
 /// w.write(&rec).unwrap();
 /// assert_eq!(w.finish().unwrap(), 1);
 ///
@@ -378,6 +424,9 @@ impl SegmentWriter {
     pub fn write(&mut self, rec: &SegmentRecord) -> Result<(), SegmentError> {
         let checked = check_field("host", &rec.host)
             .and_then(|()| check_field("URL", &rec.url))
+            .and_then(|()| check_validator("etag", &rec.etag))
+            .and_then(|()| check_validator("last_modified", &rec.last_modified))
+            .and_then(|()| check_validator("digest", &rec.digest))
             .and_then(|()| match rec.via {
                 Via::Robots => {
                     Err("via `robots` belongs in the crawl log, not in a segment".into())
@@ -619,7 +668,11 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     if line.is_empty() {
         return Err("empty line".into());
     }
-    let expected = if version == 1 { FIELDS - 1 } else { FIELDS };
+    let expected = match version {
+        1 => FIELDS - 5,
+        2 => FIELDS - 4,
+        _ => FIELDS,
+    };
     let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
     let mut count = 0;
     for field in line.split(|&b| b == b'\t') {
@@ -629,16 +682,31 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         count += 1;
     }
     if count != expected {
-        let names = if version == 1 {
-            "host, url, hops, inlinks, via, tries"
-        } else {
-            "host, url, hops, inlinks, via, tries, not_before"
+        let names = match version {
+            1 => "host, url, hops, inlinks, via, tries",
+            2 => "host, url, hops, inlinks, via, tries, not_before",
+            _ => {
+                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
+                 fetched"
+            }
         };
         return Err(format!(
             "expected {expected} tab-separated fields ({names}), found {count}"
         ));
     }
-    let [host, url, hops, inlinks, via, tries, not_before] = fields;
+    let [
+        host,
+        url,
+        hops,
+        inlinks,
+        via,
+        tries,
+        not_before,
+        etag,
+        last_modified,
+        digest,
+        fetched,
+    ] = fields;
     let host = std::str::from_utf8(host).map_err(|_| "host is not valid UTF-8".to_string())?;
     let url = std::str::from_utf8(url).map_err(|_| "URL is not valid UTF-8".to_string())?;
     if host.is_empty() {
@@ -655,29 +723,22 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         .filter(|v| *v != Via::Robots)
         .ok_or_else(|| {
             format!(
-                "unknown via {:?} (expected seed, link, redirect, leftover, retry or backlog)",
+                "unknown via {:?} (expected seed, link, redirect, leftover, retry, backlog or recrawl)",
                 String::from_utf8_lossy(via)
             )
         })?;
     let tries = parse_u32("tries", tries)?;
-    let not_before = match not_before {
-        b"-" => None,
-        text => {
-            let time = std::str::from_utf8(text)
-                .ok()
-                .and_then(crate::timefmt::parse_iso)
-                .ok_or_else(|| {
-                    format!(
-                        "not_before is neither `-` nor a time like 2026-11-24T10:00:05.250Z: {:?}",
-                        String::from_utf8_lossy(text)
-                    )
-                })?;
-            Some(
-                time.duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-            )
+    fn validator<'a>(name: &str, v: &'a [u8]) -> Result<&'a str, String> {
+        match v {
+            b"-" => Ok(""),
+            v => std::str::from_utf8(v).map_err(|_| format!("{name} is not valid UTF-8")),
         }
-    };
+    }
+    let etag = validator("etag", etag)?;
+    let last_modified = validator("last_modified", last_modified)?;
+    let digest = validator("digest", digest)?;
+    let not_before = parse_time("not_before", not_before)?;
+    let fetched = parse_time("fetched", fetched)?;
     rec.host.clear();
     rec.host.push_str(host);
     rec.url.clear();
@@ -687,7 +748,34 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     rec.via = via;
     rec.tries = tries;
     rec.not_before = not_before;
+    rec.etag.clear();
+    rec.etag.push_str(etag);
+    rec.last_modified.clear();
+    rec.last_modified.push_str(last_modified);
+    rec.digest.clear();
+    rec.digest.push_str(digest);
+    rec.fetched = fetched;
     Ok(())
+}
+
+/// A time field: `-` (none) or ISO 8601 UTC with milliseconds, as Unix ms.
+fn parse_time(name: &str, text: &[u8]) -> Result<Option<i64>, String> {
+    if text == b"-" {
+        return Ok(None);
+    }
+    let time = std::str::from_utf8(text)
+        .ok()
+        .and_then(crate::timefmt::parse_iso)
+        .ok_or_else(|| {
+            format!(
+                "{name} is neither `-` nor a time like 2026-11-24T10:00:05.250Z: {:?}",
+                String::from_utf8_lossy(text)
+            )
+        })?;
+    Ok(Some(
+        time.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+    ))
 }
 
 /// A decimal number of ASCII digits only (no sign, no spaces) that fits in u32.
@@ -717,6 +805,10 @@ mod tests {
             via,
             tries,
             not_before: None,
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
+            fetched: None,
         }
     }
 
@@ -745,7 +837,7 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_field_and_the_text_format() {
         let dir = TempDir::new("roundtrip");
-        let path = dir.join("00001.v2.tsv.zst");
+        let path = dir.join("00001.v3.tsv.zst");
         let records = vec![
             rec("example.com", "https://example.com/", 0, 0, Via::Seed, 0),
             rec(
@@ -778,6 +870,13 @@ mod tests {
                 not_before: Some(1_795_514_405_250),
                 ..rec("c.test", "http://c.test/", 1, 0, Via::Leftover, 0)
             },
+            SegmentRecord {
+                etag: "W/\"v 2\"".into(),
+                last_modified: "Tue, 24 Nov 2026 09:00:00 GMT".into(),
+                digest: "sha1:ABC".into(),
+                fetched: Some(1_795_514_405_250),
+                ..rec("c.test", "http://c.test/r", 1, 0, Via::Recrawl, 0)
+            },
         ];
         let mut w = SegmentWriter::create(&path).unwrap();
         for r in &records {
@@ -798,15 +897,19 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-"
+            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[3],
-            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-"
+            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[6],
-            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z"
+            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z\t-\t-\t-\t-"
+        );
+        assert_eq!(
+            lines[7],
+            "c.test\thttp://c.test/r\t1\t0\trecrawl\t0\t-\tW/\"v 2\"\tTue, 24 Nov 2026 09:00:00 GMT\tsha1:ABC\t2026-11-24T10:00:05.250Z"
         );
         assert!(text.ends_with('\n'));
         assert_eq!(lines.len(), records.len());
@@ -817,18 +920,21 @@ mod tests {
         let original = rec("a.test", "http://a.test/x?y=1", 2, 7, Via::Link, 1);
         let mut line = Vec::new();
         original.encode_line(&mut line);
-        assert_eq!(line, b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\n");
+        assert_eq!(
+            line,
+            b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\t-\t-\t-\t-\n"
+        );
         let mut back = rec("old", "http://old/", 9, 9, Via::Seed, 9);
         back.not_before = Some(5);
         back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
         assert_eq!(back, original);
-        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("hops"));
         assert_eq!(back, original, "a bad line leaves the record unchanged");
-        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("not_before"));
         let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0");
-        assert!(err.unwrap_err().contains("expected 7"));
+        assert!(err.unwrap_err().contains("expected 11"));
         assert_eq!(back, original);
         // A time past the year 9999 is written as the last one that reads back.
         let far = SegmentRecord {
@@ -844,7 +950,7 @@ mod tests {
     #[test]
     fn an_empty_segment_is_a_valid_file_with_no_records() {
         let dir = TempDir::new("empty-seg");
-        let path = dir.join("e.v2.tsv.zst");
+        let path = dir.join("e.v3.tsv.zst");
         assert_eq!(SegmentWriter::create(&path).unwrap().finish().unwrap(), 0);
         assert!(std::fs::metadata(&path).unwrap().len() > 0);
         let (good, bad, _) = read_all(&path);
@@ -854,7 +960,7 @@ mod tests {
     #[test]
     fn writer_rejects_fields_that_would_break_a_line_and_goes_on() {
         let dir = TempDir::new("invalid");
-        let path = dir.join("s.v2.tsv.zst");
+        let path = dir.join("s.v3.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         w.write(&rec("ok.test", "http://ok.test/1", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -874,7 +980,7 @@ mod tests {
                 matches!(&err, SegmentError::InvalidRecord { record: 2, .. }),
                 "{err:?}"
             );
-            assert!(err.to_string().contains("s.v2.tsv.zst"), "{err}");
+            assert!(err.to_string().contains("s.v3.tsv.zst"), "{err}");
         }
         w.write(&rec("ok.test", "http://ok.test/2", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -888,7 +994,7 @@ mod tests {
     #[test]
     fn nothing_is_visible_before_finish_and_a_dropped_writer_leaves_nothing() {
         let dir = TempDir::new("atomic");
-        let path = dir.join("s.v2.tsv.zst");
+        let path = dir.join("s.v3.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..50_000 {
             w.write(&rec(
@@ -1047,7 +1153,7 @@ mod tests {
     #[test]
     fn the_callers_strings_are_reused() {
         let dir = TempDir::new("reuse");
-        let path = dir.join("s.v2.tsv.zst");
+        let path = dir.join("s.v3.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..1000 {
             w.write(&rec(
@@ -1129,7 +1235,7 @@ mod tests {
     #[test]
     fn a_truncated_zstd_stream_is_a_fatal_error_naming_the_file() {
         let dir = TempDir::new("truncated");
-        let path = dir.join("t.v2.tsv.zst");
+        let path = dir.join("t.v3.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         let mut rng = Rng::new(1);
         for i in 0..20_000 {
@@ -1152,7 +1258,7 @@ mod tests {
             let e = fatal_error(&path);
             assert!(matches!(e, SegmentError::Io { .. }), "cut {cut}: {e:?}");
             let msg = e.to_string();
-            assert!(msg.contains("t.v2.tsv.zst"), "cut {cut}: {msg}");
+            assert!(msg.contains("t.v3.tsv.zst"), "cut {cut}: {msg}");
         }
         // Cutting inside the frame says "truncated".
         std::fs::write(&path, &full[..full.len() / 2]).unwrap();
@@ -1163,17 +1269,20 @@ mod tests {
     #[test]
     fn a_newer_format_version_is_refused() {
         let dir = TempDir::new("version");
-        let path = dir.join("00001.v3.tsv.zst");
-        write_raw(&path, b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\n");
+        let path = dir.join("00001.v4.tsv.zst");
+        write_raw(
+            &path,
+            b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\t-\n",
+        );
         let e = SegmentReader::open(&path)
             .err()
-            .expect("v3 must be refused");
+            .expect("v4 must be refused");
         assert!(e.is_fatal());
         assert!(matches!(
             e,
-            SegmentError::UnsupportedVersion { found: 3, .. }
+            SegmentError::UnsupportedVersion { found: 4, .. }
         ));
-        assert!(e.to_string().contains("00001.v3.tsv.zst"), "{e}");
+        assert!(e.to_string().contains("00001.v4.tsv.zst"), "{e}");
         assert!(
             SegmentWriter::create(dir.join("00002.v1.tsv.zst")).is_err(),
             "only the current version is written"
@@ -1265,10 +1374,10 @@ mod tests {
 
     #[test]
     fn concatenated_segments_read_as_one() {
-        // `cat a.v2.tsv.zst b.v2.tsv.zst > c.v2.tsv.zst` is a valid segment.
+        // `cat a.v3.tsv.zst b.v3.tsv.zst > c.v3.tsv.zst` is a valid segment.
         let dir = TempDir::new("concat");
         let mut all = Vec::new();
-        for (name, host) in [("a.v2.tsv.zst", "a.test"), ("b.v2.tsv.zst", "b.test")] {
+        for (name, host) in [("a.v3.tsv.zst", "a.test"), ("b.v3.tsv.zst", "b.test")] {
             let path = dir.join(name);
             let mut w = SegmentWriter::create(&path).unwrap();
             w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
@@ -1276,7 +1385,7 @@ mod tests {
             w.finish().unwrap();
             all.extend(std::fs::read(&path).unwrap());
         }
-        let path = dir.join("c.v2.tsv.zst");
+        let path = dir.join("c.v3.tsv.zst");
         std::fs::write(&path, all).unwrap();
         let (good, bad, _) = read_all(&path);
         assert!(bad.is_empty());

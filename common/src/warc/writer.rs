@@ -11,7 +11,7 @@ use sha1::{Digest, Sha1};
 
 use super::gzip::MemberWriter;
 use super::ids::IdGen;
-use super::{Exchange, StoredExchange, WarcWriterConfig};
+use super::{Exchange, Revisit, RevisitProfile, StoredExchange, WarcWriterConfig};
 use crate::atomic::sync_dir;
 use crate::timefmt;
 
@@ -83,6 +83,28 @@ impl ExchangeEncoder {
     /// Builds the request and response records of `ex` into `out`
     /// (replacing what it held).
     pub fn encode(&mut self, ex: &Exchange<'_>, out: &mut EncodedExchange) -> io::Result<()> {
+        self.encode_as(ex, None, out)
+    }
+
+    /// Builds the request record of `ex` and, in place of its response
+    /// record, a `revisit` record: the response head alone (the payload is
+    /// the one `revisit` refers to), with the profile and the record it
+    /// refers to.
+    pub fn encode_revisit(
+        &mut self,
+        ex: &Exchange<'_>,
+        revisit: &Revisit,
+        out: &mut EncodedExchange,
+    ) -> io::Result<()> {
+        self.encode_as(ex, Some(revisit), out)
+    }
+
+    fn encode_as(
+        &mut self,
+        ex: &Exchange<'_>,
+        revisit: Option<&Revisit>,
+        out: &mut EncodedExchange,
+    ) -> io::Result<()> {
         let out = &mut out.bytes;
         out.clear();
         let req_id = self.ids.record_id();
@@ -113,18 +135,50 @@ impl ExchangeEncoder {
         self.gz
             .member(&[&self.head, ex.request_head, b"\r\n\r\n"], out)?;
 
-        let block_digest = sha1_base32(&[ex.response_head, ex.payload]);
+        // A revisit's block is the head alone; its payload digest is that of
+        // the payload it stands for.
+        let payload = if revisit.is_some() {
+            &[][..]
+        } else {
+            ex.payload
+        };
+        let block_digest = sha1_base32(&[ex.response_head, payload]);
         let payload_digest = sha1_base32(&[ex.payload]);
         self.head.clear();
-        start_record(&mut self.head, "response", &resp_id, ex.date);
+        let kind = if revisit.is_some() {
+            "revisit"
+        } else {
+            "response"
+        };
+        start_record(&mut self.head, kind, &resp_id, ex.date);
         put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
         if !self.ip.is_empty() {
             put_field(&mut self.head, "WARC-IP-Address", self.ip.as_bytes());
         }
         put_field(&mut self.head, "WARC-Concurrent-To", &req_id);
         put_digest(&mut self.head, "WARC-Block-Digest", &block_digest);
-        put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest);
-        if let Some(t) = ex.truncated {
+        match revisit {
+            None => put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest),
+            Some(r) => {
+                if r.profile == RevisitProfile::IdenticalPayloadDigest {
+                    put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest);
+                }
+                put_field(&mut self.head, "WARC-Profile", r.profile.uri().as_bytes());
+                put_field(
+                    &mut self.head,
+                    "WARC-Refers-To-Target-URI",
+                    ex.target_uri.as_bytes(),
+                );
+                if let Some(date) = r.refers_to_date {
+                    put_field(
+                        &mut self.head,
+                        "WARC-Refers-To-Date",
+                        timefmt::iso_seconds(date).as_bytes(),
+                    );
+                }
+            }
+        }
+        if let Some(t) = ex.truncated.filter(|_| revisit.is_none()) {
             put_field(&mut self.head, "WARC-Truncated", t.as_str().as_bytes());
         }
         for (name, value) in ex.extra_fields {
@@ -135,11 +189,9 @@ impl ExchangeEncoder {
             "Content-Type",
             b"application/http;msgtype=response",
         );
-        end_header(&mut self.head, ex.response_head.len() + ex.payload.len());
-        self.gz.member(
-            &[&self.head, ex.response_head, ex.payload, b"\r\n\r\n"],
-            out,
-        )
+        end_header(&mut self.head, ex.response_head.len() + payload.len());
+        self.gz
+            .member(&[&self.head, ex.response_head, payload, b"\r\n\r\n"], out)
     }
 
     /// The `warcinfo` record that starts file `name`.
@@ -263,6 +315,22 @@ impl WarcWriter {
     /// The file records currently go to, if one is open.
     pub fn current_file(&self) -> Option<&Path> {
         self.current.as_ref().map(|f| f.path.as_path())
+    }
+
+    /// Stores a request and a `revisit` record in place of the response
+    /// record (see [`ExchangeEncoder::encode_revisit`]).
+    pub fn write_revisit(
+        &mut self,
+        ex: &Exchange<'_>,
+        revisit: &Revisit,
+    ) -> io::Result<StoredExchange> {
+        let mut encoded = std::mem::take(&mut self.encoded);
+        let result = self
+            .encoder
+            .encode_revisit(ex, revisit, &mut encoded)
+            .and_then(|()| self.write_encoded(&encoded));
+        self.encoded = encoded;
+        result
     }
 
     /// Stores a request and a response record (compressing them on this
@@ -395,6 +463,12 @@ fn head_len(msg: &[u8]) -> usize {
     msg.windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map_or(msg.len(), |i| i + 4)
+}
+
+/// The `WARC-Payload-Digest` value of a payload: `sha1:` and base32.
+pub fn payload_digest(payload: &[u8]) -> String {
+    let d = sha1_base32(&[payload]);
+    format!("sha1:{}", String::from_utf8_lossy(&d))
 }
 
 /// `sha1:` digest of the concatenation of `parts`, base32 (RFC 4648).

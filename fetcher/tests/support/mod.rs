@@ -36,6 +36,10 @@ pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str,
             via: Via::Link,
             tries: 0,
             not_before: None,
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
+            fetched: None,
         })
         .expect("write segment line");
     }
@@ -125,7 +129,7 @@ pub fn crawl_log(crawl: &CrawlDir, id: &str) -> Vec<LogLine> {
         .collect()
 }
 
-/// Records of `fetched/ID/leftover.v2.tsv.zst`.
+/// Records of `fetched/ID/leftover.v3.tsv.zst`.
 pub fn leftover(crawl: &CrawlDir, id: &str) -> Vec<SegmentRecord> {
     read_segment(&crawl.leftover_path(id))
 }

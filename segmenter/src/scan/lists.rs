@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
+use common::crawllog::{self, ErrorCode};
 use common::runlog::RunLog;
 use common::segment::{SegmentReader, SegmentRecord, Via};
 use common::urlnorm::{self, host_of, registrable_domain};
@@ -15,6 +16,7 @@ use url::Url;
 use super::{Job, MIN_SEEDS_PIECE, PUBLISH_LINES, Worker};
 use crate::candidates::Meta;
 use crate::error::Error;
+use crate::history::Observation;
 
 /// Cuts a seeds file into jobs of similar size.
 pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {
@@ -112,6 +114,71 @@ impl Worker<'_> {
             };
             self.segment_record = rec;
             result?;
+        }
+    }
+
+    /// The URLs of a crawl log that robots.txt denied, as observations for
+    /// the history (which retires them). Only the lines whose status is
+    /// `robots` are parsed; a line that does not parse is counted and skipped.
+    pub(super) fn robots_denied(&mut self, path: &Path) -> Result<(), Error> {
+        if self.observed.is_none() {
+            return Ok(());
+        }
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                self.counts.unreadable_files += 1;
+                self.cfg
+                    .log
+                    .warn(format_args!("{}: {e}; file skipped", path.display()));
+                return Ok(());
+            }
+        };
+        let mut input = BufReader::new(file);
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        loop {
+            line.clear();
+            match input.read_until(b'\n', &mut line) {
+                Ok(0) => return Ok(()),
+                Ok(_) => number += 1,
+                Err(e) => {
+                    self.counts.unreadable_files += 1;
+                    self.cfg.log.warn(format_args!(
+                        "{}: line {}: {e}; the rest of the file is skipped",
+                        path.display(),
+                        number + 1
+                    ));
+                    return Ok(());
+                }
+            }
+            let robots = ErrorCode::Robots.as_str().as_bytes();
+            let mut fields = line.split(|&b| b == b'\t');
+            if fields.nth(1) != Some(robots) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line);
+            let Ok(entry) = crawllog::parse_line(text.trim_end_matches(['\n', '\r'])) else {
+                self.counts.bad_lines += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: line {number}: not a crawl-log line; skipped",
+                    path.display()
+                ));
+                continue;
+            };
+            let Ok(url) = Url::parse(&entry.url)
+                .map_err(|_| ())
+                .and_then(|u| urlnorm::canonicalize_url(u).map_err(|_| ()))
+            else {
+                continue;
+            };
+            let obs = Observation {
+                fetched_ms: common::timefmt::unix_millis(entry.time),
+                hops: entry.hops,
+                robots: true,
+                ..Observation::default()
+            };
+            self.push_observation(&url, &obs)?;
         }
     }
 

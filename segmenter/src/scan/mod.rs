@@ -46,6 +46,7 @@ use crate::candidates::{Admission, Meta};
 use crate::error::Error;
 use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
+use crate::history::Observation;
 use crate::progress::{Progress, Published};
 use crate::report::Counts;
 use crate::seen::Seen;
@@ -80,8 +81,11 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
-    /// A fetched run's `leftover.v2.tsv.zst` (or `.v1.`).
+    /// A fetched run's `leftover.v3.tsv.zst` (or an older version's).
     Leftover(PathBuf),
+    /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
+    /// the history (they have no WARC record).
+    CrawlLog(PathBuf),
     /// Lines of a seeds file whose first byte lies in `start..end`.
     Seeds {
         /// The seeds file.
@@ -98,7 +102,9 @@ pub enum Job {
 impl Job {
     fn size(&self) -> u64 {
         match self {
-            Job::Warc(p) | Job::Leftover(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Job::Warc(p) | Job::Leftover(p) | Job::CrawlLog(p) => {
+                std::fs::metadata(p).map_or(0, |m| m.len())
+            }
             Job::Seeds { start, end, .. } => end - start,
         }
     }
@@ -130,6 +136,11 @@ pub struct ScanConfig<'a> {
     pub threads: usize,
     /// Where the workers add their counts for the progress line.
     pub progress: &'a Progress,
+    /// Collect what each fetch says for the history ([`ScanOutput::observed`]).
+    pub observe: bool,
+    /// WARC files read for the history only (runs consumed before the
+    /// history existed): no links are taken from them.
+    pub history_only: &'a HashSet<PathBuf>,
 }
 
 /// What the scan produced.
@@ -140,6 +151,9 @@ pub struct ScanOutput {
     pub counts: Counts,
     /// Registrable domains of the valid seeds.
     pub seed_domains: BTreeSet<String>,
+    /// The fetches seen, sorted for the history merge
+    /// ([`crate::history::Observation`]); empty unless asked for.
+    pub observed: Vec<Sorted>,
 }
 
 /// Response records of one WARC file on their way from a reader thread to
@@ -195,8 +209,18 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     // Each worker gets its share of the sort memory, reserved here so that
     // a --memory the machine cannot give is an error before any work.
     let budget = (cfg.memory / threads as u64) as usize;
+    // Observations are one per fetched page, links tens: an eighth of the
+    // memory sorts them.
+    let observe_budget = if cfg.observe { budget / 8 } else { 0 };
     let sorters = (0..threads)
-        .map(|_| Sorter::new(cfg.spills.clone(), budget))
+        .map(|_| {
+            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget)?;
+            let observed = match cfg.observe {
+                true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
+                false => None,
+            };
+            Ok::<_, Error>((links, observed))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let sorters = Mutex::new(sorters);
     let mut reader_counts = Counts::default();
@@ -219,7 +243,8 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
             for _ in 0..threads {
                 s.spawn(|_| {
                     let sorter = sorters.lock().expect("no panics").pop();
-                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
+                    let (sorter, observed) = sorter.expect("one sorter per worker");
+                    let mut w = Worker::new(cfg, sorter, observed);
                     let result = (|| {
                         while !stop.load(Ordering::Relaxed) {
                             let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
@@ -262,11 +287,13 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         sorted: Vec::new(),
         counts: reader_counts,
         seed_domains: BTreeSet::new(),
+        observed: Vec::new(),
     };
     let mut notes = Vec::new();
     let mut piece_lines: Vec<(usize, u64)> = Vec::new();
     for r in results.into_inner().expect("no panics") {
         out.sorted.push(r.sorted);
+        out.observed.extend(r.observed);
         out.counts += &r.counts;
         out.seed_domains.extend(r.seed_domains);
         notes.extend(r.seed_notes);
@@ -402,6 +429,7 @@ fn read_warcs(
 
 struct WorkerResult {
     sorted: Sorted,
+    observed: Option<Sorted>,
     counts: Counts,
     seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
@@ -413,6 +441,12 @@ struct Worker<'a> {
     cfg: &'a ScanConfig<'a>,
     admission: Admission<'a>,
     sorter: Sorter,
+    /// Sorts the fetches seen, for the history (when asked for).
+    observed: Option<Sorter>,
+    /// The sort key's URL part of an observation (reused).
+    observation: String,
+    /// The records at hand come from a file read for the history only.
+    history_only: bool,
     counts: Counts,
     /// What `counts` has already added to the progress line.
     published: Published,
@@ -430,11 +464,14 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a ScanConfig<'a>, sorter: Sorter) -> Worker<'a> {
+    fn new(cfg: &'a ScanConfig<'a>, sorter: Sorter, observed: Option<Sorter>) -> Worker<'a> {
         Worker {
             cfg,
             admission: Admission::new(cfg.filter),
             sorter,
+            observed,
+            observation: String::new(),
+            history_only: false,
             counts: Counts::default(),
             published: Published::default(),
             extractor: None,
@@ -452,6 +489,7 @@ impl<'a> Worker<'a> {
     fn finish(self) -> WorkerResult {
         WorkerResult {
             sorted: self.sorter.finish(),
+            observed: self.observed.map(Sorter::finish),
             counts: self.counts,
             seed_domains: self.seed_domains,
             seed_notes: self.seed_notes,
@@ -466,6 +504,7 @@ impl<'a> Worker<'a> {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
             Job::Leftover(path) => self.segment_file(path),
+            Job::CrawlLog(path) => self.robots_denied(path),
             Job::Seeds {
                 path,
                 piece,
@@ -486,9 +525,6 @@ impl<'a> Worker<'a> {
     /// fetcher followed a redirect to it), it goes through the sort marked
     /// `fetched`, so that it is recorded as seen and not scheduled again.
     fn mark_fetched(&mut self, page: &Url, hops: u32) -> Result<(), Error> {
-        let Ok(page) = urlnorm::canonicalize_url(page.clone()) else {
-            return Ok(());
-        };
         let hash = BloomHash::of(page.as_str().as_bytes());
         if self.cfg.seen.contains(hash) {
             return Ok(());
@@ -502,7 +538,30 @@ impl<'a> Worker<'a> {
             fetched: true,
             not_before_s: 0,
         };
-        self.sorter.push(host_of(&page), page.as_str(), hash, meta)
+        self.sorter.push(host_of(page), page.as_str(), hash, meta)
+    }
+
+    /// Adds what a page record says about its fetch to the history's sort.
+    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) -> Result<(), Error> {
+        if self.observed.is_none() {
+            return Ok(());
+        }
+        let Some(obs) = head.and_then(|h| records::observation(&self.record, h, hops)) else {
+            self.counts.unobserved += 1;
+            return Ok(());
+        };
+        self.push_observation(page, &obs)
+    }
+
+    /// Adds an observation of the (canonical) URL `page` to the history's sort.
+    fn push_observation(&mut self, page: &Url, obs: &Observation) -> Result<(), Error> {
+        let Some(sorter) = &mut self.observed else {
+            return Ok(());
+        };
+        obs.encode(page.as_str(), &mut self.observation);
+        let meta = link_meta(0, Via::Link);
+        // A zero hash: a host's observations sort by URL, then time.
+        sorter.push(host_of(page), &self.observation, BloomHash(0, 0), meta)
     }
 
     /// Adds an admitted candidate to the sort, unless it was scheduled in
@@ -522,6 +581,7 @@ impl<'a> Worker<'a> {
     /// back to the pool afterwards.
     fn fetched(&mut self, path: &Path, mut batch: Batch, pool: &BatchPool) -> Result<(), Error> {
         let mut result = Ok(());
+        self.history_only = self.cfg.history_only.contains(path);
         for record in &mut batch.records[..batch.len] {
             std::mem::swap(&mut self.record, record);
             result = self.warc_record(path);
@@ -585,8 +645,15 @@ impl<'a> Worker<'a> {
             .header(common::warc::HOPS_FIELD)
             .and_then(|h| h.trim().parse::<u32>().ok())
             .unwrap_or(0);
-        // Fetched, whatever its content: never to be scheduled again.
-        self.mark_fetched(&page, hops)?;
+        let head = records::http_head(&self.record);
+        if let Ok(canonical) = urlnorm::canonicalize_url(page.clone()) {
+            // Fetched, whatever its content: not scheduled again as a new URL.
+            self.mark_fetched(&canonical, hops)?;
+            self.observe(&canonical, head.as_ref(), hops)?;
+        }
+        if self.history_only {
+            return Ok(());
+        }
         if self.record.block_cut {
             self.counts.too_large += 1;
             self.cfg.log.warn(format_args!(
@@ -596,7 +663,13 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         }
-        let Some(head) = records::http_head(&self.record) else {
+        if self.record.record_type() == Some("revisit") {
+            // The page as it was: its links were read from the record it
+            // refers to.
+            self.counts.revisits += 1;
+            return Ok(());
+        }
+        let Some(head) = head else {
             self.counts.bad_records += 1;
             self.cfg.log.warn(format_args!(
                 "{}: offset {offset}: {page}: block is not an HTTP response; skipped",

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, LEFTOVER_NAME, STATS_FILE};
 use common::http::{ResponseHead, parse_response_head};
 use common::runlog::RunLog;
-use common::warc::WarcRecord;
+use common::warc::{RevisitProfile, WarcRecord};
 
 use crate::error::Error;
+use crate::history::{Kind, Observation, clean_value};
 
 /// True if a file of this name is read as WARC.
 fn is_warc_name(name: &str) -> bool {
@@ -42,12 +43,13 @@ pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// True for the records read as fetched pages: `response` records, and
-/// `resource` records of an `http(s)` URL.
+/// True for the records read as fetched pages: `response` records,
+/// `revisit` records (a refetch that found the page unchanged: read for the
+/// history, no links), and `resource` records of an `http(s)` URL.
 pub fn is_page(rec: &WarcRecord) -> bool {
     match rec.record_type() {
         Some("response") => true,
-        Some("resource") => rec
+        Some("resource" | "revisit") => rec
             .target_uri()
             .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://")),
         _ => false,
@@ -68,5 +70,35 @@ pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
             .map(|t| vec![("Content-Type".to_string(), t.to_string())])
             .unwrap_or_default(),
         body_offset: 0,
+    })
+}
+
+/// What a page record says about its fetch, for the history: `WARC-Date`,
+/// status, payload digest and validators. `None` without a readable date.
+pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
+    let date = rec.header("WARC-Date")?.trim();
+    // WARC-Date may carry more (or fewer) digits of a second than the
+    // milliseconds `parse_iso` reads: whole seconds are enough here.
+    let time = common::timefmt::parse_iso(date).or_else(|| {
+        let secs = date.get(..19)?;
+        common::timefmt::parse_iso(&format!("{secs}Z"))
+    })?;
+    let kind = match rec.record_type() {
+        Some("revisit") => match rec.header("WARC-Profile").and_then(RevisitProfile::of_uri) {
+            Some(RevisitProfile::ServerNotModified) => Kind::NotModified,
+            Some(RevisitProfile::IdenticalPayloadDigest) => Kind::Identical,
+            None => return None,
+        },
+        _ => Kind::Full,
+    };
+    Some(Observation {
+        fetched_ms: common::timefmt::unix_millis(time),
+        hops,
+        status: head.status,
+        robots: false,
+        kind,
+        digest: clean_value(rec.header("WARC-Payload-Digest").unwrap_or("")).to_string(),
+        etag: clean_value(head.header("ETag").unwrap_or("")).to_string(),
+        last_modified: clean_value(head.header("Last-Modified").unwrap_or("")).to_string(),
     })
 }

@@ -174,7 +174,9 @@ fn response_head(p: &Page) -> Vec<u8> {
         200 => "OK",
         301 => "Moved Permanently",
         302 => "Found",
+        304 => "Not Modified",
         404 => "Not Found",
+        410 => "Gone",
         _ => "Status",
     };
     let mut h = format!("HTTP/1.1 {} {reason}\r\n", p.status);
@@ -200,6 +202,19 @@ pub fn write_fetched(
     max_file_size: u64,
     done: bool,
 ) -> Vec<PathBuf> {
+    let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    write_fetched_at(crawl, id, pages, max_file_size, done, date)
+}
+
+/// [`write_fetched`] with the records' `WARC-Date`.
+pub fn write_fetched_at(
+    crawl: &TempCrawl,
+    id: &str,
+    pages: &[Page],
+    max_file_size: u64,
+    done: bool,
+    date: SystemTime,
+) -> Vec<PathBuf> {
     let dir = crawl.dir.fetched_dir(id);
     fs::create_dir_all(&dir).unwrap();
     let mut w = WarcWriter::new(WarcWriterConfig {
@@ -211,7 +226,6 @@ pub fn write_fetched(
         info: vec![("software".into(), "segmenter tests".into())],
     })
     .unwrap();
-    let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     for p in pages {
         let host = url::Url::parse(&p.url).unwrap();
         let request = format!(
@@ -249,7 +263,7 @@ pub fn write_done(crawl: &TempCrawl, id: &str, pages: &[Page]) -> Vec<PathBuf> {
     write_fetched(crawl, id, pages, 1 << 20, true)
 }
 
-/// Writes `fetched/ID/leftover.v2.tsv.zst`.
+/// Writes `fetched/ID/leftover.v3.tsv.zst`.
 pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
     fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
     let mut w = SegmentWriter::create(crawl.dir.leftover_path(id)).unwrap();
@@ -273,6 +287,10 @@ pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
         via,
         tries,
         not_before: None,
+        etag: String::new(),
+        last_modified: String::new(),
+        digest: String::new(),
+        fetched: None,
     }
 }
 

@@ -1,0 +1,245 @@
+//! The history merge: the old history and the round's observations, both
+//! sorted by (domain, host, URL), read side by side into the new history,
+//! one entry in memory at a time (like a CrawlDb update).
+
+use std::cmp::Ordering;
+
+use crate::backlog::host_key;
+use crate::candidates::{Meta, split_key};
+use crate::error::Error;
+use crate::sort::Merger;
+
+use super::{
+    Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Observation, Outcome,
+    Schedule, State,
+};
+
+/// What a merge did (the history figures of the round's report).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryCounts {
+    /// Entries in the new history.
+    pub entries: u64,
+    /// URLs fetched for the first time.
+    pub new: u64,
+    /// URLs fetched again and found unchanged (304, identical payload).
+    pub unchanged: u64,
+    /// URLs fetched again and found changed.
+    pub changed: u64,
+    /// URLs retired this round because they are gone (404/410 N times).
+    pub gone: u64,
+    /// URLs retired this round because they moved for good (301/308).
+    pub moved: u64,
+    /// URLs retired this round because robots.txt disallows them.
+    pub robots: u64,
+    /// Fetches with another answer (5xx, a first 404, a temporary redirect).
+    pub failed: u64,
+    /// Observations older than the history's last fetch of their URL
+    /// (a run read twice): ignored.
+    pub stale: u64,
+    /// Active URLs due now, handed to the round's selection.
+    pub due: u64,
+    /// Active URLs not yet due.
+    pub waiting: u64,
+    /// Retired URLs in the history.
+    pub retired: u64,
+}
+
+impl HistoryCounts {
+    /// URLs retired this round.
+    pub fn retired_now(&self) -> u64 {
+        self.gone + self.moved + self.robots
+    }
+
+    fn count(&mut self, outcome: Outcome, state: State) {
+        match outcome {
+            Outcome::New => self.new += 1,
+            Outcome::Unchanged => self.unchanged += 1,
+            Outcome::Changed => self.changed += 1,
+            Outcome::Failed => self.failed += 1,
+            Outcome::Retired => match state {
+                State::Gone => self.gone += 1,
+                State::Moved => self.moved += 1,
+                State::Robots => self.robots += 1,
+                State::Active => {}
+            },
+        }
+    }
+}
+
+/// The next observation out of the sort.
+struct Next {
+    prefix: Vec<u8>,
+    host: String,
+    url: String,
+    obs: Observation,
+}
+
+/// One history merge.
+pub struct Merge<'a> {
+    /// The current history, if there is one.
+    pub old: Option<HistoryReader>,
+    /// The round's observations, sorted.
+    pub observations: Merger,
+    /// The new history (staged).
+    pub out: HistoryWriter,
+    /// The schedule.
+    pub schedule: &'a Schedule,
+    /// Now, Unix ms: URLs due before it are handed out.
+    pub now_ms: i64,
+    /// Spread the first refetch of URLs new to the history over their
+    /// interval from now (a history built from old runs: no refetch storm).
+    pub spread_new: bool,
+}
+
+fn damaged(e: HistoryError) -> Error {
+    Error::damaged(HISTORY_REPAIR)(e)
+}
+
+impl Merge<'_> {
+    /// Runs the merge. Each active URL due by now goes to `due` (its `due`
+    /// time then moves one interval on: it is scheduled).
+    pub fn run(
+        mut self,
+        mut due: impl FnMut(&Entry) -> Result<(), Error>,
+    ) -> Result<HistoryCounts, Error> {
+        let mut counts = HistoryCounts::default();
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut next_obs = self.next_observation(&mut key, &mut meta)?;
+        // The next old entry and its `domain TAB host TAB` prefix; the entry
+        // being written and its prefix; the last one written. Buffers are
+        // reused from entry to entry: the history is read and written whole
+        // every round.
+        let (mut old, mut old_prefix, mut old_host) = (Entry::default(), Vec::new(), String::new());
+        let mut have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
+        let (mut entry, mut prefix) = (Entry::default(), Vec::new());
+        let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
+        loop {
+            let order = match (have_old, &next_obs) {
+                (false, None) => break,
+                (true, None) => Ordering::Less,
+                (false, Some(_)) => Ordering::Greater,
+                (true, Some(n)) => (old_prefix.as_slice(), old.url.as_str())
+                    .cmp(&(n.prefix.as_slice(), n.url.as_str())),
+            };
+            if order == Ordering::Greater {
+                let n = next_obs.take().expect("an observation");
+                entry = self.schedule.first(&n.host, &n.url, &n.obs);
+                if !n.obs.robots {
+                    counts.count(Outcome::New, entry.state);
+                }
+                if entry.state != State::Active {
+                    counts.count(Outcome::Retired, entry.state);
+                }
+                if self.spread_new && entry.state == State::Active {
+                    // A stable place in the interval, from the URL.
+                    let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
+                    let at =
+                        (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
+                    entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
+                }
+                prefix = n.prefix;
+                next_obs = self.next_observation(&mut key, &mut meta)?;
+            } else {
+                std::mem::swap(&mut entry, &mut old);
+                prefix.clone_from(&old_prefix);
+                have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
+            }
+            // Every (later) observation of this URL, oldest first.
+            while let Some(n) = &next_obs {
+                if n.prefix != prefix || n.url != entry.url {
+                    break;
+                }
+                if n.obs.fetched_ms <= entry.fetched_ms {
+                    counts.stale += 1;
+                } else {
+                    if entry.state != State::Active && !n.obs.robots {
+                        // A retired URL fetched again (a seed, a link from
+                        // a page that was not retired): it is back.
+                        entry.state = State::Active;
+                        entry.strikes = 0;
+                    }
+                    let outcome = self.schedule.apply(&mut entry, &n.obs, false);
+                    counts.count(outcome, entry.state);
+                }
+                next_obs = self.next_observation(&mut key, &mut meta)?;
+            }
+            if !last_url.is_empty()
+                && (prefix.as_slice(), entry.url.as_str())
+                    <= (last_prefix.as_slice(), last_url.as_str())
+            {
+                return Err(damaged(HistoryError::Damaged {
+                    path: std::path::PathBuf::from(super::FILE_NAME),
+                    problem: format!(
+                        "{} is out of order (the file is sorted by registrable domain, host, \
+                         URL; was it edited, or written by a build with another public suffix \
+                         list?)",
+                        entry.url
+                    ),
+                }));
+            }
+            if entry.state == State::Active {
+                if entry.due_ms <= self.now_ms {
+                    due(&entry)?;
+                    counts.due += 1;
+                    entry.due_ms = self
+                        .now_ms
+                        .saturating_add((entry.interval_s as i64).saturating_mul(1000));
+                } else {
+                    counts.waiting += 1;
+                }
+            } else {
+                counts.retired += 1;
+            }
+            self.out.write(&entry).map_err(damaged)?;
+            counts.entries += 1;
+            last_prefix.clone_from(&prefix);
+            last_url.clone_from(&entry.url);
+        }
+        self.out.finish().map_err(damaged)?;
+        Ok(counts)
+    }
+
+    /// Reads the next old entry into `e`; false at the end.
+    fn next_old(
+        &mut self,
+        e: &mut Entry,
+        prefix: &mut Vec<u8>,
+        host: &mut String,
+    ) -> Result<bool, Error> {
+        let Some(r) = &mut self.old else {
+            return Ok(false);
+        };
+        if !r.read_into(e).map_err(damaged)? {
+            return Ok(false);
+        }
+        if e.host != *host {
+            host_key(&e.host, prefix);
+            host.clone_from(&e.host);
+        }
+        Ok(true)
+    }
+
+    fn next_observation(
+        &mut self,
+        key: &mut Vec<u8>,
+        meta: &mut Meta,
+    ) -> Result<Option<Next>, Error> {
+        while self.observations.next_into(key, meta)? {
+            let Some(parts) = split_key(key) else {
+                continue;
+            };
+            let Some((url, obs)) = Observation::decode(parts.url) else {
+                continue;
+            };
+            let prefix = crate::candidates::host_prefix(key).to_vec();
+            return Ok(Some(Next {
+                prefix,
+                host: parts.host.to_string(),
+                url: url.to_string(),
+                obs,
+            }));
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,145 @@
+//! One fetch of a URL as the scan sees it, and how it travels through the
+//! round's external sort to the history merge.
+//!
+//! Observations are sorted with the candidates' sorter ([`crate::sort`]),
+//! in sorters of their own: the key's URL part is `URL NUL FIELDS` under a
+//! zero hash, so a host's observations come out by URL, and those of one URL
+//! by fetch time (the first field, fixed-width hex), oldest first, the
+//! order the history applies them in.
+
+use super::clean_value;
+
+/// How a fetch was stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// A full response.
+    #[default]
+    Full,
+    /// A `revisit` record, profile server-not-modified (a 304).
+    NotModified,
+    /// A `revisit` record, profile identical-payload-digest.
+    Identical,
+}
+
+impl Kind {
+    fn code(self) -> char {
+        match self {
+            Kind::Full => 'f',
+            Kind::NotModified => 'n',
+            Kind::Identical => 'i',
+        }
+    }
+
+    fn of_code(c: &str) -> Option<Kind> {
+        Some(match c {
+            "f" => Kind::Full,
+            "n" => Kind::NotModified,
+            "i" => Kind::Identical,
+            _ => return None,
+        })
+    }
+}
+
+/// One fetch of a URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// When (`WARC-Date`), Unix ms.
+    pub fetched_ms: i64,
+    /// Hops from a seed (`X-Crawl-Hops`).
+    pub hops: u32,
+    /// The HTTP status (0 when `robots`).
+    pub status: u16,
+    /// Disallowed by robots.txt (from the crawl log; no response).
+    pub robots: bool,
+    /// Full response or revisit.
+    pub kind: Kind,
+    /// `WARC-Payload-Digest` (empty: none).
+    pub digest: String,
+    /// `ETag` (empty: none).
+    pub etag: String,
+    /// `Last-Modified` (empty: none).
+    pub last_modified: String,
+}
+
+impl Observation {
+    /// `url NUL fields`: the URL part of the sort key.
+    pub fn encode(&self, url: &str, out: &mut String) {
+        use std::fmt::Write;
+        out.clear();
+        out.push_str(url);
+        out.push('\0');
+        let status = if self.robots {
+            "r".to_string()
+        } else {
+            self.status.to_string()
+        };
+        let _ = write!(
+            out,
+            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}",
+            self.fetched_ms.max(0),
+            self.hops,
+            self.kind.code(),
+            clean_value(&self.digest),
+            clean_value(&self.etag),
+            clean_value(&self.last_modified),
+        );
+    }
+
+    /// Inverse of [`Observation::encode`]: the URL and the observation.
+    pub fn decode(text: &str) -> Option<(&str, Observation)> {
+        let (url, rest) = text.split_once('\0')?;
+        let mut f = rest.split('\t');
+        let time = i64::from_str_radix(f.next()?, 16).ok()?;
+        let hops = f.next()?.parse().ok()?;
+        let status = f.next()?;
+        let kind = Kind::of_code(f.next()?)?;
+        let (robots, status) = match status {
+            "r" => (true, 0),
+            s => (false, s.parse().ok()?),
+        };
+        let obs = Observation {
+            fetched_ms: time,
+            hops,
+            status,
+            robots,
+            kind,
+            digest: f.next()?.to_string(),
+            etag: f.next()?.to_string(),
+            last_modified: f.next()?.to_string(),
+        };
+        f.next().is_none().then_some((url, obs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_sorts_by_url_then_time() {
+        let obs = |ms: i64| Observation {
+            fetched_ms: ms,
+            hops: 2,
+            status: 200,
+            robots: false,
+            kind: Kind::Identical,
+            digest: "sha1:ABC".into(),
+            etag: "\"v1\"".into(),
+            last_modified: String::new(),
+        };
+        let mut a = String::new();
+        obs(5).encode("http://a.test/", &mut a);
+        assert_eq!(Observation::decode(&a), Some(("http://a.test/", obs(5))));
+        let mut b = String::new();
+        obs(300).encode("http://a.test/", &mut b);
+        let mut c = String::new();
+        obs(1).encode("http://a.test/x", &mut c);
+        assert!(a < b && b < c);
+        let r = Observation {
+            robots: true,
+            ..Observation::default()
+        };
+        r.encode("http://a.test/", &mut a);
+        assert_eq!(Observation::decode(&a).unwrap().1, r);
+    }
+}

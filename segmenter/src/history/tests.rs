@@ -1,0 +1,138 @@
+use std::time::Duration;
+
+use super::*;
+
+fn obs(ms: i64, status: u16, kind: Kind, digest: &str) -> Observation {
+    Observation {
+        fetched_ms: ms,
+        hops: 1,
+        status,
+        robots: false,
+        kind,
+        digest: digest.into(),
+        etag: "\"e\"".into(),
+        last_modified: String::new(),
+    }
+}
+
+fn schedule() -> Schedule {
+    Schedule {
+        interval: Duration::from_secs(100),
+        min: Duration::from_secs(10),
+        max: Duration::from_secs(1000),
+        gone_after: 2,
+    }
+}
+
+#[test]
+fn interval_shrinks_when_changed_and_grows_when_not() {
+    let s = schedule();
+    let mut e = s.first(
+        "a.test",
+        "http://a.test/",
+        &obs(1000, 200, Kind::Full, "sha1:A"),
+    );
+    assert_eq!((e.interval_s, e.due_ms), (100, 101_000));
+    assert_eq!(
+        s.apply(&mut e, &obs(2000, 200, Kind::Full, "sha1:B"), false),
+        Outcome::Changed
+    );
+    assert_eq!(
+        (e.interval_s, e.changes, e.digest.as_str()),
+        (50, 1, "sha1:B")
+    );
+    assert_eq!(
+        s.apply(&mut e, &obs(3000, 304, Kind::NotModified, ""), false),
+        Outcome::Unchanged
+    );
+    assert_eq!((e.interval_s, e.digest.as_str()), (75, "sha1:B"));
+    assert_eq!(
+        s.apply(&mut e, &obs(4000, 200, Kind::Identical, "sha1:B"), false),
+        Outcome::Unchanged
+    );
+    assert_eq!(e.interval_s, 113);
+    for _ in 0..10 {
+        s.apply(&mut e, &obs(5000, 200, Kind::Full, "sha1:B"), false);
+    }
+    assert_eq!(e.interval_s, 1000, "bounded by max");
+    for i in 0..10 {
+        s.apply(
+            &mut e,
+            &obs(6000, 200, Kind::Full, &format!("sha1:{i}")),
+            false,
+        );
+    }
+    assert_eq!(e.interval_s, 10, "bounded by min");
+}
+
+#[test]
+fn gone_moved_and_robots_retire() {
+    let s = schedule();
+    let mut e = s.first(
+        "a.test",
+        "http://a.test/",
+        &obs(1000, 200, Kind::Full, "sha1:A"),
+    );
+    assert_eq!(
+        s.apply(&mut e, &obs(2000, 404, Kind::Full, ""), false),
+        Outcome::Failed
+    );
+    assert_eq!(e.state, State::Active);
+    assert_eq!(
+        s.apply(&mut e, &obs(3000, 410, Kind::Full, ""), false),
+        Outcome::Retired
+    );
+    assert_eq!((e.state, e.strikes), (State::Gone, 2));
+    let mut m = s.first("a.test", "http://a.test/m", &obs(1000, 200, Kind::Full, ""));
+    s.apply(&mut m, &obs(2000, 301, Kind::Full, ""), false);
+    assert_eq!(m.state, State::Moved);
+    let r = s.first(
+        "a.test",
+        "http://a.test/r",
+        &Observation {
+            fetched_ms: 5,
+            robots: true,
+            ..Observation::default()
+        },
+    );
+    assert_eq!((r.state, r.status.as_str()), (State::Robots, "robots"));
+}
+
+#[test]
+fn the_file_round_trips_and_damage_is_refused() {
+    let dir = std::env::temp_dir().join(format!("history-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(FILE_NAME);
+    let s = schedule();
+    let mut a = s.first(
+        "a.test",
+        "http://a.test/",
+        &obs(1000, 200, Kind::Full, "sha1:A"),
+    );
+    a.last_modified = "Tue, 24 Nov 2026 10:00:00 GMT".into();
+    let b = s.first("a.test", "http://a.test/b", &obs(1000, 404, Kind::Full, ""));
+    let mut w = HistoryWriter::create(&path).unwrap();
+    w.write(&a).unwrap();
+    w.write(&b).unwrap();
+    assert_eq!(w.finish().unwrap(), 2);
+    let mut r = HistoryReader::open(&path).unwrap().unwrap();
+    assert_eq!(r.next_entry().unwrap(), Some(a.clone()));
+    assert_eq!(r.next_entry().unwrap(), Some(b));
+    assert_eq!(r.next_entry().unwrap(), None);
+
+    // The same text without its last entry: the end line no longer matches.
+    let text =
+        String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap()).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.remove(2);
+    let cut = lines.join("\n") + "\n";
+    std::fs::write(&path, zstd::encode_all(cut.as_bytes(), 3).unwrap()).unwrap();
+    let mut r = HistoryReader::open(&path).unwrap().unwrap();
+    assert_eq!(r.next_entry().unwrap(), Some(a));
+    let err = r.next_entry().unwrap_err().to_string();
+    assert!(
+        err.contains("does not match") && err.contains(FILE_NAME),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
