@@ -418,7 +418,7 @@ mod tests {
 
     fn staged_bytes(s: &Staging) -> (Vec<u8>, Vec<u8>) {
         (
-            fs::read(s.segments_dir().join("00002.v2.tsv.zst")).unwrap(),
+            fs::read(s.segments_dir().join("00002.v3.tsv.zst")).unwrap(),
             fs::read(s.bloom_path()).unwrap(),
         )
     }
@@ -495,7 +495,7 @@ mod tests {
         let c = crawl("damaged-staged");
         let s = stage(&c);
         let dir = c.root().join(STAGING_DIR);
-        let listed = "segments/00002.v2.tsv.zst\nseen.bloom\nconsumed.txt\n";
+        let listed = "segments/00002.v3.tsv.zst\nseen.bloom\nconsumed.txt\n";
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::write(c.consumed_path(), b"00001\n").unwrap();
@@ -512,7 +512,7 @@ mod tests {
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::rename(
-            s.segments_dir().join("00002.v2.tsv.zst"),
+            s.segments_dir().join("00002.v3.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();

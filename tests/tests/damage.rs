@@ -131,6 +131,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         ("scope.seeds", c.crawl.join("scope.seeds")),
         ("backlog", c.crawl.join("backlog.v3.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
+        ("history", c.crawl.join("history.v1.tsv.zst")),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
         ("leftover", run.join("leftover.v3.tsv.zst")),
@@ -214,7 +215,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     copy_tree(&after_round, &unfinished);
     bins::assert_code(&fetch(&unfinished), 0, Some(&unfinished));
     let run_dir = unfinished.join("fetched").join(&next);
-    for name in ["DONE", "stats.json", "leftover.v2.tsv.zst"] {
+    for name in ["DONE", "stats.json", "leftover.v3.tsv.zst"] {
         std::fs::remove_file(run_dir.join(name)).unwrap();
     }
     std::fs::write(run_dir.join(".work.tsv"), b"host\turl\n").unwrap();
@@ -254,9 +255,10 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     };
     for name in [
         "consumed.txt.prev",
-        "backlog.v2.tsv.zst.prev",
+        "backlog.v3.tsv.zst.prev",
         "seen.bloom.prev",
         "scope.seeds.prev",
+        "history.v1.tsv.zst.prev",
     ] {
         if !pristine.join(name).is_file() {
             continue;
@@ -498,7 +500,7 @@ fn accounted_for(crawl: &Path, id: &str, urls: &BTreeSet<String>) -> bool {
     if !run.join("DONE").is_file() {
         return false;
     }
-    let mut seen = read_urls(&run.join("leftover.v2.tsv.zst"));
+    let mut seen = read_urls(&run.join("leftover.v3.tsv.zst"));
     let log = std::fs::read_to_string(run.join("crawl.log")).unwrap_or_default();
     for line in log.lines() {
         match common::crawllog::parse_line(line) {
