@@ -6,7 +6,6 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use flate2::Compression;
 use sha1::{Digest, Sha1};
 
 use super::gzip::MemberWriter;
@@ -73,7 +72,7 @@ impl ExchangeEncoder {
     /// An encoder at gzip level `level` (0–9).
     pub fn with_level(level: u32) -> ExchangeEncoder {
         ExchangeEncoder {
-            gz: MemberWriter::new(Compression::new(level.min(9))),
+            gz: MemberWriter::new(level),
             ids: IdGen::new(),
             head: Vec::with_capacity(4096),
             ip: String::with_capacity(40),
