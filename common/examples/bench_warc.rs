@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p common --example bench_warc -- [--pages N] [--max-page BYTES]
-//!     [--html DIR | --synthetic BYTES] [--level 0-9] [--encoders N] [--dir DIR]
+//!     [--html DIR | --synthetic BYTES] [--level 0-12] [--encoders N] [--dir DIR]
 //! ```
 //!
 //! Writes N exchanges into one WARC file: by default one thread compresses
@@ -67,7 +67,7 @@ fn parse_args() -> Result<Args, String> {
             "-h" | "--help" => {
                 return Err(
                     "usage: bench_warc [--pages N] [--max-page BYTES] [--html DIR | --synthetic BYTES] \
-                     [--level 0-9] [--encoders N] [--dir DIR]"
+                     [--level 0-12] [--encoders N] [--dir DIR]"
                         .into(),
                 );
             }

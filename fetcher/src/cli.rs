@@ -256,8 +256,9 @@ common::options! {
         /// Start a new WARC file when one reaches this size [default: 1GB].
         #[arg(long, value_name = "SIZE")]
         pub warc_max_size: Option<SizeValue>,
-        /// Gzip level of WARC records, 0 (stored) to 9 (smallest); 1 takes
-        /// about half the CPU of 3 for files about 30 % larger [default: 3].
+        /// Deflate level of the WARC records' gzip members (libdeflate's),
+        /// 0 (stored) to 9 (smallest); 3 or 4 take about a quarter more CPU
+        /// than 1 for files 1-2 % smaller [default: 1].
         #[arg(long, value_name = "N")]
         pub warc_level: Option<u32>,
         /// URLs of one queue held in memory at once; the rest are read from the

@@ -109,8 +109,8 @@ pub struct Encoders {
 }
 
 impl Encoders {
-    /// A pool of at most `max` compressors (at least one) at gzip level
-    /// `level` (0–9).
+    /// A pool of at most `max` compressors (at least one) at deflate
+    /// level `level` (0–9, see [`common::warc::DEFAULT_COMPRESSION_LEVEL`]).
     pub fn new(max: usize, level: u32) -> Encoders {
         Encoders {
             free: Mutex::new((Vec::new(), 0, 0)),

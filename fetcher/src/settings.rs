@@ -386,7 +386,7 @@ mod tests {
             a.extend_from_slice(extra);
             settings(&a)
         };
-        assert_eq!(with(&[]).unwrap().warc_level, 3);
+        assert_eq!(with(&[]).unwrap().warc_level, 1);
         assert_eq!(with(&["--warc-level", "1"]).unwrap().warc_level, 1);
         let e = with(&["--warc-level", "10"]).unwrap_err().to_string();
         assert!(e.contains("gzip level"), "{e}");
