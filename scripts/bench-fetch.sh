@@ -170,7 +170,7 @@ print(f"CPU s/1000 pages {1000 * fetch_cpu / max(pages, 1):.3f} fetcher, "
       f"{1000 * (fetch_cpu + server_cpu) / max(pages, 1):.3f} total")
 warc_dir = os.path.dirname(sys.argv[1])
 warc_bytes = sum(os.path.getsize(os.path.join(warc_dir, f)) for f in stats["warc_files"])
-print(f"WARC             {warc_bytes / 1e3 / max(pages, 1):.1f} KB per page "
+print(f"WARC             {warc_bytes / 1e3 / max(pages, 1):.2f} KB per page "
       f"({stats['payload_bytes'] / max(pages, 1) / 1e3:.1f} KB of payload)")
 rss = stats["peak_rss_bytes"] / 1e6
 print(f"peak RSS         {rss:.1f} MB (fetcher)")
