@@ -11,40 +11,20 @@ use std::path::{Path, PathBuf};
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{ErrorCode, LogLine, Status};
-use common::segment::{SegmentRecord, SegmentWriter, Via};
+use common::segment::Via;
 use common::warc::{WarcReader, WarcRecord};
+use testkit::segment::host_of;
 use testkit::server::tls::{TestCa, TlsFront, self_signed};
 use testkit::server::{Response, Routes, Server};
 
 use support::{crawl_dir, crawl_log, fetch, fetch_cmd, leftover, responses, warc_files};
 
-/// Writes segment `id` with the given URLs (host names as the queue keys).
+/// Writes segment `id` with the given URLs (host names as the queue keys),
+/// sorted by host like a real segment.
 fn write_urls(crawl: &CrawlDir, id: &str, urls: &[String]) {
-    let mut w = SegmentWriter::create(crawl.segment_path(id)).expect("segment");
-    let mut sorted: Vec<(String, &String)> = urls
-        .iter()
-        .map(|u| {
-            (
-                url::Url::parse(u).unwrap().host_str().unwrap().to_string(),
-                u,
-            )
-        })
-        .collect();
+    let mut sorted: Vec<(String, String)> = urls.iter().map(|u| (host_of(u), u.clone())).collect();
     sorted.sort();
-    for (host, url) in sorted {
-        w.write(&SegmentRecord {
-            host,
-            url: url.clone(),
-            hops: 1,
-            inlinks: 1,
-            via: Via::Link,
-            tries: 0,
-            not_before: None,
-            ..Default::default()
-        })
-        .expect("write segment line");
-    }
-    w.finish().expect("finish segment");
+    testkit::segment::write_links(&crawl.segment_path(id), sorted);
 }
 
 /// The CA's certificate written to `CRAWL/NAME`.

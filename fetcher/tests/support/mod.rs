@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{LogLine, parse_line};
-use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::segment::{SegmentReader, SegmentRecord};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{self, Finished, Running};
 use testkit::server::Server;
@@ -26,24 +26,11 @@ pub fn crawl_dir(test: &str) -> CrawlDir {
 
 /// Writes segment `id` with `(host, path)` pairs served by `server`.
 pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str, &str)]) {
-    let mut w = SegmentWriter::create(crawl.segment_path(id)).expect("segment");
-    for (host, path) in urls {
-        w.write(&SegmentRecord {
-            host: host.to_string(),
-            url: server.url(host, path),
-            hops: 1,
-            inlinks: 1,
-            via: Via::Link,
-            tries: 0,
-            not_before: None,
-            etag: String::new(),
-            last_modified: String::new(),
-            digest: String::new(),
-            fetched: None,
-        })
-        .expect("write segment line");
-    }
-    w.finish().expect("finish segment");
+    testkit::segment::write_links(
+        &crawl.segment_path(id),
+        urls.iter()
+            .map(|(host, path)| (host.to_string(), server.url(host, path))),
+    );
 }
 
 /// Writes the server's names to `CRAWL/hosts` and returns the path.
