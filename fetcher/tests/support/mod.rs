@@ -45,18 +45,28 @@ pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
 /// proxy from the environment.
 pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
     let hosts = hosts_file(crawl, server);
+    let mut cmd = guarded_fetch_cmd(crawl, &hosts);
+    cmd.args([
+        "--allow-private",
+        "--threads",
+        "8",
+        "--connect-timeout",
+        "2s",
+        "--first-byte-timeout",
+        "2s",
+        "--download-timeout",
+        "5s",
+    ]);
+    cmd
+}
+
+/// `fetcher fetch CRAWL` with agent `testbot`, `hosts` as the hosts file,
+/// no delay, quiet progress and no proxy from the environment, but the
+/// private-address guard on (loopback targets are refused).
+pub fn guarded_fetch_cmd(crawl: &CrawlDir, hosts: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
     // A proxy of the machine's environment would take the loopback requests.
-    for v in [
-        "all_proxy",
-        "ALL_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "http_proxy",
-        "HTTP_PROXY",
-    ] {
-        cmd.env_remove(v);
-    }
+    testkit::proxy::clear_proxy_env(&mut cmd);
     cmd.arg("fetch")
         .arg(crawl.root())
         .args([
@@ -68,21 +78,12 @@ pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
         .arg("--hosts-file")
         .arg(hosts)
         .args([
-            "--allow-private",
             "--min-delay",
             "0",
             "--delay-factor",
             "0",
             "--progress",
             "none",
-            "--threads",
-            "8",
-            "--connect-timeout",
-            "2s",
-            "--first-byte-timeout",
-            "2s",
-            "--download-timeout",
-            "5s",
         ]);
     cmd
 }
