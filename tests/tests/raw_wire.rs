@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,7 @@ use std::time::Duration;
 use common::segment::{SegmentReader, SegmentRecord};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{bin_path, run_within};
-use testkit::warcio;
+use testkit::warcio::{self, warc_files};
 
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -256,16 +256,6 @@ fn records(dir: &Path) -> Vec<WarcRecord> {
         }
     }
     out
-}
-
-fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
 }
 
 fn segment_urls(crawl: &Path) -> Vec<String> {

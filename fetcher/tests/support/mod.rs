@@ -135,13 +135,7 @@ pub fn read_segment(path: &Path) -> Vec<SegmentRecord> {
 
 /// The WARC files of a run.
 pub fn warc_files(crawl: &CrawlDir, id: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(crawl.fetched_dir(id))
-        .expect("fetched dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
+    testkit::warcio::warc_files(&crawl.fetched_dir(id))
 }
 
 /// Every response record of a run (blocks cut at 64 KiB).

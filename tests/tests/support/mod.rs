@@ -305,13 +305,7 @@ impl Outcome {
                 });
                 out.log.push((run.clone(), parsed));
             }
-            let mut warcs: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-                .collect();
-            warcs.sort();
-            for file in warcs {
+            for file in testkit::warcio::warc_files(&dir) {
                 let mut reader = WarcReader::open(&file, 1 << 20).unwrap();
                 let mut rec = WarcRecord::default();
                 loop {
