@@ -10,22 +10,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
-use common::segment::{SegmentReader, SegmentRecord};
 use testkit::bins::{bin_path, run_within};
+use testkit::segment::read_urls;
 use testkit::server::tls::{TestCa, TlsFront};
 use testkit::server::{Response, Routes, Server};
 
 const BOUND: Duration = Duration::from_secs(60);
-
-fn segment_urls(path: &Path) -> Vec<String> {
-    let mut r = SegmentReader::open(path).unwrap();
-    let mut rec = SegmentRecord::default();
-    let mut urls = Vec::new();
-    while r.read_next(&mut rec).unwrap() {
-        urls.push(rec.url.clone());
-    }
-    urls
-}
 
 #[test]
 fn links_found_in_pages_fetched_over_https_are_followed() {
@@ -105,7 +95,7 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().contains("00002"))
-        .flat_map(|p| segment_urls(&p))
+        .flat_map(|p| read_urls(&p))
         .collect();
     let mut want = vec![
         front.url("secure.test", "/absolute"),

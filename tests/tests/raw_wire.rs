@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::segment::{SegmentReader, SegmentRecord};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{bin_path, run_within};
+use testkit::segment::read_urls;
 use testkit::warcio::{self, warc_files};
 
 const BOUND: Duration = Duration::from_secs(60);
@@ -265,11 +265,7 @@ fn segment_urls(crawl: &Path) -> Vec<String> {
         if !p.to_string_lossy().ends_with(".zst") {
             continue;
         }
-        let mut r = SegmentReader::open(&p).unwrap();
-        let mut rec = SegmentRecord::default();
-        while r.read_next(&mut rec).unwrap() {
-            urls.push(rec.url.clone());
-        }
+        urls.extend(read_urls(&p));
     }
     urls
 }
