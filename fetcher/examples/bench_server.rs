@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use testkit::server::{Request, Response, Server};
+use testkit::server::Server;
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -105,13 +105,7 @@ fn text_pages(len: usize) -> Vec<Vec<u8>> {
 /// Host names served by testkit's server (a thread per connection).
 fn serve_names(crawl: &CrawlDir, hosts: usize, per_host: usize, page: Vec<u8>) {
     let body: Arc<[u8]> = Arc::from(page);
-    let handler: Arc<dyn testkit::server::Handler> = Arc::new(move |req: &Request| {
-        if req.path() == "/robots.txt" {
-            Response::not_found()
-        } else {
-            Response::shared(200, "text/html", body.clone())
-        }
-    });
+    let handler = testkit::server::same_page_everywhere("text/html", body);
     let mut builder = Server::builder()
         .request_log(false)
         .idle_timeout(Duration::from_secs(120));

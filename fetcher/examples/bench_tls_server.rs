@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
+use testkit::server::Server;
 use testkit::server::tls::{TestCa, TlsFront};
-use testkit::server::{Request, Response, Server};
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -36,13 +36,7 @@ fn main() {
     }
     page.truncate(body_len);
     let body: Arc<[u8]> = Arc::from(page.into_bytes());
-    let handler: Arc<dyn testkit::server::Handler> = Arc::new(move |req: &Request| {
-        if req.path() == "/robots.txt" {
-            Response::not_found()
-        } else {
-            Response::shared(200, "text/html", body.clone())
-        }
-    });
+    let handler = testkit::server::same_page_everywhere("text/html", body);
     let mut builder = Server::builder()
         .request_log(false)
         .idle_timeout(Duration::from_secs(120));
