@@ -4,6 +4,8 @@
 //! `segmenter run`, which must find the page's links to https URLs and put
 //! them in the next segment.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -53,26 +55,11 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
     )
     .unwrap();
 
+    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
     run_within(
-        Command::new(bin_path("segmenter"))
-            .arg("inject")
-            .arg(&crawl)
-            .arg(tmp.join("seeds.txt")),
-        &tmp,
-        0,
-        BOUND,
-    );
-    run_within(
-        Command::new(bin_path("fetcher"))
-            .arg("fetch")
-            .arg(&crawl)
-            .arg("--hosts-file")
-            .arg(tmp.join("hosts"))
+        support::fetch_cmd(&crawl, &tmp.join("hosts"))
             .arg("--ca-file")
-            .arg(tmp.join("ca.pem"))
-            .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
-            .args(["--progress", "none", "--agent-name", "testbot"])
-            .args(["--agent-url", "http://bot.test/about"]),
+            .arg(tmp.join("ca.pem")),
         &tmp,
         0,
         BOUND,

@@ -7,6 +7,8 @@
 //! be those bytes exactly, pass `warcio check` and `warcio index`, and give
 //! the segmenter every link.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -288,24 +290,9 @@ fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
     std::fs::write(tmp.join("seeds.txt"), seeds).unwrap();
     std::fs::write(tmp.join("hosts"), "127.0.0.1 raw.test\n").unwrap();
 
-    run_within(
-        Command::new(bin_path("segmenter"))
-            .arg("inject")
-            .arg(&crawl)
-            .arg(tmp.join("seeds.txt")),
-        &tmp,
-        0,
-        BOUND,
-    );
+    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
     let fetched = run_within(
-        Command::new(bin_path("fetcher"))
-            .arg("fetch")
-            .arg(&crawl)
-            .arg("--hosts-file")
-            .arg(tmp.join("hosts"))
-            .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
-            .args(["--progress", "none", "--agent-name", "testbot"])
-            .args(["--agent-url", "http://bot.test/about"]),
+        &mut support::fetch_cmd(&crawl, &tmp.join("hosts")),
         &tmp,
         0,
         BOUND,
