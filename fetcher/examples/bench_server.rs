@@ -30,8 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use common::segment::{SegmentRecord, SegmentWriter, Via};
-use testkit::server::{Request, Response, Server};
+use testkit::server::Server;
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -106,13 +105,7 @@ fn text_pages(len: usize) -> Vec<Vec<u8>> {
 /// Host names served by testkit's server (a thread per connection).
 fn serve_names(crawl: &CrawlDir, hosts: usize, per_host: usize, page: Vec<u8>) {
     let body: Arc<[u8]> = Arc::from(page);
-    let handler: Arc<dyn testkit::server::Handler> = Arc::new(move |req: &Request| {
-        if req.path() == "/robots.txt" {
-            Response::not_found()
-        } else {
-            Response::shared(200, "text/html", body.clone())
-        }
-    });
+    let handler = testkit::server::same_page_everywhere("text/html", body);
     let mut builder = Server::builder()
         .request_log(false)
         .idle_timeout(Duration::from_secs(120));
@@ -140,26 +133,10 @@ fn serve_names(crawl: &CrawlDir, hosts: usize, per_host: usize, page: Vec<u8>) {
 /// Writes the segment, domain-sorted like a real one (all URLs of a host
 /// together); returns the URL count.
 fn write_segment(crawl: &CrawlDir, urls: &[(String, Vec<String>)]) -> u64 {
-    let mut w = SegmentWriter::create(crawl.segment_path("00001")).expect("segment");
-    for (host, list) in urls {
-        for url in list {
-            w.write(&SegmentRecord {
-                host: host.clone(),
-                url: url.clone(),
-                hops: 1,
-                inlinks: 1,
-                via: Via::Link,
-                tries: 0,
-                not_before: None,
-                etag: String::new(),
-                last_modified: String::new(),
-                digest: String::new(),
-                fetched: None,
-            })
-            .expect("segment line");
-        }
-    }
-    w.finish().expect("finish segment")
+    let lines = urls
+        .iter()
+        .flat_map(|(host, list)| list.iter().map(move |url| (host.clone(), url.clone())));
+    testkit::segment::write_links(&crawl.segment_path("00001"), lines)
 }
 
 /// Sleeps until `CRAWL/bench-stop` exists (or [`LIFETIME`] passed), calling

@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use common::segment::{SegmentRecord, SegmentWriter, Via};
+use testkit::server::Server;
 use testkit::server::tls::{TestCa, TlsFront};
-use testkit::server::{Request, Response, Server};
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -37,13 +36,7 @@ fn main() {
     }
     page.truncate(body_len);
     let body: Arc<[u8]> = Arc::from(page.into_bytes());
-    let handler: Arc<dyn testkit::server::Handler> = Arc::new(move |req: &Request| {
-        if req.path() == "/robots.txt" {
-            Response::not_found()
-        } else {
-            Response::shared(200, "text/html", body.clone())
-        }
-    });
+    let handler = testkit::server::same_page_everywhere("text/html", body);
     let mut builder = Server::builder()
         .request_log(false)
         .idle_timeout(Duration::from_secs(120));
@@ -71,23 +64,10 @@ fn main() {
         std::fs::write(crawl.root().join("hosts"), server.hosts_file()).expect("hosts file");
         ca.write_pem(&crawl.root().join("ca.pem")).expect("CA file");
         // Domain-sorted like a real segment: all URLs of a host together.
-        let mut w = SegmentWriter::create(crawl.segment_path("00001")).expect("segment");
-        for n in &names {
-            for i in 0..per_host {
-                w.write(&SegmentRecord {
-                    host: n.clone(),
-                    url: url_of(n, &format!("/page/{i}")),
-                    hops: 1,
-                    inlinks: 1,
-                    via: Via::Link,
-                    tries: 0,
-                    not_before: None,
-                    ..Default::default()
-                })
-                .expect("segment line");
-            }
-        }
-        urls = w.finish().expect("finish segment");
+        let lines = names
+            .iter()
+            .flat_map(|n| (0..per_host).map(|i| (n.clone(), url_of(n, &format!("/page/{i}")))));
+        urls = testkit::segment::write_links(&crawl.segment_path("00001"), lines);
     }
     println!("ready {urls}");
 

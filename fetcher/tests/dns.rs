@@ -12,9 +12,10 @@ use std::process::Command;
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{ErrorCode, LogLine, Status};
-use common::segment::{SegmentRecord, SegmentWriter, Via};
+use common::segment::Via;
 use support::*;
 use testkit::dns::{DnsAnswer, DnsServer};
+use testkit::segment::host_of;
 use testkit::server::{Response, Routes, Server};
 
 /// `fetcher fetch` with the test defaults, names resolved by `dns` only
@@ -39,26 +40,10 @@ fn ipv4(server: &Server, host: &str) -> Ipv4Addr {
 
 /// A segment of `urls` as they are (hosts the server may not have).
 fn write_urls(crawl: &CrawlDir, urls: &[String]) {
-    let mut w = SegmentWriter::create(crawl.segment_path("00001")).unwrap();
-    for url in urls {
-        let host = url::Url::parse(url)
-            .unwrap()
-            .host_str()
-            .unwrap()
-            .to_string();
-        w.write(&SegmentRecord {
-            host,
-            url: url.clone(),
-            hops: 1,
-            inlinks: 1,
-            via: Via::Link,
-            tries: 0,
-            not_before: None,
-            ..Default::default()
-        })
-        .unwrap();
-    }
-    w.finish().unwrap();
+    testkit::segment::write_links(
+        &crawl.segment_path("00001"),
+        urls.iter().map(|u| (host_of(u), u.clone())),
+    );
 }
 
 fn site(pages: usize) -> Routes {

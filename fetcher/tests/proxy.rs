@@ -15,26 +15,10 @@ use support::*;
 use testkit::proxy::ProxyServer;
 use testkit::server::{Response, Routes, Server};
 
-/// Every variable that could name a proxy, so that the machine's own
-/// settings never reach a test.
-const PROXY_VARS: [&str; 8] = [
-    "all_proxy",
-    "ALL_PROXY",
-    "https_proxy",
-    "HTTPS_PROXY",
-    "http_proxy",
-    "HTTP_PROXY",
-    "no_proxy",
-    "NO_PROXY",
-];
-
-/// `fetcher fetch` with the test defaults, the environment's proxy
-/// variables removed and `env` set instead.
+/// `fetcher fetch` with the test defaults (no proxy variables from the
+/// environment) and `env` set instead.
 fn proxy_cmd(crawl: &CrawlDir, server: &Server, env: &[(&str, &str)]) -> Command {
     let mut cmd = fetch_cmd(crawl, server);
-    for v in PROXY_VARS {
-        cmd.env_remove(v);
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -221,29 +205,8 @@ fn a_private_target_is_refused_before_the_proxy_is_asked() {
     let hosts = hosts_file(&crawl, &server);
     // The test defaults without --allow-private: the proxy (on 127.0.0.1,
     // the operator's choice) is reached, the targets (127.0.0.x) are not.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
-    for v in PROXY_VARS {
-        cmd.env_remove(v);
-    }
-    cmd.arg("fetch")
-        .arg(crawl.root())
-        .args([
-            "--agent-name",
-            "testbot",
-            "--agent-url",
-            "http://bot.test/about",
-        ])
-        .arg("--hosts-file")
-        .arg(hosts)
-        .args([
-            "--min-delay",
-            "0",
-            "--delay-factor",
-            "0",
-            "--progress",
-            "none",
-        ])
-        .args(["--proxy", &proxy.url()]);
+    let mut cmd = guarded_fetch_cmd(&crawl, &hosts);
+    cmd.args(["--proxy", &proxy.url()]);
     fetch(&mut cmd, &crawl, 0);
     let log = crawl_log(&crawl, "00001");
     assert!(!log.is_empty());
@@ -270,29 +233,8 @@ fn a_name_only_the_proxy_can_resolve_is_left_to_it() {
     segment(&crawl, &server);
     let empty = crawl.root().join("no-hosts");
     std::fs::write(&empty, "").unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
-    for v in PROXY_VARS {
-        cmd.env_remove(v);
-    }
-    cmd.arg("fetch")
-        .arg(crawl.root())
-        .args([
-            "--agent-name",
-            "testbot",
-            "--agent-url",
-            "http://bot.test/about",
-        ])
-        .arg("--hosts-file")
-        .arg(&empty)
-        .args(["--dns-server", &dns.addr().to_string()])
-        .args([
-            "--min-delay",
-            "0",
-            "--delay-factor",
-            "0",
-            "--progress",
-            "none",
-        ])
+    let mut cmd = guarded_fetch_cmd(&crawl, &empty);
+    cmd.args(["--dns-server", &dns.addr().to_string()])
         .args(["--proxy", &proxy.url()]);
     fetch(&mut cmd, &crawl, 0);
     let log = crawl_log(&crawl, "00001");

@@ -11,40 +11,20 @@ use std::path::{Path, PathBuf};
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{ErrorCode, LogLine, Status};
-use common::segment::{SegmentRecord, SegmentWriter, Via};
+use common::segment::Via;
 use common::warc::{WarcReader, WarcRecord};
+use testkit::segment::host_of;
 use testkit::server::tls::{TestCa, TlsFront, self_signed};
 use testkit::server::{Response, Routes, Server};
 
 use support::{crawl_dir, crawl_log, fetch, fetch_cmd, leftover, responses, warc_files};
 
-/// Writes segment `id` with the given URLs (host names as the queue keys).
+/// Writes segment `id` with the given URLs (host names as the queue keys),
+/// sorted by host like a real segment.
 fn write_urls(crawl: &CrawlDir, id: &str, urls: &[String]) {
-    let mut w = SegmentWriter::create(crawl.segment_path(id)).expect("segment");
-    let mut sorted: Vec<(String, &String)> = urls
-        .iter()
-        .map(|u| {
-            (
-                url::Url::parse(u).unwrap().host_str().unwrap().to_string(),
-                u,
-            )
-        })
-        .collect();
+    let mut sorted: Vec<(String, String)> = urls.iter().map(|u| (host_of(u), u.clone())).collect();
     sorted.sort();
-    for (host, url) in sorted {
-        w.write(&SegmentRecord {
-            host,
-            url: url.clone(),
-            hops: 1,
-            inlinks: 1,
-            via: Via::Link,
-            tries: 0,
-            not_before: None,
-            ..Default::default()
-        })
-        .expect("write segment line");
-    }
-    w.finish().expect("finish segment");
+    testkit::segment::write_links(&crawl.segment_path(id), sorted);
 }
 
 /// The CA's certificate written to `CRAWL/NAME`.
@@ -104,11 +84,26 @@ fn site() -> Routes {
         .route("/private", Response::text("not for robots"))
 }
 
+/// `good.test` serving [`site`], behind a TLS front whose certificate
+/// comes from a CA named `ca_name`, made now.
+fn good_test(ca_name: &str) -> (Server, TestCa, TlsFront) {
+    let server = Server::builder().host("good.test", site()).start().unwrap();
+    let ca = TestCa::new(ca_name);
+    let front = TlsFront::start(&server, [("good.test", ca.leaf(&["good.test"]))]).unwrap();
+    (server, ca, front)
+}
+
+/// The response record of `url` in run `id`.
+fn response_of(crawl: &CrawlDir, id: &str, url: &str) -> WarcRecord {
+    responses(crawl, id)
+        .into_iter()
+        .find(|r| r.target_uri() == Some(url))
+        .unwrap_or_else(|| panic!("the response of {url} is not stored"))
+}
+
 #[test]
 fn a_ca_file_is_trusted_and_the_records_hold_the_http_inside_tls() {
-    let server = Server::builder().host("good.test", site()).start().unwrap();
-    let ca = TestCa::new("fetcher test CA");
-    let front = TlsFront::start(&server, [("good.test", ca.leaf(&["good.test"]))]).unwrap();
+    let (server, ca, front) = good_test("fetcher test CA");
     let crawl = crawl_dir("tls-ca-file");
     let pem = ca_file(&crawl, &ca, "ca.pem");
     let urls = ["/", "/a", "/private"].map(|p| front.url("good.test", p));
@@ -141,11 +136,7 @@ fn a_ca_file_is_trusted_and_the_records_hold_the_http_inside_tls() {
     assert_eq!(front.failed_handshakes("good.test"), 0);
 
     // The records hold HTTP as it was inside the TLS connection.
-    let recs = responses(&crawl, "00001");
-    let page = recs
-        .iter()
-        .find(|r| r.target_uri() == Some(urls[1].as_str()))
-        .expect("the response of /a is stored");
+    let page = response_of(&crawl, "00001", &urls[1]);
     let block = String::from_utf8_lossy(&page.block);
     assert!(block.starts_with("HTTP/1.1 200 OK\r\n"), "{block}");
     assert!(block.ends_with("page a over https"), "{block}");
@@ -254,9 +245,7 @@ fn refused_certificates_are_logged_as_tls_with_the_reason() {
 
 #[test]
 fn by_default_a_test_ca_is_refused_and_the_system_store_is_read() {
-    let server = Server::builder().host("good.test", site()).start().unwrap();
-    let ca = TestCa::new("system store test CA");
-    let front = TlsFront::start(&server, [("good.test", ca.leaf(&["good.test"]))]).unwrap();
+    let (server, ca, front) = good_test("system store test CA");
     let crawl = crawl_dir("tls-default-trust");
     let pem = ca_file(&crawl, &ca, "system-ca.pem");
     let robots = front.url("good.test", "/robots.txt");
@@ -398,9 +387,7 @@ fn a_ca_file_that_cannot_be_used_is_a_usage_error_naming_it() {
 
 #[test]
 fn https_goes_through_a_proxy_tunnel_with_tls_inside_it() {
-    let server = Server::builder().host("good.test", site()).start().unwrap();
-    let ca = TestCa::new("fetcher test CA");
-    let front = TlsFront::start(&server, [("good.test", ca.leaf(&["good.test"]))]).unwrap();
+    let (server, ca, front) = good_test("fetcher test CA");
     let proxy = testkit::proxy::ProxyServer::start(&server.hosts_file()).unwrap();
     let crawl = crawl_dir("tls-proxy");
     let pem = ca_file(&crawl, &ca, "ca.pem");
@@ -442,11 +429,7 @@ fn https_goes_through_a_proxy_tunnel_with_tls_inside_it() {
     assert_eq!(reached, ["/", "/a", "/robots.txt"]);
 
     // The records hold the HTTP exchanged inside the tunnel, in origin form.
-    let recs = responses(&crawl, "00001");
-    let page = recs
-        .iter()
-        .find(|r| r.target_uri() == Some(urls[1].as_str()))
-        .expect("the response of /a is stored");
+    let page = response_of(&crawl, "00001", &urls[1]);
     let block = String::from_utf8_lossy(&page.block);
     assert!(block.ends_with("page a over https"), "{block}");
     support::warcio_check(&crawl, "00001");

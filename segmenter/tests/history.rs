@@ -77,6 +77,18 @@ fn status(url: &str, code: u16) -> Page {
     p
 }
 
+/// A crawl whose seed is `http://a.test/`.
+fn seeded(name: &str) -> TempCrawl {
+    let crawl = TempCrawl::new(name);
+    inject(&crawl, "http://a.test/\n", &[]);
+    crawl
+}
+
+/// Run `id` done, its `pages` fetched at `at` (WARC files of up to 1 MiB).
+fn fetched(crawl: &TempCrawl, id: &str, pages: &[Page], at: SystemTime) {
+    write_fetched_at(crawl, id, pages, 1 << 20, true, at);
+}
+
 fn ago(secs: u64) -> SystemTime {
     SystemTime::now() - Duration::from_secs(secs)
 }
@@ -92,15 +104,14 @@ fn field<'a>(
 
 #[test]
 fn each_fetch_is_recorded_and_the_interval_adapts() {
-    let crawl = TempCrawl::new("history-adapt");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-adapt");
     let first = [
         page("http://a.test/", "<p>one</p>", "\"v1\""),
         page("http://a.test/same", "<p>same</p>", "\"s\""),
         status("http://a.test/old", 404),
         Page::redirect("http://a.test/moved", 1, "/new"),
     ];
-    write_fetched_at(&crawl, "00001", &first, 1 << 20, true, ago(300));
+    fetched(&crawl, "00001", &first, ago(300));
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "fetched new:"), 4, "{report}");
     let h = history(&crawl);
@@ -126,7 +137,7 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
         status("http://a.test/old", 410),
     ];
     let second_time = ago(200);
-    write_fetched_at(&crawl, "00002", &second, 1 << 20, true, second_time);
+    fetched(&crawl, "00002", &second, second_time);
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched changed:"), 1, "{report}");
     assert_eq!(figure(&report, "refetched unchanged:"), 1, "{report}");
@@ -166,7 +177,7 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
 
     // The same run read again (a second copy under another ID) changes nothing.
     let before = history(&crawl);
-    write_fetched_at(&crawl, "00003", &second, 1 << 20, true, second_time);
+    fetched(&crawl, "00003", &second, second_time);
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched changed:"), 0, "{report}");
     assert_eq!(history(&crawl), before);
@@ -187,8 +198,7 @@ fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn a_damaged_history_is_refused_and_nothing_changes() {
-    let crawl = TempCrawl::new("history-damage");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-damage");
     let pages: Vec<Page> = (0..50)
         .map(|i| {
             page(
@@ -198,9 +208,9 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
             )
         })
         .collect();
-    write_fetched_at(&crawl, "00001", &pages, 1 << 20, true, ago(100));
+    fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
-    write_fetched_at(&crawl, "00002", &pages[..5], 1 << 20, true, ago(50));
+    fetched(&crawl, "00002", &pages[..5], ago(50));
     let path = crawl.root().join("history.v1.tsv.zst");
     let whole = fs::read(&path).unwrap();
     // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
@@ -234,8 +244,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
 
 #[test]
 fn due_urls_go_into_the_next_segment_with_their_validators() {
-    let crawl = TempCrawl::new("history-due");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-due");
     let flags = [
         "--recrawl-interval",
         "60s",
@@ -249,9 +258,9 @@ fn due_urls_go_into_the_next_segment_with_their_validators() {
         page("http://a.test/later", "<p>later</p>", "\"l\""),
     ];
     // Fetched 100 s ago with a 60 s interval: due now.
-    write_fetched_at(&crawl, "00001", &pages[..1], 1 << 20, true, ago(100));
+    fetched(&crawl, "00001", &pages[..1], ago(100));
     // Fetched 10 s ago: due in 50 s.
-    write_fetched_at(&crawl, "00001b", &pages[1..], 1 << 20, true, ago(10));
+    fetched(&crawl, "00001b", &pages[1..], ago(10));
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "due in:"), 1, "{report}");
     assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
@@ -274,15 +283,12 @@ fn due_urls_go_into_the_next_segment_with_their_validators() {
 
 #[test]
 fn with_nothing_new_a_round_still_serves_due_urls() {
-    let crawl = TempCrawl::new("history-nothing-new");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-nothing-new");
     let flags = ["--recrawl-interval", "2s", "--recrawl-min", "1s"];
-    write_fetched_at(
+    fetched(
         &crawl,
         "00001",
         &[page("http://a.test/", "<p>home</p>", "\"v1\"")],
-        1 << 20,
-        true,
         SystemTime::now(),
     );
     let report = run_round(&crawl, &flags);
@@ -303,14 +309,11 @@ fn with_nothing_new_a_round_still_serves_due_urls() {
 #[test]
 fn urls_robots_txt_denies_are_retired_from_the_crawl_log() {
     use common::crawllog::{ErrorCode, LogLine, Status, format_line};
-    let crawl = TempCrawl::new("history-robots");
-    inject(&crawl, "http://a.test/\n", &[]);
-    write_fetched_at(
+    let crawl = seeded("history-robots");
+    fetched(
         &crawl,
         "00001",
         &[page("http://a.test/", "<p>home</p>", "\"v1\"")],
-        1 << 20,
-        true,
         ago(100),
     );
     let mut text = String::new();
@@ -342,8 +345,7 @@ fn urls_robots_txt_denies_are_retired_from_the_crawl_log() {
 
 #[test]
 fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
-    let crawl = TempCrawl::new("history-upgrade");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-upgrade");
     let old: Vec<Page> = (0..20)
         .map(|i| {
             let body = format!("<a href=/linked{i}>a link</a>");
@@ -351,17 +353,15 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
         })
         .collect();
     // Fetched long ago: without spreading, every page would be due at once.
-    write_fetched_at(&crawl, "00001", &old, 1 << 20, true, ago(50_000));
+    fetched(&crawl, "00001", &old, ago(50_000));
     run_round(&crawl, &FLAGS);
     // As a crawl made before the history: consumed runs, no history.
     let path = crawl.root().join("history.v1.tsv.zst");
     fs::remove_file(&path).unwrap();
-    write_fetched_at(
+    fetched(
         &crawl,
         "00002",
         &[page("http://a.test/new", "<p>new</p>", "\"n\"")],
-        1 << 20,
-        true,
         ago(10),
     );
     let report = run_round(&crawl, &FLAGS);
@@ -391,8 +391,7 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
 
 #[test]
 fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
-    let crawl = TempCrawl::new("history-once");
-    inject(&crawl, "http://a.test/\n", &[]);
+    let crawl = seeded("history-once");
     let flags = [
         "--recrawl-interval",
         "1s",
@@ -404,7 +403,7 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
     let pages: Vec<Page> = (0..3)
         .map(|i| page(&format!("http://a.test/p{i}"), "<p>p</p>", "\"p\""))
         .collect();
-    write_fetched_at(&crawl, "00001", &pages, 1 << 20, true, ago(100));
+    fetched(&crawl, "00001", &pages, ago(100));
     // All three due: one to the segment, two wait in the backlog.
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");

@@ -20,6 +20,7 @@
 //!   `SERVFAIL`), is slow or silent, and counts queries.
 //! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
 //!   in absolute form) that logs what it was asked.
+//! - [`segment`]: segments of given URLs, for tests and benchmarks.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
@@ -32,6 +33,7 @@ pub mod demo;
 pub mod dns;
 pub mod proxy;
 pub mod rounds;
+pub mod segment;
 pub mod server;
 pub mod warcio;
 

@@ -26,6 +26,28 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// Every environment variable that names a proxy or the names that bypass
+/// it (lower- and upper-case, as curl reads them).
+pub const PROXY_ENV: [&str; 8] = [
+    "all_proxy",
+    "ALL_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+/// Removes [`PROXY_ENV`] from `cmd`'s environment, so that a proxy of the
+/// machine running the tests never takes their loopback requests.
+pub fn clear_proxy_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for v in PROXY_ENV {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
 /// A request the proxy got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyRequest {

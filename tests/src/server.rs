@@ -103,6 +103,19 @@ where
     }
 }
 
+/// The benchmark host's handler: `body` (shared, with `content_type`) at
+/// every path, and `404` at `/robots.txt` (no rules). One handler can serve
+/// many hosts ([`ServerBuilder::host_shared`]).
+pub fn same_page_everywhere(content_type: &'static str, body: Arc<[u8]>) -> Arc<dyn Handler> {
+    Arc::new(move |req: &Request| {
+        if req.path() == "/robots.txt" {
+            Response::not_found()
+        } else {
+            Response::shared(200, content_type, Arc::clone(&body))
+        }
+    })
+}
+
 /// A parsed request, as a [`Handler`] sees it.
 ///
 /// Strings are decoded as UTF-8, with invalid bytes replaced by U+FFFD.

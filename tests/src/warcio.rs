@@ -11,6 +11,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `.warc.gz` files in `dir` (a fetched run's directory), sorted by
+/// name: the files a test gives to [`check`] or reads itself. Panics naming
+/// `dir` if it cannot be listed.
+pub fn warc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            e.unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .path()
+        })
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The `warcio` command to run. Panics with instructions when there is none.
 pub fn command() -> PathBuf {
     if let Some(p) = std::env::var_os("WARCIO").filter(|p| !p.is_empty()) {

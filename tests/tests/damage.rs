@@ -35,6 +35,7 @@ use std::time::Duration;
 use common::segment::{SegmentReader, SegmentRecord};
 use testkit::bins::{self, Finished, bin_path};
 use testkit::demo::{Demo, DemoParams};
+use testkit::warcio::warc_files;
 
 use support::{CrawlSettings, DemoCrawl};
 
@@ -552,18 +553,6 @@ fn log_agrees(run: &Path) -> bool {
     logged == stored
 }
 
-/// The WARC files of a fetched run, by name.
-fn warc_files(run: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(run)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// `segmenter run CRAWL`, bounded in time.
 fn segment_round(crawl: &Path) -> Finished {
     bins::run_with_timeout(
@@ -600,24 +589,7 @@ fn scheduled(crawl: &Path) -> BTreeSet<String> {
             files.push(path);
         }
     }
-    let mut urls = BTreeSet::new();
-    for f in files {
-        let Ok(mut r) = SegmentReader::open(&f) else {
-            continue;
-        };
-        let mut rec = SegmentRecord::default();
-        loop {
-            match r.read_next(&mut rec) {
-                Ok(true) => {
-                    urls.insert(rec.url.clone());
-                }
-                Ok(false) => break,
-                Err(e) if e.is_fatal() => break,
-                Err(_) => {}
-            }
-        }
-    }
-    urls
+    files.iter().flat_map(|f| read_urls(f)).collect()
 }
 
 /// True if the run's output or a warning of its log names the damaged file.

@@ -4,28 +4,20 @@
 //! `segmenter run`, which must find the page's links to https URLs and put
 //! them in the next segment.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
-use common::segment::{SegmentReader, SegmentRecord};
 use testkit::bins::{bin_path, run_within};
+use testkit::segment::read_urls;
 use testkit::server::tls::{TestCa, TlsFront};
 use testkit::server::{Response, Routes, Server};
 
 const BOUND: Duration = Duration::from_secs(60);
-
-fn segment_urls(path: &Path) -> Vec<String> {
-    let mut r = SegmentReader::open(path).unwrap();
-    let mut rec = SegmentRecord::default();
-    let mut urls = Vec::new();
-    while r.read_next(&mut rec).unwrap() {
-        urls.push(rec.url.clone());
-    }
-    urls
-}
 
 #[test]
 fn links_found_in_pages_fetched_over_https_are_followed() {
@@ -63,26 +55,11 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
     )
     .unwrap();
 
+    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
     run_within(
-        Command::new(bin_path("segmenter"))
-            .arg("inject")
-            .arg(&crawl)
-            .arg(tmp.join("seeds.txt")),
-        &tmp,
-        0,
-        BOUND,
-    );
-    run_within(
-        Command::new(bin_path("fetcher"))
-            .arg("fetch")
-            .arg(&crawl)
-            .arg("--hosts-file")
-            .arg(tmp.join("hosts"))
+        support::fetch_cmd(&crawl, &tmp.join("hosts"))
             .arg("--ca-file")
-            .arg(tmp.join("ca.pem"))
-            .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
-            .args(["--progress", "none", "--agent-name", "testbot"])
-            .args(["--agent-url", "http://bot.test/about"]),
+            .arg(tmp.join("ca.pem")),
         &tmp,
         0,
         BOUND,
@@ -105,7 +82,7 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().contains("00002"))
-        .flat_map(|p| segment_urls(&p))
+        .flat_map(|p| read_urls(&p))
         .collect();
     let mut want = vec![
         front.url("secure.test", "/absolute"),

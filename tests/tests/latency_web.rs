@@ -9,7 +9,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::testutil::TempDir;
 use testkit::bins::{bin_path, run_within};
 use testkit::server::{LogEntry, Request, Response, Server, assert_polite};
@@ -37,25 +36,12 @@ fn slow_web(hosts: usize) -> Server {
 fn crawl_of(dir: &Path, server: &Server, per_host: usize) -> CrawlDir {
     let crawl = CrawlDir::create(dir.join("crawl")).unwrap();
     std::fs::write(crawl.root().join("hosts"), server.hosts_file()).unwrap();
-    let mut w = SegmentWriter::create(crawl.segment_path("00001")).unwrap();
     let mut names: Vec<&str> = server.host_names().collect();
     names.sort();
-    for name in names {
-        for i in 0..per_host {
-            w.write(&SegmentRecord {
-                host: name.to_string(),
-                url: server.url(name, &format!("/page/{i}")),
-                hops: 1,
-                inlinks: 1,
-                via: Via::Link,
-                tries: 0,
-                not_before: None,
-                ..Default::default()
-            })
-            .unwrap();
-        }
-    }
-    w.finish().unwrap();
+    let lines = names.into_iter().flat_map(|name| {
+        (0..per_host).map(move |i| (name.to_string(), server.url(name, &format!("/page/{i}"))))
+    });
+    testkit::segment::write_links(&crawl.segment_path("00001"), lines);
     crawl
 }
 

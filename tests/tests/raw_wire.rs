@@ -7,19 +7,21 @@
 //! be those bytes exactly, pass `warcio check` and `warcio index`, and give
 //! the segmenter every link.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::segment::{SegmentReader, SegmentRecord};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{bin_path, run_within};
-use testkit::warcio;
+use testkit::segment::read_urls;
+use testkit::warcio::{self, warc_files};
 
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -258,16 +260,6 @@ fn records(dir: &Path) -> Vec<WarcRecord> {
     out
 }
 
-fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn segment_urls(crawl: &Path) -> Vec<String> {
     let mut urls = Vec::new();
     for e in std::fs::read_dir(crawl.join("segments")).unwrap() {
@@ -275,11 +267,7 @@ fn segment_urls(crawl: &Path) -> Vec<String> {
         if !p.to_string_lossy().ends_with(".zst") {
             continue;
         }
-        let mut r = SegmentReader::open(&p).unwrap();
-        let mut rec = SegmentRecord::default();
-        while r.read_next(&mut rec).unwrap() {
-            urls.push(rec.url.clone());
-        }
+        urls.extend(read_urls(&p));
     }
     urls
 }
@@ -302,24 +290,9 @@ fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
     std::fs::write(tmp.join("seeds.txt"), seeds).unwrap();
     std::fs::write(tmp.join("hosts"), "127.0.0.1 raw.test\n").unwrap();
 
-    run_within(
-        Command::new(bin_path("segmenter"))
-            .arg("inject")
-            .arg(&crawl)
-            .arg(tmp.join("seeds.txt")),
-        &tmp,
-        0,
-        BOUND,
-    );
+    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
     let fetched = run_within(
-        Command::new(bin_path("fetcher"))
-            .arg("fetch")
-            .arg(&crawl)
-            .arg("--hosts-file")
-            .arg(tmp.join("hosts"))
-            .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
-            .args(["--progress", "none", "--agent-name", "testbot"])
-            .args(["--agent-url", "http://bot.test/about"]),
+        &mut support::fetch_cmd(&crawl, &tmp.join("hosts")),
         &tmp,
         0,
         BOUND,

@@ -124,15 +124,7 @@ impl Crawl {
     }
 
     fn warcs(&self, id: &str) -> Vec<PathBuf> {
-        let dir = self.root.join("fetched").join(id);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-            .collect();
-        files.sort();
-        files
+        warcio::warc_files(&self.root.join("fetched").join(id))
     }
 
     fn history_line(&self, url: &str) -> Vec<String> {

@@ -161,13 +161,13 @@ impl SegmentRecord {
         out.push(b'\t');
         out.extend_from_slice(self.url.as_bytes());
         out.push(b'\t');
-        push_u32(out, self.hops);
+        push_decimal(out, u64::from(self.hops));
         out.push(b'\t');
-        push_u32(out, self.inlinks);
+        push_decimal(out, u64::from(self.inlinks));
         out.push(b'\t');
         out.extend_from_slice(self.via.as_str().as_bytes());
         out.push(b'\t');
-        push_u32(out, self.tries);
+        push_decimal(out, u64::from(self.tries));
         out.push(b'\t');
         match self.not_before {
             None => out.push(b'-'),
@@ -342,9 +342,16 @@ fn check_validator(name: &str, value: &str) -> Result<(), String> {
     check_field(name, value)
 }
 
-/// Appends the decimal digits of `n`.
-fn push_u32(out: &mut Vec<u8>, mut n: u32) {
-    let mut digits = [0u8; 10];
+/// Appends the decimal digits of `n` to `out`, without allocating: how a
+/// segment line writes its numbers (and the fetch history its own).
+///
+/// ```
+/// let mut out = b"hops=".to_vec();
+/// common::segment::push_decimal(&mut out, 1207);
+/// assert_eq!(out, b"hops=1207");
+/// ```
+pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
     let mut i = digits.len();
     loop {
         i -= 1;

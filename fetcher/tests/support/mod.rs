@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{LogLine, parse_line};
-use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::segment::{SegmentReader, SegmentRecord};
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{self, Finished, Running};
 use testkit::server::Server;
@@ -26,24 +26,11 @@ pub fn crawl_dir(test: &str) -> CrawlDir {
 
 /// Writes segment `id` with `(host, path)` pairs served by `server`.
 pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str, &str)]) {
-    let mut w = SegmentWriter::create(crawl.segment_path(id)).expect("segment");
-    for (host, path) in urls {
-        w.write(&SegmentRecord {
-            host: host.to_string(),
-            url: server.url(host, path),
-            hops: 1,
-            inlinks: 1,
-            via: Via::Link,
-            tries: 0,
-            not_before: None,
-            etag: String::new(),
-            last_modified: String::new(),
-            digest: String::new(),
-            fetched: None,
-        })
-        .expect("write segment line");
-    }
-    w.finish().expect("finish segment");
+    testkit::segment::write_links(
+        &crawl.segment_path(id),
+        urls.iter()
+            .map(|(host, path)| (host.to_string(), server.url(host, path))),
+    );
 }
 
 /// Writes the server's names to `CRAWL/hosts` and returns the path.
@@ -58,18 +45,28 @@ pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
 /// proxy from the environment.
 pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
     let hosts = hosts_file(crawl, server);
+    let mut cmd = guarded_fetch_cmd(crawl, &hosts);
+    cmd.args([
+        "--allow-private",
+        "--threads",
+        "8",
+        "--connect-timeout",
+        "2s",
+        "--first-byte-timeout",
+        "2s",
+        "--download-timeout",
+        "5s",
+    ]);
+    cmd
+}
+
+/// `fetcher fetch CRAWL` with agent `testbot`, `hosts` as the hosts file,
+/// no delay, quiet progress and no proxy from the environment, but the
+/// private-address guard on (loopback targets are refused).
+pub fn guarded_fetch_cmd(crawl: &CrawlDir, hosts: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
     // A proxy of the machine's environment would take the loopback requests.
-    for v in [
-        "all_proxy",
-        "ALL_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "http_proxy",
-        "HTTP_PROXY",
-    ] {
-        cmd.env_remove(v);
-    }
+    testkit::proxy::clear_proxy_env(&mut cmd);
     cmd.arg("fetch")
         .arg(crawl.root())
         .args([
@@ -81,21 +78,12 @@ pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
         .arg("--hosts-file")
         .arg(hosts)
         .args([
-            "--allow-private",
             "--min-delay",
             "0",
             "--delay-factor",
             "0",
             "--progress",
             "none",
-            "--threads",
-            "8",
-            "--connect-timeout",
-            "2s",
-            "--first-byte-timeout",
-            "2s",
-            "--download-timeout",
-            "5s",
         ]);
     cmd
 }
@@ -147,13 +135,7 @@ pub fn read_segment(path: &Path) -> Vec<SegmentRecord> {
 
 /// The WARC files of a run.
 pub fn warc_files(crawl: &CrawlDir, id: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(crawl.fetched_dir(id))
-        .expect("fetched dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
+    testkit::warcio::warc_files(&crawl.fetched_dir(id))
 }
 
 /// Every response record of a run (blocks cut at 64 KiB).

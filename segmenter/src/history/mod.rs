@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::atomic::AtomicFile;
+use common::segment::push_decimal;
 use common::timefmt::{from_unix_millis, parse_iso};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -144,17 +145,17 @@ impl Entry {
         out.push(b'\t');
         out.extend_from_slice(self.url.as_bytes());
         out.push(b'\t');
-        push_number(out, u64::from(self.hops));
+        push_decimal(out, u64::from(self.hops));
         out.push(b'\t');
         push_time(out, self.fetched_ms);
         out.push(b'\t');
         out.extend_from_slice(dash(&self.status));
         out.push(b'\t');
-        push_number(out, self.interval_s);
+        push_decimal(out, self.interval_s);
         out.push(b'\t');
-        push_number(out, u64::from(self.changes));
+        push_decimal(out, u64::from(self.changes));
         out.push(b'\t');
-        push_number(out, u64::from(self.strikes));
+        push_decimal(out, u64::from(self.strikes));
         out.push(b'\t');
         push_time(out, self.due_ms);
         out.push(b'\t');
@@ -235,21 +236,6 @@ impl Entry {
         }
         Ok(())
     }
-}
-
-/// Appends the decimal digits of `n`.
-fn push_number(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// Appends `2026-11-24T10:00:05.250Z` for Unix ms `ms` (as

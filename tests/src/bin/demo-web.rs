@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use clap::{Parser, Subcommand};
 use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, ServeOptions};
 use testkit::rounds::{FIRST_ROUNDS_ADDRESS, RoundsParams, RoundsServeOptions, RoundsWeb};
-use testkit::server::{ClockBase, Handler, Observer, Request, Response, Server};
+use testkit::server::{ClockBase, Observer, Server, same_page_everywhere};
 
 /// Serve the crawler's demo web (56 hosts named NAME.demo.test, one
 /// loopback address each) or describe it; serve the rounds benchmark's web or
@@ -476,13 +476,7 @@ fn synth(
     }
     page.push_str("</body></html>\n");
     let body: Arc<[u8]> = page.into_bytes().into();
-    let handler: Arc<dyn Handler> = Arc::new(move |req: &Request| {
-        if req.path() == "/robots.txt" {
-            Response::not_found()
-        } else {
-            Response::shared(200, "text/html; charset=utf-8", Arc::clone(&body))
-        }
-    });
+    let handler = same_page_everywhere("text/html; charset=utf-8", body);
     let mut builder = Server::builder()
         .request_log(false)
         .first_address(args.first_address);

@@ -25,6 +25,34 @@ static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::ne
 /// How long one `crawl.sh` run may take in a test before it is killed.
 pub const CRAWL_TIMEOUT: Duration = Duration::from_secs(240);
 
+/// Runs `segmenter inject CRAWL SEEDS` to success within `bound` (with a
+/// report on failure, files listed from `dir`).
+pub fn inject(crawl: &Path, seeds: &Path, dir: &Path, bound: Duration) -> Finished {
+    bins::run_within(
+        Command::new(bins::bin_path("segmenter"))
+            .arg("inject")
+            .arg(crawl)
+            .arg(seeds),
+        dir,
+        0,
+        bound,
+    )
+}
+
+/// `fetcher fetch CRAWL` with the test defaults: `hosts` as the hosts
+/// file, loopback allowed, no delay, quiet progress, agent `testbot`.
+pub fn fetch_cmd(crawl: &Path, hosts: &Path) -> Command {
+    let mut cmd = Command::new(bins::bin_path("fetcher"));
+    cmd.arg("fetch")
+        .arg(crawl)
+        .arg("--hosts-file")
+        .arg(hosts)
+        .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
+        .args(["--progress", "none", "--agent-name", "testbot"])
+        .args(["--agent-url", "http://bot.test/about"]);
+    cmd
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -305,13 +333,7 @@ impl Outcome {
                 });
                 out.log.push((run.clone(), parsed));
             }
-            let mut warcs: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-                .collect();
-            warcs.sort();
-            for file in warcs {
+            for file in testkit::warcio::warc_files(&dir) {
                 let mut reader = WarcReader::open(&file, 1 << 20).unwrap();
                 let mut rec = WarcRecord::default();
                 loop {
