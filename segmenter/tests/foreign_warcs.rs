@@ -1,6 +1,6 @@
 //! Damaged WARC files cost only the damaged records, and WARC files of
-//! other tools (wget, warcio, gzip of a whole file, uncompressed) are read
-//! by `run` and seed a crawl through `import`.
+//! other tools (wget, warcio, warcprox, gzip of a whole file, uncompressed)
+//! are read by `run` and seed a crawl through `import`.
 
 mod support;
 
@@ -235,6 +235,256 @@ fn import_seeds_a_crawl_from_wget_warcio_and_gzip() {
     let scope = fs::read_to_string(crawl.dir.scope_seeds_path()).unwrap();
     for d in ["b.test", "c.test", "d.test"] {
         assert!(scope.lines().any(|l| l == d), "{scope}");
+    }
+
+    // Imported again: every link is a dupe, nothing new.
+    let again = run_ok(&args, &crawl);
+    assert_eq!(figure(&again, "candidates:"), 0, "{again}");
+}
+
+/// The `warcprox` to run: `$WARCPROX`, else `.venv/bin/warcprox` at the
+/// repository root (where `scripts/test.sh` installs it), else `warcprox`
+/// on `PATH`. Panics saying how to install it when there is none.
+fn warcprox() -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join(".venv/bin/warcprox");
+    let on_path = || {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|d| d.join("warcprox"))
+            .find(|p| p.is_file())
+    };
+    match std::env::var_os("WARCPROX").filter(|p| !p.is_empty()) {
+        Some(p) if Path::new(&p).is_file() => PathBuf::from(p),
+        Some(p) => panic!(
+            "WARCPROX={} does not exist; unset it, or run the tests with scripts/test.sh, \
+             which installs warcprox into .venv/",
+            Path::new(&p).display()
+        ),
+        None if venv.is_file() => venv,
+        None => on_path().unwrap_or_else(|| {
+            panic!(
+                "warcprox not found (looked at $WARCPROX, {}, and PATH): run the tests with \
+                 scripts/test.sh, which installs it into .venv/ \
+                 (or: python3 -m venv .venv && .venv/bin/pip install warcprox==2.13.1)",
+                venv.display()
+            )
+        }),
+    }
+}
+
+/// The Python interpreter of the `warcprox` script at `script` (from its
+/// `#!` line): the one whose packages hold warcprox.
+fn python_of(script: &Path) -> PathBuf {
+    let text = fs::read(script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    let first = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    let interp = std::str::from_utf8(first)
+        .ok()
+        .and_then(|l| l.strip_prefix("#!"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("{}: no `#!` line naming its Python", script.display()));
+    PathBuf::from(interp)
+}
+
+/// Runs warcprox as its own `warcprox` command does, with one change: the
+/// address it writes in its `warcinfo` record is the loopback one. warcprox
+/// finds that address by connecting a UDP socket towards 10.255.255.255
+/// (no packet is sent), which fails on a machine that has only loopback;
+/// warcprox then loses the records of the first URL it fetched.
+const WARCPROX_LAUNCHER: &str = r#"
+import sys
+import warcprox.main
+import warcprox.warc
+warcprox.warc.WarcRecordBuilder._local_address = lambda self: "127.0.0.1"
+sys.argv[0] = "warcprox"
+sys.exit(warcprox.main.main())
+"#;
+
+/// Fetches `sys.argv[2:]` through the HTTP proxy `sys.argv[1]`, without
+/// following redirects, and prints each status and URL.
+const PROXY_CLIENT: &str = r#"
+import sys, urllib.error, urllib.request
+class Keep(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({"http": sys.argv[1]}), Keep)
+for url in sys.argv[2:]:
+    try:
+        with opener.open(url, timeout=20) as r:
+            r.read()
+            print(r.status, url)
+    except urllib.error.HTTPError as e:
+        print(e.code, url)
+"#;
+
+/// The `127.0.0.1:PORT` that warcprox says it listens on in its log, once
+/// it does (at most a minute; at once if it failed with a traceback).
+fn warcprox_address(log: &Path) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = fs::read_to_string(log).unwrap_or_default();
+        if let Some(addr) = text
+            .lines()
+            .find_map(|l| l.split("listening on ").nth(1))
+            .map(|a| a.trim().to_string())
+        {
+            return addr;
+        }
+        assert!(
+            std::time::Instant::now() < deadline && !text.contains("Traceback"),
+            "warcprox did not say where it listens; its log ({}):\n{text}",
+            log.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn import_reads_the_warcs_of_warcprox() {
+    let server = Server::builder()
+        .host(
+            "w.test",
+            Routes::new()
+                .route(
+                    "/",
+                    Response::html(
+                        r#"<a href="/a">a</a> <a href="/page2">2</a> <a href="/">home</a>"#,
+                    ),
+                )
+                .route(
+                    "/page2",
+                    Response::html(r#"<a href="/c">c</a> <a href="/">home</a>"#),
+                )
+                .route("/moved", Response::redirect(301, "/new")),
+        )
+        .start()
+        .unwrap();
+    let crawl = TempCrawl::new("warcprox");
+    let work = crawl.side("warcprox");
+    fs::create_dir_all(&work).unwrap();
+    let tool = warcprox();
+    fs::write(work.join("launch.py"), WARCPROX_LAUNCHER).unwrap();
+    fs::write(work.join("client.py"), PROXY_CLIENT).unwrap();
+
+    // warcprox on a port of its own on 127.0.0.1, its log in a file (read
+    // while it runs), gzip per record, no statistics or dedup databases.
+    // The test server is on 127.0.0.2 and up (warcprox refuses 127.0.0.1
+    // as a target) and is reached by address: nothing is resolved.
+    let log = work.join("warcprox.log");
+    let out = work.join("warcs");
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(&work)
+        .arg("-c")
+        .arg(r#"exec "$0" "$@" >"$WARCPROX_LOG" 2>&1"#)
+        .arg(python_of(&tool))
+        .arg(work.join("launch.py"))
+        .args(["--address", "127.0.0.1", "--port", "0", "--gzip"])
+        .args([
+            "--prefix",
+            "proxied",
+            "--stats-db-file",
+            "",
+            "--dedup-db-file",
+            "",
+        ])
+        .arg("--dir")
+        .arg(&out)
+        .arg("--cacert")
+        .arg(work.join("ca.pem"))
+        .arg("--certs-dir")
+        .arg(work.join("certs"))
+        .env("WARCPROX_LOG", &log);
+    testkit::proxy::clear_proxy_env(&mut cmd);
+    let proxy = bins::spawn(&mut cmd)
+        .unwrap_or_else(|e| panic!("cannot start `{}`: {e}", bins::command_line(&cmd)));
+    let addr = warcprox_address(&log);
+
+    let home = server.ip_url("w.test", "/");
+    let page2 = server.ip_url("w.test", "/page2");
+    let moved = server.ip_url("w.test", "/moved");
+    let mut client = Command::new(python_of(&tool));
+    client
+        .arg(work.join("client.py"))
+        .arg(format!("http://{addr}"))
+        .args([&home, &page2, &moved]);
+    testkit::proxy::clear_proxy_env(&mut client);
+    let fetched = bins::run_within(&mut client, &work, 0, Duration::from_secs(120));
+    assert_eq!(
+        fetched.stdout,
+        format!("200 {home}\n200 {page2}\n301 {moved}\n"),
+        "{}",
+        fs::read_to_string(&log).unwrap_or_default()
+    );
+    // Stopped by SIGTERM, warcprox writes what it holds and closes the file.
+    proxy.signal(bins::Signal::Term).unwrap();
+    let stopped = proxy.finish(Duration::from_secs(60));
+    let log_text = fs::read_to_string(&log).unwrap_or_default();
+    bins::assert_code(&stopped, 0, Some(&work));
+    assert_eq!(
+        server.log("w.test").len(),
+        3,
+        "each page fetched once; warcprox's log:\n{log_text}"
+    );
+    let files: Vec<PathBuf> = fs::read_dir(&out)
+        .unwrap_or_else(|e| panic!("{}: {e}; warcprox's log:\n{log_text}", out.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}; warcprox's log:\n{log_text}");
+    let file = &files[0];
+    assert!(
+        file.to_string_lossy().ends_with(".warc.gz"),
+        "{files:?}; warcprox's log:\n{log_text}"
+    );
+
+    // The file is warcprox's: a warcinfo record naming it, then a response
+    // and a request record per URL.
+    let mut reader = WarcReader::open(file, 1 << 16).unwrap();
+    let mut rec = WarcRecord::default();
+    let mut kinds = Vec::new();
+    while reader.read_next(&mut rec).unwrap() {
+        let kind = rec.record_type().unwrap_or("?").to_string();
+        if kind == "warcinfo" {
+            let info = String::from_utf8_lossy(&rec.block).to_string();
+            assert!(info.contains("software: warcprox "), "{info}");
+        }
+        kinds.push((kind, rec.target_uri().unwrap_or_default().to_string()));
+    }
+    let mut want_kinds = vec![("warcinfo".to_string(), String::new())];
+    for url in [&home, &page2, &moved] {
+        want_kinds.push(("response".to_string(), url.clone()));
+        want_kinds.push(("request".to_string(), url.clone()));
+    }
+    assert_eq!(kinds, want_kinds);
+
+    let root = crawl.root().display().to_string();
+    let file_arg = file.display().to_string();
+    let args = ["import", root.as_str(), file_arg.as_str()];
+    let report = run_ok(&args, &crawl);
+    let mut got = urls(&read_records(&crawl.dir.segment_path("00001")));
+    got.sort();
+    // The links of the pages and the redirect's target; the pages
+    // themselves (/ and /page2, linked from each other) are fetched, not
+    // scheduled again.
+    let ip = home.trim_end_matches('/');
+    assert_eq!(
+        got,
+        [format!("{ip}/a"), format!("{ip}/c"), format!("{ip}/new")],
+        "{report}"
+    );
+    for (key, n) in [
+        ("warc files:", 1),
+        ("damaged records:", 0),
+        ("responses:", 3),
+        ("pages scanned:", 2),
+        ("links found:", 5),
+        ("redirects found:", 1),
+        ("already fetched:", 3),
+        ("new urls:", 3),
+        ("scheduled:", 3),
+    ] {
+        assert_eq!(figure(&report, key), n, "{key}\n{report}");
     }
 
     // Imported again: every link is a dupe, nothing new.
