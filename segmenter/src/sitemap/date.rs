@@ -168,17 +168,20 @@ fn zone_minutes(zone: &str) -> Option<i64> {
         let off = h * 60 + m;
         return Some(if *sign == b'-' { -off } else { off });
     }
-    let hours = match zone.to_ascii_uppercase().as_str() {
-        "EST" => -5,
-        "EDT" => -4,
-        "CST" => -6,
-        "CDT" => -5,
-        "MST" => -7,
-        "MDT" => -6,
-        "PST" => -8,
-        "PDT" => -7,
-        _ => 0,
-    };
+    const US_ZONES: [(&str, i64); 8] = [
+        ("EST", -5),
+        ("EDT", -4),
+        ("CST", -6),
+        ("CDT", -5),
+        ("MST", -7),
+        ("MDT", -6),
+        ("PST", -8),
+        ("PDT", -7),
+    ];
+    let hours = US_ZONES
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(zone))
+        .map_or(0, |&(_, h)| h);
     Some(hours * 60)
 }
 

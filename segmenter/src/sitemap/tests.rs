@@ -408,6 +408,21 @@ fn cdata_and_entities_in_loc() {
 }
 
 #[test]
+fn bare_ampersand_is_read_as_itself() {
+    let body = b"<urlset><url><loc>https://example.com/?a=1&b=2</loc></url>\
+        <url><loc>https://example.com/?c=3 & d</loc></url></urlset>";
+    let (s, got) = read_all(body);
+    assert_eq!(s.error, None);
+    assert_eq!(
+        locs(&got),
+        [
+            "https://example.com/?a=1&b=2",
+            "https://example.com/?c=3 & d"
+        ]
+    );
+}
+
+#[test]
 fn invalid_locs_are_counted() {
     let long = format!("https://example.com/{}", "x".repeat(MAX_LOC));
     let body = format!(

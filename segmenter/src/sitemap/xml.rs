@@ -16,6 +16,7 @@ const MAX_FIELD: usize = 64;
 /// `doc` in the whole document (bytes skipped before it).
 pub(super) fn read_slice(doc: &[u8], base: u64, sink: &mut Sink<'_>) {
     let mut reader = Reader::from_reader(doc);
+    configure(&mut reader);
     let mut h = Handler::new(sink);
     loop {
         match reader.read_event() {
@@ -41,6 +42,7 @@ pub(super) fn read_slice(doc: &[u8], base: u64, sink: &mut Sink<'_>) {
 /// Reads a decompressed stream; `base` as for [`read_slice`].
 pub(super) fn read_buffered<R: Capped>(r: R, base: u64, sink: &mut Sink<'_>) {
     let mut reader = Reader::from_reader(r);
+    configure(&mut reader);
     let mut buf = Vec::with_capacity(4096);
     let mut h = Handler::new(sink);
     loop {
@@ -71,6 +73,13 @@ pub(super) fn read_buffered<R: Capped>(r: R, base: u64, sink: &mut Sink<'_>) {
             }
         }
     }
+}
+
+/// A bare `&` that starts no entity (`?a=1&b=2`, a common slip in
+/// generated sitemaps) is read as itself, as browsers do, rather than
+/// losing the rest of the document.
+fn configure<R>(reader: &mut Reader<R>) {
+    reader.config_mut().allow_dangling_amp = true;
 }
 
 /// The element whose text is being collected.
