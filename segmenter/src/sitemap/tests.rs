@@ -207,6 +207,11 @@ fn bad_gzip_keeps_what_came_before() {
     assert!(!got.is_empty() && got.len() < 2000, "{} entries", got.len());
     assert_eq!(got[0].loc, "https://example.com/0");
     assert_eq!(
+        (s.over_limit, s.cut_at_bytes),
+        (0, false),
+        "damage is not a limit"
+    );
+    assert_eq!(
         err.to_string(),
         format!("byte {}: {}", err.offset, err.message)
     );

@@ -63,7 +63,6 @@ pub(super) fn read_buffered<R: Capped>(r: R, base: u64, sink: &mut Sink<'_>) {
                 let src = reader.get_ref();
                 h.sink.summary.cut_at_bytes |= src.cut();
                 h.sink.summary.error = Some(gzip_error(src.delivered(), &e));
-                h.close_open_entry_as_lost();
                 break;
             }
             Err(e) => {
