@@ -173,7 +173,7 @@ hosts=$(cat_logs | awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { split($6, u, 
 ok=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 != "robots"' | wc -l)
 warcs=$(find "$crawl/fetched" -name '*.warc.gz' | wc -l)
 bytes=$(du -sh "$crawl" | cut -f1)
-last=$(cd "$crawl/segments" && find . -name '*.v3.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
+last=$(cd "$crawl/segments" && find . -name '*.v4.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
 first_run=$(cd "$crawl/fetched" && find . -mindepth 1 -maxdepth 1 -type d | sort | head -n 1 | sed 's|^\./||')
 c=$(show "$crawl")
 
@@ -185,7 +185,7 @@ $(resume_hint)
 
 Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the repository root):
 
-  segments     $c/segments/*.v3.tsv.zst (the next one to fetch: $last)
+  segments     $c/segments/*.v4.tsv.zst (the next one to fetch: $last)
                zstdcat $c/segments/$last | cut -f1 | uniq -c | sort -rn | head
                $(show "$bin")/segmenter inspect $c/segments/$last
 

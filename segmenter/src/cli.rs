@@ -15,8 +15,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v3.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v3.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v4.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v4.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -140,7 +140,7 @@ pub enum Command {
     /// Print a summary of a segment, leftover or backlog file, or of the
     /// fetch history (URLs due when, per host too).
     Inspect {
-        /// A `*.v3.tsv.zst` file (or `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
+        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
         /// `history.v1.tsv.zst`.
         file: PathBuf,
         /// Print JSON instead of text.

@@ -351,7 +351,10 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
-        let waited = matches!(pick.meta.via, Via::Backlog | Via::Recrawl);
+        let waited = matches!(
+            pick.meta.via,
+            Via::Backlog | Via::Recrawl | Via::SitemapFile
+        );
         if fate == Fate::Segment && waited && !self.admits(pick) {
             return;
         }
