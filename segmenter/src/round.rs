@@ -151,6 +151,8 @@ fn build(
         progress,
         observe: plan.history,
         history_only: &plan.history_only,
+        sitemaps: &settings.sitemaps,
+        hosts_db: Some(crawl.hosts_db_path()),
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
