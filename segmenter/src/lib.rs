@@ -30,6 +30,7 @@ mod scan;
 mod seen;
 mod session;
 mod settings;
+pub mod sitemap;
 mod sort;
 mod status;
 
