@@ -212,7 +212,9 @@ impl Settings {
             enabled: o.sitemaps.unwrap_or(d.enabled),
             guess: o.sitemap_guess.unwrap_or(d.guess),
             max_depth: o.sitemap_max_depth.map_or(d.max_depth, NonZeroU32::get),
-            max_entries: o.sitemap_max_entries.map_or(d.max_entries, NonZeroUsize::get),
+            max_entries: o
+                .sitemap_max_entries
+                .map_or(d.max_entries, NonZeroUsize::get),
             max_bytes: o.sitemap_max_bytes.map_or(d.max_bytes, u64::from),
         };
         if sitemaps.max_bytes == 0 {

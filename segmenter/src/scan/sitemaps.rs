@@ -236,7 +236,11 @@ impl Worker<'_> {
             self.counts.sitemap_rejected_filters += 1;
             return Ok(());
         }
-        let via = if is_index { Via::SitemapFile } else { Via::Sitemap };
+        let via = if is_index {
+            Via::SitemapFile
+        } else {
+            Via::Sitemap
+        };
         if self.push(&url, link_meta(next_hops, via))? {
             self.counts.sitemap_new += 1;
         } else if let Some(changed_ms) = lastmod_ms
@@ -317,10 +321,19 @@ mod tests {
         assert!(looks_like_sitemap(Some("application/xml"), b""));
         assert!(looks_like_sitemap(Some("text/xml; charset=utf-8"), b""));
         assert!(looks_like_sitemap(Some("application/x-gzip"), b""));
-        assert!(looks_like_sitemap(None, b"\n <?xml version=\"1.0\"?><urlset/>"));
-        assert!(looks_like_sitemap(Some("application/octet-stream"), b"\x1f\x8b\x08"));
+        assert!(looks_like_sitemap(
+            None,
+            b"\n <?xml version=\"1.0\"?><urlset/>"
+        ));
+        assert!(looks_like_sitemap(
+            Some("application/octet-stream"),
+            b"\x1f\x8b\x08"
+        ));
         assert!(!looks_like_sitemap(Some("text/html"), b"<html>"));
-        assert!(!looks_like_sitemap(Some("application/xhtml+xml"), b"<html>"));
+        assert!(!looks_like_sitemap(
+            Some("application/xhtml+xml"),
+            b"<html>"
+        ));
         assert!(!looks_like_sitemap(Some("text/plain"), b"http://a.test/"));
     }
 }
