@@ -104,7 +104,18 @@ fn site_a(req: &Request) -> Response {
                     ("elsewhere.example", "/not-authorized"),
                 ],
             ))),
-        "/more.xml" => xml(urlset(port, &[("a.test", "/only-in-more")])),
+        // Says /only-in-sitemap-1 changed after the crawl fetches it (it
+        // is fetched in the same round as this sitemap): it is due again.
+        "/more.xml" => {
+            let later = std::time::SystemTime::now() + Duration::from_secs(3600);
+            xml(format!(
+                "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+                 <url><loc>http://a.test:{port}/only-in-more</loc></url>\n\
+                 <url><loc>http://a.test:{port}/only-in-sitemap-1</loc><lastmod>{}</lastmod></url>\n\
+                 </urlset>\n",
+                common::timefmt::iso_seconds(later)
+            ))
+        }
         "/blog/sitemap.xml" => xml(urlset(
             port,
             &[("a.test", "/blog/post-1"), ("a.test", "/outside-the-blog")],
@@ -336,6 +347,14 @@ fn pages_listed_only_in_sitemaps_are_fetched_and_nothing_the_protocol_refuses() 
     // index listed in an index.
     assert!(rejected.contains("(protocol 1, filters 0,"), "{rejected}");
     assert!(rejected.contains("depth 1,"), "{rejected}");
+    // The lastmod of more.xml makes /only-in-sitemap-1 due again, though
+    // its recrawl interval (30 days by default) is far from over.
+    assert_eq!(figure(&report, "sitemap lastmod hints:"), 1, "{report}");
+    assert!(
+        line(&report, "history:").contains("1 by a sitemap's lastmod"),
+        "{report}"
+    );
+    assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
     // Round 4: the pages.
     c.fetch();
     c.run();
@@ -362,6 +381,19 @@ fn pages_listed_only_in_sitemaps_are_fetched_and_nothing_the_protocol_refuses() 
     ] {
         assert!(!a.contains(never), "{never} fetched: {a:?}");
     }
+    let fetches = |path: &str| {
+        server
+            .log("a.test")
+            .iter()
+            .filter(|e| e.target == path)
+            .count()
+    };
+    assert_eq!(
+        fetches("/only-in-sitemap-1"),
+        2,
+        "fetched, then due by lastmod"
+    );
+    assert_eq!(fetches("/only-in-sitemap-2"), 1);
     assert!(requested(&server, "b.test").contains("/from-a-sitemap"));
     assert!(!requested(&server, "c.test").contains("/not-authorized"));
     assert!(server.log("elsewhere.example").is_empty());
