@@ -257,8 +257,12 @@ fn setup(name: &str, extra: &str) -> (Server, Scratch, Crawl) {
     std::fs::write(
         root.join("crawl.toml"),
         format!(
-            "[scope]\nmode = \"list\"\nhosts = [\"a.test\", \"b.test\", \"c.test\", \"cdn.test\"]\n\n\
-             [segmenter]\nsitemap_max_bytes = \"4KiB\"\n{extra}"
+            "[agent]\nname = \"testbot\"\nurl = \"http://bot.test/about\"\n\n\
+             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
+             delay_factor = 0\n\n\
+             [scope]\nmode = \"list\"\nhosts = [\"a.test\", \"b.test\", \"c.test\", \"cdn.test\"]\n\n\
+             [segmenter]\nsitemap_max_bytes = \"4KiB\"\n{extra}",
+            hosts.display()
         ),
     )
     .unwrap();
@@ -465,4 +469,39 @@ fn sitemaps_off_reads_nothing_and_guess_asks_for_sitemap_xml() {
     let c_asked = requested(&server, "c.test");
     assert!(c_asked.contains("/sitemap.xml"), "{c_asked:?}");
     assert!(!requested(&server, "a.test").contains("/sitemap.xml"));
+}
+
+#[test]
+fn crawl_sh_says_what_sitemaps_gave_each_round() {
+    let (_server, _scratch, c) = setup("sitemaps-sh", "");
+    let out = bins::run_within(
+        Command::new(support::crawl_sh())
+            .arg(&c.root)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .args(["--rounds", "3"]),
+        &c.root,
+        0,
+        Duration::from_secs(120),
+    );
+    let rounds: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("round "))
+        .collect();
+    assert_eq!(rounds.len(), 3, "{}", out.stdout);
+    // The seeds' round reads no sitemap; the next reads three (see the
+    // test above for what they list).
+    assert!(
+        rounds[0].contains("; sitemaps: 0 read, 0 URLs, 0 new, 0 rejected, 0 bad;"),
+        "{}",
+        rounds[0]
+    );
+    assert!(
+        rounds[1].contains("; sitemaps: 3 read, 16 URLs, 11 new, 3 rejected, 0 bad;"),
+        "{}",
+        rounds[1]
+    );
+    assert!(rounds[2].contains("; sitemaps: 5 read, "), "{}", rounds[2]);
+    assert!(rounds[2].contains(" 1 bad;"), "{}", rounds[2]);
 }
