@@ -112,6 +112,9 @@ pub struct CrawlSettings {
     pub first_byte_timeout: Duration,
     /// Lines added to `[fetcher]`.
     pub fetcher_extra: String,
+    /// `[segmenter] sitemap_max_entries`, also used to compute the expected
+    /// crawl: below the demo's long sitemap, so that it is over the limit.
+    pub sitemap_max_entries: usize,
 }
 
 impl Default for CrawlSettings {
@@ -127,6 +130,7 @@ impl Default for CrawlSettings {
             tail_time: Duration::from_secs(1),
             first_byte_timeout: Duration::from_secs(1),
             fetcher_extra: String::new(),
+            sitemap_max_entries: testkit::demo::BULK_PAGES - 10,
         }
     }
 }
@@ -176,6 +180,7 @@ impl DemoCrawl {
         Limits {
             filter: self.settings.filter.clone(),
             agent: self.web.demo().params().agent.clone(),
+            sitemap_max_entries: self.settings.sitemap_max_entries,
             ..Limits::default()
         }
     }
@@ -266,6 +271,7 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
          [crawl]\nround_time = \"{}ms\"\n\n\
+         [segmenter]\nsitemap_max_entries = {}\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
          first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
@@ -276,6 +282,7 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         f.max_query_params,
         f.max_years_ahead,
         s.round_time.as_millis(),
+        s.sitemap_max_entries,
         hosts.display(),
         s.min_delay.as_millis(),
         s.delay_factor,
