@@ -318,6 +318,24 @@ fn pages_listed_only_in_sitemaps_are_fetched_and_nothing_the_protocol_refuses() 
         "{report}"
     );
     assert_eq!(figure(&report, "bad sitemaps:"), 0, "{report}");
+    // `segmenter inspect` of the new segment counts them by via: the five
+    // sitemaps of the index not yet scheduled, the six pages admitted
+    // (two cdn ones, four of the gzip sitemap).
+    let ids = common::crawldir::CrawlDir::new(&c.root)
+        .segment_ids()
+        .unwrap();
+    let newest = common::crawldir::CrawlDir::new(&c.root).segment_path(ids.last().unwrap());
+    let out = bins::run(
+        Command::new(bin_path("segmenter"))
+            .arg("inspect")
+            .arg("--json")
+            .arg(&newest),
+        &c.root,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["via"]["sitemap-file"], 5, "{}", out.stdout);
+    assert_eq!(v["via"]["sitemap"], 6, "{}", out.stdout);
+    assert_eq!(v["format_version"], 4);
 
     // Round 3: the five other sitemaps of the index.
     c.fetch();
