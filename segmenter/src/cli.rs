@@ -294,8 +294,8 @@ common::options! {
         #[arg(long, value_name = "BOOL", help_heading = "Sitemaps")]
         pub sitemap_guess: Option<bool>,
         /// Sitemap levels followed from robots.txt: 2 reads an index and the
-        /// sitemaps it lists, not an index listed in an index; 1 reads only
-        /// the files robots.txt names [default: 2]
+        /// sitemaps it lists, but not the sitemaps of an index listed in an
+        /// index; 1 reads only the files robots.txt names [default: 2]
         #[arg(long, value_name = "N", help_heading = "Sitemaps")]
         pub sitemap_max_depth: Option<NonZeroU32>,
         /// Most URLs read from one sitemap file; the rest are counted as

@@ -79,6 +79,10 @@ impl Worker<'_> {
         head: Option<&ResponseHead>,
     ) -> Result<(), Error> {
         let mut named = Vec::new();
+        // A redirect names nothing: the record of where it led does.
+        if head.is_some_and(|h| (300..400).contains(&h.status)) {
+            return Ok(());
+        }
         if let Some(head) = head
             && (200..300).contains(&head.status)
         {
@@ -153,15 +157,16 @@ impl Worker<'_> {
             entries.push((kind == Kind::Index, e.loc.to_string(), e.lastmod_ms));
         });
         let kind = match summary.kind {
-            // Not a sitemap, and nothing said it was: a page like another.
+            // Read only because it looked like XML or gzip: only the
+            // sitemap roots count, and anything else (a feed, bad XML) is a
+            // page like another.
+            Some(Kind::UrlSet | Kind::Index) => summary.kind,
+            _ if !as_sitemap => return Ok(false),
+            // Fetched as a sitemap but none (an HTML page at /sitemap.xml).
             None if summary.error.is_none() => {
-                if as_sitemap {
-                    self.counts.sitemaps_not_sitemap += 1;
-                }
+                self.counts.sitemaps_not_sitemap += 1;
                 return Ok(false);
             }
-            // Read only because it looked like XML: only the sitemap roots count.
-            Some(Kind::Rss | Kind::Atom | Kind::Text) if !as_sitemap => return Ok(false),
             k => k,
         };
         if let Some(error) = &summary.error {
