@@ -275,7 +275,10 @@ fn a_failing_step_is_named_with_its_log() {
     // A segmenter that refuses its settings fails the injection.
     let toml = c.crawl.join("crawl.toml");
     let good = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(&toml, format!("{good}\n[segmenter]\nmax_per_hots = 3\n")).unwrap();
+    // (The demo's crawl.toml has a [segmenter] section already.)
+    let bad = good.replacen("[segmenter]\n", "[segmenter]\nmax_per_hots = 3\n", 1);
+    assert_ne!(bad, good);
+    std::fs::write(&toml, bad).unwrap();
     let out = c.run_crawl_sh(&[]);
     bins::assert_code(&out, 1, Some(&c.crawl));
     let log = c.crawl.join("logs/inject.log");

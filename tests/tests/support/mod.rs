@@ -266,12 +266,21 @@ pub fn assert_crawl_ended(out: &Finished) {
 /// The `crawl.toml` of a demo crawl.
 pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     let f = &s.filter;
+    // `[segmenter]` goes last; a test's extra lines may open it already.
+    let limit = format!(
+        "\n[segmenter]\nsitemap_max_entries = {}\n",
+        s.sitemap_max_entries
+    );
+    let extra = if s.fetcher_extra.contains("\n[segmenter]\n") {
+        s.fetcher_extra.replacen("\n[segmenter]\n", &limit, 1)
+    } else {
+        format!("{}{limit}", s.fetcher_extra)
+    };
     format!(
         "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/{agent}.html\"\n\n\
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
          [crawl]\nround_time = \"{}ms\"\n\n\
-         [segmenter]\nsitemap_max_entries = {}\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
          first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
@@ -282,13 +291,12 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         f.max_query_params,
         f.max_years_ahead,
         s.round_time.as_millis(),
-        s.sitemap_max_entries,
         hosts.display(),
         s.min_delay.as_millis(),
         s.delay_factor,
         s.first_byte_timeout.as_millis(),
         s.tail_time.as_millis(),
-        s.fetcher_extra
+        extra
     )
 }
 
