@@ -325,6 +325,17 @@ impl HostDb {
         }
         let sql = |source: rusqlite::Error| sqlite_error(&path, source);
         check_not_empty(&path)?;
+        // SQLite takes a database file of no bytes for a new one and
+        // deletes the write-ahead log beside it, even read-only: refused
+        // before it can (a host database is never created empty).
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            return Err(HostDbError::Damaged {
+                path,
+                problem: "the file is empty (its pages are only in hosts.db-wal, which \
+                          SQLite does not read for an empty file)"
+                    .into(),
+            });
+        }
         let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;

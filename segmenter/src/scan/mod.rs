@@ -153,8 +153,9 @@ pub struct ScanConfig<'a> {
     pub history_only: &'a HashSet<PathBuf>,
     /// How sitemaps are found and read.
     pub sitemaps: &'a crate::settings::SitemapSettings,
-    /// `hosts.db`: which sitemaps each host's robots.txt names (read only).
-    pub hosts_db: Option<PathBuf>,
+    /// `hosts.db` (read only; `None`: no file): which sitemaps each host's
+    /// robots.txt names.
+    pub hosts_db: &'a Mutex<Option<common::hoststate::HostDb>>,
 }
 
 /// What the scan produced.

@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::hoststate::HostDb;
 use common::http::ResponseHead;
 use common::segment::Via;
 use common::urlnorm::{self, host_of};
@@ -32,8 +31,6 @@ use crate::sitemap::{self, Kind, Limits};
 /// What a worker keeps between sitemaps.
 #[derive(Default)]
 pub(super) struct SitemapState {
-    /// `hosts.db`, opened read-only on first use (`None` inside: no file).
-    hosts: Option<Option<HostDb>>,
     /// Per host: the canonical sitemap URLs its robots.txt names.
     named: HashMap<String, Vec<String>>,
     /// The entries of the sitemap at hand: index entry?, loc, lastmod.
@@ -285,20 +282,13 @@ impl Worker<'_> {
     /// `sitemap`.
     fn named_by_robots(&mut self, host: &str, sitemap: &Url) -> Result<bool, Error> {
         if !self.sitemaps.named.contains_key(host) {
-            let db = match &self.sitemaps.hosts {
-                Some(db) => db,
-                None => {
-                    let db = match &self.cfg.hosts_db {
-                        Some(path) => HostDb::open_read_only(path)?,
-                        None => None,
-                    };
-                    self.sitemaps.hosts.insert(db)
-                }
+            let state = match &*self.cfg.hosts_db.lock().expect("no panics") {
+                Some(db) => db.get(host)?,
+                None => None,
             };
-            let names = match db {
-                Some(db) => db
-                    .get(host)?
-                    .and_then(|s| s.robots)
+            let names = match state {
+                Some(state) => state
+                    .robots
                     .map(|r| {
                         r.sitemaps
                             .iter()
