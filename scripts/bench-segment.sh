@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of the segmenter (a script, not a timed test).
 #
-#   scripts/bench-segment.sh [docs|urls|backlog|history|all]      (default: all)
+#   scripts/bench-segment.sh [docs|urls|backlog|history|sitemap|all]      (default: all)
 #
 # 1. docs: every HTML page of the Rust documentation on this machine
 #    ($(rustc --print sysroot)/share/doc/rust/html) stored as WARC response
@@ -28,6 +28,11 @@
 #    history. Prints the merge's URLs/s, the round's extra time and peak
 #    RSS, and the history's bytes per URL. Targets: >= 1,000,000 URLs/s,
 #    peak RSS <= 1 GB with --memory 512MB.
+# 5. sitemap: sitemap parsing on 20 generated sitemaps of 50,000 URLs with
+#    <lastmod> each, read in memory as plain XML and as .xml.gz (one
+#    thread), against `zcat` over the same .gz files. Prints sitemap URLs/s
+#    and the ratio to zcat. Target (our own): >= 1,000,000 URLs/s for
+#    uncompressed XML.
 #
 # Inputs are generated once under target/bench-segment/ (set BENCH_DIR to
 # put them elsewhere) and reused; each run works on a fresh crawl directory.
@@ -195,11 +200,20 @@ bench_history() {
     echo "load average after: $(loadavg)"
 }
 
+bench_sitemap() {
+    echo
+    echo "== 5. sitemap parsing (single thread, files in memory)"
+    cargo build --release --quiet -p segmenter --example bench_sitemap
+    "$examples/bench_sitemap" "$work/sitemaps" 20 50000
+    echo "load average after: $(loadavg)"
+}
+
 case $what in
 docs) bench_docs ;;
 urls) bench_urls ;;
 backlog) bench_backlog ;;
 history) bench_history ;;
-all) bench_docs; bench_urls; bench_backlog; bench_history ;;
-*) echo "usage: $0 [docs|urls|backlog|history|all]" >&2; exit 2 ;;
+sitemap) bench_sitemap ;;
+all) bench_docs; bench_urls; bench_backlog; bench_history; bench_sitemap ;;
+*) echo "usage: $0 [docs|urls|backlog|history|sitemap|all]" >&2; exit 2 ;;
 esac

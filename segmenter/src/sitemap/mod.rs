@@ -158,8 +158,9 @@ pub const MAX_LOC: usize = 2048;
 /// be relative and are returned as found.
 ///
 /// Never panics, never allocates per entry beyond a reused buffer, and never
-/// reads more than `limits.max_bytes` of uncompressed data (a gzip bomb
-/// costs at most that much work).
+/// reads more than `limits.max_bytes` of uncompressed data (and one byte
+/// more, to know whether there was more), so a gzip bomb costs at most that
+/// much work.
 pub fn read(
     body: &[u8],
     content_type: Option<&str>,

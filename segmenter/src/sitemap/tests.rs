@@ -207,6 +207,11 @@ fn bad_gzip_keeps_what_came_before() {
     assert!(!got.is_empty() && got.len() < 2000, "{} entries", got.len());
     assert_eq!(got[0].loc, "https://example.com/0");
     assert_eq!(
+        (s.over_limit, s.cut_at_bytes),
+        (0, false),
+        "damage is not a limit"
+    );
+    assert_eq!(
         err.to_string(),
         format!("byte {}: {}", err.offset, err.message)
     );
@@ -272,6 +277,18 @@ fn text_sitemap() {
         got.iter()
             .all(|g| g.kind == Kind::Text && g.lastmod_ms.is_none())
     );
+}
+
+#[test]
+fn text_lines_too_long_are_invalid_and_not_stored() {
+    let long = format!("https://example.com/{}", "x".repeat(10 * MAX_LOC));
+    let exact = format!("https://example.com/{}", "y".repeat(MAX_LOC - 20));
+    let body = format!("{long}\n  {exact}  \nhttps://example.com/after\n{long}");
+    for input in [body.clone().into_bytes(), gzip(body.as_bytes())] {
+        let (s, got) = read_all(&input);
+        assert_eq!(locs(&got), [exact.as_str(), "https://example.com/after"]);
+        assert_eq!((s.invalid, s.over_limit, s.error), (2, 0, None));
+    }
 }
 
 #[test]
@@ -731,4 +748,63 @@ fn arbitrary_bytes_never_panic() {
             );
         }
     }
+}
+
+#[test]
+fn damaged_sitemaps_never_panic() {
+    // Valid documents with bits flipped, bytes removed or cut off: never a
+    // panic, never more entries than were there, and every error explained.
+    let mut index = String::from("<sitemapindex>");
+    for i in 0..50 {
+        index.push_str(&format!(
+            "<sitemap><loc>https://example.com/s{i}.xml</loc></sitemap>"
+        ));
+    }
+    index.push_str("</sitemapindex>");
+    let docs: Vec<Vec<u8>> = vec![
+        URLSET.into(),
+        index.into(),
+        b"https://a.example/1\nhttps://a.example/2\n".to_vec(),
+    ];
+    let mut rng = common::testutil::Rng::new(1313);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for round in 0..2000 {
+        if Instant::now() > deadline {
+            break;
+        }
+        let doc = &docs[round % docs.len()];
+        let (_, want) = read_all(doc);
+        let mut bad = if round % 3 == 0 {
+            gzip(doc)
+        } else {
+            doc.clone()
+        };
+        for _ in 0..1 + rng.below(3) {
+            if bad.is_empty() {
+                break;
+            }
+            let at = rng.below(bad.len());
+            match rng.below(3) {
+                0 => bad[at] ^= 1 << rng.below(8),
+                1 => {
+                    bad.remove(at);
+                }
+                _ => bad.truncate(at.max(1)),
+            }
+        }
+        let (s, got) = read_all(&bad);
+        assert!(got.len() <= want.len() + 1, "{s:?}");
+        if let Some(e) = &s.error {
+            assert!(!e.message.is_empty());
+        }
+    }
+}
+
+#[test]
+fn not_utf8_is_an_error_not_a_panic() {
+    let body = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><urlset><url><loc>https://example.com/ok</loc></url><url><loc>https://example.com/caf\xe9</loc></url></urlset>";
+    let (s, got) = read_all(body);
+    assert_eq!(s.kind, Some(Kind::UrlSet));
+    assert_eq!(locs(&got), ["https://example.com/ok"]);
+    assert!(s.error.is_some(), "{s:?}");
 }
