@@ -55,7 +55,9 @@ Logs: CRAWL/logs/round-NNNNN.log (one per round), plus each program's own log.
 Each round prints one line: round number, segment, URLs in it, pages fetched
 (HTTP responses other than robots.txt), new URLs scheduled; what the fetch
 history learnt (URLs fetched for the first time, refreshed ones and of them
-unchanged and changed, URLs retired: gone, moved, robots.txt); then how long
+unchanged and changed, URLs retired: gone, moved, robots.txt); what sitemaps
+gave (sitemaps read, URLs they list, new ones scheduled, rejected ones, bad
+sitemaps); then how long
 the fetch took and why it ended (complete, tail: the hosts left would mostly
 have made it wait, time-limit, ...), how long the segmenter took, and the
 round's seconds. When nothing new is left, rounds go on with the URLs due for
@@ -462,10 +464,13 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     round=$((round + 1))
     unchanged=$(report_figure "refetched unchanged:")
     changed=$(report_figure "refetched changed:")
-    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); history: %s new, %s refreshed (%s unchanged, %s changed), %s retired; fetch %ss (%s), segmenter %ss; %ds\n' \
+    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); history: %s new, %s refreshed (%s unchanged, %s changed), %s retired; sitemaps: %s read, %s URLs, %s new, %s rejected, %s bad; fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
         "$(report_figure "fetched new:")" "$(( unchanged + changed ))" "$unchanged" "$changed" \
         "$(report_figure "retired:")" \
+        "$(report_figure "sitemaps read:")" "$(report_figure "sitemap urls:")" \
+        "$(report_figure "sitemap urls new:")" "$(report_figure "sitemap urls rejected:")" \
+        "$(report_figure "bad sitemaps:")" \
         "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
     # A fetch that ended with every host left held beyond its delay (a

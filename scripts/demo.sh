@@ -145,6 +145,9 @@ delay_factor = 0.5
 robots_retry_delay = "1s"
 connect_timeout = "2s"
 first_byte_timeout = "2s"     # hole.demo.test never answers: do not wait 30 s for it
+
+[segmenter]
+sitemap_max_entries = 20      # below maps.demo.test's long sitemap (30 URLs): shows the limit
 EOF
 fi
 
@@ -172,20 +175,23 @@ pages=$(cat_logs | awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots"' | wc -l)
 hosts=$(cat_logs | awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { split($6, u, "/"); print u[3] }' | sort -u | wc -l)
 ok=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 != "robots"' | wc -l)
 warcs=$(find "$crawl/fetched" -name '*.warc.gz' | wc -l)
+sitemaps=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 == "sitemap-file"' | wc -l)
+by_sitemap=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 == "sitemap"' | wc -l)
 bytes=$(du -sh "$crawl" | cut -f1)
-last=$(cd "$crawl/segments" && find . -name '*.v3.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
+last=$(cd "$crawl/segments" && find . -name '*.v4.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
 first_run=$(cd "$crawl/fetched" && find . -mindepth 1 -maxdepth 1 -type d | sort | head -n 1 | sed 's|^\./||')
 c=$(show "$crawl")
 
 cat <<EOF
 
 ==> demo crawl done: $done_rounds rounds in all, $pages pages fetched ($ok with status 2xx) from $hosts hosts in ${seconds}s
+    Sitemaps: $sitemaps fetched, $by_sitemap pages fetched that were found through a sitemap (via "sitemap" in crawl.log)
     The demo web (port $port) was stopped. Rerunning scripts/demo.sh starts a fresh crawl;
 $(resume_hint)
 
 Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the repository root):
 
-  segments     $c/segments/*.v3.tsv.zst (the next one to fetch: $last)
+  segments     $c/segments/*.v4.tsv.zst (the next one to fetch: $last)
                zstdcat $c/segments/$last | cut -f1 | uniq -c | sort -rn | head
                $(show "$bin")/segmenter inspect $c/segments/$last
 

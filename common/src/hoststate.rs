@@ -4,7 +4,7 @@
 //! ```text
 //! sqlite3 CRAWL/hosts.db 'select host, robots_status, crawl_delay_ms, errors_total from hosts'
 //! ```
-//! Schema version 2 (`PRAGMA user_version = 2`):
+//! Schema version 3 (`PRAGMA user_version = 3`):
 //! ```sql
 //! CREATE TABLE hosts (
 //!   host               TEXT PRIMARY KEY,
@@ -21,10 +21,15 @@
 //!                                --   to the host: the end of its last request plus
 //!                                --   its delay, a Retry-After deadline, or when its
 //!                                --   robots.txt may be asked again (NULL: any time)
+//!   sitemaps           TEXT      -- the `Sitemap:` URLs of robots.txt, one a line
+//!                                --   (NULL: robots.txt never fetched, or stored by
+//!                                --   a build before version 3)
 //! );
 //! ```
-//! A version 1 file (the same without `next_contact_ms`) is upgraded in
-//! place when a program opens it to write; read-only, it is read as it is.
+//! A version 2 file (the same without `sitemaps`) or version 1 file (also
+//! without `next_contact_ms`) is upgraded in place when a program opens it
+//! to write; read-only, it is read as it is. Where `sitemaps` is NULL but a
+//! robots.txt body is stored, the sitemaps are read from that body.
 //! The database runs in WAL mode with `synchronous=NORMAL`: a crash loses at
 //! most the last transaction, never the file.
 
@@ -34,9 +39,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema version this library reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
-/// The schema of version 2, as documented above.
+/// The schema of version 3, as documented above.
 const SCHEMA: &str = "
 CREATE TABLE hosts (
   host               TEXT PRIMARY KEY,
@@ -49,36 +54,49 @@ CREATE TABLE hosts (
   consecutive_errors INTEGER NOT NULL DEFAULT 0,
   pages_total        INTEGER NOT NULL DEFAULT 0,
   last_contact_ms    INTEGER,
-  next_contact_ms    INTEGER
+  next_contact_ms    INTEGER,
+  sitemaps           TEXT
 );
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 ";
 
-/// Turns a version 1 database into version 2.
+/// Turns a version 1 database into version 3.
 const UPGRADE_FROM_1: &str = "
 ALTER TABLE hosts ADD COLUMN next_contact_ms INTEGER;
-PRAGMA user_version = 2;
+ALTER TABLE hosts ADD COLUMN sitemaps TEXT;
+PRAGMA user_version = 3;
+";
+
+/// Turns a version 2 database into version 3.
+const UPGRADE_FROM_2: &str = "
+ALTER TABLE hosts ADD COLUMN sitemaps TEXT;
+PRAGMA user_version = 3;
 ";
 
 const SELECT_HOST: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
      crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms, next_contact_ms FROM hosts WHERE host = ?1";
+     last_contact_ms, next_contact_ms, sitemaps FROM hosts WHERE host = ?1";
+
+/// [`SELECT_HOST`] for a version 2 file read without upgrading it.
+const SELECT_HOST_V2: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
+     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
+     last_contact_ms, next_contact_ms, NULL FROM hosts WHERE host = ?1";
 
 /// [`SELECT_HOST`] for a version 1 file read without upgrading it.
 const SELECT_HOST_V1: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
      crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms, NULL FROM hosts WHERE host = ?1";
+     last_contact_ms, NULL, NULL FROM hosts WHERE host = ?1";
 
 const UPSERT_HOST: &str = "INSERT INTO hosts (host, robots_status, robots_body, \
      robots_fetched_ms, crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, \
-     pages_total, last_contact_ms, next_contact_ms) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+     pages_total, last_contact_ms, next_contact_ms, sitemaps) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
      ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, \
      robots_body = excluded.robots_body, robots_fetched_ms = excluded.robots_fetched_ms, \
      crawl_delay_ms = excluded.crawl_delay_ms, response_times_ms = excluded.response_times_ms, \
      errors_total = excluded.errors_total, consecutive_errors = excluded.consecutive_errors, \
      pages_total = excluded.pages_total, last_contact_ms = excluded.last_contact_ms, \
-     next_contact_ms = excluded.next_contact_ms";
+     next_contact_ms = excluded.next_contact_ms, sitemaps = excluded.sitemaps";
 
 /// How long to wait for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -151,6 +169,9 @@ pub struct RobotsEntry {
     pub body: Vec<u8>,
     /// When it was fetched (Unix ms).
     pub fetched_ms: i64,
+    /// The sitemap URLs its `Sitemap:` lines name
+    /// ([`crate::sitemaps::in_robots_txt`]; empty unless 2xx).
+    pub sitemaps: Vec<String>,
 }
 
 /// How long a stored robots.txt is reused (RFC 9309 asks crawlers not to
@@ -283,6 +304,7 @@ impl HostDb {
             match version {
                 0 => tx.execute_batch(SCHEMA).map_err(sql)?,
                 1 => tx.execute_batch(UPGRADE_FROM_1).map_err(sql)?,
+                2 => tx.execute_batch(UPGRADE_FROM_2).map_err(sql)?,
                 _ => {}
             }
             tx.commit().map_err(sql)?;
@@ -295,7 +317,7 @@ impl HostDb {
     }
 
     /// Opens the database at `path` to read only, changing nothing in it (a
-    /// version 1 file is read as it is); `None` if there is no such file.
+    /// version 1 or 2 file is read as it is); `None` if there is no such file.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Option<HostDb>, HostDbError> {
         let path = path.as_ref().to_path_buf();
         if !path.exists() {
@@ -303,6 +325,17 @@ impl HostDb {
         }
         let sql = |source: rusqlite::Error| sqlite_error(&path, source);
         check_not_empty(&path)?;
+        // SQLite takes a database file of no bytes for a new one and
+        // deletes the write-ahead log beside it, even read-only: refused
+        // before it can (a host database is never created empty).
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            return Err(HostDbError::Damaged {
+                path,
+                problem: "the file is empty (its pages are only in hosts.db-wal, which \
+                          SQLite does not read for an empty file)"
+                    .into(),
+            });
+        }
         let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
@@ -313,6 +346,7 @@ impl HostDb {
             // A file with no schema yet holds no host.
             0 => return Ok(None),
             1 => SELECT_HOST_V1,
+            2 => SELECT_HOST_V2,
             _ => SELECT_HOST,
         };
         Ok(Some(HostDb { path, conn, select }))
@@ -364,6 +398,7 @@ impl HostDb {
                     times.push_str(&t.to_string());
                 }
                 let robots = s.robots.as_ref();
+                let sitemaps = robots.map(|r| r.sitemaps.join("\n"));
                 stmt.execute(params![
                     s.host,
                     robots.map(|r| r.status),
@@ -376,6 +411,7 @@ impl HostDb {
                     s.pages_total,
                     s.last_contact_ms,
                     s.next_contact_ms,
+                    sitemaps,
                 ])
                 .map_err(sql)?;
             }
@@ -421,7 +457,7 @@ fn check_version(conn: &Connection, path: &Path, version: i64) -> Result<(), Hos
             }
             Ok(())
         }
-        1 | SCHEMA_VERSION => Ok(()),
+        1 | 2 | SCHEMA_VERSION => Ok(()),
         found => Err(HostDbError::Version {
             path: path(),
             found,
@@ -572,11 +608,25 @@ fn row_to_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<HostState> {
     let robots_status: Option<u16> = row.get(1)?;
     let robots = match robots_status {
         None => None,
-        Some(status) => Some(RobotsEntry {
-            status,
-            body: row.get::<_, Option<Vec<u8>>>(2)?.unwrap_or_default(),
-            fetched_ms: row.get::<_, Option<i64>>(3)?.unwrap_or(0),
-        }),
+        Some(status) => {
+            let body = row.get::<_, Option<Vec<u8>>>(2)?.unwrap_or_default();
+            let sitemaps = match row.get::<_, Option<String>>(11)? {
+                Some(text) => text
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                // Stored before the column existed: the body says.
+                None if (200..300).contains(&status) => crate::sitemaps::in_robots_txt(&body),
+                None => Vec::new(),
+            };
+            Some(RobotsEntry {
+                status,
+                body,
+                fetched_ms: row.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                sitemaps,
+            })
+        }
     };
     let host: String = row.get(0)?;
     let times: Option<String> = row.get(5)?;
@@ -632,6 +682,10 @@ mod tests {
                 status: 200,
                 body: b"User-agent: *\nDisallow: /private\n\x00\xff binary too".to_vec(),
                 fetched_ms: 1_700_000_000_123,
+                sitemaps: vec![
+                    "https://full.example/sitemap.xml".into(),
+                    "https://cdn.example/full.xml.gz".into(),
+                ],
             }),
             crawl_delay_ms: Some(2_500),
             response_times_ms: vec![10, 20, 30, 40, u32::MAX],
@@ -660,6 +714,7 @@ mod tests {
                     status: 0,
                     body: Vec::new(),
                     fetched_ms: -5,
+                    sitemaps: Vec::new(),
                 }),
                 response_times_ms: vec![7],
                 errors_total: 3,
@@ -852,6 +907,7 @@ mod tests {
             ("pages_total", "INTEGER", true, false),
             ("last_contact_ms", "INTEGER", false, false),
             ("next_contact_ms", "INTEGER", false, false),
+            ("sitemaps", "TEXT", false, false),
         ];
         let expected: Vec<(String, String, bool, bool)> = expected
             .iter()
@@ -867,7 +923,7 @@ mod tests {
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(
-                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 3;",
+                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 4;",
             )
             .unwrap();
         }
@@ -876,8 +932,8 @@ mod tests {
             matches!(
                 e,
                 HostDbError::Version {
-                    found: 3,
-                    expected: 2,
+                    found: 4,
+                    expected: 3,
                     ..
                 }
             ),
@@ -885,7 +941,7 @@ mod tests {
         );
         let msg = e.to_string();
         assert!(
-            msg.contains("hosts.db") && msg.contains("version 3"),
+            msg.contains("hosts.db") && msg.contains("version 4"),
             "{msg}"
         );
         assert!(msg.contains("move the file away"), "says what to do: {msg}");
@@ -917,6 +973,7 @@ mod tests {
                 status: 200,
                 body: b"User-agent: *\n".to_vec(),
                 fetched_ms: 1_700_000_000_000,
+                sitemaps: Vec::new(),
             }),
             crawl_delay_ms: Some(2000),
             response_times_ms: vec![10, 20],
@@ -958,6 +1015,79 @@ mod tests {
         assert_eq!(version, SCHEMA_VERSION);
         let ro = HostDb::open_read_only(&path).unwrap().unwrap();
         assert_eq!(ro.get("old.example").unwrap(), Some(s));
+    }
+
+    /// A version 2 file (before the `sitemaps` column): one host whose
+    /// robots.txt names a sitemap, one whose robots.txt was a 404.
+    fn version_2_file(path: &Path) {
+        let c = Connection::open(path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE hosts (host TEXT PRIMARY KEY, robots_status INTEGER, robots_body BLOB, \
+             robots_fetched_ms INTEGER, crawl_delay_ms INTEGER, response_times_ms TEXT, \
+             errors_total INTEGER NOT NULL DEFAULT 0, consecutive_errors INTEGER NOT NULL \
+             DEFAULT 0, pages_total INTEGER NOT NULL DEFAULT 0, last_contact_ms INTEGER, \
+             next_contact_ms INTEGER); \
+             INSERT INTO hosts VALUES ('two.example', 200, \
+             CAST('User-agent: *' || char(10) || 'Sitemap: http://two.example/s.xml' AS BLOB), \
+             1700000000000, NULL, '10', 0, 0, 1, 1700000000500, 1700000001000); \
+             INSERT INTO hosts VALUES ('gone.example', 404, X'', 1700000000000, NULL, NULL, \
+             0, 0, 0, NULL, NULL); \
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_version_2_file_reads_its_sitemaps_from_the_body_and_is_upgraded_to_write() {
+        let dir = TempDir::new("v2");
+        let path = dir.join("hosts.db");
+        version_2_file(&path);
+        let before = std::fs::read(&path).unwrap();
+        let ro = HostDb::open_read_only(&path).unwrap().unwrap();
+        let two = ro.get("two.example").unwrap().unwrap();
+        let robots = two.robots.as_ref().unwrap();
+        assert_eq!(robots.sitemaps, ["http://two.example/s.xml"]);
+        assert_eq!(two.next_contact_ms, Some(1_700_000_001_000));
+        let gone = ro.get("gone.example").unwrap().unwrap();
+        assert!(gone.robots.unwrap().sitemaps.is_empty());
+        drop(ro);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "read-only changes nothing"
+        );
+
+        let mut db = HostDb::open(&path).unwrap();
+        assert_eq!(db.get("two.example").unwrap().as_ref(), Some(&two));
+        let mut changed = two.clone();
+        changed.robots.as_mut().unwrap().sitemaps = vec!["http://x.example/a.xml".into()];
+        db.put_many(std::slice::from_ref(&changed)).unwrap();
+        drop(db);
+        let c = inspector(&path);
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        // The column as the README's sqlite3 command shows it.
+        let rows: Vec<(String, Option<String>)> = c
+            .prepare("SELECT host, sitemaps FROM hosts ORDER BY host")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ("gone.example".to_string(), None),
+                (
+                    "two.example".to_string(),
+                    Some("http://x.example/a.xml".to_string())
+                ),
+            ]
+        );
+        let ro = HostDb::open_read_only(&path).unwrap().unwrap();
+        assert_eq!(ro.get("two.example").unwrap(), Some(changed));
     }
 
     #[test]

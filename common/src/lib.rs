@@ -53,6 +53,7 @@
 //! - [`crawllog`]: one line per URL the fetcher attempted.
 //! - [`bloom`]: a Bloom filter living in a memory-mapped file (`seen.bloom`).
 //! - [`hoststate`]: per-host state kept across runs in SQLite (`hosts.db`).
+//! - [`sitemaps`]: the `Sitemap:` lines of a robots.txt.
 //! - [`politeness`]: the delay between two requests to a host, used by the
 //!   fetcher to schedule and by the segmenter to plan.
 //! - [`atomic`]: write-to-temporary, fsync, rename: how every shared file is written.
@@ -79,6 +80,7 @@ pub mod lock;
 pub mod politeness;
 pub mod runlog;
 pub mod segment;
+pub mod sitemaps;
 pub mod timefmt;
 pub mod urlnorm;
 pub mod warc;

@@ -277,13 +277,47 @@ struct Queued {
     journal: Journal,
 }
 
+/// The robots.txt answers an interrupted run of this segment stored are
+/// reused, not asked again; a run killed before it wrote them to hosts.db
+/// leaves them only in its WARC files. Those hosts.db lacks (or holds older
+/// than can be reused) are written there now, so that the next run and the
+/// segmenter (which reads the `Sitemap:` lines kept there) know them.
+fn keep_resumed_robots(
+    db: &mut HostDb,
+    states: &mut HashMap<String, HostState>,
+    resumed: &resume::Resumed,
+    agent_name: &str,
+) -> Result<(), Error> {
+    let now_ms = clock::now_ms();
+    let mut missing = Vec::new();
+    for (host, (status, body)) in &resumed.robots {
+        let state = states.entry(host.clone()).or_insert_with(|| HostState {
+            host: host.clone(),
+            ..HostState::default()
+        });
+        if state.robots.as_ref().is_some_and(|r| r.reusable(now_ms)) {
+            continue;
+        }
+        let outcome = robots_cache::decode(*status);
+        state.crawl_delay_ms = crate::robots::Robots::after_fetch(outcome, body, agent_name)
+            .and_then(|r| r.crawl_delay())
+            .map(|d| d.as_millis() as u64);
+        state.robots = Some(robots_cache::entry(outcome, body, now_ms));
+        missing.push(state.clone());
+    }
+    if !missing.is_empty() {
+        db.put_many(&missing)?;
+    }
+    Ok(())
+}
+
 /// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
 /// and every key of the segment into the frontier.
 fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
     let loaded = &segment.loaded;
-    let db = HostDb::open(crawl.hosts_db_path())?;
-    let host_states = host_updates::load(
+    let mut db = HostDb::open(crawl.hosts_db_path())?;
+    let mut host_states = host_updates::load(
         &db,
         loaded
             .keys
@@ -291,6 +325,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
             .flat_map(KeyRanges::hosts)
             .map(str::to_string),
     )?;
+    keep_resumed_robots(&mut db, &mut host_states, &segment.resumed, &s.agent_name)?;
     // Requests that runs killed before they could record them in hosts.db.
     let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
         .map_err(Error::io(crawl.contacts_dir()))?;

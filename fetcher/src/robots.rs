@@ -16,8 +16,9 @@
 //!   order mark, `\n`, `\r` or `\r\n` line ends, `#` comments, leading
 //!   whitespace, field names in any case, a missing colon (`Disallow /x`) and
 //!   a few common misspellings (`disalow`, `user agent`, `crawl delay`) are
-//!   all accepted; lines it does not understand (`Sitemap` among them: the
-//!   fetcher has no use for it) are skipped.
+//!   all accepted; lines it does not understand are skipped; `Sitemap`
+//!   lines play no part in the rules: [`common::sitemaps::in_robots_txt`]
+//!   reads them, and the fetcher keeps them in `hosts.db` for the segmenter.
 //! - A group is one or more consecutive `User-agent` lines followed by its
 //!   `Allow`, `Disallow` and `Crawl-delay` lines. As in RFC 9309's grammar,
 //!   blank lines end nothing: `User-agent` lines separated only by blank,

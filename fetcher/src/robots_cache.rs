@@ -36,11 +36,18 @@ pub fn decode(status: u16) -> RobotsOutcome {
 
 /// The entry that keeps a fetch of robots.txt that ended with `outcome`
 /// (with the body of a 2xx response in `body`), fetched at `fetched_ms`.
+/// The `Sitemap:` URLs of a 2xx body are kept beside it, for the segmenter.
 pub fn entry(outcome: RobotsOutcome, body: &[u8], fetched_ms: i64) -> RobotsEntry {
+    let body = Robots::parsed_part(body);
+    let sitemaps = match outcome {
+        RobotsOutcome::Status(200..=299) => common::sitemaps::in_robots_txt(body),
+        _ => Vec::new(),
+    };
     RobotsEntry {
         status: encode(outcome),
-        body: Robots::parsed_part(body).to_vec(),
+        body: body.to_vec(),
         fetched_ms,
+        sitemaps,
     }
 }
 

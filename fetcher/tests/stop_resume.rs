@@ -457,7 +457,7 @@ fn unfinished_run(test: &str, server: &Server, per_host: usize) -> (CrawlDir, Ve
         0,
     );
     let dir = crawl.fetched_dir("00001");
-    for name in ["DONE", "stats.json", "leftover.v3.tsv.zst"] {
+    for name in ["DONE", "stats.json", "leftover.v4.tsv.zst"] {
         std::fs::remove_file(dir.join(name)).unwrap();
     }
     assert!(!crawl.is_fetched("00001"));

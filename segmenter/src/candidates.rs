@@ -59,16 +59,17 @@ impl Meta {
 
     /// A URL read back from the backlog (or from the history's due URLs):
     /// exempt from the seen check (it went into `seen.bloom` when it went
-    /// into the backlog), its not-before kept; a refetch stays `recrawl`.
+    /// into the backlog), its not-before kept; a refetch stays `recrawl`,
+    /// a sitemap to read `sitemap-file`.
     pub fn of_backlog(rec: &common::segment::SegmentRecord) -> Meta {
         Meta {
             hops: rec.hops,
             inlinks: rec.inlinks,
             tries: rec.tries,
-            via: if rec.via == Via::Recrawl {
-                Via::Recrawl
-            } else {
-                Via::Backlog
+            via: match rec.via {
+                // Kept: a refetch carries validators, a sitemap is read as one.
+                Via::Recrawl | Via::SitemapFile => rec.via,
+                _ => Via::Backlog,
             },
             exempt: true,
             fetched: false,
@@ -115,18 +116,22 @@ impl Meta {
     }
 }
 
-/// Which `via` a merged URL keeps: a retry first (its `tries` matter), then
-/// the other re-entries, then seeds, redirects and links.
+/// Which `via` a merged URL keeps: a sitemap to read first (its via is
+/// what makes the next round read it as a sitemap), then a retry (its
+/// `tries` matter), then the other re-entries, then seeds, redirects and
+/// links, and a page known only from a sitemap last.
 pub fn via_rank(v: Via) -> u8 {
     match v {
-        Via::Retry => 0,
-        Via::Leftover => 1,
-        Via::Backlog => 2,
-        Via::Seed => 3,
-        Via::Redirect => 4,
-        Via::Link => 5,
-        Via::Robots => 6,
-        Via::Recrawl => 7,
+        Via::SitemapFile => 0,
+        Via::Retry => 1,
+        Via::Leftover => 2,
+        Via::Backlog => 3,
+        Via::Seed => 4,
+        Via::Redirect => 5,
+        Via::Link => 6,
+        Via::Robots => 7,
+        Via::Recrawl => 8,
+        Via::Sitemap => 9,
     }
 }
 
@@ -138,14 +143,16 @@ pub fn via_code(v: Via) -> u8 {
 /// Inverse of [`via_code`].
 pub fn via_of_code(c: u8) -> Via {
     match c {
-        0 => Via::Retry,
-        1 => Via::Leftover,
-        2 => Via::Backlog,
-        3 => Via::Seed,
-        4 => Via::Redirect,
-        5 => Via::Link,
-        6 => Via::Robots,
-        _ => Via::Recrawl,
+        0 => Via::SitemapFile,
+        1 => Via::Retry,
+        2 => Via::Leftover,
+        3 => Via::Backlog,
+        4 => Via::Seed,
+        5 => Via::Redirect,
+        6 => Via::Link,
+        7 => Via::Robots,
+        8 => Via::Recrawl,
+        _ => Via::Sitemap,
     }
 }
 

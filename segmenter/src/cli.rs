@@ -15,8 +15,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v3.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v3.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v4.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v4.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -140,7 +140,7 @@ pub enum Command {
     /// Print a summary of a segment, leftover or backlog file, or of the
     /// fetch history (URLs due when, per host too).
     Inspect {
-        /// A `*.v3.tsv.zst` file (or `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
+        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
         /// `history.v1.tsv.zst`.
         file: PathBuf,
         /// Print JSON instead of text.
@@ -283,6 +283,30 @@ common::options! {
         /// (0 to 1; either side takes what the other leaves) [default: 0.5]
         #[arg(long, value_name = "SHARE", help_heading = "Recrawl")]
         pub recrawl_share: Option<f64>,
+        /// Read sitemaps: schedule the `Sitemap:` URLs of robots.txt files
+        /// and read what sitemaps list (`false`: sitemap files are treated
+        /// as any other response) [default: true]
+        #[arg(long, value_name = "BOOL", help_heading = "Sitemaps")]
+        pub sitemaps: Option<bool>,
+        /// Also schedule `/sitemap.xml` of a host whose robots.txt names no
+        /// sitemap. Off by default: most such hosts answer 404, one wasted
+        /// request per host [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Sitemaps")]
+        pub sitemap_guess: Option<bool>,
+        /// Sitemap levels followed from robots.txt: 2 reads an index and the
+        /// sitemaps it lists, but not the sitemaps of an index listed in an
+        /// index; 1 reads only the files robots.txt names [default: 2]
+        #[arg(long, value_name = "N", help_heading = "Sitemaps")]
+        pub sitemap_max_depth: Option<NonZeroU32>,
+        /// Most URLs read from one sitemap file; the rest are counted as
+        /// over the limit [default: 50000, the protocol's limit]
+        #[arg(long, value_name = "N", help_heading = "Sitemaps")]
+        pub sitemap_max_entries: Option<NonZeroUsize>,
+        /// Most bytes of one sitemap file read (after gzip decompression);
+        /// the rest is counted as over the limit [default: 50MiB, the
+        /// protocol's limit]
+        #[arg(long, value_name = "SIZE", help_heading = "Sitemaps")]
+        pub sitemap_max_bytes: Option<SizeValue>,
     }
 }
 

@@ -2,7 +2,7 @@
 //! not at all.
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
-//! segments, a copy of `seen.bloom`, the new `backlog.v3.tsv.zst`,
+//! segments, a copy of `seen.bloom`, the new `backlog.v4.tsv.zst`,
 //! `consumed.txt`, the new `history.v1.tsv.zst` (for `run`) and (for
 //! `inject`) `scope.seeds`. [`Staging::commit`]
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
@@ -401,7 +401,7 @@ mod tests {
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
         let mut w =
-            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v3.tsv.zst"))
+            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v4.tsv.zst"))
                 .unwrap();
         w.write(&common::segment::SegmentRecord {
             host: "a.test".into(),
@@ -418,7 +418,7 @@ mod tests {
 
     fn staged_bytes(s: &Staging) -> (Vec<u8>, Vec<u8>) {
         (
-            fs::read(s.segments_dir().join("00002.v3.tsv.zst")).unwrap(),
+            fs::read(s.segments_dir().join("00002.v4.tsv.zst")).unwrap(),
             fs::read(s.bloom_path()).unwrap(),
         )
     }
@@ -431,7 +431,7 @@ mod tests {
         let moved = s.commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v3.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v4.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -470,12 +470,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v3.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v3.tsv.zst"),
+            s.segments_dir().join("00002.v4.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -495,7 +495,7 @@ mod tests {
         let c = crawl("damaged-staged");
         let s = stage(&c);
         let dir = c.root().join(STAGING_DIR);
-        let listed = "segments/00002.v3.tsv.zst\nseen.bloom\nconsumed.txt\n";
+        let listed = "segments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n";
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::write(c.consumed_path(), b"00001\n").unwrap();
@@ -512,7 +512,7 @@ mod tests {
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::rename(
-            s.segments_dir().join("00002.v3.tsv.zst"),
+            s.segments_dir().join("00002.v4.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -536,7 +536,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v3.tsv.zst"));
+        assert!(safe_relative("segments/00002.v4.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

@@ -56,6 +56,8 @@ pub fn fill_record(
         Fate::Segment | Fate::Fetched => pick.meta.via,
         // A refetch waits as one, with its validators.
         Fate::Backlog if pick.meta.via == Via::Recrawl => Via::Recrawl,
+        // A sitemap waits as one: its via says to read it as a sitemap.
+        Fate::Backlog if pick.meta.via == Via::SitemapFile => Via::SitemapFile,
         Fate::Backlog => Via::Backlog,
     };
     rec.etag.clone_from(&pick.etag);

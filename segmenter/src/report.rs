@@ -87,6 +87,39 @@ pub struct Counts {
     /// Page records the history could not use (no HTTP head, no readable
     /// `WARC-Date`).
     pub unobserved: u64,
+    /// `Sitemap:` URLs of robots.txt responses.
+    pub sitemaps_named: u64,
+    /// `/sitemap.xml` URLs guessed (`sitemap_guess`) for hosts whose
+    /// robots.txt names no sitemap.
+    pub sitemaps_guessed: u64,
+    /// Sitemaps read, by kind (urlset, sitemapindex, rss, atom, text).
+    pub sitemaps_read: [u64; 5],
+    /// Responses fetched as sitemaps that are no sitemap (an HTML page at
+    /// `/sitemap.xml`): read as pages.
+    pub sitemaps_not_sitemap: u64,
+    /// Sitemaps the parser gave up on (bad XML, bad gzip): what came
+    /// before the fault was read.
+    pub bad_sitemaps: u64,
+    /// Sitemaps over the entry or byte limit.
+    pub sitemaps_over_limit: u64,
+    /// URLs sitemaps list (every entry, rejected ones included).
+    pub sitemap_urls: u64,
+    /// Of them, new URLs admitted (passed the filters and the seen check).
+    pub sitemap_new: u64,
+    /// Of them, URLs the protocol does not let the sitemap list (another
+    /// directory, another host that does not name it).
+    pub sitemap_rejected_protocol: u64,
+    /// Of them, URLs refused by the scope and trap filters (also counted
+    /// under their reason).
+    pub sitemap_rejected_filters: u64,
+    /// Of them, URLs past the entry or byte limit of their sitemap.
+    pub sitemap_over_limit: u64,
+    /// Of them, sitemaps of an index past `sitemap_max_depth`.
+    pub sitemap_rejected_depth: u64,
+    /// Of them, entries that are not URLs.
+    pub sitemap_invalid: u64,
+    /// Of them, URLs seen before with a `<lastmod>`: handed to the history.
+    pub sitemap_lastmod_hints: u64,
 }
 
 impl Counts {
@@ -105,6 +138,15 @@ impl Counts {
             .iter()
             .position(|r| *r == reason)
             .map_or(0, |i| self.rejects[i])
+    }
+
+    /// URLs sitemaps listed that were not taken, for any reason.
+    pub fn sitemap_rejected(&self) -> u64 {
+        self.sitemap_rejected_protocol
+            + self.sitemap_rejected_filters
+            + self.sitemap_over_limit
+            + self.sitemap_rejected_depth
+            + self.sitemap_invalid
     }
 
     /// Inputs skipped as bad (files, records, pages, lines).
@@ -161,6 +203,22 @@ impl AddAssign<&Counts> for Counts {
         self.not_html += o.not_html;
         self.bad_records += o.bad_records;
         self.unobserved += o.unobserved;
+        self.sitemaps_named += o.sitemaps_named;
+        self.sitemaps_guessed += o.sitemaps_guessed;
+        for (a, b) in self.sitemaps_read.iter_mut().zip(o.sitemaps_read) {
+            *a += b;
+        }
+        self.sitemaps_not_sitemap += o.sitemaps_not_sitemap;
+        self.bad_sitemaps += o.bad_sitemaps;
+        self.sitemaps_over_limit += o.sitemaps_over_limit;
+        self.sitemap_urls += o.sitemap_urls;
+        self.sitemap_new += o.sitemap_new;
+        self.sitemap_rejected_protocol += o.sitemap_rejected_protocol;
+        self.sitemap_rejected_filters += o.sitemap_rejected_filters;
+        self.sitemap_over_limit += o.sitemap_over_limit;
+        self.sitemap_rejected_depth += o.sitemap_rejected_depth;
+        self.sitemap_invalid += o.sitemap_invalid;
+        self.sitemap_lastmod_hints += o.sitemap_lastmod_hints;
     }
 }
 
@@ -299,6 +357,51 @@ impl Report {
             line("retries exhausted:", c.retries_exhausted.to_string());
             line("backlog in:", c.backlog_in.to_string());
             line("due in:", c.due_in.to_string());
+            let kinds = crate::scan::SITEMAP_KINDS
+                .iter()
+                .zip(c.sitemaps_read)
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>();
+            line(
+                "sitemaps named:",
+                format!(
+                    "{} (robots.txt), {} guessed",
+                    c.sitemaps_named, c.sitemaps_guessed
+                ),
+            );
+            line(
+                "sitemaps read:",
+                format!(
+                    "{} ({})",
+                    c.sitemaps_read.iter().sum::<u64>(),
+                    kinds.join(", ")
+                ),
+            );
+            line(
+                "bad sitemaps:",
+                format!(
+                    "{} (not read to the end; over the limits {}, not a sitemap {})",
+                    c.bad_sitemaps, c.sitemaps_over_limit, c.sitemaps_not_sitemap
+                ),
+            );
+            line("sitemap urls:", c.sitemap_urls.to_string());
+            line("sitemap urls new:", c.sitemap_new.to_string());
+            line(
+                "sitemap urls rejected:",
+                format!(
+                    "{} (protocol {}, filters {}, limits {}, depth {}, invalid {})",
+                    c.sitemap_rejected(),
+                    c.sitemap_rejected_protocol,
+                    c.sitemap_rejected_filters,
+                    c.sitemap_over_limit,
+                    c.sitemap_rejected_depth,
+                    c.sitemap_invalid
+                ),
+            );
+            line(
+                "sitemap lastmod hints:",
+                c.sitemap_lastmod_hints.to_string(),
+            );
         } else {
             line("seeds:", c.seeds.to_string());
             line("bad seed lines:", c.bad_seed_lines.to_string());
@@ -370,9 +473,10 @@ impl Report {
             line(
                 "history:",
                 format!(
-                    "{} urls ({} due now, {} waiting, {} retired), {:.3} s",
+                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired), {:.3} s",
                     h.entries,
                     h.due,
+                    h.due_by_lastmod,
                     h.waiting,
                     h.retired,
                     self.history_time.as_secs_f64()

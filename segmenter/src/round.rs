@@ -136,6 +136,11 @@ fn build(
     }
 
     let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
+    // Opened once, read only: the sitemaps its hosts name (scan) and their
+    // delays (caps).
+    let hosts_db = std::sync::Mutex::new(common::hoststate::HostDb::open_read_only(
+        crawl.hosts_db_path(),
+    )?);
     let scan_cfg = ScanConfig {
         filter,
         log,
@@ -151,6 +156,8 @@ fn build(
         progress,
         observe: plan.history,
         history_only: &plan.history_only,
+        sitemaps: &settings.sitemaps,
+        hosts_db: &hosts_db,
     };
     let scanned = scan(&scan_cfg, plan.jobs)?;
     let scan_time = started.elapsed();
@@ -233,7 +240,7 @@ fn build(
         true => Some(BacklogStream::open(&due_path(&staging), log)?),
         false => None,
     };
-    let hosts_db = common::hoststate::HostDb::open_read_only(crawl.hosts_db_path())?;
+    let hosts_db = hosts_db.into_inner().expect("no panics");
     let budget = Budget::new(
         hosts_db,
         settings.policy.clone(),
@@ -351,7 +358,10 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn push(&mut self, fate: Fate, host: &HostNow, pick: &Pick, sel: &mut Selection) {
-        let waited = matches!(pick.meta.via, Via::Backlog | Via::Recrawl);
+        let waited = matches!(
+            pick.meta.via,
+            Via::Backlog | Via::Recrawl | Via::SitemapFile
+        );
         if fate == Fate::Segment && waited && !self.admits(pick) {
             return;
         }

@@ -62,6 +62,36 @@ pub struct Settings {
     pub schedule: crate::history::Schedule,
     /// The share of a host's cap for refetches.
     pub recrawl_share: f64,
+    /// How sitemaps are found and read.
+    pub sitemaps: SitemapSettings,
+}
+
+/// The `sitemap*` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SitemapSettings {
+    /// Read sitemaps at all.
+    pub enabled: bool,
+    /// Schedule `/sitemap.xml` of a host whose robots.txt names none.
+    pub guess: bool,
+    /// Sitemap levels followed from robots.txt (1: the files it names).
+    pub max_depth: u32,
+    /// Most entries read from one file.
+    pub max_entries: usize,
+    /// Most bytes of one file read (uncompressed).
+    pub max_bytes: u64,
+}
+
+impl Default for SitemapSettings {
+    /// The protocol's limits (50,000 URLs, 50 MiB), robots.txt → index → sitemap.
+    fn default() -> SitemapSettings {
+        SitemapSettings {
+            enabled: true,
+            guess: false,
+            max_depth: 2,
+            max_entries: 50_000,
+            max_bytes: 52_428_800,
+        }
+    }
 }
 
 impl Settings {
@@ -177,6 +207,22 @@ impl Settings {
             )));
         }
 
+        let d = SitemapSettings::default();
+        let sitemaps = SitemapSettings {
+            enabled: o.sitemaps.unwrap_or(d.enabled),
+            guess: o.sitemap_guess.unwrap_or(d.guess),
+            max_depth: o.sitemap_max_depth.map_or(d.max_depth, NonZeroU32::get),
+            max_entries: o
+                .sitemap_max_entries
+                .map_or(d.max_entries, NonZeroUsize::get),
+            max_bytes: o.sitemap_max_bytes.map_or(d.max_bytes, u64::from),
+        };
+        if sitemaps.max_bytes == 0 {
+            return Err(Error::Usage(
+                "--sitemap-max-bytes must be positive (50MiB is the protocol's limit)".into(),
+            ));
+        }
+
         Ok(Settings {
             crawl,
             memory,
@@ -200,6 +246,7 @@ impl Settings {
             agent_name: cfg.agent.name.clone(),
             schedule,
             recrawl_share,
+            sitemaps,
         })
     }
 }
@@ -304,6 +351,37 @@ mod tests {
             ..RoundFlags::default()
         };
         assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());
+    }
+
+    #[test]
+    fn sitemap_settings_default_to_the_protocol_limits() {
+        let (cfg, section) = config("");
+        let s =
+            Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
+        assert_eq!(s.sitemaps, SitemapSettings::default());
+        assert_eq!(s.sitemaps.max_entries, 50_000);
+        let (cfg, section) = config(
+            "[segmenter]\nsitemap_guess = true\nsitemap_max_bytes = \"1KiB\"\n\
+             sitemap_max_entries = 5\nsitemap_max_depth = 1\nsitemaps = true\n",
+        );
+        let flags = RoundFlags {
+            options: SegmenterOptions {
+                sitemaps: Some(false),
+                ..SegmenterOptions::default()
+            },
+            ..RoundFlags::default()
+        };
+        let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
+        assert_eq!(
+            s.sitemaps,
+            SitemapSettings {
+                enabled: false,
+                guess: true,
+                max_depth: 1,
+                max_entries: 5,
+                max_bytes: 1024,
+            }
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ fn each_host_gets_what_its_delay_allows_in_a_round() {
             status: 200,
             body: b"User-agent: *\n".to_vec(),
             fetched_ms: ms,
+            sitemaps: Vec::new(),
         })
     };
     let mut db = HostDb::open(crawl.dir.hosts_db_path()).unwrap();

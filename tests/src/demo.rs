@@ -1,6 +1,6 @@
 //! The demo web: a deterministic set of sites served on loopback.
 //!
-//! [`Demo::generate`] builds, from a seed number, 56 hosts named
+//! [`Demo::generate`] builds, from a seed number, 58 hosts named
 //! `NAME.demo.test` (plus `elsewhere.example`, out of scope) with about 3,500
 //! pages linking within and across hosts, and the things a crawler must
 //! handle: robots.txt variants, `Crawl-delay`, redirects, crawler traps,
@@ -8,8 +8,11 @@
 //! Latin-1, windows-1252 and Shift_JIS, and every kind of link markup. It
 //! also has the shape of a real crawl's tail: one host five times larger
 //! than the others, twenty tiny hosts, a host that accepts connections and
-//! never answers, and robots.txt files answering 500 and 503.
-//! [`HostRole`] lists the hosts' parts.
+//! never answers, and robots.txt files answering 500 and 503. Two hosts
+//! publish sitemaps: `maps` names a sitemap index in its robots.txt (gzip
+//! sitemaps listing pages no page links to, one in a directory, an index in
+//! the index, a malformed one, a long one), and `mapped` names one of them,
+//! which may then list `mapped`'s pages. [`HostRole`] lists the hosts' parts.
 //!
 //! The link graph is exposed ([`Demo::links_of`], [`Demo::robots_allows`])
 //! and [`Demo::expected`] computes, by a plain breadth-first walk, what a
@@ -90,7 +93,7 @@ pub struct DemoParams {
 
 impl DemoParams {
     /// The full demo: 14 content hosts of about 150 pages, a big host of
-    /// about 750 and 20 tiny hosts (56 hosts and about 3,500 pages in all).
+    /// about 750 and 20 tiny hosts (58 hosts and about 3,500 pages in all).
     pub fn new(seed: u64) -> DemoParams {
         DemoParams {
             seed,
@@ -106,7 +109,7 @@ impl DemoParams {
 
     /// A small demo for quick tests: 3 content hosts of about 20 pages, a
     /// big host of about 100 and 4 tiny hosts (the special hosts are all
-    /// there, smaller; 29 hosts and about 360 pages in all).
+    /// there, smaller; 31 hosts and about 360 pages in all).
     pub fn small(seed: u64) -> DemoParams {
         DemoParams {
             content_hosts: 3,
@@ -188,7 +191,23 @@ pub enum HostRole {
     BlackHole,
     /// `elsewhere.example`: served, linked, but outside the crawl's scope.
     OutOfScope,
+    /// `maps`: its robots.txt names a sitemap index listing two gzip
+    /// sitemaps (`.xml.gz`, served as `application/x-gzip` and
+    /// `application/gzip`) of pages no page links to, a sitemap in
+    /// `/news/` (and a URL outside it), an index (whose sitemap is one level
+    /// too deep to read), a malformed sitemap (the URL before the fault
+    /// counts) and a sitemap of [`BULK_PAGES`] pages (over a small
+    /// `sitemap_max_entries`). Its sitemaps also list a disallowed page, a
+    /// trap, and pages on `mapped` (allowed: `mapped`'s robots.txt names the
+    /// sitemap), `shop` and `elsewhere.example` (refused by the protocol).
+    Sitemaps,
+    /// `mapped`: its robots.txt names a sitemap of `maps`, which lists
+    /// `mapped` pages that nothing links to.
+    SitemapTarget,
 }
+
+/// Pages listed by `maps`'s long sitemap (`/bulk.xml`).
+pub const BULK_PAGES: usize = 30;
 
 /// One host of the demo.
 #[derive(Debug, Clone)]
@@ -323,12 +342,36 @@ pub(crate) enum Resource {
     },
     /// An error status with a short body.
     Status(u16),
+    /// A robots.txt: its rules, then a `Sitemap:` line for each sitemap
+    /// (absolute, with the port it is served on).
+    Robots {
+        rules: String,
+        sitemaps: Vec<Loc>,
+    },
+    /// A sitemap.
+    Sitemap(SitemapDoc),
+}
+
+/// A sitemap of the model.
+#[derive(Debug, Clone)]
+pub(crate) struct SitemapDoc {
+    /// A `sitemapindex` (else a `urlset`).
+    pub(crate) index: bool,
+    /// The URLs it lists.
+    pub(crate) entries: Vec<Loc>,
+    /// Served gzip-compressed with this `Content-Type` (else `application/xml`).
+    pub(crate) gzip: Option<&'static str>,
+    /// Malformed after this many entries (a closing tag that does not match).
+    pub(crate) fault_after: Option<usize>,
 }
 
 impl Resource {
     fn status(&self) -> u16 {
         match self {
-            Resource::Html(_) | Resource::File { .. } => 200,
+            Resource::Html(_)
+            | Resource::File { .. }
+            | Resource::Robots { .. }
+            | Resource::Sitemap(_) => 200,
             Resource::Redirect { status, .. } | Resource::Status(status) => *status,
         }
     }
@@ -393,6 +436,7 @@ impl Inner {
                 return RobotsInfo {
                     state: RobotsState::Unreachable,
                     chain,
+                    sitemaps: Vec::new(),
                 };
             }
             // The server sees the request for robots.txt, and holds it.
@@ -401,6 +445,7 @@ impl Inner {
                 return RobotsInfo {
                     state: RobotsState::NoAnswer,
                     chain,
+                    sitemaps: Vec::new(),
                 };
             }
             _ => {}
@@ -414,6 +459,13 @@ impl Inner {
                     let text = String::from_utf8_lossy(&body);
                     RobotsState::Rules(robots::Rules::parse(&text, agent))
                 }
+                Some(Resource::Robots { rules, sitemaps }) => {
+                    return RobotsInfo {
+                        state: RobotsState::Rules(robots::Rules::parse(&rules, agent)),
+                        chain,
+                        sitemaps,
+                    };
+                }
                 Some(Resource::Redirect { target, .. }) => {
                     loc = target;
                     continue;
@@ -421,11 +473,16 @@ impl Inner {
                 Some(r) if r.status() >= 500 => RobotsState::Unavailable,
                 Some(_) => RobotsState::AllowAll,
             };
-            return RobotsInfo { state, chain };
+            return RobotsInfo {
+                state,
+                chain,
+                sitemaps: Vec::new(),
+            };
         }
         RobotsInfo {
             state: RobotsState::AllowAll,
             chain,
+            sitemaps: Vec::new(),
         }
     }
 
@@ -454,7 +511,10 @@ impl Inner {
                 kind: LinkKind::Redirect,
                 follow: true,
             }],
-            Resource::File { .. } | Resource::Status(_) => Vec::new(),
+            Resource::File { .. }
+            | Resource::Status(_)
+            | Resource::Robots { .. }
+            | Resource::Sitemap(_) => Vec::new(),
         })
     }
 }
@@ -463,6 +523,8 @@ pub(crate) struct RobotsInfo {
     pub(crate) state: RobotsState,
     /// robots.txt and the redirects followed to read it.
     pub(crate) chain: Vec<Loc>,
+    /// The sitemaps its `Sitemap:` lines name.
+    pub(crate) sitemaps: Vec<Loc>,
 }
 
 pub(crate) enum RobotsState {

@@ -179,7 +179,7 @@ fn describe_summarizes_the_demo_and_the_expected_crawl() {
         &dir,
     );
     assert!(
-        out.stdout.starts_with("demo web, seed 2: 56 hosts"),
+        out.stdout.starts_with("demo web, seed 2: 58 hosts"),
         "{}",
         out.stdout
     );

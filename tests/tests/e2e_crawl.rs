@@ -37,6 +37,8 @@ fn crawling_the_demo_web_to_the_end_fetches_exactly_what_the_link_graph_allows()
             .values()
             .any(|x| matches!(x, Exclusion::Filter(common::filter::Reject::TooManyHops)))
     );
+    // Pages only sitemaps lead to are part of a correct crawl.
+    assert!(expected.by_sitemap.len() > 20, "{:?}", expected.by_sitemap);
 
     let out = c.crawl_to_the_end();
     let rounds = out

@@ -275,7 +275,10 @@ fn a_failing_step_is_named_with_its_log() {
     // A segmenter that refuses its settings fails the injection.
     let toml = c.crawl.join("crawl.toml");
     let good = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(&toml, format!("{good}\n[segmenter]\nmax_per_hots = 3\n")).unwrap();
+    // (The demo's crawl.toml has a [segmenter] section already.)
+    let bad = good.replacen("[segmenter]\n", "[segmenter]\nmax_per_hots = 3\n", 1);
+    assert_ne!(bad, good);
+    std::fs::write(&toml, bad).unwrap();
     let out = c.run_crawl_sh(&[]);
     bins::assert_code(&out, 1, Some(&c.crawl));
     let log = c.crawl.join("logs/inject.log");
@@ -442,7 +445,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     let stats = std::fs::read_to_string(run.join("stats.json")).unwrap();
     assert!(stats.contains("\"stop_reason\": \"signal\""), "{stats}");
     let leftover =
-        common::segment::SegmentSummary::compute(run.join("leftover.v3.tsv.zst"), 1).unwrap();
+        common::segment::SegmentSummary::compute(run.join("leftover.v4.tsv.zst"), 1).unwrap();
     assert!(
         leftover.via.get("leftover").is_some_and(|&n| n > 0),
         "{leftover:?}"

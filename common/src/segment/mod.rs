@@ -1,6 +1,6 @@
 //! Segment files: the list of URLs a fetcher run takes.
 //!
-//! Format version 3, file suffix `.v3.tsv.zst`: zstd-compressed UTF-8 text,
+//! Format version 4, file suffix `.v4.tsv.zst`: zstd-compressed UTF-8 text,
 //! one URL per line, eleven tab-separated fields, no header:
 //!
 //! ```text
@@ -27,10 +27,12 @@
 //! - `fetched`: `-`, or the time of that response (`WARC-Refers-To-Date`
 //!   of a `revisit` record).
 //!
-//! Leftover files (`fetched/ID/leftover.v3.tsv.zst`) and the backlog use the same format.
-//! Version 2 files (`.v2.tsv.zst`, the first seven fields) and version 1
-//! files (`.v1.tsv.zst`, the first six fields, no `not_before`) are still
-//! read; files are always written in version 3.
+//! Leftover files (`fetched/ID/leftover.v4.tsv.zst`) and the backlog use the same format.
+//! Version 3 files (`.v3.tsv.zst`: the same fields, but without the via
+//! words `sitemap` and `sitemap-file`), version 2 files (`.v2.tsv.zst`, the
+//! first seven fields) and version 1 files (`.v1.tsv.zst`, the first six
+//! fields, no `not_before`) are still read; files are always written in
+//! version 4.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -43,11 +45,11 @@ mod summary;
 pub use summary::{HostCount, SegmentSummary};
 
 /// File-name suffix of every file written in the segment format, version included.
-pub const FILE_SUFFIX: &str = ".v3.tsv.zst";
+pub const FILE_SUFFIX: &str = ".v4.tsv.zst";
 /// The format version written by this library.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Every format version this library reads, newest first.
-pub const READ_VERSIONS: [u32; 3] = [3, 2, 1];
+pub const READ_VERSIONS: [u32; 4] = [4, 3, 2, 1];
 
 /// The file-name suffix of format `version` (`.v1.tsv.zst`).
 pub fn file_suffix(version: u32) -> String {
@@ -74,11 +76,16 @@ pub enum Via {
     Robots,
     /// Fetched before and due again (format version 3).
     Recrawl,
+    /// A page listed in a sitemap (format version 4).
+    Sitemap,
+    /// A sitemap to read: named by a robots.txt `Sitemap:` line, listed in
+    /// a sitemap index, or `/sitemap.xml` guessed (format version 4).
+    SitemapFile,
 }
 
 impl Via {
     /// Every way, in declaration order (index = discriminant).
-    pub const ALL: [Via; 8] = [
+    pub const ALL: [Via; 10] = [
         Via::Seed,
         Via::Link,
         Via::Redirect,
@@ -87,6 +94,8 @@ impl Via {
         Via::Backlog,
         Via::Robots,
         Via::Recrawl,
+        Via::Sitemap,
+        Via::SitemapFile,
     ];
 
     /// The word used in files.
@@ -100,6 +109,8 @@ impl Via {
             Via::Backlog => "backlog",
             Via::Robots => "robots",
             Via::Recrawl => "recrawl",
+            Via::Sitemap => "sitemap",
+            Via::SitemapFile => "sitemap-file",
         }
     }
 
@@ -114,6 +125,8 @@ impl Via {
             "backlog" => Via::Backlog,
             "robots" => Via::Robots,
             "recrawl" => Via::Recrawl,
+            "sitemap" => Via::Sitemap,
+            "sitemap-file" => Via::SitemapFile,
             _ => return None,
         })
     }
@@ -372,7 +385,7 @@ pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 /// use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 /// # let dir = std::env::temp_dir().join(format!("segment-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("00001.v3.tsv.zst");
+/// let path = dir.join("00001.v4.tsv.zst");
 /// let mut w = SegmentWriter::create(&path).unwrap();
 /// let rec = SegmentRecord {
 ///     host: "example.com".into(),
@@ -728,9 +741,13 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         .ok()
         .and_then(Via::parse)
         .filter(|v| *v != Via::Robots)
+        // The sitemap words came with version 4: an older file holding
+        // one was not written by this program.
+        .filter(|v| version >= 4 || !matches!(v, Via::Sitemap | Via::SitemapFile))
         .ok_or_else(|| {
             format!(
-                "unknown via {:?} (expected seed, link, redirect, leftover, retry, backlog or recrawl)",
+                "unknown via {:?} (expected seed, link, redirect, leftover, retry, backlog, \
+                 recrawl, sitemap or sitemap-file)",
                 String::from_utf8_lossy(via)
             )
         })?;
@@ -844,7 +861,7 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_field_and_the_text_format() {
         let dir = TempDir::new("roundtrip");
-        let path = dir.join("00001.v3.tsv.zst");
+        let path = dir.join("00001.v4.tsv.zst");
         let records = vec![
             rec("example.com", "https://example.com/", 0, 0, Via::Seed, 0),
             rec(
@@ -957,7 +974,7 @@ mod tests {
     #[test]
     fn an_empty_segment_is_a_valid_file_with_no_records() {
         let dir = TempDir::new("empty-seg");
-        let path = dir.join("e.v3.tsv.zst");
+        let path = dir.join("e.v4.tsv.zst");
         assert_eq!(SegmentWriter::create(&path).unwrap().finish().unwrap(), 0);
         assert!(std::fs::metadata(&path).unwrap().len() > 0);
         let (good, bad, _) = read_all(&path);
@@ -967,7 +984,7 @@ mod tests {
     #[test]
     fn writer_rejects_fields_that_would_break_a_line_and_goes_on() {
         let dir = TempDir::new("invalid");
-        let path = dir.join("s.v3.tsv.zst");
+        let path = dir.join("s.v4.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         w.write(&rec("ok.test", "http://ok.test/1", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -987,7 +1004,7 @@ mod tests {
                 matches!(&err, SegmentError::InvalidRecord { record: 2, .. }),
                 "{err:?}"
             );
-            assert!(err.to_string().contains("s.v3.tsv.zst"), "{err}");
+            assert!(err.to_string().contains("s.v4.tsv.zst"), "{err}");
         }
         w.write(&rec("ok.test", "http://ok.test/2", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -1001,7 +1018,7 @@ mod tests {
     #[test]
     fn nothing_is_visible_before_finish_and_a_dropped_writer_leaves_nothing() {
         let dir = TempDir::new("atomic");
-        let path = dir.join("s.v3.tsv.zst");
+        let path = dir.join("s.v4.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..50_000 {
             w.write(&rec(
@@ -1160,7 +1177,7 @@ mod tests {
     #[test]
     fn the_callers_strings_are_reused() {
         let dir = TempDir::new("reuse");
-        let path = dir.join("s.v3.tsv.zst");
+        let path = dir.join("s.v4.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..1000 {
             w.write(&rec(
@@ -1242,7 +1259,7 @@ mod tests {
     #[test]
     fn a_truncated_zstd_stream_is_a_fatal_error_naming_the_file() {
         let dir = TempDir::new("truncated");
-        let path = dir.join("t.v3.tsv.zst");
+        let path = dir.join("t.v4.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         let mut rng = Rng::new(1);
         for i in 0..20_000 {
@@ -1265,7 +1282,7 @@ mod tests {
             let e = fatal_error(&path);
             assert!(matches!(e, SegmentError::Io { .. }), "cut {cut}: {e:?}");
             let msg = e.to_string();
-            assert!(msg.contains("t.v3.tsv.zst"), "cut {cut}: {msg}");
+            assert!(msg.contains("t.v4.tsv.zst"), "cut {cut}: {msg}");
         }
         // Cutting inside the frame says "truncated".
         std::fs::write(&path, &full[..full.len() / 2]).unwrap();
@@ -1276,20 +1293,20 @@ mod tests {
     #[test]
     fn a_newer_format_version_is_refused() {
         let dir = TempDir::new("version");
-        let path = dir.join("00001.v4.tsv.zst");
+        let path = dir.join("00001.v5.tsv.zst");
         write_raw(
             &path,
             b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\t-\n",
         );
         let e = SegmentReader::open(&path)
             .err()
-            .expect("v4 must be refused");
+            .expect("v5 must be refused");
         assert!(e.is_fatal());
         assert!(matches!(
             e,
-            SegmentError::UnsupportedVersion { found: 4, .. }
+            SegmentError::UnsupportedVersion { found: 5, .. }
         ));
-        assert!(e.to_string().contains("00001.v4.tsv.zst"), "{e}");
+        assert!(e.to_string().contains("00001.v5.tsv.zst"), "{e}");
         assert!(
             SegmentWriter::create(dir.join("00002.v1.tsv.zst")).is_err(),
             "only the current version is written"
@@ -1381,10 +1398,10 @@ mod tests {
 
     #[test]
     fn concatenated_segments_read_as_one() {
-        // `cat a.v3.tsv.zst b.v3.tsv.zst > c.v3.tsv.zst` is a valid segment.
+        // `cat a.v4.tsv.zst b.v4.tsv.zst > c.v4.tsv.zst` is a valid segment.
         let dir = TempDir::new("concat");
         let mut all = Vec::new();
-        for (name, host) in [("a.v3.tsv.zst", "a.test"), ("b.v3.tsv.zst", "b.test")] {
+        for (name, host) in [("a.v4.tsv.zst", "a.test"), ("b.v4.tsv.zst", "b.test")] {
             let path = dir.join(name);
             let mut w = SegmentWriter::create(&path).unwrap();
             w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
@@ -1392,11 +1409,53 @@ mod tests {
             w.finish().unwrap();
             all.extend(std::fs::read(&path).unwrap());
         }
-        let path = dir.join("c.v3.tsv.zst");
+        let path = dir.join("c.v4.tsv.zst");
         std::fs::write(&path, all).unwrap();
         let (good, bad, _) = read_all(&path);
         assert!(bad.is_empty());
         let hosts: Vec<&str> = good.iter().map(|r| r.host.as_str()).collect();
         assert_eq!(hosts, ["a.test", "b.test"]);
+    }
+
+    #[test]
+    fn version_3_files_are_read_but_not_with_the_sitemap_words_of_version_4() {
+        let dir = TempDir::new("v3");
+        let v3 = dir.join("00001.v3.tsv.zst");
+        write_raw(
+            &v3,
+            b"a.test\thttp://a.test/\t0\t0\trecrawl\t0\t-\t-\t-\t-\t-\n\
+              a.test\thttp://a.test/s\t1\t0\tsitemap\t0\t-\t-\t-\t-\t-\n",
+        );
+        let (good, bad, _) = read_all(&v3);
+        assert_eq!(
+            good,
+            [rec("a.test", "http://a.test/", 0, 0, Via::Recrawl, 0)]
+        );
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].1.contains("unknown via \"sitemap\""), "{}", bad[0].1);
+
+        let v4 = dir.join("00002.v4.tsv.zst");
+        let records = [
+            rec("a.test", "http://a.test/s", 1, 0, Via::Sitemap, 0),
+            rec(
+                "a.test",
+                "http://a.test/sitemap.xml",
+                0,
+                0,
+                Via::SitemapFile,
+                0,
+            ),
+        ];
+        let mut w = SegmentWriter::create(&v4).unwrap();
+        for r in &records {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap();
+        let text =
+            String::from_utf8(zstd::decode_all(&std::fs::read(&v4).unwrap()[..]).unwrap()).unwrap();
+        assert!(text.contains("\tsitemap-file\t"), "{text}");
+        let (good, bad, _) = read_all(&v4);
+        assert_eq!(good, records);
+        assert!(bad.is_empty());
     }
 }

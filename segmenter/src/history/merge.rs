@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::sort::Merger;
 
 use super::{
-    Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Observation, Outcome,
+    Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Kind, Observation, Outcome,
     Schedule, State,
 };
 
@@ -38,6 +38,9 @@ pub struct HistoryCounts {
     pub stale: u64,
     /// Active URLs due now, handed to the round's selection.
     pub due: u64,
+    /// Of them, URLs made due by a sitemap's `<lastmod>` newer than their
+    /// last fetch.
+    pub due_by_lastmod: u64,
     /// Active URLs not yet due.
     pub waiting: u64,
     /// Retired URLs in the history.
@@ -122,6 +125,15 @@ impl Merge<'_> {
                 (true, Some(n)) => (old_prefix.as_slice(), old.url.as_str())
                     .cmp(&(n.prefix.as_slice(), n.url.as_str())),
             };
+            if order == Ordering::Greater
+                && next_obs.as_ref().is_some_and(|n| n.obs.kind == Kind::Hint)
+            {
+                // A hint about a URL the history does not hold: it went the
+                // new-URL way; the hint adds nothing.
+                next_obs = self.next_observation(&mut key, &mut meta)?;
+                continue;
+            }
+            let mut hinted = false;
             if order == Ordering::Greater {
                 let n = next_obs.take().expect("an observation");
                 entry = self.schedule.first(&n.host, &n.url, &n.obs);
@@ -150,7 +162,16 @@ impl Merge<'_> {
                 if n.prefix != prefix || n.url != entry.url {
                     break;
                 }
-                if n.obs.fetched_ms <= entry.fetched_ms {
+                if n.obs.kind == Kind::Hint {
+                    // Changed (says a sitemap) after the last fetch: due now.
+                    if n.obs.fetched_ms > entry.fetched_ms
+                        && entry.state == State::Active
+                        && entry.due_ms > self.now_ms
+                    {
+                        entry.due_ms = self.now_ms;
+                        hinted = true;
+                    }
+                } else if n.obs.fetched_ms <= entry.fetched_ms {
                     counts.stale += 1;
                 } else {
                     if entry.state != State::Active && !n.obs.robots {
@@ -182,6 +203,7 @@ impl Merge<'_> {
                 if entry.due_ms <= self.now_ms {
                     due(&entry)?;
                     counts.due += 1;
+                    counts.due_by_lastmod += u64::from(hinted);
                     entry.due_ms = self
                         .now_ms
                         .saturating_add((entry.interval_s as i64).saturating_mul(1000));

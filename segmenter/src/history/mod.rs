@@ -42,7 +42,7 @@ mod observe;
 mod summary;
 
 pub use merge::{HistoryCounts, Merge};
-pub use observe::{Kind, Observation};
+pub use observe::{Kind, Kind as ObservationKind, Observation};
 pub use summary::HistorySummary;
 
 /// The history's file name in the crawl directory.
@@ -323,7 +323,7 @@ impl Schedule {
             match obs.status {
                 200..=299 | 304 => {
                     let unchanged = match obs.kind {
-                        Kind::NotModified | Kind::Identical => true,
+                        Kind::NotModified | Kind::Identical | Kind::Hint => true,
                         Kind::Full => {
                             e.digest.is_empty() || obs.digest.is_empty() || e.digest == obs.digest
                         }

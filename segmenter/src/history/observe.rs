@@ -19,6 +19,10 @@ pub enum Kind {
     NotModified,
     /// A `revisit` record, profile identical-payload-digest.
     Identical,
+    /// Not a fetch: a sitemap says the URL changed at `fetched_ms` (its
+    /// `<lastmod>`). Makes a URL in the history due if that is after its
+    /// last fetch; never adds a URL to the history.
+    Hint,
 }
 
 impl Kind {
@@ -27,6 +31,7 @@ impl Kind {
             Kind::Full => 'f',
             Kind::NotModified => 'n',
             Kind::Identical => 'i',
+            Kind::Hint => 'h',
         }
     }
 
@@ -35,6 +40,7 @@ impl Kind {
             "f" => Kind::Full,
             "n" => Kind::NotModified,
             "i" => Kind::Identical,
+            "h" => Kind::Hint,
             _ => return None,
         })
     }

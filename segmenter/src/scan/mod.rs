@@ -20,7 +20,15 @@
 //! - a stored page that was never scheduled (the fetcher followed a
 //!   redirect to it within its run): recorded as seen, scheduled nowhere.
 //!
-//! Records of robots.txt fetches (`X-Crawl-Via: robots`) are skipped.
+//! - a sitemap a robots.txt response names (`Sitemap:` lines): hops 0,
+//!   `via` `sitemap-file` (and, with `sitemap_guess`, `/sitemap.xml` of a
+//!   host whose robots.txt names none);
+//! - a URL a sitemap lists (a 2xx response that came as `sitemap-file`, or
+//!   an XML or gzip response whose root is `urlset` or `sitemapindex`): the
+//!   sitemap's hops + 1, `via` `sitemap` for a page, `sitemap-file` for a
+//!   sitemap of an index (see [`sitemaps`]).
+//!
+//! Records of robots.txt fetches (`X-Crawl-Via: robots`) give nothing else.
 //!
 //! Bad input (unreadable or truncated WARC files, records that are not HTTP
 //! responses, pages over `max_page_size`, binary content labelled HTML,
@@ -55,10 +63,12 @@ use common::runlog::RunLog;
 
 mod lists;
 mod records;
+mod sitemaps;
 
 pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
 pub use records::{fetched_warcs, is_page};
+pub use sitemaps::KIND_NAMES as SITEMAP_KINDS;
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
@@ -81,7 +91,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
-    /// A fetched run's `leftover.v3.tsv.zst` (or an older version's).
+    /// A fetched run's `leftover.v4.tsv.zst` (or an older version's).
     Leftover(PathBuf),
     /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
     /// the history (they have no WARC record).
@@ -141,6 +151,11 @@ pub struct ScanConfig<'a> {
     /// WARC files read for the history only (runs consumed before the
     /// history existed): no links are taken from them.
     pub history_only: &'a HashSet<PathBuf>,
+    /// How sitemaps are found and read.
+    pub sitemaps: &'a crate::settings::SitemapSettings,
+    /// `hosts.db` (read only; `None`: no file): which sitemaps each host's
+    /// robots.txt names.
+    pub hosts_db: &'a Mutex<Option<common::hoststate::HostDb>>,
 }
 
 /// What the scan produced.
@@ -461,6 +476,8 @@ struct Worker<'a> {
     seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
     piece_lines: Vec<(usize, u64)>,
+    /// The hosts' sitemaps and the entries of the sitemap at hand.
+    sitemaps: sitemaps::SitemapState,
 }
 
 impl<'a> Worker<'a> {
@@ -483,6 +500,7 @@ impl<'a> Worker<'a> {
             seed_domains: HashSet::default(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
+            sitemaps: sitemaps::SitemapState::default(),
         }
     }
 
@@ -610,13 +628,21 @@ impl<'a> Worker<'a> {
 
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
-        // and its URL is never scheduled.
-        if self
+        // and its URL is never scheduled. Only its sitemaps are read.
+        let via = self
             .record
             .header(common::warc::VIA_FIELD)
-            .is_some_and(|v| v.trim() == Via::Robots.as_str())
-        {
+            .and_then(|v| Via::parse(v.trim()));
+        if via == Some(Via::Robots) {
             self.counts.robots_responses += 1;
+            if self.cfg.sitemaps.enabled
+                && !self.history_only
+                && self.record.record_type() == Some("response")
+                && let Some(url) = self.record.target_uri().and_then(|u| Url::parse(u).ok())
+            {
+                let head = records::http_head(&self.record);
+                self.robots_sitemaps(&url, head.as_ref())?;
+            }
             return Ok(());
         }
         self.counts.responses += 1;
@@ -646,10 +672,11 @@ impl<'a> Worker<'a> {
             .and_then(|h| h.trim().parse::<u32>().ok())
             .unwrap_or(0);
         let head = records::http_head(&self.record);
-        if let Ok(canonical) = urlnorm::canonicalize_url(page.clone()) {
+        let canonical = urlnorm::canonicalize_url(page.clone()).ok();
+        if let Some(canonical) = &canonical {
             // Fetched, whatever its content: not scheduled again as a new URL.
-            self.mark_fetched(&canonical, hops)?;
-            self.observe(&canonical, head.as_ref(), hops)?;
+            self.mark_fetched(canonical, hops)?;
+            self.observe(canonical, head.as_ref(), hops)?;
         }
         if self.history_only {
             return Ok(());
@@ -697,6 +724,13 @@ impl<'a> Worker<'a> {
             }
             200..=299 => {
                 let body_offset = head.body_offset.min(self.record.block.len());
+                if self.cfg.sitemaps.enabled {
+                    let as_sitemap = via == Some(Via::SitemapFile);
+                    let base = canonical.as_ref().unwrap_or(&page);
+                    if self.sitemap(path, offset, base, &head, body_offset, hops, as_sitemap)? {
+                        return Ok(());
+                    }
+                }
                 self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
             }
             _ => {}

@@ -263,7 +263,7 @@ pub fn write_done(crawl: &TempCrawl, id: &str, pages: &[Page]) -> Vec<PathBuf> {
     write_fetched(crawl, id, pages, 1 << 20, true)
 }
 
-/// Writes `fetched/ID/leftover.v3.tsv.zst`.
+/// Writes `fetched/ID/leftover.v4.tsv.zst`.
 pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
     fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
     let mut w = SegmentWriter::create(crawl.dir.leftover_path(id)).unwrap();

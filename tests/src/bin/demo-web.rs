@@ -14,7 +14,7 @@ use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, Ser
 use testkit::rounds::{FIRST_ROUNDS_ADDRESS, RoundsParams, RoundsServeOptions, RoundsWeb};
 use testkit::server::{ClockBase, Observer, Server, same_page_everywhere};
 
-/// Serve the crawler's demo web (56 hosts named NAME.demo.test, one
+/// Serve the crawler's demo web (58 hosts named NAME.demo.test, one
 /// loopback address each) or describe it; serve the rounds benchmark's web or
 /// a synthetic web for the fetcher's benchmark.
 #[derive(Parser, Debug)]

@@ -23,6 +23,16 @@
 //! and otherwise it is fetched ([`Expected::fetch`]), and its links (those to
 //! follow: not `nofollow`) and redirect target are walked in turn. Each URL
 //! is judged once, at its smallest number of hops.
+//!
+//! Sitemaps as the segmenter reads them: the sitemaps a host's robots.txt
+//! names are walked at hops 0 once the host is reached (its robots.txt
+//! read); a sitemap's URLs one hop further, the first
+//! [`Limits::sitemap_max_entries`] (and, in a malformed one, those before
+//! the fault), each only if the protocol lets the sitemap list it (same
+//! host under the sitemap's directory, or a host whose robots.txt names the
+//! sitemap); an index's sitemaps only while their hops stay below
+//! [`Limits::sitemap_max_depth`]. A page reached only so is in
+//! [`Expected::by_sitemap`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, SystemTime};
@@ -46,6 +56,11 @@ pub struct Limits {
     pub max_crawl_delay: Duration,
     /// Whether following a redirect counts as a hop (default true).
     pub redirect_is_hop: bool,
+    /// URLs read from one sitemap (`sitemap_max_entries`, default 50,000).
+    pub sitemap_max_entries: usize,
+    /// Sitemap levels followed from robots.txt (`sitemap_max_depth`,
+    /// default 2).
+    pub sitemap_max_depth: u32,
 }
 
 impl Default for Limits {
@@ -56,6 +71,8 @@ impl Default for Limits {
             current_year: common::timefmt::civil(SystemTime::now()).0,
             max_crawl_delay: Duration::from_secs(60),
             redirect_is_hop: true,
+            sitemap_max_entries: 50_000,
+            sitemap_max_depth: 2,
         }
     }
 }
@@ -95,6 +112,10 @@ pub struct Expected {
     pub refused: BTreeMap<String, u32>,
     /// URLs found but never to be requested, and why.
     pub excluded: BTreeMap<String, Exclusion>,
+    /// URLs to fetch (and excluded ones) that only sitemaps lead to.
+    pub by_sitemap: BTreeSet<String>,
+    /// Sitemaps fetched and read.
+    pub sitemaps: BTreeSet<String>,
 }
 
 impl Expected {
@@ -137,6 +158,10 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
     // A 0-1 breadth-first walk: zero-hop edges (redirects, when they do not
     // count) go to the front, so every URL is judged at its fewest hops.
     let mut queue: VecDeque<(Loc, u32)> = VecDeque::new();
+    // Locs reached through a sitemap, and through anything else.
+    let mut via_sitemap: HashSet<Loc> = HashSet::new();
+    let mut via_other: HashSet<Loc> = inner.seeds.iter().cloned().collect();
+    let mut named_read: HashSet<usize> = HashSet::new();
     for seed in &inner.seeds {
         best.insert(seed.clone(), 0);
         queue.push_back((seed.clone(), 0));
@@ -161,6 +186,12 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
         for step in &info.chain {
             out.robots.insert(inner.url(step, port));
         }
+        // Its robots.txt is read: the sitemaps it names are scheduled.
+        let named = if named_read.insert(loc.host) {
+            info.sitemaps.clone()
+        } else {
+            Vec::new()
+        };
         let verdict = info.state.verdict(&loc.target);
         let too_slow = info
             .state
@@ -174,6 +205,13 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
             RobotsVerdict::Disallowed => Some(Exclusion::RobotsDisallowed),
             RobotsVerdict::Allowed | RobotsVerdict::Unreachable => None,
         };
+        for sm in named {
+            via_sitemap.insert(sm.clone());
+            if !done.contains(&sm) && best.get(&sm).is_none_or(|&b| b > 0) {
+                best.insert(sm.clone(), 0);
+                queue.push_back((sm, 0));
+            }
+        }
         if let Some(e) = exclusion {
             out.excluded.insert(url, e);
             continue;
@@ -196,11 +234,33 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
             Some(Resource::Html(page)) if !page.nofollow_meta && !page.x_robots_nofollow => {
                 for link in page.links.iter().filter(|l| !l.nofollow) {
                     if let Some(target) = &link.target {
+                        via_other.insert(target.clone());
                         relax(target, hops + 1, false);
                     }
                 }
             }
+            Some(Resource::Sitemap(doc)) => {
+                out.sitemaps.insert(inner.url(&loc, port));
+                let read = doc
+                    .fault_after
+                    .unwrap_or(usize::MAX)
+                    .min(limits.sitemap_max_entries);
+                let dir = &loc.target[..loc.target.rfind('/').map_or(0, |i| i + 1)];
+                for entry in doc.entries.iter().take(read) {
+                    let allowed = (entry.host == loc.host && entry.target.starts_with(dir))
+                        || inner
+                            .robots(entry.host, &limits.agent)
+                            .sitemaps
+                            .contains(&loc);
+                    if !allowed || (doc.index && hops + 1 >= limits.sitemap_max_depth) {
+                        continue;
+                    }
+                    via_sitemap.insert(entry.clone());
+                    relax(entry, hops + 1, false);
+                }
+            }
             Some(Resource::Redirect { target, .. }) => {
+                via_other.insert(target.clone());
                 if limits.redirect_is_hop {
                     relax(&target, hops + 1, false);
                 } else {
@@ -209,6 +269,9 @@ pub(super) fn compute(inner: &Inner, limits: &Limits, port: u16) -> Expected {
             }
             _ => {}
         }
+    }
+    for l in via_sitemap.difference(&via_other) {
+        out.by_sitemap.insert(inner.url(l, port));
     }
     out
 }

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use crate::Rng;
 
 use super::{
-    Charset, DEMO_DOMAIN, DemoHost, DemoParams, HostRole, Href, Html, Inner, LinkKind, Loc,
-    RawLink, Resource,
+    BULK_PAGES, Charset, DEMO_DOMAIN, DemoHost, DemoParams, HostRole, Href, Html, Inner, LinkKind,
+    Loc, RawLink, Resource, SitemapDoc,
 };
 
 const CONTENT_NAMES: [&str; 20] = [
@@ -35,7 +35,7 @@ const PER_INDEX_PAGE: usize = 25;
 
 /// The special hosts, in address order after the portal, the content hosts
 /// and the big host.
-const SPECIAL_HOSTS: [(&str, HostRole); 19] = [
+const SPECIAL_HOSTS: [(&str, HostRole); 21] = [
     ("shop", HostRole::RobotsDisallow),
     ("agents", HostRole::RobotsAgentGroup),
     ("wild", HostRole::RobotsWildcards),
@@ -55,6 +55,8 @@ const SPECIAL_HOSTS: [(&str, HostRole); 19] = [
     ("markup", HostRole::Markup),
     ("gone", HostRole::Refuses),
     ("hole", HostRole::BlackHole),
+    ("maps", HostRole::Sitemaps),
+    ("mapped", HostRole::SitemapTarget),
 ];
 
 /// Fewest and most pages of a tiny host.
@@ -408,6 +410,21 @@ impl Gen {
             HostRole::Markup => self.markup(h),
             // Nothing is ever answered there (see `Demo::serve_with`).
             HostRole::Refuses | HostRole::BlackHole => {}
+            HostRole::Sitemaps => self.sitemaps(h, small),
+            HostRole::SitemapTarget => {
+                let maps = self.role_host(HostRole::Sitemaps);
+                self.put(
+                    loc(h, "/robots.txt"),
+                    Resource::Robots {
+                        rules: "User-agent: *\nAllow: /\n".into(),
+                        sitemaps: vec![loc(maps, "/pages-2.xml.gz")],
+                    },
+                );
+                self.leaf(h, "/", "Mapped");
+                // Listed in maps's sitemap only.
+                self.leaf(h, "/from-maps-1.html", "From the maps sitemap");
+                self.leaf(h, "/from-maps-2.html", "From the maps sitemap too");
+            }
             HostRole::OutOfScope => {
                 let mut home = page("Elsewhere", self.sentence());
                 home.links.push(self.link(h, &loc(h, "/more.html"), "more"));
@@ -417,6 +434,128 @@ impl Gen {
                 self.leaf(h, "/more.html", "More elsewhere");
             }
         }
+    }
+
+    /// `maps` (see [`HostRole::Sitemaps`]): `n` pages in each gzip sitemap.
+    fn sitemaps(&mut self, h: usize, n: usize) {
+        let sitemap = |index: bool, entries: Vec<Loc>| {
+            Resource::Sitemap(SitemapDoc {
+                index,
+                entries,
+                gzip: None,
+                fault_after: None,
+            })
+        };
+        self.put(
+            loc(h, "/robots.txt"),
+            Resource::Robots {
+                rules: "User-agent: *\nDisallow: /private/\n".into(),
+                sitemaps: vec![loc(h, "/sitemap-index.xml")],
+            },
+        );
+        let mut home = page("Maps", self.sentence());
+        home.links
+            .push(self.link(h, &loc(h, "/about.html"), "about"));
+        self.put_html(loc(h, "/"), home);
+        self.leaf(h, "/about.html", "About maps");
+        let children = [
+            "/pages-1.xml.gz",
+            "/pages-2.xml.gz",
+            "/news/sitemap.xml",
+            "/nested-index.xml",
+            "/broken.xml",
+            "/bulk.xml",
+        ];
+        self.put(
+            loc(h, "/sitemap-index.xml"),
+            sitemap(true, children.iter().map(|c| loc(h, *c)).collect()),
+        );
+        let mapped = self.role_host(HostRole::SitemapTarget);
+        let shop = self.role_host(HostRole::RobotsDisallow);
+        let elsewhere = self.role_host(HostRole::OutOfScope);
+        let mut first = vec![loc(h, "/"), loc(h, "/private/listed.html")];
+        // A crawler trap (a repeated path segment): the filters refuse it.
+        first.push(loc(h, "/x/x/x/x/trap.html"));
+        let mut second = vec![
+            loc(mapped, "/from-maps-1.html"),
+            loc(mapped, "/from-maps-2.html"),
+            // Their robots.txt files name no sitemap of maps.
+            loc(shop, "/listed-by-maps.html"),
+            loc(elsewhere, "/listed-by-maps.html"),
+        ];
+        for i in 1..=n {
+            let target = format!("/hidden/{i}.html");
+            self.leaf(h, &target, &format!("Hidden {i}"));
+            first.push(loc(h, target));
+            let target = format!("/hidden/{}.html", n + i);
+            self.leaf(h, &target, &format!("Hidden {}", n + i));
+            second.push(loc(h, target));
+        }
+        self.leaf(h, "/private/listed.html", "Private");
+        self.put(
+            loc(h, "/pages-1.xml.gz"),
+            Resource::Sitemap(SitemapDoc {
+                index: false,
+                entries: first,
+                gzip: Some("application/x-gzip"),
+                fault_after: None,
+            }),
+        );
+        self.put(
+            loc(h, "/pages-2.xml.gz"),
+            Resource::Sitemap(SitemapDoc {
+                index: false,
+                entries: second,
+                gzip: Some("application/gzip"),
+                fault_after: None,
+            }),
+        );
+        for i in 1..=2 {
+            self.leaf(h, &format!("/news/item-{i}.html"), &format!("News {i}"));
+        }
+        self.leaf(h, "/outside-news.html", "Outside the news");
+        self.put(
+            loc(h, "/news/sitemap.xml"),
+            sitemap(
+                false,
+                vec![
+                    loc(h, "/news/item-1.html"),
+                    loc(h, "/news/item-2.html"),
+                    // Not under /news/: the sitemap may not list it.
+                    loc(h, "/outside-news.html"),
+                ],
+            ),
+        );
+        self.put(
+            loc(h, "/nested-index.xml"),
+            sitemap(true, vec![loc(h, "/too-deep.xml")]),
+        );
+        self.leaf(h, "/never.html", "Listed too deep");
+        self.put(
+            loc(h, "/too-deep.xml"),
+            sitemap(false, vec![loc(h, "/never.html")]),
+        );
+        self.leaf(h, "/before-the-fault.html", "Before the fault");
+        self.leaf(h, "/after-the-fault.html", "After the fault");
+        self.put(
+            loc(h, "/broken.xml"),
+            Resource::Sitemap(SitemapDoc {
+                index: false,
+                entries: vec![
+                    loc(h, "/before-the-fault.html"),
+                    loc(h, "/after-the-fault.html"),
+                ],
+                gzip: None,
+                fault_after: Some(1),
+            }),
+        );
+        let bulk: Vec<Loc> = (1..=BULK_PAGES)
+            .map(|i| loc(h, format!("/bulk/{i:02}.html")))
+            .collect();
+        for b in &bulk {
+            self.leaf(h, &b.target.clone(), "Bulk");
+        }
+        self.put(loc(h, "/bulk.xml"), sitemap(false, bulk));
     }
 
     /// An ordinary site of about `n` pages on host `h`: home, sections with

@@ -3,7 +3,7 @@
 
 use crate::server::Response;
 
-use super::{Charset, Href, Html, Inner, LinkKind, Loc, Resource};
+use super::{Charset, Href, Html, Inner, LinkKind, Loc, Resource, SitemapDoc};
 
 /// The text of a link as written in a page (`port` completes absolute ones).
 pub(crate) fn href_text(href: &Href, port: u16) -> String {
@@ -153,8 +153,65 @@ pub(crate) fn response(inner: &Inner, loc: &Loc, port: u16) -> Response {
         Some(Resource::File { content_type, body }) => Response::status(200)
             .header("Content-Type", content_type)
             .body(body),
+        Some(Resource::Robots { rules, sitemaps }) => {
+            let mut text = rules;
+            for sm in &sitemaps {
+                text.push_str(&format!("Sitemap: {}\n", inner.url(sm, port)));
+            }
+            Response::status(200)
+                .header("Content-Type", "text/plain; charset=utf-8")
+                .body(text.into_bytes())
+        }
+        Some(Resource::Sitemap(doc)) => {
+            let xml = sitemap_xml(inner, &doc, port);
+            match doc.gzip {
+                Some(content_type) => Response::status(200)
+                    .header("Content-Type", content_type)
+                    .body(gzip(xml.as_bytes())),
+                None => Response::status(200)
+                    .header("Content-Type", "application/xml")
+                    .body(xml.into_bytes()),
+            }
+        }
         Some(Resource::Status(code)) => Response::status(code)
             .header("Content-Type", "text/plain; charset=utf-8")
             .body(format!("status {code}\n")),
     }
+}
+
+/// The XML of a sitemap, its URLs absolute with `port`.
+pub(crate) fn sitemap_xml(inner: &Inner, doc: &SitemapDoc, port: u16) -> String {
+    let (root, item) = if doc.index {
+        ("sitemapindex", "sitemap")
+    } else {
+        ("urlset", "url")
+    };
+    let mut xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <{root} xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+    );
+    for (i, entry) in doc.entries.iter().enumerate() {
+        if doc.fault_after == Some(i) {
+            // A closing tag that does not match: the parser stops here.
+            xml.push_str(&format!(
+                "  <{item}><loc>{}</lock></{item}>\n",
+                escape(&inner.url(entry, port))
+            ));
+            continue;
+        }
+        xml.push_str(&format!(
+            "  <{item}><loc>{}</loc></{item}>\n",
+            escape(&inner.url(entry, port))
+        ));
+    }
+    xml.push_str(&format!("</{root}>\n"));
+    xml
+}
+
+/// `data` as a gzip file.
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).expect("writing to memory");
+    e.finish().expect("writing to memory")
 }

@@ -57,13 +57,13 @@ fn the_same_seed_gives_the_same_web() {
 fn the_full_demo_has_the_announced_size() {
     let demo = demo(1);
     let hosts = demo.hosts();
-    assert_eq!(hosts.len(), 56);
+    assert_eq!(hosts.len(), 58);
     assert_eq!(
         hosts
             .iter()
             .filter(|h| h.name.ends_with(".demo.test"))
             .count(),
-        55
+        57
     );
     assert_eq!(hosts[0].name, "news.demo.test");
     let pages = demo.pages(PORT).len();
@@ -94,7 +94,7 @@ fn the_full_demo_has_the_announced_size() {
     // One loopback address each, from 127.0.0.10, below 127.0.0.254.
     let web = demo.serve().unwrap();
     let last = web.addr(&hosts[hosts.len() - 1].name).unwrap();
-    assert_eq!(last, std::net::Ipv4Addr::new(127, 0, 0, 65));
+    assert_eq!(last, std::net::Ipv4Addr::new(127, 0, 0, 67));
 }
 
 /// URLs a correct crawl fetches on each host, and the deepest of them.
@@ -688,4 +688,97 @@ fn served_answers_match_the_model() {
     assert!(dropping.elapsed() < Duration::from_secs(2), "drop hung");
     held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(held.read(&mut byte).unwrap_or(0), 0, "still held");
+}
+
+#[test]
+fn pages_only_sitemaps_lead_to_are_expected_within_the_protocol() {
+    let demo = demo(3);
+    let e = demo.expected(
+        &Limits {
+            sitemap_max_entries: 20,
+            ..limits(2026)
+        },
+        PORT,
+    );
+    let maps = |t: &str| url("maps", t);
+    // Named by robots.txt (maps's index; mapped's names a gzip sitemap),
+    // then what the index lists, except the sitemap of the nested index.
+    for sm in [
+        "/sitemap-index.xml",
+        "/pages-1.xml.gz",
+        "/pages-2.xml.gz",
+        "/news/sitemap.xml",
+        "/nested-index.xml",
+        "/broken.xml",
+        "/bulk.xml",
+    ] {
+        assert!(e.sitemaps.contains(&maps(sm)), "{sm} read");
+    }
+    assert_eq!(e.fetch[&maps("/sitemap-index.xml")].hops, 0);
+    assert_eq!(e.fetch[&maps("/pages-2.xml.gz")].hops, 0, "named by mapped");
+    assert!(!e.fetch.contains_key(&maps("/too-deep.xml")));
+    // Pages no page links to.
+    for page in [
+        "/hidden/1.html",
+        "/news/item-2.html",
+        "/before-the-fault.html",
+        "/bulk/20.html",
+    ] {
+        assert!(e.fetch.contains_key(&maps(page)), "{page}");
+        assert!(e.by_sitemap.contains(&maps(page)), "{page}");
+    }
+    assert!(e.by_sitemap.contains(&url("mapped", "/from-maps-1.html")));
+    assert!(!e.by_sitemap.contains(&maps("/")), "linked from the portal");
+    assert_eq!(
+        e.excluded.get(&maps("/private/listed.html")),
+        Some(&Exclusion::RobotsDisallowed)
+    );
+    assert!(matches!(
+        e.excluded.get(&maps("/x/x/x/x/trap.html")),
+        Some(Exclusion::Filter(_))
+    ));
+    // Refused by the protocol, past the fault, past the limit, too deep:
+    // never met at all.
+    for never in [
+        maps("/outside-news.html"),
+        maps("/after-the-fault.html"),
+        maps("/bulk/21.html"),
+        maps("/never.html"),
+        url("shop", "/listed-by-maps.html"),
+        format!("http://elsewhere.example:{PORT}/listed-by-maps.html"),
+    ] {
+        assert!(
+            !e.fetch.contains_key(&never) && !e.excluded.contains_key(&never),
+            "{never}"
+        );
+    }
+    // Served as the sitemaps protocol has it.
+    let web = demo.serve().unwrap();
+    let get = |host: &str, target: &str| {
+        let addr = web.addr(host).unwrap();
+        let mut s = TcpStream::connect((addr, web.port())).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        out
+    };
+    let robots = String::from_utf8(get("maps.demo.test", "/robots.txt")).unwrap();
+    assert!(
+        robots.contains(&format!(
+            "Sitemap: http://maps.demo.test:{}/sitemap-index.xml\n",
+            web.port()
+        )),
+        "{robots}"
+    );
+    let gz = get("maps.demo.test", "/pages-1.xml.gz");
+    let text = String::from_utf8_lossy(&gz);
+    assert!(text.contains("Content-Type: application/x-gzip"), "{text}");
+    assert!(!text.contains("Content-Encoding"), "{text}");
+    let body = &gz[gz.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];
+    assert_eq!(&body[..2], &[0x1f, 0x8b]);
 }

@@ -112,6 +112,9 @@ pub struct CrawlSettings {
     pub first_byte_timeout: Duration,
     /// Lines added to `[fetcher]`.
     pub fetcher_extra: String,
+    /// `[segmenter] sitemap_max_entries`, also used to compute the expected
+    /// crawl: below the demo's long sitemap, so that it is over the limit.
+    pub sitemap_max_entries: usize,
 }
 
 impl Default for CrawlSettings {
@@ -127,6 +130,7 @@ impl Default for CrawlSettings {
             tail_time: Duration::from_secs(1),
             first_byte_timeout: Duration::from_secs(1),
             fetcher_extra: String::new(),
+            sitemap_max_entries: testkit::demo::BULK_PAGES - 10,
         }
     }
 }
@@ -176,6 +180,7 @@ impl DemoCrawl {
         Limits {
             filter: self.settings.filter.clone(),
             agent: self.web.demo().params().agent.clone(),
+            sitemap_max_entries: self.settings.sitemap_max_entries,
             ..Limits::default()
         }
     }
@@ -261,6 +266,16 @@ pub fn assert_crawl_ended(out: &Finished) {
 /// The `crawl.toml` of a demo crawl.
 pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     let f = &s.filter;
+    // `[segmenter]` goes last; a test's extra lines may open it already.
+    let limit = format!(
+        "\n[segmenter]\nsitemap_max_entries = {}\n",
+        s.sitemap_max_entries
+    );
+    let extra = if s.fetcher_extra.contains("\n[segmenter]\n") {
+        s.fetcher_extra.replacen("\n[segmenter]\n", &limit, 1)
+    } else {
+        format!("{}{limit}", s.fetcher_extra)
+    };
     format!(
         "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/{agent}.html\"\n\n\
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
@@ -281,7 +296,7 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         s.delay_factor,
         s.first_byte_timeout.as_millis(),
         s.tail_time.as_millis(),
-        s.fetcher_extra
+        extra
     )
 }
 
@@ -356,7 +371,7 @@ impl Outcome {
                 }
                 out.warc_files.push(file);
             }
-            let leftover = dir.join("leftover.v3.tsv.zst");
+            let leftover = dir.join("leftover.v4.tsv.zst");
             if leftover.exists() {
                 out.segment_files.push(leftover);
             }
@@ -374,7 +389,7 @@ impl Outcome {
             segs.sort();
             out.segment_files.extend(segs);
         }
-        let backlog = crawl.join("backlog.v3.tsv.zst");
+        let backlog = crawl.join("backlog.v4.tsv.zst");
         if backlog.exists() {
             out.segment_files.push(backlog);
         }
