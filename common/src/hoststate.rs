@@ -325,17 +325,6 @@ impl HostDb {
         }
         let sql = |source: rusqlite::Error| sqlite_error(&path, source);
         check_not_empty(&path)?;
-        // SQLite takes a database file of no bytes for a new one and
-        // deletes the write-ahead log beside it, even read-only: refused
-        // before it can (a host database is never created empty).
-        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
-            return Err(HostDbError::Damaged {
-                path,
-                problem: "the file is empty (its pages are only in hosts.db-wal, which \
-                          SQLite does not read for an empty file)"
-                    .into(),
-            });
-        }
         let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
@@ -482,8 +471,9 @@ fn sqlite_error(path: &Path, source: rusqlite::Error) -> HostDbError {
 }
 
 /// A host database is never empty: [`create_new`] puts it in place with its
-/// schema. (An empty main file whose write-ahead log holds the pages is not
-/// empty.)
+/// schema. An empty main file is refused even when a write-ahead log lies
+/// beside it: SQLite takes a file of no bytes for a new database and deletes
+/// the log, read-only or not, so the pages it may hold would be lost.
 fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
     let len = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
     let mut wal = path.as_os_str().to_os_string();
@@ -495,8 +485,17 @@ fn check_not_empty(path: &Path) -> Result<(), HostDbError> {
         })
     };
     let size = len(path);
-    if size == 0 && len(Path::new(&wal)) == 0 {
-        return damaged("the file is empty".into());
+    if size == 0 {
+        let wal = Path::new(&wal);
+        if len(wal) == 0 {
+            return damaged("the file is empty".into());
+        }
+        return damaged(format!(
+            "the file is empty, and {} beside it may hold its pages: copy that file \
+             somewhere safe before anything else opens hosts.db (SQLite deletes it beside \
+             an empty database, `sqlite3 .recover` included)",
+            wal.display()
+        ));
     }
     // Checked before SQLite opens it: with a write-ahead log beside it,
     // SQLite would write the log's pages over a file that is not a
@@ -732,6 +731,33 @@ mod tests {
             assert_eq!(db.get(&s.host).unwrap().as_ref(), Some(s));
         }
         assert_eq!(db.count().unwrap(), 3);
+    }
+
+    #[test]
+    fn an_empty_file_beside_its_write_ahead_log_is_refused_and_the_log_kept() {
+        let dir = TempDir::new("empty-wal");
+        let path = dir.join("hosts.db");
+        let wal = dir.join("hosts.db-wal");
+        std::fs::write(&path, b"").unwrap();
+        std::fs::write(&wal, b"pages that only the log holds").unwrap();
+        for read_only in [false, true] {
+            let err = if read_only {
+                HostDb::open_read_only(&path).err()
+            } else {
+                HostDb::open(&path).err()
+            };
+            let err = err.expect("an empty hosts.db is refused").to_string();
+            assert!(
+                err.contains("empty") && err.contains("hosts.db-wal"),
+                "read_only {read_only}: {err}"
+            );
+            assert_eq!(
+                std::fs::read(&wal).unwrap(),
+                b"pages that only the log holds",
+                "read_only {read_only}: the log is left as it was"
+            );
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        }
     }
 
     #[test]
