@@ -186,8 +186,14 @@ impl RobotsEntry {
         self.status != 0
             && !(500..600).contains(&self.status)
             && self.status != 429
-            && now_ms.saturating_sub(self.fetched_ms) < ROBOTS_TTL.as_millis() as i64
+            && within_robots_ttl(self.fetched_ms, now_ms)
     }
+}
+
+/// True if a robots.txt fetched at `fetched_ms` is less than [`ROBOTS_TTL`]
+/// old at `now_ms` (both Unix ms).
+pub fn within_robots_ttl(fetched_ms: i64, now_ms: i64) -> bool {
+    now_ms.saturating_sub(fetched_ms) < ROBOTS_TTL.as_millis() as i64
 }
 
 /// The state of one host.

@@ -290,7 +290,12 @@ fn keep_resumed_robots(
 ) -> Result<(), Error> {
     let now_ms = clock::now_ms();
     let mut missing = Vec::new();
-    for (host, (status, body)) in &resumed.robots {
+    for (host, (status, body, fetched_ms)) in &resumed.robots {
+        if !common::hoststate::within_robots_ttl(*fetched_ms, now_ms) {
+            // Too old to stand for the rules: asked again, like a stale
+            // answer in hosts.db.
+            continue;
+        }
         let state = states.entry(host.clone()).or_insert_with(|| HostState {
             host: host.clone(),
             ..HostState::default()
@@ -302,7 +307,7 @@ fn keep_resumed_robots(
         state.crawl_delay_ms = crate::robots::Robots::after_fetch(outcome, body, agent_name)
             .and_then(|r| r.crawl_delay())
             .map(|d| d.as_millis() as u64);
-        state.robots = Some(robots_cache::entry(outcome, body, now_ms));
+        state.robots = Some(robots_cache::entry(outcome, body, *fetched_ms));
         missing.push(state.clone());
     }
     if !missing.is_empty() {

@@ -43,8 +43,9 @@ const NAMED_LINES: usize = 10;
 pub struct Resumed {
     /// URLs attempted, with their outcome.
     pub done: HashMap<String, Status>,
-    /// robots.txt responses stored: host → (status, body).
-    pub robots: HashMap<String, (u16, Vec<u8>)>,
+    /// robots.txt responses stored: host → (status, body, when fetched in
+    /// Unix ms, from the record's `WARC-Date`; 0 if it has none).
+    pub robots: HashMap<String, (u16, Vec<u8>, i64)>,
     /// WARC files already there.
     pub warc_files: Vec<PathBuf>,
     /// Log lines to write for responses stored without one.
@@ -451,7 +452,12 @@ fn note_response(rec: &WarcRecord, r: &mut Resumed) {
         && let Some(host) = u.host_str()
     {
         let body = common::body::decoded_payload(&rec.block, crate::robots::MAX_ROBOTS_BYTES + 1);
-        r.robots.insert(host.to_string(), (status, body));
+        let fetched_ms = rec
+            .header("WARC-Date")
+            .and_then(common::timefmt::parse_iso)
+            .map_or(0, common::timefmt::unix_millis);
+        r.robots
+            .insert(host.to_string(), (status, body, fetched_ms));
     }
     let (content_type, bytes) = head
         .as_ref()
@@ -535,8 +541,14 @@ mod tests {
             "User-agent: *\nDisallow: /x\n",
         );
         note_response(&rules, &mut r);
-        let (status, body) = &r.robots["b.test"];
+        let (status, body, fetched_ms) = &r.robots["b.test"];
         assert_eq!(*status, 200);
+        let dated = common::timefmt::parse_iso("2026-01-02T03:04:05Z").unwrap();
+        assert_eq!(
+            *fetched_ms,
+            common::timefmt::unix_millis(dated),
+            "from WARC-Date"
+        );
         assert_eq!(body, b"User-agent: *\nDisallow: /x\n");
         assert!(r.done.is_empty(), "robots.txt is not a page");
         // Both records get their log line, as robots.txt fetches.

@@ -7,7 +7,7 @@
 //! have none are kept as sentinel statuses, [`UNREACHABLE`] and
 //! [`TOO_MANY_REDIRECTS`], and read back by [`decode`].
 
-use common::hoststate::RobotsEntry;
+use common::hoststate::{RobotsEntry, within_robots_ttl};
 
 use crate::robots::{Robots, RobotsOutcome};
 
@@ -56,13 +56,15 @@ pub fn entry(outcome: RobotsOutcome, body: &[u8], fetched_ms: i64) -> RobotsEntr
 /// else the one in `hosts.db` if it is reusable at `now_ms`. `None` when
 /// robots.txt must be fetched.
 pub fn kept_rules(
-    resumed: Option<&(u16, Vec<u8>)>,
+    resumed: Option<&(u16, Vec<u8>, i64)>,
     stored: Option<&RobotsEntry>,
     now_ms: i64,
     product_token: &str,
 ) -> Option<Robots> {
     let (status, body) = resumed
-        .map(|(status, body)| (*status, body.as_slice()))
+        // An interrupted run's answers age like those kept in hosts.db.
+        .filter(|(_, _, fetched_ms)| within_robots_ttl(*fetched_ms, now_ms))
+        .map(|(status, body, _)| (*status, body.as_slice()))
         .or_else(|| {
             stored
                 .filter(|r| r.reusable(now_ms))
@@ -100,10 +102,18 @@ mod tests {
         );
         let rules = kept_rules(None, Some(&stored), now, "bot").unwrap();
         assert!(rules.denied_by("/x").is_some());
-        let resumed = (404, Vec::new());
+        let resumed = (404, Vec::new(), now - 1_000);
         let rules = kept_rules(Some(&resumed), Some(&stored), now, "bot").unwrap();
         assert!(rules.denied_by("/x").is_none(), "a 404 allows all");
         let day = common::hoststate::ROBOTS_TTL.as_millis() as i64;
+        // An interrupted run's answer ages like a stored one.
+        let old_resumed = (404, Vec::new(), now - day);
+        let rules = kept_rules(Some(&old_resumed), Some(&stored), now, "bot").unwrap();
+        assert!(
+            rules.denied_by("/x").is_some(),
+            "the stored, fresh answer stands"
+        );
+        assert!(kept_rules(Some(&old_resumed), None, now, "bot").is_none());
         assert!(kept_rules(None, Some(&stored), now + day, "bot").is_none());
         let failed = entry(RobotsOutcome::Unreachable, b"", now);
         assert!(kept_rules(None, Some(&failed), now, "bot").is_none());
