@@ -78,6 +78,7 @@ pub mod http;
 pub mod listfile;
 pub mod lock;
 pub mod politeness;
+pub mod robots_txt;
 pub mod runlog;
 pub mod segment;
 pub mod sitemaps;

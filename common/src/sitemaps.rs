@@ -22,12 +22,14 @@ pub const MAX_URL_BYTES: usize = 2048;
 
 /// The sitemap URLs a robots.txt names, in file order, without repeats:
 /// the values of `Sitemap:` lines (field name in any case, anywhere in the
-/// file, inside a group or not), `#` comments and surrounding whitespace
-/// removed. Only absolute `http:` and `https:` URLs count (the protocol asks
+/// file, inside a group or not, within the part of the file the fetcher
+/// parses: [`crate::robots_txt::parsed_part`]), `#` comments and surrounding
+/// whitespace removed. Only absolute `http:` and `https:` URLs count (the protocol asks
 /// for a fully qualified URL); at most [`MAX_PER_ROBOTS`] are returned.
 /// Bytes that are not UTF-8 end no line and spoil only their own line.
 pub fn in_robots_txt(body: &[u8]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let body = crate::robots_txt::parsed_part(body);
     for line in body.split(|&b| b == b'\n' || b == b'\r') {
         if out.len() >= MAX_PER_ROBOTS {
             break;
@@ -67,6 +69,16 @@ fn sitemap_value(line: &[u8]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_past_the_part_the_fetcher_parses_are_not_taken() {
+        let mut body = b"Sitemap: http://a.test/in.xml\n".to_vec();
+        body.resize(crate::robots_txt::MAX_BYTES - 10, b'\n');
+        // The limit cuts this line: half a URL must not be taken.
+        body.extend_from_slice(b"Sitemap: http://a.test/cut-in-the-middle.xml\n");
+        body.extend_from_slice(b"Sitemap: http://a.test/after.xml\n");
+        assert_eq!(in_robots_txt(&body), ["http://a.test/in.xml"]);
+    }
 
     #[test]
     fn sitemap_lines_anywhere_in_any_case() {

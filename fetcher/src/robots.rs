@@ -71,13 +71,9 @@ use std::time::Duration;
 
 use common::urlnorm::{escape_at, is_unreserved, push_escape};
 
-/// How much of a robots.txt body is parsed: 500 KiB (512,000 bytes).
-///
-/// RFC 9309 asks crawlers to parse at least 500 KiB; we parse exactly that,
-/// which bounds the memory and time a hostile file can cost. To let the parser
-/// tell a body that ends at the limit from one cut by it, a caller that stops
-/// reading early should read up to `MAX_ROBOTS_BYTES + 1` bytes.
-pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+/// How much of a robots.txt body is parsed: 500 KiB, the same part the
+/// `Sitemap:` lines are taken from ([`common::robots_txt::MAX_BYTES`]).
+pub const MAX_ROBOTS_BYTES: usize = common::robots_txt::MAX_BYTES;
 
 /// The largest `Crawl-delay` reported, in seconds (one day). Larger values are
 /// clamped to it, so that a host asking for an absurd delay is still seen as
@@ -111,7 +107,7 @@ impl Robots {
     /// Never fails: anything it does not understand is skipped. See the module
     /// documentation for the details.
     pub fn parse(body: &[u8], product_token: &str) -> Robots {
-        let body = limit_body(body);
+        let body = common::robots_txt::parsed_part(body);
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         let token = product_token_of(product_token.trim().as_bytes());
         let mut parser = Parser::new(token);
@@ -126,7 +122,7 @@ impl Robots {
     /// it gives the same rules as parsing `body`, so it is what to keep in the
     /// host state (whose `robots_body` holds at most 500 KiB).
     pub fn parsed_part(body: &[u8]) -> &[u8] {
-        limit_body(body)
+        common::robots_txt::parsed_part(body)
     }
 
     /// Robots that allow everything (robots.txt is missing or unavailable).
@@ -243,26 +239,6 @@ pub fn path_and_query(url: &url::Url) -> String {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_string(),
     }
-}
-
-/// The part of `body` that is parsed: at most [`MAX_ROBOTS_BYTES`], without
-/// the line the limit cuts.
-fn limit_body(body: &[u8]) -> &[u8] {
-    if body.len() <= MAX_ROBOTS_BYTES {
-        return body;
-    }
-    let head = &body[..MAX_ROBOTS_BYTES];
-    if is_line_end(body[MAX_ROBOTS_BYTES]) {
-        return head;
-    }
-    match head.iter().rposition(|&b| is_line_end(b)) {
-        Some(end) => &head[..end],
-        None => &[],
-    }
-}
-
-fn is_line_end(b: u8) -> bool {
-    b == b'\n' || b == b'\r'
 }
 
 /// The rule of RFC 9309 section 2.2.1 for a crawler's product token, as
