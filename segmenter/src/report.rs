@@ -670,4 +670,52 @@ mod tests {
         }
         assert!(text.contains("segments:              none"));
     }
+
+    #[test]
+    fn json_report_has_named_counts_seconds_and_totals() {
+        let mut counts = Counts {
+            sitemap_urls: 9,
+            sitemap_invalid: 2,
+            sitemap_rejected_protocol: 1,
+            ..Counts::default()
+        };
+        counts.sitemaps_read[1] = 3;
+        counts.reject(Reject::Scope);
+        let r = Report {
+            command: "run",
+            counts,
+            segments: vec![("00004".to_string(), 17)],
+            elapsed: Duration::from_millis(1500),
+            history: Some(crate::history::HistoryCounts {
+                gone: 2,
+                robots: 1,
+                ..Default::default()
+            }),
+            ..Report::default()
+        };
+        let text = r.to_json();
+        assert!(text.ends_with("}\n"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["version"], JSON_VERSION);
+        assert_eq!(v["command"], "run");
+        assert_eq!(v["elapsed"], 1.5);
+        assert_eq!(v["counts"]["rejects"]["scope"], 1);
+        assert_eq!(v["counts"]["sitemaps_read"]["sitemapindex"], 3);
+        assert_eq!(
+            v["segments"],
+            serde_json::json!([{"id": "00004", "urls": 17}])
+        );
+        assert_eq!(v["history"]["gone"], 2);
+        assert_eq!(v["totals"]["sitemaps_read"], 3);
+        assert_eq!(v["totals"]["sitemap_urls_rejected"], 3);
+        assert_eq!(v["totals"]["retired"], 3);
+
+        let inject = Report {
+            command: "inject",
+            ..Report::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&inject.to_json()).unwrap();
+        assert_eq!(v["history"], serde_json::Value::Null);
+        assert_eq!(v["totals"]["retired"], serde_json::Value::Null);
+    }
 }
