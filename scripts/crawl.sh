@@ -266,24 +266,28 @@ json_value() {
 # Asks the segmenter where the crawl stands (`segmenter status --json`):
 # sets $segments (every segment ID, oldest first), $next (the segment the
 # fetcher takes next, empty if none) and $unconsumed (complete fetched runs
-# the segmenter has not read yet). The backlog, which takes a read of the
-# whole file to count, is asked for only when a decision needs it.
+# the segmenter has not read yet), and keeps the whole answer in
+# $crawl_status (the last run's figures: see round_figure). The backlog,
+# which takes a read of the whole file to count, is asked for only when a
+# decision needs it.
 crawl_state() {
-    local state
-    state=$("$segmenter" status "$crawl" --json --no-backlog) || {
+    crawl_status=$("$segmenter" status "$crawl" --json --no-backlog) || {
         echo "$prog: 'segmenter status $crawl' failed (it says why above)" >&2
         exit 1
     }
-    segments=$(json_value segments "$state" | tr ' ' '\n')
-    next=$(json_value next "$state")
-    unconsumed=$(json_value unconsumed "$state")
+    segments=$(json_value segments "$crawl_status" | tr ' ' '\n')
+    next=$(json_value next "$crawl_status")
+    unconsumed=$(json_value unconsumed "$crawl_status")
 }
 
-# Prints the figure after "$1" in the last segmenter report of the round log
-# (`refetched changed:     3`), 0 if there is none.
-report_figure() {
+# Prints figure $1 of the last segmenter run (a round_* key of `segmenter
+# status`, as crawl_state last read it); 0 if it is unknown, or if that run
+# is the one of before this round's segmenter run ($report_before: the run
+# had nothing to do and kept no report).
+round_figure() {
     local n
-    n=$(grep -a "^$1" "$log" 2>/dev/null | tail -n 1 | awk -F: '{print $2}' | awk '{print $1}')
+    n=$(json_value "$1" "$crawl_status")
+    [ "$(json_value last_round "$crawl_status")" != "$report_before" ] || n=0
     case "$n" in ''|*[!0-9]*) n=0 ;; esac
     echo "$n"
 }
@@ -452,6 +456,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     fetch_took=$(seconds_since "$fetch_started")
     STOP_WATCH=0
     fetch_state "$id"
+    report_before=$(json_value last_round "$crawl_status")
     seg_started=$(now)
     step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
     seg_took=$(seconds_since "$seg_started")
@@ -462,15 +467,15 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     count_urls_in $new_ids
     found=$count
     round=$((round + 1))
-    unchanged=$(report_figure "refetched unchanged:")
-    changed=$(report_figure "refetched changed:")
+    unchanged=$(round_figure round_refreshed_unchanged)
+    changed=$(round_figure round_refreshed_changed)
     printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); history: %s new, %s refreshed (%s unchanged, %s changed), %s retired; sitemaps: %s read, %s URLs, %s new, %s rejected, %s bad; fetch %ss (%s), segmenter %ss; %ds\n' \
         "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
-        "$(report_figure "fetched new:")" "$(( unchanged + changed ))" "$unchanged" "$changed" \
-        "$(report_figure "retired:")" \
-        "$(report_figure "sitemaps read:")" "$(report_figure "sitemap urls:")" \
-        "$(report_figure "sitemap urls new:")" "$(report_figure "sitemap urls rejected:")" \
-        "$(report_figure "bad sitemaps:")" \
+        "$(round_figure round_history_new)" "$(( unchanged + changed ))" "$unchanged" "$changed" \
+        "$(round_figure round_retired)" \
+        "$(round_figure round_sitemaps_read)" "$(round_figure round_sitemap_urls)" \
+        "$(round_figure round_sitemap_urls_new)" "$(round_figure round_sitemap_urls_rejected)" \
+        "$(round_figure round_bad_sitemaps)" \
         "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
 
     # A fetch that ended with every host left held beyond its delay (a

@@ -57,6 +57,11 @@ impl RunLog {
         }
     }
 
+    /// The log file's path (`None` if it could not be created).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// A problem with one input that was skipped.
     pub fn warn(&self, msg: impl std::fmt::Display) {
         let n = self.warnings.fetch_add(1, Ordering::Relaxed);

@@ -1,17 +1,25 @@
 //! What a round did, counted per worker and summed, printed at the end to
-//! stderr and to `CRAWL/logs/segmenter-TIMESTAMP.log`.
+//! stderr and to `CRAWL/logs/segmenter-TIMESTAMP.log`, and kept as JSON in
+//! `CRAWL/logs/segmenter-TIMESTAMP.json` ([`Report::to_json`]), which
+//! `segmenter status` reads the last round's figures from.
 //!
-//! The report is `key: value` lines so that scripts can pick figures out of
-//! it with `grep`/`awk`.
+//! The text report is `key: value` lines for people; scripts ask
+//! `segmenter status --json` instead of parsing it.
 
 use std::fmt::Write as _;
 use std::ops::AddAssign;
 use std::time::Duration;
 
 use common::filter::Reject;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+/// Version of the JSON report's layout (`"version"` in the file); raised
+/// when a key changes meaning or goes away.
+pub const JSON_VERSION: u64 = 1;
 
 /// Counters kept by each scan worker and summed with `+=`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Fetched runs read.
     pub runs: u64,
@@ -62,7 +70,9 @@ pub struct Counts {
     pub bad_lines: u64,
     /// URLs that are not valid URLs.
     pub invalid_urls: u64,
-    /// Refusals by each filter, in [`Reject::ALL`] order.
+    /// Refusals by each filter, in [`Reject::ALL`] order (in JSON, an
+    /// object keyed by the reason's name).
+    #[serde(serialize_with = "rejects_by_name")]
     pub rejects: [u64; Reject::ALL.len()],
     /// Copies of URLs scheduled in an earlier round (refused by `seen.bloom`).
     pub dupes: u64,
@@ -92,7 +102,9 @@ pub struct Counts {
     /// `/sitemap.xml` URLs guessed (`sitemap_guess`) for hosts whose
     /// robots.txt names no sitemap.
     pub sitemaps_guessed: u64,
-    /// Sitemaps read, by kind (urlset, sitemapindex, rss, atom, text).
+    /// Sitemaps read, by kind (urlset, sitemapindex, rss, atom, text; in
+    /// JSON, an object keyed by the kind).
+    #[serde(serialize_with = "sitemaps_by_kind")]
     pub sitemaps_read: [u64; 5],
     /// Responses fetched as sitemaps that are no sitemap (an HTML page at
     /// `/sitemap.xml`): read as pages.
@@ -223,7 +235,7 @@ impl AddAssign<&Counts> for Counts {
 }
 
 /// The selection stage's counters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Selection {
     /// Distinct URLs after merging copies.
     pub unique: u64,
@@ -255,7 +267,7 @@ pub struct Selection {
 }
 
 /// The Bloom filter's state after the round.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BloomState {
     /// Items inserted over the filter's life.
     pub items: u64,
@@ -280,8 +292,9 @@ impl BloomState {
     }
 }
 
-/// The whole report of one `inject` or `run`.
-#[derive(Debug, Clone, Default)]
+/// The whole report of one `inject`, `import` or `run`. In JSON, durations
+/// are seconds and `segments` a list of `{"id", "urls"}`.
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// `inject` or `run`.
     pub command: &'static str,
@@ -292,6 +305,7 @@ pub struct Report {
     /// Selection counters.
     pub selection: Selection,
     /// Segments written: ID and URL count.
+    #[serde(serialize_with = "segment_list")]
     pub segments: Vec<(String, u64)>,
     /// Backlog size after the round.
     pub backlog: u64,
@@ -302,18 +316,66 @@ pub struct Report {
     /// Bytes spilled.
     pub sort_bytes: u64,
     /// Time spent reading the inputs (scan and in-memory sort).
+    #[serde(serialize_with = "seconds")]
     pub scan_time: Duration,
     /// Time spent merging, selecting and writing.
+    #[serde(serialize_with = "seconds")]
     pub select_time: Duration,
     /// Wall time.
+    #[serde(serialize_with = "seconds")]
     pub elapsed: Duration,
     /// The history merge (`run` only).
     pub history: Option<crate::history::HistoryCounts>,
     /// Time spent merging the history.
+    #[serde(serialize_with = "seconds")]
     pub history_time: Duration,
 }
 
+/// Figures of the report derived from others, written in the JSON report
+/// under `totals` as the text report shows them.
+#[derive(Debug, Clone, Serialize)]
+struct Totals {
+    /// Sitemaps read, all kinds.
+    sitemaps_read: u64,
+    /// URLs sitemaps listed that were not taken, for any reason.
+    sitemap_urls_rejected: u64,
+    /// URLs retired this round (`null` without a history merge).
+    retired: Option<u64>,
+    /// Inputs skipped as bad.
+    bad_input: u64,
+}
+
+/// The JSON report file: the report, its layout version and the totals.
+#[derive(Serialize)]
+struct ReportFile<'a> {
+    version: u64,
+    #[serde(flatten)]
+    report: &'a Report,
+    totals: Totals,
+}
+
 impl Report {
+    /// The report as one pretty-printed JSON object (with a final newline),
+    /// as kept in `CRAWL/logs/segmenter-TIMESTAMP.json`.
+    pub fn to_json(&self) -> String {
+        let c = &self.counts;
+        let file = ReportFile {
+            version: JSON_VERSION,
+            report: self,
+            totals: Totals {
+                sitemaps_read: c.sitemaps_read.iter().sum(),
+                sitemap_urls_rejected: c.sitemap_rejected(),
+                retired: self.history.as_ref().map(|h| h.retired_now()),
+                bad_input: c.bad_input(),
+            },
+        };
+        // Numbers, strings, lists and maps with string keys: nothing here
+        // can fail to serialize (f64 NaN becomes null).
+        let mut text = serde_json::to_string_pretty(&file).expect("the report serializes");
+        text.push('\n');
+        text
+    }
+
     /// The report as `key: value` lines.
     pub fn render(&self) -> String {
         let c = &self.counts;
@@ -537,6 +599,42 @@ impl Report {
     }
 }
 
+fn rejects_by_name<S: Serializer>(
+    rejects: &[u64; Reject::ALL.len()],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(rejects.len()))?;
+    for (reason, n) in Reject::ALL.iter().zip(rejects) {
+        map.serialize_entry(reason.name(), n)?;
+    }
+    map.end()
+}
+
+fn sitemaps_by_kind<S: Serializer>(read: &[u64; 5], s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(read.len()))?;
+    for (kind, n) in crate::scan::SITEMAP_KINDS.iter().zip(read) {
+        map.serialize_entry(kind, n)?;
+    }
+    map.end()
+}
+
+fn segment_list<S: Serializer>(segments: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Segment<'a> {
+        id: &'a str,
+        urls: u64,
+    }
+    let mut seq = s.serialize_seq(Some(segments.len()))?;
+    for (id, urls) in segments {
+        seq.serialize_element(&Segment { id, urls: *urls })?;
+    }
+    seq.end()
+}
+
+fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,5 +669,53 @@ mod tests {
             assert!(text.contains(&format!("rejected {}:", reason.name())));
         }
         assert!(text.contains("segments:              none"));
+    }
+
+    #[test]
+    fn json_report_has_named_counts_seconds_and_totals() {
+        let mut counts = Counts {
+            sitemap_urls: 9,
+            sitemap_invalid: 2,
+            sitemap_rejected_protocol: 1,
+            ..Counts::default()
+        };
+        counts.sitemaps_read[1] = 3;
+        counts.reject(Reject::Scope);
+        let r = Report {
+            command: "run",
+            counts,
+            segments: vec![("00004".to_string(), 17)],
+            elapsed: Duration::from_millis(1500),
+            history: Some(crate::history::HistoryCounts {
+                gone: 2,
+                robots: 1,
+                ..Default::default()
+            }),
+            ..Report::default()
+        };
+        let text = r.to_json();
+        assert!(text.ends_with("}\n"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["version"], JSON_VERSION);
+        assert_eq!(v["command"], "run");
+        assert_eq!(v["elapsed"], 1.5);
+        assert_eq!(v["counts"]["rejects"]["scope"], 1);
+        assert_eq!(v["counts"]["sitemaps_read"]["sitemapindex"], 3);
+        assert_eq!(
+            v["segments"],
+            serde_json::json!([{"id": "00004", "urls": 17}])
+        );
+        assert_eq!(v["history"]["gone"], 2);
+        assert_eq!(v["totals"]["sitemaps_read"], 3);
+        assert_eq!(v["totals"]["sitemap_urls_rejected"], 3);
+        assert_eq!(v["totals"]["retired"], 3);
+
+        let inject = Report {
+            command: "inject",
+            ..Report::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&inject.to_json()).unwrap();
+        assert_eq!(v["history"], serde_json::Value::Null);
+        assert_eq!(v["totals"]["retired"], serde_json::Value::Null);
     }
 }

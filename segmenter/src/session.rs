@@ -1,6 +1,8 @@
 //! What `inject` and `run` do around a round: settings, the log file, the
 //! lock, recovery from a killed run, and the report at the end.
 
+use std::path::Path;
+
 use common::crawldir::CrawlDir;
 
 use crate::cli::RoundFlags;
@@ -67,9 +69,26 @@ impl Session {
         Staging::create(&self.settings.crawl)
     }
 
-    /// Prints the report (stderr and log) and warns about the Bloom filter's load.
+    /// Prints the report (stderr and log), keeps it as JSON beside the log
+    /// (`logs/segmenter-TIMESTAMP.json`) and warns about the Bloom filter's
+    /// load. Called once the round has committed: a round that did not
+    /// leaves no JSON report.
     pub fn finish(&self, report: &Report) {
         self.log.block(&report.render());
+        let path = self
+            .log
+            .path()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.settings.crawl.new_log_path("segmenter"))
+            .with_extension("json");
+        if let Err(e) = common::atomic::write_atomic(&path, report.to_json().as_bytes()) {
+            // The round is committed; only `segmenter status`'s last-round
+            // figures miss it.
+            self.log.warn(format_args!(
+                "{}: cannot write the round's report: {e} (`segmenter status` shows no figures of this round)",
+                path.display()
+            ));
+        }
         if report.bloom.past_design_load() {
             self.log.warn(format_args!(
                 "{}: past its design load ({} items for {} designed, est. false-positive rate {:.4} for a target of {}): more new URLs are wrongly taken as seen; start a new crawl directory with a larger --bloom-items",

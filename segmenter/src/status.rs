@@ -1,14 +1,16 @@
 //! `segmenter status CRAWL [--json] [--no-backlog]`: where the crawl stands between steps,
 //! for scripts (`scripts/crawl.sh`) and for a look by hand: the segments,
 //! those still to fetch, the complete fetched runs not yet consumed, and the
-//! URLs waiting in the backlog. It only reads; it takes no lock.
+//! URLs waiting in the backlog; and what the last `segmenter run` found
+//! (`last_round`, `round_*`: from its JSON report, the newest
+//! `logs/segmenter-*.json` of a `run`). It only reads; it takes no lock.
 //!
 //! `--json` prints one line holding one flat object (`{"key":value,...}`:
 //! numbers, strings, and lists of segment IDs, which hold no `,` or `"`), so
 //! that a shell script can pick a key without a JSON parser; the text form
 //! has the same keys, as `key: value` lines (lists separated by spaces).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::crawldir::CrawlDir;
 use common::segment::SegmentSummary;
@@ -38,6 +40,138 @@ pub struct CrawlStatus {
     pub history_urls: Option<u64>,
     /// See `history_urls`.
     pub due_urls: Option<u64>,
+    /// The last `segmenter run`'s figures.
+    #[serde(flatten)]
+    pub last: LastRound,
+}
+
+/// What the last `segmenter run` did, from its JSON report. Every key is
+/// `null` (`?` in text) before the first `run`, or if its report cannot be
+/// read (the reason goes to stderr); a `round_history_*` figure also when
+/// the run merged no history.
+#[derive(Debug, Default, Serialize)]
+pub struct LastRound {
+    /// The report's name without `.json` (`segmenter-TIMESTAMP`, the stem
+    /// of the run's log too).
+    pub last_round: Option<String>,
+    /// Distinct URLs found that were never seen before.
+    pub round_new_urls: Option<u64>,
+    /// URLs written to segments.
+    pub round_scheduled: Option<u64>,
+    /// URLs fetched for the first time (history merge).
+    pub round_history_new: Option<u64>,
+    /// URLs fetched again and found unchanged.
+    pub round_refreshed_unchanged: Option<u64>,
+    /// URLs fetched again and found changed.
+    pub round_refreshed_changed: Option<u64>,
+    /// URLs retired (gone, moved, disallowed by robots.txt).
+    pub round_retired: Option<u64>,
+    /// Sitemaps read, all kinds.
+    pub round_sitemaps_read: Option<u64>,
+    /// URLs the sitemaps listed.
+    pub round_sitemap_urls: Option<u64>,
+    /// Of them, new URLs taken.
+    pub round_sitemap_urls_new: Option<u64>,
+    /// Of them, URLs not taken (protocol, filters, limits, depth, invalid).
+    pub round_sitemap_urls_rejected: Option<u64>,
+    /// Sitemaps not read to the end (bad XML or gzip).
+    pub round_bad_sitemaps: Option<u64>,
+}
+
+impl LastRound {
+    /// Reads the newest JSON report of a `run` in `logs_dir`. Reports of
+    /// `inject` and `import` are passed over; the newest report of a `run`
+    /// that cannot be read gives all `null` (said on stderr), never an
+    /// older round's figures.
+    pub fn read(logs_dir: &Path) -> LastRound {
+        let mut reports = match report_files(logs_dir) {
+            Ok(files) => files,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return LastRound::default(),
+            Err(e) => {
+                eprintln!(
+                    "segmenter: {}: cannot list the round reports: {e}",
+                    logs_dir.display()
+                );
+                return LastRound::default();
+            }
+        };
+        reports.sort();
+        for (_, path) in reports.iter().rev() {
+            match read_report(path) {
+                Ok(Some(last)) => return last,
+                Ok(None) => continue,
+                Err(why) => {
+                    eprintln!(
+                        "segmenter: {}: {why}; the last round's figures are not shown",
+                        path.display()
+                    );
+                    return LastRound::default();
+                }
+            }
+        }
+        LastRound::default()
+    }
+}
+
+/// The `segmenter-*.json` files of `dir`, with the key that orders them
+/// by age: the timestamp, then the `-N` of runs started in the same
+/// millisecond.
+fn report_files(dir: &Path) -> std::io::Result<Vec<((String, u64), PathBuf)>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(stamp) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("segmenter-"))
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let key = match stamp.split_once('-') {
+            Some((stamp, n)) => (stamp.to_string(), n.parse().unwrap_or(0)),
+            None => (stamp.to_string(), 0),
+        };
+        files.push((key, entry.path()));
+    }
+    Ok(files)
+}
+
+/// The figures of the report at `path` if it is a `run`'s, `None` for
+/// another command's; an error says why the file cannot be used.
+fn read_report(path: &Path) -> Result<Option<LastRound>, String> {
+    use serde_json::Value;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("not a round report (bad JSON: {e}); delete it if it is damaged"))?;
+    match v.get("version").and_then(Value::as_u64) {
+        Some(n) if n <= crate::report::JSON_VERSION => {}
+        Some(n) => {
+            return Err(format!(
+                "round report version {n}, written by a newer segmenter (this one reads up to {})",
+                crate::report::JSON_VERSION
+            ));
+        }
+        None => return Err("not a round report (no \"version\")".to_string()),
+    }
+    if v.get("command").and_then(Value::as_str) != Some("run") {
+        return Ok(None);
+    }
+    let n = |pointer: &str| v.pointer(pointer).and_then(Value::as_u64);
+    Ok(Some(LastRound {
+        last_round: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        round_new_urls: n("/selection/new"),
+        round_scheduled: n("/selection/scheduled"),
+        round_history_new: n("/history/new"),
+        round_refreshed_unchanged: n("/history/unchanged"),
+        round_refreshed_changed: n("/history/changed"),
+        round_retired: n("/totals/retired"),
+        round_sitemaps_read: n("/totals/sitemaps_read"),
+        round_sitemap_urls: n("/counts/sitemap_urls"),
+        round_sitemap_urls_new: n("/counts/sitemap_new"),
+        round_sitemap_urls_rejected: n("/totals/sitemap_urls_rejected"),
+        round_bad_sitemaps: n("/counts/bad_sitemaps"),
+    }))
 }
 
 /// Prints the status of the crawl directory `root`.
@@ -105,6 +239,7 @@ impl CrawlStatus {
             (Some(0), Some(0))
         };
         Ok(CrawlStatus {
+            last: LastRound::read(&crawl.logs_dir()),
             history_urls,
             due_urls,
             next: pending.first().cloned().unwrap_or_default(),
@@ -125,6 +260,24 @@ impl std::fmt::Display for CrawlStatus {
         let count = |n: Option<u64>| n.map_or("?".to_string(), |n| n.to_string());
         writeln!(f, "backlog_urls: {}", count(self.backlog_urls))?;
         writeln!(f, "history_urls: {}", count(self.history_urls))?;
-        writeln!(f, "due_urls: {}", count(self.due_urls))
+        writeln!(f, "due_urls: {}", count(self.due_urls))?;
+        let l = &self.last;
+        writeln!(f, "last_round: {}", l.last_round.as_deref().unwrap_or("?"))?;
+        for (key, n) in [
+            ("round_new_urls", l.round_new_urls),
+            ("round_scheduled", l.round_scheduled),
+            ("round_history_new", l.round_history_new),
+            ("round_refreshed_unchanged", l.round_refreshed_unchanged),
+            ("round_refreshed_changed", l.round_refreshed_changed),
+            ("round_retired", l.round_retired),
+            ("round_sitemaps_read", l.round_sitemaps_read),
+            ("round_sitemap_urls", l.round_sitemap_urls),
+            ("round_sitemap_urls_new", l.round_sitemap_urls_new),
+            ("round_sitemap_urls_rejected", l.round_sitemap_urls_rejected),
+            ("round_bad_sitemaps", l.round_bad_sitemaps),
+        ] {
+            writeln!(f, "{key}: {}", count(n))?;
+        }
+        Ok(())
     }
 }

@@ -317,7 +317,29 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
     let text = bins::run(&mut segmenter_cmd(&["status", root.as_str()]), crawl.root()).stdout;
     assert_eq!(
         text,
-        "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n\
-         history_urls: 1\ndue_urls: 0\n"
+        format!(
+            "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n\
+         history_urls: 1\ndue_urls: 0\n{}",
+            last_round_lines(&crawl, 3)
+        )
     );
+}
+
+/// The `last_round` and `round_*` lines of `segmenter status` after the one
+/// `run` of `crawl`, which found `new` new URLs and read no sitemap.
+fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
+    let stem = fs::read_dir(crawl.dir.logs_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("segmenter-") && n.ends_with(".json"))
+        .max()
+        .expect("a JSON report")
+        .trim_end_matches(".json")
+        .to_string();
+    format!(
+        "last_round: {stem}\nround_new_urls: {new}\nround_scheduled: 1\nround_history_new: 1\n\
+         round_refreshed_unchanged: 0\nround_refreshed_changed: 0\nround_retired: 0\n\
+         round_sitemaps_read: 0\nround_sitemap_urls: 0\nround_sitemap_urls_new: 0\n\
+         round_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\n"
+    )
 }

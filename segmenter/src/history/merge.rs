@@ -15,7 +15,7 @@ use super::{
 };
 
 /// What a merge did (the history figures of the round's report).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HistoryCounts {
     /// Entries in the new history.
     pub entries: u64,
