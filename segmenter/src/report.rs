@@ -442,7 +442,7 @@ impl Report {
             line(
                 "bad sitemaps:",
                 format!(
-                    "{} (not read to the end; over the limits {}, not a sitemap {})",
+                    "{} (bad XML or gzip, not read to the end); besides: over the limits {}, not a sitemap {}",
                     c.bad_sitemaps, c.sitemaps_over_limit, c.sitemaps_not_sitemap
                 ),
             );
