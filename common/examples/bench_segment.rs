@@ -58,10 +58,7 @@ fn main() {
                 },
                 tries: 0,
                 not_before: None,
-                etag: String::new(),
-                last_modified: String::new(),
-                digest: String::new(),
-                fetched: None,
+                ..SegmentRecord::default()
             }
         })
         .collect();

@@ -29,9 +29,8 @@
 //!     hops: 1,
 //!     inlinks: 1,
 //!     via: segment::Via::Link,
-//!     tries: 0,
-//!     not_before: None,
-//!  etag: String::new(), last_modified: String::new(), digest: String::new(), fetched: None })?;
+//!     ..Default::default() // tries 0, no not-before time, no validators
+//! })?;
 //! out.finish()?;
 //! assert_eq!(crawl.pending_segments()?, ["00002"]);
 //!

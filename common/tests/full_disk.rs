@@ -90,10 +90,7 @@ fn segments() {
         via: Via::Link,
         tries: 0,
         not_before: None,
-        etag: String::new(),
-        last_modified: String::new(),
-        digest: String::new(),
-        fetched: None,
+        ..SegmentRecord::default()
     };
     let mut rng = Rng::new(5);
     let mut w = SegmentWriter::create(&path).unwrap();

@@ -1083,10 +1083,7 @@ mod tests {
             via: Via::Seed,
             tries: 0,
             not_before: None,
-            etag: String::new(),
-            last_modified: String::new(),
-            digest: String::new(),
-            fetched: None,
+            ..SegmentRecord::default()
         })
     }
 

@@ -561,10 +561,7 @@ impl Worker {
                     via: Via::Redirect,
                     tries: 0,
                     not_before: None,
-                    etag: String::new(),
-                    last_modified: String::new(),
-                    digest: String::new(),
-                    fetched: None,
+                    ..SegmentRecord::default()
                 },
                 redirects: from.redirects + 1,
             },

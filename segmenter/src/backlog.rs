@@ -226,10 +226,7 @@ pub fn sort_again(
             via: Via::Backlog,
             tries: meta.tries,
             not_before: meta.not_before_ms(),
-            etag: String::new(),
-            last_modified: String::new(),
-            digest: String::new(),
-            fetched: None,
+            ..SegmentRecord::default()
         })?;
     }
     Ok(out.finish()?)

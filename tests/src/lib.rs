@@ -32,6 +32,7 @@ pub mod bins;
 pub mod demo;
 pub mod dns;
 pub mod proxy;
+pub mod report;
 pub mod rounds;
 pub mod segment;
 pub mod server;

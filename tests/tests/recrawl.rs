@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{self, bin_path};
+use testkit::report::figure;
 use testkit::server::{Request, Response, Routes, Server};
 use testkit::warcio;
 
@@ -135,15 +136,6 @@ impl Crawl {
             .find(|f| f.len() > 1 && f[1] == url)
             .unwrap_or_else(|| panic!("{url} not in the history:\n{text}"))
     }
-}
-
-fn figure(report: &str, key: &str) -> u64 {
-    report
-        .lines()
-        .find_map(|l| l.strip_prefix(key).map(str::trim))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no `{key}` in:\n{report}"))
 }
 
 fn revisits<'a>(records: &'a [WarcRecord], profile: &str) -> Vec<&'a WarcRecord> {

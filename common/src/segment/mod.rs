@@ -393,9 +393,8 @@ pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 ///     hops: 0,
 ///     inlinks: 0,
 ///     via: Via::Seed,
-///     tries: 0,
-///     not_before: None,
-///  etag: String::new(), last_modified: String::new(), digest: String::new(), fetched: None };
+///     ..SegmentRecord::default() // tries 0, no not-before time, no validators
+/// };
 /// w.write(&rec).unwrap();
 /// assert_eq!(w.finish().unwrap(), 1);
 ///
@@ -829,10 +828,7 @@ mod tests {
             via,
             tries,
             not_before: None,
-            etag: String::new(),
-            last_modified: String::new(),
-            digest: String::new(),
-            fetched: None,
+            ..SegmentRecord::default()
         }
     }
 

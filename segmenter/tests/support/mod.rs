@@ -109,15 +109,8 @@ pub fn inject(crawl: &TempCrawl, seeds: &str, extra: &[&str]) -> String {
     run_ok(&args, crawl)
 }
 
-/// The number after `key` in the report (`dupes:   12`).
-pub fn figure(report: &str, key: &str) -> u64 {
-    report
-        .lines()
-        .find_map(|l| l.strip_prefix(key).map(str::trim))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no `{key}` figure in:\n{report}"))
-}
+#[allow(unused_imports)] // not every test file reads figures
+pub use testkit::report::figure;
 
 /// One stored response.
 #[derive(Debug, Clone)]
