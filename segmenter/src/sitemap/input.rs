@@ -36,6 +36,9 @@ pub(super) struct Cap<R> {
     delivered: u64,
     probed: bool,
     cut: bool,
+    /// The compressed data is the start of a longer file: its end (or the
+    /// decoder's "unexpected end") is a cut, not an error.
+    truncated: bool,
 }
 
 impl<R: Read> Read for Cap<R> {
@@ -53,7 +56,17 @@ impl<R: Read> Read for Cap<R> {
         let want = buf
             .len()
             .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let got = self.inner.read(&mut buf[..want])?;
+        let got = match self.inner.read(&mut buf[..want]) {
+            Ok(0) if self.truncated => {
+                self.cut = true;
+                0
+            }
+            Err(e) if self.truncated && e.kind() == io::ErrorKind::UnexpectedEof => {
+                self.cut = true;
+                0
+            }
+            r => r?,
+        };
         self.left -= got as u64;
         self.delivered += got as u64;
         Ok(got)
@@ -79,6 +92,7 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
             delivered: 0,
             probed: false,
             cut: false,
+            truncated: sink.limits.truncated,
         };
         let mut r = BufReader::with_capacity(64 * 1024, cap);
         let skipped = match skip_blanks(&mut r) {
@@ -105,11 +119,12 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
             }
             _ => body,
         };
+        sink.summary.cut_at_bytes |= sink.limits.truncated;
         let mut rest = doc;
         // Cannot fail on a slice.
         let skipped = skip_blanks(&mut rest).unwrap_or(0);
         if rest.is_empty() {
-            return after_empty(false, sink);
+            return after_empty(sink.limits.truncated, sink);
         }
         if is_xml(rest.first().copied(), content_type) {
             xml::read_slice(rest, skipped, sink);

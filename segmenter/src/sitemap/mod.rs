@@ -42,6 +42,10 @@ pub struct Limits {
     pub max_entries: usize,
     /// Bytes of the uncompressed document read; the rest is not read.
     pub max_bytes: u64,
+    /// The document given is the start of a longer one (the download or
+    /// the decoding was cut): it is read as if cut at `max_bytes`, its last
+    /// partial entry or line counted over the limit, not reported as bad.
+    pub truncated: bool,
 }
 
 impl Default for Limits {
@@ -49,6 +53,7 @@ impl Default for Limits {
         Limits {
             max_entries: 50_000,
             max_bytes: 52_428_800,
+            truncated: false,
         }
     }
 }
@@ -111,7 +116,8 @@ pub struct Summary {
     pub entries: u64,
     /// Entries past `max_entries` (not handed over), or cut by `max_bytes`.
     pub over_limit: u64,
-    /// Reading stopped at `max_bytes` of uncompressed data.
+    /// Reading stopped at `max_bytes` of uncompressed data, or at the end
+    /// of a document given as [`Limits::truncated`].
     pub cut_at_bytes: bool,
     /// Entries skipped: empty or overlong loc, loc not absolute http(s).
     pub invalid: u64,

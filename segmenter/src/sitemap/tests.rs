@@ -531,6 +531,65 @@ fn byte_limit_cuts_plain_and_gzip() {
 }
 
 #[test]
+fn a_truncated_document_is_cut_not_bad() {
+    let mut doc = String::from("<urlset>\n");
+    for i in 0..20 {
+        doc.push_str(&format!(
+            "<url><loc>https://example.com/{i:03}</loc></url>\n"
+        ));
+    }
+    doc.push_str("</urlset>\n");
+    let line = "<url><loc>https://example.com/000</loc></url>\n".len();
+    let truncated = Limits {
+        truncated: true,
+        ..Limits::default()
+    };
+    // The download stopped in the middle of the 6th entry (its loc too).
+    let cut = &doc.as_bytes()[..9 + 5 * line + 25];
+    let gz = gzip(doc.as_bytes());
+    for (what, body) in [
+        ("plain", cut.to_vec()),
+        ("gzip", gz[..gz.len() / 2].to_vec()),
+    ] {
+        let (s, got) = read_with(&body, None, &truncated);
+        assert_eq!(s.error, None, "{what}: a cut document is not malformed XML");
+        assert!(s.cut_at_bytes, "{what}: {s:?}");
+        assert_eq!(s.over_limit, 1, "{what}: the entry cut in the middle");
+        assert!(
+            got.iter()
+                .all(|g| g.loc.len() == "https://example.com/000".len()),
+            "{what}: {got:?}"
+        );
+        // Not given as truncated: the plain cut is malformed, the gzip cut
+        // is bad gzip data.
+        let (s, _) = read_with(&body, None, &Limits::default());
+        assert!(s.error.is_some(), "{what}: {s:?}");
+    }
+    let (s, got) = read_with(cut, None, &truncated);
+    assert_eq!(got.len(), 5);
+    assert_eq!(got[4].loc, "https://example.com/004");
+    assert_eq!(s.entries, 5);
+
+    // Text: the partial last line is not a URL, even when it parses as one.
+    let text = b"https://example.com/aaaa\nhttps://example.com/bbbb\nhttps://example.com/cc";
+    for body in [text.to_vec(), gzip(text)[..].to_vec()] {
+        let (s, got) = read_with(&body, None, &truncated);
+        assert_eq!(
+            (locs(&got), s.over_limit, s.cut_at_bytes, s.error),
+            (
+                vec!["https://example.com/aaaa", "https://example.com/bbbb"],
+                1,
+                true,
+                None
+            )
+        );
+    }
+    // Cut right after a line end: every line is whole.
+    let (s, got) = read_with(&text[..50], None, &truncated);
+    assert_eq!((got.len(), s.over_limit, s.cut_at_bytes), (2, 0, true));
+}
+
+#[test]
 fn malformed_xml_keeps_earlier_entries() {
     let truncated = b"<urlset><url><loc>https://example.com/1</loc></url><url><loc>https://exa";
     let (s, got) = read_all(truncated);
@@ -717,6 +776,7 @@ fn arbitrary_bytes_never_panic() {
     let limits = Limits {
         max_entries: 5,
         max_bytes: 300,
+        ..Limits::default()
     };
     let deadline = Instant::now() + Duration::from_secs(20);
     for round in 0..3000 {
