@@ -226,6 +226,9 @@ impl Worker<'_> {
             max_entries: self.cfg.sitemaps.max_entries,
             max_bytes: self.cfg.sitemaps.max_bytes,
             truncated,
+            // Only tried: a feed or a gzip file of anything else is left
+            // at its first bytes.
+            sitemaps_only: !as_sitemap,
         };
         let entries = &mut self.sitemaps.entries;
         entries.clear();

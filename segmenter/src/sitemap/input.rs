@@ -5,7 +5,7 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use flate2::bufread::MultiGzDecoder;
 
-use super::{ParseError, Sink, text, xml};
+use super::{Limits, ParseError, Sink, text, xml};
 
 /// The first bytes of every gzip file.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -106,10 +106,10 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
         if first.is_none() {
             return after_empty(r.cut(), sink);
         }
-        if is_xml(first, content_type) {
-            xml::read_buffered(r, skipped, sink);
-        } else {
-            text::read(r, sink);
+        match syntax(first, content_type, sink.limits) {
+            Syntax::Xml => xml::read_buffered(r, skipped, sink),
+            Syntax::Text => text::read(r, sink),
+            Syntax::Neither => {}
         }
     } else {
         let doc = match usize::try_from(max) {
@@ -126,10 +126,10 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
         if rest.is_empty() {
             return after_empty(sink.limits.truncated, sink);
         }
-        if is_xml(rest.first().copied(), content_type) {
-            xml::read_slice(rest, skipped, sink);
-        } else {
-            text::read(rest, sink);
+        match syntax(rest.first().copied(), content_type, sink.limits) {
+            Syntax::Xml => xml::read_slice(rest, skipped, sink),
+            Syntax::Text => text::read(rest, sink),
+            Syntax::Neither => {}
         }
     }
 }
@@ -162,19 +162,36 @@ fn skip_blanks(r: &mut impl BufRead) -> io::Result<u64> {
     }
 }
 
+/// How a document is read.
+#[derive(Debug, PartialEq, Eq)]
+enum Syntax {
+    Xml,
+    Text,
+    /// Not a sitemap: nothing is read.
+    Neither,
+}
+
 /// XML when it starts with `<`, or when it is served as XML (and is then
-/// reported as what it is, not read as lines of text). Empty documents
-/// never get here.
-fn is_xml(first: Option<u8>, content_type: Option<&str>) -> bool {
+/// reported as what it is, not read as lines of text); else text, unless
+/// served as HTML (a "not found" page) or only `urlset` and `sitemapindex`
+/// are wanted. Empty documents never get here.
+fn syntax(first: Option<u8>, content_type: Option<&str>, limits: &Limits) -> Syntax {
     if first == Some(b'<') {
-        return true;
+        return Syntax::Xml;
     }
     let mime = content_type
         .and_then(|t| t.split(';').next())
         .map(str::trim)
         .unwrap_or("");
     let mime = mime.as_bytes();
-    mime.len() >= 3 && mime[mime.len() - 3..].eq_ignore_ascii_case(b"xml")
+    if mime.len() >= 3 && mime[mime.len() - 3..].eq_ignore_ascii_case(b"xml") {
+        return Syntax::Xml;
+    }
+    let html = mime.windows(4).any(|w| w.eq_ignore_ascii_case(b"html"));
+    if limits.sitemaps_only || html {
+        return Syntax::Neither;
+    }
+    Syntax::Text
 }
 
 /// A read error from the gzip decoder at `offset` of the uncompressed data.

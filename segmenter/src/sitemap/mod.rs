@@ -46,6 +46,11 @@ pub struct Limits {
     /// the decoding was cut): it is read as if cut at `max_bytes`, its last
     /// partial entry or line counted over the limit, not reported as bad.
     pub truncated: bool,
+    /// Only `urlset` and `sitemapindex` are read: for a document merely
+    /// tried as a sitemap, a feed stops at its root element and text is
+    /// not read at all (kind None either way), so that a feed or a
+    /// `.tar.gz` costs next to nothing.
+    pub sitemaps_only: bool,
 }
 
 impl Default for Limits {
@@ -54,6 +59,7 @@ impl Default for Limits {
             max_entries: 50_000,
             max_bytes: 52_428_800,
             truncated: false,
+            sitemaps_only: false,
         }
     }
 }
@@ -152,7 +158,8 @@ pub const MAX_LOC: usize = 2048;
 /// bytes, not by the name. `content_type` (the response's Content-Type, if
 /// any) helps tell text from XML: a document whose first character (after a
 /// byte order mark and blanks) is `<` is read as XML, whatever it was
-/// served as; any other is read as text unless the type names XML. For XML
+/// served as; any other is read as text unless the type names XML, and is
+/// no sitemap (kind None) if the type names HTML. For XML
 /// the root element decides the [`Kind`]: `urlset`, `sitemapindex`, `rss`,
 /// `RDF` (RSS 1.0) or `feed` (Atom), by local name; any other root is not
 /// a sitemap (kind None, nothing handed over).

@@ -590,6 +590,61 @@ fn a_truncated_document_is_cut_not_bad() {
 }
 
 #[test]
+fn html_that_is_not_xml_is_no_sitemap() {
+    for ct in [
+        "text/html",
+        "text/html; charset=utf-8",
+        "application/xhtml+xml",
+    ] {
+        let (s, got) = read_with(
+            b"not found\nhttps://example.com/a\n",
+            Some(ct),
+            &Limits::default(),
+        );
+        assert_eq!((s.kind, got.len(), s.invalid), (None, 0, 0), "{ct}");
+    }
+    // Served as plain text, or with no type, it is a text sitemap.
+    for ct in [Some("text/plain"), None] {
+        let (s, got) = read_with(b"https://example.com/a\n", ct, &Limits::default());
+        assert_eq!((s.kind, got.len()), (Some(Kind::Text), 1), "{ct:?}");
+    }
+}
+
+#[test]
+fn sitemaps_only_stops_at_other_roots_and_reads_no_text() {
+    let only = Limits {
+        sitemaps_only: true,
+        ..Limits::default()
+    };
+    let rss = "<rss version=\"2.0\"><channel><item><link>https://example.com/a</link></item></channel></rss>";
+    let atom = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><link href=\"https://example.com/a\"/></entry></feed>";
+    let text = "https://example.com/a\nhttps://example.com/b\n";
+    for doc in [rss, atom, text] {
+        for body in [doc.as_bytes().to_vec(), gzip(doc.as_bytes())] {
+            let (s, got) = read_with(&body, Some("application/octet-stream"), &only);
+            assert_eq!(s, Summary::default(), "{doc}");
+            assert!(got.is_empty());
+            // Read in full otherwise.
+            let (s, _) = read_with(&body, Some("application/octet-stream"), &Limits::default());
+            assert!(s.kind.is_some() && s.entries > 0, "{doc}: {s:?}");
+        }
+    }
+    // A gzip file of something else (a tarball) is not decompressed to
+    // its end: the bytes after the first buffer are never looked at, so
+    // damage there goes unseen.
+    let mut tarball = gzip(&vec![b'x'; 1 << 20]);
+    let n = tarball.len();
+    tarball[n - 8..].copy_from_slice(&[0; 8]);
+    let (s, _) = read_with(&tarball, None, &only);
+    assert_eq!(s, Summary::default());
+    let (s, _) = read_with(&tarball, None, &Limits::default());
+    assert!(s.error.is_some(), "{s:?}");
+    // Sitemaps are read as ever.
+    let (s, got) = read_with(URLSET.as_bytes(), None, &only);
+    assert_eq!((s.kind, got.len()), (Some(Kind::UrlSet), 2));
+}
+
+#[test]
 fn malformed_xml_keeps_earlier_entries() {
     let truncated = b"<urlset><url><loc>https://example.com/1</loc></url><url><loc>https://exa";
     let (s, got) = read_all(truncated);
