@@ -35,7 +35,7 @@ use url::Url;
 
 use super::{Worker, link_meta};
 use crate::error::Error;
-use crate::history::{Observation, ObservationKind};
+use crate::history::{self, Observation};
 use crate::sitemap::{self, Kind, Limits};
 
 /// What a worker keeps between sitemaps.
@@ -95,19 +95,17 @@ fn looks_like_sitemap(content_type: Option<&str>, body: &[u8]) -> bool {
         || body.starts_with(&[0x1f, 0x8b])
 }
 
-/// `KIND` of the report, in [`KIND_NAMES`] order.
-pub fn kind_index(kind: Kind) -> usize {
-    match kind {
-        Kind::UrlSet => 0,
-        Kind::Index => 1,
-        Kind::Rss => 2,
-        Kind::Atom => 3,
-        Kind::Text => 4,
+/// The kinds of sitemap, as the report names them, in [`Kind::ALL`] order
+/// (a kind's counter is `sitemaps_read[kind as usize]`).
+pub const KIND_NAMES: [&str; Kind::ALL.len()] = {
+    let mut names = [""; Kind::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Kind::ALL[i].as_str();
+        i += 1;
     }
-}
-
-/// The kinds of sitemap, as the report names them.
-pub const KIND_NAMES: [&str; 5] = ["urlset", "sitemapindex", "rss", "atom", "text"];
+    names
+};
 
 impl Worker<'_> {
     /// A robots.txt response record: its `Sitemap:` URLs (of a 2xx answer)
@@ -263,7 +261,7 @@ impl Worker<'_> {
         let Some(kind) = kind else {
             return Ok(true);
         };
-        self.counts.sitemaps_read[kind_index(kind)] += 1;
+        self.counts.sitemaps_read[kind as usize] += 1;
         self.counts.sitemap_urls += summary.entries + summary.over_limit + summary.invalid;
         self.counts.sitemap_invalid += summary.invalid;
         self.counts.sitemap_over_limit += summary.over_limit;
@@ -356,7 +354,7 @@ impl Worker<'_> {
             let hint = Observation {
                 fetched_ms: changed_ms,
                 hops: next_hops,
-                kind: ObservationKind::Hint,
+                kind: history::Kind::Hint,
                 ..Observation::default()
             };
             self.push_observation(&url, &hint)?;

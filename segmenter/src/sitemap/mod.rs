@@ -80,8 +80,11 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, each at the index of its discriminant (`kind as usize`).
+    pub const ALL: [Kind; 5] = [Kind::UrlSet, Kind::Index, Kind::Rss, Kind::Atom, Kind::Text];
+
     /// The name used in reports: `urlset`, `sitemapindex`, `rss`, `atom`, `text`.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Kind::UrlSet => "urlset",
             Kind::Index => "sitemapindex",

@@ -923,3 +923,12 @@ fn not_utf8_is_an_error_not_a_panic() {
     assert_eq!(locs(&got), ["https://example.com/ok"]);
     assert!(s.error.is_some(), "{s:?}");
 }
+
+#[test]
+fn every_kind_is_at_its_discriminant() {
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        assert_eq!(*kind as usize, i, "{kind}");
+    }
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(names, ["urlset", "sitemapindex", "rss", "atom", "text"]);
+}
