@@ -546,6 +546,13 @@ fn site_r(req: &Request) -> Response {
             url("/child.xml")
         )),
         "/child.xml" => xml(urlset(port, &[("r.test", "/from-child")])),
+        // No robots.txt names it: found by l.test's link.
+        "/linked-index.xml" => xml(format!(
+            "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+             <sitemap><loc>{}</loc></sitemap>\n</sitemapindex>\n",
+            url("/child2.xml")
+        )),
+        "/child2.xml" => xml(urlset(port, &[("r.test", "/from-child2")])),
         "/list.txt" => Response::text(format!("{}\n", url("/from-list"))),
         "/cut.xml" => {
             let entries: Vec<String> = (0..100).map(|i| format!("/x/{i:03}")).collect();
@@ -557,19 +564,21 @@ fn site_r(req: &Request) -> Response {
                 .map(|i| format!("{}\n", url(&format!("/t/{i:03}"))))
                 .collect::<String>(),
         ),
-        "/" | "/from-child" | "/from-list" => Response::html("<p>r</p>"),
+        "/" | "/from-child" | "/from-child2" | "/from-list" => Response::html("<p>r</p>"),
         p if p.starts_with("/x/") || p.starts_with("/t/") => Response::html("<p>r</p>"),
         _ => Response::not_found(),
     }
 }
 
 /// `l.test`: a page linking to r.test's text sitemap (found as a link one
-/// round before r.test's robots.txt names it).
+/// round before r.test's robots.txt names it) and to an index no robots.txt
+/// names.
 fn site_l(req: &Request) -> Response {
     let port = req.local_addr().port();
     match req.path() {
         "/" => Response::html(format!(
-            "<a href=\"http://r.test:{port}/list.txt\">list</a>"
+            "<a href=\"http://r.test:{port}/list.txt\">list</a>\
+             <a href=\"http://r.test:{port}/linked-index.xml\">index</a>"
         )),
         _ => Response::not_found(),
     }
@@ -622,6 +631,11 @@ fn a_sitemap_stays_one_when_it_moves_is_linked_or_is_cut() {
     assert!(
         r.contains("/from-child"),
         "the moved index's sitemap was read: {r:?}\n{all}"
+    );
+    // An index found by a link counts its levels from itself.
+    assert!(
+        r.contains("/from-child2"),
+        "the linked index's sitemap was read: {r:?}\n{all}"
     );
     for report in &reports {
         assert_eq!(figure(report, "bad sitemaps:"), 0, "{report}");
