@@ -681,10 +681,15 @@ impl<'a> Worker<'a> {
             self.mark_fetched(canonical, hops)?;
             self.observe(canonical, head.as_ref(), hops)?;
         }
-        // Level of a known sitemap (see `Worker::known_sitemap`).
-        let sitemap_level = match &canonical {
-            Some(c) if self.cfg.sitemaps.enabled && !self.history_only => {
-                self.known_sitemap(c, via, hops, head.as_ref())?
+        // Level of a known sitemap (see `Worker::known_sitemap`); only a
+        // 2xx response is read as one.
+        let sitemap_level = match (&canonical, &head) {
+            (Some(c), Some(h))
+                if self.cfg.sitemaps.enabled
+                    && !self.history_only
+                    && (200..300).contains(&h.status) =>
+            {
+                self.known_sitemap(c, via, hops, h)?
             }
             _ => None,
         };

@@ -175,13 +175,13 @@ impl Worker<'_> {
         url: &Url,
         via: Option<Via>,
         hops: u32,
-        head: Option<&ResponseHead>,
+        head: &ResponseHead,
     ) -> Result<Option<u32>, Error> {
         let as_file = via == Some(Via::SitemapFile);
         if as_file && hops == 0 {
             return Ok(Some(0));
         }
-        if !as_file && head.is_none_or(|h| is_html(h.header("Content-Type"))) {
+        if !as_file && is_html(head.header("Content-Type")) {
             return Ok(None);
         }
         if self.named_by_robots(host_of(url), url)? {
