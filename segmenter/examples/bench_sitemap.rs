@@ -11,7 +11,9 @@
 //! into memory first; each pass over them is single-threaded and timed
 //! three times, the best time counts. Prints sitemap URLs/s and MB/s for
 //! both forms, the time `zcat` takes to decompress the `.gz` files to
-//! /dev/null, and the ratio of the `.gz` pass to it.
+//! /dev/null, and the ratio of the `.gz` pass to it; then the time a
+//! response only tried as a sitemap costs (a gzip file of something else,
+//! a feed), read in full and with `Limits::sitemaps_only`.
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -109,6 +111,61 @@ fn run() -> Result<(), String> {
         "ratio to zcat: {:.2} (xml.gz parse time / zcat time)",
         t_gz.as_secs_f64() / t_zcat.as_secs_f64()
     );
+    tried(&plain)?;
+    Ok(())
+}
+
+/// Responses only tried as sitemaps (reached by a link): a gzip file of
+/// something else (the sitemaps' XML with a text line before it, as a
+/// tarball's first bytes would be) and a large feed, read in full as before
+/// and with [`Limits::sitemaps_only`], which must stop at their first bytes.
+fn tried(plain: &[Vec<u8>]) -> Result<(), String> {
+    let doc = &plain[0];
+    let mut other = b"not xml: a tarball's first bytes\n".to_vec();
+    other.extend_from_slice(doc);
+    let other_gz = {
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(&other).map_err(|e| e.to_string())?;
+        e.finish().map_err(|e| e.to_string())?
+    };
+    let mut feed = b"<rss version=\"2.0\"><channel>".to_vec();
+    while feed.len() < doc.len() {
+        feed.extend_from_slice(
+            b"<item><title>t</title><link>https://news.example/a</link></item>\n",
+        );
+    }
+    feed.extend_from_slice(b"</channel></rss>\n");
+    // Well below the time of a full read: our own target.
+    const TARGET_MS: f64 = 1.0;
+    for (what, body, size) in [
+        ("gzip, not XML", &other_gz, other.len()),
+        ("RSS feed", &feed, feed.len()),
+    ] {
+        let time = |limits: Limits| {
+            best(|| {
+                let start = Instant::now();
+                let s = sitemap::read(body, None, &limits, |_, _| {});
+                std::hint::black_box(s);
+                Ok(start.elapsed())
+            })
+        };
+        let full = time(Limits::default())?;
+        let only = time(Limits {
+            sitemaps_only: true,
+            ..Limits::default()
+        })?;
+        println!(
+            "tried, {what} ({:.1} MB): read in full {:.1} ms, sitemaps_only {:.1} us   (target <= {TARGET_MS} ms: {})",
+            size as f64 / 1e6,
+            full.as_secs_f64() * 1e3,
+            only.as_secs_f64() * 1e6,
+            if only.as_secs_f64() * 1e3 <= TARGET_MS {
+                "met"
+            } else {
+                "NOT MET"
+            }
+        );
+    }
     Ok(())
 }
 

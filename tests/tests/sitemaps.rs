@@ -523,3 +523,146 @@ fn crawl_sh_says_what_sitemaps_gave_each_round() {
     assert!(rounds[2].contains("; sitemaps: 5 read, "), "{}", rounds[2]);
     assert!(rounds[2].contains(" 1 bad;"), "{}", rounds[2]);
 }
+
+/// `r.test`: robots.txt names a sitemap that moved (301 to an index), a
+/// text sitemap that `l.test` links to, and two sitemaps larger than the
+/// fetcher's `max_body` (a urlset and a text list).
+fn site_r(req: &Request) -> Response {
+    let port = req.local_addr().port();
+    let url = |path: &str| format!("http://r.test:{port}{path}");
+    match req.path() {
+        "/robots.txt" => Response::text(format!(
+            "User-agent: *\nAllow: /\n\
+             Sitemap: {}\nSitemap: {}\nSitemap: {}\nSitemap: {}\n",
+            url("/sitemap.xml"),
+            url("/list.txt"),
+            url("/cut.xml"),
+            url("/cut.txt"),
+        )),
+        "/sitemap.xml" => Response::status(301).header("Location", url("/sitemap_index.xml")),
+        "/sitemap_index.xml" => xml(format!(
+            "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+             <sitemap><loc>{}</loc></sitemap>\n</sitemapindex>\n",
+            url("/child.xml")
+        )),
+        "/child.xml" => xml(urlset(port, &[("r.test", "/from-child")])),
+        // No robots.txt names it: found by l.test's link.
+        "/linked-index.xml" => xml(format!(
+            "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+             <sitemap><loc>{}</loc></sitemap>\n</sitemapindex>\n",
+            url("/child2.xml")
+        )),
+        "/child2.xml" => xml(urlset(port, &[("r.test", "/from-child2")])),
+        "/list.txt" => Response::text(format!("{}\n", url("/from-list"))),
+        "/cut.xml" => {
+            let entries: Vec<String> = (0..100).map(|i| format!("/x/{i:03}")).collect();
+            let pairs: Vec<(&str, &str)> = entries.iter().map(|p| ("r.test", p.as_str())).collect();
+            xml(urlset(port, &pairs))
+        }
+        "/cut.txt" => Response::text(
+            (0..200)
+                .map(|i| format!("{}\n", url(&format!("/t/{i:03}"))))
+                .collect::<String>(),
+        ),
+        "/" | "/from-child" | "/from-child2" | "/from-list" => Response::html("<p>r</p>"),
+        p if p.starts_with("/x/") || p.starts_with("/t/") => Response::html("<p>r</p>"),
+        _ => Response::not_found(),
+    }
+}
+
+/// `l.test`: a page linking to r.test's text sitemap (found as a link one
+/// round before r.test's robots.txt names it) and to an index no robots.txt
+/// names.
+fn site_l(req: &Request) -> Response {
+    let port = req.local_addr().port();
+    match req.path() {
+        "/" => Response::html(format!(
+            "<a href=\"http://r.test:{port}/list.txt\">list</a>\
+             <a href=\"http://r.test:{port}/linked-index.xml\">index</a>"
+        )),
+        _ => Response::not_found(),
+    }
+}
+
+#[test]
+fn a_sitemap_stays_one_when_it_moves_is_linked_or_is_cut() {
+    let server = Server::builder()
+        .host("r.test", Routes::new().fallback(site_r))
+        .host("l.test", Routes::new().fallback(site_l))
+        .start()
+        .unwrap();
+    let scratch = Scratch::new("sitemaps-kept");
+    let root = scratch.path().join("crawl");
+    std::fs::create_dir_all(&root).unwrap();
+    let hosts = scratch.path().join("hosts");
+    std::fs::write(&hosts, server.hosts_file()).unwrap();
+    std::fs::write(
+        root.join("crawl.toml"),
+        format!(
+            "[agent]\nname = \"testbot\"\nurl = \"http://bot.test/about\"\n\n\
+             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
+             delay_factor = 0\nmax_body = \"2KiB\"\n\n\
+             [scope]\nmode = \"list\"\nhosts = [\"r.test\", \"l.test\"]\n",
+            hosts.display()
+        ),
+    )
+    .unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("l.test", "/"))).unwrap();
+    support::inject(&root, &seeds, &root, Duration::from_secs(60));
+    let c = Crawl { root, hosts };
+
+    let mut reports = Vec::new();
+    // 1: l.test/ links to r.test/list.txt. 2: r.test's robots.txt names
+    // it and the others; list.txt (come as a link) is read as a sitemap.
+    // 3: /sitemap.xml redirects; the cut sitemaps are read. 4: the index
+    // it moved to. 5: the index's sitemap. 6: its page.
+    for _ in 0..6 {
+        c.fetch();
+        reports.push(c.run());
+    }
+    let all = reports.join("\n");
+    let r = requested(&server, "r.test");
+    assert!(
+        r.contains("/from-list"),
+        "the linked text sitemap was read: {r:?}\n{all}"
+    );
+    assert!(r.contains("/sitemap_index.xml"), "{r:?}");
+    assert!(
+        r.contains("/from-child"),
+        "the moved index's sitemap was read: {r:?}\n{all}"
+    );
+    // An index found by a link counts its levels from itself.
+    assert!(
+        r.contains("/from-child2"),
+        "the linked index's sitemap was read: {r:?}\n{all}"
+    );
+    for report in &reports {
+        assert_eq!(figure(report, "bad sitemaps:"), 0, "{report}");
+        assert!(
+            line(report, "sitemap urls rejected:").contains("depth 0,"),
+            "{report}"
+        );
+    }
+    // The cut sitemaps: read as far as they came, over the limits, the
+    // warning names the settings that cut them.
+    let cut_round = reports
+        .iter()
+        .find(|r| r.contains("/cut.xml: sitemap cut before its end"))
+        .unwrap_or_else(|| panic!("no warning about cut.xml:\n{all}"));
+    assert!(cut_round.contains("--max-body"), "{cut_round}");
+    assert!(
+        cut_round.contains("/cut.txt: sitemap cut before its end"),
+        "{cut_round}"
+    );
+    assert!(
+        line(cut_round, "bad sitemaps:").contains("over the limits 2"),
+        "{cut_round}"
+    );
+    assert!(r.contains("/x/000") && r.contains("/t/000"), "{r:?}");
+    // Nothing past 2 KiB, and no partial line taken as a URL.
+    assert!(!r.contains("/x/099") && !r.contains("/t/199"), "{r:?}");
+    for path in r.iter().filter(|p| p.starts_with("/t/")) {
+        assert_eq!(path.len(), "/t/000".len(), "a cut line was fetched: {path}");
+    }
+}

@@ -42,7 +42,7 @@ mod observe;
 mod summary;
 
 pub use merge::{HistoryCounts, Merge};
-pub use observe::{Kind, Kind as ObservationKind, Observation};
+pub use observe::{Kind, Observation};
 pub use summary::HistorySummary;
 
 /// The history's file name in the crawl directory.

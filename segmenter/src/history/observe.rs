@@ -49,7 +49,8 @@ impl Kind {
 /// One fetch of a URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observation {
-    /// When (`WARC-Date`), Unix ms.
+    /// When (`WARC-Date`), Unix ms; for a [`Kind::Hint`], when the page
+    /// changed (its sitemap `<lastmod>`), not a fetch.
     pub fetched_ms: i64,
     /// Hops from a seed (`X-Crawl-Hops`).
     pub hops: u32,

@@ -12,7 +12,8 @@
 //! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
 //! - the `Location` of a 3xx response: also + 1 (a redirect counts as a hop,
 //!   so a chain of redirects that mints new URLs ends at `max_hops` like a
-//!   chain of links);
+//!   chain of links); of a `sitemap-file`, the same hops and `via` (a sitemap
+//!   that moved);
 //! - a leftover URL (never attempted) or a retry (failed, worth retrying):
 //!   as it was, exempt from the seen check; a retry that already failed
 //!   `max_tries` times is dropped and counted;
@@ -23,8 +24,9 @@
 //! - a sitemap a robots.txt response names (`Sitemap:` lines): hops 0,
 //!   `via` `sitemap-file` (and, with `sitemap_guess`, `/sitemap.xml` of a
 //!   host whose robots.txt names none);
-//! - a URL a sitemap lists (a 2xx response that came as `sitemap-file`, or
-//!   an XML or gzip response whose root is `urlset` or `sitemapindex`): the
+//! - a URL a sitemap lists (a 2xx response that came as `sitemap-file` or
+//!   that its host's robots.txt names, or an XML or gzip response whose
+//!   root is `urlset` or `sitemapindex`): the
 //!   sitemap's hops + 1, `via` `sitemap` for a page, `sitemap-file` for a
 //!   sitemap of an index (see [`sitemaps`]).
 //!
@@ -69,6 +71,7 @@ pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
 pub use records::{fetched_warcs, is_page};
 pub use sitemaps::KIND_NAMES as SITEMAP_KINDS;
+use sitemaps::SitemapDoc;
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
 const HEAD_ALLOWANCE: u64 = 64 * 1024;
@@ -678,10 +681,24 @@ impl<'a> Worker<'a> {
             self.mark_fetched(canonical, hops)?;
             self.observe(canonical, head.as_ref(), hops)?;
         }
+        // Level of a known sitemap (see `Worker::known_sitemap`); only a
+        // 2xx response is read as one.
+        let sitemap_level = match (&canonical, &head) {
+            (Some(c), Some(h))
+                if self.cfg.sitemaps.enabled
+                    && !self.history_only
+                    && (200..300).contains(&h.status) =>
+            {
+                self.known_sitemap(c, via, hops, h)?
+            }
+            _ => None,
+        };
         if self.history_only {
             return Ok(());
         }
-        if self.record.block_cut {
+        // A known sitemap over the record limit is read as far as it was
+        // kept, like one the fetcher cut.
+        if self.record.block_cut && sitemap_level.is_none() {
             self.counts.too_large += 1;
             self.cfg.log.warn(format_args!(
                 "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
@@ -713,10 +730,17 @@ impl<'a> Worker<'a> {
                     return Ok(());
                 };
                 self.counts.redirects += 1;
+                // A sitemap that moved is the same sitemap: same hops, still
+                // `sitemap-file` (a redirect is no sitemap level).
+                let (hops, via) = if via == Some(Via::SitemapFile) {
+                    (hops, Via::SitemapFile)
+                } else {
+                    (next_hops, Via::Redirect)
+                };
                 match redirect_target(&page, &location) {
                     Ok(target) => {
-                        if self.admission.admit(&target, next_hops, &mut self.counts) {
-                            self.push(&target, link_meta(next_hops, Via::Redirect))?;
+                        if self.admission.admit(&target, hops, &mut self.counts) {
+                            self.push(&target, link_meta(hops, via))?;
                         }
                     }
                     Err(e) => self.admission.count_url_error(&e, &mut self.counts),
@@ -725,11 +749,28 @@ impl<'a> Worker<'a> {
             200..=299 => {
                 let body_offset = head.body_offset.min(self.record.block.len());
                 if self.cfg.sitemaps.enabled {
-                    let as_sitemap = via == Some(Via::SitemapFile);
-                    let base = canonical.as_ref().unwrap_or(&page);
-                    if self.sitemap(path, offset, base, &head, body_offset, hops, as_sitemap)? {
+                    let doc = SitemapDoc {
+                        path,
+                        offset,
+                        url: canonical.as_ref().unwrap_or(&page),
+                        head: &head,
+                        body_offset,
+                        hops,
+                        known_level: sitemap_level,
+                    };
+                    if self.sitemap(&doc)? {
                         return Ok(());
                     }
+                }
+                if self.record.block_cut {
+                    // Not a sitemap after all: too large, as any page.
+                    self.counts.too_large += 1;
+                    self.cfg.log.warn(format_args!(
+                        "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
+                        path.display(),
+                        self.cfg.max_page_size
+                    ));
+                    return Ok(());
                 }
                 self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
             }

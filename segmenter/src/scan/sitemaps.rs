@@ -11,13 +11,23 @@
 //!
 //! Everything else it lists is counted as rejected (protocol). An index
 //! lists sitemaps: they are scheduled as `sitemap-file` one hop further,
-//! while the hops of the index stay below `sitemap_max_depth - 1` (a sitemap
-//! named by robots.txt has hops 0); deeper entries are counted as rejected
-//! (depth). Pages become candidates with `via` `sitemap`, one hop further.
+//! while the level of the index stays below `sitemap_max_depth - 1`;
+//! deeper entries are counted as rejected (depth). Levels: a sitemap its
+//! host's robots.txt names, or one found otherwise (a link, the recrawl),
+//! is level 0; one that came as `sitemap-file` otherwise (listed by an
+//! index) is at its hops, which a redirect keeps. Pages become candidates
+//! with `via` `sitemap`, one hop further.
+//!
+//! Being a sitemap is known from `via` `sitemap-file`, and, whatever way a
+//! response came (a link found first, a leftover, a refetch), from its
+//! host's robots.txt naming it. A record cut before its end (by the
+//! fetcher's `max_body`, the record limit or `max_page_size`) is read as
+//! far as it goes and counted over the limits.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use common::body::Outcome;
 use common::http::ResponseHead;
 use common::segment::Via;
 use common::urlnorm::{self, host_of};
@@ -25,7 +35,7 @@ use url::Url;
 
 use super::{Worker, link_meta};
 use crate::error::Error;
-use crate::history::{Observation, ObservationKind};
+use crate::history::{self, Observation};
 use crate::sitemap::{self, Kind, Limits};
 
 /// What a worker keeps between sitemaps.
@@ -33,8 +43,41 @@ use crate::sitemap::{self, Kind, Limits};
 pub(super) struct SitemapState {
     /// Per host: the canonical sitemap URLs its robots.txt names.
     named: HashMap<String, Vec<String>>,
-    /// The entries of the sitemap at hand: index entry?, loc, lastmod.
-    entries: Vec<(bool, String, Option<i64>)>,
+    /// The entries of the sitemap at hand.
+    entries: Vec<Listed>,
+}
+
+/// One entry of the sitemap at hand.
+struct Listed {
+    /// Listed by an index: a sitemap, not a page.
+    is_index: bool,
+    /// As written (resolved and canonicalized later).
+    loc: String,
+    /// Its `<lastmod>`, Unix ms.
+    lastmod_ms: Option<i64>,
+}
+
+/// A 2xx response record to read as a sitemap.
+#[derive(Clone, Copy)]
+pub(super) struct SitemapDoc<'a> {
+    /// The WARC file and the record's offset, for warnings.
+    pub path: &'a Path,
+    pub offset: u64,
+    /// The response's URL (canonical if it can be).
+    pub url: &'a Url,
+    pub head: &'a ResponseHead,
+    /// Where the body starts in the record's block.
+    pub body_offset: usize,
+    /// The record's `X-Crawl-Hops`.
+    pub hops: u32,
+    /// Its sitemap level if it is known as a sitemap
+    /// ([`Worker::known_sitemap`]), None if it is only tried as one.
+    pub known_level: Option<u32>,
+}
+
+/// True for an HTML Content-Type (`text/html`, `application/xhtml+xml`).
+fn is_html(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|t| t.to_ascii_lowercase().contains("html"))
 }
 
 /// True if a 2xx response that did not come as a sitemap should be tried
@@ -52,19 +95,17 @@ fn looks_like_sitemap(content_type: Option<&str>, body: &[u8]) -> bool {
         || body.starts_with(&[0x1f, 0x8b])
 }
 
-/// `KIND` of the report, in [`KIND_NAMES`] order.
-pub fn kind_index(kind: Kind) -> usize {
-    match kind {
-        Kind::UrlSet => 0,
-        Kind::Index => 1,
-        Kind::Rss => 2,
-        Kind::Atom => 3,
-        Kind::Text => 4,
+/// The kinds of sitemap, as the report names them, in [`Kind::ALL`] order
+/// (a kind's counter is `sitemaps_read[kind as usize]`).
+pub const KIND_NAMES: [&str; Kind::ALL.len()] = {
+    let mut names = [""; Kind::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Kind::ALL[i].as_str();
+        i += 1;
     }
-}
-
-/// The kinds of sitemap, as the report names them.
-pub const KIND_NAMES: [&str; 5] = ["urlset", "sitemapindex", "rss", "atom", "text"];
+    names
+};
 
 impl Worker<'_> {
     /// A robots.txt response record: its `Sitemap:` URLs (of a 2xx answer)
@@ -120,20 +161,49 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Reads a 2xx response as a sitemap if it came as one (`via`
-    /// `sitemap-file`) or looks like one. False if it is not one: the
-    /// caller then reads it as a page.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn sitemap(
+    /// The sitemap level of a response known to be a sitemap, None if it
+    /// is not known to be one (it may still look like one):
+    /// - named by its host's robots.txt (`hosts.db`), whatever way it came
+    ///   (a link, a leftover, the recrawl schedule): level 0;
+    /// - `via` `sitemap-file` otherwise (listed by an index): its hops,
+    ///   which are the levels below robots.txt for a sitemap reached from
+    ///   there (a redirect keeps them).
+    ///
+    /// A response served as HTML is looked up only if it came as a sitemap.
+    pub(super) fn known_sitemap(
         &mut self,
-        path: &Path,
-        offset: u64,
-        page: &Url,
-        head: &ResponseHead,
-        body_offset: usize,
+        url: &Url,
+        via: Option<Via>,
         hops: u32,
-        as_sitemap: bool,
-    ) -> Result<bool, Error> {
+        head: &ResponseHead,
+    ) -> Result<Option<u32>, Error> {
+        let as_file = via == Some(Via::SitemapFile);
+        if as_file && hops == 0 {
+            return Ok(Some(0));
+        }
+        if !as_file && is_html(head.header("Content-Type")) {
+            return Ok(None);
+        }
+        if self.named_by_robots(host_of(url), url)? {
+            return Ok(Some(0));
+        }
+        Ok(as_file.then_some(hops))
+    }
+
+    /// Reads a 2xx response as a sitemap if it is known as one
+    /// ([`Worker::known_sitemap`]) or looks like one. False if it is not
+    /// one: the caller then reads it as a page.
+    pub(super) fn sitemap(&mut self, doc: &SitemapDoc<'_>) -> Result<bool, Error> {
+        let SitemapDoc {
+            path,
+            offset,
+            url: page,
+            head,
+            body_offset,
+            hops,
+            known_level,
+        } = *doc;
+        let as_sitemap = known_level.is_some();
         let content_type = head.header("Content-Type");
         let decoded = self.decoder.decode_response(
             head,
@@ -144,14 +214,28 @@ impl Worker<'_> {
         if !as_sitemap && !looks_like_sitemap(content_type, body) {
             return Ok(false);
         }
+        // Cut by the fetcher (`WARC-Truncated`, its --max-body), by the
+        // record limit or by --max-page-size when decoding: read as far as
+        // it goes, the last partial entry dropped.
+        let truncated = self.record.block_cut
+            || self.record.header("WARC-Truncated").is_some()
+            || !matches!(decoded.outcome, Outcome::Complete | Outcome::Failed(_));
         let limits = Limits {
             max_entries: self.cfg.sitemaps.max_entries,
             max_bytes: self.cfg.sitemaps.max_bytes,
+            truncated,
+            // Only tried: a feed or a gzip file of anything else is left
+            // at its first bytes.
+            sitemaps_only: !as_sitemap,
         };
         let entries = &mut self.sitemaps.entries;
         entries.clear();
         let summary = sitemap::read(body, content_type, &limits, |kind, e| {
-            entries.push((kind == Kind::Index, e.loc.to_string(), e.lastmod_ms));
+            entries.push(Listed {
+                is_index: kind == Kind::Index,
+                loc: e.loc.to_string(),
+                lastmod_ms: e.lastmod_ms,
+            });
         });
         let kind = match summary.kind {
             // Read only because it looked like XML or gzip: only the
@@ -177,11 +261,23 @@ impl Worker<'_> {
         let Some(kind) = kind else {
             return Ok(true);
         };
-        self.counts.sitemaps_read[kind_index(kind)] += 1;
+        self.counts.sitemaps_read[kind as usize] += 1;
         self.counts.sitemap_urls += summary.entries + summary.over_limit + summary.invalid;
         self.counts.sitemap_invalid += summary.invalid;
         self.counts.sitemap_over_limit += summary.over_limit;
-        if summary.over_limit > 0 || summary.cut_at_bytes {
+        if truncated {
+            self.counts.sitemaps_over_limit += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: {page}: sitemap cut before its end ({} bytes kept; the \
+                 fetcher's --max-body and the segmenter's --max-page-size ({} bytes) cap a \
+                 sitemap): {} URLs read, {} URLs not read, the rest of the file not read",
+                path.display(),
+                body.len(),
+                self.cfg.max_page_size,
+                summary.entries,
+                summary.over_limit,
+            ));
+        } else if summary.over_limit > 0 || summary.cut_at_bytes {
             self.counts.sitemaps_over_limit += 1;
             self.cfg.log.warn(format_args!(
                 "{}: offset {offset}: {page}: sitemap over the limits ({} URLs, {} bytes): \
@@ -197,10 +293,11 @@ impl Worker<'_> {
                 }
             ));
         }
+        let level = known_level.unwrap_or(0);
         let entries = std::mem::take(&mut self.sitemaps.entries);
         let mut result = Ok(());
-        for (is_index, loc, lastmod) in &entries {
-            result = self.sitemap_entry(page, hops, *is_index, loc, *lastmod);
+        for e in &entries {
+            result = self.sitemap_entry(page, hops, level, e);
             if result.is_err() {
                 break;
             }
@@ -209,15 +306,19 @@ impl Worker<'_> {
         result.map(|()| true)
     }
 
-    /// One URL a sitemap at `sitemap` (with `hops`) lists.
+    /// One URL a sitemap at `sitemap` (with `hops`, at `level`) lists.
     fn sitemap_entry(
         &mut self,
         sitemap: &Url,
         hops: u32,
-        is_index: bool,
-        loc: &str,
-        lastmod_ms: Option<i64>,
+        level: u32,
+        listed: &Listed,
     ) -> Result<(), Error> {
+        let Listed {
+            is_index,
+            ref loc,
+            lastmod_ms,
+        } = *listed;
         let url = match urlnorm::canonicalize_relative(sitemap, loc) {
             Ok(u) => u,
             Err(_) => {
@@ -230,7 +331,7 @@ impl Worker<'_> {
             return Ok(());
         }
         let next_hops = hops.saturating_add(1);
-        if is_index && next_hops >= self.cfg.sitemaps.max_depth {
+        if is_index && level.saturating_add(1) >= self.cfg.sitemaps.max_depth {
             self.counts.sitemap_rejected_depth += 1;
             return Ok(());
         }
@@ -253,7 +354,7 @@ impl Worker<'_> {
             let hint = Observation {
                 fetched_ms: changed_ms,
                 hops: next_hops,
-                kind: ObservationKind::Hint,
+                kind: history::Kind::Hint,
                 ..Observation::default()
             };
             self.push_observation(&url, &hint)?;

@@ -5,7 +5,7 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use flate2::bufread::MultiGzDecoder;
 
-use super::{ParseError, Sink, text, xml};
+use super::{Limits, ParseError, Sink, text, xml};
 
 /// The first bytes of every gzip file.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -36,6 +36,9 @@ pub(super) struct Cap<R> {
     delivered: u64,
     probed: bool,
     cut: bool,
+    /// The compressed data is the start of a longer file: its end (or the
+    /// decoder's "unexpected end") is a cut, not an error.
+    truncated: bool,
 }
 
 impl<R: Read> Read for Cap<R> {
@@ -53,7 +56,17 @@ impl<R: Read> Read for Cap<R> {
         let want = buf
             .len()
             .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let got = self.inner.read(&mut buf[..want])?;
+        let got = match self.inner.read(&mut buf[..want]) {
+            Ok(0) if self.truncated => {
+                self.cut = true;
+                0
+            }
+            Err(e) if self.truncated && e.kind() == io::ErrorKind::UnexpectedEof => {
+                self.cut = true;
+                0
+            }
+            r => r?,
+        };
         self.left -= got as u64;
         self.delivered += got as u64;
         Ok(got)
@@ -79,6 +92,7 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
             delivered: 0,
             probed: false,
             cut: false,
+            truncated: sink.limits.truncated,
         };
         let mut r = BufReader::with_capacity(64 * 1024, cap);
         let skipped = match skip_blanks(&mut r) {
@@ -92,10 +106,10 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
         if first.is_none() {
             return after_empty(r.cut(), sink);
         }
-        if is_xml(first, content_type) {
-            xml::read_buffered(r, skipped, sink);
-        } else {
-            text::read(r, sink);
+        match syntax(first, content_type, sink.limits) {
+            Syntax::Xml => xml::read_buffered(r, skipped, sink),
+            Syntax::Text => text::read(r, sink),
+            Syntax::Neither => {}
         }
     } else {
         let doc = match usize::try_from(max) {
@@ -105,16 +119,17 @@ pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<
             }
             _ => body,
         };
+        sink.summary.cut_at_bytes |= sink.limits.truncated;
         let mut rest = doc;
         // Cannot fail on a slice.
         let skipped = skip_blanks(&mut rest).unwrap_or(0);
         if rest.is_empty() {
-            return after_empty(false, sink);
+            return after_empty(sink.limits.truncated, sink);
         }
-        if is_xml(rest.first().copied(), content_type) {
-            xml::read_slice(rest, skipped, sink);
-        } else {
-            text::read(rest, sink);
+        match syntax(rest.first().copied(), content_type, sink.limits) {
+            Syntax::Xml => xml::read_slice(rest, skipped, sink),
+            Syntax::Text => text::read(rest, sink),
+            Syntax::Neither => {}
         }
     }
 }
@@ -147,19 +162,36 @@ fn skip_blanks(r: &mut impl BufRead) -> io::Result<u64> {
     }
 }
 
+/// How a document is read.
+#[derive(Debug, PartialEq, Eq)]
+enum Syntax {
+    Xml,
+    Text,
+    /// Not a sitemap: nothing is read.
+    Neither,
+}
+
 /// XML when it starts with `<`, or when it is served as XML (and is then
-/// reported as what it is, not read as lines of text). Empty documents
-/// never get here.
-fn is_xml(first: Option<u8>, content_type: Option<&str>) -> bool {
+/// reported as what it is, not read as lines of text); else text, unless
+/// served as HTML (a "not found" page) or only `urlset` and `sitemapindex`
+/// are wanted. Empty documents never get here.
+fn syntax(first: Option<u8>, content_type: Option<&str>, limits: &Limits) -> Syntax {
     if first == Some(b'<') {
-        return true;
+        return Syntax::Xml;
     }
     let mime = content_type
         .and_then(|t| t.split(';').next())
         .map(str::trim)
         .unwrap_or("");
     let mime = mime.as_bytes();
-    mime.len() >= 3 && mime[mime.len() - 3..].eq_ignore_ascii_case(b"xml")
+    if mime.len() >= 3 && mime[mime.len() - 3..].eq_ignore_ascii_case(b"xml") {
+        return Syntax::Xml;
+    }
+    let html = mime.windows(4).any(|w| w.eq_ignore_ascii_case(b"html"));
+    if limits.sitemaps_only || html {
+        return Syntax::Neither;
+    }
+    Syntax::Text
 }
 
 /// A read error from the gzip decoder at `offset` of the uncompressed data.

@@ -42,6 +42,15 @@ pub struct Limits {
     pub max_entries: usize,
     /// Bytes of the uncompressed document read; the rest is not read.
     pub max_bytes: u64,
+    /// The document given is the start of a longer one (the download or
+    /// the decoding was cut): it is read as if cut at `max_bytes`, its last
+    /// partial entry or line counted over the limit, not reported as bad.
+    pub truncated: bool,
+    /// Only `urlset` and `sitemapindex` are read: for a document merely
+    /// tried as a sitemap, a feed stops at its root element and text is
+    /// not read at all (kind None either way), so that a feed or a
+    /// `.tar.gz` costs next to nothing.
+    pub sitemaps_only: bool,
 }
 
 impl Default for Limits {
@@ -49,6 +58,8 @@ impl Default for Limits {
         Limits {
             max_entries: 50_000,
             max_bytes: 52_428_800,
+            truncated: false,
+            sitemaps_only: false,
         }
     }
 }
@@ -69,8 +80,11 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, each at the index of its discriminant (`kind as usize`).
+    pub const ALL: [Kind; 5] = [Kind::UrlSet, Kind::Index, Kind::Rss, Kind::Atom, Kind::Text];
+
     /// The name used in reports: `urlset`, `sitemapindex`, `rss`, `atom`, `text`.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Kind::UrlSet => "urlset",
             Kind::Index => "sitemapindex",
@@ -111,7 +125,8 @@ pub struct Summary {
     pub entries: u64,
     /// Entries past `max_entries` (not handed over), or cut by `max_bytes`.
     pub over_limit: u64,
-    /// Reading stopped at `max_bytes` of uncompressed data.
+    /// Reading stopped at `max_bytes` of uncompressed data, or at the end
+    /// of a document given as [`Limits::truncated`].
     pub cut_at_bytes: bool,
     /// Entries skipped: empty or overlong loc, loc not absolute http(s).
     pub invalid: u64,
@@ -146,7 +161,8 @@ pub const MAX_LOC: usize = 2048;
 /// bytes, not by the name. `content_type` (the response's Content-Type, if
 /// any) helps tell text from XML: a document whose first character (after a
 /// byte order mark and blanks) is `<` is read as XML, whatever it was
-/// served as; any other is read as text unless the type names XML. For XML
+/// served as; any other is read as text unless the type names XML, and is
+/// no sitemap (kind None) if the type names HTML. For XML
 /// the root element decides the [`Kind`]: `urlset`, `sitemapindex`, `rss`,
 /// `RDF` (RSS 1.0) or `feed` (Atom), by local name; any other root is not
 /// a sitemap (kind None, nothing handed over).

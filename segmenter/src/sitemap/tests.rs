@@ -531,6 +531,120 @@ fn byte_limit_cuts_plain_and_gzip() {
 }
 
 #[test]
+fn a_truncated_document_is_cut_not_bad() {
+    let mut doc = String::from("<urlset>\n");
+    for i in 0..20 {
+        doc.push_str(&format!(
+            "<url><loc>https://example.com/{i:03}</loc></url>\n"
+        ));
+    }
+    doc.push_str("</urlset>\n");
+    let line = "<url><loc>https://example.com/000</loc></url>\n".len();
+    let truncated = Limits {
+        truncated: true,
+        ..Limits::default()
+    };
+    // The download stopped in the middle of the 6th entry (its loc too).
+    let cut = &doc.as_bytes()[..9 + 5 * line + 25];
+    let gz = gzip(doc.as_bytes());
+    for (what, body) in [
+        ("plain", cut.to_vec()),
+        ("gzip", gz[..gz.len() / 2].to_vec()),
+    ] {
+        let (s, got) = read_with(&body, None, &truncated);
+        assert_eq!(s.error, None, "{what}: a cut document is not malformed XML");
+        assert!(s.cut_at_bytes, "{what}: {s:?}");
+        assert_eq!(s.over_limit, 1, "{what}: the entry cut in the middle");
+        assert!(
+            got.iter()
+                .all(|g| g.loc.len() == "https://example.com/000".len()),
+            "{what}: {got:?}"
+        );
+        // Not given as truncated: the plain cut is malformed, the gzip cut
+        // is bad gzip data.
+        let (s, _) = read_with(&body, None, &Limits::default());
+        assert!(s.error.is_some(), "{what}: {s:?}");
+    }
+    let (s, got) = read_with(cut, None, &truncated);
+    assert_eq!(got.len(), 5);
+    assert_eq!(got[4].loc, "https://example.com/004");
+    assert_eq!(s.entries, 5);
+
+    // Text: the partial last line is not a URL, even when it parses as one.
+    let text = b"https://example.com/aaaa\nhttps://example.com/bbbb\nhttps://example.com/cc";
+    for body in [text.to_vec(), gzip(text)[..].to_vec()] {
+        let (s, got) = read_with(&body, None, &truncated);
+        assert_eq!(
+            (locs(&got), s.over_limit, s.cut_at_bytes, s.error),
+            (
+                vec!["https://example.com/aaaa", "https://example.com/bbbb"],
+                1,
+                true,
+                None
+            )
+        );
+    }
+    // Cut right after a line end: every line is whole.
+    let (s, got) = read_with(&text[..50], None, &truncated);
+    assert_eq!((got.len(), s.over_limit, s.cut_at_bytes), (2, 0, true));
+}
+
+#[test]
+fn html_that_is_not_xml_is_no_sitemap() {
+    for ct in [
+        "text/html",
+        "text/html; charset=utf-8",
+        "application/xhtml+xml",
+    ] {
+        let (s, got) = read_with(
+            b"not found\nhttps://example.com/a\n",
+            Some(ct),
+            &Limits::default(),
+        );
+        assert_eq!((s.kind, got.len(), s.invalid), (None, 0, 0), "{ct}");
+    }
+    // Served as plain text, or with no type, it is a text sitemap.
+    for ct in [Some("text/plain"), None] {
+        let (s, got) = read_with(b"https://example.com/a\n", ct, &Limits::default());
+        assert_eq!((s.kind, got.len()), (Some(Kind::Text), 1), "{ct:?}");
+    }
+}
+
+#[test]
+fn sitemaps_only_stops_at_other_roots_and_reads_no_text() {
+    let only = Limits {
+        sitemaps_only: true,
+        ..Limits::default()
+    };
+    let rss = "<rss version=\"2.0\"><channel><item><link>https://example.com/a</link></item></channel></rss>";
+    let atom = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><link href=\"https://example.com/a\"/></entry></feed>";
+    let text = "https://example.com/a\nhttps://example.com/b\n";
+    for doc in [rss, atom, text] {
+        for body in [doc.as_bytes().to_vec(), gzip(doc.as_bytes())] {
+            let (s, got) = read_with(&body, Some("application/octet-stream"), &only);
+            assert_eq!(s, Summary::default(), "{doc}");
+            assert!(got.is_empty());
+            // Read in full otherwise.
+            let (s, _) = read_with(&body, Some("application/octet-stream"), &Limits::default());
+            assert!(s.kind.is_some() && s.entries > 0, "{doc}: {s:?}");
+        }
+    }
+    // A gzip file of something else (a tarball) is not decompressed to
+    // its end: the bytes after the first buffer are never looked at, so
+    // damage there goes unseen.
+    let mut tarball = gzip(&vec![b'x'; 1 << 20]);
+    let n = tarball.len();
+    tarball[n - 8..].copy_from_slice(&[0; 8]);
+    let (s, _) = read_with(&tarball, None, &only);
+    assert_eq!(s, Summary::default());
+    let (s, _) = read_with(&tarball, None, &Limits::default());
+    assert!(s.error.is_some(), "{s:?}");
+    // Sitemaps are read as ever.
+    let (s, got) = read_with(URLSET.as_bytes(), None, &only);
+    assert_eq!((s.kind, got.len()), (Some(Kind::UrlSet), 2));
+}
+
+#[test]
 fn malformed_xml_keeps_earlier_entries() {
     let truncated = b"<urlset><url><loc>https://example.com/1</loc></url><url><loc>https://exa";
     let (s, got) = read_all(truncated);
@@ -717,6 +831,7 @@ fn arbitrary_bytes_never_panic() {
     let limits = Limits {
         max_entries: 5,
         max_bytes: 300,
+        ..Limits::default()
     };
     let deadline = Instant::now() + Duration::from_secs(20);
     for round in 0..3000 {
@@ -807,4 +922,13 @@ fn not_utf8_is_an_error_not_a_panic() {
     assert_eq!(s.kind, Some(Kind::UrlSet));
     assert_eq!(locs(&got), ["https://example.com/ok"]);
     assert!(s.error.is_some(), "{s:?}");
+}
+
+#[test]
+fn every_kind_is_at_its_discriminant() {
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        assert_eq!(*kind as usize, i, "{kind}");
+    }
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(names, ["urlset", "sitemapindex", "rss", "atom", "text"]);
 }

@@ -178,6 +178,8 @@ impl<'h, 's> Handler<'h, 's> {
             let kind = match local {
                 b"urlset" => Kind::UrlSet,
                 b"sitemapindex" => Kind::Index,
+                // Only tried as a sitemap: a feed is none, not read on.
+                b"rss" | b"RDF" | b"feed" if self.sink.limits.sitemaps_only => return true,
                 b"rss" | b"RDF" => Kind::Rss,
                 b"feed" => Kind::Atom,
                 _ => return true,
