@@ -16,6 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use testkit::bins::{self, bin_path};
+use testkit::report::{figure, line};
 use testkit::server::{Request, Response, Routes, Server};
 use testkit::warcio;
 
@@ -220,24 +221,6 @@ impl Crawl {
         }
         all
     }
-}
-
-/// The figure after `key` in a report (the first number).
-fn figure(report: &str, key: &str) -> u64 {
-    report
-        .lines()
-        .find_map(|l| l.strip_prefix(key).map(str::trim))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no `{key}` in:\n{report}"))
-}
-
-/// The text after `key` in a report.
-fn line<'a>(report: &'a str, key: &str) -> &'a str {
-    report
-        .lines()
-        .find_map(|l| l.strip_prefix(key).map(str::trim))
-        .unwrap_or_else(|| panic!("no `{key}` in:\n{report}"))
 }
 
 fn setup(name: &str, extra: &str) -> (Server, Scratch, Crawl) {
