@@ -629,6 +629,16 @@ impl<'a> Worker<'a> {
         result
     }
 
+    /// Counts and reports a response over `--max-page-size`, not read.
+    fn skip_too_large(&mut self, path: &Path, offset: u64, page: &Url) {
+        self.counts.too_large += 1;
+        self.cfg.log.warn(format_args!(
+            "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
+            path.display(),
+            self.cfg.max_page_size
+        ));
+    }
+
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
         // and its URL is never scheduled. Only its sitemaps are read.
@@ -699,12 +709,7 @@ impl<'a> Worker<'a> {
         // A known sitemap over the record limit is read as far as it was
         // kept, like one the fetcher cut.
         if self.record.block_cut && sitemap_level.is_none() {
-            self.counts.too_large += 1;
-            self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
-                path.display(),
-                self.cfg.max_page_size
-            ));
+            self.skip_too_large(path, offset, &page);
             return Ok(());
         }
         if self.record.record_type() == Some("revisit") {
@@ -764,12 +769,7 @@ impl<'a> Worker<'a> {
                 }
                 if self.record.block_cut {
                     // Not a sitemap after all: too large, as any page.
-                    self.counts.too_large += 1;
-                    self.cfg.log.warn(format_args!(
-                        "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
-                        path.display(),
-                        self.cfg.max_page_size
-                    ));
+                    self.skip_too_large(path, offset, &page);
                     return Ok(());
                 }
                 self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
