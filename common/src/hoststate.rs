@@ -73,19 +73,28 @@ ALTER TABLE hosts ADD COLUMN sitemaps TEXT;
 PRAGMA user_version = 3;
 ";
 
-const SELECT_HOST: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
-     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms, next_contact_ms, sitemaps FROM hosts WHERE host = ?1";
+/// The query that reads one host: the columns every schema version has,
+/// then `$later` (the columns added since, or `NULL` for those a file
+/// read without upgrading lacks), in [`row_to_state`]'s order.
+macro_rules! select_host {
+    ($later:literal) => {
+        concat!(
+            "SELECT host, robots_status, robots_body, robots_fetched_ms, crawl_delay_ms, \
+             response_times_ms, errors_total, consecutive_errors, pages_total, \
+             last_contact_ms, ",
+            $later,
+            " FROM hosts WHERE host = ?1"
+        )
+    };
+}
+
+const SELECT_HOST: &str = select_host!("next_contact_ms, sitemaps");
 
 /// [`SELECT_HOST`] for a version 2 file read without upgrading it.
-const SELECT_HOST_V2: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
-     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms, next_contact_ms, NULL FROM hosts WHERE host = ?1";
+const SELECT_HOST_V2: &str = select_host!("next_contact_ms, NULL");
 
 /// [`SELECT_HOST`] for a version 1 file read without upgrading it.
-const SELECT_HOST_V1: &str = "SELECT host, robots_status, robots_body, robots_fetched_ms, \
-     crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, pages_total, \
-     last_contact_ms, NULL, NULL FROM hosts WHERE host = ?1";
+const SELECT_HOST_V1: &str = select_host!("NULL, NULL");
 
 const UPSERT_HOST: &str = "INSERT INTO hosts (host, robots_status, robots_body, \
      robots_fetched_ms, crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, \
