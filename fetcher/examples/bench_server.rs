@@ -30,7 +30,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use testkit::server::Server;
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -105,15 +104,7 @@ fn text_pages(len: usize) -> Vec<Vec<u8>> {
 /// Host names served by testkit's server (a thread per connection).
 fn serve_names(crawl: &CrawlDir, hosts: usize, per_host: usize, page: Vec<u8>) {
     let body: Arc<[u8]> = Arc::from(page);
-    let handler = testkit::server::same_page_everywhere("text/html", body);
-    let mut builder = Server::builder()
-        .request_log(false)
-        .idle_timeout(Duration::from_secs(120));
-    let names: Vec<String> = (0..hosts).map(|i| format!("h{i:05}.bench.test")).collect();
-    for n in &names {
-        builder = builder.host_shared(n.clone(), None, handler.clone());
-    }
-    let server = builder.start().expect("start server");
+    let (server, names) = testkit::server::same_page_web(hosts, body).expect("start server");
     std::fs::write(crawl.root().join("hosts"), server.hosts_file()).expect("hosts file");
     let urls: Vec<(String, Vec<String>)> = names
         .iter()

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
-use testkit::server::Server;
 use testkit::server::tls::{TestCa, TlsFront};
 
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
@@ -36,15 +35,7 @@ fn main() {
     }
     page.truncate(body_len);
     let body: Arc<[u8]> = Arc::from(page.into_bytes());
-    let handler = testkit::server::same_page_everywhere("text/html", body);
-    let mut builder = Server::builder()
-        .request_log(false)
-        .idle_timeout(Duration::from_secs(120));
-    let names: Vec<String> = (0..hosts).map(|i| format!("h{i:05}.bench.test")).collect();
-    for n in &names {
-        builder = builder.host_shared(n.clone(), None, handler.clone());
-    }
-    let server = builder.start().expect("start server");
+    let (server, names) = testkit::server::same_page_web(hosts, body).expect("start server");
     let ca = TestCa::new("bench CA");
     let front = TlsFront::start(
         &server,

@@ -116,6 +116,21 @@ pub fn same_page_everywhere(content_type: &'static str, body: Arc<[u8]>) -> Arc<
     })
 }
 
+/// The benchmarks' web: one server answering `body` (HTML) at every path
+/// of `hosts` names `h00000.bench.test`, `h00001.bench.test`, ... (see
+/// [`same_page_everywhere`]); returns it with the names, in order.
+pub fn same_page_web(hosts: usize, body: Arc<[u8]>) -> io::Result<(Server, Vec<String>)> {
+    let handler = same_page_everywhere("text/html", body);
+    let mut builder = Server::builder()
+        .request_log(false)
+        .idle_timeout(Duration::from_secs(120));
+    let names: Vec<String> = (0..hosts).map(|i| format!("h{i:05}.bench.test")).collect();
+    for n in &names {
+        builder = builder.host_shared(n.clone(), None, handler.clone());
+    }
+    Ok((builder.start()?, names))
+}
+
 /// A parsed request, as a [`Handler`] sees it.
 ///
 /// Strings are decoded as UTF-8, with invalid bytes replaced by U+FFFD.
