@@ -5,7 +5,7 @@
 //! failure retried like any other, and `--key ip` resolves a segment's
 //! names before fetching.
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! absolute form and recorded in the WARC as written, and a proxy the
 //! fetcher cannot use refused at start instead of failing every request.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

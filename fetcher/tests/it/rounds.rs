@@ -2,7 +2,7 @@
 //! `kill -9`), and a round ends when the hosts left would mostly make it
 //! wait, leaving their URLs with their not-before times.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

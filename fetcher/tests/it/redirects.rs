@@ -1,7 +1,7 @@
 //! Redirects: stored and not followed by default; followed within limits
 //! with --follow-redirects.
 
-mod support;
+use crate::support;
 
 use common::crawllog::Status;
 use common::segment::Via;

@@ -1,7 +1,7 @@
 //! Servers that misbehave: never answering, trickling, huge bodies, gzip
 //! bombs, Retry-After, failing hosts, private addresses.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Bad input and failing output: each gets one clear error naming the file
 //! (or line), and loses nothing.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

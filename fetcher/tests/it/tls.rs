@@ -5,7 +5,7 @@
 //! `--accept-invalid-certs` does, and that the WARC records hold the HTTP
 //! bytes as exchanged inside TLS.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! robots.txt as the server sees it: status policy, redirects, Crawl-delay
 //! cap, wildcard rules and the group for our product token.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! A small crawl over three loopback hosts: everything fetched once,
 //! politely (checked from the server side), stored as valid WARC, logged.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

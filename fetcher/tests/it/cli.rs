@@ -1,7 +1,7 @@
 //! The command line: refusing to start without a user agent, usage errors,
 //! configuration from crawl.toml, and `inspect`.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

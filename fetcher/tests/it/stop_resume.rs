@@ -1,7 +1,7 @@
 //! Stopping: SIGTERM leaves a leftover that completes the segment when
 //! fetched next; `kill -9` then a rerun loses no URL and stores none twice.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::Arc;
