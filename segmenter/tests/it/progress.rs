@@ -1,6 +1,6 @@
 //! A run prints a plain progress line on stderr every `--progress-interval`.
 
-mod support;
+use crate::support;
 
 use support::*;
 

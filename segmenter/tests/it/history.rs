@@ -2,7 +2,7 @@
 //! the fetched runs it consumes, how the refetch interval adapts, which URLs
 //! are retired, and that a damaged history is refused.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,7 +3,7 @@
 //! stores them as received, coded, which the scan decodes before reading
 //! links. A body that cannot be decoded is reported, and read as it is.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::Write;

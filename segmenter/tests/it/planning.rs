@@ -3,7 +3,7 @@
 //! that may not be asked before the round is over waits in the backlog, and
 //! the URLs of a host that waits carry its next allowed contact.
 
-mod support;
+use crate::support;
 
 use std::time::SystemTime;
 

@@ -1,7 +1,7 @@
 //! `kill -9` at any moment, then the same command again, gives the same
 //! segments, Bloom filter, backlog and consumed list as an uninterrupted run.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -2,7 +2,7 @@
 //! other tools (wget, warcio, warcprox, gzip of a whole file, uncompressed)
 //! are read by `run` and seed a crawl through `import`.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The external sort: with `--memory` far below the size of the input, the
 //! segment is identical to an in-memory sort and correctly ordered.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

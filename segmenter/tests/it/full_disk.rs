@@ -7,7 +7,7 @@
 //! disk fails with `ENOSPC`. Three places: the copy of `seen.bloom`, a
 //! sort run, the new segment.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,7 +3,7 @@
 //! trap, the Bloom filter's size and its warning, the limits on pages and
 //! links, X-Robots-Tag in stored responses, and runs still being fetched.
 
-mod support;
+use crate::support;
 
 use std::fs;
 

@@ -1,7 +1,7 @@
 //! The round's report kept as JSON (`logs/segmenter-TIMESTAMP.json`) and
 //! the last round's figures that `segmenter status` reads from it.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! each is replaced (its `.prev`, what still decodes, or an empty state),
 //! the damaged file kept, and the next round runs.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,7 +1,7 @@
 //! `segmenter inject` (seeds files with comments and bad lines) and
 //! `segmenter inspect` (text and JSON).
 
-mod support;
+use crate::support;
 
 use std::fs;
 

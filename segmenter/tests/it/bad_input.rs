@@ -1,7 +1,7 @@
 //! Bad input is reported with its file and offset, counted and skipped;
 //! the round goes on and keeps everything that was readable.
 
-mod support;
+use crate::support;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! writer: dedup, hops, caps and backlog, segment size, partitions,
 //! leftover and retry lists, filters.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
