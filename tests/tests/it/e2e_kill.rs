@@ -5,7 +5,7 @@
 //! no host asked sooner than its delay after its previous request, kills
 //! and resumes included.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -6,7 +6,7 @@
 //! gets a shorter interval, a page that became 404 is retired after two
 //! answers, a 301 at once; and nothing is fetched before it is due.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! across every round boundary, and the crawl still reaches every page a
 //! correct crawl reaches.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

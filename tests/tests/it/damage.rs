@@ -24,7 +24,7 @@
 //! in [`UNGUARDED`] are measured and printed, not asserted: their damage
 //! cannot be told from an edit (see the README, "When a file is damaged").
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

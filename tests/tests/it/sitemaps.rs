@@ -7,7 +7,7 @@
 //! and URLs past the limits are not; the bad sitemaps are named on stderr
 //! and the rounds go on; the report's counts match; `warcio check` passes.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::Write as _;

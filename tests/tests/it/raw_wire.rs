@@ -7,7 +7,7 @@
 //! be those bytes exactly, pass `warcio check` and `warcio index`, and give
 //! the segmenter every link.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! summary lines, the lock, the STOP file, signals, usage errors and a
 //! failing step named.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

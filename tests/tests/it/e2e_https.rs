@@ -4,7 +4,7 @@
 //! `segmenter run`, which must find the page's links to https URLs and put
 //! them in the next segment.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! crawl logs, the WARC files (with the real `warcio`) and the segments (with
 //! the real `zstdcat`).
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

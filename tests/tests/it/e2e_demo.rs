@@ -3,7 +3,7 @@
 //! server, prints figures that match the crawl and commands that work, and
 //! on Ctrl-C stops cleanly and says how to go on.
 
-mod support;
+use crate::support;
 
 use std::net::TcpStream;
 use std::path::Path;
