@@ -3,61 +3,17 @@
 //! WARC record. The reader must keep at most `max_block` bytes of a block
 //! and give a clear error, never allocate what a file claims.
 //!
-//! An allocator that records the largest single allocation made by the
-//! test's own thread checks the memory side.
+//! The binary's allocator ([`crate::watch_alloc`]), which records the
+//! largest single allocation made by the test's own thread, checks the
+//! memory side.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Write;
 
 use common::testutil::{TempDir, read_all};
 use common::warc::WarcError;
 use flate2::{Compress, Compression, Crc, FlushCompress};
 
-struct Largest;
-
-thread_local! {
-    static WATCHING: Cell<bool> = const { Cell::new(false) };
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    // try_with: thread-local storage may already be gone at thread exit.
-    let _ = WATCHING.try_with(|on| {
-        if on.get() {
-            let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Largest = Largest;
-
-/// Runs `f` and returns its result with the largest allocation it made.
-fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    LARGEST.with(|l| l.set(0));
-    WATCHING.with(|w| w.set(true));
-    let out = f();
-    WATCHING.with(|w| w.set(false));
-    (out, LARGEST.with(Cell::get))
-}
+use crate::watch_alloc::largest_allocation;
 
 /// Checks that reading stopped at the first member with a reason
 /// containing `want`.

@@ -1,61 +1,14 @@
 //! The hot paths of link processing allocate nothing beyond what they must:
 //! canonicalizing an already canonical URL costs exactly the allocations of
-//! parsing it, and filtering a URL (no regex rules) costs none.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! parsing it, and filtering a URL (no regex rules) costs none (counted by
+//! the binary's allocator, [`crate::watch_alloc`]).
 
 use common::config::FilterConfig;
 use common::filter::{Scope, UrlFilter};
 use common::urlnorm::{canonicalize, canonicalize_relative, canonicalize_url};
 use url::Url;
 
-/// Counts allocations made by the current thread while counting is on.
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note() {
-    // try_with: thread-local storage may already be gone at thread exit.
-    let _ = COUNTING.try_with(|on| {
-        if on.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Allocations (and reallocations) made by `f` on this thread.
-fn allocations<T>(f: impl FnOnce() -> T) -> usize {
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|on| on.set(true));
-    let out = f();
-    COUNTING.with(|on| on.set(false));
-    drop(out);
-    COUNT.with(|c| c.get())
-}
+use crate::watch_alloc::allocations;
 
 const CANONICAL: &[&str] = &[
     "http://example.com/",

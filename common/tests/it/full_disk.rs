@@ -5,12 +5,15 @@
 //! A full disk is simulated with a file-size limit (`RLIMIT_FSIZE`): a write
 //! that would make a file larger than the limit fails with `EFBIG`, as one
 //! on a full disk fails with `ENOSPC`. The limit applies to the whole
-//! process, so this file holds a single test and runs as its own process;
-//! only the soft limit is lowered, so it can be raised again.
+//! process, where other tests write files at the same time, so the test
+//! runs in a process of its own: the test binary started again to run this
+//! test alone ([`in_own_process`]). Only the soft limit is lowered, so it
+//! can be raised again.
 
 use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
 
 use common::atomic::{AtomicFile, write_atomic};
 use common::bloom::{BloomFilter, BloomParams};
@@ -43,8 +46,49 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Set in the environment of the test binary started by [`in_own_process`].
+const OWN_PROCESS: &str = "COMMON_TEST_OWN_PROCESS";
+
+/// True in the process that runs the test `name` (its path in the binary,
+/// `full_disk::...`) by itself. In any other process, runs this binary
+/// again with only that test, waits for it (two minutes at most), checks
+/// that it ran and passed, and returns false.
+fn in_own_process(name: &str) -> bool {
+    if std::env::var_os(OWN_PROCESS).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(&exe)
+        .args([name, "--exact", "--test-threads", "1", "--nocapture"])
+        .env(OWN_PROCESS, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} in its own process: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
 #[test]
 fn a_full_disk_loses_nothing_and_leaves_no_temporary_files() {
+    if !in_own_process("full_disk::a_full_disk_loses_nothing_and_leaves_no_temporary_files") {
+        return;
+    }
     // Without this, crossing the limit kills the process with SIGXFSZ.
     // SAFETY: setting a signal to be ignored has no handler to be unsafe.
     unsafe {
