@@ -3,8 +3,6 @@
 
 use crate::support;
 
-use std::process::Command;
-
 use support::*;
 use testkit::bins;
 use testkit::server::{Response, Routes, Server};
@@ -13,9 +11,7 @@ use testkit::server::{Response, Routes, Server};
 fn refuses_to_start_without_an_agent() {
     let crawl = crawl_dir("no-agent");
     let out = fetch(
-        Command::new(env!("CARGO_BIN_EXE_fetcher"))
-            .arg("fetch")
-            .arg(crawl.root()),
+        bins::fetcher_cmd().arg("fetch").arg(crawl.root()),
         &crawl,
         2,
     );
@@ -48,7 +44,7 @@ fn agent_and_settings_from_crawl_toml() {
     hosts_file(&crawl, &server);
     write_segment(&crawl, "00001", &server, &[("a.test", "/")]);
     fetch(
-        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+        bins::fetcher_cmd()
             .arg("fetch")
             .arg(crawl.root())
             .args(["--progress", "none"]),
@@ -68,9 +64,7 @@ fn agent_and_settings_from_crawl_toml() {
     )
     .unwrap();
     let out = fetch(
-        Command::new(env!("CARGO_BIN_EXE_fetcher"))
-            .arg("fetch")
-            .arg(crawl.root()),
+        bins::fetcher_cmd().arg("fetch").arg(crawl.root()),
         &crawl,
         2,
     );
@@ -80,12 +74,7 @@ fn agent_and_settings_from_crawl_toml() {
 #[test]
 fn bad_flag_values_are_usage_errors() {
     let out = bins::run_with_timeout(
-        Command::new(env!("CARGO_BIN_EXE_fetcher")).args([
-            "fetch",
-            "somewhere",
-            "--min-delay",
-            "soon",
-        ]),
+        bins::fetcher_cmd().args(["fetch", "somewhere", "--min-delay", "soon"]),
         RUN_BOUND,
     )
     .unwrap();
@@ -108,7 +97,7 @@ fn inspect_summarizes_a_segment() {
         &[("a.test", "/1"), ("a.test", "/2"), ("b.test", "/")],
     );
     let out = fetch(
-        Command::new(env!("CARGO_BIN_EXE_fetcher"))
+        bins::fetcher_cmd()
             .args(["inspect", "--json"])
             .arg(crawl.segment_path("00001")),
         &crawl,
@@ -133,7 +122,7 @@ fn inspect_into_a_closed_pipe_ends_cleanly() {
         let (reader, writer) = std::io::pipe().unwrap();
         // Closed before the program writes: every write meets a broken pipe.
         drop(reader);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fetcher"))
+        let mut child = bins::fetcher_cmd()
             .arg("inspect")
             .args(json.then_some("--json"))
             .arg(crawl.segment_path("00001"))
@@ -160,7 +149,7 @@ fn out_of_range_settings_are_configuration_errors() {
         ("--queue-batch", "0", "queue batch"),
     ] {
         let out = fetch(
-            Command::new(env!("CARGO_BIN_EXE_fetcher"))
+            bins::fetcher_cmd()
                 .arg("fetch")
                 .arg(crawl.root())
                 .args(["--agent-name", "testbot", "--agent-url", "http://bot.test/"])
@@ -178,11 +167,8 @@ fn out_of_range_settings_are_configuration_errors() {
 
 #[test]
 fn fetch_help_says_how_to_configure_resume_and_read_the_exit_code() {
-    let out = bins::run_with_timeout(
-        Command::new(env!("CARGO_BIN_EXE_fetcher")).args(["fetch", "--help"]),
-        RUN_BOUND,
-    )
-    .unwrap();
+    let out =
+        bins::run_with_timeout(bins::fetcher_cmd().args(["fetch", "--help"]), RUN_BOUND).unwrap();
     bins::assert_code(&out, 0, None);
     let help = &out.stdout;
     for needle in [
@@ -221,7 +207,7 @@ fn status_says_how_the_fetch_of_a_segment_ended() {
         &[("a.test", "/"), ("a.test", "/gone")],
     );
     let status = |json: bool, code: i32| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
+        let mut cmd = bins::fetcher_cmd();
         cmd.arg("status").arg(crawl.root()).arg("00001");
         if json {
             cmd.arg("--json");
@@ -260,10 +246,12 @@ fn status_says_how_the_fetch_of_a_segment_ended() {
 fn a_product_token_with_a_digit_is_refused_with_the_rfc_rule() {
     let crawl = crawl_dir("token-digit");
     let out = fetch(
-        Command::new(env!("CARGO_BIN_EXE_fetcher"))
-            .arg("fetch")
-            .arg(crawl.root())
-            .args(["--agent-name", "bot2x", "--agent-url", "http://bot.test/"]),
+        bins::fetcher_cmd().arg("fetch").arg(crawl.root()).args([
+            "--agent-name",
+            "bot2x",
+            "--agent-url",
+            "http://bot.test/",
+        ]),
         &crawl,
         2,
     );

@@ -15,7 +15,6 @@ use common::crawllog::{ErrorCode, LogLine, Status};
 use common::segment::Via;
 use support::*;
 use testkit::dns::{DnsAnswer, DnsServer};
-use testkit::segment::host_of;
 use testkit::server::{Response, Routes, Server};
 
 /// `fetcher fetch` with the test defaults, names resolved by `dns` only
@@ -36,14 +35,6 @@ fn ipv4(server: &Server, host: &str) -> Ipv4Addr {
         IpAddr::V4(ip) => ip,
         IpAddr::V6(_) => unreachable!("the test servers are on 127.x"),
     }
-}
-
-/// A segment of `urls` as they are (hosts the server may not have).
-fn write_urls(crawl: &CrawlDir, urls: &[String]) {
-    testkit::segment::write_links(
-        &crawl.segment_path("00001"),
-        urls.iter().map(|u| (host_of(u), u.clone())),
-    );
 }
 
 fn site(pages: usize) -> Routes {
@@ -112,7 +103,7 @@ fn a_name_that_does_not_exist_gives_its_host_up_at_once() {
         .collect();
     let mut urls = vec![server.url("a.test", "/0"), server.url("a.test", "/1")];
     urls.extend(gone.iter().cloned());
-    write_urls(&crawl, &urls);
+    write_urls(&crawl, "00001", &urls);
     fetch(
         dns_fetch_cmd(&crawl, &server, &dns).args(["--robots-retry-delay", "100ms"]),
         &crawl,
@@ -168,7 +159,7 @@ fn a_failing_name_server_is_a_temporary_failure_retried_later() {
         format!("http://failing.test:{port}/0"),
         format!("http://failing.test:{port}/1"),
     ];
-    write_urls(&crawl, &urls);
+    write_urls(&crawl, "00001", &urls);
     fetch(
         dns_fetch_cmd(&crawl, &server, &dns).args(["--robots-retry-delay", "100ms"]),
         &crawl,
@@ -297,7 +288,7 @@ fn key_ip_resolves_every_name_of_the_segment_and_groups_them_by_address() {
         .collect();
     urls.push(format!("http://alias.test:{port}/1"));
     urls.sort();
-    write_urls(&crawl, &urls);
+    write_urls(&crawl, "00001", &urls);
     let out = fetch(
         dns_fetch_cmd(&crawl, &server, &dns).args(["--key", "ip", "--dns-concurrency", "16"]),
         &crawl,

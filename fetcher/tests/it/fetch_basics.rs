@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::crawllog::Status;
 use common::segment::Via;
 use support::*;
+use testkit::gzip;
 use testkit::server::{Response, Routes, Server, assert_polite, assert_polite_by_host};
 
 #[test]
@@ -134,13 +135,6 @@ fn fetches_every_host_at_once_politely_into_valid_warc() {
 
     assert!(leftover(&crawl, "00001").is_empty());
     assert_eq!(stats(&crawl, "00001")["responses"], (urls.len() + 3) as u64);
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 #[test]

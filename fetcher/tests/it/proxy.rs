@@ -12,6 +12,7 @@ use common::crawldir::CrawlDir;
 use common::crawllog::{ErrorCode, Status};
 use common::warc::{WarcReader, WarcRecord};
 use support::*;
+use testkit::bins;
 use testkit::proxy::ProxyServer;
 use testkit::server::{Response, Routes, Server};
 
@@ -205,7 +206,7 @@ fn a_private_target_is_refused_before_the_proxy_is_asked() {
     let hosts = hosts_file(&crawl, &server);
     // The test defaults without --allow-private: the proxy (on 127.0.0.1,
     // the operator's choice) is reached, the targets (127.0.0.x) are not.
-    let mut cmd = guarded_fetch_cmd(&crawl, &hosts);
+    let mut cmd = bins::guarded_fetch_cmd(crawl.root(), &hosts);
     cmd.args(["--proxy", &proxy.url()]);
     fetch(&mut cmd, &crawl, 0);
     let log = crawl_log(&crawl, "00001");
@@ -233,7 +234,7 @@ fn a_name_only_the_proxy_can_resolve_is_left_to_it() {
     segment(&crawl, &server);
     let empty = crawl.root().join("no-hosts");
     std::fs::write(&empty, "").unwrap();
-    let mut cmd = guarded_fetch_cmd(&crawl, &empty);
+    let mut cmd = bins::guarded_fetch_cmd(crawl.root(), &empty);
     cmd.args(["--dns-server", &dns.addr().to_string()])
         .args(["--proxy", &proxy.url()]);
     fetch(&mut cmd, &crawl, 0);

@@ -448,7 +448,7 @@ fn random_server(per_host: usize) -> Server {
 
 /// A run fetched whole into many small WARC files, then made to look like
 /// one killed before its end (no `DONE`, leftover or `stats.json`).
-fn unfinished_run(test: &str, server: &Server, per_host: usize) -> (CrawlDir, Vec<String>) {
+fn unfinished_run(test: &str, server: &Server, per_host: usize) -> (TempCrawl, Vec<String>) {
     let crawl = crawl_dir(test);
     let all = segment(&crawl, server, per_host);
     fetch(

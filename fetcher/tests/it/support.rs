@@ -3,25 +3,28 @@
 //! time bound and a report on failure), and readers for what it wrote.
 #![allow(dead_code)] // each test file uses its own part of this module
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use common::crawldir::CrawlDir;
 use common::crawllog::{LogLine, parse_line};
-use common::segment::{SegmentReader, SegmentRecord};
+use common::segment::SegmentRecord;
 use common::warc::{WarcReader, WarcRecord};
 use testkit::bins::{self, Finished, Running};
+pub use testkit::segment::read as read_segment;
 use testkit::server::Server;
+pub use testkit::tempdir::TempCrawl;
 
 /// Longest a fetcher run may take in a test before it is killed.
 pub const RUN_BOUND: Duration = Duration::from_secs(60);
 
-/// A fresh crawl directory for one test.
-pub fn crawl_dir(test: &str) -> CrawlDir {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fetcher-{test}"));
-    let _ = std::fs::remove_dir_all(&root);
-    CrawlDir::create(&root).expect("create crawl dir")
+/// A fresh crawl directory for one test, with its `segments/`, `fetched/`
+/// and `logs/` (removed when the test passes, kept when it fails).
+pub fn crawl_dir(test: &str) -> TempCrawl {
+    let crawl = TempCrawl::new(&format!("fetcher-{test}"));
+    CrawlDir::create(crawl.root()).expect("create crawl dir");
+    crawl
 }
 
 /// Writes segment `id` with `(host, path)` pairs served by `server`.
@@ -33,6 +36,16 @@ pub fn write_segment(crawl: &CrawlDir, id: &str, server: &Server, urls: &[(&str,
     );
 }
 
+/// Writes segment `id` with `urls` in the order given, each in its host's
+/// queue (hosts the server may not have).
+pub fn write_urls(crawl: &CrawlDir, id: &str, urls: &[String]) {
+    testkit::segment::write_links(
+        &crawl.segment_path(id),
+        urls.iter()
+            .map(|u| (testkit::segment::host_of(u), u.clone())),
+    );
+}
+
 /// Writes the server's names to `CRAWL/hosts` and returns the path.
 pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
     let p = crawl.root().join("hosts");
@@ -40,14 +53,14 @@ pub fn hosts_file(crawl: &CrawlDir, server: &Server) -> PathBuf {
     p
 }
 
-/// `fetcher fetch CRAWL` with the test defaults: agent `testbot`, the
-/// server's hosts file, loopback allowed, no delay, quiet progress, no
-/// proxy from the environment.
+/// `fetcher fetch CRAWL` with the test defaults (`testkit::bins::fetch_cmd`:
+/// agent `testbot`, the server's hosts file, loopback allowed, no delay,
+/// quiet progress, no proxy from the environment), eight threads and short
+/// timeouts.
 pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
     let hosts = hosts_file(crawl, server);
-    let mut cmd = guarded_fetch_cmd(crawl, &hosts);
+    let mut cmd = bins::fetch_cmd(crawl.root(), &hosts);
     cmd.args([
-        "--allow-private",
         "--threads",
         "8",
         "--connect-timeout",
@@ -57,34 +70,6 @@ pub fn fetch_cmd(crawl: &CrawlDir, server: &Server) -> Command {
         "--download-timeout",
         "5s",
     ]);
-    cmd
-}
-
-/// `fetcher fetch CRAWL` with agent `testbot`, `hosts` as the hosts file,
-/// no delay, quiet progress and no proxy from the environment, but the
-/// private-address guard on (loopback targets are refused).
-pub fn guarded_fetch_cmd(crawl: &CrawlDir, hosts: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fetcher"));
-    // A proxy of the machine's environment would take the loopback requests.
-    testkit::proxy::clear_proxy_env(&mut cmd);
-    cmd.arg("fetch")
-        .arg(crawl.root())
-        .args([
-            "--agent-name",
-            "testbot",
-            "--agent-url",
-            "http://bot.test/about",
-        ])
-        .arg("--hosts-file")
-        .arg(hosts)
-        .args([
-            "--min-delay",
-            "0",
-            "--delay-factor",
-            "0",
-            "--progress",
-            "none",
-        ]);
     cmd
 }
 
@@ -120,17 +105,6 @@ pub fn crawl_log(crawl: &CrawlDir, id: &str) -> Vec<LogLine> {
 /// Records of `fetched/ID/leftover.v4.tsv.zst`.
 pub fn leftover(crawl: &CrawlDir, id: &str) -> Vec<SegmentRecord> {
     read_segment(&crawl.leftover_path(id))
-}
-
-/// Records of a segment-format file.
-pub fn read_segment(path: &Path) -> Vec<SegmentRecord> {
-    let mut r = SegmentReader::open(path).expect("open segment file");
-    let mut rec = SegmentRecord::default();
-    let mut out = Vec::new();
-    while r.read_next(&mut rec).expect("read segment file") {
-        out.push(rec.clone());
-    }
-    out
 }
 
 /// The WARC files of a run.

@@ -21,10 +21,11 @@ use support::{crawl_dir, crawl_log, fetch, fetch_cmd, leftover, responses, warc_
 
 /// Writes segment `id` with the given URLs (host names as the queue keys),
 /// sorted by host like a real segment.
-fn write_urls(crawl: &CrawlDir, id: &str, urls: &[String]) {
+fn write_sorted(crawl: &CrawlDir, id: &str, urls: &[String]) {
     let mut sorted: Vec<(String, String)> = urls.iter().map(|u| (host_of(u), u.clone())).collect();
     sorted.sort();
-    testkit::segment::write_links(&crawl.segment_path(id), sorted);
+    let sorted: Vec<String> = sorted.into_iter().map(|(_, url)| url).collect();
+    support::write_urls(crawl, id, &sorted);
 }
 
 /// The CA's certificate written to `CRAWL/NAME`.
@@ -107,7 +108,7 @@ fn a_ca_file_is_trusted_and_the_records_hold_the_http_inside_tls() {
     let crawl = crawl_dir("tls-ca-file");
     let pem = ca_file(&crawl, &ca, "ca.pem");
     let urls = ["/", "/a", "/private"].map(|p| front.url("good.test", p));
-    write_urls(&crawl, "00001", &urls);
+    write_sorted(&crawl, "00001", &urls);
 
     fetch(
         fetch_cmd(&crawl, &server).arg("--ca-file").arg(&pem),
@@ -188,7 +189,7 @@ fn refused_certificates_are_logged_as_tls_with_the_reason() {
     // https to a server that speaks plain HTTP.
     let plain = format!("https://plain.test:{}/", server.port());
     urls.push(plain.clone());
-    write_urls(&crawl, "00001", &urls);
+    write_sorted(&crawl, "00001", &urls);
 
     fetch(
         fetch_cmd(&crawl, &server)
@@ -253,7 +254,7 @@ fn by_default_a_test_ca_is_refused_and_the_system_store_is_read() {
 
     // The bundled roots and the machine's store: a CA made a moment ago is
     // in neither.
-    write_urls(&crawl, "00001", std::slice::from_ref(&page));
+    write_sorted(&crawl, "00001", std::slice::from_ref(&page));
     fetch(
         fetch_cmd(&crawl, &server)
             .env_remove("SSL_CERT_FILE")
@@ -269,7 +270,7 @@ fn by_default_a_test_ca_is_refused_and_the_system_store_is_read() {
     assert!(server.log("good.test").is_empty());
 
     // The system store, pointed at the test CA the usual way.
-    write_urls(&crawl, "00002", std::slice::from_ref(&page));
+    write_sorted(&crawl, "00002", std::slice::from_ref(&page));
     fetch(
         fetch_cmd(&crawl, &server)
             .arg("00002")
@@ -304,7 +305,7 @@ fn accept_invalid_certs_fetches_them_notes_why_and_every_warc_file_says_so() {
     let crawl = crawl_dir("tls-accept-invalid");
     let pem = ca_file(&crawl, &ca, "ca.pem");
     let urls: Vec<String> = hosts.iter().map(|h| front.url(h, "/a")).collect();
-    write_urls(&crawl, "00001", &urls);
+    write_sorted(&crawl, "00001", &urls);
 
     let out = fetch(
         fetch_cmd(&crawl, &server)
@@ -360,7 +361,7 @@ fn accept_invalid_certs_fetches_them_notes_why_and_every_warc_file_says_so() {
 fn a_ca_file_that_cannot_be_used_is_a_usage_error_naming_it() {
     let server = Server::builder().host("good.test", site()).start().unwrap();
     let crawl = crawl_dir("tls-bad-ca-file");
-    write_urls(&crawl, "00001", &[server.url("good.test", "/a")]);
+    write_sorted(&crawl, "00001", &[server.url("good.test", "/a")]);
     let missing = crawl.root().join("missing.pem");
     let out = fetch(
         fetch_cmd(&crawl, &server).arg("--ca-file").arg(&missing),
@@ -392,7 +393,7 @@ fn https_goes_through_a_proxy_tunnel_with_tls_inside_it() {
     let crawl = crawl_dir("tls-proxy");
     let pem = ca_file(&crawl, &ca, "ca.pem");
     let urls = ["/", "/a"].map(|p| front.url("good.test", p));
-    write_urls(&crawl, "00001", &urls);
+    write_sorted(&crawl, "00001", &urls);
 
     fetch(
         fetch_cmd(&crawl, &server)

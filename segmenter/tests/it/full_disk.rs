@@ -20,23 +20,10 @@ use testkit::bins;
 
 /// Every file of the crawl directory (logs aside) with its bytes.
 fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(base).unwrap().display().to_string();
-            if rel == "logs" {
-                continue;
-            }
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(rel, fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    testkit::files::snapshot(root, |p| p.starts_with("logs"))
+        .into_iter()
+        .map(|(p, bytes)| (p.display().to_string(), bytes))
+        .collect()
 }
 
 /// A crawl with one fetched run whose links make a segment of a few

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use support::*;
@@ -183,17 +183,10 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
     assert_eq!(history(&crawl), before);
 }
 
-fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for e in fs::read_dir(root).unwrap().flatten() {
-        if e.file_type().unwrap().is_file() && e.file_name() != ".segmenter.lock" {
-            out.insert(
-                e.file_name().to_string_lossy().into_owned(),
-                fs::read(e.path()).unwrap(),
-            );
-        }
-    }
-    out
+fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    testkit::files::snapshot(root, |p| {
+        p.parent() != Some(Path::new("")) || p == Path::new(".segmenter.lock")
+    })
 }
 
 #[test]

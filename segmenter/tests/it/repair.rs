@@ -53,25 +53,13 @@ fn repair(crawl: &TempCrawl, accept_loss: bool) -> Finished {
 /// Every file of the crawl but the lock files, SQLite's shared-memory
 /// index and an empty write-ahead log, with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap().flatten() {
-            let path = e.path();
-            let name = path.to_string_lossy().to_string();
-            if path.is_dir() {
-                stack.push(path);
-            } else if !name.ends_with(".lock") && !name.ends_with("-shm") {
-                let bytes = fs::read(&path).unwrap();
-                // An empty write-ahead log (SQLite makes one for a reader)
-                // holds no data.
-                if !(name.ends_with("-wal") && bytes.is_empty()) {
-                    out.insert(path.clone(), bytes);
-                }
-            }
-        }
-    }
-    out
+    let mut files = testkit::files::snapshot(dir, testkit::files::is_lock_or_index);
+    // An empty write-ahead log (SQLite makes one for a reader) holds no data.
+    files.retain(|p, bytes| !(p.to_string_lossy().ends_with("-wal") && bytes.is_empty()));
+    files
+        .into_iter()
+        .map(|(rel, bytes)| (dir.join(rel), bytes))
+        .collect()
 }
 
 /// The files of `dir` added, removed or changed since `before`.

@@ -9,6 +9,7 @@ use std::fs;
 
 use support::*;
 use testkit::bins;
+use testkit::files::copy_tree;
 
 const MB: u64 = 1 << 20;
 
@@ -82,19 +83,6 @@ fn rules_file_then_hosts_and_domains_decide_the_scope() {
         "{report}"
     );
     fs::remove_dir_all(&before).unwrap();
-}
-
-/// Copies a directory tree.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 #[test]

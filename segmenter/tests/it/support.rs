@@ -1,6 +1,7 @@
-//! Helpers for the segmenter's tests: a temporary crawl directory, fetched
-//! runs written with `common::warc::WarcWriter`, and the real binary run
-//! through `testkit::bins` (a time bound, and a report when it fails).
+//! Helpers for the segmenter's tests: a temporary crawl directory
+//! (`testkit::tempdir::TempCrawl`), fetched runs written with
+//! `common::warc::WarcWriter`, and the real binary run through
+//! `testkit::bins` (a time bound, and a report when it fails).
 #![allow(dead_code)] // each test file uses a different part
 
 use std::collections::BTreeMap;
@@ -8,79 +9,20 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
-use common::crawldir::CrawlDir;
-use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
+use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::warc::{Exchange, WarcWriter, WarcWriterConfig};
 use testkit::bins;
-
-/// A crawl directory under the target directory, removed when the test
-/// passes (kept, and named on stderr, when it fails).
-pub struct TempCrawl {
-    pub dir: CrawlDir,
-}
-
-impl TempCrawl {
-    pub fn new(tag: &str) -> TempCrawl {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("segmenter-{tag}-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
-        TempCrawl {
-            dir: CrawlDir::new(root),
-        }
-    }
-
-    pub fn root(&self) -> &Path {
-        self.dir.root()
-    }
-
-    /// A path next to (not inside) the crawl directory, for seeds files.
-    pub fn side(&self, name: &str) -> PathBuf {
-        let mut s = self.root().as_os_str().to_owned();
-        s.push(format!(".{name}"));
-        PathBuf::from(s)
-    }
-}
-
-impl Drop for TempCrawl {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("kept for inspection: {}", self.root().display());
-        } else {
-            let _ = fs::remove_dir_all(self.root());
-            if let Some(parent) = self.root().parent() {
-                let prefix = self
-                    .root()
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .to_string();
-                if let Ok(rd) = fs::read_dir(parent) {
-                    for e in rd.flatten() {
-                        if e.file_name()
-                            .to_string_lossy()
-                            .starts_with(&format!("{prefix}."))
-                        {
-                            let _ = fs::remove_file(e.path());
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+pub use testkit::segment::read as read_records;
+pub use testkit::tempdir::TempCrawl;
 
 /// `segmenter ARGS...`, without the variable that pauses it at a named
 /// point (so that a setting in the environment of the tests cannot stall
 /// them); run it with `testkit::bins`.
 pub fn segmenter_cmd<S: AsRef<OsStr>>(args: &[S]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_segmenter"));
-    cmd.args(args).env_remove("SEGMENTER_PAUSE_AT");
+    let mut cmd = bins::segmenter_cmd();
+    cmd.args(args);
     cmd
 }
 
@@ -285,17 +227,6 @@ pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
         digest: String::new(),
         fetched: None,
     }
-}
-
-/// Every record of a file in the segment format.
-pub fn read_records(path: &Path) -> Vec<SegmentRecord> {
-    let mut r = SegmentReader::open(path).unwrap();
-    let mut out = Vec::new();
-    let mut rec = SegmentRecord::default();
-    while r.read_next(&mut rec).unwrap() {
-        out.push(rec.clone());
-    }
-    out
 }
 
 /// Every segment of the crawl by ID.

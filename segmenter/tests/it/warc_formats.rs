@@ -6,15 +6,9 @@
 use crate::support;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 
 use support::*;
-
-fn gzip(b: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(b).unwrap();
-    e.finish().unwrap()
-}
+use testkit::gzip;
 
 fn header(name: &str, value: &str) -> (String, String) {
     (name.to_string(), value.to_string())

@@ -22,19 +22,19 @@
 //! file; a refusal that changed files) is a failure. The table of outcomes
 //! is printed (`cargo test --test damage -- --nocapture`). The kinds listed
 //! in [`UNGUARDED`] are measured and printed, not asserted: their damage
-//! cannot be told from an edit (see the README, "When a file is damaged").
+//! cannot be told from an edit (see docs/operations.md, "When a file is damaged").
 
 use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use common::segment::{SegmentReader, SegmentRecord};
-use testkit::bins::{self, Finished, bin_path};
+use testkit::bins::{self, Finished, fetcher_cmd, segmenter_cmd};
 use testkit::demo::{Demo, DemoParams};
+use testkit::files::{self, copy_tree};
 use testkit::warcio::warc_files;
 
 use support::{CrawlSettings, DemoCrawl};
@@ -118,10 +118,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     // One more segment fetched: the run the damaged round reads.
     let pending = pending_segment(&c.crawl);
     bins::run_within(
-        Command::new(bin_path("fetcher"))
-            .arg("fetch")
-            .arg(&c.crawl)
-            .arg(&pending),
+        fetcher_cmd().arg("fetch").arg(&c.crawl).arg(&pending),
         &c.crawl,
         0,
         Duration::from_secs(60),
@@ -245,11 +242,11 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
 
     // The previous generations, read by `segmenter repair` (which restores
     // them): a damaged one is named and nothing changes. A flipped bit in
-    // a Bloom filter's array is not detectable (README), so seen.bloom.prev
+    // a Bloom filter's array is not detectable (docs/operations.md), so seen.bloom.prev
     // is not flipped.
     let repair = |dir: &Path| {
         bins::run_with_timeout(
-            Command::new(bin_path("segmenter")).arg("repair").arg(dir),
+            segmenter_cmd().arg("repair").arg(dir),
             Duration::from_secs(60),
         )
         .expect("cannot start the segmenter")
@@ -435,7 +432,7 @@ fn few_damages(len: usize, other: &[u8]) -> Vec<Damage> {
 /// command line too (a damaged crawl.toml must not send it to DNS).
 fn fetch_run(dir: &Path, id: &str, hosts: &Path) -> Finished {
     bins::run_with_timeout(
-        Command::new(bin_path("fetcher"))
+        fetcher_cmd()
             .arg("fetch")
             .arg(dir)
             .arg(id)
@@ -450,7 +447,7 @@ fn fetch_run(dir: &Path, id: &str, hosts: &Path) -> Finished {
 /// Runs `segmenter run CRAWL` until it has written its commit marker, and
 /// kills it there (`kill -9`).
 fn kill_at_marker(crawl: &Path) {
-    let mut cmd = Command::new(bin_path("segmenter"));
+    let mut cmd = segmenter_cmd();
     cmd.arg("run")
         .arg(crawl)
         .env("SEGMENTER_PAUSE_AT", "marked");
@@ -556,7 +553,7 @@ fn log_agrees(run: &Path) -> bool {
 /// `segmenter run CRAWL`, bounded in time.
 fn segment_round(crawl: &Path) -> Finished {
     bins::run_with_timeout(
-        Command::new(bin_path("segmenter")).arg("run").arg(crawl),
+        segmenter_cmd().arg("run").arg(crawl),
         Duration::from_secs(60),
     )
     .expect("cannot start the segmenter")
@@ -612,37 +609,9 @@ fn mentions(out: &Finished, crawl: &Path, rel: &Path) -> bool {
 /// Every file under `dir` with its contents, except the run logs, lock
 /// files (a refused run still writes its log) and SQLite's shared-memory
 /// index (`hosts.db-shm`, rebuilt by every reader, not data).
+/// The files of a crawl directory whose damage is tested (logs aside).
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = e.path();
-            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-            let name = rel.to_string_lossy();
-            if rel.starts_with("logs") || name.ends_with(".lock") || name.ends_with("-shm") {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(rel, std::fs::read(&path).unwrap_or_default());
-            }
-        }
-    }
-    out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
+    files::snapshot(dir, |p| p.starts_with("logs") || files::is_lock_or_index(p))
 }
 
 fn render_table(table: &BTreeMap<String, BTreeMap<Verdict, Vec<String>>>) -> String {

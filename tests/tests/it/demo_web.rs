@@ -2,18 +2,12 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use testkit::TempDir;
 use testkit::bins::{Signal, bin_path, run, run_expecting, signal, wait_timeout};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("demo-web-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Waits (bounded) until `path` exists.
 fn wait_for_file(path: &Path, timeout: Duration) -> bool {
@@ -42,7 +36,8 @@ fn get(addr: SocketAddr, host: &str, target: &str) -> String {
 
 #[test]
 fn serve_writes_its_files_answers_logs_and_stops_on_sigterm() {
-    let dir = temp_dir("serve");
+    let tmp = TempDir::new("demo-web-serve");
+    let dir = tmp.path();
     let (seeds, hosts, ready, log) = (
         dir.join("seeds.txt"),
         dir.join("hosts"),
@@ -143,12 +138,12 @@ fn serve_writes_its_files_answers_logs_and_stops_on_sigterm() {
         "{stderr}"
     );
     assert!(!ready.exists(), "the ready file outlived the server");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_taken_port_is_a_clear_error() {
-    let dir = temp_dir("taken");
+    let tmp = TempDir::new("demo-web-taken");
+    let dir = tmp.path();
     let taken = TcpListener::bind((Ipv4Addr::new(127, 0, 0, 10), 0)).unwrap();
     let port = taken.local_addr().unwrap().port();
     let out = run_expecting(
@@ -158,7 +153,7 @@ fn a_taken_port_is_a_clear_error() {
             .arg(dir.join("seeds"))
             .arg("--hosts-out")
             .arg(dir.join("hosts")),
-        &dir,
+        dir,
         1,
     );
     assert!(
@@ -168,15 +163,15 @@ fn a_taken_port_is_a_clear_error() {
         out.stderr
     );
     assert!(!dir.join("seeds").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn describe_summarizes_the_demo_and_the_expected_crawl() {
-    let dir = temp_dir("describe");
+    let tmp = TempDir::new("demo-web-describe");
+    let dir = tmp.path();
     let out = run(
         Command::new(bin_path("demo-web")).args(["describe", "--seed", "2", "--port", "8080"]),
-        &dir,
+        dir,
     );
     assert!(
         out.stdout.starts_with("demo web, seed 2: 58 hosts"),
@@ -185,12 +180,12 @@ fn describe_summarizes_the_demo_and_the_expected_crawl() {
     );
     assert!(out.stdout.contains("  http://news.demo.test:8080/\n"));
     assert!(out.stdout.contains("robots.txt disallows"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn synth_serves_many_hosts_the_same_page() {
-    let dir = temp_dir("synth");
+    let tmp = TempDir::new("demo-web-synth");
+    let dir = tmp.path();
     let (urls, hosts, ready) = (dir.join("urls"), dir.join("hosts"), dir.join("ready"));
     let mut child = Command::new(bin_path("demo-web"))
         .args([
@@ -251,5 +246,4 @@ fn synth_serves_many_hosts_the_same_page() {
     let status =
         wait_timeout(&mut child, Duration::from_secs(10)).expect("demo-web ignored SIGINT");
     assert!(status.success());
-    std::fs::remove_dir_all(&dir).unwrap();
 }

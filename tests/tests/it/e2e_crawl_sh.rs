@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use testkit::TempDir;
 use testkit::bins::{self, report};
 use testkit::demo::{Demo, DemoParams};
 use testkit::server::{Request, Response, Server};
 
-use support::{Background, CRAWL_TIMEOUT, CrawlSettings, DemoCrawl, Scratch, crawl_toml};
+use support::{Background, CRAWL_TIMEOUT, CrawlSettings, DemoCrawl, crawl_toml};
 
 fn small_demo() -> Demo {
     Demo::with_params(DemoParams {
@@ -169,7 +170,7 @@ fn rounds_each_have_a_log_and_a_summary_line() {
 
 #[test]
 fn usage_errors_exit_2_and_say_what_is_wrong() {
-    let scratch = Scratch::new("usage");
+    let scratch = TempDir::new("usage");
     let dir = scratch.path();
     let bin = bins::bin_dir();
     let crawl = dir.join("crawl");
@@ -511,7 +512,7 @@ fn slow_web(answer_after: Duration) -> SlowWeb {
 fn an_interrupted_crawl_stops_cleanly_and_resumes() {
     const PAGES: usize = 6;
     let web = slow_web(Duration::from_millis(800));
-    let scratch = Scratch::new("signals");
+    let scratch = TempDir::new("signals");
     let dir = scratch.path();
     let seeds = dir.join("seeds.txt");
     let mut list = String::new();
@@ -627,7 +628,7 @@ fn a_round_of_held_hosts_is_waited_out() {
         })
         .start()
         .unwrap();
-    let scratch = Scratch::new("held");
+    let scratch = TempDir::new("held");
     let dir = scratch.path();
     let seeds = dir.join("seeds.txt");
     std::fs::write(&seeds, format!("{}\n", server.url("held.test", "/a.html"))).unwrap();

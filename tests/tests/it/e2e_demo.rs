@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use testkit::bins::{self, Finished, report};
 use testkit::demo::FIRST_DEMO_ADDRESS;
+use testkit::{TempDir, repo_root};
 
-use support::{Background, CRAWL_TIMEOUT, Outcome, Scratch, repo_root};
+use support::{Background, CRAWL_TIMEOUT, Outcome};
 
 fn demo_sh(out: &Path, rounds: &str) -> Command {
     let mut cmd = Command::new(repo_root().join("scripts").join("demo.sh"));
@@ -60,7 +61,7 @@ fn run_shell(line: &str, timeout: Duration) -> Finished {
 
 #[test]
 fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
-    let scratch = Scratch::new("demo-sh");
+    let scratch = TempDir::new("demo-sh");
     let dir = scratch.path().join("demo");
     let out = bins::run_with_timeout(&mut demo_sh(&dir, "2"), CRAWL_TIMEOUT).unwrap();
     bins::assert_code(&out, 0, Some(&dir));
@@ -127,7 +128,7 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
 
 #[test]
 fn ctrl_c_stops_the_demo_and_its_server_and_the_crawl_goes_on_as_printed() {
-    let scratch = Scratch::new("demo-sh-ctrl-c");
+    let scratch = TempDir::new("demo-sh-ctrl-c");
     let dir = scratch.path().join("demo");
     let mut run = Background::start(demo_sh(&dir, "3"), scratch.path(), "demo");
     let deadline = Instant::now() + Duration::from_secs(120);

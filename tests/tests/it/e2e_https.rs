@@ -6,13 +6,12 @@
 
 use crate::support;
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
-use testkit::bins::{bin_path, run_within};
+use testkit::TempDir;
+use testkit::bins::{self, run_within, segmenter_cmd};
 use testkit::segment::read_urls;
 use testkit::server::tls::{TestCa, TlsFront};
 use testkit::server::{Response, Routes, Server};
@@ -43,9 +42,8 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
     let front = TlsFront::start(&server, [("secure.test", ca.leaf(&["secure.test"]))]).unwrap();
     tls_port.store(front.port(), Ordering::SeqCst);
 
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-https");
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_dir = TempDir::new("e2e-https");
+    let tmp = tmp_dir.path();
     let crawl = tmp.join("crawl");
     ca.write_pem(&tmp.join("ca.pem")).unwrap();
     std::fs::write(tmp.join("hosts"), server.hosts_file()).unwrap();
@@ -55,12 +53,12 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
     )
     .unwrap();
 
-    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
+    support::inject(&crawl, &tmp.join("seeds.txt"), tmp, BOUND);
     run_within(
-        support::fetch_cmd(&crawl, &tmp.join("hosts"))
+        bins::fetch_cmd(&crawl, &tmp.join("hosts"))
             .arg("--ca-file")
             .arg(tmp.join("ca.pem")),
-        &tmp,
+        tmp,
         0,
         BOUND,
     );
@@ -71,12 +69,7 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
             && !l.contains("robots.txt")),
         "the seed fetched over https:\n{log}"
     );
-    let out = run_within(
-        Command::new(bin_path("segmenter")).arg("run").arg(&crawl),
-        &tmp,
-        0,
-        BOUND,
-    );
+    let out = run_within(segmenter_cmd().arg("run").arg(&crawl), tmp, 0, BOUND);
 
     let next: Vec<String> = std::fs::read_dir(crawl.join("segments"))
         .unwrap()
@@ -93,5 +86,4 @@ fn links_found_in_pages_fetched_over_https_are_followed() {
     got.sort();
     assert_eq!(got, want, "segment 00002\n{}", out.stdout);
     assert!(server.log("secure.test").iter().all(|e| e.complete));
-    let _ = std::fs::remove_dir_all(&tmp);
 }

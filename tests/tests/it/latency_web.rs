@@ -5,12 +5,11 @@
 //! on one host, and every page is stored; `--threads` still caps the count.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::crawldir::CrawlDir;
 use common::testutil::TempDir;
-use testkit::bins::{bin_path, run_within};
+use testkit::bins::{fetcher_cmd, run_within};
 use testkit::server::{LogEntry, Request, Response, Server, assert_polite};
 
 const BOUND: Duration = Duration::from_secs(120);
@@ -46,7 +45,7 @@ fn crawl_of(dir: &Path, server: &Server, per_host: usize) -> CrawlDir {
 }
 
 fn fetch(crawl: &CrawlDir, extra: &[&str]) {
-    let mut cmd = Command::new(bin_path("fetcher"));
+    let mut cmd = fetcher_cmd();
     cmd.arg("fetch")
         .arg(crawl.root())
         .arg("00001")

@@ -13,13 +13,14 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::warc::{WarcReader, WarcRecord};
-use testkit::bins::{bin_path, run_within};
+use testkit::TempDir;
+use testkit::bins::{self, run_within, segmenter_cmd};
+use testkit::gzip;
 use testkit::segment::read_urls;
 use testkit::warcio::{self, warc_files};
 
@@ -28,12 +29,6 @@ const BOUND: Duration = Duration::from_secs(60);
 /// A page linking to `/found/NAME`.
 fn page(name: &str) -> Vec<u8> {
     format!("<html><body><a href=\"/found/{name}\">{name}</a></body></html>").into_bytes()
-}
-
-fn gzip(b: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(b).unwrap();
-    e.finish().unwrap()
 }
 
 fn raw_deflate(b: &[u8]) -> Vec<u8> {
@@ -79,7 +74,7 @@ fn responses() -> BTreeMap<&'static str, Vec<u8>> {
             &chunked,
         ),
     );
-    let gz = gzip(&page("gzip"));
+    let gz = gzip(page("gzip"));
     r.insert(
         "/gzip",
         with_head(
@@ -276,9 +271,8 @@ fn segment_urls(crawl: &Path) -> Vec<String> {
 fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
     let answers = responses();
     let server = RawServer::start(answers.clone());
-    let tmp = std::env::temp_dir().join(format!("raw-wire-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_dir = TempDir::new("raw-wire");
+    let tmp = tmp_dir.path();
     let crawl = tmp.join("crawl");
     let base = format!("http://raw.test:{}", server.port);
     let pages: Vec<&str> = answers
@@ -290,10 +284,10 @@ fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
     std::fs::write(tmp.join("seeds.txt"), seeds).unwrap();
     std::fs::write(tmp.join("hosts"), "127.0.0.1 raw.test\n").unwrap();
 
-    support::inject(&crawl, &tmp.join("seeds.txt"), &tmp, BOUND);
+    support::inject(&crawl, &tmp.join("seeds.txt"), tmp, BOUND);
     let fetched = run_within(
-        &mut support::fetch_cmd(&crawl, &tmp.join("hosts")),
-        &tmp,
+        &mut bins::fetch_cmd(&crawl, &tmp.join("hosts")),
+        tmp,
         0,
         BOUND,
     );
@@ -396,12 +390,7 @@ fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
     }
 
     // The segmenter reads every body, decoded or as received.
-    let out = run_within(
-        Command::new(bin_path("segmenter")).arg("run").arg(&crawl),
-        &tmp,
-        0,
-        BOUND,
-    );
+    let out = run_within(segmenter_cmd().arg("run").arg(&crawl), tmp, 0, BOUND);
     let found = segment_urls(&crawl);
     let mut missing: Vec<String> = pages
         .iter()
@@ -424,5 +413,4 @@ fn records_hold_the_bytes_exchanged_and_every_link_is_found() {
         out.stdout,
         out.stderr
     );
-    let _ = std::fs::remove_dir_all(&tmp);
 }

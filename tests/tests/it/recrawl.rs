@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::warc::{WarcReader, WarcRecord};
-use testkit::bins::{self, bin_path};
+use testkit::bins::{self, fetcher_cmd, segmenter_cmd};
 use testkit::report::figure;
 use testkit::server::{Request, Response, Routes, Server};
 use testkit::warcio;
 
-use support::Scratch;
+use testkit::TempDir;
 
 /// The site: which round it is in, and how many conditional requests it saw.
 #[derive(Default)]
@@ -76,9 +76,7 @@ struct Crawl {
 impl Crawl {
     fn segmenter(&self, args: &[&str]) -> String {
         let out = bins::run(
-            Command::new(bin_path("segmenter"))
-                .args(args)
-                .env_remove("SEGMENTER_PAUSE_AT"),
+            segmenter_cmd().args(args).env_remove("SEGMENTER_PAUSE_AT"),
             &self.root,
         );
         out.stderr
@@ -91,7 +89,7 @@ impl Crawl {
     /// Fetches the next segment; returns its ID.
     fn fetch(&self) -> String {
         let out = bins::run(
-            Command::new(bin_path("segmenter")).args(["status", self.root.to_str().unwrap()]),
+            segmenter_cmd().args(["status", self.root.to_str().unwrap()]),
             &self.root,
         )
         .stdout;
@@ -102,7 +100,7 @@ impl Crawl {
             .to_string();
         assert!(!next.is_empty(), "no segment to fetch:\n{out}");
         bins::run_within(
-            Command::new(bin_path("fetcher"))
+            fetcher_cmd()
                 .args(["fetch", self.root.to_str().unwrap(), &next])
                 .args(["--progress", "none"]),
             &self.root,
@@ -155,7 +153,7 @@ fn wait_until_due(seconds: f64) {
 
 /// The site's server, and a crawl directory for it whose URLs come due 4 s
 /// after their first fetch; returns the seeds file too.
-fn setup(name: &str) -> (Arc<Site>, Server, Scratch, PathBuf, PathBuf) {
+fn setup(name: &str) -> (Arc<Site>, Server, TempDir, PathBuf, PathBuf) {
     let site = Arc::new(Site::default());
     let handler = site.clone();
     let server = Server::builder()
@@ -165,7 +163,7 @@ fn setup(name: &str) -> (Arc<Site>, Server, Scratch, PathBuf, PathBuf) {
         )
         .start()
         .unwrap();
-    let scratch = Scratch::new(name);
+    let scratch = TempDir::new(name);
     let root = scratch.path().join("crawl");
     std::fs::create_dir_all(&root).unwrap();
     let hosts = scratch.path().join("hosts");

@@ -10,17 +10,17 @@
 use crate::support;
 
 use std::collections::BTreeSet;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use testkit::bins::{self, bin_path};
+use testkit::bins::{self, segmenter_cmd};
 use testkit::report::{figure, line};
 use testkit::server::{Request, Response, Routes, Server};
 use testkit::warcio;
 
-use support::Scratch;
+use testkit::TempDir;
+use testkit::gzip;
 
 /// A `<urlset>` of `paths` on `host` (absolute URLs, port from the request).
 fn urlset(port: u16, entries: &[(&str, &str)]) -> String {
@@ -50,12 +50,6 @@ fn index(port: u16, paths: &[&str]) -> String {
     }
     s.push_str("</sitemapindex>\n");
     s
-}
-
-fn gzip(text: &str) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(text.as_bytes()).unwrap();
-    e.finish().unwrap()
 }
 
 fn xml(body: String) -> Response {
@@ -88,7 +82,7 @@ fn site_a(req: &Request) -> Response {
         )),
         "/pages.xml.gz" => Response::status(200)
             .header("Content-Type", "application/x-gzip")
-            .body(gzip(&urlset(
+            .body(gzip(urlset(
                 port,
                 &[
                     ("a.test", "/only-in-sitemap-1"),
@@ -187,7 +181,7 @@ impl Crawl {
     /// `segmenter run`: its stderr (report and warnings).
     fn run(&self) -> String {
         bins::run_within(
-            Command::new(bin_path("segmenter"))
+            segmenter_cmd()
                 .arg("run")
                 .arg(&self.root)
                 .env_remove("SEGMENTER_PAUSE_AT"),
@@ -203,7 +197,7 @@ impl Crawl {
         let crawl = common::crawldir::CrawlDir::new(&self.root);
         for id in crawl.pending_segments().unwrap() {
             bins::run_within(
-                support::fetch_cmd(&self.root, &self.hosts).arg(&id),
+                bins::fetch_cmd(&self.root, &self.hosts).arg(&id),
                 &self.root,
                 0,
                 Duration::from_secs(60),
@@ -223,7 +217,7 @@ impl Crawl {
     }
 }
 
-fn setup(name: &str, extra: &str) -> (Server, Scratch, Crawl) {
+fn setup(name: &str, extra: &str) -> (Server, TempDir, Crawl) {
     let server = Server::builder()
         .host("a.test", Routes::new().fallback(site_a))
         .host("b.test", Routes::new().fallback(site_b))
@@ -232,7 +226,7 @@ fn setup(name: &str, extra: &str) -> (Server, Scratch, Crawl) {
         .host("elsewhere.example", Routes::new().fallback(site_elsewhere))
         .start()
         .unwrap();
-    let scratch = Scratch::new(name);
+    let scratch = TempDir::new(name);
     let root = scratch.path().join("crawl");
     std::fs::create_dir_all(&root).unwrap();
     let hosts = scratch.path().join("hosts");
@@ -309,10 +303,7 @@ fn pages_listed_only_in_sitemaps_are_fetched_and_nothing_the_protocol_refuses() 
         .unwrap();
     let newest = common::crawldir::CrawlDir::new(&c.root).segment_path(ids.last().unwrap());
     let out = bins::run(
-        Command::new(bin_path("segmenter"))
-            .arg("inspect")
-            .arg("--json")
-            .arg(&newest),
+        segmenter_cmd().arg("inspect").arg("--json").arg(&newest),
         &c.root,
     );
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -574,7 +565,7 @@ fn a_sitemap_stays_one_when_it_moves_is_linked_or_is_cut() {
         .host("l.test", Routes::new().fallback(site_l))
         .start()
         .unwrap();
-    let scratch = Scratch::new("sitemaps-kept");
+    let scratch = TempDir::new("sitemaps-kept");
     let root = scratch.path().join("crawl");
     std::fs::create_dir_all(&root).unwrap();
     let hosts = scratch.path().join("hosts");

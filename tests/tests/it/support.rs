@@ -1,7 +1,7 @@
-//! What the end-to-end tests share: a scratch directory, a demo web served
-//! in-process with a crawl directory set up for it, `scripts/crawl.sh` run as
-//! a real process, killing a process tree, and reading back what a crawl
-//! left (crawl logs, WARC records, segments).
+//! What the end-to-end tests share: a demo web served in-process with a
+//! crawl directory set up for it (in a `testkit::TempDir`),
+//! `scripts/crawl.sh` run as a real process, killing a process tree, and
+//! reading back what a crawl left (crawl logs, WARC records, segments).
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::config::FilterConfig;
 use common::crawllog::{LogLine, Status};
 use common::warc::{WarcReader, WarcRecord};
+use testkit::TempDir;
 use testkit::bins::{self, Finished};
 use testkit::demo::{Demo, DemoServer, HostRole, Limits};
 use testkit::server::LogEntry;
@@ -29,70 +30,16 @@ pub const CRAWL_TIMEOUT: Duration = Duration::from_secs(240);
 /// report on failure, files listed from `dir`).
 pub fn inject(crawl: &Path, seeds: &Path, dir: &Path, bound: Duration) -> Finished {
     bins::run_within(
-        Command::new(bins::bin_path("segmenter"))
-            .arg("inject")
-            .arg(crawl)
-            .arg(seeds),
+        bins::segmenter_cmd().arg("inject").arg(crawl).arg(seeds),
         dir,
         0,
         bound,
     )
 }
 
-/// `fetcher fetch CRAWL` with the test defaults: `hosts` as the hosts
-/// file, loopback allowed, no delay, quiet progress, agent `testbot`.
-pub fn fetch_cmd(crawl: &Path, hosts: &Path) -> Command {
-    let mut cmd = Command::new(bins::bin_path("fetcher"));
-    cmd.arg("fetch")
-        .arg(crawl)
-        .arg("--hosts-file")
-        .arg(hosts)
-        .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
-        .args(["--progress", "none", "--agent-name", "testbot"])
-        .args(["--agent-url", "http://bot.test/about"]);
-    cmd
-}
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
-}
-
 /// `scripts/crawl.sh`.
 pub fn crawl_sh() -> PathBuf {
-    repo_root().join("scripts").join("crawl.sh")
-}
-
-/// A directory under the system's temporary directory, removed on drop
-/// unless the test is failing (then its path is printed, to look at).
-pub struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    /// A fresh, empty directory named after `name`.
-    pub fn new(name: &str) -> Scratch {
-        let path = std::env::temp_dir().join(format!("e2e-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Scratch { path }
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("(test files kept in {})", self.path.display());
-        } else {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
+    testkit::repo_root().join("scripts").join("crawl.sh")
 }
 
 /// The crawl settings the tests vary.
@@ -139,7 +86,7 @@ impl Default for CrawlSettings {
 /// (`crawl.toml`, seeds file, hosts file), in a scratch directory.
 pub struct DemoCrawl {
     /// Where everything goes (kept if the test fails).
-    pub scratch: Scratch,
+    pub scratch: TempDir,
     /// The crawl directory.
     pub crawl: PathBuf,
     /// The seeds file.
@@ -153,7 +100,7 @@ pub struct DemoCrawl {
 impl DemoCrawl {
     /// Serves `demo` and writes the crawl's files.
     pub fn start(name: &str, demo: &Demo, settings: CrawlSettings) -> DemoCrawl {
-        let scratch = Scratch::new(name);
+        let scratch = TempDir::new(name);
         let web = demo.serve().expect("cannot serve the demo web");
         let seeds = scratch.path().join("seeds.txt");
         std::fs::write(&seeds, web.seeds_file()).unwrap();

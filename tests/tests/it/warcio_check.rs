@@ -4,32 +4,14 @@
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::warc::{
     Exchange, StoredExchange, Truncated, WarcError, WarcReader, WarcRecord, WarcWriter,
     WarcWriterConfig, recover,
 };
-use testkit::warcio;
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("warcio-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use testkit::{TempDir, warcio};
 
 fn config(dir: &Path, max: u64) -> WarcWriterConfig {
     WarcWriterConfig {
@@ -197,7 +179,7 @@ fn assert_index_matches(path: &Path, ours: &[WarcRecord]) {
 #[test]
 fn warcio_accepts_and_indexes_our_files() {
     let dir = TempDir::new("accepts");
-    let mut w = WarcWriter::new(config(&dir.0, 25_000)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), 25_000)).unwrap();
     let pages: Vec<Page> = (0..70).map(page).collect();
     let stored: Vec<StoredExchange> = pages
         .iter()
@@ -238,7 +220,7 @@ fn warcio_check_catches_a_wrong_digest() {
     // The harness itself must be able to fail: a record whose payload does
     // not match its digest.
     let dir = TempDir::new("baddigest");
-    let path = dir.0.join("bad.warc.gz");
+    let path = dir.path().join("bad.warc.gz");
     let block = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
     let record = format!(
         "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:12345678-1234-4234-8234-123456789abc>\r\n\
@@ -259,7 +241,7 @@ fn warcio_check_catches_a_wrong_digest() {
 #[test]
 fn a_torn_file_fails_warcio_until_recovered() {
     let dir = TempDir::new("torn");
-    let mut w = WarcWriter::new(config(&dir.0, 1 << 30)).unwrap();
+    let mut w = WarcWriter::new(config(dir.path(), 1 << 30)).unwrap();
     let pages: Vec<Page> = (0..5).map(page).collect();
     let stored: Vec<StoredExchange> = pages.iter().map(|p| store(&mut w, p, 1)).collect();
     let path = w.finish().unwrap().remove(0);
@@ -297,7 +279,7 @@ fn a_torn_file_fails_warcio_until_recovered() {
     assert_index_matches(&path, &ours);
 
     // The writer continues the recovered file, and warcio agrees.
-    let mut w = WarcWriter::append_to(config(&dir.0, 1 << 30), &path).unwrap();
+    let mut w = WarcWriter::append_to(config(dir.path(), 1 << 30), &path).unwrap();
     store(&mut w, &page(5), 2);
     store(&mut w, &page(6), 2);
     w.finish().unwrap();
