@@ -373,7 +373,15 @@ fn a_second_fetcher_on_the_same_segment_is_refused() {
     write_segment(&crawl, "00001", &server, &[("stuck.test", "/hang")]);
     let first = spawn_stuck_fetch(&crawl, &server, "100ms");
     wait_hanging(&hanging);
+    // The first fetcher's WARC file (its robots.txt record) may be written
+    // after /hang is in flight: wait for it (20 s at most), so that the
+    // files compared below are all the first fetcher's.
+    let t0 = Instant::now();
+    while warc_files(&crawl, "00001").is_empty() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let warc_before = warc_files(&crawl, "00001");
+    assert!(!warc_before.is_empty(), "the first fetcher stored nothing");
 
     let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 1);
     let err = &out.stderr;
