@@ -1,4 +1,4 @@
-//! Paths inside a crawl directory (see the README for what each file holds).
+//! Paths inside a crawl directory (docs/formats.md says what each file holds).
 //!
 //! ```text
 //! CRAWL/crawl.toml                 optional settings

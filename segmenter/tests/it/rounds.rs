@@ -586,7 +586,7 @@ fn a_page_the_fetcher_reached_by_a_redirect_is_not_scheduled_again() {
 
 #[test]
 fn a_run_removed_from_consumed_txt_is_read_again() {
-    // The README's account of re-reading a fetched run: its links are
+    // The account of re-reading a fetched run (docs/operations.md): its links are
     // checked against seen.bloom as usual, its leftover URLs are not.
     let crawl = TempCrawl::new("reread");
     inject(&crawl, "http://a.test/\nhttp://a.test/left\n", &[]);
