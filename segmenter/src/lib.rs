@@ -29,7 +29,7 @@ mod run;
 mod scan;
 mod seen;
 mod session;
-mod settings;
+pub mod settings;
 pub mod sitemap;
 mod sort;
 mod status;

@@ -20,6 +20,8 @@
 //!   `SERVFAIL`), is slow or silent, and counts queries.
 //! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
 //!   in absolute form) that logs what it was asked.
+//! - [`docs`]: the documentation checked against the programs (the
+//!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
 //! - [`files`]: directory trees copied, and read to compare before and after.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
@@ -34,6 +36,7 @@
 pub mod bins;
 pub mod demo;
 pub mod dns;
+pub mod docs;
 pub mod files;
 pub mod proxy;
 pub mod report;

@@ -11,6 +11,7 @@ mod proxy;
 mod redirects;
 mod robots;
 mod rounds;
+mod settings_sample;
 mod stop_resume;
 mod support;
 mod tls;

@@ -14,6 +14,7 @@ mod repair;
 mod round_report;
 mod rounds;
 mod settings;
+mod settings_sample;
 mod sort;
 mod support;
 mod warc_formats;

@@ -4,6 +4,7 @@
 
 mod damage;
 mod demo_web;
+mod docs;
 mod e2e_crawl;
 mod e2e_crawl_sh;
 mod e2e_demo;
