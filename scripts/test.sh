@@ -14,7 +14,7 @@ WARCIO_VERSION=1.8.1
 # decompressor refuses).
 BROTLI_VERSION=0.7.0
 # warcprox, the Internet Archive's archiving proxy: an independent WARC
-# writer for segmenter/tests/foreign_warcs.rs (its pip dependencies are
+# writer for segmenter/tests/it/foreign_warcs.rs (its pip dependencies are
 # pure Python or prebuilt wheels; no compiler is needed).
 WARCPROX_VERSION=2.13.1
 
