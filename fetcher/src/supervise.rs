@@ -1,13 +1,19 @@
 //! Watching a run: the progress display, the stopping criteria (signals,
-//! the round's tail ([`crate::round_end`]), `--time-limit`, `--min-hosts`),
-//! the grace period for requests in flight, and a failed writer, which
-//! stops everything at once.
+//! the round's tail ([`crate::round_end`]), `--time-limit`, `--min-hosts`,
+//! the free-disk floor and the byte budgets ([`crate::budget`])), the grace
+//! period for requests in flight, and a failed writer, which stops
+//! everything at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use std::path::PathBuf;
+
+use common::disk::{DiskFloor, human};
+
+use crate::budget::{Cut, Spend};
 use crate::cli::ProgressArg;
 use crate::progress::{Mode, Progress};
 use crate::recorder::Recorder;
@@ -31,6 +37,12 @@ pub enum Stop {
     MinHosts,
     /// SIGINT or SIGTERM.
     Signal,
+    /// The free disk space fell to `min_free_disk`.
+    Disk,
+    /// `max_run_bytes` reached.
+    RunBytes,
+    /// `max_crawl_bytes` reached.
+    CrawlBytes,
     /// Output could not be written (or the work file read): stop at once.
     Failed,
 }
@@ -45,8 +57,48 @@ impl Stop {
             Stop::TimeLimit => "time-limit",
             Stop::MinHosts => "min-hosts",
             Stop::Signal => "signal",
+            Stop::Disk => "disk",
+            Stop::RunBytes => "run-bytes",
+            Stop::CrawlBytes => "crawl-bytes",
             Stop::Failed => "failed",
         }
+    }
+
+    /// The cut a stop makes to the rest of the segment, if it is one.
+    pub fn cut(self) -> Option<Cut> {
+        match self {
+            Stop::Disk => Some(Cut::Disk),
+            Stop::RunBytes => Some(Cut::RunBytes),
+            Stop::CrawlBytes => Some(Cut::CrawlBytes),
+            _ => None,
+        }
+    }
+}
+
+/// How often the free disk space is looked at.
+const DISK_EVERY: Duration = Duration::from_millis(250);
+
+/// What a run watches on disk: the filesystems of the crawl directory and
+/// of the run's output, and the floor kept free on them.
+pub struct DiskWatch {
+    /// Paths on the filesystems to watch.
+    pub paths: Vec<PathBuf>,
+    /// The floor.
+    pub floor: DiskFloor,
+}
+
+impl DiskWatch {
+    /// The first shortage found, said as a stop detail.
+    fn short(&self) -> Option<String> {
+        if self.floor.is_off() {
+            return None;
+        }
+        self.paths.iter().find_map(|p| {
+            common::disk::check(p, self.floor, 0)
+                .ok()
+                .flatten()
+                .map(|s| s.to_string())
+        })
     }
 }
 
@@ -68,13 +120,16 @@ pub struct Supervised<'a> {
     pub workers: &'a [JoinHandle<()>],
     /// Where to say what happens.
     pub log: &'a RunLog,
+    /// The free-disk floor.
+    pub disk: &'a DiskWatch,
 }
 
 /// Watches the run until the frontier is idle: draws progress, and on a
 /// stopping criterion stops handing out work, waits for requests in
 /// flight up to `--stop-grace`, then interrupts them. A failed writer (or
-/// work file) stops everything at once.
-pub fn supervise(run: &Supervised) -> Stop {
+/// work file) stops everything at once. Returns why the run stopped, with
+/// a line saying more for a disk or budget stop.
+pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
     let &Supervised {
         settings: s,
         min_hosts,
@@ -84,7 +139,10 @@ pub fn supervise(run: &Supervised) -> Stop {
         signals,
         workers,
         log,
+        disk,
     } = run;
+    let mut detail = None;
+    let mut next_disk = Instant::now();
     let frontier = &shared.frontier;
     let mut progress = Progress::new(progress_mode(s.progress));
     let mut stop = Stop::Complete;
@@ -93,6 +151,13 @@ pub fn supervise(run: &Supervised) -> Stop {
     let mut next_pace = Instant::now();
     loop {
         if frontier.wait_idle(Duration::from_millis(100)) {
+            // (A worker that reached a byte budget stopped the frontier.)
+            if stop == Stop::Complete
+                && let Some(cut) = shared.spend.cut()
+            {
+                stop = budget_stop(cut);
+                detail = Some(budget_detail(&shared.spend, cut));
+            }
             break;
         }
         if workers.iter().all(|w| w.is_finished()) {
@@ -120,6 +185,20 @@ pub fn supervise(run: &Supervised) -> Stop {
             } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
                 why.push_str("too few hosts left with work");
                 Stop::MinHosts
+            } else if let Some(cut) = shared.spend.cut() {
+                let d = budget_detail(&shared.spend, cut);
+                why.push_str(&d);
+                detail = Some(d);
+                budget_stop(cut)
+            } else if Instant::now() >= next_disk
+                && let Some(short) = {
+                    next_disk = Instant::now() + DISK_EVERY;
+                    disk.short()
+                }
+            {
+                why = format!("free disk space at the floor: {short}");
+                detail = Some(short);
+                Stop::Disk
             } else if Instant::now() >= next_pace
                 && let Some(ending) = {
                     next_pace = Instant::now() + PACE_EVERY;
@@ -143,7 +222,10 @@ pub fn supervise(run: &Supervised) -> Stop {
                 "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
             ));
-            if stop != Stop::Signal {
+            // A budget stop puts what is in flight back untried, as a
+            // signal does; the other stops end the round.
+            let ends_round = !matches!(stop, Stop::Signal | Stop::RunBytes | Stop::CrawlBytes);
+            if ends_round {
                 // The round ends: a request that gets no answer within the
                 // grace period counts as a timeout, and hosts that already
                 // failed in this run are not waited for.
@@ -151,7 +233,7 @@ pub fn supervise(run: &Supervised) -> Stop {
             }
             shared.stopping.store(true, Ordering::SeqCst);
             frontier.stop();
-            if stop != Stop::Signal {
+            if ends_round {
                 for key in frontier.busy_failing() {
                     shared.client.abort(key);
                 }
@@ -164,7 +246,34 @@ pub fn supervise(run: &Supervised) -> Stop {
         }
     }
     progress.clear();
-    stop
+    (stop, detail)
+}
+
+fn budget_stop(cut: Cut) -> Stop {
+    match cut {
+        Cut::CrawlBytes => Stop::CrawlBytes,
+        _ => Stop::RunBytes,
+    }
+}
+
+/// What a budget stop says: the budget, and where the bytes stood.
+fn budget_detail(spend: &Spend, cut: Cut) -> String {
+    let limit = spend.limit(cut).unwrap_or(0);
+    match cut {
+        Cut::CrawlBytes => format!(
+            "max_crawl_bytes {} reached: the crawl's WARC files hold {} ({} of them from this \
+             run); raise max_crawl_bytes to go on",
+            human(limit),
+            human(spend.before() + spend.stored()),
+            human(spend.stored())
+        ),
+        _ => format!(
+            "max_run_bytes {} reached: {} of WARC records stored by this run (the response \
+             that reached it is the last stored); the rest waits in the leftover",
+            human(limit),
+            human(spend.stored())
+        ),
+    }
 }
 
 /// How often the tail rule is checked.

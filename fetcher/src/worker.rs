@@ -79,6 +79,8 @@ pub struct Shared {
     pub seen: Option<BloomFilter>,
     /// Queue key of a redirect target.
     pub key_of: KeyOf,
+    /// WARC bytes stored, against the run's and the crawl's budgets.
+    pub spend: crate::budget::Spend,
 }
 
 impl Shared {
@@ -179,6 +181,10 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
+    /// Stores a response (WARC records, crawl-log line); returns its WARC
+    /// bytes, or `None` if it was not stored: the run's or the crawl's byte
+    /// budget was already reached (the caller puts the URL back, untried),
+    /// or it could not be compressed (the run fails).
     fn store_response(
         &self,
         url: &str,
@@ -187,7 +193,7 @@ impl Worker {
         r: Response,
         note: String,
         before: Option<Before>,
-    ) {
+    ) -> Option<u64> {
         let note = match &r.accepted_invalid_certificate {
             Some(why) if note.is_empty() => format!("tls-unverified {why}"),
             Some(why) => format!("{note}; tls-unverified {why}"),
@@ -215,9 +221,19 @@ impl Worker {
                 // Not logged: the next run fetches the URL again.
                 self.shared
                     .fail(format!("{url}: cannot compress its WARC records: {e}"));
-                return;
+                return None;
             }
         };
+        let size = records.len() as u64;
+        if !self.shared.spend.reserve(size) {
+            return None;
+        }
+        if self.shared.spend.cut().is_some() {
+            // This response reached a byte budget: none is stored after it,
+            // so no request more is started.
+            self.shared.stopping.store(true, Ordering::SeqCst);
+            self.shared.frontier.stop();
+        }
         self.send(Msg::Fetched(Box::new(Fetched {
             records,
             payload_bytes: r.body().len() as u64,
@@ -225,6 +241,7 @@ impl Worker {
             via,
             log,
         })));
+        Some(size)
     }
 
     /// Writes the journal line of a request about to go to `host`; false
@@ -332,7 +349,14 @@ impl Worker {
                     } else {
                         Vec::new()
                     };
-                    self.store_response(url.as_str(), Via::Robots, 0, r, note, None);
+                    if self
+                        .store_response(url.as_str(), Via::Robots, 0, r, note, None)
+                        .is_none()
+                    {
+                        // Not stored (a byte budget reached): asked again later.
+                        done(RobotsReport::Interrupted, None, true);
+                        return;
+                    }
                     match target {
                         Some(_) if sh.stopping.load(Ordering::Relaxed) => {
                             done(RobotsReport::Interrupted, None, true);
@@ -466,21 +490,42 @@ impl Worker {
                     sh.counters.error();
                 }
                 learned = Some((Some(millis(r.elapsed)), failed));
-                sh.counters.page(r.body().len() as u64);
+                let body_bytes = r.body().len() as u64;
                 if let Some(t) = target
                     && job.redirects < sh.follow_redirects
                 {
                     report.follow = self.follow(&job, t);
                 }
                 let before = Before::of(&job.rec, sh.revisit_identical);
-                self.store_response(
+                match self.store_response(
                     &job.rec.url,
                     job.rec.via,
                     job.rec.hops,
                     r,
                     notes.join("; "),
                     before,
-                );
+                ) {
+                    Some(bytes) => {
+                        sh.counters.page(body_bytes);
+                        report.stored_bytes = bytes;
+                    }
+                    None => {
+                        // Not stored: back to the queue untried (the run is
+                        // ending at a byte budget); the host was contacted.
+                        let (at, _) = sh.frontier.fetch_done(
+                            key,
+                            FetchReport {
+                                interrupted: Some(job),
+                                ..FetchReport::default()
+                            },
+                        );
+                        let _ = self.hosts.send(HostUpdate::Contact {
+                            host,
+                            next_contact_ms: unix_ms(at),
+                        });
+                        return;
+                    }
+                }
             }
             Err(mut f) => {
                 sh.response_clock.note(f.elapsed);
@@ -514,6 +559,7 @@ impl Worker {
                 }
             }
         }
+        let stored_bytes = report.stored_bytes;
         let (at, more) = sh.frontier.fetch_done(key, report);
         let next_contact_ms = unix_ms(at);
         let update = match learned {
@@ -522,6 +568,7 @@ impl Worker {
                 response_ms,
                 failed,
                 next_contact_ms,
+                stored_bytes,
             },
             None => HostUpdate::Contact {
                 host,
