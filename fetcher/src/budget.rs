@@ -72,12 +72,16 @@ impl Spend {
     /// Bytes of a run of a crawl that held `before` WARC bytes when it
     /// started, under `budgets`.
     pub fn new(before: u64, budgets: &Budgets) -> Spend {
-        Spend {
+        let spend = Spend {
             before,
             run: budgets.run,
             crawl: budgets.crawl,
             ..Spend::default()
+        };
+        if spend.spent_at_start() {
+            spend.set_cut(Cut::CrawlBytes);
         }
+        spend
     }
 
     /// The budget reached with `stored` bytes stored in the run, if any.
@@ -192,6 +196,7 @@ mod tests {
             },
         );
         assert!(spent.spent_at_start());
+        assert_eq!(spent.cut(), Some(Cut::CrawlBytes), "reached before the run");
         assert!(!spent.reserve(1));
     }
 }

@@ -75,8 +75,10 @@ impl Stop {
     }
 }
 
-/// How often the free disk space is looked at.
-const DISK_EVERY: Duration = Duration::from_millis(250);
+/// How often the free disk space is looked at (a `statvfs` call: a few
+/// microseconds). The floor must hold what the run writes meanwhile and
+/// what its requests in flight bring: far less than the default 1 GB.
+const DISK_EVERY: Duration = Duration::from_millis(100);
 
 /// What a run watches on disk: the filesystems of the crawl directory and
 /// of the run's output, and the floor kept free on them.
