@@ -223,7 +223,7 @@ impl CrawlStatus {
         } else {
             Some(0)
         };
-        let path = crawl.root().join(crate::history::FILE_NAME);
+        let path = crate::history::current_path(crawl.root());
         let (history_urls, due_urls) = if !backlog {
             (None, None)
         } else if path.exists() {
