@@ -473,7 +473,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     # that spent the crawl's byte budget ends the crawl.
     case "$stop_reason" in
         disk)
-            echo "$prog: $crawl: the fetch of segment $id stopped at the free-disk floor: $stop_detail" >&2
+            echo "$prog: the fetch of segment $id stopped at the free-disk floor: $stop_detail" >&2
             exit 3 ;;
         crawl-bytes)
             echo "the crawl's byte budget is spent: $stop_detail"
