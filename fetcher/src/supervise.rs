@@ -134,23 +134,21 @@ pub struct Supervised<'a> {
 pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
     let &Supervised {
         settings: s,
-        min_hosts,
-        started,
         shared,
         recorder,
-        signals,
         workers,
         log,
-        disk,
+        ..
     } = run;
     let mut detail = None;
-    let mut next_disk = Instant::now();
     let frontier = &shared.frontier;
     let mut progress = Progress::new(progress_mode(s.progress));
     let mut stop = Stop::Complete;
     let mut grace_ends: Option<Instant> = None;
-    // The tail rule looks at every key: a few times a second is enough.
-    let mut next_pace = Instant::now();
+    let mut clocks = Clocks {
+        next_pace: Instant::now(),
+        next_disk: Instant::now(),
+    };
     loop {
         if frontier.wait_idle(Duration::from_millis(100)) {
             // (A worker that reached a byte budget stopped the frontier.)
@@ -177,69 +175,17 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
         }
         progress.tick(&shared.counters, frontier.counts());
         if stop == Stop::Complete {
-            let mut why = String::new();
-            stop = if signals.load(Ordering::SeqCst) > 0 {
-                why.push_str("signal received; a second one exits at once");
-                Stop::Signal
-            } else if s.time_limit.is_some_and(|t| started.elapsed() >= t) {
-                why.push_str("time limit reached");
-                Stop::TimeLimit
-            } else if min_hosts > 0 && frontier.counts().with_work < min_hosts {
-                why.push_str("too few hosts left with work");
-                Stop::MinHosts
-            } else if let Some(cut) = shared.spend.cut() {
-                let d = budget_detail(&shared.spend, cut);
-                why.push_str(&d);
-                detail = Some(d);
-                budget_stop(cut)
-            } else if Instant::now() >= next_disk
-                && let Some(short) = {
-                    next_disk = Instant::now() + DISK_EVERY;
-                    disk.short()
-                }
-            {
-                why = format!("free disk space at the floor: {short}");
-                detail = Some(short);
-                Stop::Disk
-            } else if Instant::now() >= next_pace
-                && let Some(ending) = {
-                    next_pace = Instant::now() + PACE_EVERY;
-                    let pace = frontier.pace();
-                    let ending = s.tail.ends_round(&pace);
-                    if ending.is_some() {
-                        why = format!("end of the round: {}", s.tail.explain(&pace));
-                    }
-                    ending
-                }
-            {
-                match ending {
-                    Ending::Tail => Stop::Tail,
-                    Ending::Held => Stop::Held,
-                }
-            } else {
+            let Some((why_stop, why, said)) = criterion(run, &mut clocks) else {
                 continue;
             };
+            stop = why_stop;
+            detail = said;
             progress.clear();
             log.info(format!(
                 "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
             ));
-            // A budget stop puts what is in flight back untried, as a
-            // signal does; the other stops end the round.
-            let ends_round = !matches!(stop, Stop::Signal | Stop::RunBytes | Stop::CrawlBytes);
-            if ends_round {
-                // The round ends: a request that gets no answer within the
-                // grace period counts as a timeout, and hosts that already
-                // failed in this run are not waited for.
-                shared.ending_round.store(true, Ordering::SeqCst);
-            }
-            shared.stopping.store(true, Ordering::SeqCst);
-            frontier.stop();
-            if ends_round {
-                for key in frontier.busy_failing() {
-                    shared.client.abort(key);
-                }
-            }
+            begin_stop(shared, stop);
             grace_ends = Some(Instant::now() + s.stop_grace);
         } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
             log.info("grace period over: abandoning requests in flight");
@@ -249,6 +195,75 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
     }
     progress.clear();
     (stop, detail)
+}
+
+/// When the criteria looked at less often than every tick are due next.
+struct Clocks {
+    /// The tail rule looks at every key: a few times a second is enough.
+    next_pace: Instant,
+    /// The free disk space.
+    next_disk: Instant,
+}
+
+/// The criterion that stops the run now, if one does: the stop, why (for
+/// the log), and what a disk or budget stop says.
+fn criterion(run: &Supervised, clocks: &mut Clocks) -> Option<(Stop, String, Option<String>)> {
+    let s = run.settings;
+    let shared = run.shared;
+    if run.signals.load(Ordering::SeqCst) > 0 {
+        let why = "signal received; a second one exits at once";
+        return Some((Stop::Signal, why.into(), None));
+    }
+    if s.time_limit.is_some_and(|t| run.started.elapsed() >= t) {
+        return Some((Stop::TimeLimit, "time limit reached".into(), None));
+    }
+    if run.min_hosts > 0 && shared.frontier.counts().with_work < run.min_hosts {
+        let why = "too few hosts left with work";
+        return Some((Stop::MinHosts, why.into(), None));
+    }
+    if let Some(cut) = shared.spend.cut() {
+        let d = budget_detail(&shared.spend, cut);
+        return Some((budget_stop(cut), d.clone(), Some(d)));
+    }
+    let now = Instant::now();
+    if now >= clocks.next_disk {
+        clocks.next_disk = now + DISK_EVERY;
+        if let Some(short) = run.disk.short() {
+            let why = format!("free disk space at the floor: {short}");
+            return Some((Stop::Disk, why, Some(short)));
+        }
+    }
+    if now >= clocks.next_pace {
+        clocks.next_pace = now + PACE_EVERY;
+        let pace = shared.frontier.pace();
+        if let Some(ending) = s.tail.ends_round(&pace) {
+            let why = format!("end of the round: {}", s.tail.explain(&pace));
+            let stop = match ending {
+                Ending::Tail => Stop::Tail,
+                Ending::Held => Stop::Held,
+            };
+            return Some((stop, why, None));
+        }
+    }
+    None
+}
+
+/// Stops handing out work for `stop`. A signal or a budget puts what is in
+/// flight back untried; the other stops end the round: a request that gets
+/// no answer within the grace period counts as a timeout, and hosts that
+/// already failed in this run are not waited for.
+fn begin_stop(shared: &Shared, stop: Stop) {
+    let ends_round = !matches!(stop, Stop::Signal | Stop::RunBytes | Stop::CrawlBytes);
+    if ends_round {
+        shared.ending_round.store(true, Ordering::SeqCst);
+    }
+    shared.stopping.store(true, Ordering::SeqCst);
+    shared.frontier.stop();
+    if ends_round {
+        for key in shared.frontier.busy_failing() {
+            shared.client.abort(key);
+        }
+    }
 }
 
 fn budget_stop(cut: Cut) -> Stop {

@@ -175,25 +175,7 @@ impl Merge<'_> {
             let mut hinted = false;
             if order == Ordering::Greater {
                 let n = next_obs.take().expect("an observation");
-                if n.obs.kind == Kind::Exhausted {
-                    entry = self.schedule.first_failed(&n.host, &n.url, &n.obs);
-                    counts.gave_up += 1;
-                } else {
-                    entry = self.schedule.first(&n.host, &n.url, &n.obs);
-                    if !n.obs.robots {
-                        counts.count(Outcome::New, entry.state);
-                    }
-                    if entry.state != State::Active {
-                        counts.count(Outcome::Retired, entry.state);
-                    }
-                }
-                if self.spread_new && entry.state == State::Active {
-                    // A stable place in the interval, from the URL.
-                    let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
-                    let at =
-                        (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
-                    entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
-                }
+                entry = self.first_entry(&n, &mut counts);
                 prefix = n.prefix;
                 next_obs = self.next_observation(&mut key, &mut meta)?;
             } else {
@@ -271,6 +253,29 @@ impl Merge<'_> {
         }
         self.out.finish().map_err(damaged)?;
         Ok((counts, pages))
+    }
+
+    /// The entry of a URL new to the history, from its first observation
+    /// (a fetch, or its retries running out), counted.
+    fn first_entry(&self, n: &Next, counts: &mut HistoryCounts) -> Entry {
+        if n.obs.kind == Kind::Exhausted {
+            counts.gave_up += 1;
+            return self.schedule.first_failed(&n.host, &n.url, &n.obs);
+        }
+        let mut entry = self.schedule.first(&n.host, &n.url, &n.obs);
+        if !n.obs.robots {
+            counts.count(Outcome::New, entry.state);
+        }
+        if entry.state != State::Active {
+            counts.count(Outcome::Retired, entry.state);
+        }
+        if self.spread_new && entry.state == State::Active {
+            // A stable place in the interval, from the URL.
+            let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
+            let at = (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
+            entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
+        }
+        entry
     }
 
     /// Reads the next old entry into `e`; false at the end.
