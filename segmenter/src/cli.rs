@@ -103,7 +103,9 @@ pub enum Command {
     /// yet), backlog_urls (`?`, or null, if the backlog cannot be read),
     /// history_urls and due_urls (URLs in the fetch history, and those due
     /// for a refetch now); last_round and round_* (what the last `run`
-    /// found: new URLs, history, sitemaps; from its
+    /// found: new URLs, history, sitemaps, retries exhausted, URLs held by
+    /// budgets and backoff, links over the page cap, URLs refused for their
+    /// extension; from its
     /// logs/segmenter-TIMESTAMP.json, null before the first run).
     /// With --json, one line holding a flat JSON object, for scripts
     /// (scripts/crawl.sh). Only reads.

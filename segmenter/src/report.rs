@@ -378,6 +378,10 @@ struct Totals {
     retired: Option<u64>,
     /// Inputs skipped as bad.
     bad_input: u64,
+    /// Hosts held back by a budget or their failures, all reasons.
+    held_hosts: u64,
+    /// URLs they left in the backlog, all reasons.
+    held_urls: u64,
 }
 
 /// The JSON report file: the report, its layout version and the totals.
@@ -402,6 +406,8 @@ impl Report {
                 sitemap_urls_rejected: c.sitemap_rejected(),
                 retired: self.history.as_ref().map(|h| h.retired_now()),
                 bad_input: c.bad_input(),
+                held_hosts: self.selection.held.values().map(|h| h.hosts).sum(),
+                held_urls: self.selection.held.values().map(|h| h.urls).sum(),
             },
         };
         // Numbers, strings, lists and maps with string keys: nothing here
