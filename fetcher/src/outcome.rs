@@ -117,21 +117,20 @@ pub fn may_be_cut_by_stop(code: ErrorCode) -> bool {
 }
 
 /// How a URL that was not attempted goes to leftover. A URL merely not
-/// reached (the round ended) and one whose host was given up after failing
-/// (`host-dropped`: `--max-failures` in a row; `robots-unavailable`) stay
+/// reached (the round ended) and one whose host was dropped after other
+/// URLs of it failed (`host-dropped`: `--max-failures` in a row) stay
 /// `leftover` with their tries: a URL that was not asked uses no try, so an
-/// outage costs a host none of its frontier (the host's own failures back
-/// it off in `hosts.db` instead). A host given up for what it is rather
-/// than for an outage (`crawl-delay` above the cap, a name that does not
-/// exist) has its URLs sent as `retry` with one more try, so that a host
-/// that stays that way runs out of tries (`segmenter --max-tries`); the
-/// segmenter then keeps them in the fetch history as `failed`, due again
-/// at `recrawl_failed`.
+/// outage costs a host none of its frontier (the host's failures back it
+/// off in `hosts.db` instead). The other give-ups send the host's URLs as
+/// `retry` with one more try: `robots-unavailable` (the robots.txt requests
+/// were made on their behalf: the only attempt they could get), a
+/// `crawl-delay` above the cap, a name that does not exist. A host that
+/// stays that way runs out of tries (`segmenter --max-tries`) instead of
+/// coming back every round, and its URLs then wait in the fetch history as
+/// `failed`, due again at `recrawl_failed`: never dropped.
 pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
     match code {
-        None | Some(ErrorCode::HostDropped | ErrorCode::RobotsUnavailable) => {
-            (Via::Leftover, tries)
-        }
+        None | Some(ErrorCode::HostDropped) => (Via::Leftover, tries),
         Some(_) => (Via::Retry, tries + 1),
     }
 }
@@ -204,7 +203,8 @@ mod tests {
         );
         assert_eq!(
             leftover_via(Some(ErrorCode::RobotsUnavailable), 2),
-            (Via::Leftover, 2)
+            (Via::Retry, 3),
+            "the robots.txt requests were its attempts"
         );
         assert_eq!(
             leftover_via(Some(ErrorCode::CrawlDelay), 0),

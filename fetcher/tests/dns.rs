@@ -196,11 +196,10 @@ fn a_failing_name_server_is_a_temporary_failure_retried_later() {
         let lines = lines_for(&log, url);
         assert_eq!(lines[0].status, Status::Error(ErrorCode::RobotsUnavailable));
     }
-    // Not asked, they use no try (the host's failures back it off instead).
     let left = leftover(&crawl, "00001");
     assert_eq!(
         left.iter()
-            .filter(|r| r.host == "failing.test" && r.via == Via::Leftover && r.tries == 0)
+            .filter(|r| r.host == "failing.test" && r.via == Via::Retry)
             .count(),
         2,
         "{left:#?}"

@@ -122,13 +122,14 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         status_of(&lines, &server.url("mute-robots.test", "/x")),
         Status::Error(ErrorCode::RobotsUnavailable)
     );
-    // Held back by its robots.txt, it was not asked: it uses no try (a host
-    // that stays silent is backed off and parked through hosts.db instead).
+    // Held back by its robots.txt, it counts one try (the robots.txt
+    // request was made for it), so that a host that never answers runs out
+    // of tries (then waits in the fetch history as failed).
     assert!(
         left.iter()
             .any(|r| r.url == server.url("mute-robots.test", "/x")
-                && r.via == Via::Leftover
-                && r.tries == 0),
+                && r.via == Via::Retry
+                && r.tries == 1),
         "{left:?}"
     );
     warcio_check(&crawl, "00001");
@@ -392,9 +393,10 @@ fn refused_connections_are_logged_and_drop_the_host() {
             Status::Error(ErrorCode::RobotsUnavailable)
         );
     }
-    // Nothing is lost: every URL of both given-up hosts comes back; those
-    // asked (refused) with one more try, those never asked (dropped after
-    // failures, robots.txt unavailable) with none.
+    // Nothing is lost: every URL of both given-up hosts comes back. up.test's
+    // pages asked (refused) with one more try, those never asked (dropped
+    // after failures) with none; down.test's, whose robots.txt was refused,
+    // with one more try each (the robots.txt request was made for them).
     let left = leftover(&crawl, "00002");
     assert_eq!(left.len(), 10, "{left:#?}");
     let tried = |r: &&common::segment::SegmentRecord| r.via == Via::Retry && r.tries == 1;
@@ -403,8 +405,20 @@ fn refused_connections_are_logged_and_drop_the_host() {
         .iter()
         .filter(|l| l.via != Via::Robots && l.status == Status::Error(ErrorCode::Refused))
         .count();
-    assert_eq!(left.iter().filter(tried).count(), asked, "{left:#?}");
-    assert_eq!(left.iter().filter(untried).count(), 10 - asked, "{left:#?}");
+    let up = |r: &&common::segment::SegmentRecord| r.host == "up.test";
+    let up_left: Vec<_> = left.iter().filter(up).collect();
+    assert_eq!(up_left.iter().filter(tried).count(), asked, "{left:#?}");
+    assert_eq!(
+        up_left.iter().filter(untried).count(),
+        5 - asked,
+        "{left:#?}"
+    );
+    assert!(
+        left.iter()
+            .filter(|r| r.host == "down.test")
+            .all(|r| tried(&r)),
+        "{left:#?}"
+    );
 }
 
 #[test]
