@@ -399,24 +399,25 @@ fn refused_connections_are_logged_and_drop_the_host() {
     // with one more try each (the robots.txt request was made for them).
     let left = leftover(&crawl, "00002");
     assert_eq!(left.len(), 10, "{left:#?}");
-    let tried = |r: &&common::segment::SegmentRecord| r.via == Via::Retry && r.tries == 1;
-    let untried = |r: &&common::segment::SegmentRecord| r.via == Via::Leftover && r.tries == 0;
+    let tried = |r: &common::segment::SegmentRecord| r.via == Via::Retry && r.tries == 1;
+    let untried = |r: &common::segment::SegmentRecord| r.via == Via::Leftover && r.tries == 0;
     let asked = lines
         .iter()
         .filter(|l| l.via != Via::Robots && l.status == Status::Error(ErrorCode::Refused))
         .count();
-    let up = |r: &&common::segment::SegmentRecord| r.host == "up.test";
-    let up_left: Vec<_> = left.iter().filter(up).collect();
-    assert_eq!(up_left.iter().filter(tried).count(), asked, "{left:#?}");
+    let up_left: Vec<_> = left.iter().filter(|r| r.host == "up.test").collect();
     assert_eq!(
-        up_left.iter().filter(untried).count(),
+        up_left.iter().filter(|r| tried(r)).count(),
+        asked,
+        "{left:#?}"
+    );
+    assert_eq!(
+        up_left.iter().filter(|r| untried(r)).count(),
         5 - asked,
         "{left:#?}"
     );
     assert!(
-        left.iter()
-            .filter(|r| r.host == "down.test")
-            .all(|r| tried(&r)),
+        left.iter().filter(|r| r.host == "down.test").all(tried),
         "{left:#?}"
     );
 }
