@@ -107,7 +107,7 @@ impl Shared {
 enum Step {
     /// The report for the frontier, and what the host state learns: the
     /// response time, and whether it failed.
-    Done(FetchReport, Option<(Option<u32>, bool)>),
+    Done(Box<FetchReport>, Option<(Option<u32>, bool)>),
     /// The URL goes back to its queue untried.
     PutBack(Job),
 }
@@ -447,7 +447,7 @@ impl Worker {
             Err(f) => self.failed(job, f),
         };
         let (report, learned) = match step {
-            Step::Done(report, learned) => (report, learned),
+            Step::Done(report, learned) => (*report, learned),
             Step::PutBack(job) => {
                 // Back to the queue untried; the host was contacted all the same.
                 let report = FetchReport {
@@ -533,7 +533,7 @@ impl Worker {
             Some(bytes) => {
                 sh.counters.page(body_bytes);
                 report.stored_bytes = bytes;
-                Step::Done(report, learned)
+                Step::Done(Box::new(report), learned)
             }
             // Not stored: the run is ending at a byte budget.
             None => Step::PutBack(job),
@@ -599,7 +599,7 @@ impl Worker {
         if retry {
             report.retry = Some(job.retry());
         }
-        Step::Done(report, learned)
+        Step::Done(Box::new(report), learned)
     }
 
     /// A redirect target to queue in this run, if it passes the checks.
