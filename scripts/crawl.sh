@@ -10,6 +10,9 @@
 #   0   stopped normally: rounds done, nothing left to fetch, or a STOP file
 #   1   a step failed (the message names it and its log)
 #   2   usage error (bad option, missing seeds, binary not found)
+#   3   stopped at the free-disk floor (min_free_disk): a fetch ended there,
+#       or a step did not start for lack of space; a line says how much to
+#       free; the next run goes on once there is room
 #   75  another crawl.sh holds the lock on this crawl directory (try later)
 #   130 interrupted (SIGINT/SIGTERM/SIGHUP); the next run resumes where this
 #       one stopped
@@ -63,8 +66,10 @@ have made it wait, time-limit, ...), how long the segmenter took, and the
 round's seconds. When nothing new is left, rounds go on with the URLs due for
 a refetch; when none is due either, the run stops (the next one goes on).
 
-Exit codes: 0 done (rounds done, nothing left, or STOP), 1 a step failed,
-2 usage, 75 locked by another run, 130 interrupted (run again to resume).
+Exit codes: 0 done (rounds done, nothing left, STOP, or the crawl's byte
+budget reached), 1 a step failed, 2 usage, 3 stopped at the free-disk floor
+(min_free_disk; free the space it names, then run again), 75 locked by another
+run, 130 interrupted (run again to resume).
 EOF
 }
 
@@ -232,6 +237,12 @@ step() {
         echo "$prog: interrupted during $name; run again to resume (log: $log)" >&2
         exit 130
     fi
+    if [ "$rc" = 3 ]; then
+        # The step refused to start for lack of space, having changed nothing.
+        echo "$prog: $name did not start: not enough free disk space (see $log)" >&2
+        grep 'free disk space' "$log" | tail -n 1 | sed "s/^/$prog:   /" >&2
+        exit 3
+    fi
     if [ "$rc" != 0 ]; then
         local how="exit code $rc"
         [ "$rc" -gt 128 ] && how="$how (killed by signal $((rc - 128)))"
@@ -344,6 +355,7 @@ fetch_state() {
     state=$("$fetcher" status "$crawl" "$1" --json 2>/dev/null) || state=""
     pages=$(json_value pages "$state") || pages="?"
     stop_reason=$(json_value stop_reason "$state")
+    stop_detail=$(json_value stop_detail "$state")
 }
 
 # True if the fetch did what it could (not stopped by a time limit,
@@ -440,7 +452,7 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
             *)
                 echo "nothing left to fetch in $crawl now: no new URL, and none of the" \
                     "$history URL(s) of the fetch history is due for a refetch yet" \
-                    "(segmenter inspect $crawl/history.v1.tsv.zst says when); a later run goes on" ;;
+                    "(segmenter inspect $crawl/history.v2.tsv.zst says when); a later run goes on" ;;
             esac
         fi
         rm -f "$log"
@@ -456,6 +468,17 @@ while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
     fetch_took=$(seconds_since "$fetch_started")
     STOP_WATCH=0
     fetch_state "$id"
+    # A fetch that ended at the free-disk floor: stop with its own code and
+    # say what to free (the next run consumes the fetch and goes on). One
+    # that spent the crawl's byte budget ends the crawl.
+    case "$stop_reason" in
+        disk)
+            echo "$prog: the fetch of segment $id stopped at the free-disk floor: $stop_detail" >&2
+            exit 3 ;;
+        crawl-bytes)
+            echo "the crawl's byte budget is spent: $stop_detail"
+            exit 0 ;;
+    esac
     report_before=$(json_value last_round "$crawl_status")
     seg_started=$(now)
     step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"

@@ -137,8 +137,12 @@ if [ "$resume" = 0 ]; then
 name = "demobot"
 url = "https://example.org/demobot.html"
 
+[crawl]
+min_free_disk = "100MB"       # the demo is a few MB (the default floor is 1GB)
+
 [fetcher]
 allow_private = true          # the demo web lives on 127.0.0.x
+backoff_max = "2s"            # failing demo hosts are asked again soon (default 1h)
 hosts_file = "$out/hosts"     # names of the demo hosts -> their addresses
 min_delay = "50ms"
 delay_factor = 0.5

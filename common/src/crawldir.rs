@@ -199,6 +199,28 @@ impl CrawlDir {
         Ok(ids)
     }
 
+    /// The bytes of every WARC file of the crawl (`fetched/*/*.warc.gz` and
+    /// `*.warc`, complete runs or not): what `max_crawl_bytes` counts. A
+    /// file moved away (archived) no longer counts.
+    pub fn warc_bytes(&self) -> io::Result<u64> {
+        let mut total = 0u64;
+        for run in read_dir_if_exists(&self.fetched_root())? {
+            let Ok(files) = std::fs::read_dir(run.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let name = f.file_name();
+                let name = name.to_string_lossy();
+                if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
+                    && let Ok(m) = f.metadata()
+                {
+                    total += m.len();
+                }
+            }
+        }
+        Ok(total)
+    }
+
     /// A new log file name for one run of `program`: `logs/PROGRAM-TIMESTAMP.log`.
     pub fn new_log_path(&self, program: &str) -> PathBuf {
         let stamp = crate::timefmt::compact_millis(std::time::SystemTime::now());

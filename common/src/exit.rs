@@ -25,6 +25,11 @@ pub enum Exit {
     Failure = 1,
     /// 2: a usage or configuration error: nothing was done.
     Usage = 2,
+    /// 3: not enough free disk space for the step to start without falling
+    /// below the floor (`[crawl] min_free_disk`): nothing was changed; the
+    /// message says what to free and how much. `scripts/crawl.sh` exits with
+    /// it too, also when a fetch ended at the floor (stop reason `disk`).
+    Disk = 3,
     /// 130: stopped by SIGINT or SIGTERM after a clean shutdown.
     Interrupted = 130,
     /// 131: a second signal: exited at once, leaving files a later run
@@ -135,10 +140,11 @@ mod tests {
             Exit::Success,
             Exit::Failure,
             Exit::Usage,
+            Exit::Disk,
             Exit::Interrupted,
             Exit::Killed,
         ]
         .map(Exit::code);
-        assert_eq!(codes, [0, 1, 2, 130, 131]);
+        assert_eq!(codes, [0, 1, 2, 3, 130, 131]);
     }
 }

@@ -59,6 +59,7 @@
 //! - [`lock`]: advisory lock files that keep two processes off the same files.
 //! - [`crawldir`]: paths inside a crawl directory.
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
+//! - [`disk`]: free disk space and the floor kept above it (`min_free_disk`).
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
 //! - [`exit`]: exit codes, error lines and stdout of both programs.
 //! - [`runlog`]: the log of one run, on stderr and in `CRAWL/logs/`.
@@ -70,6 +71,7 @@ pub mod body;
 pub mod config;
 pub mod crawldir;
 pub mod crawllog;
+pub mod disk;
 pub mod exit;
 pub mod filter;
 pub mod hoststate;

@@ -14,8 +14,9 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v4.tsv.zst,
 /// stats.json and DONE (written last).
 ///
-/// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
-/// 1 error, 2 usage or configuration error, 130 stopped by SIGINT/SIGTERM
+/// Exit codes: 0 run complete (also after a tail, time-limit, min-hosts, disk or
+/// byte-budget stop), 1 error, 2 usage or configuration error, 3 not started:
+/// free disk below min_free_disk (nothing changed), 130 stopped by SIGINT/SIGTERM
 /// after a clean shutdown, 131 a second signal (exited at once; run `fetch`
 /// again to resume).
 #[derive(Debug, Parser)]
@@ -49,8 +50,10 @@ pub enum Command {
     /// runs came in between: the next allowed contact of every host is kept
     /// in CRAWL/hosts.db.
     ///
-    /// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
-    /// 1 error (rerun to resume), 2 usage or configuration error, 130
+    /// Exit codes: 0 run complete (also after a tail, time-limit, min-hosts, disk
+    /// or byte-budget stop: see stop_reason in DONE), 1 error (rerun to resume),
+    /// 2 usage or configuration error, 3 not started: free disk below
+    /// min_free_disk (nothing changed; the message says how much to free), 130
     /// stopped by SIGINT/SIGTERM (DONE written, the rest in leftover), 131
     /// a second signal (exited at once; rerun to resume).
     #[command(args_override_self = true)]
@@ -61,7 +64,10 @@ pub enum Command {
     /// ended, pages, errors (from CRAWL/fetched/ID/).
     ///
     /// Keys: segment, done (DONE written), stop_reason (complete, tail,
-    /// held, time-limit, min-hosts, signal; empty until done), attempts
+    /// held, time-limit, min-hosts, signal, disk, run-bytes, crawl-bytes;
+    /// empty until done), stop_detail (what a disk or budget stop says),
+    /// cuts (URLs a byte budget or the disk floor sent to leftover, as
+    /// `reason=N` words), attempts
     /// (crawl-log lines), pages (HTTP responses other than robots.txt),
     /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
     /// lines). The crawl log counts every run of the segment. With --json,
@@ -178,6 +184,16 @@ common::options! {
         /// marked WARC-Truncated: length [default: 10MiB].
         #[arg(long, value_name = "SIZE")]
         pub max_body: Option<SizeValue>,
+        /// WARC bytes this run stores at most: the response that reaches it
+        /// is the last stored, the run ends (stop reason `run-bytes`) and
+        /// the rest goes to leftover; 0 for no limit [default: no limit].
+        #[arg(long, value_name = "SIZE")]
+        pub max_run_bytes: Option<SizeValue>,
+        /// WARC bytes one queue (a host by default) stores at most in this
+        /// run: its other URLs go to leftover for a later round; 0 for no
+        /// limit [default: no limit].
+        #[arg(long, value_name = "SIZE")]
+        pub max_host_round_bytes: Option<SizeValue>,
         /// Connect timeout [default: 10s].
         #[arg(long, value_name = "DURATION")]
         pub connect_timeout: Option<DurationValue>,
@@ -250,7 +266,9 @@ common::options! {
         #[arg(long, value_name = "NAMES")]
         pub no_proxy: Option<String>,
         /// Drop a host for this run after N consecutive failures (timeouts,
-        /// refused connections, 5xx); its other URLs go to leftover [default: 5].
+        /// refused connections, 5xx, 429; failures of earlier runs with no
+        /// success since count too); its other URLs go to leftover, untried
+        /// (they use no retry) [default: 5].
         #[arg(long, value_name = "N")]
         pub max_failures: Option<u32>,
         /// Start a new WARC file when one reaches this size [default: 1GB].

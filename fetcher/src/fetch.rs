@@ -1,7 +1,7 @@
 //! `fetcher fetch CRAWL [SEGMENT_ID]`: one run over one segment, from
 //! choosing the segment to writing `DONE`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::SyncSender;
@@ -17,6 +17,7 @@ use common::politeness::{Policy, Timing};
 use common::segment::SegmentRecord;
 use common::warc::WarcWriterConfig;
 
+use crate::budget::{Cut, Spend};
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
 use crate::crew::{self, Crew, ResponseClock};
@@ -34,7 +35,7 @@ use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
-use crate::supervise::{Stop, Supervised, install_signals, supervise};
+use crate::supervise::{DiskWatch, Stop, Supervised, install_signals, supervise};
 use crate::tls::Trust;
 use crate::transport::HostsMap;
 use crate::worker::Shared;
@@ -66,6 +67,12 @@ pub fn run(s: Settings) -> Result<Ended, Error> {
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
+    // Below the floor already: refused before anything is written.
+    if let Some(short) =
+        common::disk::check(crawl.root(), s.disk_floor, 0).map_err(Error::io(crawl.root()))?
+    {
+        return Err(Error::Disk(short));
+    }
     let _ = std::fs::create_dir_all(crawl.logs_dir());
     let log = RunLog::open("fetcher", &crawl.new_log_path("fetcher"));
     let result = fetch_segment(&s, &crawl, &id, &log);
@@ -367,6 +374,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
         std::mem::take(&mut segment.retries),
         &s.agent_name,
     );
+    set_byte_budgets(&frontier, &s.budgets, &loaded.keys, &host_states);
     if !holds.journaled.is_empty() {
         log.info(format!(
             "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
@@ -403,6 +411,8 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
 /// What the workers left for [`finish`].
 struct Ran {
     stop: Stop,
+    /// What a disk or budget stop says.
+    stop_detail: Option<String>,
     recorder: Recorder,
     tx: SyncSender<Msg>,
     hosts: HostWriter,
@@ -480,7 +490,12 @@ fn run_workers(
         filter,
         seen,
         key_of,
+        spend: start_spend(s, crawl, log)?,
     });
+    if shared.spend.spent_at_start() {
+        // Nothing may be stored: no request is made.
+        shared.frontier.stop();
+    }
 
     let startup = run.started.elapsed();
     let first_workers = match s.threads {
@@ -500,7 +515,11 @@ fn run_workers(
     } else {
         s.min_hosts
     };
-    let stop = supervise(&Supervised {
+    let disk = DiskWatch {
+        paths: vec![crawl.root().to_path_buf(), run.out.clone()],
+        floor: s.disk_floor,
+    };
+    let (stop, stop_detail) = supervise(&Supervised {
         settings: s,
         min_hosts,
         started: run.started,
@@ -509,6 +528,7 @@ fn run_workers(
         signals,
         workers: crew.first(),
         log,
+        disk: &disk,
     });
     let workers = crew.count();
     crew.join();
@@ -526,6 +546,7 @@ fn run_workers(
     ));
     Ok(Ran {
         stop,
+        stop_detail,
         recorder,
         tx,
         hosts,
@@ -564,7 +585,14 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
         };
         return Err(Error::stopped(cause, &run.resume_hint));
     }
-    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, log)?;
+    let (leftover_urls, cuts) = write_leftover(
+        &ran.shared.frontier,
+        &ran.shared.work,
+        &ran.tx,
+        log,
+        stop.cut(),
+    )?;
+    let warc_bytes = ran.shared.spend.stored();
     drop(ran.tx);
     let totals = ran
         .recorder
@@ -590,7 +618,12 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     drop(ran.shared);
     write_done(
         run,
-        stop,
+        Ending {
+            stop,
+            detail: ran.stop_detail,
+            cuts,
+            warc_bytes,
+        },
         &totals,
         &ran.segment,
         ran.startup,
@@ -604,11 +637,23 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     })
 }
 
+/// How a run ended, for `stats.json` and `DONE`.
+struct Ending {
+    stop: Stop,
+    /// What a disk or budget stop says.
+    detail: Option<String>,
+    /// URLs sent to the leftover untried by a budget or the disk floor, by
+    /// reason.
+    cuts: BTreeMap<String, u64>,
+    /// WARC bytes the run stored.
+    warc_bytes: u64,
+}
+
 /// `stats.json`, then `DONE` (last: the run is complete), and the last line
 /// of the run's log.
 fn write_done(
     run: &Run,
-    stop: Stop,
+    end: Ending,
     totals: &RecorderTotals,
     segment: &SegmentCounts,
     startup: Duration,
@@ -618,7 +663,7 @@ fn write_done(
     let (id, log, out) = (run.id, run.log, &run.out);
     let seconds = run.started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
-    let stop_reason = stop.reason();
+    let stop_reason = end.stop.reason();
     let st = Stats {
         version: 1,
         segment: id.to_string(),
@@ -638,6 +683,9 @@ fn write_done(
         truncated: totals.truncated,
         outcomes: totals.outcomes.clone(),
         leftover: totals.leftover.clone(),
+        warc_bytes: end.warc_bytes,
+        stop_detail: end.detail.clone().unwrap_or_default(),
+        cuts: end.cuts.clone(),
         warc_files: totals
             .warc_files
             .iter()
@@ -650,12 +698,24 @@ fn write_done(
     };
     st.write(&out.join(STATS_FILE))
         .map_err(Error::io(out.join(STATS_FILE)))?;
-    let done = format!(
+    let mut done = format!(
         "segment {id}\nstop_reason {stop_reason}\nfinished {}\n",
         st.finished
     );
+    // Added lines (readers take the lines they know): why a disk or budget
+    // stop ended the run, and the URLs each cut sent to the leftover.
+    if let Some(d) = &end.detail {
+        done.push_str(&format!("stop_detail {}\n", d.replace('\n', " ")));
+    }
+    if !end.cuts.is_empty() {
+        let cuts: Vec<String> = end.cuts.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        done.push_str(&format!("cuts {}\n", cuts.join(" ")));
+    }
     common::atomic::write_atomic(out.join(DONE_FILE), done.as_bytes())
         .map_err(Error::io(out.join(DONE_FILE)))?;
+    if let Some(d) = &end.detail {
+        log.info(format!("stopped ({stop_reason}): {d}"));
+    }
     log.info(format!(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
@@ -802,8 +862,8 @@ impl Holds {
 
 /// The longest a run can hold a host: a Retry-After (capped), a robots.txt
 /// retry, or a delay (a Crawl-delay, capped, or the factor times a response
-/// time, at most the download timeout), after a request that may last the
-/// download timeout.
+/// time, at most the download timeout; backed off after failures, or a
+/// parked host's day), after a request that may last the download timeout.
 fn longest_hold(s: &Settings) -> Duration {
     let p = &s.policy;
     let delay = [
@@ -812,6 +872,8 @@ fn longest_hold(s: &Settings) -> Duration {
         p.min_delay,
         p.max_crawl_delay,
         s.download_timeout.mul_f64(p.delay_factor),
+        p.backoff_max,
+        common::politeness::PARKED_DELAY,
     ]
     .into_iter()
     .max()
@@ -853,8 +915,16 @@ fn fill_frontier(
             now_ms,
             agent_name,
         );
+        // What earlier runs left: response times, and failures in a row
+        // (the backoff), carried from hosts.db.
+        let mut carried = Timing::with_history(&times);
+        if let Some(s) = state {
+            let t = policy.timing_of(s, now_ms);
+            carried.consecutive_failures = t.consecutive_failures;
+            carried.parked = t.parked;
+        }
         // The key's delay as known now, its Crawl-delay included.
-        let mut timing = Timing::with_history(&times);
+        let mut timing = carried.clone();
         if let Some(cd) = rules.as_ref().and_then(|r| r.crawl_delay()) {
             timing.note_crawl_delay(cd);
         }
@@ -881,7 +951,7 @@ fn fill_frontier(
             &k.name,
             k.ranges.clone(),
             k.urls,
-            &times,
+            carried,
             not_before.map(instant_of),
         );
         if let Some(rules) = rules {
@@ -892,10 +962,54 @@ fn fill_frontier(
     for (key, job) in retries {
         let id = frontier
             .key_id(&key)
-            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), 0, &[], None));
+            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), 0, Timing::default(), None));
         frontier.add_retry(id, job);
     }
     filled
+}
+
+/// The run's byte accounting: the crawl's WARC bytes so far are counted
+/// only when the crawl has a budget (a listing of `fetched/`).
+fn start_spend(s: &Settings, crawl: &CrawlDir, log: &RunLog) -> Result<Spend, Error> {
+    let before = match s.budgets.crawl {
+        Some(_) => crawl
+            .warc_bytes()
+            .map_err(Error::io(crawl.fetched_root()))?,
+        None => 0,
+    };
+    let spend = Spend::new(before, &s.budgets);
+    if spend.spent_at_start() {
+        log.info(format!(
+            "max_crawl_bytes {} reached before the run: the crawl's WARC files hold {}; nothing \
+             is fetched (raise max_crawl_bytes to go on)",
+            common::disk::human(s.budgets.crawl.unwrap_or(0)),
+            common::disk::human(before)
+        ));
+    }
+    Ok(spend)
+}
+
+/// Gives each key of the segment the WARC bytes it may store in the run:
+/// `max_host_round_bytes`, and what `max_host_bytes` leaves of its first
+/// host's bytes over the crawl (`hosts.db`).
+fn set_byte_budgets(
+    frontier: &Frontier,
+    budgets: &crate::budget::Budgets,
+    keys: &[feed::KeyRanges],
+    host_states: &HashMap<String, HostState>,
+) {
+    for k in keys {
+        let Some(id) = frontier.key_id(&k.name) else {
+            continue;
+        };
+        if let Some(round) = budgets.host_round {
+            frontier.set_byte_budget(id, round, Cut::HostRoundBytes);
+        }
+        if let Some(max) = budgets.host {
+            let spent = host_states.get(&k.first_host).map_or(0, |h| h.bytes_total);
+            frontier.set_byte_budget(id, max.saturating_sub(spent), Cut::HostBytes);
+        }
+    }
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
@@ -963,14 +1077,18 @@ fn redirect_checks(
 
 /// The leftover file: per key, in segment order, its retries, then what was
 /// loaded, then what was never read; a given-up key also gets a crawl-log
-/// line per URL saying why. Returns the number of URLs written.
+/// line per URL saying why. Returns the number of URLs written, and those
+/// a byte budget or the disk floor (`stop_cut`, the run's own stop) sent
+/// there untried, by reason.
 fn write_leftover(
     frontier: &Frontier,
     work: &crate::feed::WorkFile,
     tx: &std::sync::mpsc::SyncSender<Msg>,
     log: &RunLog,
-) -> Result<u64, Error> {
+    stop_cut: Option<Cut>,
+) -> Result<(u64, BTreeMap<String, u64>), Error> {
     let mut count = 0u64;
+    let mut cuts: BTreeMap<String, u64> = BTreeMap::new();
     for k in frontier.take_leftovers() {
         let not_before = k.not_before.map(unix_ms);
         for job in k.retries {
@@ -980,22 +1098,39 @@ fn write_leftover(
                 ..job.rec
             }));
         }
+        // The URLs not attempted.
+        let mut untried = 0u64;
         for job in &k.queued {
-            count += 1;
+            untried += 1;
             send_leftover(tx, job, k.abandoned, not_before);
         }
         for r in k.ranges {
             // One batch at a time, so a huge key does not fill memory.
             work.read_all(r, |job| {
-                count += 1;
+                untried += 1;
                 send_leftover(tx, &job, k.abandoned, not_before);
             })?;
         }
+        count += untried;
         if let Some(code) = k.abandoned {
             log.note(format!("queue {}: given up ({})", k.name, code.as_str()));
         }
+        // Untried for a budget or the floor: the key's own cut, else the
+        // run's (not for a key given up for failures).
+        if let Some(cut) = k.cut.or(stop_cut.filter(|_| k.abandoned.is_none()))
+            && untried > 0
+        {
+            *cuts.entry(cut.name().to_string()).or_default() += untried;
+            if k.cut.is_some() {
+                log.note(format!(
+                    "queue {}: byte budget reached ({}); {untried} URLs to leftover",
+                    k.name,
+                    cut.name()
+                ));
+            }
+        }
     }
-    Ok(count)
+    Ok((count, cuts))
 }
 
 fn send_leftover(

@@ -20,7 +20,8 @@ use crate::clock::now_ms;
 #[derive(Debug)]
 pub enum HostUpdate {
     /// A request for a page ended: response time (if it got a response),
-    /// whether it failed, and when the host may be asked again.
+    /// whether it failed (a failure in a row backs the host off, across
+    /// runs), and when the host may be asked again.
     Request {
         /// The host.
         host: String,
@@ -30,6 +31,8 @@ pub enum HostUpdate {
         failed: bool,
         /// No request to the host before this (Unix ms).
         next_contact_ms: i64,
+        /// WARC bytes stored for it (`bytes_total`, `max_host_bytes`).
+        stored_bytes: u64,
     },
     /// A request for a robots.txt (or a redirect followed to read one)
     /// ended: when the host may be asked again.
@@ -169,18 +172,19 @@ fn apply(
             response_ms,
             failed,
             next_contact_ms,
+            stored_bytes,
             ..
         } => {
             s.last_contact_ms = Some(now_ms());
+            s.bytes_total = s.bytes_total.saturating_add(stored_bytes);
             s.next_contact_ms = s.next_contact_ms.max(Some(next_contact_ms));
             if let Some(ms) = response_ms {
                 s.push_response_time(ms);
             }
             if failed {
-                s.errors_total += 1;
-                s.consecutive_errors += 1;
+                note_failure(s);
             } else {
-                s.consecutive_errors = 0;
+                note_success(s);
                 s.pages_total += 1;
             }
         }
@@ -191,6 +195,12 @@ fn apply(
         } => {
             s.last_contact_ms = Some(entry.fetched_ms);
             s.crawl_delay_ms = crawl_delay_ms;
+            // Unreachable, 5xx, 429: the host failed (and backs off).
+            if entry.status == 0 || entry.status == 429 || entry.status >= 500 {
+                note_failure(s);
+            } else {
+                note_success(s);
+            }
             s.robots = Some(entry);
         }
         HostUpdate::Contact {
@@ -202,6 +212,20 @@ fn apply(
         }
     }
     dirty.insert(host);
+}
+
+/// A failure in a row: counted, and when the row began kept (a host
+/// failing for `park_after` is parked).
+fn note_failure(s: &mut HostState) {
+    s.errors_total += 1;
+    s.consecutive_errors = s.consecutive_errors.saturating_add(1);
+    s.failing_since_ms.get_or_insert_with(now_ms);
+}
+
+/// An answer: the backoff ends.
+fn note_success(s: &mut HostState) {
+    s.consecutive_errors = 0;
+    s.failing_since_ms = None;
 }
 
 fn flush(

@@ -58,6 +58,10 @@ pub struct Settings {
     pub min_hosts: usize,
     /// Largest decoded body stored.
     pub max_body: u64,
+    /// Byte budgets of the run, the crawl and a host.
+    pub budgets: crate::budget::Budgets,
+    /// Free space kept on the crawl directory's filesystem.
+    pub disk_floor: common::disk::DiskFloor,
     /// Connect timeout.
     pub connect_timeout: Duration,
     /// Response head timeout.
@@ -215,6 +219,13 @@ impl Settings {
             tail,
             min_hosts: o.min_hosts.unwrap_or(0),
             max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
+            budgets: crate::budget::Budgets {
+                run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
+                crawl: shared.max_crawl_bytes(),
+                host: shared.max_host_bytes(),
+                host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
+            },
+            disk_floor: shared.disk_floor(),
             connect_timeout: dur(o.connect_timeout, 10),
             first_byte_timeout: dur(o.first_byte_timeout, 30),
             download_timeout: dur(o.download_timeout, 120),

@@ -24,8 +24,16 @@ pub struct RunStatus {
     /// True when `DONE` exists: the run is complete.
     pub done: bool,
     /// Why the complete run ended (`complete`, `tail`, `held`, `time-limit`,
-    /// `min-hosts`, `signal`); empty while it is not complete.
+    /// `min-hosts`, `signal`, `disk`, `run-bytes`, `crawl-bytes`); empty
+    /// while it is not complete.
     pub stop_reason: String,
+    /// What a disk or budget stop says: where the bytes or the free space
+    /// stood, what to do (empty otherwise).
+    pub stop_detail: String,
+    /// URLs a byte budget or the disk floor sent to the leftover untried,
+    /// as `reason=N` words (`host-round-bytes=12 run-bytes=40`; empty if
+    /// none).
+    pub cuts: String,
     /// Crawl-log lines: URLs attempted, robots.txt included.
     pub attempts: u64,
     /// HTTP responses other than robots.txt.
@@ -59,14 +67,19 @@ impl RunStatus {
             Err(e) => Err(Error::io(dir.join(name))(e)),
         };
         let done = read(DONE_FILE)?;
+        let field = |name: &str| {
+            done.as_deref()
+                .and_then(|d| d.lines().find_map(|l| l.strip_prefix(name)))
+                .unwrap_or_default()
+                .to_string()
+        };
         let mut status = RunStatus {
             segment: id.to_string(),
             done: done.is_some(),
-            stop_reason: done
-                .as_deref()
-                .and_then(|d| d.lines().find_map(|l| l.strip_prefix("stop_reason ")))
-                .unwrap_or_default()
-                .to_string(),
+            stop_reason: field("stop_reason "),
+            // (A script reads the flat JSON without a parser: no `"` or `,`.)
+            stop_detail: field("stop_detail ").replace(['"', ','], ""),
+            cuts: field("cuts "),
             ..RunStatus::default()
         };
         for line in read(CRAWL_LOG_FILE)?.as_deref().unwrap_or("").lines() {
@@ -90,11 +103,13 @@ impl RunStatus {
             return format!("{line}\n");
         }
         format!(
-            "segment: {}\ndone: {}\nstop_reason: {}\nattempts: {}\npages: {}\nrobots: {}\n\
-             errors: {}\nbad_lines: {}\n",
+            "segment: {}\ndone: {}\nstop_reason: {}\nstop_detail: {}\ncuts: {}\nattempts: {}\n\
+             pages: {}\nrobots: {}\nerrors: {}\nbad_lines: {}\n",
             self.segment,
             self.done,
             self.stop_reason,
+            self.stop_detail,
+            self.cuts,
             self.attempts,
             self.pages,
             self.robots,

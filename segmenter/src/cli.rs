@@ -25,7 +25,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
     after_long_help = "Every flag of inject and run is also a key of CRAWL/crawl.toml \
         ([segmenter], [scope] or [filter]; --max-per-host is max_per_host); flags win.\n\
         Exit codes: 0 done (also when there was nothing to do: it says why), \
-        1 error, 2 usage or configuration error."
+        1 error, 2 usage or configuration error, 3 not enough free disk space for \
+        the round above min_free_disk (nothing changed; the message says how much to free)."
 )]
 pub struct Cli {
     /// What to do.
@@ -102,7 +103,9 @@ pub enum Command {
     /// yet), backlog_urls (`?`, or null, if the backlog cannot be read),
     /// history_urls and due_urls (URLs in the fetch history, and those due
     /// for a refetch now); last_round and round_* (what the last `run`
-    /// found: new URLs, history, sitemaps; from its
+    /// found: new URLs, history, sitemaps, retries exhausted, URLs held by
+    /// budgets and backoff, links over the page cap, URLs refused for their
+    /// extension; from its
     /// logs/segmenter-TIMESTAMP.json, null before the first run).
     /// With --json, one line holding a flat JSON object, for scripts
     /// (scripts/crawl.sh). Only reads.
@@ -143,7 +146,7 @@ pub enum Command {
     /// fetch history (URLs due when, per host too).
     Inspect {
         /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
-        /// `history.v1.tsv.zst`.
+        /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -216,6 +219,14 @@ pub struct RoundFlags {
     /// Calendar traps: a year further ahead than this is refused [default: 1]
     #[arg(long, value_name = "N", help_heading = "Filters")]
     pub max_years_ahead: Option<i64>,
+    /// URLs whose path ends in one of these extensions are not fetched,
+    /// counted as `rejected extension` (comma-separated, without dots;
+    /// `tar.gz` for a two-part one; replaces [filter] skip_extensions; ""
+    /// for none) [default: archives, disk images, installers, video: zip,
+    /// tar, tar.gz, tgz, 7z, rar, iso, img, dmg, exe, msi, deb, rpm, apk,
+    /// mp4, avi, mkv, mov, webm, ...]
+    #[arg(long, value_name = "EXTS", help_heading = "Filters")]
+    pub skip_extensions: Option<String>,
 }
 
 common::options! {
@@ -238,6 +249,16 @@ common::options! {
         /// backlog for a later round [default: 1000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_per_host: Option<NonZeroU64>,
+        /// At most N URLs of one host over the whole crawl (the URLs of its
+        /// fetch history, and those a round schedules): the others wait in
+        /// the backlog, counted as `held host-pages`; refetches are not
+        /// limited; 0 for no limit [default: no limit]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_host_pages: Option<u64>,
+        /// The same for all the hosts of one registrable domain together
+        /// (`held domain-pages`) [default: no limit]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_domain_pages: Option<u64>,
         /// At most N URLs per segment; a round with more writes several
         /// segments with consecutive IDs [default: 1000000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
@@ -254,8 +275,9 @@ common::options! {
         /// the file is created [default: 0.01]
         #[arg(long, value_name = "RATE", help_heading = "Dedup")]
         pub bloom_fp: Option<f64>,
-        /// URLs that failed this many times are dropped instead of retried
-        /// [default: 3]
+        /// A URL that failed in this many rounds is not retried in the next
+        /// one: it is kept in the fetch history as `failed`, due again at
+        /// --recrawl-failed [default: 3]
         #[arg(long, value_name = "N", help_heading = "Dedup")]
         pub max_tries: Option<u32>,
         /// Most links taken from one page [default: 1000]
@@ -280,6 +302,10 @@ common::options! {
         /// (never fetched again) [default: 3]
         #[arg(long, value_name = "N", help_heading = "Recrawl")]
         pub recrawl_gone_after: Option<NonZeroU32>,
+        /// A URL whose retries ran out (--max-tries) is due again this long
+        /// after, so that a host that comes back is crawled again [default: 7d]
+        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
+        pub recrawl_failed: Option<DurationValue>,
         /// The share of a host's URLs in a segment that goes to refetches
         /// when it has more new and due URLs than its share of the round
         /// (0 to 1; either side takes what the other leaves) [default: 0.5]

@@ -3,7 +3,7 @@
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, a copy of `seen.bloom`, the new `backlog.v4.tsv.zst`,
-//! `consumed.txt`, the new `history.v1.tsv.zst` (for `run`) and (for
+//! `consumed.txt`, the new `history.v2.tsv.zst` (for `run`) and (for
 //! `inject`) `scope.seeds`. [`Staging::commit`]
 //! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
 //! them, then renames each into place, then removes the staging directory.
@@ -334,6 +334,18 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             if v != common::segment::FORMAT_VERSION && old.exists() {
                 fs::remove_file(&old).map_err(Error::io(&old))?;
             }
+        }
+    }
+    // Likewise the history: a version 1 file is the generation the new one
+    // replaces, kept as its `.prev` (the reader takes either version).
+    let history = root.join(crate::history::FILE_NAME);
+    let v1 = root.join(crate::history::V1_FILE_NAME);
+    if history.exists() && v1.exists() {
+        let prev = prev_path(&history);
+        fs::rename(&v1, &prev).map_err(Error::io(&prev))?;
+        let v1_prev = prev_path(&v1);
+        if v1_prev.exists() {
+            fs::remove_file(&v1_prev).map_err(Error::io(&v1_prev))?;
         }
     }
     let segments = root.join("segments");

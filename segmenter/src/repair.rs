@@ -38,7 +38,7 @@ enum Kind {
     Backlog,
     Bloom,
     Hosts,
-    /// The fetch history (`history.v1.tsv.zst`).
+    /// The fetch history (`history.v2.tsv.zst`, or a version 1 file).
     History,
     /// A segment not fetched to completion.
     Segment,
@@ -184,7 +184,7 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
         },
         StateFile {
             kind: Kind::History,
-            path: crawl.root().join(history::FILE_NAME),
+            path: history::current_path(crawl.root()),
             is_prev: false,
         },
     ];

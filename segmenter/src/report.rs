@@ -6,6 +6,7 @@
 //! The text report is `key: value` lines for people; scripts ask
 //! `segmenter status --json` instead of parsing it.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::AddAssign;
 use std::time::Duration;
@@ -43,8 +44,10 @@ pub struct Counts {
     pub redirects: u64,
     /// Links not followed: `rel=nofollow`, or a nofollow page.
     pub nofollow: u64,
-    /// Links beyond the per-page cap.
+    /// Links beyond the per-page cap (`max_links_per_page`), not taken.
     pub over_page_cap: u64,
+    /// Pages that had links beyond the cap.
+    pub pages_over_page_cap: u64,
     /// Links to the page itself (empty or fragment-only).
     pub same_page: u64,
     /// Pages whose markup the parser gave up on before the end.
@@ -189,6 +192,7 @@ impl AddAssign<&Counts> for Counts {
         self.redirects += o.redirects;
         self.nofollow += o.nofollow;
         self.over_page_cap += o.over_page_cap;
+        self.pages_over_page_cap += o.pages_over_page_cap;
         self.same_page += o.same_page;
         self.incomplete_pages += o.incomplete_pages;
         self.undecodable_bodies += o.undecodable_bodies;
@@ -264,6 +268,37 @@ pub struct Selection {
     /// Backlog URLs of hosts met out of order in the backlog file: kept
     /// there as they are, not scheduled.
     pub out_of_order: u64,
+    /// Hosts held back by a budget or their failures, by reason
+    /// ([`crate::caps::Hold`]: `backoff`, `parked`, `host-bytes`,
+    /// `host-pages`, `domain-pages`, `crawl-bytes`), with the URLs that wait
+    /// in the backlog for them.
+    pub held: BTreeMap<&'static str, HeldBack>,
+}
+
+/// Hosts held back for one reason, the URLs they left in the backlog, and
+/// the first few of them by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HeldBack {
+    /// Hosts.
+    pub hosts: u64,
+    /// Their URLs sent to the backlog.
+    pub urls: u64,
+    /// The first [`HeldBack::EXAMPLES`] hosts.
+    pub examples: Vec<String>,
+}
+
+impl HeldBack {
+    /// Hosts named per reason.
+    pub const EXAMPLES: usize = 10;
+
+    /// Counts host `name` with `urls` URLs held back.
+    pub fn add(&mut self, name: &str, urls: u64) {
+        self.hosts += 1;
+        self.urls += urls;
+        if self.examples.len() < HeldBack::EXAMPLES {
+            self.examples.push(name.to_string());
+        }
+    }
 }
 
 /// The Bloom filter's state after the round.
@@ -343,6 +378,10 @@ struct Totals {
     retired: Option<u64>,
     /// Inputs skipped as bad.
     bad_input: u64,
+    /// Hosts held back by a budget or their failures, all reasons.
+    held_hosts: u64,
+    /// URLs they left in the backlog, all reasons.
+    held_urls: u64,
 }
 
 /// The JSON report file: the report, its layout version and the totals.
@@ -367,6 +406,8 @@ impl Report {
                 sitemap_urls_rejected: c.sitemap_rejected(),
                 retired: self.history.as_ref().map(|h| h.retired_now()),
                 bad_input: c.bad_input(),
+                held_hosts: self.selection.held.values().map(|h| h.hosts).sum(),
+                held_urls: self.selection.held.values().map(|h| h.urls).sum(),
             },
         };
         // Numbers, strings, lists and maps with string keys: nothing here
@@ -409,14 +450,27 @@ impl Report {
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());
             line("nofollow links:", c.nofollow.to_string());
-            line("over page cap:", c.over_page_cap.to_string());
+            line(
+                "over page cap:",
+                format!(
+                    "{} links not taken, of {} pages over max_links_per_page",
+                    c.over_page_cap, c.pages_over_page_cap
+                ),
+            );
             line("same-page links:", c.same_page.to_string());
             line("incomplete pages:", c.incomplete_pages.to_string());
             line("bodies not decoded:", c.undecodable_bodies.to_string());
             line("redirects found:", c.redirects.to_string());
             line("leftover in:", c.leftover.to_string());
             line("retries in:", c.retries.to_string());
-            line("retries exhausted:", c.retries_exhausted.to_string());
+            line(
+                "retries exhausted:",
+                format!(
+                    "{} (not retried now: kept in the fetch history as failed, due again at \
+                     recrawl_failed)",
+                    c.retries_exhausted
+                ),
+            );
             line("backlog in:", c.backlog_in.to_string());
             line("due in:", c.due_in.to_string());
             let kinds = crate::scan::SITEMAP_KINDS
@@ -488,6 +542,25 @@ impl Report {
         line("capped hosts:", s.capped_hosts.to_string());
         line("time-capped hosts:", s.time_capped_hosts.to_string());
         line("waiting hosts:", s.waiting_hosts.to_string());
+        let none = HeldBack::default();
+        for reason in crate::caps::Hold::ALL.map(crate::caps::Hold::name) {
+            let h = s.held.get(reason).unwrap_or(&none);
+            let more = h.hosts.saturating_sub(h.examples.len() as u64);
+            line(
+                &format!("held {reason}:"),
+                format!(
+                    "{} hosts, {} URLs to the backlog ({}{})",
+                    h.hosts,
+                    h.urls,
+                    h.examples.join(" "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
         line("to backlog:", s.backlogged.to_string());
         if s.out_of_order > 0 {
             line("backlog out of order:", s.out_of_order.to_string());
@@ -558,6 +631,14 @@ impl Report {
                 ),
             );
             line("fetch failed:", h.failed.to_string());
+            line(
+                "kept as failed:",
+                format!(
+                    "{} (retries ran out this round; {} failed URLs in the history, each due \
+                     again at recrawl_failed)",
+                    h.gave_up, h.failing
+                ),
+            );
             if h.stale > 0 || c.unobserved > 0 {
                 line(
                     "history skipped:",

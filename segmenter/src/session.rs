@@ -14,6 +14,20 @@ use crate::report::Report;
 use crate::settings::Settings;
 use common::runlog::RunLog;
 
+/// The disk space a round may write before its commit (an estimate from
+/// its inputs): a copy of `seen.bloom`, a new backlog and history (each the
+/// size of the old one), the leftover lists and seeds read (they become
+/// segments and backlog lines), and a tenth of the WARC bytes read (the
+/// links found: sort spills and segments, compressed), which
+/// [`crate::round::Plan::input_bytes`] gives.
+pub fn space_needed(crawl: &CrawlDir, input: u64) -> u64 {
+    let size = |p: std::path::PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+    size(crawl.bloom_path())
+        + size(crawl.backlog_path())
+        + size(crate::history::current_path(crawl.root()))
+        + input
+}
+
 /// A command holding the crawl directory.
 pub struct Session {
     /// Validated settings.
@@ -64,9 +78,19 @@ impl Session {
         result
     }
 
-    /// A fresh staging directory for the round.
-    pub fn staging(&self) -> Result<Staging, Error> {
-        Staging::create(&self.settings.crawl)
+    /// A fresh staging directory for a round that reads `input` bytes
+    /// (WARC files, leftover lists, seeds), after checking that the round
+    /// fits above the free-disk floor ([`space_needed`]): if not, the
+    /// round is refused ([`Error::Disk`], exit 3) with nothing changed.
+    pub fn staging(&self, input: u64) -> Result<Staging, Error> {
+        let crawl = &self.settings.crawl;
+        let need = space_needed(crawl, input);
+        if let Some(short) = common::disk::check(crawl.root(), self.settings.min_free_disk, need)
+            .map_err(Error::io(crawl.root()))?
+        {
+            return Err(Error::Disk(short));
+        }
+        Staging::create(crawl)
     }
 
     /// Prints the report (stderr and log), keeps it as JSON beside the log

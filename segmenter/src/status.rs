@@ -76,6 +76,15 @@ pub struct LastRound {
     pub round_sitemap_urls_rejected: Option<u64>,
     /// Sitemaps not read to the end (bad XML or gzip).
     pub round_bad_sitemaps: Option<u64>,
+    /// Retries that ran out (kept in the history as `failed`).
+    pub round_retries_exhausted: Option<u64>,
+    /// URLs held in the backlog by a budget or their host's failures
+    /// (backoff, parked, host-bytes, host-pages, domain-pages, crawl-bytes).
+    pub round_held_urls: Option<u64>,
+    /// Links not taken from pages over `max_links_per_page`.
+    pub round_over_page_cap: Option<u64>,
+    /// URLs refused for their extension (`skip_extensions`).
+    pub round_rejected_extension: Option<u64>,
 }
 
 impl LastRound {
@@ -171,6 +180,10 @@ fn read_report(path: &Path) -> Result<Option<LastRound>, String> {
         round_sitemap_urls_new: n("/counts/sitemap_new"),
         round_sitemap_urls_rejected: n("/totals/sitemap_urls_rejected"),
         round_bad_sitemaps: n("/counts/bad_sitemaps"),
+        round_retries_exhausted: n("/counts/retries_exhausted"),
+        round_held_urls: n("/totals/held_urls"),
+        round_over_page_cap: n("/counts/over_page_cap"),
+        round_rejected_extension: n("/counts/rejects/extension"),
     }))
 }
 
@@ -223,7 +236,7 @@ impl CrawlStatus {
         } else {
             Some(0)
         };
-        let path = crawl.root().join(crate::history::FILE_NAME);
+        let path = crate::history::current_path(crawl.root());
         let (history_urls, due_urls) = if !backlog {
             (None, None)
         } else if path.exists() {
@@ -275,6 +288,10 @@ impl std::fmt::Display for CrawlStatus {
             ("round_sitemap_urls_new", l.round_sitemap_urls_new),
             ("round_sitemap_urls_rejected", l.round_sitemap_urls_rejected),
             ("round_bad_sitemaps", l.round_bad_sitemaps),
+            ("round_retries_exhausted", l.round_retries_exhausted),
+            ("round_held_urls", l.round_held_urls),
+            ("round_over_page_cap", l.round_over_page_cap),
+            ("round_rejected_extension", l.round_rejected_extension),
         ] {
             writeln!(f, "{key}: {}", count(n))?;
         }

@@ -40,7 +40,7 @@ fn status_json(crawl: &TempCrawl) -> (Value, String) {
     (serde_json::from_str(&out.stdout).unwrap(), out.stderr)
 }
 
-const ROUND_KEYS: [&str; 12] = [
+const ROUND_KEYS: [&str; 16] = [
     "last_round",
     "round_new_urls",
     "round_scheduled",
@@ -53,6 +53,10 @@ const ROUND_KEYS: [&str; 12] = [
     "round_sitemap_urls_new",
     "round_sitemap_urls_rejected",
     "round_bad_sitemaps",
+    "round_retries_exhausted",
+    "round_held_urls",
+    "round_over_page_cap",
+    "round_rejected_extension",
 ];
 
 fn sitemap(url: &str, entries: &[&str]) -> Page {

@@ -129,7 +129,7 @@ impl Crawl {
     }
 
     fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v1.tsv.zst");
+        let path = self.root.join("history.v2.tsv.zst");
         let text = support::zstdcat(&path);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())

@@ -16,7 +16,7 @@ use url::Url;
 use super::{Job, MIN_SEEDS_PIECE, PUBLISH_LINES, Worker};
 use crate::candidates::Meta;
 use crate::error::Error;
-use crate::history::Observation;
+use crate::history::{Kind, Observation};
 
 /// Cuts a seeds file into jobs of similar size.
 pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {
@@ -186,7 +186,19 @@ impl Worker<'_> {
         let via = if rec.via == Via::Retry {
             self.counts.retries += 1;
             if rec.tries >= self.cfg.max_tries {
+                // Not dropped: the history keeps it as `failed`, due again
+                // at `recrawl_failed` (a host that comes back is crawled
+                // again).
                 self.counts.retries_exhausted += 1;
+                if let Ok(url) = urlnorm::canonicalize(&rec.url) {
+                    let obs = Observation {
+                        fetched_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+                        hops: rec.hops,
+                        kind: Kind::Exhausted,
+                        ..Observation::default()
+                    };
+                    self.push_observation(&url, &obs)?;
+                }
                 return Ok(());
             }
             Via::Retry

@@ -832,6 +832,7 @@ impl<'a> Worker<'a> {
         self.counts.links += summary.found;
         self.counts.nofollow += summary.skipped.nofollow;
         self.counts.over_page_cap += summary.skipped.over_cap;
+        self.counts.pages_over_page_cap += u64::from(summary.skipped.over_cap > 0);
         self.counts.same_page += summary.skipped.same_page;
         self.counts.invalid_urls += summary.skipped.invalid;
         for _ in 0..summary.skipped.scheme {
