@@ -19,7 +19,8 @@ use common::warc::WarcWriterConfig;
 
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
-use crate::crew::{self, Crew, ResponseClock};
+use crate::crew::{self, Crew};
+use crate::dns::HostsMap;
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
@@ -36,8 +37,7 @@ use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::supervise::{Stop, Supervised, install_signals, supervise};
 use crate::tls::Trust;
-use crate::transport::HostsMap;
-use crate::worker::Shared;
+use crate::worker::{ResponseClock, Shared};
 use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.

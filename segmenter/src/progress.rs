@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::report::Counts;
+use crate::counts::Counts;
 use common::runlog::RunLog;
 
 /// Counts shared by the threads of a round.
