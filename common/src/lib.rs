@@ -61,7 +61,10 @@
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
 //! - [`exit`]: exit codes, error lines and stdout of both programs.
-//! - [`runlog`]: the log of one run, on stderr and in `CRAWL/logs/`.
+//! - [`runlog`]: every message for people: the log of one run, on stderr and in
+//!   `CRAWL/logs/`.
+//! - [`progress`]: the progress line of both programs (`--progress`).
+//! - [`human`]: numbers and sizes as people read them.
 #![deny(missing_docs)]
 
 pub mod atomic;
@@ -74,9 +77,11 @@ pub mod exit;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
+pub mod human;
 pub mod listfile;
 pub mod lock;
 pub mod politeness;
+pub mod progress;
 pub mod robots_txt;
 pub mod runlog;
 pub mod segment;

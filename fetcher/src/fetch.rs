@@ -67,7 +67,7 @@ pub fn run(s: Settings) -> Result<Ended, Error> {
         return Ok(Ended::Nothing);
     };
     let _ = std::fs::create_dir_all(crawl.logs_dir());
-    let log = RunLog::open("fetcher", &crawl.new_log_path("fetcher"));
+    let log = RunLog::open_or_append("fetcher", s.log.as_deref(), &crawl.new_log_path("fetcher"));
     let result = fetch_segment(&s, &crawl, &id, &log);
     if let Err(e) = &result {
         // main prints it on stderr; the log file of the run gets it too.
@@ -659,7 +659,7 @@ fn write_done(
     log.info(format!(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
-        crate::progress::human_bytes(totals.payload_bytes),
+        common::human::bytes(totals.payload_bytes),
         errors,
         out.display()
     ));
@@ -674,11 +674,11 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
             .pending_segments()
             .map_err(Error::io(crawl.segments_dir()))?;
         if pending.is_empty() {
-            eprintln!(
-                "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
+            common::runlog::say(format_args!(
+                "{}: no segment waiting to be fetched (make one with `segmenter run {}`)",
                 crawl.root().display(),
                 crawl.root().display()
-            );
+            ));
         }
         return Ok(pending.into_iter().next());
     };
@@ -690,10 +690,10 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         )));
     }
     if crawl.is_fetched(id) {
-        eprintln!(
-            "fetcher: segment {id} is already fetched ({} exists); nothing to do",
+        common::runlog::say(format_args!(
+            "segment {id} is already fetched ({} exists); nothing to do",
             crawl.fetched_dir(id).join(DONE_FILE).display()
-        );
+        ));
         return Ok(None);
     }
     Ok(Some(id.to_string()))

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::cli::ProgressArg;
-use crate::progress::{Mode, Progress};
+use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::round_end::Ending;
 use crate::settings::Settings;
 use crate::worker::Shared;
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// How the supervised part of a run ended.
@@ -86,7 +86,8 @@ pub fn supervise(run: &Supervised) -> Stop {
         log,
     } = run;
     let frontier = &shared.frontier;
-    let mut progress = Progress::new(progress_mode(s.progress));
+    let mut pacer = Pacer::new(s.progress, s.progress_interval);
+    let mut progress = Progress::new();
     let mut stop = Stop::Complete;
     let mut grace_ends: Option<Instant> = None;
     // The tail rule looks at every key: a few times a second is enough.
@@ -101,14 +102,16 @@ pub fn supervise(run: &Supervised) -> Stop {
             break;
         }
         if stop != Stop::Failed && (recorder.failed() || shared.failed()) {
-            progress.clear();
+            pacer.clear(log);
             stop = Stop::Failed;
             shared.stopping.store(true, Ordering::SeqCst);
             frontier.stop();
             shared.client.shutdown();
             continue;
         }
-        progress.tick(&shared.counters, frontier.counts());
+        pacer.tick(log, |window| {
+            progress.line(window, Instant::now(), &shared.counters, frontier.counts())
+        });
         if stop == Stop::Complete {
             let mut why = String::new();
             stop = if signals.load(Ordering::SeqCst) > 0 {
@@ -138,7 +141,7 @@ pub fn supervise(run: &Supervised) -> Stop {
             } else {
                 continue;
             };
-            progress.clear();
+            pacer.clear(log);
             log.info(format!(
                 "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
@@ -163,28 +166,12 @@ pub fn supervise(run: &Supervised) -> Stop {
             grace_ends = None;
         }
     }
-    progress.clear();
+    pacer.clear(log);
     stop
 }
 
 /// How often the tail rule is checked.
 const PACE_EVERY: Duration = Duration::from_millis(250);
-
-fn progress_mode(arg: ProgressArg) -> Mode {
-    match arg {
-        ProgressArg::Auto => {
-            use std::io::IsTerminal;
-            if std::io::stderr().is_terminal() {
-                Mode::Live
-            } else {
-                Mode::Plain
-            }
-        }
-        ProgressArg::Live => Mode::Live,
-        ProgressArg::Plain => Mode::Plain,
-        ProgressArg::None => Mode::Quiet,
-    }
-}
 
 /// Counts SIGINT and SIGTERM in `count`; a second one exits at once
 /// (131), leaving files the next run resumes from.
@@ -196,7 +183,7 @@ pub fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
         .spawn(move || {
             for _ in signals.forever() {
                 if count.fetch_add(1, Ordering::SeqCst) >= 1 {
-                    eprintln!("\nfetcher: second signal: exiting now; run fetch again to resume");
+                    common::runlog::say("second signal: exiting now; run fetch again to resume");
                     common::exit::Exit::Killed.now();
                 }
             }

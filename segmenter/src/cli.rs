@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use common::config::{DurationValue, SharedOptions, SizeValue};
+use common::progress::ProgressArgs;
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -169,6 +170,14 @@ pub struct RoundFlags {
     /// The keys of `[segmenter]`.
     #[command(flatten)]
     pub options: SegmenterOptions,
+    /// `--progress`.
+    #[command(flatten, next_help_heading = "Resources")]
+    pub progress: ProgressArgs,
+    /// Append the run's log to FILE instead of a new
+    /// CRAWL/logs/segmenter-TIMESTAMP.log (scripts/crawl.sh gives its
+    /// round's log); when stderr is FILE too, each line is written once
+    #[arg(long, value_name = "FILE", help_heading = "Resources")]
+    pub log: Option<PathBuf>,
     /// The settings shared with the fetcher.
     #[command(flatten, next_help_heading = "Segments")]
     pub shared: SharedOptions,
@@ -230,8 +239,9 @@ common::options! {
         /// Worker threads [default: the number of CPUs]
         #[arg(long, value_name = "N", help_heading = "Resources")]
         pub threads: Option<NonZeroUsize>,
-        /// A progress line on stderr this often (pages, MB of HTML, links, URLs
-        /// selected); 0 for none [default: 10s]
+        /// A plain progress line this often (pages, MB of HTML, links, URLs
+        /// selected), on stderr unless it shows the live line, and in the
+        /// log; 0 for none [default: 10s]
         #[arg(long, value_name = "DURATION", help_heading = "Resources")]
         pub progress_interval: Option<DurationValue>,
         /// At most N URLs of one host per segment; the others wait in the
@@ -320,9 +330,13 @@ pub fn round_flags() -> String {
     let run = cli.find_subcommand("run").expect("run is a subcommand");
     let list = common::config::flag_list(
         run.get_arguments()
-            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values())))
+            // The driver's own: it names its round's log.
+            .filter(|(name, _)| *name != "log"),
     );
-    let shared = SharedOptions::flags();
+    let mut shared = SharedOptions::flags();
+    // The fetcher takes the progress flags too, with the same meaning.
+    shared.extend(["progress", "progress-interval"].map(String::from));
     list.lines()
         .map(|line| {
             let name = line.trim_start_matches("--").trim_end_matches('=');

@@ -182,7 +182,7 @@ fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)>
 /// Pauses at a named point when the testing hook asks for it.
 pub fn pause_point(name: &str) {
     if std::env::var_os("SEGMENTER_PAUSE_AT").is_some_and(|v| v == name) {
-        eprintln!("segmenter: paused at {name}");
+        common::runlog::say(format_args!("paused at {name}"));
         std::thread::sleep(Duration::from_secs(60));
     }
 }

@@ -37,6 +37,7 @@ use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, SpillDir, merge};
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// What a round does with the backlog.
@@ -85,9 +86,12 @@ pub fn execute(
     plan: Plan,
 ) -> Result<Report, Error> {
     let progress = Progress::default();
-    let (mut report, staging) = while_running(settings.progress_interval, log, &progress, || {
-        build(settings, log, filter, staging, plan, &progress)
-    })?;
+    let (mut report, staging) = while_running(
+        Pacer::new(settings.progress, settings.progress_interval),
+        log,
+        &progress,
+        || build(settings, log, filter, staging, plan, &progress),
+    )?;
     let started = Instant::now();
     staging.commit()?;
     report.elapsed += started.elapsed();

@@ -88,10 +88,10 @@ impl LastRound {
             Ok(files) => files,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return LastRound::default(),
             Err(e) => {
-                eprintln!(
-                    "segmenter: {}: cannot list the round reports: {e}",
+                common::runlog::say(format_args!(
+                    "{}: cannot list the round reports: {e}",
                     logs_dir.display()
-                );
+                ));
                 return LastRound::default();
             }
         };
@@ -101,10 +101,10 @@ impl LastRound {
                 Ok(Some(last)) => return last,
                 Ok(None) => continue,
                 Err(why) => {
-                    eprintln!(
-                        "segmenter: {}: {why}; the last round's figures are not shown",
+                    common::runlog::say(format_args!(
+                        "{}: {why}; the last round's figures are not shown",
                         path.display()
-                    );
+                    ));
                     return LastRound::default();
                 }
             }
@@ -216,7 +216,7 @@ impl CrawlStatus {
             match SegmentSummary::compute(&path, 0) {
                 Ok(summary) => Some(summary.urls),
                 Err(e) => {
-                    eprintln!("segmenter: {e}");
+                    common::runlog::say(&e);
                     None
                 }
             }
@@ -231,7 +231,7 @@ impl CrawlStatus {
             match crate::history::HistorySummary::compute(&path, now, 0) {
                 Ok(s) => (Some(s.urls), Some(s.due.now)),
                 Err(e) => {
-                    eprintln!("segmenter: {e}");
+                    common::runlog::say(&e);
                     (None, None)
                 }
             }
