@@ -31,7 +31,9 @@
 //! to write; read-only, it is read as it is. Where `sitemaps` is NULL but a
 //! robots.txt body is stored, the sitemaps are read from that body.
 //! The database runs in WAL mode with `synchronous=NORMAL`: a crash loses at
-//! most the last transaction, never the file.
+//! most the last transaction, never the file. The fetcher folds the
+//! write-ahead log into the file at the end of each run
+//! ([`HostDb::checkpoint`]), so that `hosts.db` alone is whole between runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -439,6 +441,20 @@ impl HostDb {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<Result<_, _>>()
             .map_err(|e| self.sql_error(e))
+    }
+
+    /// Copies the write-ahead log into the database file and empties it
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file alone holds
+    /// every host: a copy of `hosts.db` by itself is a whole backup, and
+    /// `hosts.db-wal` is empty. False if a reader kept it from finishing
+    /// (then the log still holds the rest, and the next checkpoint folds it
+    /// in).
+    pub fn checkpoint(&self) -> Result<bool, HostDbError> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| self.sql_error(e))?;
+        Ok(busy == 0)
     }
 
     /// Number of hosts stored.

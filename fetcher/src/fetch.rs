@@ -572,7 +572,13 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
         .map_err(|e| Error::stopped(e, &run.resume_hint))?;
     match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
-        Ok(_) => {
+        Ok(whole) => {
+            if !whole {
+                log.info(format!(
+                    "{}: its write-ahead log could not be folded into it now (a reader held                      it); copy hosts.db-wal with it, or let the next run fold it in",
+                    crawl.hosts_db_path().display()
+                ));
+            }
             if let Err(e) = ran.shared.journal.remove() {
                 log.info(format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
