@@ -17,6 +17,7 @@
 //!
 //! [crawl]                      # read by both programs
 //! round_time = "30m"           # target length of a round
+//! keep_logs = "30d"            # logs older than this are pruned (0: kept)
 //!
 //! [fetcher]                    # read by the fetcher (see `fetcher --help`);
 //! min_delay = "5s"             #   its politeness keys are also read by the
@@ -93,7 +94,14 @@ pub struct CrawlSection {
     /// segmenter gives each host as many URLs as its delay allows in this
     /// time, and the fetcher stops a round at it.
     pub round_time: Option<DurationValue>,
+    /// How long the programs' files in `logs/` are kept
+    /// ([`DEFAULT_KEEP_LOGS`] if unset; 0 keeps them all): `segmenter
+    /// prune`, which `crawl.sh` runs, removes older ones.
+    pub keep_logs: Option<DurationValue>,
 }
+
+/// How long logs are kept unless `[crawl] keep_logs` says otherwise.
+pub const DEFAULT_KEEP_LOGS: Duration = Duration::from_secs(30 * 86_400);
 
 /// The default target length of a round: the interval of a crawl run from
 /// cron every half hour.

@@ -35,6 +35,20 @@ pub fn megabytes(b: u64) -> String {
     format!("{:.1} MB", b as f64 / 1e6)
 }
 
+/// A duration in its largest whole unit: `30 days`, `12 h`, `45 min`, `10 s`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 86_400 && s.is_multiple_of(86_400) {
+        format!("{} day(s)", s / 86_400)
+    } else if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{} h", s / 3600)
+    } else if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +70,14 @@ mod tests {
         assert_eq!(bytes(1_500_000_000), "1.5 GB");
         assert_eq!(megabytes(300_000), "0.3 MB");
         assert_eq!(megabytes(244_912_345), "244.9 MB");
+    }
+
+    #[test]
+    fn durations_take_their_largest_whole_unit() {
+        use std::time::Duration;
+        assert_eq!(duration(Duration::from_secs(30 * 86_400)), "30 day(s)");
+        assert_eq!(duration(Duration::from_secs(7200)), "2 h");
+        assert_eq!(duration(Duration::from_secs(90 * 60)), "90 min");
+        assert_eq!(duration(Duration::from_millis(1500)), "1.5 s");
     }
 }

@@ -58,6 +58,8 @@
 //! - [`atomic`]: write-to-temporary, fsync, rename: how every shared file is written.
 //! - [`lock`]: advisory lock files that keep two processes off the same files.
 //! - [`crawldir`]: paths inside a crawl directory.
+//! - [`fetched`]: what a fetched run says about itself (`DONE`, `crawl.log`).
+//! - [`rounds`]: the round journal (`rounds.v1.tsv`).
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
 //! - [`exit`]: exit codes, error lines and stdout of both programs.
@@ -74,6 +76,7 @@ pub mod config;
 pub mod crawldir;
 pub mod crawllog;
 pub mod exit;
+pub mod fetched;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
@@ -83,6 +86,7 @@ pub mod lock;
 pub mod politeness;
 pub mod progress;
 pub mod robots_txt;
+pub mod rounds;
 pub mod runlog;
 pub mod segment;
 pub mod sitemaps;
