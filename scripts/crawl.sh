@@ -282,7 +282,7 @@ while :; do
     if [ "$first" = 1 ] && [ -n "$seeds" ] && [ "$action" != inject ]; then
         echo "$prog: $crawl already has segments; --seeds $seeds ignored"
     fi
-    first=0 rc=0
+    first=0 step_rc=0
     case "$action" in
         inject)
             if [ -z "$seeds" ]; then
@@ -316,9 +316,8 @@ while :; do
             echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
             exit 1 ;;
     esac
-    case "$action" in
-        inject|fetch|resume|segment|wait)
-            rc=$step_rc
-            if [ "$rc" != 0 ]; then failed_log=$log; else failed_log=""; fi ;;
-    esac
+    # The step's exit code goes to the next question; its log is shown if
+    # it failed.
+    rc=$step_rc failed_log=""
+    [ "$rc" = 0 ] || failed_log=$log
 done

@@ -711,6 +711,16 @@ fn rounds_are_numbered_from_the_journal_whatever_happens_to_the_logs() {
     // The injection's report and one per round; nothing else.
     assert_eq!(reports.len(), 3, "{logs:?}");
     assert!(reports.iter().all(|n| n.ends_with(".json")), "{logs:?}");
+    // A round's log has each line of its steps once: the programs write
+    // their log into it, and their stderr is the same file.
+    let log = std::fs::read_to_string(c.crawl.join("logs/round-00001.log")).unwrap();
+    for once in [
+        "fetching segment 00001",
+        "runs consumed:",
+        "reading 1 fetched run(s)",
+    ] {
+        assert_eq!(log.matches(once).count(), 1, "{once:?} in:\n{log}");
+    }
     // The journal holds the round lines as printed.
     let printed: Vec<&str> = out
         .stdout
@@ -728,16 +738,23 @@ fn rounds_are_numbered_from_the_journal_whatever_happens_to_the_logs() {
     let mut run = Background::start(c.crawl_sh(&[]), c.scratch.path(), "killed");
     assert!(run.wait_for_step("fetcher", Duration::from_secs(60)));
     let _ = run.kill();
+    // (Rarely, the fetch ended just before the kill: then it is not redone.)
+    let cut = !crawl.is_fetched("00003");
     let out = c.run_crawl_sh(&["--rounds", "1"]);
     bins::assert_code(&out, 0, Some(&c.crawl));
     let lines = round_lines(&out.stdout);
     assert_eq!((lines.len(), lines[0].round), (1, 3), "{}", out.stdout);
+    assert_eq!(lines[0].segment, "00003");
     let log = std::fs::read_to_string(c.crawl.join("logs/round-00003.log")).unwrap();
     let fetches = log
         .lines()
         .filter(|l| l.starts_with("=== ") && l.contains(" fetcher fetch 00003: "))
         .count();
-    assert_eq!(fetches, 2, "the killed fetch and its resumption:\n{log}");
+    assert_eq!(
+        fetches,
+        if cut { 2 } else { 1 },
+        "the killed fetch and its resumption, in one log:\n{log}"
+    );
 
     // Logs deleted: the numbering goes on.
     std::fs::remove_dir_all(c.crawl.join("logs")).unwrap();
