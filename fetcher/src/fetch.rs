@@ -272,6 +272,8 @@ struct Queued {
     frontier: Arc<Frontier>,
     /// hosts.db, for the host writer.
     db: HostDb,
+    /// The holds of earlier runs (with hosts.db opened to read).
+    holds: Arc<Holds>,
     /// The state of the segment's hosts, as loaded.
     host_states: HashMap<String, HostState>,
     journal: Journal,
@@ -395,6 +397,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     Ok(Queued {
         frontier,
         db,
+        holds,
         host_states,
         journal,
     })
@@ -406,6 +409,8 @@ struct Ran {
     recorder: Recorder,
     tx: SyncSender<Msg>,
     hosts: HostWriter,
+    /// Closed before the host writer: see [`Holds::close`].
+    holds: Arc<Holds>,
     shared: Arc<Shared>,
     /// The segment's counts, for `stats.json`.
     segment: SegmentCounts,
@@ -529,6 +534,7 @@ fn run_workers(
         recorder,
         tx,
         hosts,
+        holds: queued.holds,
         shared,
         segment: SegmentCounts {
             lines: loaded.lines,
@@ -570,6 +576,7 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
         .recorder
         .finish()
         .map_err(|e| Error::stopped(e, &run.resume_hint))?;
+    ran.holds.close();
     match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(whole) => {
@@ -759,6 +766,13 @@ impl Holds {
             held_by_key,
             held_in_db,
         }
+    }
+
+    /// Closes hosts.db, opened to read. Done before the host writer ends,
+    /// so that the writer's connection is the last one: closing it removes
+    /// the emptied write-ahead log, and `hosts.db` is left alone, whole.
+    fn close(&self) {
+        *self.db.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The latest next contact earlier runs left on `host` (Unix ms), the
