@@ -20,6 +20,7 @@
 //! min_free_disk = "1GB"        # or "2%": stop cleanly before the disk fills
 //! max_crawl_bytes = "500GB"    # WARC bytes of the whole crawl (default: none)
 //! max_host_bytes = "1GB"       # WARC bytes of one host over the crawl (default: none)
+//! keep_logs = "30d"            # logs older than this are pruned (0: kept)
 //!
 //! [fetcher]                    # read by the fetcher (see `fetcher --help`);
 //! min_delay = "5s"             #   its politeness keys are also read by the
@@ -105,7 +106,14 @@ pub struct CrawlSection {
     /// WARC bytes of one host over the whole crawl at most (unset or 0: no
     /// limit).
     pub max_host_bytes: Option<SizeValue>,
+    /// How long the programs' files in `logs/` are kept
+    /// ([`DEFAULT_KEEP_LOGS`] if unset; 0 keeps them all): `segmenter
+    /// prune`, which `crawl.sh` runs, removes older ones.
+    pub keep_logs: Option<DurationValue>,
 }
+
+/// How long logs are kept unless `[crawl] keep_logs` says otherwise.
+pub const DEFAULT_KEEP_LOGS: Duration = Duration::from_secs(30 * 86_400);
 
 /// The default target length of a round: the interval of a crawl run from
 /// cron every half hour.

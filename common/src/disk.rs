@@ -84,7 +84,7 @@ impl<'de> serde::Deserialize<'de> for DiskFloor {
 impl fmt::Display for DiskFloor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            DiskFloor::Bytes(b) => f.write_str(&human(b)),
+            DiskFloor::Bytes(b) => f.write_str(&crate::human::bytes_precise(b)),
             DiskFloor::Percent(p) => write!(f, "{p}%"),
         }
     }
@@ -147,10 +147,14 @@ impl fmt::Display for Shortage {
             f,
             "{}: {} free on its filesystem, ",
             self.path.display(),
-            human(self.free)
+            crate::human::bytes_precise(self.free)
         )?;
         if self.need > 0 {
-            write!(f, "{} needed besides ", human(self.need))?;
+            write!(
+                f,
+                "{} needed besides ",
+                crate::human::bytes_precise(self.need)
+            )?;
         } else {
             f.write_str("below ")?;
         }
@@ -160,8 +164,8 @@ impl fmt::Display for Shortage {
              fetched WARC files elsewhere once archived, or delete old logs), or lower \
              min_free_disk, then run again",
             self.setting,
-            human(self.floor),
-            human(self.to_free().max(1))
+            crate::human::bytes_precise(self.floor),
+            crate::human::bytes_precise(self.to_free().max(1))
         )
     }
 }
@@ -183,20 +187,6 @@ pub fn check(path: &Path, floor: DiskFloor, need: u64) -> io::Result<Option<Shor
             need,
         }),
     )
-}
-
-/// `1.5 GB`, `300 kB`, `17 bytes`: a size for a message (powers of 1000).
-pub fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.2} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 #[cfg(test)]

@@ -68,9 +68,10 @@ pub trait Fault: std::error::Error {
 /// [`Exit::Success`]), an error is printed as `PROGRAM: what: because` and
 /// gives its own code.
 pub fn main<P: clap::Parser, E: Fault>(
-    program: &str,
+    program: &'static str,
     run: impl FnOnce(P) -> Result<Exit, E>,
 ) -> std::process::ExitCode {
+    crate::runlog::set_program(program);
     let parsed = match P::try_parse() {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -86,7 +87,7 @@ pub fn main<P: clap::Parser, E: Fault>(
     match run(parsed) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            eprintln!("{program}: {}", chain(&e));
+            crate::runlog::say(chain(&e));
             e.exit().into()
         }
     }

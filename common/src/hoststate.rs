@@ -38,8 +38,11 @@
 //! without `next_contact_ms`) is upgraded in place when a program opens it
 //! to write; read-only, it is read as it is. Where `sitemaps` is NULL but a
 //! robots.txt body is stored, the sitemaps are read from that body.
-//! The database runs in WAL mode with `synchronous=NORMAL`: a crash loses at
-//! most the last transaction, never the file.
+//! While a fetcher runs, the database is in WAL mode with
+//! `synchronous=NORMAL`: a crash loses at most the last transaction, never
+//! the file. At the end of each run the fetcher folds the write-ahead log
+//! into the file and leaves WAL mode ([`HostDb::checkpoint`]), so that
+//! between runs `hosts.db` is one plain file, whole by itself.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -472,6 +475,33 @@ impl HostDb {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<Result<_, _>>()
             .map_err(|e| self.sql_error(e))
+    }
+
+    /// Folds the write-ahead log into the database file and leaves WAL
+    /// mode (`PRAGMA wal_checkpoint(TRUNCATE)`, then `journal_mode=DELETE`,
+    /// which removes `hosts.db-wal` and `-shm`): between runs `hosts.db` is
+    /// one plain SQLite file, whole by itself (a copy of it alone is a
+    /// backup), which readers open without creating a file beside it. The
+    /// next [`HostDb::open`] goes back to WAL. False if another connection
+    /// kept it from finishing (the log then still holds the rest, and the
+    /// next run folds it in).
+    pub fn checkpoint(&self) -> Result<bool, HostDbError> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| self.sql_error(e))?;
+        if busy != 0 {
+            return Ok(false);
+        }
+        match self
+            .conn
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))
+        {
+            Ok(mode) => Ok(mode.eq_ignore_ascii_case("delete")),
+            // Another connection still has the file open.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => Ok(false),
+            Err(e) => Err(self.sql_error(e)),
+        }
     }
 
     /// Number of hosts stored.

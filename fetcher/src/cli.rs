@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use common::config::{DurationValue, SharedOptions, SizeValue};
+use common::progress::ProgressArgs;
 
 /// Fetches one segment of a crawl politely into WARC files.
 ///
@@ -87,7 +88,9 @@ pub fn fetch_flags() -> String {
     common::config::flag_list(
         fetch
             .get_arguments()
-            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values())))
+            // The driver's own: it names its round's log.
+            .filter(|(name, _)| *name != "log"),
     )
 }
 
@@ -126,10 +129,14 @@ pub struct FetchArgs {
     /// The fetcher's own settings.
     #[command(flatten)]
     pub options: FetcherOptions,
-    /// Progress display: auto (live on a terminal, a line every 10 s
-    /// otherwise), live, plain, or none.
-    #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
-    pub progress: ProgressArg,
+    /// `--progress`.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// Append the run's log to FILE instead of a new
+    /// CRAWL/logs/fetcher-TIMESTAMP.log (scripts/crawl.sh gives its round's
+    /// log); when stderr is FILE too, each line is written once
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 common::options! {
@@ -290,18 +297,9 @@ common::options! {
         /// are not waited for [default: 10s].
         #[arg(long, value_name = "DURATION")]
         pub stop_grace: Option<DurationValue>,
+        /// A plain progress line this often, on stderr unless it shows the
+        /// live line, and in the log; 0 for none [default: 10s]
+        #[arg(long, value_name = "DURATION")]
+        pub progress_interval: Option<DurationValue>,
     }
-}
-
-/// `--progress`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProgressArg {
-    /// Live line on a terminal, plain lines otherwise.
-    Auto,
-    /// Always the live line.
-    Live,
-    /// A plain line every 10 seconds.
-    Plain,
-    /// Only the summary at the end.
-    None,
 }

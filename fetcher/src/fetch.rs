@@ -20,7 +20,8 @@ use common::warc::WarcWriterConfig;
 use crate::budget::{Cut, Spend};
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
-use crate::crew::{self, Crew, ResponseClock};
+use crate::crew::{self, Crew};
+use crate::dns::HostsMap;
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
@@ -37,8 +38,7 @@ use crate::settings::Settings;
 use crate::stats::{self, Stats};
 use crate::supervise::{DiskWatch, Stop, Supervised, install_signals, supervise};
 use crate::tls::Trust;
-use crate::transport::HostsMap;
-use crate::worker::Shared;
+use crate::worker::{ResponseClock, Shared};
 use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.
@@ -74,7 +74,7 @@ pub fn run(s: Settings) -> Result<Ended, Error> {
         return Err(Error::Disk(short));
     }
     let _ = std::fs::create_dir_all(crawl.logs_dir());
-    let log = RunLog::open("fetcher", &crawl.new_log_path("fetcher"));
+    let log = RunLog::open_or_append("fetcher", s.log.as_deref(), &crawl.new_log_path("fetcher"));
     let result = fetch_segment(&s, &crawl, &id, &log);
     if let Err(e) = &result {
         // main prints it on stderr; the log file of the run gets it too.
@@ -279,6 +279,8 @@ struct Queued {
     frontier: Arc<Frontier>,
     /// hosts.db, for the host writer.
     db: HostDb,
+    /// The holds of earlier runs (with hosts.db opened to read).
+    holds: Arc<Holds>,
     /// The state of the segment's hosts, as loaded.
     host_states: HashMap<String, HostState>,
     journal: Journal,
@@ -403,6 +405,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     Ok(Queued {
         frontier,
         db,
+        holds,
         host_states,
         journal,
     })
@@ -416,6 +419,8 @@ struct Ran {
     recorder: Recorder,
     tx: SyncSender<Msg>,
     hosts: HostWriter,
+    /// Closed before the host writer: see [`Holds::close`].
+    holds: Arc<Holds>,
     shared: Arc<Shared>,
     /// The segment's counts, for `stats.json`.
     segment: SegmentCounts,
@@ -550,6 +555,7 @@ fn run_workers(
         recorder,
         tx,
         hosts,
+        holds: queued.holds,
         shared,
         segment: SegmentCounts {
             lines: loaded.lines,
@@ -598,9 +604,16 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
         .recorder
         .finish()
         .map_err(|e| Error::stopped(e, &run.resume_hint))?;
+    ran.holds.close();
     match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
-        Ok(_) => {
+        Ok(whole) => {
+            if !whole {
+                log.info(format!(
+                    "{}: its write-ahead log could not be folded into it now (a reader held                      it); copy hosts.db-wal with it, or let the next run fold it in",
+                    crawl.hosts_db_path().display()
+                ));
+            }
             if let Err(e) = ran.shared.journal.remove() {
                 log.info(format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
@@ -719,7 +732,7 @@ fn write_done(
     log.info(format!(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
-        crate::progress::human_bytes(totals.payload_bytes),
+        common::human::bytes(totals.payload_bytes),
         errors,
         out.display()
     ));
@@ -734,11 +747,11 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
             .pending_segments()
             .map_err(Error::io(crawl.segments_dir()))?;
         if pending.is_empty() {
-            eprintln!(
-                "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
+            common::runlog::say(format_args!(
+                "{}: no segment waiting to be fetched (make one with `segmenter run {}`)",
                 crawl.root().display(),
                 crawl.root().display()
-            );
+            ));
         }
         return Ok(pending.into_iter().next());
     };
@@ -750,10 +763,10 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         )));
     }
     if crawl.is_fetched(id) {
-        eprintln!(
-            "fetcher: segment {id} is already fetched ({} exists); nothing to do",
+        common::runlog::say(format_args!(
+            "segment {id} is already fetched ({} exists); nothing to do",
             crawl.fetched_dir(id).join(DONE_FILE).display()
-        );
+        ));
         return Ok(None);
     }
     Ok(Some(id.to_string()))
@@ -813,6 +826,13 @@ impl Holds {
             held_by_key,
             held_in_db,
         }
+    }
+
+    /// Closes hosts.db, opened to read. Done before the host writer ends,
+    /// so that the writer's connection is the last one: closing it removes
+    /// the emptied write-ahead log, and `hosts.db` is left alone, whole.
+    fn close(&self) {
+        *self.db.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The latest next contact earlier runs left on `host` (Unix ms), the
@@ -982,8 +1002,8 @@ fn start_spend(s: &Settings, crawl: &CrawlDir, log: &RunLog) -> Result<Spend, Er
         log.info(format!(
             "max_crawl_bytes {} reached before the run: the crawl's WARC files hold {}; nothing \
              is fetched (raise max_crawl_bytes to go on)",
-            common::disk::human(s.budgets.crawl.unwrap_or(0)),
-            common::disk::human(before)
+            common::human::bytes_precise(s.budgets.crawl.unwrap_or(0)),
+            common::human::bytes_precise(before)
         ));
     }
     Ok(spend)

@@ -70,7 +70,7 @@ pub fn load(
 /// The thread that applies host updates and writes them to `hosts.db`.
 pub struct HostWriter {
     tx: Option<Sender<HostUpdate>>,
-    thread: Option<JoinHandle<Result<u64, HostDbError>>>,
+    thread: Option<JoinHandle<Result<bool, HostDbError>>>,
 }
 
 impl HostWriter {
@@ -92,14 +92,16 @@ impl HostWriter {
         self.tx.clone().expect("host writer is running")
     }
 
-    /// Writes what is pending and stops; returns the number of hosts written.
-    pub fn finish(mut self) -> Result<u64, HostDbError> {
+    /// Writes what is pending, folds the write-ahead log into `hosts.db`
+    /// and stops; true if `hosts.db` alone is now whole
+    /// ([`HostDb::checkpoint`]).
+    pub fn finish(mut self) -> Result<bool, HostDbError> {
         drop(self.tx.take());
         self.thread
             .take()
             .expect("finish once")
             .join()
-            .unwrap_or(Ok(0))
+            .unwrap_or(Ok(false))
     }
 }
 
@@ -109,9 +111,8 @@ fn run(
     mut db: HostDb,
     mut states: HashMap<String, HostState>,
     rx: Receiver<HostUpdate>,
-) -> Result<u64, HostDbError> {
+) -> Result<bool, HostDbError> {
     let mut dirty: HashSet<String> = HashSet::new();
-    let mut written = 0u64;
     let mut last_write = std::time::Instant::now();
     // While updates keep coming, take them in batches with a pause between
     // (as the recorder does), so that a worker's send rarely has to wake
@@ -138,12 +139,12 @@ fn run(
             Err(RecvTimeoutError::Disconnected) => break,
         }
         if !dirty.is_empty() && last_write.elapsed() >= BATCH_EVERY {
-            written += flush(&mut db, &states, &mut dirty)?;
+            flush(&mut db, &states, &mut dirty)?;
             last_write = std::time::Instant::now();
         }
     }
-    written += flush(&mut db, &states, &mut dirty)?;
-    Ok(written)
+    flush(&mut db, &states, &mut dirty)?;
+    db.checkpoint()
 }
 
 /// Applies an update to the host's state: the one loaded at the start, or

@@ -9,10 +9,11 @@ use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, sett
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
-use crate::cli::{FetchArgs, FetcherOptions, ProgressArg};
+use crate::cli::{FetchArgs, FetcherOptions};
 use crate::proxy::ProxyChoice;
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
+use common::progress::ProgressMode;
 
 /// Most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 4096;
@@ -101,8 +102,12 @@ pub struct Settings {
     pub queue_batch: usize,
     /// Grace period after a stop signal.
     pub stop_grace: Duration,
-    /// Progress display.
-    pub progress: ProgressArg,
+    /// Progress display (`--progress`).
+    pub progress: ProgressMode,
+    /// Time between plain progress lines (zero: none).
+    pub progress_interval: Duration,
+    /// `--log FILE`: the file the run's log is appended to.
+    pub log: Option<PathBuf>,
     /// `[scope]`, for redirect targets followed in the run.
     pub scope: ScopeConfig,
     /// `[filter]`, for redirect targets followed in the run.
@@ -247,7 +252,11 @@ impl Settings {
             warc_level,
             queue_batch,
             stop_grace: dur(o.stop_grace, 10),
-            progress: args.progress,
+            progress: args.progress.progress,
+            progress_interval: o
+                .progress_interval
+                .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
+            log: args.log.clone(),
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),
             crawl,

@@ -11,15 +11,16 @@ use std::time::{Duration, Instant};
 
 use std::path::PathBuf;
 
-use common::disk::{DiskFloor, human};
+use common::disk::DiskFloor;
+use common::human::bytes_precise as human;
 
 use crate::budget::{Cut, Spend};
-use crate::cli::ProgressArg;
-use crate::progress::{Mode, Progress};
+use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::round_end::Ending;
 use crate::settings::Settings;
 use crate::worker::Shared;
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// How the supervised part of a run ended.
@@ -142,7 +143,8 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
     } = run;
     let mut detail = None;
     let frontier = &shared.frontier;
-    let mut progress = Progress::new(progress_mode(s.progress));
+    let mut pacer = Pacer::new(s.progress, s.progress_interval);
+    let mut progress = Progress::new();
     let mut stop = Stop::Complete;
     let mut grace_ends: Option<Instant> = None;
     let mut clocks = Clocks {
@@ -166,21 +168,23 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
             break;
         }
         if stop != Stop::Failed && (recorder.failed() || shared.failed()) {
-            progress.clear();
+            pacer.clear(log);
             stop = Stop::Failed;
             shared.stopping.store(true, Ordering::SeqCst);
             frontier.stop();
             shared.client.shutdown();
             continue;
         }
-        progress.tick(&shared.counters, frontier.counts());
+        pacer.tick(log, |window| {
+            progress.line(window, Instant::now(), &shared.counters, frontier.counts())
+        });
         if stop == Stop::Complete {
             let Some((why_stop, why, said)) = criterion(run, &mut clocks) else {
                 continue;
             };
             stop = why_stop;
             detail = said;
-            progress.clear();
+            pacer.clear(log);
             log.info(format!(
                 "stopping ({why}): finishing requests in flight, at most {:?}",
                 s.stop_grace
@@ -193,7 +197,7 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
             grace_ends = None;
         }
     }
-    progress.clear();
+    pacer.clear(log);
     (stop, detail)
 }
 
@@ -296,22 +300,6 @@ fn budget_detail(spend: &Spend, cut: Cut) -> String {
 /// How often the tail rule is checked.
 const PACE_EVERY: Duration = Duration::from_millis(250);
 
-fn progress_mode(arg: ProgressArg) -> Mode {
-    match arg {
-        ProgressArg::Auto => {
-            use std::io::IsTerminal;
-            if std::io::stderr().is_terminal() {
-                Mode::Live
-            } else {
-                Mode::Plain
-            }
-        }
-        ProgressArg::Live => Mode::Live,
-        ProgressArg::Plain => Mode::Plain,
-        ProgressArg::None => Mode::Quiet,
-    }
-}
-
 /// Counts SIGINT and SIGTERM in `count`; a second one exits at once
 /// (131), leaving files the next run resumes from.
 pub fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
@@ -322,7 +310,7 @@ pub fn install_signals(count: Arc<AtomicU32>) -> std::io::Result<()> {
         .spawn(move || {
             for _ in signals.forever() {
                 if count.fetch_add(1, Ordering::SeqCst) >= 1 {
-                    eprintln!("\nfetcher: second signal: exiting now; run fetch again to resume");
+                    common::runlog::say("second signal: exiting now; run fetch again to resume");
                     common::exit::Exit::Killed.now();
                 }
             }

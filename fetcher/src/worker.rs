@@ -2,7 +2,7 @@
 //! with no lock held, hands the result to the writer thread and reports
 //! back to the frontier.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -16,7 +16,6 @@ use common::politeness::Policy;
 
 use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
-use crate::crew::ResponseClock;
 use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::host_updates::HostUpdate;
@@ -35,6 +34,30 @@ fn millis(d: Duration) -> u32 {
 
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
 const ROBOTS_REDIRECTS: u32 = 5;
+
+/// Response times that workers report, for the crew ([`crate::crew`]) to
+/// judge whether more workers would pay.
+#[derive(Debug, Default)]
+pub struct ResponseClock {
+    total_us: AtomicU64,
+    count: AtomicU64,
+}
+
+impl ResponseClock {
+    /// Notes one request that took `d` (answered or not).
+    pub fn note(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.total_us.fetch_add(us, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The mean of the times noted since the last call, if any.
+    pub fn take_mean(&self) -> Option<Duration> {
+        let count = self.count.swap(0, Ordering::Relaxed);
+        let total = self.total_us.swap(0, Ordering::Relaxed);
+        (count > 0).then(|| Duration::from_micros(total / count))
+    }
+}
 
 /// What every worker shares.
 pub struct Shared {

@@ -13,7 +13,7 @@ use common::segment::Via;
 use common::urlnorm::UrlError;
 use url::Url;
 
-use crate::report::Counts;
+use crate::counts::Counts;
 
 /// What travels with a candidate URL. When one URL is found several times
 /// the copies are merged with [`Meta::absorb`], which is commutative and

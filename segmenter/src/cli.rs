@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use common::config::{DurationValue, SharedOptions, SizeValue};
+use common::progress::ProgressArgs;
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -121,6 +122,62 @@ pub enum Command {
         #[arg(long)]
         no_backlog: bool,
     },
+    /// What the crawl does next, and why: the decisions of the crawl cycle,
+    /// for drivers (scripts/crawl.sh) and for a look by hand.
+    ///
+    /// Prints one line, `ACTION ARG LOG REASON` (ARG and LOG one word each,
+    /// `-` for none; LOG relative to CRAWL): `inject - logs/inject.log ...`,
+    /// `injected N - ...`, `fetch ID LOG ...` or `resume ID LOG ...` (run
+    /// `fetcher fetch CRAWL ID`), `segment - LOG ...` (run `segmenter run
+    /// CRAWL`), `wait SECONDS LOG ...` (every host left is held), `round N -
+    /// ROUND LINE` (round N ended), `stop CODE - ...` (stop; exit with
+    /// CODE). Without --record it only reads. A driver calls it with
+    /// --record --since (when it started) between its steps, with
+    /// --exit-code of the step it ran: the step handed out is kept in
+    /// CRAWL/round.json and each round that ends is appended to
+    /// CRAWL/rounds.v1.tsv, which numbers the rounds.
+    Next {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Record the step handed out and the round that ends (the
+        /// driver's call).
+        #[arg(long)]
+        record: bool,
+        /// When the driver started, in seconds since 1970 (bash's
+        /// $EPOCHREALTIME): steps and rounds since are its own [default:
+        /// now, as a driver that starts now]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        since: Option<i64>,
+        /// The exit code of the step the driver ran last.
+        #[arg(
+            long,
+            value_name = "CODE",
+            default_value_t = 0,
+            allow_negative_numbers = true
+        )]
+        exit_code: i32,
+        /// Print one JSON object instead of the line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the programs' files in CRAWL/logs/ older than the retention.
+    ///
+    /// Candidates: round-NNNNN.log, inject.log, fetcher-*.log,
+    /// segmenter-*.log and segmenter-*.json whose last write is older than
+    /// --keep-logs (else [crawl] keep_logs in crawl.toml, else 30d; 0 keeps
+    /// them all). The log of the round in progress and the newest report of
+    /// a `run` are kept; other files are never touched. scripts/crawl.sh
+    /// runs it once per run.
+    Prune {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Keep the files written in this time (`30d`, `12h`; 0 keeps all)
+        #[arg(long, value_name = "DURATION")]
+        keep_logs: Option<DurationValue>,
+        /// Say what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Check every state file; with --accept-loss, replace the damaged ones.
     ///
     /// Checks CRAWL/scope.seeds, consumed.txt, the backlog, seen.bloom,
@@ -172,6 +229,14 @@ pub struct RoundFlags {
     /// The keys of `[segmenter]`.
     #[command(flatten)]
     pub options: SegmenterOptions,
+    /// `--progress`.
+    #[command(flatten, next_help_heading = "Resources")]
+    pub progress: ProgressArgs,
+    /// Append the run's log to FILE instead of a new
+    /// CRAWL/logs/segmenter-TIMESTAMP.log (scripts/crawl.sh gives its
+    /// round's log); when stderr is FILE too, each line is written once
+    #[arg(long, value_name = "FILE", help_heading = "Resources")]
+    pub log: Option<PathBuf>,
     /// The settings shared with the fetcher.
     #[command(flatten, next_help_heading = "Segments")]
     pub shared: SharedOptions,
@@ -241,8 +306,9 @@ common::options! {
         /// Worker threads [default: the number of CPUs]
         #[arg(long, value_name = "N", help_heading = "Resources")]
         pub threads: Option<NonZeroUsize>,
-        /// A progress line on stderr this often (pages, MB of HTML, links, URLs
-        /// selected); 0 for none [default: 10s]
+        /// A plain progress line this often (pages, MB of HTML, links, URLs
+        /// selected), on stderr unless it shows the live line, and in the
+        /// log; 0 for none [default: 10s]
         #[arg(long, value_name = "DURATION", help_heading = "Resources")]
         pub progress_interval: Option<DurationValue>,
         /// At most N URLs of one host per segment; the others wait in the
@@ -346,9 +412,13 @@ pub fn round_flags() -> String {
     let run = cli.find_subcommand("run").expect("run is a subcommand");
     let list = common::config::flag_list(
         run.get_arguments()
-            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values())))
+            // The driver's own: it names its round's log.
+            .filter(|(name, _)| *name != "log"),
     );
-    let shared = SharedOptions::flags();
+    let mut shared = SharedOptions::flags();
+    // The fetcher takes the progress flags too, with the same meaning.
+    shared.extend(["progress", "progress-interval"].map(String::from));
     list.lines()
         .map(|line| {
             let name = line.trim_start_matches("--").trim_end_matches('=');

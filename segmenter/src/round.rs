@@ -26,16 +26,18 @@ use crate::backlog::{BacklogStream, Waiting};
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
+use crate::counts::Counts;
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
-use crate::report::{Counts, Report, Selection};
+use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::{Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, SpillDir, merge};
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// What a round does with the backlog.
@@ -102,9 +104,12 @@ pub fn execute(
     plan: Plan,
 ) -> Result<Report, Error> {
     let progress = Progress::default();
-    let (mut report, staging) = while_running(settings.progress_interval, log, &progress, || {
-        build(settings, log, filter, staging, plan, &progress)
-    })?;
+    let (mut report, staging) = while_running(
+        Pacer::new(settings.progress, settings.progress_interval),
+        log,
+        &progress,
+        || build(settings, log, filter, staging, plan, &progress),
+    )?;
     let started = Instant::now();
     staging.commit()?;
     report.elapsed += started.elapsed();

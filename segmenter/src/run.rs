@@ -94,7 +94,7 @@ fn round(session: &Session) -> Result<(), Error> {
             None
         };
         if let Some(reason) = reason {
-            session.log.info(format_args!(
+            session.log.tell(format_args!(
                 "{}: nothing to do: {reason}",
                 crawl.root().display()
             ));

@@ -1,8 +1,6 @@
 //! What `inject` and `run` do around a round: settings, the log file, the
 //! lock, recovery from a killed run, and the report at the end.
 
-use std::path::Path;
-
 use common::crawldir::CrawlDir;
 
 use crate::cli::RoundFlags;
@@ -43,7 +41,11 @@ impl Session {
     pub fn start(crawl: CrawlDir, flags: &RoundFlags) -> Result<Session, Error> {
         let settings = Settings::load(crawl, flags)?;
         let crawl = &settings.crawl;
-        let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
+        let log = RunLog::open_or_append(
+            "segmenter",
+            settings.log.as_deref(),
+            &crawl.new_log_path("segmenter"),
+        );
         let lock = commit::lock(crawl)?;
         match commit::recover(crawl)? {
             Recovery::Clean => {}
@@ -93,18 +95,17 @@ impl Session {
         Staging::create(crawl)
     }
 
-    /// Prints the report (stderr and log), keeps it as JSON beside the log
-    /// (`logs/segmenter-TIMESTAMP.json`) and warns about the Bloom filter's
-    /// load. Called once the round has committed: a round that did not
-    /// leaves no JSON report.
+    /// Prints the report (stderr and log), keeps it as JSON in
+    /// `logs/segmenter-TIMESTAMP.json` (beside the run's own log, under the
+    /// same name) and warns about the Bloom filter's load. Called once the
+    /// round has committed: a round that did not leaves no JSON report.
     pub fn finish(&self, report: &Report) {
         self.log.block(&report.render());
-        let path = self
-            .log
-            .path()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.settings.crawl.new_log_path("segmenter"))
-            .with_extension("json");
+        let path = match self.log.path() {
+            Some(own) if !self.log.is_appended() => own,
+            _ => self.settings.crawl.new_log_path("segmenter"),
+        }
+        .with_extension("json");
         if let Err(e) = common::atomic::write_atomic(&path, report.to_json().as_bytes()) {
             // The round is committed; only `segmenter status`'s last-round
             // figures miss it.

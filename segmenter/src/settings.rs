@@ -28,8 +28,12 @@ pub struct Settings {
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
-    /// Time between progress lines (zero: none).
+    /// Progress display (`--progress`).
+    pub progress: common::progress::ProgressMode,
+    /// Time between plain progress lines (zero: none).
     pub progress_interval: Duration,
+    /// `--log FILE`: the file the run's log is appended to.
+    pub log: Option<std::path::PathBuf>,
     /// URLs of one host per segment.
     pub max_per_host: u64,
     /// URLs of one host over the crawl (`None`: no limit).
@@ -252,9 +256,11 @@ impl Settings {
             crawl,
             memory,
             threads,
+            progress: flags.progress.progress,
             progress_interval: o
                 .progress_interval
-                .map_or(Duration::from_secs(10), Duration::from),
+                .map_or(common::progress::DEFAULT_INTERVAL, Duration::from),
+            log: flags.log.clone(),
             max_per_host: o.max_per_host.map_or(1000, NonZeroU64::get),
             max_host_pages: o.max_host_pages.filter(|&n| n > 0),
             max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),

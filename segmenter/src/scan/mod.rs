@@ -53,12 +53,12 @@ use common::warc::{WarcError, WarcReader, WarcRecord};
 use url::Url;
 
 use crate::candidates::{Admission, Meta};
+use crate::counts::Counts;
 use crate::error::Error;
 use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
-use crate::report::Counts;
 use crate::seen::Seen;
 use crate::sort::{Sorted, Sorter, SpillDir};
 use common::runlog::RunLog;
@@ -70,7 +70,6 @@ mod sitemaps;
 pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
 pub use records::{fetched_warcs, is_page};
-pub use sitemaps::KIND_NAMES as SITEMAP_KINDS;
 use sitemaps::SitemapDoc;
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
