@@ -174,8 +174,11 @@ common::options! {
         /// never].
         #[arg(long, value_name = "N")]
         pub min_hosts: Option<usize>,
-        /// Largest body stored, counted after decoding; longer bodies are cut and
-        /// marked WARC-Truncated: length [default: 10MiB].
+        /// Largest body stored, counted as received (transfer and content
+        /// codings included); a longer body is stored cut at this size and
+        /// marked WARC-Truncated: length. A body under it that decodes to more
+        /// (a gzip bomb) is stored whole, noted `too-big` in the crawl log
+        /// [default: 10MiB].
         #[arg(long, value_name = "SIZE")]
         pub max_body: Option<SizeValue>,
         /// Connect timeout [default: 10s].
