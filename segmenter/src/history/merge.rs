@@ -247,7 +247,9 @@ impl Merge<'_> {
         key: &mut Vec<u8>,
         meta: &mut Meta,
     ) -> Result<Option<Next>, Error> {
-        while self.observations.next_into(key, meta)? {
+        // (Observations carry nothing besides their key: empty, no allocation.)
+        let mut carried = Vec::new();
+        while self.observations.next_into(key, meta, &mut carried)? {
             let Some(parts) = split_key(key) else {
                 continue;
             };
