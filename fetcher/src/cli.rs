@@ -200,6 +200,18 @@ common::options! {
         /// [default: true].
         #[arg(long, value_name = "BOOL")]
         pub revisit_identical: Option<bool>,
+        /// Send a refetch's validators back (If-None-Match, If-Modified-Since)
+        /// so that an unchanged page costs a 304. An archival crawl may turn
+        /// this off: pywb replays a 304 revisit as an empty page, while an
+        /// unchanged 200 is stored as an identical-payload revisit, which
+        /// replays (more bytes fetched, none more stored) [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub conditional_requests: Option<bool>,
+        /// Write a WARC metadata record after each response (how the URL was
+        /// found, hops, fetch time, the redirect target), as Heritrix does
+        /// [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub metadata_records: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

@@ -2,7 +2,8 @@
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`]) does the work through
+//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
+//! [`index`], [`wacz`]) does the work; a round's goes through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 
@@ -16,6 +17,7 @@ pub mod extract;
 mod fasthash;
 mod history;
 mod import;
+mod index;
 mod inject;
 mod inspect;
 
@@ -33,6 +35,7 @@ mod settings;
 pub mod sitemap;
 mod sort;
 mod status;
+mod wacz;
 
 use common::exit::Exit;
 
@@ -61,6 +64,28 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         } => status::status(&crawl, json, !no_backlog)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
         Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
+        Command::Index { crawl, rounds, out } => {
+            index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
+        }
+        Command::Wacz {
+            crawl,
+            out,
+            rounds,
+            title,
+        } => wacz::wacz(
+            &crawl,
+            &out,
+            &rounds_of(rounds.as_deref())?,
+            title.as_deref(),
+        )?,
     }
     Ok(Exit::Success)
+}
+
+/// The `--rounds` of `index` and `wacz`.
+fn rounds_of(text: Option<&str>) -> Result<index::Rounds, Error> {
+    match text {
+        Some(t) => index::Rounds::parse(t).map_err(Error::Usage),
+        None => Ok(index::Rounds::default()),
+    }
 }

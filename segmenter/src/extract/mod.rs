@@ -811,3 +811,30 @@ fn encode_query<'a>(enc: &'static Encoding, s: &'a str) -> Cow<'a, [u8]> {
     }
     Cow::Owned(out)
 }
+
+/// The title of an HTML page: the text of its first `<title>` element,
+/// read in the page's encoding (BOM, then the `Content-Type` charset, then
+/// `<meta charset>`, as for links), character references decoded, white
+/// space collapsed; `None` without one (or an empty one). Only the first
+/// 64 KiB of `body` are searched.
+pub fn page_title(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    let header_charset = content_type
+        .map(common::http::split_content_type)
+        .and_then(|(_, c)| c);
+    let detected = charset::detect(header_charset, body);
+    let body = &body[detected.bom_len..body.len().min(64 * 1024)];
+    let (text, _, _) = detected.encoding.decode(body);
+    let lower = text.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let mut decoded = String::new();
+    let raw = &text[start..end];
+    let raw = if entities::decode_into(raw, &mut decoded) {
+        decoded.as_str()
+    } else {
+        raw
+    };
+    let title = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then_some(title)
+}

@@ -1,0 +1,400 @@
+//! `segmenter wacz`: a crawl (or some of its rounds) as one WACZ 1.1.1
+//! package, the ZIP file that ReplayWeb.page opens and web archives
+//! exchange:
+//!
+//! ```text
+//! archive/NAME.warc.gz      every WARC file of the runs taken, stored (not compressed again)
+//! indexes/index.cdxj        their CDXJ indexes merged (segmenter index)
+//! pages/pages.jsonl         one line per 2xx HTML page: url, ts, title
+//! datapackage.json          every file with its sha256 and size
+//! datapackage-digest.json   the sha256 of datapackage.json
+//! ```
+//!
+//! Streamed: each WARC file is copied into the package through the ZIP
+//! writer and a sha256 in one pass, the merged index goes straight into
+//! its entry, and the pages list is gathered in a temporary file beside
+//! the package, so memory does not grow with the crawl (a line of each
+//! index being merged, a block of page records at a time). The package
+//! is written under a temporary name and renamed into place; ZIP64 is used
+//! for files of 4 GiB or more.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use common::crawldir::CrawlDir;
+use common::runlog::RunLog;
+use common::warc::{WarcReader, WarcRecord};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use crate::error::Error;
+use crate::extract::page_title;
+use crate::index::{Rounds, indexed_warcs, merge_into};
+
+/// The WACZ version written (`wacz_version`).
+pub const WACZ_VERSION: &str = "1.1.1";
+
+/// Index lines whose pages are read together (on all cores).
+const PAGE_BLOCK: usize = 2048;
+
+/// Bytes of a page's record read to find its title.
+const TITLE_BYTES: usize = 256 * 1024;
+
+/// One file of the package, as `datapackage.json` lists it.
+#[derive(Debug, Serialize)]
+struct Resource {
+    name: String,
+    path: String,
+    hash: String,
+    bytes: u64,
+}
+
+/// One line of `pages/pages.jsonl`.
+#[derive(Debug, Serialize)]
+struct PageLine<'a> {
+    url: &'a str,
+    ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+}
+
+/// A writer that passes bytes on and keeps their sha256 and count.
+struct Hashing<W> {
+    inner: W,
+    sha: Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W> Hashing<W> {
+    fn new(inner: W) -> Hashing<W> {
+        Hashing {
+            inner,
+            sha: Sha256::new(),
+            bytes: 0,
+        }
+    }
+    fn resource(self, path: &str) -> (W, Resource) {
+        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        let hash = format!("sha256:{}", hex(&self.sha.finalize()));
+        (
+            self.inner,
+            Resource {
+                name,
+                path: path.to_string(),
+                hash,
+                bytes: self.bytes,
+            },
+        )
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `segmenter wacz CRAWL --out FILE [--rounds R] [--title T]`.
+pub fn wacz(crawl: &Path, out: &Path, rounds: &Rounds, title: Option<&str>) -> Result<(), Error> {
+    let crawl = CrawlDir::open(crawl).map_err(Error::io(crawl))?;
+    let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
+    let started = std::time::Instant::now();
+    let warcs = indexed_warcs(&crawl, rounds, &log)?;
+    let part = with_suffix(out, ".part");
+    let pages_tmp = with_suffix(out, ".pages.part");
+    let merged_tmp = with_suffix(out, ".index.part");
+    let written = (|| {
+        let file = File::create(&part).map_err(Error::io(&part))?;
+        let mut zip = ZipWriter::new(BufWriter::with_capacity(1 << 20, file));
+        let mut resources = Vec::new();
+        let stamp = zip_time(SystemTime::now());
+        let stored = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .last_modified_time(stamp);
+        let deflated = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .last_modified_time(stamp)
+            .large_file(true);
+        let zip_err = |e: zip::result::ZipError| Error::Io {
+            path: part.clone(),
+            source: io::Error::other(e.to_string()),
+        };
+        for w in &warcs {
+            let name = w
+                .warc
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let path = format!("archive/{name}");
+            let size = std::fs::metadata(&w.warc)
+                .map_err(Error::io(&w.warc))?
+                .len();
+            zip.start_file(&path, stored.large_file(size >= u64::from(u32::MAX)))
+                .map_err(zip_err)?;
+            let mut input = File::open(&w.warc).map_err(Error::io(&w.warc))?;
+            let mut h = Hashing::new(&mut zip);
+            io::copy(&mut input, &mut h).map_err(Error::io(&part))?;
+            let (_, r) = h.resource(&path);
+            resources.push(r);
+        }
+        // The merged index (a temporary file), and from it the pages list.
+        let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
+        let scratch = part.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let captures = {
+            let mut w = BufWriter::new(File::create(&merged_tmp).map_err(Error::io(&merged_tmp))?);
+            let n = merge_into(&indexes, &scratch, &mut w)?;
+            w.flush().map_err(Error::io(&merged_tmp))?;
+            n
+        };
+        zip.start_file("indexes/index.cdxj", deflated)
+            .map_err(zip_err)?;
+        let mut h = Hashing::new(&mut zip);
+        io::copy(
+            &mut File::open(&merged_tmp).map_err(Error::io(&merged_tmp))?,
+            &mut h,
+        )
+        .map_err(Error::io(&part))?;
+        let (_, r) = h.resource("indexes/index.cdxj");
+        resources.push(r);
+        let files: HashMap<String, PathBuf> = warcs
+            .iter()
+            .filter_map(|w| {
+                Some((
+                    w.warc.file_name()?.to_string_lossy().into_owned(),
+                    w.warc.clone(),
+                ))
+            })
+            .collect();
+        let pages = write_pages(&files, &merged_tmp, &pages_tmp)?;
+        let _ = std::fs::remove_file(&merged_tmp);
+        zip.start_file("pages/pages.jsonl", deflated)
+            .map_err(zip_err)?;
+        let mut h = Hashing::new(&mut zip);
+        io::copy(
+            &mut File::open(&pages_tmp).map_err(Error::io(&pages_tmp))?,
+            &mut h,
+        )
+        .map_err(Error::io(&part))?;
+        let (_, r) = h.resource("pages/pages.jsonl");
+        resources.push(r);
+        let _ = std::fs::remove_file(&pages_tmp);
+
+        let package = datapackage(&crawl, title, resources);
+        let package = serde_json::to_vec_pretty(&package).expect("plain JSON");
+        zip.start_file("datapackage.json", deflated)
+            .map_err(zip_err)?;
+        zip.write_all(&package).map_err(Error::io(&part))?;
+        let digest = serde_json::json!({
+            "path": "datapackage.json",
+            "hash": format!("sha256:{}", hex(&Sha256::digest(&package))),
+        });
+        zip.start_file("datapackage-digest.json", deflated)
+            .map_err(zip_err)?;
+        zip.write_all(&serde_json::to_vec_pretty(&digest).expect("plain JSON"))
+            .map_err(Error::io(&part))?;
+        let mut file = zip.finish().map_err(zip_err)?;
+        file.flush().map_err(Error::io(&part))?;
+        let file = file.into_inner().map_err(|e| Error::Io {
+            path: part.clone(),
+            source: e.into_error(),
+        })?;
+        file.sync_all().map_err(Error::io(&part))?;
+        Ok::<_, Error>((captures, pages, file.metadata().map_or(0, |m| m.len())))
+    })();
+    let (captures, pages, size) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            for f in [&part, &pages_tmp, &merged_tmp] {
+                let _ = std::fs::remove_file(f);
+            }
+            return Err(e);
+        }
+    };
+    std::fs::rename(&part, out).map_err(Error::io(out))?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        common::atomic::sync_dir(dir).map_err(Error::io(dir))?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    log.info(format!(
+        "{}: {} WARC files, {captures} captures, {pages} pages, {:.1} MB in {seconds:.1}s ({:.0} MB/s)",
+        out.display(),
+        warcs.len(),
+        size as f64 / 1e6,
+        size as f64 / 1e6 / seconds.max(1e-9),
+    ));
+    Ok(())
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn zip_time(t: SystemTime) -> zip::DateTime {
+    let (y, mo, d, h, mi, s, _) = common::timefmt::civil(t);
+    zip::DateTime::from_date_and_time(
+        u16::try_from(y).unwrap_or(1980),
+        mo as u8,
+        d as u8,
+        h as u8,
+        mi as u8,
+        s as u8,
+    )
+    .unwrap_or_default()
+}
+
+fn datapackage(
+    crawl: &CrawlDir,
+    title: Option<&str>,
+    resources: Vec<Resource>,
+) -> serde_json::Value {
+    let now = common::timefmt::iso_seconds(SystemTime::now());
+    let title = title.map(str::to_string).unwrap_or_else(|| {
+        crawl
+            .root()
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "crawl".into())
+    });
+    serde_json::json!({
+        "profile": "data-package",
+        "wacz_version": WACZ_VERSION,
+        "title": title,
+        "created": now,
+        "modified": now,
+        "software": format!("segmenter {}", env!("CARGO_PKG_VERSION")),
+        "resources": resources,
+    })
+}
+
+/// Writes `pages.jsonl` to `path` from the merged index `merged`: a
+/// header line, then the first 2xx `text/html` (or XHTML) capture of each
+/// URL, with the title its page has (its record read from `files`, by
+/// name); returns the pages written.
+fn write_pages(files: &HashMap<String, PathBuf>, merged: &Path, path: &Path) -> Result<u64, Error> {
+    let mut out = BufWriter::new(File::create(path).map_err(Error::io(path))?);
+    out.write_all(
+        b"{\"format\": \"json-pages-1.0\", \"id\": \"pages\", \"title\": \"All Pages\"}\n",
+    )
+    .map_err(Error::io(path))?;
+    let mut input = BufReader::new(File::open(merged).map_err(Error::io(merged))?);
+    let mut seen_in_key: Vec<String> = Vec::new();
+    let mut key = String::new();
+    let mut block: Vec<Capture> = Vec::with_capacity(PAGE_BLOCK);
+    let mut line = String::new();
+    let mut pages = 0;
+    loop {
+        line.clear();
+        let n = input.read_line(&mut line).map_err(Error::io(merged))?;
+        if n > 0
+            && let Some(c) = Capture::of_line(line.trim_end())
+        {
+            // Captures of one key come together, oldest first: the first
+            // of each URL is its page.
+            if c.key != key {
+                key.clone_from(&c.key);
+                seen_in_key.clear();
+            }
+            if !seen_in_key.contains(&c.url) {
+                seen_in_key.push(c.url.clone());
+                block.push(c);
+            }
+        }
+        if block.len() >= PAGE_BLOCK || (n == 0 && !block.is_empty()) {
+            let titled: Vec<Option<String>> = block.par_iter().map(|c| c.title(files)).collect();
+            for (c, title) in block.iter().zip(titled) {
+                let page = PageLine {
+                    url: &c.url,
+                    ts: c.iso_time(),
+                    title,
+                };
+                serde_json::to_writer(&mut out, &page).map_err(|e| Error::io(path)(e.into()))?;
+                out.write_all(b"\n").map_err(Error::io(path))?;
+                pages += 1;
+            }
+            block.clear();
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    out.flush().map_err(Error::io(path))?;
+    Ok(pages)
+}
+
+/// A page capture of the index: a 2xx HTML response.
+struct Capture {
+    key: String,
+    ts: String,
+    url: String,
+    filename: String,
+    offset: u64,
+}
+
+impl Capture {
+    fn of_line(line: &str) -> Option<Capture> {
+        let (key, rest) = line.split_once(' ')?;
+        let (ts, json) = rest.split_once(' ')?;
+        let v: serde_json::Value = serde_json::from_str(json).ok()?;
+        let field = |k: &str| v.get(k).and_then(|x| x.as_str());
+        let status: u16 = field("status")?.parse().ok()?;
+        let mime = field("mime")?;
+        if !(200..300).contains(&status) || !matches!(mime, "text/html" | "application/xhtml+xml") {
+            return None;
+        }
+        Some(Capture {
+            key: key.to_string(),
+            ts: ts.to_string(),
+            url: field("url")?.to_string(),
+            filename: field("filename")?.to_string(),
+            offset: field("offset")?.parse().ok()?,
+        })
+    }
+
+    /// `2026-11-24T10:00:05Z` from the 14-digit timestamp.
+    fn iso_time(&self) -> String {
+        let t = &self.ts;
+        if t.len() < 14 {
+            return t.clone();
+        }
+        format!(
+            "{}-{}-{}T{}:{}:{}Z",
+            &t[0..4],
+            &t[4..6],
+            &t[6..8],
+            &t[8..10],
+            &t[10..12],
+            &t[12..14]
+        )
+    }
+
+    /// The page's title, read from its record (`None` if it has none or
+    /// the record cannot be read).
+    fn title(&self, files: &HashMap<String, PathBuf>) -> Option<String> {
+        let path = files.get(&self.filename)?;
+        let mut reader = WarcReader::open_at(path, self.offset, TITLE_BYTES).ok()?;
+        let mut rec = WarcRecord::default();
+        reader.read_next(&mut rec).ok()?;
+        let head = common::http::parse_response_head(&rec.block)?;
+        let body = common::body::decoded_payload(&rec.block, TITLE_BYTES);
+        page_title(head.header("Content-Type"), &body)
+    }
+}
