@@ -136,8 +136,11 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
         let path = entry.map_err(Error::io(dir))?.path();
-        let name = path.to_string_lossy();
-        if name.ends_with(".warc.gz") || name.ends_with(".warc") {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if (name.ends_with(".warc.gz") || name.ends_with(".warc")) && !name.starts_with('.') {
             files.push(path);
         }
     }

@@ -20,13 +20,12 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use common::crawldir::CrawlDir;
 use common::runlog::RunLog;
-use common::warc::{WarcReader, WarcRecord};
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -347,6 +346,7 @@ struct Capture {
     url: String,
     filename: String,
     offset: u64,
+    length: u64,
 }
 
 impl Capture {
@@ -366,6 +366,7 @@ impl Capture {
             url: field("url")?.to_string(),
             filename: field("filename")?.to_string(),
             offset: field("offset")?.parse().ok()?,
+            length: field("length")?.parse().ok()?,
         })
     }
 
@@ -390,11 +391,21 @@ impl Capture {
     /// the record cannot be read).
     fn title(&self, files: &HashMap<String, PathBuf>) -> Option<String> {
         let path = files.get(&self.filename)?;
-        let mut reader = WarcReader::open_at(path, self.offset, TITLE_BYTES).ok()?;
-        let mut rec = WarcRecord::default();
-        reader.read_next(&mut rec).ok()?;
-        let head = common::http::parse_response_head(&rec.block)?;
-        let body = common::body::decoded_payload(&rec.block, TITLE_BYTES);
+        let mut file = File::open(path).ok()?;
+        file.seek(SeekFrom::Start(self.offset)).ok()?;
+        // The record's gzip member (its start is enough for the title).
+        let mut member = Vec::new();
+        file.take(self.length.min(TITLE_BYTES as u64))
+            .read_to_end(&mut member)
+            .ok()?;
+        let mut record = Vec::with_capacity(TITLE_BYTES);
+        let mut gz = flate2::read::GzDecoder::new(&member[..]).take(TITLE_BYTES as u64);
+        // A member cut short ends in an error, after the bytes it had.
+        let _ = gz.read_to_end(&mut record);
+        let block_start = memchr::memmem::find(&record, b"\r\n\r\n")? + 4;
+        let block = &record[block_start..];
+        let head = common::http::parse_response_head(block)?;
+        let body = common::body::decoded_payload(block, TITLE_BYTES);
         page_title(head.header("Content-Type"), &body)
     }
 }

@@ -84,7 +84,7 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
 
 /// Runs `cmd` with `args` (no input), at most [`TIME_LIMIT`]; its output.
 pub fn run_tool(cmd: &Path, args: &[&std::ffi::OsStr]) -> Output {
-    let mut child = Command::new(&cmd)
+    let mut child = Command::new(cmd)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

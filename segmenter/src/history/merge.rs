@@ -45,6 +45,9 @@ pub struct HistoryCounts {
     pub waiting: u64,
     /// Retired URLs in the history.
     pub retired: u64,
+    /// URLs whose interval was outside `recrawl_min..recrawl_max` (the
+    /// bounds changed since it was set): clamped, their due time moved.
+    pub rescheduled: u64,
 }
 
 impl HistoryCounts {
@@ -154,6 +157,8 @@ impl Merge<'_> {
                 next_obs = self.next_observation(&mut key, &mut meta)?;
             } else {
                 std::mem::swap(&mut entry, &mut old);
+                // recrawl_min/recrawl_max changed since: they apply now.
+                counts.rescheduled += u64::from(self.schedule.rescale(&mut entry));
                 prefix.clone_from(&old_prefix);
                 have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
             }
