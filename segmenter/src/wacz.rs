@@ -18,6 +18,7 @@
 //! is written under a temporary name and renamed into place; ZIP64 is used
 //! for files of 4 GiB or more.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -34,7 +35,7 @@ use zip::{CompressionMethod, ZipWriter};
 
 use crate::error::Error;
 use crate::extract::page_title;
-use crate::index::{Rounds, indexed_warcs, merge_into};
+use crate::index::{IndexedWarc, Rounds, indexed_warcs, merge_into};
 
 /// The WACZ version written (`wacz_version`).
 pub const WACZ_VERSION: &str = "1.1.1";
@@ -115,117 +116,23 @@ pub fn wacz(crawl: &Path, out: &Path, rounds: &Rounds, title: Option<&str>) -> R
     let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
     let started = std::time::Instant::now();
     let warcs = indexed_warcs(&crawl, rounds, &log)?;
-    let part = with_suffix(out, ".part");
-    let pages_tmp = with_suffix(out, ".pages.part");
-    let merged_tmp = with_suffix(out, ".index.part");
-    let written = (|| {
-        let file = File::create(&part).map_err(Error::io(&part))?;
-        let mut zip = ZipWriter::new(BufWriter::with_capacity(1 << 20, file));
-        let mut resources = Vec::new();
-        let stamp = zip_time(SystemTime::now());
-        let stored = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Stored)
-            .last_modified_time(stamp);
-        let deflated = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Deflated)
-            .last_modified_time(stamp)
-            .large_file(true);
-        let zip_err = |e: zip::result::ZipError| Error::Io {
-            path: part.clone(),
-            source: io::Error::other(e.to_string()),
-        };
-        for w in &warcs {
-            let name = w
-                .warc
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let path = format!("archive/{name}");
-            let size = std::fs::metadata(&w.warc)
-                .map_err(Error::io(&w.warc))?
-                .len();
-            zip.start_file(&path, stored.large_file(size >= u64::from(u32::MAX)))
-                .map_err(zip_err)?;
-            let mut input = File::open(&w.warc).map_err(Error::io(&w.warc))?;
-            let mut h = Hashing::new(&mut zip);
-            io::copy(&mut input, &mut h).map_err(Error::io(&part))?;
-            let (_, r) = h.resource(&path);
-            resources.push(r);
-        }
-        // The merged index (a temporary file), and from it the pages list.
-        let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
-        let scratch = part.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let captures = {
-            let mut w = BufWriter::new(File::create(&merged_tmp).map_err(Error::io(&merged_tmp))?);
-            let n = merge_into(&indexes, &scratch, &mut w)?;
-            w.flush().map_err(Error::io(&merged_tmp))?;
-            n
-        };
-        zip.start_file("indexes/index.cdxj", deflated)
-            .map_err(zip_err)?;
-        let mut h = Hashing::new(&mut zip);
-        io::copy(
-            &mut File::open(&merged_tmp).map_err(Error::io(&merged_tmp))?,
-            &mut h,
-        )
-        .map_err(Error::io(&part))?;
-        let (_, r) = h.resource("indexes/index.cdxj");
-        resources.push(r);
-        let files: HashMap<String, PathBuf> = warcs
-            .iter()
-            .filter_map(|w| {
-                Some((
-                    w.warc.file_name()?.to_string_lossy().into_owned(),
-                    w.warc.clone(),
-                ))
-            })
-            .collect();
-        let pages = write_pages(&files, &merged_tmp, &pages_tmp)?;
-        let _ = std::fs::remove_file(&merged_tmp);
-        zip.start_file("pages/pages.jsonl", deflated)
-            .map_err(zip_err)?;
-        let mut h = Hashing::new(&mut zip);
-        io::copy(
-            &mut File::open(&pages_tmp).map_err(Error::io(&pages_tmp))?,
-            &mut h,
-        )
-        .map_err(Error::io(&part))?;
-        let (_, r) = h.resource("pages/pages.jsonl");
-        resources.push(r);
-        let _ = std::fs::remove_file(&pages_tmp);
-
-        let package = datapackage(&crawl, title, resources);
-        let package = serde_json::to_vec_pretty(&package).expect("plain JSON");
-        zip.start_file("datapackage.json", deflated)
-            .map_err(zip_err)?;
-        zip.write_all(&package).map_err(Error::io(&part))?;
-        let digest = serde_json::json!({
-            "path": "datapackage.json",
-            "hash": format!("sha256:{}", hex(&Sha256::digest(&package))),
-        });
-        zip.start_file("datapackage-digest.json", deflated)
-            .map_err(zip_err)?;
-        zip.write_all(&serde_json::to_vec_pretty(&digest).expect("plain JSON"))
-            .map_err(Error::io(&part))?;
-        let mut file = zip.finish().map_err(zip_err)?;
-        file.flush().map_err(Error::io(&part))?;
-        let file = file.into_inner().map_err(|e| Error::Io {
-            path: part.clone(),
-            source: e.into_error(),
-        })?;
-        file.sync_all().map_err(Error::io(&part))?;
-        Ok::<_, Error>((captures, pages, file.metadata().map_or(0, |m| m.len())))
-    })();
+    let scratch = Scratch {
+        part: with_suffix(out, ".part"),
+        pages: with_suffix(out, ".pages.part"),
+        index: with_suffix(out, ".index.part"),
+    };
+    let written = write_package(&crawl, &warcs, title, &scratch);
+    for f in [&scratch.pages, &scratch.index] {
+        let _ = std::fs::remove_file(f);
+    }
     let (captures, pages, size) = match written {
         Ok(w) => w,
         Err(e) => {
-            for f in [&part, &pages_tmp, &merged_tmp] {
-                let _ = std::fs::remove_file(f);
-            }
+            let _ = std::fs::remove_file(&scratch.part);
             return Err(e);
         }
     };
-    std::fs::rename(&part, out).map_err(Error::io(out))?;
+    std::fs::rename(&scratch.part, out).map_err(Error::io(out))?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         common::atomic::sync_dir(dir).map_err(Error::io(dir))?;
     }
@@ -238,6 +145,135 @@ pub fn wacz(crawl: &Path, out: &Path, rounds: &Rounds, title: Option<&str>) -> R
         size as f64 / 1e6 / seconds.max(1e-9),
     ));
     Ok(())
+}
+
+/// The files a package is made through: the package itself until it is
+/// complete, and the merged index and pages list before they go in.
+struct Scratch {
+    part: PathBuf,
+    pages: PathBuf,
+    index: PathBuf,
+}
+
+/// Writes the package to `scratch.part`, synced; returns the captures,
+/// the pages and its size. The merged index and the pages list are made on
+/// another thread while this one copies the WARC files into the package.
+fn write_package(
+    crawl: &CrawlDir,
+    warcs: &[IndexedWarc],
+    title: Option<&str>,
+    scratch: &Scratch,
+) -> Result<(u64, u64, u64), Error> {
+    let part = &scratch.part;
+    let file = File::create(part).map_err(Error::io(part))?;
+    let mut zip = ZipWriter::new(BufWriter::with_capacity(1 << 20, file));
+    let mut resources = Vec::new();
+    let stamp = zip_time(SystemTime::now());
+    let stored = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Stored)
+        .last_modified_time(stamp);
+    let deflated = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .last_modified_time(stamp)
+        .large_file(true);
+    let (captures, pages) = std::thread::scope(|threads| {
+        let lists = threads.spawn(|| lists(warcs, part, scratch));
+        let copied = warcs.iter().try_for_each(|w| {
+            let name = w.warc.file_name().map(|n| n.to_string_lossy().into_owned());
+            let path = format!("archive/{}", name.unwrap_or_default());
+            let size = std::fs::metadata(&w.warc)
+                .map_err(Error::io(&w.warc))?
+                .len();
+            let options = stored.large_file(size >= u64::from(u32::MAX));
+            resources.push(add_file(&mut zip, &path, &w.warc, options, part)?);
+            Ok::<_, Error>(())
+        });
+        let lists = lists.join().expect("the pages thread does not panic");
+        copied.and(lists)
+    })?;
+    resources.push(add_file(
+        &mut zip,
+        "indexes/index.cdxj",
+        &scratch.index,
+        deflated,
+        part,
+    )?);
+    resources.push(add_file(
+        &mut zip,
+        "pages/pages.jsonl",
+        &scratch.pages,
+        deflated,
+        part,
+    )?);
+    let package = datapackage(crawl, title, resources);
+    let package = serde_json::to_vec_pretty(&package).expect("plain JSON");
+    let digest = serde_json::json!({
+        "path": "datapackage.json",
+        "hash": format!("sha256:{}", hex(&Sha256::digest(&package))),
+    });
+    let digest = serde_json::to_vec_pretty(&digest).expect("plain JSON");
+    for (name, bytes) in [
+        ("datapackage.json", &package),
+        ("datapackage-digest.json", &digest),
+    ] {
+        zip.start_file(name, deflated).map_err(zip_error(part))?;
+        zip.write_all(bytes).map_err(Error::io(part))?;
+    }
+    let mut file = zip.finish().map_err(zip_error(part))?;
+    file.flush().map_err(Error::io(part))?;
+    let file = file.into_inner().map_err(|e| Error::Io {
+        path: part.clone(),
+        source: e.into_error(),
+    })?;
+    file.sync_all().map_err(Error::io(part))?;
+    Ok((captures, pages, file.metadata().map_or(0, |m| m.len())))
+}
+
+/// Makes the merged index and the pages list (scratch files); returns
+/// their captures and pages.
+fn lists(warcs: &[IndexedWarc], part: &Path, scratch: &Scratch) -> Result<(u64, u64), Error> {
+    let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
+    let dir = part.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let captures = {
+        let path = &scratch.index;
+        let mut w = BufWriter::new(File::create(path).map_err(Error::io(path))?);
+        let n = merge_into(&indexes, &dir, &mut w)?;
+        w.flush().map_err(Error::io(path))?;
+        n
+    };
+    let files: HashMap<String, PathBuf> = warcs
+        .iter()
+        .filter_map(|w| {
+            Some((
+                w.warc.file_name()?.to_string_lossy().into_owned(),
+                w.warc.clone(),
+            ))
+        })
+        .collect();
+    let pages = write_pages(&files, &scratch.index, &scratch.pages)?;
+    Ok((captures, pages))
+}
+
+/// Copies the file `from` into the package as `path`, hashing it on the way.
+fn add_file(
+    zip: &mut ZipWriter<BufWriter<File>>,
+    path: &str,
+    from: &Path,
+    options: SimpleFileOptions,
+    part: &Path,
+) -> Result<Resource, Error> {
+    zip.start_file(path, options).map_err(zip_error(part))?;
+    let mut input = File::open(from).map_err(Error::io(from))?;
+    let mut h = Hashing::new(zip);
+    io::copy(&mut input, &mut h).map_err(Error::io(part))?;
+    Ok(h.resource(path).1)
+}
+
+fn zip_error(part: &Path) -> impl Fn(zip::result::ZipError) -> Error + '_ {
+    move |e| Error::Io {
+        path: part.to_path_buf(),
+        source: io::Error::other(e.to_string()),
+    }
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -351,22 +387,42 @@ struct Capture {
 
 impl Capture {
     fn of_line(line: &str) -> Option<Capture> {
+        /// The fields of an index line that the pages list needs.
+        #[derive(serde::Deserialize)]
+        struct Fields<'a> {
+            #[serde(borrow)]
+            url: Cow<'a, str>,
+            #[serde(borrow)]
+            mime: Option<Cow<'a, str>>,
+            #[serde(borrow)]
+            status: Option<Cow<'a, str>>,
+            #[serde(borrow)]
+            offset: Cow<'a, str>,
+            #[serde(borrow)]
+            length: Cow<'a, str>,
+            #[serde(borrow)]
+            filename: Cow<'a, str>,
+        }
         let (key, rest) = line.split_once(' ')?;
         let (ts, json) = rest.split_once(' ')?;
-        let v: serde_json::Value = serde_json::from_str(json).ok()?;
-        let field = |k: &str| v.get(k).and_then(|x| x.as_str());
-        let status: u16 = field("status")?.parse().ok()?;
-        let mime = field("mime")?;
-        if !(200..300).contains(&status) || !matches!(mime, "text/html" | "application/xhtml+xml") {
+        // Most captures are not pages: look before parsing.
+        if !json.contains("\"status\": \"2") || !json.contains("html") {
+            return None;
+        }
+        let f: Fields = serde_json::from_str(json).ok()?;
+        let status: u16 = f.status?.parse().ok()?;
+        if !(200..300).contains(&status)
+            || !matches!(f.mime.as_deref()?, "text/html" | "application/xhtml+xml")
+        {
             return None;
         }
         Some(Capture {
             key: key.to_string(),
             ts: ts.to_string(),
-            url: field("url")?.to_string(),
-            filename: field("filename")?.to_string(),
-            offset: field("offset")?.parse().ok()?,
-            length: field("length")?.parse().ok()?,
+            url: f.url.to_string(),
+            filename: f.filename.to_string(),
+            offset: f.offset.parse().ok()?,
+            length: f.length.parse().ok()?,
         })
     }
 
@@ -405,7 +461,7 @@ impl Capture {
         let block_start = memchr::memmem::find(&record, b"\r\n\r\n")? + 4;
         let block = &record[block_start..];
         let head = common::http::parse_response_head(block)?;
-        let body = common::body::decoded_payload(block, TITLE_BYTES);
+        let body = common::body::decoded_payload(block, 64 * 1024);
         page_title(head.header("Content-Type"), &body)
     }
 }
