@@ -454,14 +454,40 @@ impl Capture {
         file.take(self.length.min(TITLE_BYTES as u64))
             .read_to_end(&mut member)
             .ok()?;
-        let mut record = Vec::with_capacity(TITLE_BYTES);
-        let mut gz = flate2::read::GzDecoder::new(&member[..]).take(TITLE_BYTES as u64);
-        // A member cut short ends in an error, after the bytes it had.
-        let _ = gz.read_to_end(&mut record);
+        // Inflated a few KB at a time, up to the end of the title (most
+        // pages have it in their first KB): inflating whole pages was most
+        // of the command's CPU.
+        let mut record = Vec::with_capacity(8 * 1024);
+        let mut gz = flate2::read::GzDecoder::new(&member[..]);
+        let mut chunk = [0u8; 4096];
+        while record.len() < TITLE_BYTES {
+            // A member cut short ends in an error, after the bytes it had.
+            match gz.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => record.extend_from_slice(&chunk[..n]),
+            }
+            let seen = &record[record.len().saturating_sub(n_back(&chunk))..];
+            if contains_ascii_ci(seen, b"</title") {
+                break;
+            }
+        }
         let block_start = memchr::memmem::find(&record, b"\r\n\r\n")? + 4;
         let block = &record[block_start..];
         let head = common::http::parse_response_head(block)?;
         let body = common::body::decoded_payload(block, 64 * 1024);
         page_title(head.header("Content-Type"), &body)
     }
+}
+
+/// How far back a search must start to find a match that straddles the
+/// last read: a chunk and a needle's length.
+fn n_back(chunk: &[u8]) -> usize {
+    chunk.len() + 8
+}
+
+/// True if `hay` holds `needle` (lower-case ASCII), ASCII case ignored.
+fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memchr_iter(b'<', hay).any(|p| {
+        hay.len() - p >= needle.len() && hay[p..p + needle.len()].eq_ignore_ascii_case(needle)
+    })
 }
