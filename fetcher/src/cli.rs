@@ -187,8 +187,11 @@ common::options! {
         /// never].
         #[arg(long, value_name = "N")]
         pub min_hosts: Option<usize>,
-        /// Largest body stored, counted after decoding; longer bodies are cut and
-        /// marked WARC-Truncated: length [default: 10MiB].
+        /// Largest body stored, counted as received (transfer and content
+        /// codings included); a longer body is stored cut at this size and
+        /// marked WARC-Truncated: length. A body under it that decodes to more
+        /// (a gzip bomb) is stored whole, noted `too-big` in the crawl log
+        /// [default: 10MiB].
         #[arg(long, value_name = "SIZE")]
         pub max_body: Option<SizeValue>,
         /// WARC bytes this run stores at most: the response that reaches it
@@ -220,6 +223,18 @@ common::options! {
         /// [default: true].
         #[arg(long, value_name = "BOOL")]
         pub revisit_identical: Option<bool>,
+        /// Send a refetch's validators back (If-None-Match, If-Modified-Since)
+        /// so that an unchanged page costs a 304. An archival crawl may turn
+        /// this off: pywb replays a 304 revisit as an empty page, while an
+        /// unchanged 200 is stored as an identical-payload revisit, which
+        /// replays (more bytes fetched, none more stored) [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub conditional_requests: Option<bool>,
+        /// Write a WARC metadata record after each response (how the URL was
+        /// found, hops, fetch time, the redirect target), as Heritrix does
+        /// [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub metadata_records: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

@@ -74,6 +74,10 @@ pub struct Settings {
     /// A refetched page with the payload of its last fetch is stored as a
     /// `revisit` record (identical-payload-digest).
     pub revisit_identical: bool,
+    /// Send a refetch's validators (conditional requests).
+    pub conditional_requests: bool,
+    /// Write a `metadata` record per response.
+    pub metadata_records: bool,
     /// Queue key.
     pub key: KeyMode,
     /// Permit private addresses.
@@ -236,6 +240,8 @@ impl Settings {
             download_timeout: dur(o.download_timeout, 120),
             follow_redirects,
             revisit_identical: o.revisit_identical.unwrap_or(true),
+            conditional_requests: o.conditional_requests.unwrap_or(true),
+            metadata_records: o.metadata_records.unwrap_or(true),
             key,
             allow_private: o.allow_private,
             hosts_file,

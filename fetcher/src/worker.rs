@@ -94,6 +94,10 @@ pub struct Shared {
     /// Store a response whose payload is that of the last fetch as a
     /// `revisit` record.
     pub revisit_identical: bool,
+    /// Send a refetch's validators (conditional requests).
+    pub conditional_requests: bool,
+    /// Write a `metadata` record per response.
+    pub metadata_records: bool,
     /// Politeness (for Retry-After).
     pub policy: Policy,
     /// Checks for redirect targets (only when following redirects).
@@ -243,11 +247,18 @@ impl Worker {
             note,
         };
         let revisit = before.as_ref().and_then(|b| b.revisit(&r));
-        let records = match self
+        let metadata = self
             .shared
-            .encoders
-            .encode(url, via, hops, &r, revisit.as_ref())
-        {
+            .metadata_records
+            .then(|| metadata_fields(url, via, hops, &r));
+        let records = match self.shared.encoders.encode(
+            url,
+            via,
+            hops,
+            &r,
+            revisit.as_ref(),
+            metadata.as_deref(),
+        ) {
             Ok(records) => records,
             Err(e) => {
                 // Not logged: the next run fetches the URL again.
@@ -454,12 +465,13 @@ impl Worker {
             return;
         }
         let host = job.rec.host.clone();
-        // A refetch asks whether the page changed since its last fetch.
+        // A refetch asks whether the page changed since its last fetch
+        // (unless conditional requests are off: an archival crawl).
         let mut conditions = Vec::new();
-        if !job.rec.etag.is_empty() {
+        if sh.conditional_requests && !job.rec.etag.is_empty() {
             conditions.push(("if-none-match", job.rec.etag.as_str()));
         }
-        if !job.rec.last_modified.is_empty() {
+        if sh.conditional_requests && !job.rec.last_modified.is_empty() {
             conditions.push(("if-modified-since", job.rec.last_modified.as_str()));
         }
         let fetched = sh
@@ -658,4 +670,33 @@ impl Worker {
             },
         ))
     }
+}
+
+/// The fields of the `metadata` record of a fetch, named as Heritrix names
+/// them where the meaning is the same: `seed` (a seed), `fetchTimeMs`
+/// (request to end of response), `outlink` (a redirect's target, `R`, with
+/// the context `location`); and the crawler's own `crawlVia` (how the URL
+/// was scheduled, the crawl log's via word) and `crawlHops` (links and
+/// redirects from a seed). Heritrix's `via` (the page a link was found on)
+/// and `hopsFromSeed` (the path of hop types) are not kept in segments,
+/// so they are not written.
+fn metadata_fields(url: &str, via: Via, hops: u32, r: &Response) -> Vec<(&'static str, String)> {
+    let mut fields = Vec::with_capacity(5);
+    if via == Via::Seed {
+        fields.push(("seed", String::new()));
+    }
+    fields.push(("crawlVia", via.as_str().to_string()));
+    fields.push(("crawlHops", hops.to_string()));
+    fields.push(("fetchTimeMs", r.elapsed.as_millis().to_string()));
+    if (300..400).contains(&r.status)
+        && let Some(location) = r.location.as_deref()
+        && let Ok(base) = url::Url::parse(url)
+        && let Ok(target) = base.join(location)
+    {
+        fields.push((
+            common::warc::METADATA_OUTLINKS,
+            format!("{target} R location"),
+        ));
+    }
+    fields
 }

@@ -199,6 +199,49 @@ pub enum Command {
         #[arg(long)]
         accept_loss: bool,
     },
+    /// Merge the CDXJ indexes of the crawl's WARC files into one sorted
+    /// index (default CRAWL/index.cdxj), for pywb or a lookup.
+    ///
+    /// The fetcher writes NAME.cdxj beside each WARC file it closes. Each
+    /// WARC file of the complete runs taken that has no index, or one older
+    /// than itself (a crawl made before the indexes, a repaired file), is
+    /// read and indexed first. The lines are those of `cdxj-indexer`
+    /// (pywb's format: SURT, 14-digit time, JSON); the merge keeps one line
+    /// of each index in memory. Only reads the WARC files.
+    Index {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// Where to write the merged index [default: CRAWL/index.cdxj].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Package the crawl (or some rounds) as a WACZ 1.1.1 file, the format
+    /// ReplayWeb.page opens and web archives exchange.
+    ///
+    /// The package holds archive/ (the WARC files, stored as they are),
+    /// indexes/index.cdxj (their indexes merged, as `index` makes it),
+    /// pages/pages.jsonl (one line per 2xx HTML page: url, ts, title) and
+    /// datapackage.json with each file's sha256 and size, then
+    /// datapackage-digest.json. Written as a stream under FILE.part and
+    /// renamed into place; `wacz validate -f FILE` accepts it.
+    Wacz {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The package to write (a .wacz file).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// The package's title [default: the crawl directory's name].
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Print a summary of a segment, leftover or backlog file, or of the
     /// fetch history (URLs due when, per host too).
     Inspect {

@@ -3,7 +3,7 @@
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
 //! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
-//! [`next`], [`prune`]) does the work through
+//! [`next`], [`prune`], [`index`], [`wacz`]) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 //! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers).
@@ -21,6 +21,7 @@ mod fasthash;
 mod health;
 mod history;
 mod import;
+mod index;
 mod inject;
 mod inspect;
 
@@ -40,6 +41,7 @@ mod settings;
 pub mod sitemap;
 mod sort;
 mod status;
+mod wacz;
 
 use common::exit::Exit;
 
@@ -87,6 +89,28 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         } => prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
         Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
+        Command::Index { crawl, rounds, out } => {
+            index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
+        }
+        Command::Wacz {
+            crawl,
+            out,
+            rounds,
+            title,
+        } => wacz::wacz(
+            &crawl,
+            &out,
+            &rounds_of(rounds.as_deref())?,
+            title.as_deref(),
+        )?,
     }
     Ok(Exit::Success)
+}
+
+/// The `--rounds` of `index` and `wacz`.
+fn rounds_of(text: Option<&str>) -> Result<index::Rounds, Error> {
+    match text {
+        Some(t) => index::Rounds::parse(t).map_err(Error::Usage),
+        None => Ok(index::Rounds::default()),
+    }
 }

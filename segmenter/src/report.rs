@@ -390,12 +390,14 @@ impl Report {
             line(
                 "history:",
                 format!(
-                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired), {:.3} s",
+                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired, \
+                     {} rescheduled by changed recrawl bounds), {:.3} s",
                     h.entries,
                     h.due,
                     h.due_by_lastmod,
                     h.waiting,
                     h.retired,
+                    h.rescheduled,
                     self.history_time.as_secs_f64()
                 ),
             );

@@ -23,7 +23,7 @@ use common::listfile;
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 
 use crate::backlog::{BacklogStream, Waiting};
-use crate::candidates::{Meta, host_prefix, split_key};
+use crate::candidates::{LastFetch, Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::counts::Counts;
@@ -633,8 +633,11 @@ fn select(
         };
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut carried = Vec::new();
+        // A refetch's last fetch, when the URL carries one (a leftover).
+        let mut prior = SegmentRecord::default();
         let result = (|| -> Result<(), Error> {
-            while chooser.sink.alive && merger.next_into(&mut key, &mut meta)? {
+            while chooser.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
                 let Some(parts) = split_key(&key) else {
                     continue;
                 };
@@ -649,7 +652,11 @@ fn select(
                         chooser.backlog_host(&mut waiting)?;
                     }
                 }
-                chooser.add(parts.url, meta, parts.hash, None);
+                let prior = (!carried.is_empty()).then(|| {
+                    LastFetch::apply(&carried, &mut prior);
+                    &prior
+                });
+                chooser.add(parts.url, meta, parts.hash, prior);
             }
             chooser.backlog_before(&mut waiting, None)?;
             chooser.end_host();

@@ -51,6 +51,9 @@ pub struct HistoryCounts {
     pub gave_up: u64,
     /// `failed` URLs in the history (due or not).
     pub failing: u64,
+    /// URLs whose interval was outside `recrawl_min..recrawl_max` (the
+    /// bounds changed since it was set): clamped, their due time moved.
+    pub rescheduled: u64,
 }
 
 impl HistoryCounts {
@@ -180,6 +183,8 @@ impl Merge<'_> {
                 next_obs = self.next_observation(&mut key, &mut meta)?;
             } else {
                 std::mem::swap(&mut entry, &mut old);
+                // recrawl_min/recrawl_max changed since: they apply now.
+                counts.rescheduled += u64::from(self.schedule.rescale(&mut entry));
                 prefix.clone_from(&old_prefix);
                 have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
             }
@@ -303,7 +308,9 @@ impl Merge<'_> {
         key: &mut Vec<u8>,
         meta: &mut Meta,
     ) -> Result<Option<Next>, Error> {
-        while self.observations.next_into(key, meta)? {
+        // (Observations carry nothing besides their key: empty, no allocation.)
+        let mut carried = Vec::new();
+        while self.observations.next_into(key, meta, &mut carried)? {
             let Some(parts) = split_key(key) else {
                 continue;
             };

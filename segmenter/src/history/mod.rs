@@ -334,6 +334,27 @@ impl Schedule {
         secs.clamp(min, max.max(min)).round().max(1.0) as u64
     }
 
+    /// Brings a URL of the history under this schedule's bounds: an
+    /// interval outside `min..max` (set when the bounds were others) is
+    /// clamped, and its due time moves by as much as the interval did (a
+    /// lowered `recrawl_max` brings far refetches nearer, a raised
+    /// `recrawl_min` pushes near ones back). True if it changed.
+    pub fn rescale(&self, e: &mut Entry) -> bool {
+        // A failed URL's due time is `recrawl_failed` after its last try,
+        // not an interval: it stays.
+        if e.state != State::Active {
+            return false;
+        }
+        let clamped = self.clamp(e.interval_s as f64);
+        if clamped == e.interval_s {
+            return false;
+        }
+        let shift = (clamped as i64 - e.interval_s as i64).saturating_mul(1000);
+        e.due_ms = e.due_ms.saturating_add(shift);
+        e.interval_s = clamped;
+        true
+    }
+
     /// The history of a URL fetched for the first time.
     pub fn first(&self, host: &str, url: &str, obs: &Observation) -> Entry {
         let mut e = Entry {

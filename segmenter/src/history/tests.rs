@@ -206,3 +206,26 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
     assert!(err.contains("state \"failed\""), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn changed_bounds_apply_to_urls_already_in_the_history() {
+    let s = schedule();
+    let mut e = Entry {
+        interval_s: 5000,
+        fetched_ms: 1_000_000,
+        due_ms: 1_000_000 + 5_000_000,
+        ..Entry::default()
+    };
+    // recrawl_max lowered to 1000 s: due 4000 s sooner.
+    assert!(s.rescale(&mut e));
+    assert_eq!((e.interval_s, e.due_ms), (1000, 1_000_000 + 1_000_000));
+    assert!(!s.rescale(&mut e), "within the bounds: unchanged");
+    // recrawl_min raised above the interval: due later.
+    let mut short = Entry {
+        interval_s: 2,
+        due_ms: 50_000,
+        ..Entry::default()
+    };
+    assert!(s.rescale(&mut short));
+    assert_eq!((short.interval_s, short.due_ms), (10, 58_000));
+}

@@ -14,7 +14,7 @@ use common::urlnorm::{self, host_of, registrable_domain};
 use url::Url;
 
 use super::{Job, MIN_SEEDS_PIECE, PUBLISH_LINES, Worker};
-use crate::candidates::Meta;
+use crate::candidates::{LastFetch, Meta};
 use crate::error::Error;
 use crate::history::{Kind, Observation};
 
@@ -230,7 +230,13 @@ impl Worker<'_> {
                     .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
             ),
         };
-        self.push(&url, meta).map(|_| ())
+        // A refetch keeps its validators and last fetch for the next
+        // segment (a conditional request, a revisit record).
+        let mut carried = std::mem::take(&mut self.carried);
+        LastFetch::encode(rec, &mut carried);
+        let pushed = self.push_carrying(&url, meta, &carried);
+        self.carried = carried;
+        pushed.map(|_| ())
     }
 
     pub(super) fn seeds(

@@ -474,6 +474,8 @@ struct Worker<'a> {
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
+    /// A refetch's last fetch, as a candidate carries it (reused).
+    carried: Vec<u8>,
     /// Registrable domains of seeds that do not reach the sort.
     seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
@@ -499,6 +501,7 @@ impl<'a> Worker<'a> {
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
+            carried: Vec::new(),
             seed_domains: HashSet::default(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
@@ -587,13 +590,20 @@ impl<'a> Worker<'a> {
     /// Adds an admitted candidate to the sort, unless it was scheduled in
     /// an earlier round (re-entering URLs are not checked). False if it was.
     fn push(&mut self, url: &Url, meta: Meta) -> Result<bool, Error> {
+        self.push_carrying(url, meta, &[])
+    }
+
+    /// [`Worker::push`] for a candidate that carries a refetch's last
+    /// fetch ([`crate::candidates::LastFetch`]).
+    fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
             return Ok(false);
         }
         self.counts.candidates += 1;
-        self.sorter.push(host_of(url), url.as_str(), hash, meta)?;
+        self.sorter
+            .push_carrying(host_of(url), url.as_str(), hash, meta, carried)?;
         Ok(true)
     }
 

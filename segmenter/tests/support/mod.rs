@@ -247,6 +247,9 @@ pub fn write_fetched_at(
             payload: &p.body,
             truncated: None,
             extra_fields: &extra,
+            protocols: &["http/1.1"],
+            cipher_suite: None,
+            metadata: None,
         })
         .unwrap();
     }
