@@ -1,7 +1,7 @@
 //! `segmenter inspect FILE [--json]`: the summary of a segment, leftover or
 //! backlog file, computed and printed by the same code as `fetcher inspect`
 //! (`common::segment::SegmentSummary`); or of the fetch history
-//! (`history.v1.tsv.zst`, or its `.prev`): URLs due when, per host too.
+//! (`history.v2.tsv.zst`, a version 1 file, or their `.prev`): URLs due when, per host too.
 
 use std::path::Path;
 

@@ -38,6 +38,8 @@ pub mod demo;
 pub mod dns;
 pub mod docs;
 pub mod files;
+#[cfg(test)]
+mod modgraph;
 pub mod proxy;
 pub mod report;
 pub mod rounds;

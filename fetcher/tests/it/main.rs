@@ -3,6 +3,7 @@
 //! `support` holds what they share.
 
 mod bad_input;
+mod budgets;
 mod cli;
 mod dns;
 mod fetch_basics;

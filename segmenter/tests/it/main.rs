@@ -3,6 +3,7 @@
 //! (fetched runs made with `common::warc`); `support` holds what they share.
 
 mod bad_input;
+mod budgets;
 mod crash;
 mod foreign_warcs;
 mod full_disk;

@@ -328,6 +328,7 @@ fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
         "last_round: {stem}\nround_new_urls: {new}\nround_scheduled: 1\nround_history_new: 1\n\
          round_refreshed_unchanged: 0\nround_refreshed_changed: 0\nround_retired: 0\n\
          round_sitemaps_read: 0\nround_sitemap_urls: 0\nround_sitemap_urls_new: 0\n\
-         round_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\n"
+         round_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\nround_retries_exhausted: 0\n\
+         round_held_urls: 0\nround_over_page_cap: 0\nround_rejected_extension: 0\n"
     )
 }

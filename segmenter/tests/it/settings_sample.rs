@@ -7,12 +7,13 @@
 
 use std::collections::BTreeSet;
 
-use clap::Args as _;
+use clap::{Args as _, CommandFactory as _};
 use common::config::{
-    AgentConfig, CrawlSection, FilterConfig, POLITENESS_KEYS, ScopeConfig, SharedOptions,
+    AgentConfig, CrawlConfig, CrawlSection, DEFAULT_KEEP_LOGS, FilterConfig, POLITENESS_KEYS,
+    ScopeConfig, SharedOptions,
 };
 use common::crawldir::CrawlDir;
-use segmenter::cli::{RoundFlags, SegmenterOptions};
+use segmenter::cli::{Cli, RoundFlags, SegmenterOptions};
 use segmenter::settings::Settings;
 use testkit::TempDir;
 use testkit::docs::{KeyInfo, Program, Sample, check_sample, debug_fields, flag_keys};
@@ -57,6 +58,14 @@ fn keys() -> Vec<KeyInfo> {
         let (_, key) = SCOPE_FLAGS.iter().find(|(flag, _)| *flag == k.key).unwrap();
         k.key = key.to_string();
     }
+    // `[crawl] keep_logs` is read by `segmenter prune` (its --keep-logs).
+    let prune = Cli::command()
+        .find_subcommand("prune")
+        .expect("a prune subcommand")
+        .clone();
+    keys.extend(flag_keys(prune, |id| {
+        (id == "keep_logs").then_some("crawl")
+    }));
     let scope = debug_fields(&ScopeConfig::default());
     assert_eq!(
         scope.len(),
@@ -97,8 +106,15 @@ fn the_crawl_toml_reference_holds_every_key_and_default_of_the_segmenter() {
         crawl.write("crawl.toml", text);
         let settings = Settings::load(CrawlDir::new(crawl.path()), &RoundFlags::default())
             .map_err(|e| e.to_string())?;
+        // The retention `segmenter prune` resolves.
+        let keep_logs = CrawlConfig::load(&crawl.join("crawl.toml"))
+            .map_err(|e| e.to_string())?
+            .crawl
+            .keep_logs
+            .map_or(DEFAULT_KEEP_LOGS, std::time::Duration::from);
         // Whether the Bloom parameters were given, not what they are.
-        Ok(format!("{settings:#?}").replace("bloom_explicit: true", "bloom_explicit: false"))
+        Ok(format!("{settings:#?}\nkeep_logs: {keep_logs:?}")
+            .replace("bloom_explicit: true", "bloom_explicit: false"))
     };
     let sample = Sample::read();
     let problems = check_sample(

@@ -20,8 +20,9 @@
 //!
 //! Anything else (exit 0 with URLs lost or added and no word about the
 //! file; a refusal that changed files) is a failure. The table of outcomes
-//! is printed (`cargo test --test damage -- --nocapture`). The kinds listed
-//! in [`UNGUARDED`] are measured and printed, not asserted: their damage
+//! is printed (`cargo test -p crawl-tests --test it damage:: --
+//! --nocapture`). The kinds listed in [`UNGUARDED`] are measured and
+//! printed, not asserted: their damage
 //! cannot be told from an edit (see docs/operations.md, "When a file is damaged").
 
 use crate::support;
@@ -129,7 +130,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         ("scope.seeds", c.crawl.join("scope.seeds")),
         ("backlog", c.crawl.join("backlog.v4.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
-        ("history", c.crawl.join("history.v1.tsv.zst")),
+        ("history", c.crawl.join("history.v2.tsv.zst")),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
         ("leftover", run.join("leftover.v4.tsv.zst")),
@@ -256,7 +257,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         "backlog.v4.tsv.zst.prev",
         "seen.bloom.prev",
         "scope.seeds.prev",
-        "history.v1.tsv.zst.prev",
+        "history.v2.tsv.zst.prev",
     ] {
         if !pristine.join(name).is_file() {
             continue;

@@ -2,8 +2,10 @@
 //! the real binaries and `scripts/crawl.sh` against webs served on loopback
 //! (`testkit`); `support` holds what they share.
 
+mod archive_tools;
 mod damage;
 mod demo_web;
+mod disk_floor;
 mod docs;
 mod e2e_crawl;
 mod e2e_crawl_sh;
@@ -12,6 +14,7 @@ mod e2e_https;
 mod e2e_kill;
 mod e2e_rounds;
 mod latency_web;
+mod outage;
 mod raw_wire;
 mod recrawl;
 mod sitemaps;

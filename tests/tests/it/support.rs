@@ -30,7 +30,11 @@ pub const CRAWL_TIMEOUT: Duration = Duration::from_secs(240);
 /// report on failure, files listed from `dir`).
 pub fn inject(crawl: &Path, seeds: &Path, dir: &Path, bound: Duration) -> Finished {
     bins::run_within(
-        bins::segmenter_cmd().arg("inject").arg(crawl).arg(seeds),
+        bins::segmenter_cmd()
+            .arg("inject")
+            .arg(crawl)
+            .arg(seeds)
+            .args(["--min-free-disk", "0"]),
         dir,
         0,
         bound,
@@ -227,8 +231,9 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/{agent}.html\"\n\n\
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
-         [crawl]\nround_time = \"{}ms\"\n\n\
+         [crawl]\nround_time = \"{}ms\"\nmin_free_disk = 0\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
+         backoff_max = \"1s\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
          first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
         f.max_url_length,
