@@ -20,7 +20,7 @@
 //!
 //! Spill file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
 //! tries and not-before second, one byte `via`, one byte of flags
-//! (`exempt`, `fetched`).
+//! (`exempt`, `fetched`, `rescued`).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
@@ -808,6 +808,7 @@ mod tests {
             via: Via::Link,
             exempt: false,
             fetched: false,
+            rescued: false,
             not_before_s: 0,
         }
     }

@@ -166,6 +166,47 @@ pub(super) fn replay(file: &mut File, filter: &BloomFilter) -> Result<Journal, B
     Ok(journal)
 }
 
+/// Walks the journal blocks of `file` (after its bit array, at `start`)
+/// by their headers, without reading their hashes: what they hold and the
+/// counters of the last one.
+pub(super) fn walk(
+    file: &mut File,
+    path: &Path,
+    start: u64,
+) -> Result<(Journal, Option<Counters>), BloomError> {
+    let len = file.metadata().map_err(BloomError::io(path))?.len();
+    let mut journal = Journal::default();
+    let mut last = None;
+    let mut offset = start;
+    while offset < len {
+        let mut h = [0u8; 48];
+        file.seek(SeekFrom::Start(offset))
+            .map_err(BloomError::io(path))?;
+        let got = read_full(file, &mut h).map_err(BloomError::io(path))?;
+        let n = u64_at(&h, 8);
+        let bytes = BLOCK_HEADER_BYTES.saturating_add(n.saturating_mul(HASH_BYTES));
+        if got < h.len() || h[0..8] != BLOCK_MAGIC || offset.saturating_add(bytes) > len {
+            return Err(BloomError::format(
+                path,
+                format!(
+                    "journal block at byte {offset}: damaged or cut; {}",
+                    super::DAMAGED_HINT
+                ),
+            ));
+        }
+        journal.blocks += 1;
+        journal.hashes += n;
+        journal.bytes += bytes;
+        offset += bytes;
+        last = Some(Counters {
+            items: u64_at(&h, 16),
+            bits_set: u64_at(&h, 24),
+            rescued: u64_at(&h, 32),
+        });
+    }
+    Ok((journal, last))
+}
+
 /// Writes a round's append file: the hashes it added to a filter, for
 /// [`apply_journal`] to append to the filter's file after the commit.
 pub struct JournalWriter {

@@ -296,6 +296,8 @@ fn encode_header(params: &BloomParams, counters: &Counters) -> [u8; HEADER_BYTES
 struct Header {
     version: u32,
     params: BloomParams,
+    /// The counters of the bit array (bits set 0 in version 1: unknown).
+    counters: Counters,
 }
 
 /// Reads and checks the header of an open filter file of `file_len` bytes.
@@ -346,7 +348,69 @@ fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<Header, 
             params.file_bytes()
         )));
     }
-    Ok(Header { version, params })
+    let counters = Counters {
+        items: u64_at(40),
+        bits_set: u64_at(48),
+        rescued: u64_at(56),
+    };
+    Ok(Header {
+        version,
+        params,
+        counters,
+    })
+}
+
+/// What a filter file says of itself: its header and the counters of its
+/// last journal block, read without mapping the bit array or checking the
+/// journal's hashes (`BloomFilter::open_read_only` and
+/// [`BloomFilter::verify`] check them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Format version.
+    pub version: u32,
+    /// The header's parameters.
+    pub params: BloomParams,
+    /// The counters now; `bits_set` is `None` for a version 1 file without
+    /// a journal, which records none.
+    pub items: u64,
+    /// Bits set, if recorded.
+    pub bits_set: Option<u64>,
+    /// URLs rescued over the crawl.
+    pub rescued: u64,
+    /// The journal.
+    pub journal: Journal,
+    /// The file's size.
+    pub file_bytes: u64,
+}
+
+impl Summary {
+    /// Reads the summary of the filter file at `path`.
+    pub fn read(path: &Path) -> Result<Summary, BloomError> {
+        let mut file = File::open(path).map_err(BloomError::io(path))?;
+        let len = file.metadata().map_err(BloomError::io(path))?.len();
+        let h = decode_header(path, &mut file, len)?;
+        let (journal, last) = journal::walk(&mut file, path, h.params.file_bytes())?;
+        let c = last.unwrap_or(h.counters);
+        Ok(Summary {
+            version: h.version,
+            params: h.params,
+            items: c.items,
+            bits_set: (h.version > 1 || last.is_some()).then_some(c.bits_set),
+            rescued: c.rescued,
+            journal,
+            file_bytes: len,
+        })
+    }
+
+    /// Fraction of bits set, if recorded.
+    pub fn fill(&self) -> Option<f64> {
+        self.bits_set.map(|b| b as f64 / self.params.bits as f64)
+    }
+
+    /// The false-positive rate estimated from the fill (fill^k), if recorded.
+    pub fn estimated_fp_rate(&self) -> Option<f64> {
+        self.fill().map(|f| f.powi(self.params.hashes as i32))
+    }
 }
 
 /// A file's bytes (or anonymous memory), mapped and viewed as
@@ -575,7 +639,9 @@ impl BloomFilter {
             .open(path)
             .map_err(BloomError::io(path))?;
         let len = file.metadata().map_err(BloomError::io(path))?.len();
-        let Header { version, params } = decode_header(path, &mut file, len)?;
+        let Header {
+            version, params, ..
+        } = decode_header(path, &mut file, len)?;
         // SAFETY: `decode_header` checked that the file holds at least
         // 64 + bits/8 bytes with bits a multiple of 64, so the length mapped
         // is a multiple of 8, at least the header and within the file.
@@ -734,6 +800,23 @@ impl BloomFilter {
             .iter()
             .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
             .sum()
+    }
+
+    /// Checks the bit array against the count of bits set the file records
+    /// (O(m)): a flipped bit, or an array changed by hand, is found. (A
+    /// version 1 file records none: its bits were counted when opened.)
+    pub fn verify(&self) -> Result<(), BloomError> {
+        let (recorded, counted) = (self.recorded_bits_set(), self.count_bits_set());
+        if recorded == counted {
+            return Ok(());
+        }
+        Err(BloomError::format(
+            &self.path,
+            format!(
+                "the bit array has {counted} bits set, but the file records {recorded}: bits \
+                 were changed (a damaged disk, or an edit); {DAMAGED_HINT}"
+            ),
+        ))
     }
 
     /// The counters now, the bits set counted (O(m)).
