@@ -175,7 +175,10 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
     // The workload exercises every part of the round.
     assert!(figure(&report, "sort spills:") > 2, "{report}");
     assert!(figure(&report, "to backlog:") > 0, "{report}");
-    assert!(report.contains("bloom commit:          appended"), "{report}");
+    assert!(
+        report.contains("bloom commit:          appended"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -183,8 +186,7 @@ fn kill_during_a_round_that_grows_the_filter_then_rerun_equals_a_clean_run() {
     // A filter made for 2,000 URLs: the round brings ten times as many.
     let base = prepare("growth-base", &["--bloom-items", "2000"]);
     let points = [
-        "scanned", "history", "rescued", "growing", "grown", "staged", "marked", "moving",
-        "moved",
+        "scanned", "history", "rescued", "growing", "grown", "staged", "marked", "moving", "moved",
     ];
     let report = kill_campaign(&base, "growth", &points);
     assert!(

@@ -337,3 +337,67 @@ impl ListCursor {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::merge;
+    use common::segment::Via;
+    use common::testutil::TempDir;
+
+    fn meta(hops: u32) -> Meta {
+        Meta {
+            hops,
+            inlinks: 1,
+            tries: 0,
+            via: Via::Link,
+            exempt: false,
+            fetched: false,
+            rescued: false,
+            not_before_s: 0,
+        }
+    }
+
+    /// Every record out of a merge of `sorted`: (URL, hops, in-links).
+    fn drain(sorted: Vec<Sorted>, spills: &SpillDir) -> Vec<(String, u32, u32)> {
+        let mut m = merge(sorted, spills, 8).unwrap();
+        let (mut key, mut meta) = (Vec::new(), meta(0));
+        let mut out = Vec::new();
+        while m.next_into(&mut key, &mut meta).unwrap() {
+            let p = split_key(&key).unwrap();
+            out.push((p.url.to_string(), meta.hops, meta.inlinks));
+        }
+        out
+    }
+
+    #[test]
+    fn the_table_merges_copies_as_the_sort_does() {
+        let dir = TempDir::new("suspects");
+        let spills = SpillDir::new(dir.join("spills")).unwrap();
+        // Many copies of a few URLs, and enough others to evict them from
+        // the table now and then.
+        let mut copies = Vec::new();
+        for i in 0..20_000u32 {
+            let url = match i % 4 {
+                0 => format!("http://a.test/nav{}", i % 7),
+                _ => format!("http://a.test/p{i}"),
+            };
+            copies.push((url, i % 5));
+        }
+        let mut table = Suspects::new(Sorter::new(spills.clone(), 1 << 16).unwrap());
+        let mut plain = Sorter::new(spills.clone(), 1 << 16).unwrap();
+        for (url, hops) in &copies {
+            let h = BloomHash::of(url.as_bytes());
+            table.add("a.test", url, h, meta(*hops)).unwrap();
+            plain
+                .push("a.test", url, BloomHash(0, 0), meta(*hops))
+                .unwrap();
+        }
+        let got = drain(vec![table.finish().unwrap()], &spills);
+        let want = drain(vec![plain.finish()], &spills);
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 7 + 15_000);
+        let nav0 = got.iter().find(|r| r.0 == "http://a.test/nav0").unwrap();
+        assert_eq!((nav0.1, nav0.2), (0, 5000 / 7 + 1));
+    }
+}
