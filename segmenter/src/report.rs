@@ -364,6 +364,9 @@ pub struct Report {
     /// Time spent merging the history.
     #[serde(serialize_with = "seconds")]
     pub history_time: Duration,
+    /// Time spent looking up the URLs the Bloom filter called seen.
+    #[serde(serialize_with = "seconds")]
+    pub rescue_time: Duration,
 }
 
 /// Figures of the report derived from others, written in the JSON report
@@ -516,8 +519,14 @@ impl Report {
             "rescued:",
             format!(
                 "{} (of {} distinct URLs the Bloom filter called seen: {} in the history, {} \
-                 waiting, {} in neither, {} not checked)",
-                s.rescued, r.suspects, r.in_history, r.waiting, r.found, r.unchecked
+                 waiting, {} in neither, {} not checked), {:.3} s",
+                s.rescued,
+                r.suspects,
+                r.in_history,
+                r.waiting,
+                r.found,
+                r.unchecked,
+                self.rescue_time.as_secs_f64()
             ),
         );
         line("candidates:", c.candidates.to_string());

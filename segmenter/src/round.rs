@@ -27,13 +27,13 @@ use crate::candidates::{Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::error::Error;
-use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter};
+use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
 use crate::report::{Counts, Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
-use crate::seen::rescue::Rescue;
+use crate::seen::rescue::{NotInHistory, Rescue};
 use crate::seen::{ExactSets, Finish, Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, SpillDir, merge};
@@ -144,49 +144,30 @@ fn build(
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
+    let mut suspects = match scanned.suspects.is_empty() {
+        true => None,
+        false => Some(merge(scanned.suspects, &spills, fan_in)?),
+    };
+    // A `run` looks the suspects up in the history as its merge writes it.
+    let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
     let mut history = None;
     let mut history_time = std::time::Duration::ZERO;
     if plan.history {
         let history_started = Instant::now();
         let observations = merge(scanned.observed, &spills, fan_in)?;
-        let old = HistoryReader::open(&crawl.root().join(crate::history::FILE_NAME))
-            .map_err(Error::damaged(HISTORY_REPAIR))?;
-        let out = HistoryWriter::create(&staging.history_path())
-            .map_err(Error::damaged(HISTORY_REPAIR))?;
-        let path = due_path(&staging);
-        let mut due = SegmentWriter::create(&path)?;
-        let mut rec = SegmentRecord {
-            via: Via::Recrawl,
-            ..SegmentRecord::default()
+        let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
+        let lookup = match suspects.take() {
+            Some(s) => Some(Lookup::new(s, &mut each)?),
+            None => None,
         };
-        let merged = crate::history::Merge {
-            old,
+        history = Some(merge_history(
+            settings,
+            log,
+            &staging,
+            !plan.history_only.is_empty(),
             observations,
-            out,
-            schedule: &settings.schedule,
-            now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
-            spread_new: !plan.history_only.is_empty(),
-        }
-        .run(|e| {
-            rec.host.clone_from(&e.host);
-            rec.url.clone_from(&e.url);
-            rec.hops = e.hops;
-            rec.etag.clone_from(&e.etag);
-            rec.last_modified.clone_from(&e.last_modified);
-            rec.digest.clone_from(&e.digest);
-            rec.fetched = Some(e.fetched_ms);
-            match due.write(&rec) {
-                // (A history line always makes a segment line; one that
-                // would not is reported and skipped.)
-                Err(e) if !e.is_fatal() => {
-                    log.warn(format_args!("{e}; not refetched"));
-                    Ok(())
-                }
-                r => r.map_err(Error::from),
-            }
-        })?;
-        due.finish()?;
-        history = Some(merged);
+            lookup,
+        )?);
         history_time = history_started.elapsed();
         pause_point("history");
     }
@@ -203,19 +184,23 @@ fn build(
         &consumed_after,
     )?;
     let mut sorted = scanned.sorted;
-    let mut rescue_counts = Default::default();
-    if !scanned.suspects.is_empty() {
-        let suspects = merge(scanned.suspects, &spills, fan_in)?;
-        let rescue = Rescue {
-            sets: &exact.before,
-            memory: settings.memory / 4,
-            spills: spills.clone(),
-            log,
-        };
-        let (found, counts) = crate::seen::rescue::rescue(suspects, &rescue)?;
-        sorted.push(found);
-        rescue_counts = counts;
-    }
+    let rescue = Rescue {
+        sets: &exact.before,
+        memory: settings.memory / 4,
+        spills: spills.clone(),
+        log,
+    };
+    // (For a `run`, the lookup in the history is part of its merge.)
+    let rescue_started = Instant::now();
+    let (found, rescue_counts) = match suspects {
+        Some(s) => {
+            let (found, counts) = crate::seen::rescue::rescue(s, &rescue)?;
+            (Some(found), counts)
+        }
+        None => not_in_history.rescue(&rescue, fan_in)?,
+    };
+    sorted.extend(found);
+    let rescue_time = rescue_started.elapsed();
     pause_point("rescued");
     let merger = merge(sorted, &spills, fan_in)?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
@@ -233,6 +218,7 @@ fn build(
         history,
         history_time,
         rescue: rescue_counts,
+        rescue_time,
         ..Report::default()
     };
     let (backlog, carry) = match &plan.backlog {
@@ -418,6 +404,61 @@ impl RoundSets {
             lists,
         })
     }
+}
+
+/// Merges the fetches a `run` read (`observations`) into the fetch history,
+/// staged, looking `lookup`'s URLs up in it as it is written; writes the
+/// URLs due again for the selection ([`due_path`]). With `spread_new`, the
+/// first refetches of URLs new to the history are spread over their
+/// interval.
+fn merge_history<'a>(
+    settings: &'a Settings,
+    log: &RunLog,
+    staging: &Staging,
+    spread_new: bool,
+    observations: Merger,
+    lookup: Option<Lookup<'a>>,
+) -> Result<crate::history::HistoryCounts, Error> {
+    let crawl = &settings.crawl;
+    let old = HistoryReader::open(&crawl.root().join(crate::history::FILE_NAME))
+        .map_err(Error::damaged(HISTORY_REPAIR))?;
+    let out =
+        HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
+    let path = due_path(staging);
+    let mut due = SegmentWriter::create(&path)?;
+    let mut rec = SegmentRecord {
+        via: Via::Recrawl,
+        ..SegmentRecord::default()
+    };
+    let merged = crate::history::Merge {
+        old,
+        observations,
+        out,
+        schedule: &settings.schedule,
+        now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+        spread_new,
+        lookup,
+    }
+    .run(|e| {
+        rec.host.clone_from(&e.host);
+        rec.url.clone_from(&e.url);
+        rec.hops = e.hops;
+        rec.etag.clone_from(&e.etag);
+        rec.last_modified.clone_from(&e.last_modified);
+        rec.digest.clone_from(&e.digest);
+        rec.fetched = Some(e.fetched_ms);
+        match due.write(&rec) {
+            // (A history line always makes a segment line; one that
+            // would not is reported and skipped.)
+            Err(e) if !e.is_fatal() => {
+                log.warn(format_args!("{e}; not refetched"));
+                Ok(())
+            }
+            r => r.map_err(Error::from),
+        }
+    })?;
+    due.finish()?;
+    Ok(merged)
 }
 
 /// The hash of a URL already in `seen.bloom` (a backlog URL): not inserted

@@ -127,21 +127,21 @@ fn the_bloom_filter_starts_at_its_settings_and_grows_past_its_load() {
         &seeds,
         &["--bloom-items", "100", "--bloom-fp", "0.01"],
     );
-    // 200 URLs for a filter made for 100: it grows to hold twice as many
-    // as its fill says it holds (an overfull filter's count of items is
-    // low), doubling: 100, 200, 400, 800; rebuilt from the new segment: 800
-    // items at 1 %, 7,680 bits (960 bytes) after a 64-byte header.
+    // 200 URLs for a filter made for 100: it grows to hold more than its
+    // fill says it holds (an overfull filter's count of items is low),
+    // doubling: 100, 200, 400; rebuilt from the new segment: 400 items at
+    // 1 %, 3,840 bits (480 bytes) after a 64-byte header.
     let size = fs::metadata(crawl.dir.bloom_path()).unwrap().len();
-    assert_eq!(size, 64 + 960, "{report}");
+    assert_eq!(size, 64 + 480, "{report}");
     let bloom = report.lines().find(|l| l.starts_with("bloom:")).unwrap();
-    assert!(bloom.contains("200 items of 800 designed"), "{bloom}");
+    assert!(bloom.contains("200 items of 400 designed"), "{bloom}");
     assert!(bloom.contains("est. fp rate"), "{bloom}");
     let growth = report
         .lines()
         .find(|l| l.starts_with("bloom growth:"))
         .unwrap_or_else(|| panic!("{report}"));
     assert!(
-        growth.contains("from 100 to 800 URLs") && growth.contains("rebuilt from 200 URLs"),
+        growth.contains("from 100 to 400 URLs") && growth.contains("rebuilt from 200 URLs"),
         "{growth}"
     );
     assert!(!report.contains("past its design load"), "{report}");

@@ -21,8 +21,8 @@
 //!   whole filter is written anew (its journal folded into the bits);
 //! - *grown*: once the filter holds more than its design load (or its
 //!   estimated false-positive rate passes the target), a filter twice as
-//!   large (or more, to hold twice the items) is rebuilt from the exact
-//!   sets ([`rebuild`]), so that every round starts below its design load;
+//!   large (or more, to hold the items) is rebuilt from the exact sets
+//!   ([`rebuild`]), so that every round starts below its design load;
 //! - *created*: the first round writes the whole filter.
 
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ use crate::error::{BLOOM_REPAIR, Error};
 use crate::report::{BloomState, Growth};
 
 pub mod rebuild;
-pub mod rescue;
+pub(crate) mod rescue;
 
 pub use rebuild::{ExactSets, rebuild};
 
@@ -48,7 +48,7 @@ pub use rebuild::{ExactSets, rebuild};
 pub const FOLD_RATIO: u64 = 4;
 
 /// The seen-set of the round being built.
-pub struct Seen {
+pub(crate) struct Seen {
     bloom: BloomFilter,
     origin: Origin,
     /// The hashes this round adds.
@@ -116,7 +116,7 @@ impl Written {
 
 /// What the end of a round needs: where the staged files go, the exact
 /// sets as they are after the round, and a design load asked for.
-pub struct Finish<'a> {
+pub(crate) struct Finish<'a> {
     /// The staged `seen.bloom` (written whole).
     pub staged: PathBuf,
     /// The staged append file (the journal block).
@@ -227,8 +227,8 @@ impl Seen {
     }
 
     /// The design load the filter must grow to, if it must: twice the
-    /// current one, doubled again until it is at least twice the items
-    /// (and `at_least`). The items are the larger of the count kept and the
+    /// current one, doubled again until it is more than the items (and at
+    /// least `at_least`). The items are the larger of the count kept and the
     /// count estimated from the fill, −(m/k)·ln(1 − fill): an overfull
     /// filter counts too few, since most URLs set no new bit.
     fn grown_design(&self, at_least: Option<u64>) -> Option<u64> {
@@ -248,7 +248,7 @@ impl Seen {
         if !full && asked.is_none() {
             return None;
         }
-        Some(doubled(p.expected_items, items.max(asked.unwrap_or(0) / 2)))
+        Some(doubled(p.expected_items, items.max(asked.unwrap_or(0))))
     }
 
     /// Writes what the round changed into the staging directory (a journal
@@ -305,7 +305,7 @@ impl Seen {
 
     /// Rebuilds a filter for `design` URLs from the exact sets into the
     /// staged `seen.bloom`: once, or twice if the exact sets hold more than
-    /// half the design load (the second time for twice the URLs read).
+    /// the design load (the second time for more than the URLs read).
     fn grow(self, design: u64, f: &Finish) -> Result<BloomState, Error> {
         let old = self.bloom.params();
         let started = Instant::now();
@@ -315,7 +315,7 @@ impl Seen {
             remove_if_there(&f.staged)?;
             let new = BloomFilter::create(&f.staged, params)?;
             let counts = rebuild(f.sets, &new, Some(f.log))?;
-            if new.items().saturating_mul(2) <= design || design >= counts.urls() * 2 {
+            if new.items() < design || design > counts.urls() {
                 break (new, counts);
             }
             design = doubled(design, counts.urls());
@@ -360,10 +360,10 @@ impl Seen {
     }
 }
 
-/// `design` doubled, and doubled again until it holds twice `items`.
+/// `design` doubled, and doubled again until it is more than `items`.
 fn doubled(design: u64, items: u64) -> u64 {
     let mut d = design.saturating_mul(2);
-    while d < items.saturating_mul(2) {
+    while d <= items {
         d = d.saturating_mul(2);
     }
     d

@@ -24,7 +24,7 @@ use common::runlog::RunLog;
 use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::error::Error;
-use crate::history::{Entry, HISTORY_REPAIR, HistoryReader};
+use crate::history::{HISTORY_REPAIR, HistoryReader};
 
 /// The files holding a crawl's exact sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -166,13 +166,12 @@ fn read_all(
         && let Some(mut reader) =
             HistoryReader::open(path).map_err(Error::damaged(HISTORY_REPAIR))?
     {
-        let mut entry = Entry::default();
-        while reader
-            .read_into(&mut entry)
+        while let Some((_, url)) = reader
+            .read_host_url()
             .map_err(Error::damaged(HISTORY_REPAIR))?
         {
             counts.history += 1;
-            each(BloomHash::of(entry.url.as_bytes()));
+            each(BloomHash::of(url.as_bytes()));
         }
     }
     crate::commit::pause_point("growing");

@@ -25,7 +25,7 @@ use common::segment::{SegmentReader, SegmentRecord};
 use crate::backlog::host_key;
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::error::Error;
-use crate::history::{Entry, HISTORY_REPAIR, HistoryReader};
+use crate::history::{HISTORY_REPAIR, HistoryReader};
 use crate::sort::{Merger, Sorted, Sorter, SpillDir};
 
 use super::ExactSets;
@@ -188,6 +188,83 @@ pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts)
     Ok((found.finish(), counts))
 }
 
+/// The suspects a history merge looked up ([`crate::history::Lookup`]):
+/// those it did not find are kept, in their order, for the rest of the
+/// rescue; the history is not read again.
+pub struct NotInHistory {
+    sorter: Option<Sorter>,
+    spills: Arc<SpillDir>,
+    memory: u64,
+    suspects: u64,
+    in_history: u64,
+}
+
+impl NotInHistory {
+    /// Keeps them in a sorter of at most `memory` bytes (made at the first).
+    pub fn new(spills: Arc<SpillDir>, memory: u64) -> Result<NotInHistory, Error> {
+        Ok(NotInHistory {
+            sorter: None,
+            spills,
+            memory,
+            suspects: 0,
+            in_history: 0,
+        })
+    }
+
+    /// A suspect (its sort key) and whether the history holds it.
+    pub fn take(&mut self, key: &[u8], meta: &Meta, held: bool) -> Result<(), Error> {
+        self.suspects += 1;
+        if held {
+            self.in_history += 1;
+            return Ok(());
+        }
+        let Some(parts) = split_key(key) else {
+            return Ok(());
+        };
+        let sorter = match &mut self.sorter {
+            Some(s) => s,
+            None => self.sorter.insert(Sorter::new(
+                self.spills.clone(),
+                (self.memory as usize).max(1 << 20),
+            )?),
+        };
+        sorter.push(parts.host, parts.url, BloomHash(0, 0), *meta)
+    }
+
+    /// Looks those the history does not hold up in the other exact sets of
+    /// `r` ([`rescue`]); the URLs in none of them, and the counts of all.
+    pub fn rescue(
+        self,
+        r: &Rescue,
+        fan_in: usize,
+    ) -> Result<(Option<Sorted>, RescueCounts), Error> {
+        let mut counts = RescueCounts {
+            suspects: self.suspects,
+            in_history: self.in_history,
+            ..RescueCounts::default()
+        };
+        let Some(sorter) = self.sorter else {
+            return Ok((None, counts));
+        };
+        let rest = crate::sort::merge(vec![sorter.finish()], &self.spills, fan_in)?;
+        let sets = ExactSets {
+            history: None,
+            lists: r.sets.lists.clone(),
+        };
+        let without_history = Rescue {
+            sets: &sets,
+            memory: r.memory,
+            spills: r.spills.clone(),
+            log: r.log,
+        };
+        let (found, c) = rescue(rest, &without_history)?;
+        counts.waiting = c.waiting;
+        counts.unchecked = c.unchecked;
+        counts.found = c.found;
+        Ok((Some(found), counts))
+    }
+}
+
 /// The suspects of the host at hand that the history does not hold.
 #[derive(Default)]
 struct HostSuspects {
@@ -236,8 +313,8 @@ impl HostSuspects {
 /// The history, read alongside the suspects.
 struct HistoryCursor {
     reader: Option<HistoryReader>,
-    entry: Entry,
-    /// `domain TAB host TAB` of `entry`.
+    /// The URL at hand, and `domain TAB host TAB` of its host.
+    url: String,
     prefix: Vec<u8>,
     host: String,
     have: bool,
@@ -251,7 +328,7 @@ impl HistoryCursor {
         };
         let mut c = HistoryCursor {
             reader,
-            entry: Entry::default(),
+            url: String::new(),
             prefix: Vec::new(),
             host: String::new(),
             have: false,
@@ -261,15 +338,22 @@ impl HistoryCursor {
     }
 
     fn advance(&mut self) -> Result<(), Error> {
-        self.have = match &mut self.reader {
-            Some(r) => r
-                .read_into(&mut self.entry)
-                .map_err(Error::damaged(HISTORY_REPAIR))?,
-            None => false,
+        let Some(r) = &mut self.reader else {
+            self.have = false;
+            return Ok(());
         };
-        if self.have && self.entry.host != self.host {
-            host_key(&self.entry.host, &mut self.prefix);
-            self.host.clone_from(&self.entry.host);
+        match r.read_host_url().map_err(Error::damaged(HISTORY_REPAIR))? {
+            Some((host, url)) => {
+                if host != self.host {
+                    host_key(host, &mut self.prefix);
+                    self.host.clear();
+                    self.host.push_str(host);
+                }
+                self.url.clear();
+                self.url.push_str(url);
+                self.have = true;
+            }
+            None => self.have = false,
         }
         Ok(())
     }
@@ -277,10 +361,10 @@ impl HistoryCursor {
     /// True if the history holds `url` of the host `prefix`; suspects come
     /// in the history's order, so the history is read once.
     fn holds(&mut self, prefix: &[u8], url: &str) -> Result<bool, Error> {
-        while self.have && (self.prefix.as_slice(), self.entry.url.as_str()) < (prefix, url) {
+        while self.have && (self.prefix.as_slice(), self.url.as_str()) < (prefix, url) {
             self.advance()?;
         }
-        Ok(self.have && self.prefix == prefix && self.entry.url == url)
+        Ok(self.have && self.prefix == prefix && self.url == url)
     }
 }
 
