@@ -62,8 +62,8 @@ fn rebuild_crawl(root: &Path, design: u64) {
     let _ = std::fs::remove_file(&tmp);
     let params = BloomParams::optimal(design, 0.01).expect("parameters");
     let started = Instant::now();
-    let filter = BloomFilter::create(&tmp, params).expect("a new filter");
-    let counts = rebuild(&sets, &filter, None).expect("the rebuild");
+    let mut filter = BloomFilter::create(&tmp, params).expect("a new filter");
+    let counts = rebuild(&sets, &mut filter, None).expect("the rebuild");
     filter.seal().expect("sealed");
     let secs = started.elapsed().as_secs_f64();
     let items = filter.items();

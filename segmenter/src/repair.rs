@@ -511,8 +511,8 @@ fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, E
     let design = design.max(found.urls().saturating_mul(2)).max(1);
     let params = BloomParams::optimal(design, fp)?;
     let tmp = common::atomic::temp_path(path);
-    let filter = BloomFilter::create(&tmp, params)?;
-    let counts = crate::seen::rebuild(&sets, &filter, None);
+    let mut filter = BloomFilter::create(&tmp, params)?;
+    let counts = crate::seen::rebuild(&sets, &mut filter, None);
     let sealed = counts.and_then(|c| {
         filter.set_rescued(rescued);
         filter.seal()?;

@@ -753,6 +753,57 @@ impl BloomFilter {
         new
     }
 
+    /// Inserts a batch of hashes, in order, from the one thread that uses
+    /// the filter (`&mut self`): plain loads and stores instead of atomic
+    /// read-modify-writes, and the words of the hashes a few places ahead
+    /// fetched early, so that their cache misses overlap (a rebuild spends
+    /// most of its inserting time waiting for memory). Returns how many set
+    /// a new bit; the same filter and count as [`BloomFilter::insert_hash`]
+    /// one by one.
+    ///
+    /// # Panics
+    /// On a filter opened with [`BloomFilter::open_read_only`].
+    pub fn insert_batch(&mut self, hashes: &[BloomHash]) -> u64 {
+        const AHEAD: usize = 8;
+        assert!(
+            self.writable,
+            "{}: insert into a Bloom filter opened read-only",
+            self.path.display()
+        );
+        let (bits, k) = (self.params.bits, self.params.hashes as usize);
+        let words = self.bit_words();
+        // The word and mask of each bit of the hashes ahead, by slot.
+        let mut ahead = [[(0usize, 0u64); MAX_HASHES as usize]; AHEAD];
+        let locate_into = |slot: &mut [(usize, u64); MAX_HASHES as usize], h: BloomHash| {
+            for (i, bit) in h.positions(bits, k as u32).enumerate() {
+                slot[i] = locate(bit);
+                prefetch(&words[slot[i].0]);
+            }
+        };
+        for (i, h) in hashes.iter().take(AHEAD).enumerate() {
+            locate_into(&mut ahead[i], *h);
+        }
+        let mut new_items = 0u64;
+        for i in 0..hashes.len() {
+            let slot = i % AHEAD;
+            let mut new = false;
+            for &(word, mask) in &ahead[slot][..k] {
+                let w = &words[word];
+                let v = w.load(Ordering::Relaxed);
+                if v & mask == 0 {
+                    w.store(v | mask, Ordering::Relaxed);
+                    new = true;
+                }
+            }
+            new_items += u64::from(new);
+            if let Some(next) = hashes.get(i + AHEAD) {
+                locate_into(&mut ahead[slot], *next);
+            }
+        }
+        add_le(&self.map.words()[ITEMS_WORD], new_items);
+        new_items
+    }
+
     /// Sets the bits of `h`; true if one of them was not set.
     fn set_bits(&self, h: BloomHash) -> bool {
         let words = self.bit_words();
@@ -897,6 +948,22 @@ impl BloomFilter {
 /// (little-endian), so that bit b is bit b mod 8 of byte b/8 on every platform.
 fn locate(bit: u64) -> (usize, u64) {
     ((bit / 64) as usize, (1u64 << (bit % 64)).to_le())
+}
+
+/// Asks the CPU to bring `word` into its cache (a hint: nothing is read).
+#[inline]
+fn prefetch(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch instruction only hints at an address; it reads
+    // nothing into the program and cannot fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            word.as_ptr().cast::<i8>().cast_const(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
 }
 
 /// Adds to a counter stored little-endian.
@@ -1137,6 +1204,31 @@ mod tests {
         assert!(f.contains(b"kept"));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file left behind");
+    }
+
+    #[test]
+    fn a_batch_inserts_what_one_by_one_inserts() {
+        let dir = TempDir::new("batch");
+        let params = BloomParams::optimal(50_000, 0.01).unwrap();
+        let one = BloomFilter::create(dir.join("one.bloom"), params).unwrap();
+        let mut batch = BloomFilter::create(dir.join("batch.bloom"), params).unwrap();
+        let hashes: Vec<BloomHash> = (0..60_000)
+            .map(|i| BloomHash::of(format!("https://h{}.test/{i}", i % 77).as_bytes()))
+            .collect();
+        let mut new = 0;
+        for chunk in hashes.chunks(1000).chain([&hashes[..5]]) {
+            new += batch.insert_batch(chunk);
+        }
+        for h in &hashes {
+            one.insert_hash(*h);
+        }
+        one.seal().unwrap();
+        batch.seal().unwrap();
+        assert_eq!(new, one.items());
+        assert_eq!(
+            std::fs::read(dir.join("one.bloom")).unwrap(),
+            std::fs::read(dir.join("batch.bloom")).unwrap()
+        );
     }
 
     #[test]

@@ -313,8 +313,8 @@ impl Seen {
         let (new, counts) = loop {
             let params = BloomParams::optimal(design, old.target_fp_rate)?;
             remove_if_there(&f.staged)?;
-            let new = BloomFilter::create(&f.staged, params)?;
-            let counts = rebuild(f.sets, &new, Some(f.log))?;
+            let mut new = BloomFilter::create(&f.staged, params)?;
+            let counts = rebuild(f.sets, &mut new, Some(f.log))?;
             if new.items() < design || design > counts.urls() {
                 break (new, counts);
             }

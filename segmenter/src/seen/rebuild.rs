@@ -112,7 +112,7 @@ const BATCH: usize = 8192;
 /// Malformed lines are counted, and logged to `log` if given.
 pub fn rebuild(
     sets: &ExactSets,
-    filter: &BloomFilter,
+    filter: &mut BloomFilter,
     log: Option<&RunLog>,
 ) -> Result<RebuildCounts, Error> {
     let (to_insert, batches) = mpsc::sync_channel::<Vec<BloomHash>>(4);
@@ -139,9 +139,7 @@ pub fn rebuild(
             })
             .expect("the reading thread starts");
         for mut batch in batches {
-            for h in &batch {
-                filter.insert_hash(*h);
-            }
+            filter.insert_batch(&batch);
             batch.clear();
             let _ = recycle.send(batch);
         }
@@ -238,8 +236,8 @@ mod tests {
         let params = BloomParams::optimal(100_000, 0.01).unwrap();
         let mut files = Vec::new();
         for name in ["a.bloom", "b.bloom"] {
-            let f = BloomFilter::create(dir.join(name), params).unwrap();
-            let counts = rebuild(&sets, &f, Some(&log)).unwrap();
+            let mut f = BloomFilter::create(dir.join(name), params).unwrap();
+            let counts = rebuild(&sets, &mut f, Some(&log)).unwrap();
             assert_eq!(
                 counts,
                 RebuildCounts {
@@ -263,8 +261,8 @@ mod tests {
 
         // A damaged file stops the rebuild with an error naming it.
         std::fs::write(dir.join("00003.v4.tsv.zst"), b"not zstd").unwrap();
-        let f = BloomFilter::create(dir.join("c.bloom"), params).unwrap();
-        let e = rebuild(&sets, &f, Some(&log)).unwrap_err().to_string();
+        let mut f = BloomFilter::create(dir.join("c.bloom"), params).unwrap();
+        let e = rebuild(&sets, &mut f, Some(&log)).unwrap_err().to_string();
         assert!(e.contains("00003.v4.tsv.zst"), "{e}");
     }
 }
