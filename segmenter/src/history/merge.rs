@@ -110,6 +110,10 @@ pub struct Lookup<'a> {
     key: Vec<u8>,
     meta: Meta,
     have: bool,
+    /// Where the URL of `key` starts, and the end of its `domain TAB host
+    /// TAB` prefix (found once per URL, not once per history entry).
+    url_at: usize,
+    prefix_end: usize,
 }
 
 impl<'a> Lookup<'a> {
@@ -122,25 +126,34 @@ impl<'a> Lookup<'a> {
             key: Vec::new(),
             meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
             have: false,
+            url_at: 0,
+            prefix_end: 0,
         };
         l.advance()?;
         Ok(l)
     }
 
     fn advance(&mut self) -> Result<(), Error> {
-        self.have = self.urls.next_into(&mut self.key, &mut self.meta)?;
-        Ok(())
+        loop {
+            self.have = self.urls.next_into(&mut self.key, &mut self.meta)?;
+            if !self.have {
+                return Ok(());
+            }
+            let Some(parts) = split_key(&self.key) else {
+                continue;
+            };
+            self.url_at = self.key.len() - parts.url.len();
+            self.prefix_end = crate::candidates::host_prefix(&self.key).len();
+            return Ok(());
+        }
     }
 
     /// Hands on the URLs before (`prefix`, `url`), an entry of the history,
     /// as not held, and one equal to it as held.
     fn up_to(&mut self, prefix: &[u8], url: &str) -> Result<(), Error> {
         while self.have {
-            let Some(parts) = split_key(&self.key) else {
-                self.advance()?;
-                continue;
-            };
-            let order = (crate::candidates::host_prefix(&self.key), parts.url).cmp(&(prefix, url));
+            let order = (&self.key[..self.prefix_end], &self.key[self.url_at..])
+                .cmp(&(prefix, url.as_bytes()));
             if order == Ordering::Greater {
                 return Ok(());
             }
