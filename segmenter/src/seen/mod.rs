@@ -42,7 +42,7 @@ pub(crate) mod rescue;
 pub use rebuild::{ExactSets, rebuild};
 
 /// The journal is folded into the bit array once it would be larger than
-/// this share of the array: a fold writes the array, so the bytes written
+/// 1/FOLD_RATIO of the array: a fold writes the array, so the bytes written
 /// per URL added stay bounded (16 for its hash in a block, plus at most
 /// 16 × FOLD_RATIO for its share of the next fold).
 pub const FOLD_RATIO: u64 = 4;

@@ -3,13 +3,16 @@
 //!
 //! The scan keeps every URL the filter drops as a *suspect* ([`Suspects`]),
 //! sorted by (domain, host, URL) like the history, with the copies of a URL
-//! merged as the main sort merges them. [`rescue`] then reads the suspects
-//! beside the history (a merge: one pass, nothing held), and for each host
-//! holds the suspects the history does not have while it reads that host's
-//! URLs in the other exact sets (the backlog, the segments not yet
-//! consumed: grouped by host, in priority order). What is left was never
-//! scheduled: it goes into the round's merge as a new URL, where a
-//! leftover or retry copy of it (the round's own URLs) absorbs it.
+//! merged as the main sort merges them. The suspects are looked up in the
+//! history in one pass, nothing held: by `run` while its history merge
+//! writes the new history ([`crate::history::Lookup`], gathered by
+//! [`NotInHistory`]), by [`rescue`] itself otherwise (reading the history
+//! beside them). For each host, the suspects the history does not have are
+//! held while that host's URLs in the other exact sets are read (the
+//! backlog, the segments not yet consumed, the lists of the runs read:
+//! grouped by host, in priority order). What is left was never scheduled:
+//! it goes into the round's merge as a new URL, where a leftover or retry
+//! copy of it (the round's own URLs) absorbs it.
 //!
 //! Memory: the suspects of one host not in the history, at most `memory`
 //! bytes; beyond that a host's further suspects are not checked and count
