@@ -230,10 +230,11 @@ impl Seen {
     /// current one, doubled again until it is more than the items (and at
     /// least `at_least`). The items are the larger of the count kept and the
     /// count estimated from the fill, −(m/k)·ln(1 − fill): an overfull
-    /// filter counts too few, since most URLs set no new bit.
-    fn grown_design(&self, at_least: Option<u64>) -> Option<u64> {
+    /// filter counts too few, since most URLs set no new bit. `bits_set`:
+    /// the bits set now.
+    fn grown_design(&self, bits_set: u64, at_least: Option<u64>) -> Option<u64> {
         let p = self.bloom.params();
-        let fill = self.bloom.fill_ratio();
+        let fill = bits_set as f64 / p.bits as f64;
         let estimated = -(p.bits as f64 / f64::from(p.hashes)) * (1.0 - fill).ln();
         // (A filter whose every bit is set gives no estimate: the rebuild
         // then reads the exact sets twice, see `grow`.)
@@ -269,12 +270,12 @@ impl Seen {
             Origin::Created => Journal::default(),
         };
         let array = self.bloom.params().file_bytes();
-        if let Some(design) = self.grown_design(f.at_least) {
+        let counters = self.bloom.counters();
+        if let Some(design) = self.grown_design(counters.bits_set, f.at_least) {
             drop(journal);
             remove_if_there(&f.append)?;
             return self.grow(design, f);
         }
-        let counters = self.bloom.counters();
         let (written, bytes, file_bytes) = match journal {
             Journaling::Whole => {
                 remove_if_there(&f.append)?;
