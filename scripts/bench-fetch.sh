@@ -19,6 +19,14 @@
 #               URLs from the same server (64 threads, bodies discarded) as
 #               the reference: pages/s and CPU s per 1,000 pages of both,
 #               and their ratio (target: the fetcher at least as fast).
+#               Then the run is packaged as WACZ (segmenter wacz) and its
+#               files zipped by `zip -0` (installed with apt-get if
+#               missing), both from the page cache and both synced to disk
+#               at the end: MB/s of each and their ratio (target: WACZ at
+#               least half as fast). To weigh the
+#               CDXJ indexes and metadata records, run it with
+#               FETCH_ARGS="--metadata-records false", and with FETCHER set
+#               to a build from before them.
 #   latency     2,000 hosts × 20 URLs whose server answers 200 ms after each
 #               request: pages/s (target ≥ 2,000), peak RSS (target
 #               < 300 MB) and, counted by the server, the most requests in
@@ -51,6 +59,12 @@ body=${BODY:-$body}
 hosts=${HOSTS:-$hosts}
 per_host=${PER_HOST:-$per_host}
 
+if [[ "$mode" == flat ]] && ! command -v zip >/dev/null; then
+  echo "flat mode compares WACZ packaging with zip -0; installing zip with apt-get" >&2
+  sudo=""
+  [[ $(id -u) == 0 ]] || sudo=sudo
+  $sudo apt-get install -y -qq zip >&2 || { echo "install zip (apt-get install zip)" >&2; exit 2; }
+fi
 if [[ "$mode" == flat ]] && ! command -v wget2 >/dev/null; then
   echo "flat mode compares with GNU Wget2, which is not installed:" >&2
   echo "  sudo apt-get install wget2     (Debian, Ubuntu; the package is 'wget2')" >&2
@@ -61,7 +75,8 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
-cargo build --quiet --release -p fetcher --bin fetcher --example bench_server
+cargo build --quiet --release -p fetcher --bin fetcher --example bench_server \
+  -p segmenter --bin segmenter
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 fetcher=${FETCHER:-$bin/fetcher}
 
@@ -149,13 +164,31 @@ if [[ "$mode" == flat ]]; then
   wget_line="$wget_line $(mark) $wget_cpu0 $wget_cpu1"
 fi
 
+# WACZ packaging against zip -0 on the same files (read once before, so
+# that both read them from the page cache).
+pack_line=""
+if [[ "$mode" == flat ]]; then
+  run_dir="$crawl/fetched/00001"
+  # (A fetcher from before the indexes leaves none: wacz then builds them.)
+  shopt -s nullglob
+  cat "$run_dir"/*.warc.gz "$run_dir"/*.cdxj >/dev/null
+  # Both end with the package on disk: segmenter wacz fsyncs it before
+  # renaming it into place, so zip's file is synced too.
+  sync
+  zip_t=$(timed bash -c 'zip -0 -q -j "$0" "${@}" && sync "$0"' "$work/same-files.zip" \
+    "$run_dir"/*.warc.gz "$run_dir"/*.cdxj)
+  wacz_t=$(timed "$bin/segmenter" wacz "$crawl" --out "$work/bench.wacz")
+  pack_line="$zip_t $(stat -c %s "$work/same-files.zip") $wacz_t $(stat -c %s "$work/bench.wacz")"
+fi
+
 python3 - "$crawl/fetched/00001/stats.json" "$start" "$end" "$server_cpu0" "$server_cpu1" \
-  "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" <<'PY'
+  "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" "$pack_line" <<'PY'
 import json, os, sys
 stats = json.load(open(sys.argv[1]))
 start, end, s0, s1 = map(float, sys.argv[2:6])
 mode, hosts, per_host, delay = sys.argv[6], int(sys.argv[7]), int(sys.argv[8]), float(sys.argv[9])
 urls, fetch_mark, wget_line = int(sys.argv[10]), sys.argv[11].split(), sys.argv[12].split()
+pack_line = sys.argv[13].split()
 wall = end - start
 pages = stats["responses"] - stats["robots_responses"]
 fetch_cpu = stats["cpu_seconds"]
@@ -211,5 +244,13 @@ if mode == "flat":
     print(f"fetcher/wget2    {ratio:.2f} × the pages/s, "
           f"{(fetch_cpu / max(pages, 1)) / (w_cpu / max(w_pages, 1)):.2f} × the CPU per page "
           f"(target: pages/s ratio ≥ 1: {'PASS' if ratio >= 1 else 'FAIL'})")
+    z_wall, z_cpu, _, z_bytes, p_wall, p_cpu, p_rss, p_bytes = map(float, pack_line)
+    z_rate, p_rate = z_bytes / z_wall / 1e6, p_bytes / p_wall / 1e6
+    print(f"zip -0 + sync    {z_bytes / 1e6:.1f} MB in {z_wall:.2f} s: {z_rate:.0f} MB/s "
+          f"({z_cpu:.2f} CPU s)")
+    print(f"segmenter wacz   {p_bytes / 1e6:.1f} MB in {p_wall:.2f} s: {p_rate:.0f} MB/s "
+          f"({p_cpu:.2f} CPU s, peak RSS {p_rss / 1000:.1f} MB)")
+    print(f"wacz/zip -0      {p_rate / z_rate:.2f} × the MB/s "
+          f"(target ≥ 0.5: {'PASS' if p_rate / z_rate >= 0.5 else 'FAIL'})")
 sys.exit(0 if ok else 1)
 PY

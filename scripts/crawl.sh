@@ -3,6 +3,11 @@
 # crawl directory. Safe to run from cron: a lock keeps two runs apart, every
 # round has its own log, and a run killed at any point resumes on the next call.
 #
+# What to do next, and why, is decided by `segmenter next` (the crawl cycle's
+# rules, in segmenter/src/cycle/), which this script asks between steps; the
+# script keeps the lock, runs each step in its own process group, passes
+# signals on, watches for the STOP file and loops.
+#
 # Usage: scripts/crawl.sh CRAWL [--seeds FILE] [--rounds N] [--bin DIR]
 #                          [PROGRAM FLAGS...] [--] [FETCHER_ARGS...]
 #
@@ -10,6 +15,9 @@
 #   0   stopped normally: rounds done, nothing left to fetch, or a STOP file
 #   1   a step failed (the message names it and its log)
 #   2   usage error (bad option, missing seeds, binary not found)
+#   3   stopped at the free-disk floor (min_free_disk): a fetch ended there,
+#       or a step did not start for lack of space; a line says how much to
+#       free; the next run goes on once there is room
 #   75  another crawl.sh holds the lock on this crawl directory (try later)
 #   130 interrupted (SIGINT/SIGTERM/SIGHUP); the next run resumes where this
 #       one stopped
@@ -51,7 +59,9 @@ different meanings (`--threads`) must be given with --fetcher-arg or
 --segmenter-arg.
 
 Settings for both programs are best kept in CRAWL/crawl.toml.
-Logs: CRAWL/logs/round-NNNNN.log (one per round), plus each program's own log.
+Logs: CRAWL/logs/round-NNNNN.log (one per round, every step's output); logs
+older than [crawl] keep_logs (30d) are pruned at the start of each run.
+Rounds are numbered by the round journal CRAWL/rounds.v1.tsv (one line each).
 Each round prints one line: round number, segment, URLs in it, pages fetched
 (HTTP responses other than robots.txt), new URLs scheduled; what the fetch
 history learnt (URLs fetched for the first time, refreshed ones and of them
@@ -63,8 +73,10 @@ have made it wait, time-limit, ...), how long the segmenter took, and the
 round's seconds. When nothing new is left, rounds go on with the URLs due for
 a refetch; when none is due either, the run stops (the next one goes on).
 
-Exit codes: 0 done (rounds done, nothing left, or STOP), 1 a step failed,
-2 usage, 75 locked by another run, 130 interrupted (run again to resume).
+Exit codes: 0 done (rounds done, nothing left, STOP, or the crawl's byte
+budget reached), 1 a step failed, 2 usage, 3 stopped at the free-disk floor
+(min_free_disk; free the space it names, then run again), 75 locked by another
+run, 130 interrupted (run again to resume).
 EOF
 }
 
@@ -176,12 +188,14 @@ signals=0
 on_signal() { signals=$((signals + 1)); }
 trap on_signal INT TERM HUP
 
-# Runs one step with its output appended to the round log, and stops the
-# script, naming the step, if it fails. The step runs in its own process
-# group, so that a Ctrl-C on the terminal reaches it once, through this
-# script, rather than twice. With STOP_WATCH=1 (the fetch), a STOP file
-# appearing in CRAWL also asks the step to stop early.
+# Runs one step with its output appended to its log ($log), and sets
+# $step_rc to its exit code (0 for a fetch stopped cleanly by STOP). The step
+# runs in its own process group, so that a Ctrl-C on the terminal reaches it
+# once, through this script, rather than twice; a signal received stops the
+# script once the step has ended. With STOP_WATCH=1 (the fetch, a wait), a
+# STOP file appearing in CRAWL also asks the step to stop early.
 STOP_WATCH=0
+step_rc=0
 step() {
     local name=$1; shift
     local stamp
@@ -225,290 +239,88 @@ step() {
             130) rc=0 ;; # a clean early stop: the unfetched URLs are in the leftover file
             143) # our TERM came before the step could catch it: as if killed
                 echo "$prog: $name ended at once on STOP (it was starting); the next run resumes it"
-                exit 0 ;;
+                rc=0 ;;
         esac
     fi
     if [ "$signals" -gt 0 ] || [ "$rc" = 130 ] || [ "$rc" = 131 ]; then
         echo "$prog: interrupted during $name; run again to resume (log: $log)" >&2
         exit 130
     fi
-    if [ "$rc" != 0 ]; then
-        local how="exit code $rc"
-        [ "$rc" -gt 128 ] && how="$how (killed by signal $((rc - 128)))"
-        echo "$prog: $name failed with $how; see $log" >&2
-        tail -n 5 "$log" | sed "s/^/$prog:   /" >&2
+    step_rc=$rc
+}
+
+# Asks `segmenter next` what the crawl does next, passing the exit code of
+# the step just run ($1); sets $action, $arg, $log (the step's log, empty
+# for none) and $reason. With "peek" as $2, records nothing (the answer is
+# only looked at).
+ask() {
+    local answer record=--record code
+    [ "${2:-}" != peek ] || record=""
+    answer=$("$segmenter" next "$crawl" ${record:+"$record"} --since "$since" --exit-code "$1")
+    code=$?
+    if [ "$code" != 0 ] || [ -z "$answer" ]; then
+        [ "$signals" = 0 ] || { echo "$prog: interrupted; run again to resume" >&2; exit 130; }
+        local how="exit code $code"
+        [ "$code" -gt 128 ] && how="$how (killed by signal $((code - 128)))"
+        echo "$prog: 'segmenter next $crawl' failed with $how (it says why above)" >&2
         exit 1
     fi
+    read -r action arg log reason <<<"$answer"
+    if [ "$log" = - ]; then log=""; else log="$crawl/$log"; fi
 }
 
-stop_requested() {
-    if [ -e "$crawl/STOP" ]; then
-        echo "$prog: $crawl/STOP exists; stopping (remove it to go on)"
-        exit 0
+# Logs past their retention go first (a failure only costs disk space).
+"$segmenter" prune "$crawl" || echo "$prog: 'segmenter prune $crawl' failed (it says why above); going on"
+
+since=$EPOCHREALTIME
+rounds_done=0 rc=0 first=1 failed_log=""
+while :; do
+    if [ -n "$rounds" ] && [ "$rounds_done" -ge "$rounds" ]; then
+        # Done, unless the last round says to stop (and why).
+        ask "$rc" peek
+        [ "$action" = stop ] || { echo "$rounds_done round(s) done; run again to go on"; exit 0; }
+    else
+        ask "$rc"
     fi
-}
-
-# The value of key $1 in $2, one line of flat JSON as the programs print
-# with --json (`{"key":value,...}`): a number, true/false/null, a string
-# (unquoted here), or a list of segment IDs (here separated by spaces). The
-# programs promise that strings and IDs hold no `"` or `,`.
-json_value() {
-    local rest=${2#*\"$1\":}
-    [ "$rest" != "$2" ] || return 1
-    case "$rest" in
-        \[*) rest=${rest#\[}; rest=${rest%%]*}; rest=${rest//\"/}; rest=${rest//,/ } ;;
-        \"*) rest=${rest#\"}; rest=${rest%%\"*} ;;
-        *) rest=${rest%%[,\}]*} ;;
-    esac
-    printf '%s\n' "$rest"
-}
-
-# Asks the segmenter where the crawl stands (`segmenter status --json`):
-# sets $segments (every segment ID, oldest first), $next (the segment the
-# fetcher takes next, empty if none) and $unconsumed (complete fetched runs
-# the segmenter has not read yet), and keeps the whole answer in
-# $crawl_status (the last run's figures: see round_figure). The backlog,
-# which takes a read of the whole file to count, is asked for only when a
-# decision needs it.
-crawl_state() {
-    crawl_status=$("$segmenter" status "$crawl" --json --no-backlog) || {
-        echo "$prog: 'segmenter status $crawl' failed (it says why above)" >&2
-        exit 1
-    }
-    segments=$(json_value segments "$crawl_status" | tr ' ' '\n')
-    next=$(json_value next "$crawl_status")
-    unconsumed=$(json_value unconsumed "$crawl_status")
-}
-
-# Prints figure $1 of the last segmenter run (a round_* key of `segmenter
-# status`, as crawl_state last read it); 0 if it is unknown, or if that run
-# is the one of before this round's segmenter run ($report_before: the run
-# had nothing to do and kept no report).
-round_figure() {
-    local n
-    n=$(json_value "$1" "$crawl_status")
-    [ "$(json_value last_round "$crawl_status")" != "$report_before" ] || n=0
-    case "$n" in ''|*[!0-9]*) n=0 ;; esac
-    echo "$n"
-}
-
-# Prints the URLs waiting in the backlog (1 if it cannot be read).
-backlog_urls() {
-    local n
-    n=$(json_value backlog_urls "$("$segmenter" status "$crawl" --json 2>/dev/null)")
-    case "$n" in ''|*[!0-9]*) n=1 ;; esac
-    echo "$n"
-}
-
-# The file of segment $1 (of whichever format version it is in).
-segment_file() {
-    local f
-    for f in "$crawl/segments/$1".v[0-9]*.tsv.zst; do
-        [ -e "$f" ] && { echo "$f"; return; }
-    done
-}
-
-# Sets $summary to the summary of a file of the segment format (`segmenter
-# inspect --json`, spaces removed), asking once per file: a round counts its
-# new segment, the next one fetches it (and may wait for its first URL).
-declare -A summaries=()
-summary_of() {
-    if [ -z "${summaries[$1]:-}" ]; then
-        summaries[$1]=$("$segmenter" inspect --json "$1" 2>/dev/null | tr -d ' \n')
+    if [ "$first" = 1 ] && [ -n "$seeds" ] && [ "$action" != inject ]; then
+        echo "$prog: $crawl already has segments; --seeds $seeds ignored"
     fi
-    summary=${summaries[$1]}
-}
-
-# Sets $count to the URLs in a file of the segment format.
-count_file() {
-    summary_of "$1"
-    count=$(json_value urls "$summary")
-}
-
-# Sets $count to the URLs in the segments whose IDs are given.
-count_urls_in() {
-    local total=0 id
-    for id in "$@"; do
-        count_file "$(segment_file "$id")"
-        total=$((total + ${count:-0}))
-    done
-    count=$total
-}
-
-# Asks the fetcher what the fetch of segment $1 did (`fetcher status
-# --json`): sets $pages (HTTP responses other than robots.txt, over every
-# run of the segment; ? if unknown) and $stop_reason (why it ended:
-# complete, tail, held, time-limit, min-hosts, signal).
-fetch_state() {
-    local state
-    state=$("$fetcher" status "$crawl" "$1" --json 2>/dev/null) || state=""
-    pages=$(json_value pages "$state") || pages="?"
-    stop_reason=$(json_value stop_reason "$state")
-}
-
-# True if the fetch did what it could (not stopped by a time limit,
-# min-hosts or a signal): it ran to its end, or ended when only hosts it
-# would have waited for were left.
-fetch_complete() {
-    case "$stop_reason" in complete|tail|held) return 0 ;; *) return 1 ;; esac
-}
-
-# Rounds in a row that found every host held, and how many of them wait.
-held_rounds=0
-MAX_HELD_WAITS=5
-
-# Prints the seconds until the first URL of segment $1 may be fetched, when
-# every one of its URLs has a not-before time (0 if some URL has none;
-# nothing if the segment is empty or its summary unreadable).
-held_wait() {
-    local summary urls held first at
-    [ -n "$1" ] || return 0
-    summary_of "$(segment_file "$1")"
-    urls=$(json_value urls "$summary")
-    held=$(json_value not_before_urls "$summary")
-    first=$(json_value earliest_not_before "$summary")
-    case "$urls" in ''|0|*[!0-9]*) return 0 ;; esac
-    if [ "$held" != "$urls" ]; then
-        echo 0
-        return 0
-    fi
-    at=$(date -d "$first" +%s 2>/dev/null) || return 0
-    echo $(( at > EPOCHSECONDS ? at - EPOCHSECONDS + 1 : 1 ))
-}
-
-now() { echo "$EPOCHREALTIME"; }
-# Seconds since $1 (from `now`), with one decimal.
-seconds_since() {
-    local t=$EPOCHREALTIME
-    local us=$(( (${t%.*} - ${1%.*}) * 1000000 + 10#${t#*.} - 10#${1#*.} ))
-    printf '%d.%d' $(( us / 1000000 )) $(( us % 1000000 / 100000 ))
-}
-
-# First run on a new crawl directory: inject the seeds.
-crawl_state
-if [ -z "$segments" ]; then
-    if [ -z "$seeds" ]; then
-        echo "$prog: $crawl has no segment yet; give seeds with --seeds FILE" >&2
-        exit 2
-    fi
-    log="$crawl/logs/inject.log"
-    step "segmenter inject" "$segmenter" inject "$crawl" "$seeds" "${seg_args[@]}"
-    crawl_state
-    # shellcheck disable=SC2086
-    count_urls_in $segments
-    echo "injected $count seed URLs from $seeds"
-elif [ -n "$seeds" ]; then
-    echo "$prog: $crawl already has segments; --seeds $seeds ignored"
-fi
-
-round=0
-while [ -z "$rounds" ] || [ "$round" -lt "$rounds" ]; do
-    stop_requested
-    started=$EPOCHSECONDS
-    round_logs=("$crawl"/logs/round-*.log)
-    [ -e "${round_logs[0]}" ] || round_logs=()
-    n=$(( ${#round_logs[@]} + 1 ))
-    log=$(printf '%s/logs/round-%05d.log' "$crawl" "$n")
-
-    # A segmenter run interrupted earlier (its fetched run is complete but not
-    # consumed) is redone first, so that no fetched page is skipped.
-    crawl_state
-    if [ -n "$unconsumed" ]; then
-        step "segmenter run (catching up)" "$segmenter" run "$crawl" "${seg_args[@]}"
-        crawl_state
-    fi
-    # Segments written from here on are this round's finds (those of the
-    # catching-up run belong to the interrupted round before).
-    before=$segments
-    id=$next
-    if [ -z "$id" ]; then
-        # Nothing waiting: the backlog may still fill a segment.
-        step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
-        crawl_state
-        id=$next
-    fi
-    if [ -z "$id" ]; then
-        backlog=$(backlog_urls)
-        if [ "$backlog" != 0 ]; then
-            # Every host of the backlog may only be asked after a round's time.
-            echo "nothing to fetch now in $crawl: $backlog URL(s) wait in the backlog" \
-                "for hosts that may not be asked yet; a later run goes on"
-        else
-            history=$(json_value history_urls "$("$segmenter" status "$crawl" --json 2>/dev/null)")
-            case "$history" in ''|*[!0-9]*|0)
-                echo "nothing left to fetch in $crawl" ;;
-            *)
-                echo "nothing left to fetch in $crawl now: no new URL, and none of the" \
-                    "$history URL(s) of the fetch history is due for a refetch yet" \
-                    "(segmenter inspect $crawl/history.v1.tsv.zst says when); a later run goes on" ;;
-            esac
-        fi
-        rm -f "$log"
-        exit 0
-    fi
-    stop_requested
-
-    count_file "$(segment_file "$id")"
-    urls=$count
-    STOP_WATCH=1
-    fetch_started=$(now)
-    step "fetcher fetch $id" "$fetcher" fetch "$crawl" "$id" "${fetch_args[@]}"
-    fetch_took=$(seconds_since "$fetch_started")
-    STOP_WATCH=0
-    fetch_state "$id"
-    report_before=$(json_value last_round "$crawl_status")
-    seg_started=$(now)
-    step "segmenter run" "$segmenter" run "$crawl" "${seg_args[@]}"
-    seg_took=$(seconds_since "$seg_started")
-
-    crawl_state
-    new_ids=$(LC_ALL=C comm -13 <(echo "$before") <(echo "$segments"))
-    # shellcheck disable=SC2086
-    count_urls_in $new_ids
-    found=$count
-    round=$((round + 1))
-    unchanged=$(round_figure round_refreshed_unchanged)
-    changed=$(round_figure round_refreshed_changed)
-    printf 'round %d: segment %s, %s URLs, %s pages fetched, %s new URLs in %d segment(s); history: %s new, %s refreshed (%s unchanged, %s changed), %s retired; sitemaps: %s read, %s URLs, %s new, %s rejected, %s bad; fetch %ss (%s), segmenter %ss; %ds\n' \
-        "$n" "$id" "${urls:-?}" "$pages" "$found" "$(echo "$new_ids" | grep -c .)" \
-        "$(round_figure round_history_new)" "$(( unchanged + changed ))" "$unchanged" "$changed" \
-        "$(round_figure round_retired)" \
-        "$(round_figure round_sitemaps_read)" "$(round_figure round_sitemap_urls)" \
-        "$(round_figure round_sitemap_urls_new)" "$(round_figure round_sitemap_urls_rejected)" \
-        "$(round_figure round_bad_sitemaps)" \
-        "$fetch_took" "$stop_reason" "$seg_took" "$(( EPOCHSECONDS - started ))"
-
-    # A fetch that ended with every host left held beyond its delay (a
-    # robots.txt to ask again, a Retry-After) and got no page: another round
-    # now would only find them held again. Wait for the first of them (the
-    # next segment's earliest not-before; a STOP file or a signal ends the
-    # wait), a few times at most; else stop, and the next run goes on.
-    if [ "$pages" = 0 ] && [ "$stop_reason" = held ]; then
-        held_rounds=$((held_rounds + 1))
-        wait_s=$(held_wait "$next")
-        if [ -n "$wait_s" ] && [ "$held_rounds" -le "$MAX_HELD_WAITS" ]; then
-            echo "every host left is held; waiting ${wait_s}s for the first of them"
+    first=0 step_rc=0
+    case "$action" in
+        inject)
+            if [ -z "$seeds" ]; then
+                echo "$prog: $crawl has no segment yet; give seeds with --seeds FILE" >&2
+                exit 2
+            fi
+            step "segmenter inject" "$segmenter" inject "$crawl" "$seeds" --log "$log" "${seg_args[@]}" ;;
+        injected) echo "injected $arg seed URLs from $seeds" ;;
+        fetch|resume)
             STOP_WATCH=1
-            step "waiting for held hosts" sleep "$wait_s"
-            STOP_WATCH=0
-            continue
-        fi
-        echo "nothing fetchable now in $crawl: every host left in segment $id is held" \
-            "(robots.txt to ask again, Retry-After; see $crawl/logs/); the next run goes on"
-        exit 0
-    fi
-    # A complete fetch that got no HTTP response at all, after which no URL is
-    # new and none waits in the backlog, cannot lead anywhere by itself: what
-    # is left waits on hosts that cannot be fetched now (robots.txt
-    # unavailable, Crawl-delay too high, connections failing). Stop rather
-    # than fetch the same URLs again and again; the next run retries them.
-    if [ "$pages" = 0 ] && [ "$found" -le "${urls:-0}" ] \
-        && fetch_complete && [ "$(backlog_urls)" = 0 ]; then
-        echo "nothing fetchable left in $crawl: no URL of segment $id got an HTTP response" \
-            "(see $crawl/fetched/$id/crawl.log); its $found URL(s) wait for the next run"
-        exit 0
-    fi
-    held_rounds=0
+            step "fetcher fetch $arg" "$fetcher" fetch "$crawl" "$arg" --log "$log" "${fetch_args[@]}"
+            STOP_WATCH=0 ;;
+        segment) step "segmenter run" "$segmenter" run "$crawl" --log "$log" "${seg_args[@]}" ;;
+        wait)
+            echo "$reason"
+            STOP_WATCH=1
+            step "waiting for held hosts" sleep "$arg"
+            STOP_WATCH=0 ;;
+        round)
+            echo "$reason"
+            rounds_done=$((rounds_done + 1)) ;;
+        stop)
+            if [ "$arg" = 0 ]; then
+                echo "$reason"
+            else
+                echo "$prog: $reason" >&2
+                [ -z "$failed_log" ] || tail -n 5 "$failed_log" | sed "s/^/$prog:   /" >&2
+            fi
+            exit "$arg" ;;
+        *)
+            echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
+            exit 1 ;;
+    esac
+    # The step's exit code goes to the next question; its log is shown if
+    # it failed.
+    rc=$step_rc failed_log=""
+    [ "$rc" = 0 ] || failed_log=$log
 done
-echo "$round round(s) done; run again to go on"
-exit 0

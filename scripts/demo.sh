@@ -137,8 +137,12 @@ if [ "$resume" = 0 ]; then
 name = "demobot"
 url = "https://example.org/demobot.html"
 
+[crawl]
+min_free_disk = "100MB"       # the demo is a few MB (the default floor is 1GB)
+
 [fetcher]
 allow_private = true          # the demo web lives on 127.0.0.x
+backoff_max = "2s"            # failing demo hosts are asked again soon (default 1h)
 hosts_file = "$out/hosts"     # names of the demo hosts -> their addresses
 min_delay = "50ms"
 delay_factor = 0.5
@@ -167,10 +171,11 @@ if [ "$rc" != 0 ]; then
     exit "$rc"
 fi
 
-# Figures, from the crawl logs: rounds (each complete round keeps its log),
-# HTTP responses other than robots.txt, and the hosts that gave at least one.
+# Figures, from the crawl's files: rounds (the round journal's rounds that
+# ended done), HTTP responses other than robots.txt, and the hosts that gave
+# at least one.
 cat_logs() { cat "$crawl"/fetched/*/crawl.log 2>/dev/null; }
-done_rounds=$(find "$crawl/logs" -name 'round-*.log' | wc -l)
+done_rounds=$(awk -F'\t' '!/^#/ && $5 == "done"' "$crawl/rounds.v1.tsv" 2>/dev/null | wc -l)
 pages=$(cat_logs | awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots"' | wc -l)
 hosts=$(cat_logs | awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { split($6, u, "/"); print u[3] }' | sort -u | wc -l)
 ok=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 != "robots"' | wc -l)
@@ -204,6 +209,7 @@ Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the r
   host state   $c/hosts.db (SQLite: robots.txt, Crawl-delay, response times, errors)
                sqlite3 $c/hosts.db 'select host, robots_status, crawl_delay_ms, pages_total from hosts'
 
-  logs         $c/logs/round-*.log (one per round), fetcher-*.log, segmenter-*.log
+  rounds       $c/rounds.v1.tsv (one line per round: its figures and times)
+  logs         $c/logs/round-*.log (one per round: every step's output), segmenter-*.json (reports)
   server side  $(show "$out")/requests.tsv (host, path, start ms, end ms, status of every request served)
 EOF

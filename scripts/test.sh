@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs the Python `warcio` tool (used by the
-# tests to check our WARC files independently) and `warcprox` (a WARC
-# writer whose files the import tests read) into .venv/ when they are
-# missing, then runs `cargo test` on the workspace. Extra arguments go to
+# tests to check our WARC files independently), `warcprox` (a WARC writer
+# whose files the import tests read), `cdxj-indexer`, `pywb` and `wacz`
+# (the replay and packaging tools) into .venv/ when they are missing, then
+# runs `cargo test` on the workspace. Extra arguments go to
 # `cargo test` (e.g. `scripts/test.sh warc` runs the tests whose name holds
 # "warc").
 set -euo pipefail
@@ -17,20 +18,35 @@ BROTLI_VERSION=0.7.0
 # writer for segmenter/tests/foreign_warcs.rs (its pip dependencies are
 # pure Python or prebuilt wheels; no compiler is needed).
 WARCPROX_VERSION=2.13.1
+# The replay and packaging tools an archivist uses on a crawl, for
+# tests/tests/archive_tools.rs: cdxj-indexer (the index our .cdxj files
+# must equal), pywb (replays the crawl from our own index, on loopback) and
+# wacz (`wacz validate` judges our packages). With the tools above they
+# install in about 35 s (measured on the 2-core machine; wheels only).
+CDXJ_INDEXER_VERSION=1.5.0
+PYWB_VERSION=2.10.0
+WACZ_VERSION=0.6.0
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 if [[ ! -x .venv/bin/warcio ]] || [[ ! -x .venv/bin/warcprox ]] ||
+    [[ ! -x .venv/bin/cdxj-indexer ]] || [[ ! -x .venv/bin/wayback ]] ||
+    [[ ! -x .venv/bin/wacz ]] ||
     ! .venv/bin/python -c 'import brotli' 2>/dev/null; then
-    echo "test.sh: installing warcio $WARCIO_VERSION, brotlipy $BROTLI_VERSION" \
-        "and warcprox $WARCPROX_VERSION into .venv/" >&2
+    echo "test.sh: installing warcio $WARCIO_VERSION, brotlipy $BROTLI_VERSION," \
+        "warcprox $WARCPROX_VERSION, cdxj-indexer $CDXJ_INDEXER_VERSION," \
+        "pywb $PYWB_VERSION and wacz $WACZ_VERSION into .venv/" >&2
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check \
         "warcio==$WARCIO_VERSION" "brotlipy==$BROTLI_VERSION" \
-        "warcprox==$WARCPROX_VERSION"
+        "warcprox==$WARCPROX_VERSION" "cdxj-indexer==$CDXJ_INDEXER_VERSION" \
+        "pywb==$PYWB_VERSION" "wacz==$WACZ_VERSION"
 fi
 export WARCIO="$root/.venv/bin/warcio"
 export WARCPROX="$root/.venv/bin/warcprox"
+export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"
+export WAYBACK="$root/.venv/bin/wayback"
+export WACZ="$root/.venv/bin/wacz"
 
 cargo test --workspace --locked "$@"

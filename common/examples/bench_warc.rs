@@ -315,6 +315,9 @@ fn run() -> Result<(), String> {
                     payload: &pages[k],
                     truncated: None,
                     extra_fields: &extra,
+                    protocols: &["http/1.1"],
+                    cipher_suite: None,
+                    metadata: None,
                 },
                 out,
             )

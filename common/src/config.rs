@@ -17,6 +17,10 @@
 //!
 //! [crawl]                      # read by both programs
 //! round_time = "30m"           # target length of a round
+//! min_free_disk = "1GB"        # or "2%": stop cleanly before the disk fills
+//! max_crawl_bytes = "500GB"    # WARC bytes of the whole crawl (default: none)
+//! max_host_bytes = "1GB"       # WARC bytes of one host over the crawl (default: none)
+//! keep_logs = "30d"            # logs older than this are pruned (0: kept)
 //!
 //! [fetcher]                    # read by the fetcher (see `fetcher --help`);
 //! min_delay = "5s"             #   its politeness keys are also read by the
@@ -35,6 +39,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::disk::DiskFloor;
 use crate::politeness::Policy;
 
 /// A problem with `crawl.toml`.
@@ -93,7 +98,22 @@ pub struct CrawlSection {
     /// segmenter gives each host as many URLs as its delay allows in this
     /// time, and the fetcher stops a round at it.
     pub round_time: Option<DurationValue>,
+    /// Free space to keep on the crawl directory's filesystem (bytes or a
+    /// percentage; [`crate::disk::DEFAULT_FLOOR`] if unset, 0 for none).
+    pub min_free_disk: Option<DiskFloor>,
+    /// WARC bytes of the whole crawl at most (unset or 0: no limit).
+    pub max_crawl_bytes: Option<SizeValue>,
+    /// WARC bytes of one host over the whole crawl at most (unset or 0: no
+    /// limit).
+    pub max_host_bytes: Option<SizeValue>,
+    /// How long the programs' files in `logs/` are kept
+    /// ([`DEFAULT_KEEP_LOGS`] if unset; 0 keeps them all): `segmenter
+    /// prune`, which `crawl.sh` runs, removes older ones.
+    pub keep_logs: Option<DurationValue>,
 }
+
+/// How long logs are kept unless `[crawl] keep_logs` says otherwise.
+pub const DEFAULT_KEEP_LOGS: Duration = Duration::from_secs(30 * 86_400);
 
 /// The default target length of a round: the interval of a crawl run from
 /// cron every half hour.
@@ -249,13 +269,20 @@ macro_rules! options {
 
 /// The keys of `[fetcher]` that say how polite to be; the segmenter reads
 /// them too, to plan how many URLs of each host fit in a round.
-pub const POLITENESS_KEYS: [&str; 3] = ["min_delay", "delay_factor", "max_crawl_delay"];
+pub const POLITENESS_KEYS: [&str; 5] = [
+    "min_delay",
+    "delay_factor",
+    "max_crawl_delay",
+    "backoff_max",
+    "park_after",
+];
 
 options! {
-    /// The settings both programs take, with the same flags: the round time
-    /// (`[crawl] round_time`) and the fetcher's politeness (the
-    /// [`POLITENESS_KEYS`] of `[fetcher]`), with which the segmenter plans
-    /// how many URLs of each host fit in a round.
+    /// The settings both programs take, with the same flags: the keys of
+    /// `[crawl]` (round time, free-disk floor, crawl and host byte budgets)
+    /// and the fetcher's politeness (the [`POLITENESS_KEYS`] of
+    /// `[fetcher]`), with which the segmenter plans how many URLs of each
+    /// host fit in a round.
     pub struct SharedOptions {
         /// Target length of a round (`[crawl] round_time`, read by both
         /// programs): the segmenter gives each host as many URLs as its delay
@@ -277,6 +304,36 @@ options! {
         /// the segmenter plans rounds with it) [default: 60s]
         #[arg(long, value_name = "DURATION")]
         pub max_crawl_delay: Option<DurationValue>,
+        /// Longest delay of a failing host: each failure in a row (timeout,
+        /// refused, 5xx, 429, robots.txt unavailable) doubles its delay up to
+        /// this; a success ends it. Kept in hosts.db across runs (`[fetcher]
+        /// backoff_max`; the segmenter plans rounds with it) [default: 1h]
+        #[arg(long, value_name = "DURATION")]
+        pub backoff_max: Option<DurationValue>,
+        /// A host failing without a success for this long is parked: asked
+        /// once a day until it answers, its URLs waiting in the backlog
+        /// (`[fetcher] park_after`; the segmenter plans rounds with it)
+        /// [default: 3d]
+        #[arg(long, value_name = "DURATION")]
+        pub park_after: Option<DurationValue>,
+        /// Free space to keep on the crawl directory's filesystem, a size or
+        /// a percentage (`5GB`, `2%`; 0 for none): the fetcher ends a round
+        /// cleanly before crossing it (stop reason `disk`), the segmenter
+        /// refuses a round that would not fit (exit 3) (`[crawl]
+        /// min_free_disk`) [default: 1GB]
+        #[arg(long, value_name = "SIZE|PERCENT")]
+        pub min_free_disk: Option<DiskFloor>,
+        /// WARC bytes the whole crawl stores at most (the sizes of its WARC
+        /// files): the fetch that reaches it ends (stop reason
+        /// `crawl-bytes`), and no segment is made after (`[crawl]
+        /// max_crawl_bytes`; 0 for no limit) [default: no limit]
+        #[arg(long, value_name = "SIZE")]
+        pub max_crawl_bytes: Option<SizeValue>,
+        /// WARC bytes one host stores at most over the whole crawl (kept in
+        /// hosts.db): its URLs then wait in the backlog (`[crawl]
+        /// max_host_bytes`; 0 for no limit) [default: no limit]
+        #[arg(long, value_name = "SIZE")]
+        pub max_host_bytes: Option<SizeValue>,
     }
 }
 
@@ -312,8 +369,19 @@ impl SharedOptions {
             max_crawl_delay: self
                 .max_crawl_delay
                 .map_or(defaults.max_crawl_delay, Duration::from),
+            backoff_max: self
+                .backoff_max
+                .map_or(defaults.backoff_max, Duration::from),
+            park_after: self.park_after.map_or(defaults.park_after, Duration::from),
             ..defaults
         };
+        if policy.park_after.is_zero() {
+            return Err(
+                "park after 0: a host needs some time to fail before it is parked (3d \
+                        by default)"
+                    .into(),
+            );
+        }
         if !(policy.delay_factor.is_finite() && policy.delay_factor >= 0.0) {
             return Err(format!(
                 "delay factor {}: must be zero or positive",
@@ -321,6 +389,21 @@ impl SharedOptions {
             ));
         }
         Ok(policy)
+    }
+
+    /// The free space to keep ([`crate::disk::DEFAULT_FLOOR`] if unset).
+    pub fn disk_floor(&self) -> DiskFloor {
+        self.min_free_disk.unwrap_or(crate::disk::DEFAULT_FLOOR)
+    }
+
+    /// The crawl's byte budget, if any (0 is none).
+    pub fn max_crawl_bytes(&self) -> Option<u64> {
+        self.max_crawl_bytes.map(u64::from).filter(|&b| b > 0)
+    }
+
+    /// A host's byte budget over the crawl, if any (0 is none).
+    pub fn max_host_bytes(&self) -> Option<u64> {
+        self.max_host_bytes.map(u64::from).filter(|&b| b > 0)
     }
 }
 
@@ -394,7 +477,20 @@ pub struct FilterConfig {
     /// Calendar traps: a year in the path or query further than this many
     /// years after the current one (or before 1970) is refused (default 1).
     pub max_years_ahead: i64,
+    /// URLs whose path ends in one of these extensions are not fetched
+    /// (default [`DEFAULT_SKIP_EXTENSIONS`]: archives, disk images,
+    /// installers, video); empty for none.
+    pub skip_extensions: Vec<String>,
 }
+
+/// File extensions not worth fetching by default: archives, disk images,
+/// installers and video, large files with no links and little use in a
+/// web archive of pages. (`gz` alone is not among them: `sitemap.xml.gz`.)
+pub const DEFAULT_SKIP_EXTENSIONS: [&str; 32] = [
+    "zip", "tar", "tar.gz", "tgz", "tar.bz2", "tbz2", "tar.xz", "txz", "7z", "rar", "bz2", "xz",
+    "iso", "img", "dmg", "vmdk", "qcow2", "exe", "msi", "deb", "rpm", "apk", "mp4", "m4v", "avi",
+    "mkv", "mov", "wmv", "flv", "webm", "mpg", "mpeg",
+];
 
 impl Default for FilterConfig {
     fn default() -> Self {
@@ -405,6 +501,7 @@ impl Default for FilterConfig {
             max_hops: 10,
             max_query_params: 10,
             max_years_ahead: 1,
+            skip_extensions: DEFAULT_SKIP_EXTENSIONS.map(String::from).to_vec(),
         }
     }
 }
@@ -462,6 +559,9 @@ impl CrawlConfig {
         let politeness: SharedOptions = self.section("fetcher", &table)?;
         Ok(SharedOptions {
             round_time: self.crawl.round_time,
+            min_free_disk: self.crawl.min_free_disk,
+            max_crawl_bytes: self.crawl.max_crawl_bytes,
+            max_host_bytes: self.crawl.max_host_bytes,
             ..politeness
         })
     }
@@ -668,7 +768,17 @@ mod tests {
         assert_eq!(Layer::or(vec![2], vec![1]), [1, 2]);
         assert_eq!(
             SharedOptions::flags(),
-            ["round-time", "min-delay", "delay-factor", "max-crawl-delay"]
+            [
+                "round-time",
+                "min-delay",
+                "delay-factor",
+                "max-crawl-delay",
+                "backoff-max",
+                "park-after",
+                "min-free-disk",
+                "max-crawl-bytes",
+                "max-host-bytes"
+            ]
         );
     }
 

@@ -12,8 +12,11 @@
 //! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete):
 //!   crawl-ID-*.warc.gz, crawl.log, leftover.v4.tsv.zst, stats.json, DONE; while a
 //!   fetcher works on it, .lock and .work.tsv
-//! CRAWL/logs/                      one log per program run
+//! CRAWL/logs/                      one log per program run (round-NNNNN.log per crawl.sh round)
 //! CRAWL/contacts/ID.tsv            requests of fetcher run ID as they start (until it ends cleanly)
+//! CRAWL/rounds.v1.tsv              the round journal: one line per round ended
+//! CRAWL/round.json                 the round in progress and the driver's last step
+//! CRAWL/STOP                       made by the user: a driver stops at the next step
 //! ```
 //! Files in the segment format carry their format version in their name; the
 //! paths below name the file that exists in a version this build reads
@@ -40,6 +43,9 @@ pub const WORK_FILE: &str = ".work.tsv";
 /// First part of the names of the fetcher's WARC files inside `fetched/ID/`
 /// (`crawl-ID-TIMESTAMP-SERIAL-HOST.warc.gz`, see [`warc_prefix`]).
 pub const WARC_PREFIX: &str = "crawl";
+
+/// The round journal's file name (format version 1; see [`crate::rounds`]).
+pub const ROUNDS_FILE: &str = "rounds.v1.tsv";
 
 /// `crawl-ID`: the prefix of the names of run ID's WARC files.
 pub fn warc_prefix(id: &str) -> String {
@@ -132,6 +138,26 @@ impl CrawlDir {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+    /// `rounds.v1.tsv`: the round journal ([`crate::rounds`]).
+    pub fn rounds_path(&self) -> PathBuf {
+        self.root.join(ROUNDS_FILE)
+    }
+    /// `round.json`: the round in progress, kept by the driver.
+    pub fn round_state_path(&self) -> PathBuf {
+        self.root.join("round.json")
+    }
+    /// `STOP`: a file the user makes to stop the crawl at the next step.
+    pub fn stop_path(&self) -> PathBuf {
+        self.root.join("STOP")
+    }
+    /// `logs/round-NNNNN.log`: the log of round `n` (its steps' output).
+    pub fn round_log_path(&self, n: u64) -> PathBuf {
+        self.logs_dir().join(format!("round-{n:05}.log"))
+    }
+    /// `logs/inject.log`: the log of a driver's first step, the injection.
+    pub fn inject_log_path(&self) -> PathBuf {
+        self.logs_dir().join("inject.log")
+    }
     /// `contacts/`: one journal of requests per fetcher run that has not
     /// ended cleanly.
     pub fn contacts_dir(&self) -> PathBuf {
@@ -203,6 +229,28 @@ impl CrawlDir {
         }
         ids.sort();
         Ok(ids)
+    }
+
+    /// The bytes of every WARC file of the crawl (`fetched/*/*.warc.gz` and
+    /// `*.warc`, complete runs or not): what `max_crawl_bytes` counts. A
+    /// file moved away (archived) no longer counts.
+    pub fn warc_bytes(&self) -> io::Result<u64> {
+        let mut total = 0u64;
+        for run in read_dir_if_exists(&self.fetched_root())? {
+            let Ok(files) = std::fs::read_dir(run.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let name = f.file_name();
+                let name = name.to_string_lossy();
+                if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
+                    && let Ok(m) = f.metadata()
+                {
+                    total += m.len();
+                }
+            }
+        }
+        Ok(total)
     }
 
     /// A new log file name for one run of `program`: `logs/PROGRAM-TIMESTAMP.log`.

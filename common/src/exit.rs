@@ -25,6 +25,11 @@ pub enum Exit {
     Failure = 1,
     /// 2: a usage or configuration error: nothing was done.
     Usage = 2,
+    /// 3: not enough free disk space for the step to start without falling
+    /// below the floor (`[crawl] min_free_disk`): nothing was changed; the
+    /// message says what to free and how much. `scripts/crawl.sh` exits with
+    /// it too, also when a fetch ended at the floor (stop reason `disk`).
+    Disk = 3,
     /// 130: stopped by SIGINT or SIGTERM after a clean shutdown.
     Interrupted = 130,
     /// 131: a second signal: exited at once, leaving files a later run
@@ -63,9 +68,10 @@ pub trait Fault: std::error::Error {
 /// [`Exit::Success`]), an error is printed as `PROGRAM: what: because` and
 /// gives its own code.
 pub fn main<P: clap::Parser, E: Fault>(
-    program: &str,
+    program: &'static str,
     run: impl FnOnce(P) -> Result<Exit, E>,
 ) -> std::process::ExitCode {
+    crate::runlog::set_program(program);
     let parsed = match P::try_parse() {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -81,7 +87,7 @@ pub fn main<P: clap::Parser, E: Fault>(
     match run(parsed) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            eprintln!("{program}: {}", chain(&e));
+            crate::runlog::say(chain(&e));
             e.exit().into()
         }
     }
@@ -135,10 +141,11 @@ mod tests {
             Exit::Success,
             Exit::Failure,
             Exit::Usage,
+            Exit::Disk,
             Exit::Interrupted,
             Exit::Killed,
         ]
         .map(Exit::code);
-        assert_eq!(codes, [0, 1, 2, 130, 131]);
+        assert_eq!(codes, [0, 1, 2, 3, 130, 131]);
     }
 }

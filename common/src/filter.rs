@@ -68,11 +68,14 @@ pub enum Reject {
     TooManyParams,
     /// A year far in the future (or before 1970) in the path or query.
     Calendar,
+    /// A file not worth fetching, by the extension of its path's last
+    /// segment (`skip_extensions`: archives, disk images, video).
+    Extension,
 }
 
 impl Reject {
     /// Every variant, in check order (for reports).
-    pub const ALL: [Reject; 8] = [
+    pub const ALL: [Reject; 9] = [
         Reject::Scheme,
         Reject::Scope,
         Reject::TooLong,
@@ -81,6 +84,7 @@ impl Reject {
         Reject::TooManyHops,
         Reject::TooManyParams,
         Reject::Calendar,
+        Reject::Extension,
     ];
 
     /// A short stable name for logs and reports (`scope`, `too-long`, ...).
@@ -94,6 +98,7 @@ impl Reject {
             Reject::TooManyHops => "too-many-hops",
             Reject::TooManyParams => "too-many-params",
             Reject::Calendar => "calendar",
+            Reject::Extension => "extension",
         }
     }
 }
@@ -337,8 +342,25 @@ impl UrlFilter {
         if has_year_outside(path, query, 1970, latest) {
             return Err(Reject::Calendar);
         }
+        if skipped_extension(path, &limits.skip_extensions) {
+            return Err(Reject::Extension);
+        }
         Ok(())
     }
+}
+
+/// True if the last segment of `path` ends in `.EXT` for one of `skip`
+/// (compared without case; `tar.gz` is a two-part extension).
+fn skipped_extension(path: &str, skip: &[String]) -> bool {
+    if skip.is_empty() {
+        return false;
+    }
+    let last = path.rsplit('/').next().unwrap_or("");
+    skip.iter().any(|ext| {
+        last.len() > ext.len() + 1
+            && last.as_bytes()[last.len() - ext.len() - 1] == b'.'
+            && last[last.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    })
 }
 
 /// The current calendar year (UTC), computed once.
@@ -738,6 +760,34 @@ mod tests {
                 "{u} hops={hops}"
             );
         }
+    }
+
+    #[test]
+    fn extensions_not_worth_fetching() {
+        run(&[
+            (
+                "http://example.com/files/big.ZIP",
+                0,
+                Err(Reject::Extension),
+            ),
+            (
+                "http://example.com/v/clip.mp4?x=1",
+                0,
+                Err(Reject::Extension),
+            ),
+            (
+                "http://example.com/src/x-1.2.tar.gz",
+                0,
+                Err(Reject::Extension),
+            ),
+            ("http://example.com/sitemap.xml.gz", 0, Ok(())),
+            ("http://example.com/zip", 0, Ok(())),
+            ("http://example.com/.zip/page", 0, Ok(())),
+            ("http://example.com/about.html", 0, Ok(())),
+        ]);
+        let mut f = filter();
+        f.limits.skip_extensions.clear();
+        assert_eq!(f.check(&url("http://example.com/a.zip"), 0), Ok(()));
     }
 
     #[test]

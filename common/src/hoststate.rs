@@ -4,7 +4,7 @@
 //! ```text
 //! sqlite3 CRAWL/hosts.db 'select host, robots_status, crawl_delay_ms, errors_total from hosts'
 //! ```
-//! Schema version 3 (`PRAGMA user_version = 3`):
+//! Schema version 4 (`PRAGMA user_version = 4`):
 //! ```sql
 //! CREATE TABLE hosts (
 //!   host               TEXT PRIMARY KEY,
@@ -14,7 +14,9 @@
 //!   crawl_delay_ms     INTEGER,  -- Crawl-delay for our agent, NULL if none
 //!   response_times_ms  TEXT,     -- last five response times, comma-separated, oldest first
 //!   errors_total       INTEGER NOT NULL DEFAULT 0,
-//!   consecutive_errors INTEGER NOT NULL DEFAULT 0,
+//!   consecutive_errors INTEGER NOT NULL DEFAULT 0,  -- failures since the last success
+//!                                --   (timeouts, refused, 5xx, 429, robots.txt
+//!                                --   unavailable): each doubles the host's delay
 //!   pages_total        INTEGER NOT NULL DEFAULT 0,
 //!   last_contact_ms    INTEGER,  -- Unix time in ms of the last request
 //!   next_contact_ms    INTEGER   -- Unix time in ms before which no request may go
@@ -24,14 +26,23 @@
 //!   sitemaps           TEXT      -- the `Sitemap:` URLs of robots.txt, one a line
 //!                                --   (NULL: robots.txt never fetched, or stored by
 //!                                --   a build before version 3)
+//!   failing_since_ms   INTEGER   -- Unix time in ms of the first of the failures in
+//!                                --   a row (NULL: the last request succeeded); a
+//!                                --   host failing for `park_after` is parked
+//!   bytes_total        INTEGER NOT NULL DEFAULT 0  -- WARC bytes stored for the
+//!                                --   host over the crawl (`max_host_bytes`)
 //! );
 //! ```
-//! A version 2 file (the same without `sitemaps`) or version 1 file (also
+//! A version 3 file (the same without `failing_since_ms` and `bytes_total`),
+//! version 2 file (also without `sitemaps`) or version 1 file (also
 //! without `next_contact_ms`) is upgraded in place when a program opens it
 //! to write; read-only, it is read as it is. Where `sitemaps` is NULL but a
 //! robots.txt body is stored, the sitemaps are read from that body.
-//! The database runs in WAL mode with `synchronous=NORMAL`: a crash loses at
-//! most the last transaction, never the file.
+//! While a fetcher runs, the database is in WAL mode with
+//! `synchronous=NORMAL`: a crash loses at most the last transaction, never
+//! the file. At the end of each run the fetcher folds the write-ahead log
+//! into the file and leaves WAL mode ([`HostDb::checkpoint`]), so that
+//! between runs `hosts.db` is one plain file, whole by itself.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,9 +50,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema version this library reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
-/// The schema of version 3, as documented above.
+/// The schema of version 4, as documented above.
 const SCHEMA: &str = "
 CREATE TABLE hosts (
   host               TEXT PRIMARY KEY,
@@ -55,22 +66,35 @@ CREATE TABLE hosts (
   pages_total        INTEGER NOT NULL DEFAULT 0,
   last_contact_ms    INTEGER,
   next_contact_ms    INTEGER,
-  sitemaps           TEXT
+  sitemaps           TEXT,
+  failing_since_ms   INTEGER,
+  bytes_total        INTEGER NOT NULL DEFAULT 0
 );
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 ";
 
-/// Turns a version 1 database into version 3.
+/// Turns a version 1 database into version 4.
 const UPGRADE_FROM_1: &str = "
 ALTER TABLE hosts ADD COLUMN next_contact_ms INTEGER;
 ALTER TABLE hosts ADD COLUMN sitemaps TEXT;
-PRAGMA user_version = 3;
+ALTER TABLE hosts ADD COLUMN failing_since_ms INTEGER;
+ALTER TABLE hosts ADD COLUMN bytes_total INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 4;
 ";
 
-/// Turns a version 2 database into version 3.
+/// Turns a version 2 database into version 4.
 const UPGRADE_FROM_2: &str = "
 ALTER TABLE hosts ADD COLUMN sitemaps TEXT;
-PRAGMA user_version = 3;
+ALTER TABLE hosts ADD COLUMN failing_since_ms INTEGER;
+ALTER TABLE hosts ADD COLUMN bytes_total INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 4;
+";
+
+/// Turns a version 3 database into version 4.
+const UPGRADE_FROM_3: &str = "
+ALTER TABLE hosts ADD COLUMN failing_since_ms INTEGER;
+ALTER TABLE hosts ADD COLUMN bytes_total INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 4;
 ";
 
 /// The query that reads one host: the columns every schema version has,
@@ -88,24 +112,28 @@ macro_rules! select_host {
     };
 }
 
-const SELECT_HOST: &str = select_host!("next_contact_ms, sitemaps");
+const SELECT_HOST: &str = select_host!("next_contact_ms, sitemaps, failing_since_ms, bytes_total");
+
+/// [`SELECT_HOST`] for a version 3 file read without upgrading it.
+const SELECT_HOST_V3: &str = select_host!("next_contact_ms, sitemaps, NULL, 0");
 
 /// [`SELECT_HOST`] for a version 2 file read without upgrading it.
-const SELECT_HOST_V2: &str = select_host!("next_contact_ms, NULL");
+const SELECT_HOST_V2: &str = select_host!("next_contact_ms, NULL, NULL, 0");
 
 /// [`SELECT_HOST`] for a version 1 file read without upgrading it.
-const SELECT_HOST_V1: &str = select_host!("NULL, NULL");
+const SELECT_HOST_V1: &str = select_host!("NULL, NULL, NULL, 0");
 
 const UPSERT_HOST: &str = "INSERT INTO hosts (host, robots_status, robots_body, \
      robots_fetched_ms, crawl_delay_ms, response_times_ms, errors_total, consecutive_errors, \
-     pages_total, last_contact_ms, next_contact_ms, sitemaps) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+     pages_total, last_contact_ms, next_contact_ms, sitemaps, failing_since_ms, bytes_total) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
      ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, \
      robots_body = excluded.robots_body, robots_fetched_ms = excluded.robots_fetched_ms, \
      crawl_delay_ms = excluded.crawl_delay_ms, response_times_ms = excluded.response_times_ms, \
      errors_total = excluded.errors_total, consecutive_errors = excluded.consecutive_errors, \
      pages_total = excluded.pages_total, last_contact_ms = excluded.last_contact_ms, \
-     next_contact_ms = excluded.next_contact_ms, sitemaps = excluded.sitemaps";
+     next_contact_ms = excluded.next_contact_ms, sitemaps = excluded.sitemaps, \
+     failing_since_ms = excluded.failing_since_ms, bytes_total = excluded.bytes_total";
 
 /// How long to wait for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -227,6 +255,10 @@ pub struct HostState {
     /// No request to the host before this time (Unix ms): the penalty box
     /// carried from one run to the next.
     pub next_contact_ms: Option<i64>,
+    /// The first of the failures in a row (Unix ms); `None` after a success.
+    pub failing_since_ms: Option<i64>,
+    /// WARC bytes stored for the host over the crawl.
+    pub bytes_total: u64,
 }
 
 impl HostState {
@@ -320,6 +352,7 @@ impl HostDb {
                 0 => tx.execute_batch(SCHEMA).map_err(sql)?,
                 1 => tx.execute_batch(UPGRADE_FROM_1).map_err(sql)?,
                 2 => tx.execute_batch(UPGRADE_FROM_2).map_err(sql)?,
+                3 => tx.execute_batch(UPGRADE_FROM_3).map_err(sql)?,
                 _ => {}
             }
             tx.commit().map_err(sql)?;
@@ -332,7 +365,7 @@ impl HostDb {
     }
 
     /// Opens the database at `path` to read only, changing nothing in it (a
-    /// version 1 or 2 file is read as it is); `None` if there is no such file.
+    /// version 1, 2 or 3 file is read as it is); `None` if there is no such file.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Option<HostDb>, HostDbError> {
         let path = path.as_ref().to_path_buf();
         if !path.exists() {
@@ -351,6 +384,7 @@ impl HostDb {
             0 => return Ok(None),
             1 => SELECT_HOST_V1,
             2 => SELECT_HOST_V2,
+            3 => SELECT_HOST_V3,
             _ => SELECT_HOST,
         };
         Ok(Some(HostDb { path, conn, select }))
@@ -416,6 +450,8 @@ impl HostDb {
                     s.last_contact_ms,
                     s.next_contact_ms,
                     sitemaps,
+                    s.failing_since_ms,
+                    s.bytes_total,
                 ])
                 .map_err(sql)?;
             }
@@ -441,6 +477,33 @@ impl HostDb {
             .map_err(|e| self.sql_error(e))
     }
 
+    /// Folds the write-ahead log into the database file and leaves WAL
+    /// mode (`PRAGMA wal_checkpoint(TRUNCATE)`, then `journal_mode=DELETE`,
+    /// which removes `hosts.db-wal` and `-shm`): between runs `hosts.db` is
+    /// one plain SQLite file, whole by itself (a copy of it alone is a
+    /// backup), which readers open without creating a file beside it. The
+    /// next [`HostDb::open`] goes back to WAL. False if another connection
+    /// kept it from finishing (the log then still holds the rest, and the
+    /// next run folds it in).
+    pub fn checkpoint(&self) -> Result<bool, HostDbError> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| self.sql_error(e))?;
+        if busy != 0 {
+            return Ok(false);
+        }
+        match self
+            .conn
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))
+        {
+            Ok(mode) => Ok(mode.eq_ignore_ascii_case("delete")),
+            // Another connection still has the file open.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => Ok(false),
+            Err(e) => Err(self.sql_error(e)),
+        }
+    }
+
     /// Number of hosts stored.
     pub fn count(&self) -> Result<u64, HostDbError> {
         self.conn
@@ -461,7 +524,7 @@ fn check_version(conn: &Connection, path: &Path, version: i64) -> Result<(), Hos
             }
             Ok(())
         }
-        1 | 2 | SCHEMA_VERSION => Ok(()),
+        1..=SCHEMA_VERSION => Ok(()),
         found => Err(HostDbError::Version {
             path: path(),
             found,
@@ -664,6 +727,8 @@ fn row_to_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<HostState> {
         pages_total: row.get(8)?,
         last_contact_ms: row.get(9)?,
         next_contact_ms: row.get(10)?,
+        failing_since_ms: row.get(12)?,
+        bytes_total: row.get(13)?,
     })
 }
 
@@ -708,6 +773,8 @@ mod tests {
             pages_total: 123_456_789,
             last_contact_ms: Some(1_700_000_100_000),
             next_contact_ms: Some(1_700_000_102_500),
+            failing_since_ms: Some(1_699_000_000_000),
+            bytes_total: i64::MAX as u64,
         }
     }
 
@@ -949,6 +1016,8 @@ mod tests {
             ("last_contact_ms", "INTEGER", false, false),
             ("next_contact_ms", "INTEGER", false, false),
             ("sitemaps", "TEXT", false, false),
+            ("failing_since_ms", "INTEGER", false, false),
+            ("bytes_total", "INTEGER", true, false),
         ];
         let expected: Vec<(String, String, bool, bool)> = expected
             .iter()
@@ -964,7 +1033,7 @@ mod tests {
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(
-                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 4;",
+                "CREATE TABLE hosts (host TEXT PRIMARY KEY, more TEXT); PRAGMA user_version = 5;",
             )
             .unwrap();
         }
@@ -973,8 +1042,8 @@ mod tests {
             matches!(
                 e,
                 HostDbError::Version {
-                    found: 4,
-                    expected: 3,
+                    found: 5,
+                    expected: 4,
                     ..
                 }
             ),
@@ -982,7 +1051,7 @@ mod tests {
         );
         let msg = e.to_string();
         assert!(
-            msg.contains("hosts.db") && msg.contains("version 4"),
+            msg.contains("hosts.db") && msg.contains("version 5"),
             "{msg}"
         );
         assert!(msg.contains("move the file away"), "says what to do: {msg}");
@@ -1023,6 +1092,8 @@ mod tests {
             pages_total: 7,
             last_contact_ms: Some(1_700_000_000_500),
             next_contact_ms: None,
+            failing_since_ms: None,
+            bytes_total: 0,
         }
     }
 
@@ -1129,6 +1200,56 @@ mod tests {
         );
         let ro = HostDb::open_read_only(&path).unwrap().unwrap();
         assert_eq!(ro.get("two.example").unwrap(), Some(changed));
+    }
+
+    #[test]
+    fn a_version_3_file_is_read_as_it_is_and_upgraded_to_write() {
+        let dir = TempDir::new("v3");
+        let path = dir.join("hosts.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE hosts (host TEXT PRIMARY KEY, robots_status INTEGER, \
+                 robots_body BLOB, robots_fetched_ms INTEGER, crawl_delay_ms INTEGER, \
+                 response_times_ms TEXT, errors_total INTEGER NOT NULL DEFAULT 0, \
+                 consecutive_errors INTEGER NOT NULL DEFAULT 0, pages_total INTEGER NOT NULL \
+                 DEFAULT 0, last_contact_ms INTEGER, next_contact_ms INTEGER, sitemaps TEXT); \
+                 INSERT INTO hosts VALUES ('three.example', NULL, NULL, NULL, NULL, '10', 4, 3, \
+                 2, 1700000000500, 1700000001000, NULL); \
+                 PRAGMA user_version = 3;",
+            )
+            .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let ro = HostDb::open_read_only(&path).unwrap().unwrap();
+        let three = ro.get("three.example").unwrap().unwrap();
+        assert_eq!(
+            (
+                three.consecutive_errors,
+                three.failing_since_ms,
+                three.bytes_total
+            ),
+            (3, None, 0)
+        );
+        drop(ro);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "read-only changes nothing"
+        );
+        let mut db = HostDb::open(&path).unwrap();
+        let mut s = db.get("three.example").unwrap().unwrap();
+        assert_eq!(s, three);
+        s.failing_since_ms = Some(1_700_000_000_000);
+        s.bytes_total = 12_345;
+        db.put_many(std::slice::from_ref(&s)).unwrap();
+        drop(db);
+        let version: i64 = inspector(&path)
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let ro = HostDb::open_read_only(&path).unwrap().unwrap();
+        assert_eq!(ro.get("three.example").unwrap(), Some(s));
     }
 
     #[test]

@@ -58,26 +58,38 @@
 //! - [`atomic`]: write-to-temporary, fsync, rename: how every shared file is written.
 //! - [`lock`]: advisory lock files that keep two processes off the same files.
 //! - [`crawldir`]: paths inside a crawl directory.
+//! - [`fetched`]: what a fetched run says about itself (`DONE`, `crawl.log`).
+//! - [`rounds`]: the round journal (`rounds.v1.tsv`).
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
+//! - [`disk`]: free disk space and the floor kept above it (`min_free_disk`).
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
 //! - [`exit`]: exit codes, error lines and stdout of both programs.
-//! - [`runlog`]: the log of one run, on stderr and in `CRAWL/logs/`.
+//! - [`runlog`]: every message for people: the log of one run, on stderr and in
+//!   `CRAWL/logs/`.
+//! - [`progress`]: the progress line of both programs (`--progress`).
+//! - [`human`]: numbers and sizes as people read them.
 #![deny(missing_docs)]
 
 pub mod atomic;
 pub mod bloom;
 pub mod body;
+pub mod cdxj;
 pub mod config;
 pub mod crawldir;
 pub mod crawllog;
+pub mod disk;
 pub mod exit;
+pub mod fetched;
 pub mod filter;
 pub mod hoststate;
 pub mod http;
+pub mod human;
 pub mod listfile;
 pub mod lock;
 pub mod politeness;
+pub mod progress;
 pub mod robots_txt;
+pub mod rounds;
 pub mod runlog;
 pub mod segment;
 pub mod sitemaps;

@@ -5,10 +5,19 @@
 //!
 //! delay = max(minimum delay, robots.txt Crawl-delay, factor × mean of the
 //! host's last five response times). A Crawl-delay above the cap makes the
-//! host skipped; `Retry-After` on 429/503 replaces the delay (capped); after
-//! N consecutive failures the host is dropped for the run. A host's *cycle*
-//! is its delay plus its mean response time: how long one request to it
-//! takes, waiting included.
+//! host skipped; `Retry-After` on 429/503 holds the host that long at least
+//! (capped); after N consecutive failures the host is dropped for the run. A
+//! host's *cycle* is its delay plus its mean response time: how long one
+//! request to it takes, waiting included.
+//!
+//! **Backoff.** Each consecutive failure of a host (timeout, refused, 5xx,
+//! 429, robots.txt unavailable) doubles its delay, up to `backoff_max`; a
+//! success brings it back. The count is kept in `hosts.db` across runs
+//! (`consecutive_errors`, with `failing_since_ms`), so that a failing host
+//! is asked less and less often, round after round, instead of at the full
+//! pace every round. A host failing for `park_after` is **parked**: it is
+//! asked once a day ([`PARKED_DELAY`]) until it answers, its URLs waiting in
+//! the backlog meanwhile.
 //!
 //! ```
 //! use std::time::Duration;
@@ -40,6 +49,10 @@ pub fn cap_hold(next_ms: i64, now_ms: i64) -> i64 {
     next_ms.min(now_ms.saturating_add(MAX_HOLD.as_millis() as i64))
 }
 
+/// The delay of a parked host: one request a day until it answers (the
+/// longest a run holds a host).
+pub const PARKED_DELAY: Duration = MAX_HOLD;
+
 /// The politeness settings. The defaults are those for the real web.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
@@ -53,6 +66,11 @@ pub struct Policy {
     pub max_retry_after: Duration,
     /// Consecutive failures before a host is dropped.
     pub max_failures: u32,
+    /// Longest delay the backoff grows to (each failure in a row doubles it).
+    pub backoff_max: Duration,
+    /// A host failing (every request, without a success) for this long is
+    /// parked: asked once a day ([`PARKED_DELAY`]).
+    pub park_after: Duration,
 }
 
 impl Default for Policy {
@@ -63,6 +81,8 @@ impl Default for Policy {
             max_crawl_delay: Duration::from_secs(60),
             max_retry_after: Duration::from_secs(600),
             max_failures: 5,
+            backoff_max: Duration::from_secs(3600),
+            park_after: Duration::from_secs(3 * 86_400),
         }
     }
 }
@@ -74,8 +94,11 @@ pub struct Timing {
     response_times: VecDeque<Duration>,
     /// Crawl-delay of the queue's host(s); the largest one seen.
     pub crawl_delay: Option<Duration>,
-    /// Failures since the last success.
+    /// Failures since the last success (carried across runs in `hosts.db`).
     pub consecutive_failures: u32,
+    /// The host has been failing for `park_after` or more: after a
+    /// failure it waits [`PARKED_DELAY`].
+    pub parked: bool,
 }
 
 impl Timing {
@@ -88,7 +111,8 @@ impl Timing {
         t
     }
 
-    /// Starts from what the host state remembers: response times and Crawl-delay.
+    /// Starts from what the host state remembers: response times and
+    /// Crawl-delay (not its failures: see [`Policy::timing_of`]).
     pub fn of_host(state: &HostState) -> Timing {
         let mut t = Timing::with_history(&state.response_times_ms);
         if let Some(ms) = state.crawl_delay_ms {
@@ -127,8 +151,25 @@ pub enum AfterFailure {
 }
 
 impl Policy {
-    /// The delay after a request to a queue with this timing.
+    /// The delay after a request to a queue with this timing: its
+    /// [`Policy::base_delay`], backed off after failures in a row (doubled
+    /// per failure, up to `backoff_max`; [`PARKED_DELAY`] for a parked host),
+    /// never shorter than the base.
     pub fn delay(&self, t: &Timing) -> Duration {
+        let base = self.base_delay(t);
+        match t.consecutive_failures {
+            0 => base,
+            _ if t.parked => base.max(PARKED_DELAY),
+            n => {
+                let factor = 1u32 << n.min(20);
+                base.max(base.saturating_mul(factor).min(self.backoff_max))
+            }
+        }
+    }
+
+    /// The delay without backoff: max(minimum delay, Crawl-delay (capped),
+    /// factor × mean response time).
+    pub fn base_delay(&self, t: &Timing) -> Duration {
         let mut d = self.min_delay;
         if let Some(cd) = t.crawl_delay {
             d = d.max(cd.min(self.max_crawl_delay));
@@ -137,6 +178,23 @@ impl Policy {
             d = d.max(mean.mul_f64(self.delay_factor));
         }
         d
+    }
+
+    /// True if a host failing since `failing_since_ms` is parked at `now_ms`
+    /// (both Unix ms).
+    pub fn parked(&self, failing_since_ms: Option<i64>, now_ms: i64) -> bool {
+        let after = i64::try_from(self.park_after.as_millis()).unwrap_or(i64::MAX);
+        failing_since_ms.is_some_and(|since| now_ms.saturating_sub(since) >= after)
+    }
+
+    /// The timing of a host as its state in `hosts.db` leaves it at `now_ms`
+    /// (Unix ms): response times, Crawl-delay, failures in a row and
+    /// whether it is parked.
+    pub fn timing_of(&self, state: &HostState, now_ms: i64) -> Timing {
+        let mut t = Timing::of_host(state);
+        t.consecutive_failures = state.consecutive_errors;
+        t.parked = state.consecutive_errors > 0 && self.parked(state.failing_since_ms, now_ms);
+        t
     }
 
     /// The time one request to a queue with this timing takes, waiting
@@ -160,13 +218,15 @@ impl Policy {
         d <= self.max_crawl_delay
     }
 
-    /// Records a success (the host answered with something other than 5xx).
+    /// Records a success (the host answered with something other than 5xx
+    /// or 429): the backoff ends.
     pub fn success(&self, t: &mut Timing, response_time: Duration) {
         t.push_response_time(response_time);
         t.consecutive_failures = 0;
+        t.parked = false;
     }
 
-    /// Records a failure (timeout, refused, 5xx).
+    /// Records a failure (timeout, refused, 5xx, 429).
     pub fn failure(&self, t: &mut Timing) -> AfterFailure {
         t.consecutive_failures += 1;
         if t.consecutive_failures >= self.max_failures {
@@ -201,7 +261,41 @@ mod tests {
             max_crawl_delay: Duration::from_secs(60),
             max_retry_after: Duration::from_secs(600),
             max_failures: 3,
+            backoff_max: Duration::from_secs(60),
+            park_after: Duration::from_secs(86_400),
         }
+    }
+
+    #[test]
+    fn failures_in_a_row_double_the_delay_up_to_the_cap() {
+        let p = policy();
+        let mut t = Timing::default();
+        let mut delays = Vec::new();
+        for _ in 0..6 {
+            p.failure(&mut t);
+            delays.push(p.delay(&t).as_secs());
+        }
+        assert_eq!(delays, [10, 20, 40, 60, 60, 60], "x2 per failure, capped");
+        assert_eq!(p.base_delay(&t), Duration::from_secs(5));
+        p.success(&mut t, Duration::from_millis(10));
+        assert_eq!(p.delay(&t), Duration::from_secs(5), "a success ends it");
+        // A Crawl-delay above the cap is never shortened by it.
+        t.note_crawl_delay(Duration::from_secs(50));
+        p.failure(&mut t);
+        assert_eq!(p.delay(&t), Duration::from_secs(60));
+        p.failure(&mut t);
+        assert_eq!(p.delay(&t), Duration::from_secs(60));
+        // A host failing for a day is parked: asked once a day.
+        let state = HostState {
+            consecutive_errors: 7,
+            failing_since_ms: Some(1_000),
+            ..HostState::default()
+        };
+        let day = 86_400_000;
+        assert!(!p.timing_of(&state, day).parked);
+        let t = p.timing_of(&state, day + 1_000);
+        assert!(t.parked && t.consecutive_failures == 7);
+        assert_eq!(p.delay(&t), PARKED_DELAY);
     }
 
     #[test]

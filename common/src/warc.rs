@@ -1,24 +1,29 @@
 //! WARC 1.1 files: one gzip member per record, a `warcinfo` record first in
-//! each file, then `request` and `response` records per fetch.
+//! each file, then `request`, `response` (or `revisit`) and `metadata`
+//! records per fetch, and a CDXJ index beside each file ([`crate::cdxj`]).
 //!
 //! Files are named `PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz` (17-digit UTC
 //! timestamp, 5-digit serial) and rolled over at a size limit (default 1 GB).
-//! Every record carries `WARC-Record-ID`, `WARC-Date`, and, for fetches,
-//! `WARC-Target-URI`, `WARC-IP-Address`, `WARC-Concurrent-To` (request ↔
-//! response), `WARC-Block-Digest` and `WARC-Payload-Digest` (`sha1:` + base32),
-//! `WARC-Truncated` when the body is incomplete, and the caller's extension
-//! fields (`X-Crawl-Hops`, ...). The files pass `warcio check` and
-//! `warcio index`; `zcat FILE | less` shows them as text.
+//! Every record carries `WARC-Record-ID`, `WARC-Date` (milliseconds, as
+//! WARC 1.1 allows), `WARC-Warcinfo-ID` (its file's `warcinfo` record), and,
+//! for fetches, `WARC-Target-URI`, `WARC-IP-Address`, `WARC-Protocol` (one
+//! field per protocol: `http/1.1`, `tls/1.3`) and `WARC-Cipher-Suite` (https),
+//! `WARC-Concurrent-To` (request ↔ response ← metadata), `WARC-Block-Digest`
+//! and `WARC-Payload-Digest` (`sha1:` + base32), `WARC-Truncated` when the
+//! body is incomplete, and the caller's extension fields (`X-Crawl-Hops`,
+//! ...). The files pass `warcio check` and `warcio index`; `zcat FILE |
+//! less` shows them as text.
 //!
 //! - [`WarcWriter`] stores an exchange with one `write`; [`ExchangeEncoder`]
-//!   lets other threads do the compressing ([`WarcWriter::write_encoded`]).
+//!   lets other threads do the compressing ([`WarcWriter::write_encoded`]);
+//!   a file closed comes back as a [`ClosedFile`] with its index.
 //! - [`WarcReader`] reads records in order with their offsets and compressed
 //!   lengths, keeping at most a given number of block bytes in memory; it
 //!   also reads the files of other tools (one gzip member for many records,
 //!   uncompressed `.warc`) and, resyncing, skips a damaged record and goes on.
-//! - After a crash, [`recover`] cuts the torn tail of the last file and
-//!   [`WarcWriter::append_to`] continues it; [`list_files`] and
-//!   [`file_serial`] find the files and the next serial.
+//! - After a crash, [`recover`] cuts the torn tail of the last file;
+//!   [`list_files`] and [`file_serial`] find the files and the next serial
+//!   (a resumed run starts a new file).
 //!
 //! Records are gzip members of their own, so any record can be read from its
 //! offset alone: `tail -c +$((OFFSET+1)) FILE | zcat 2>/dev/null | head`.
@@ -34,8 +39,8 @@ mod writer;
 
 pub use reader::{WarcReader, recover};
 pub use writer::{
-    DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter, file_serial,
-    list_files, payload_digest,
+    ClosedFile, DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter,
+    file_serial, list_files, payload_digest,
 };
 
 #[cfg(test)]
@@ -48,13 +53,32 @@ pub const VIA_FIELD: &str = "X-Crawl-Via";
 /// Extension field of the fetcher's response records: hops from a seed.
 pub const HOPS_FIELD: &str = "X-Crawl-Hops";
 
-/// The `warcinfo` field that says how HTTP messages are stored, and its
-/// value since format 2: `request` and `response` blocks hold the bytes as
-/// written to and read from the connection (codings included). Files
-/// without it come from format 1, whose response bodies are stored
-/// decoded with their coding headers renamed `X-Crawler-*`; readers
-/// handle both the same way (decode what the headers say is coded).
-pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 2");
+/// The `warcinfo` field that says how HTTP messages are stored, with the
+/// format version of the fetcher's files. Since format 2, `request` and
+/// `response` blocks hold the bytes as written to and read from the
+/// connection (codings included); files without the field come from
+/// format 1, whose response bodies are stored decoded with their coding
+/// headers renamed `X-Crawler-*`; readers handle both the same way (decode
+/// what the headers say is coded). Format 3 adds a `metadata` record per
+/// fetch ([`METADATA_OUTLINKS`]), millisecond `WARC-Date`s,
+/// `WARC-Warcinfo-ID`, `WARC-Protocol`, `WARC-Cipher-Suite`, `WARC-Refers-To`
+/// and the CDXJ index beside each file; the records of formats 2 and 3
+/// read alike.
+pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 3");
+
+/// The format version [`HTTP_RECORDS_FIELD`] gives, read from its value
+/// (`as-exchanged; format 3` → 3); 1 for a file without the field.
+pub fn format_version(http_records: Option<&str>) -> u32 {
+    http_records
+        .and_then(|v| v.rsplit_once("format "))
+        .and_then(|(_, n)| n.trim().parse().ok())
+        .unwrap_or(1)
+}
+
+/// The field of the fetcher's `metadata` records that lists a link of the
+/// page (Heritrix's form: `outlink: URL HOP CONTEXT`, `L` for a link, `R`
+/// for a redirect's `Location`).
+pub const METADATA_OUTLINKS: &str = "outlink";
 
 /// Why a fetch is stored as a `revisit` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,12 +114,14 @@ impl RevisitProfile {
     }
 }
 
-/// What a `revisit` record says besides the exchange: why, and the date of
-/// the record it refers to (the same URI's last full response).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a `revisit` record says besides the exchange: why, and the record
+/// it refers to (the same URI's last full response).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Revisit {
     /// Why the response is not stored whole.
     pub profile: RevisitProfile,
+    /// The `WARC-Record-ID` of the response referred to, if known.
+    pub refers_to: Option<String>,
     /// When the response referred to was fetched, if known.
     pub refers_to_date: Option<SystemTime>,
 }
@@ -165,6 +191,14 @@ pub struct Exchange<'a> {
     pub truncated: Option<Truncated>,
     /// Extension fields added to the response record (e.g. `X-Crawl-Hops`).
     pub extra_fields: &'a [(&'a str, String)],
+    /// `WARC-Protocol` values of every record of the fetch, one field each
+    /// (`http/1.1`, and `tls/1.3` over TLS).
+    pub protocols: &'a [&'a str],
+    /// `WARC-Cipher-Suite` (the IANA name) of an https fetch.
+    pub cipher_suite: Option<&'a str>,
+    /// Fields of a `metadata` record about the fetch, written after its
+    /// response (`application/warc-fields`); none when `None`.
+    pub metadata: Option<&'a [(&'a str, String)]>,
 }
 
 /// Where a fetch was stored.

@@ -154,6 +154,9 @@ fn warc_files() {
         payload: &bodies[i],
         truncated: None,
         extra_fields: &[],
+        protocols: &["http/1.1"],
+        cipher_suite: None,
+        metadata: None,
     };
     limit_file_size(Some(64 * 1024));
     let mut stored = Vec::new();

@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use common::config::{DurationValue, SharedOptions, SizeValue};
+use common::progress::ProgressArgs;
 
 /// Fetches one segment of a crawl politely into WARC files.
 ///
@@ -14,8 +15,9 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
 /// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v4.tsv.zst,
 /// stats.json and DONE (written last).
 ///
-/// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
-/// 1 error, 2 usage or configuration error, 130 stopped by SIGINT/SIGTERM
+/// Exit codes: 0 run complete (also after a tail, time-limit, min-hosts, disk or
+/// byte-budget stop), 1 error, 2 usage or configuration error, 3 not started:
+/// free disk below min_free_disk (nothing changed), 130 stopped by SIGINT/SIGTERM
 /// after a clean shutdown, 131 a second signal (exited at once; run `fetch`
 /// again to resume).
 #[derive(Debug, Parser)]
@@ -49,8 +51,10 @@ pub enum Command {
     /// runs came in between: the next allowed contact of every host is kept
     /// in CRAWL/hosts.db.
     ///
-    /// Exit codes: 0 run complete (also after a tail, time-limit or min-hosts stop),
-    /// 1 error (rerun to resume), 2 usage or configuration error, 130
+    /// Exit codes: 0 run complete (also after a tail, time-limit, min-hosts, disk
+    /// or byte-budget stop: see stop_reason in DONE), 1 error (rerun to resume),
+    /// 2 usage or configuration error, 3 not started: free disk below
+    /// min_free_disk (nothing changed; the message says how much to free), 130
     /// stopped by SIGINT/SIGTERM (DONE written, the rest in leftover), 131
     /// a second signal (exited at once; rerun to resume).
     #[command(args_override_self = true)]
@@ -61,7 +65,10 @@ pub enum Command {
     /// ended, pages, errors (from CRAWL/fetched/ID/).
     ///
     /// Keys: segment, done (DONE written), stop_reason (complete, tail,
-    /// held, time-limit, min-hosts, signal; empty until done), attempts
+    /// held, time-limit, min-hosts, signal, disk, run-bytes, crawl-bytes;
+    /// empty until done), stop_detail (what a disk or budget stop says),
+    /// cuts (URLs a byte budget or the disk floor sent to leftover, as
+    /// `reason=N` words), attempts
     /// (crawl-log lines), pages (HTTP responses other than robots.txt),
     /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
     /// lines). The crawl log counts every run of the segment. With --json,
@@ -81,7 +88,9 @@ pub fn fetch_flags() -> String {
     common::config::flag_list(
         fetch
             .get_arguments()
-            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values())))
+            // The driver's own: it names its round's log.
+            .filter(|(name, _)| *name != "log"),
     )
 }
 
@@ -120,10 +129,14 @@ pub struct FetchArgs {
     /// The fetcher's own settings.
     #[command(flatten)]
     pub options: FetcherOptions,
-    /// Progress display: auto (live on a terminal, a line every 10 s
-    /// otherwise), live, plain, or none.
-    #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
-    pub progress: ProgressArg,
+    /// `--progress`.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// Append the run's log to FILE instead of a new
+    /// CRAWL/logs/fetcher-TIMESTAMP.log (scripts/crawl.sh gives its round's
+    /// log); when stderr is FILE too, each line is written once
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 common::options! {
@@ -174,10 +187,23 @@ common::options! {
         /// never].
         #[arg(long, value_name = "N")]
         pub min_hosts: Option<usize>,
-        /// Largest body stored, counted after decoding; longer bodies are cut and
-        /// marked WARC-Truncated: length [default: 10MiB].
+        /// Largest body stored, counted as received (transfer and content
+        /// codings included); a longer body is stored cut at this size and
+        /// marked WARC-Truncated: length. A body under it that decodes to more
+        /// (a gzip bomb) is stored whole, noted `too-big` in the crawl log
+        /// [default: 10MiB].
         #[arg(long, value_name = "SIZE")]
         pub max_body: Option<SizeValue>,
+        /// WARC bytes this run stores at most: the response that reaches it
+        /// is the last stored, the run ends (stop reason `run-bytes`) and
+        /// the rest goes to leftover; 0 for no limit [default: no limit].
+        #[arg(long, value_name = "SIZE")]
+        pub max_run_bytes: Option<SizeValue>,
+        /// WARC bytes one queue (a host by default) stores at most in this
+        /// run: its other URLs go to leftover for a later round; 0 for no
+        /// limit [default: no limit].
+        #[arg(long, value_name = "SIZE")]
+        pub max_host_round_bytes: Option<SizeValue>,
         /// Connect timeout [default: 10s].
         #[arg(long, value_name = "DURATION")]
         pub connect_timeout: Option<DurationValue>,
@@ -197,6 +223,18 @@ common::options! {
         /// [default: true].
         #[arg(long, value_name = "BOOL")]
         pub revisit_identical: Option<bool>,
+        /// Send a refetch's validators back (If-None-Match, If-Modified-Since)
+        /// so that an unchanged page costs a 304. An archival crawl may turn
+        /// this off: pywb replays a 304 revisit as an empty page, while an
+        /// unchanged 200 is stored as an identical-payload revisit, which
+        /// replays (more bytes fetched, none more stored) [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub conditional_requests: Option<bool>,
+        /// Write a WARC metadata record after each response (how the URL was
+        /// found, hops, fetch time, the redirect target), as Heritrix does
+        /// [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub metadata_records: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,
@@ -250,7 +288,9 @@ common::options! {
         #[arg(long, value_name = "NAMES")]
         pub no_proxy: Option<String>,
         /// Drop a host for this run after N consecutive failures (timeouts,
-        /// refused connections, 5xx); its other URLs go to leftover [default: 5].
+        /// refused connections, 5xx, 429; failures of earlier runs with no
+        /// success since count too); its other URLs go to leftover, untried
+        /// (they use no retry) [default: 5].
         #[arg(long, value_name = "N")]
         pub max_failures: Option<u32>,
         /// Start a new WARC file when one reaches this size [default: 1GB].
@@ -272,18 +312,9 @@ common::options! {
         /// are not waited for [default: 10s].
         #[arg(long, value_name = "DURATION")]
         pub stop_grace: Option<DurationValue>,
+        /// A plain progress line this often, on stderr unless it shows the
+        /// live line, and in the log; 0 for none [default: 10s]
+        #[arg(long, value_name = "DURATION")]
+        pub progress_interval: Option<DurationValue>,
     }
-}
-
-/// `--progress`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProgressArg {
-    /// Live line on a terminal, plain lines otherwise.
-    Auto,
-    /// Always the live line.
-    Live,
-    /// A plain line every 10 seconds.
-    Plain,
-    /// Only the summary at the end.
-    None,
 }

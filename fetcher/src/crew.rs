@@ -10,7 +10,7 @@
 //! does not grow.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -29,29 +29,6 @@ const GROW_EVERY: Duration = Duration::from_millis(100);
 const SLOW_RESPONSE: Duration = Duration::from_millis(20);
 /// Stack of a worker thread (reserved; only the pages used are resident).
 const STACK: usize = 256 * 1024;
-
-/// Response times that workers report, for the crew to judge.
-#[derive(Debug, Default)]
-pub struct ResponseClock {
-    total_us: AtomicU64,
-    count: AtomicU64,
-}
-
-impl ResponseClock {
-    /// Notes one request that took `d` (answered or not).
-    pub fn note(&self, d: Duration) {
-        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-        self.total_us.fetch_add(us, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The mean of the times noted since the last call, if any.
-    fn take_mean(&self) -> Option<Duration> {
-        let count = self.count.swap(0, Ordering::Relaxed);
-        let total = self.total_us.swap(0, Ordering::Relaxed);
-        (count > 0).then(|| Duration::from_micros(total / count))
-    }
-}
 
 /// The worker threads of a run.
 pub struct Crew {

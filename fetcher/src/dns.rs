@@ -1,7 +1,7 @@
 //! The name resolver: a per-name cache in front of a DNS stub resolver
 //! (hickory-resolver, driven by one thread of its own).
 //!
-//! - names listed in `--hosts-file` resolve to the addresses listed there
+//! - names listed in `--hosts-file` ([`HostsMap`]) resolve to the addresses listed there
 //!   (the file is read once, at start); literal addresses resolve to
 //!   themselves; other names are asked of the name servers of
 //!   `/etc/resolv.conf` (whose `/etc/hosts` is read once too), or of
@@ -22,6 +22,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -33,11 +34,56 @@ use hickory_resolver::config::{
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::net::{DnsError, NetError};
 
-use crate::transport::HostsMap;
-
 /// How long a temporary failure is kept: not at all (the requests that
 /// waited for the lookup all see it; the next one asks again).
 pub const TEMPORARY_KEPT: Duration = Duration::ZERO;
+
+/// A static name → addresses map read from a file in /etc/hosts format.
+#[derive(Debug, Clone, Default)]
+pub struct HostsMap {
+    names: HashMap<String, Vec<IpAddr>>,
+}
+
+impl HostsMap {
+    /// Reads `IP NAME [NAME...]` lines; `#` starts a comment. A bad line is
+    /// an error naming the file and line.
+    pub fn load(path: &Path) -> Result<HostsMap, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        HostsMap::parse(&text).map_err(|(line, msg)| format!("{}:{line}: {msg}", path.display()))
+    }
+
+    /// Parses the text of a hosts file; errors give the 1-based line.
+    pub fn parse(text: &str) -> Result<HostsMap, (usize, String)> {
+        let mut names: HashMap<String, Vec<IpAddr>> = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("");
+            let mut fields = line.split_whitespace();
+            let Some(ip) = fields.next() else { continue };
+            let ip: IpAddr = ip
+                .parse()
+                .map_err(|_| (i + 1, format!("`{ip}` is not an IP address")))?;
+            let mut any = false;
+            for name in fields {
+                any = true;
+                let entry = names
+                    .entry(name.trim_end_matches('.').to_ascii_lowercase())
+                    .or_default();
+                if !entry.contains(&ip) {
+                    entry.push(ip);
+                }
+            }
+            if !any {
+                return Err((i + 1, format!("address {ip} without a name")));
+            }
+        }
+        Ok(HostsMap { names })
+    }
+
+    /// The addresses of `name`, if listed.
+    pub fn get(&self, name: &str) -> Option<&[IpAddr]> {
+        self.names.get(name).map(Vec::as_slice)
+    }
+}
 
 /// Settings of a [`Dns`].
 #[derive(Debug, Clone)]
@@ -619,5 +665,24 @@ mod against_a_server {
         assert_eq!(server.queries("a.test"), 1);
         assert_eq!(server.queries("b.test"), 1);
         assert_eq!(dns.counts().lookups.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn hosts_file_format() {
+        let map = HostsMap::parse(
+            "# demo\n127.0.0.2 news.demo.test www.demo.test # two names\n\n127.0.0.3\tShop.Demo.Test.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            map.get("news.demo.test"),
+            Some(&["127.0.0.2".parse().unwrap()][..])
+        );
+        assert_eq!(
+            map.get("shop.demo.test"),
+            Some(&["127.0.0.3".parse().unwrap()][..])
+        );
+        assert_eq!(map.get("other.test"), None);
+        assert_eq!(HostsMap::parse("nonsense name\n").unwrap_err().0, 1);
+        assert_eq!(HostsMap::parse("\n127.0.0.1\n").unwrap_err().0, 2);
     }
 }

@@ -63,6 +63,10 @@ pub enum Error {
          it) before running this one"
     )]
     Locked(PathBuf, String),
+    /// The free disk space is below `min_free_disk` already: the run is not
+    /// started, nothing was changed (exit code 3).
+    #[error("not enough free disk space to start fetching: {0}")]
+    Disk(common::disk::Shortage),
     /// `fetcher status` was asked about a segment never fetched.
     #[error("{0}: segment {1} has not been fetched (no such directory)")]
     NotFetched(PathBuf, String),
@@ -97,6 +101,7 @@ impl Fault for Error {
     fn exit(&self) -> Exit {
         match self {
             Error::Settings(_) | Error::Usage(_) | Error::Scope(_) => Exit::Usage,
+            Error::Disk(_) => Exit::Disk,
             _ => Exit::Failure,
         }
     }

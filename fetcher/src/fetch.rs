@@ -1,7 +1,7 @@
 //! `fetcher fetch CRAWL [SEGMENT_ID]`: one run over one segment, from
 //! choosing the segment to writing `DONE`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::SyncSender;
@@ -17,9 +17,11 @@ use common::politeness::{Policy, Timing};
 use common::segment::SegmentRecord;
 use common::warc::WarcWriterConfig;
 
+use crate::budget::{Cut, Spend};
 use crate::clock::{self, instant_of, unix_ms};
 use crate::contacts::{self, Journal};
-use crate::crew::{self, Crew, ResponseClock};
+use crate::crew::{self, Crew};
+use crate::dns::HostsMap;
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
@@ -34,10 +36,9 @@ use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
 use crate::stats::{self, Stats};
-use crate::supervise::{Stop, Supervised, install_signals, supervise};
+use crate::supervise::{DiskWatch, Stop, Supervised, install_signals, supervise};
 use crate::tls::Trust;
-use crate::transport::HostsMap;
-use crate::worker::Shared;
+use crate::worker::{ResponseClock, Shared};
 use common::runlog::RunLog;
 
 /// How a run ended, for the exit code.
@@ -66,8 +67,14 @@ pub fn run(s: Settings) -> Result<Ended, Error> {
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
+    // Below the floor already: refused before anything is written.
+    if let Some(short) =
+        common::disk::check(crawl.root(), s.disk_floor, 0).map_err(Error::io(crawl.root()))?
+    {
+        return Err(Error::Disk(short));
+    }
     let _ = std::fs::create_dir_all(crawl.logs_dir());
-    let log = RunLog::open("fetcher", &crawl.new_log_path("fetcher"));
+    let log = RunLog::open_or_append("fetcher", s.log.as_deref(), &crawl.new_log_path("fetcher"));
     let result = fetch_segment(&s, &crawl, &id, &log);
     if let Err(e) = &result {
         // main prints it on stderr; the log file of the run gets it too.
@@ -272,6 +279,8 @@ struct Queued {
     frontier: Arc<Frontier>,
     /// hosts.db, for the host writer.
     db: HostDb,
+    /// The holds of earlier runs (with hosts.db opened to read).
+    holds: Arc<Holds>,
     /// The state of the segment's hosts, as loaded.
     host_states: HashMap<String, HostState>,
     journal: Journal,
@@ -367,6 +376,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
         std::mem::take(&mut segment.retries),
         &s.agent_name,
     );
+    set_byte_budgets(&frontier, &s.budgets, &loaded.keys, &host_states);
     if !holds.journaled.is_empty() {
         log.info(format!(
             "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
@@ -395,6 +405,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     Ok(Queued {
         frontier,
         db,
+        holds,
         host_states,
         journal,
     })
@@ -403,9 +414,13 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
 /// What the workers left for [`finish`].
 struct Ran {
     stop: Stop,
+    /// What a disk or budget stop says.
+    stop_detail: Option<String>,
     recorder: Recorder,
     tx: SyncSender<Msg>,
     hosts: HostWriter,
+    /// Closed before the host writer: see [`Holds::close`].
+    holds: Arc<Holds>,
     shared: Arc<Shared>,
     /// The segment's counts, for `stats.json`.
     segment: SegmentCounts,
@@ -476,11 +491,18 @@ fn run_workers(
         batch: s.queue_batch,
         follow_redirects: s.follow_redirects,
         revisit_identical: s.revisit_identical,
+        conditional_requests: s.conditional_requests,
+        metadata_records: s.metadata_records,
         policy: s.policy.clone(),
         filter,
         seen,
         key_of,
+        spend: start_spend(s, crawl, log)?,
     });
+    if shared.spend.spent_at_start() {
+        // Nothing may be stored: no request is made.
+        shared.frontier.stop();
+    }
 
     let startup = run.started.elapsed();
     let first_workers = match s.threads {
@@ -500,7 +522,11 @@ fn run_workers(
     } else {
         s.min_hosts
     };
-    let stop = supervise(&Supervised {
+    let disk = DiskWatch {
+        paths: vec![crawl.root().to_path_buf(), run.out.clone()],
+        floor: s.disk_floor,
+    };
+    let (stop, stop_detail) = supervise(&Supervised {
         settings: s,
         min_hosts,
         started: run.started,
@@ -509,6 +535,7 @@ fn run_workers(
         signals,
         workers: crew.first(),
         log,
+        disk: &disk,
     });
     let workers = crew.count();
     crew.join();
@@ -526,9 +553,11 @@ fn run_workers(
     ));
     Ok(Ran {
         stop,
+        stop_detail,
         recorder,
         tx,
         hosts,
+        holds: queued.holds,
         shared,
         segment: SegmentCounts {
             lines: loaded.lines,
@@ -564,15 +593,29 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
         };
         return Err(Error::stopped(cause, &run.resume_hint));
     }
-    let leftover_urls = write_leftover(&ran.shared.frontier, &ran.shared.work, &ran.tx, log)?;
+    let (leftover_urls, cuts) = write_leftover(
+        &ran.shared.frontier,
+        &ran.shared.work,
+        &ran.tx,
+        log,
+        stop.cut(),
+    )?;
+    let warc_bytes = ran.shared.spend.stored();
     drop(ran.tx);
     let totals = ran
         .recorder
         .finish()
         .map_err(|e| Error::stopped(e, &run.resume_hint))?;
+    ran.holds.close();
     match ran.hosts.finish() {
         // hosts.db holds every host's next contact: the journal is done with.
-        Ok(_) => {
+        Ok(whole) => {
+            if !whole {
+                log.info(format!(
+                    "{}: its write-ahead log could not be folded into it now (a reader held                      it); copy hosts.db-wal with it, or let the next run fold it in",
+                    crawl.hosts_db_path().display()
+                ));
+            }
             if let Err(e) = ran.shared.journal.remove() {
                 log.info(format!(
                     "{}: not removed ({e}); the next run reads it, and waits a little more",
@@ -590,7 +633,12 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     drop(ran.shared);
     write_done(
         run,
-        stop,
+        Ending {
+            stop,
+            detail: ran.stop_detail,
+            cuts,
+            warc_bytes,
+        },
         &totals,
         &ran.segment,
         ran.startup,
@@ -604,11 +652,23 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     })
 }
 
+/// How a run ended, for `stats.json` and `DONE`.
+struct Ending {
+    stop: Stop,
+    /// What a disk or budget stop says.
+    detail: Option<String>,
+    /// URLs sent to the leftover untried by a budget or the disk floor, by
+    /// reason.
+    cuts: BTreeMap<String, u64>,
+    /// WARC bytes the run stored.
+    warc_bytes: u64,
+}
+
 /// `stats.json`, then `DONE` (last: the run is complete), and the last line
 /// of the run's log.
 fn write_done(
     run: &Run,
-    stop: Stop,
+    end: Ending,
     totals: &RecorderTotals,
     segment: &SegmentCounts,
     startup: Duration,
@@ -618,7 +678,7 @@ fn write_done(
     let (id, log, out) = (run.id, run.log, &run.out);
     let seconds = run.started.elapsed().as_secs_f64();
     let pages = totals.responses - totals.robots_responses;
-    let stop_reason = stop.reason();
+    let stop_reason = end.stop.reason();
     let st = Stats {
         version: 1,
         segment: id.to_string(),
@@ -638,6 +698,9 @@ fn write_done(
         truncated: totals.truncated,
         outcomes: totals.outcomes.clone(),
         leftover: totals.leftover.clone(),
+        warc_bytes: end.warc_bytes,
+        stop_detail: end.detail.clone().unwrap_or_default(),
+        cuts: end.cuts.clone(),
         warc_files: totals
             .warc_files
             .iter()
@@ -650,16 +713,28 @@ fn write_done(
     };
     st.write(&out.join(STATS_FILE))
         .map_err(Error::io(out.join(STATS_FILE)))?;
-    let done = format!(
+    let mut done = format!(
         "segment {id}\nstop_reason {stop_reason}\nfinished {}\n",
         st.finished
     );
+    // Added lines (readers take the lines they know): why a disk or budget
+    // stop ended the run, and the URLs each cut sent to the leftover.
+    if let Some(d) = &end.detail {
+        done.push_str(&format!("stop_detail {}\n", d.replace('\n', " ")));
+    }
+    if !end.cuts.is_empty() {
+        let cuts: Vec<String> = end.cuts.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        done.push_str(&format!("cuts {}\n", cuts.join(" ")));
+    }
     common::atomic::write_atomic(out.join(DONE_FILE), done.as_bytes())
         .map_err(Error::io(out.join(DONE_FILE)))?;
+    if let Some(d) = &end.detail {
+        log.info(format!("stopped ({stop_reason}): {d}"));
+    }
     log.info(format!(
         "done ({stop_reason}) in {seconds:.1}s: {pages} pages ({:.0}/s), {} stored, {} errors, {leftover_urls} URLs to leftover; {}",
         st.pages_per_second,
-        crate::progress::human_bytes(totals.payload_bytes),
+        common::human::bytes(totals.payload_bytes),
         errors,
         out.display()
     ));
@@ -674,11 +749,11 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
             .pending_segments()
             .map_err(Error::io(crawl.segments_dir()))?;
         if pending.is_empty() {
-            eprintln!(
-                "fetcher: {}: no segment waiting to be fetched (make one with `segmenter run {}`)",
+            common::runlog::say(format_args!(
+                "{}: no segment waiting to be fetched (make one with `segmenter run {}`)",
                 crawl.root().display(),
                 crawl.root().display()
-            );
+            ));
         }
         return Ok(pending.into_iter().next());
     };
@@ -690,10 +765,10 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         )));
     }
     if crawl.is_fetched(id) {
-        eprintln!(
-            "fetcher: segment {id} is already fetched ({} exists); nothing to do",
+        common::runlog::say(format_args!(
+            "segment {id} is already fetched ({} exists); nothing to do",
             crawl.fetched_dir(id).join(DONE_FILE).display()
-        );
+        ));
         return Ok(None);
     }
     Ok(Some(id.to_string()))
@@ -755,6 +830,13 @@ impl Holds {
         }
     }
 
+    /// Closes hosts.db, opened to read. Done before the host writer ends,
+    /// so that the writer's connection is the last one: closing it removes
+    /// the emptied write-ahead log, and `hosts.db` is left alone, whole.
+    fn close(&self) {
+        *self.db.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// The latest next contact earlier runs left on `host` (Unix ms), the
     /// journaled request followed by `delay_ms` at least.
     fn of_host(&self, host: &str, state: Option<&HostState>, delay_ms: i64) -> Option<i64> {
@@ -802,8 +884,8 @@ impl Holds {
 
 /// The longest a run can hold a host: a Retry-After (capped), a robots.txt
 /// retry, or a delay (a Crawl-delay, capped, or the factor times a response
-/// time, at most the download timeout), after a request that may last the
-/// download timeout.
+/// time, at most the download timeout; backed off after failures, or a
+/// parked host's day), after a request that may last the download timeout.
 fn longest_hold(s: &Settings) -> Duration {
     let p = &s.policy;
     let delay = [
@@ -812,6 +894,8 @@ fn longest_hold(s: &Settings) -> Duration {
         p.min_delay,
         p.max_crawl_delay,
         s.download_timeout.mul_f64(p.delay_factor),
+        p.backoff_max,
+        common::politeness::PARKED_DELAY,
     ]
     .into_iter()
     .max()
@@ -853,8 +937,16 @@ fn fill_frontier(
             now_ms,
             agent_name,
         );
+        // What earlier runs left: response times, and failures in a row
+        // (the backoff), carried from hosts.db.
+        let mut carried = Timing::with_history(&times);
+        if let Some(s) = state {
+            let t = policy.timing_of(s, now_ms);
+            carried.consecutive_failures = t.consecutive_failures;
+            carried.parked = t.parked;
+        }
         // The key's delay as known now, its Crawl-delay included.
-        let mut timing = Timing::with_history(&times);
+        let mut timing = carried.clone();
         if let Some(cd) = rules.as_ref().and_then(|r| r.crawl_delay()) {
             timing.note_crawl_delay(cd);
         }
@@ -881,7 +973,7 @@ fn fill_frontier(
             &k.name,
             k.ranges.clone(),
             k.urls,
-            &times,
+            carried,
             not_before.map(instant_of),
         );
         if let Some(rules) = rules {
@@ -892,10 +984,54 @@ fn fill_frontier(
     for (key, job) in retries {
         let id = frontier
             .key_id(&key)
-            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), 0, &[], None));
+            .unwrap_or_else(|| frontier.add_key(&key, Vec::new(), 0, Timing::default(), None));
         frontier.add_retry(id, job);
     }
     filled
+}
+
+/// The run's byte accounting: the crawl's WARC bytes so far are counted
+/// only when the crawl has a budget (a listing of `fetched/`).
+fn start_spend(s: &Settings, crawl: &CrawlDir, log: &RunLog) -> Result<Spend, Error> {
+    let before = match s.budgets.crawl {
+        Some(_) => crawl
+            .warc_bytes()
+            .map_err(Error::io(crawl.fetched_root()))?,
+        None => 0,
+    };
+    let spend = Spend::new(before, &s.budgets);
+    if spend.spent_at_start() {
+        log.info(format!(
+            "max_crawl_bytes {} reached before the run: the crawl's WARC files hold {}; nothing \
+             is fetched (raise max_crawl_bytes to go on)",
+            common::human::bytes_precise(s.budgets.crawl.unwrap_or(0)),
+            common::human::bytes_precise(before)
+        ));
+    }
+    Ok(spend)
+}
+
+/// Gives each key of the segment the WARC bytes it may store in the run:
+/// `max_host_round_bytes`, and what `max_host_bytes` leaves of its first
+/// host's bytes over the crawl (`hosts.db`).
+fn set_byte_budgets(
+    frontier: &Frontier,
+    budgets: &crate::budget::Budgets,
+    keys: &[feed::KeyRanges],
+    host_states: &HashMap<String, HostState>,
+) {
+    for k in keys {
+        let Some(id) = frontier.key_id(&k.name) else {
+            continue;
+        };
+        if let Some(round) = budgets.host_round {
+            frontier.set_byte_budget(id, round, Cut::HostRoundBytes);
+        }
+        if let Some(max) = budgets.host {
+            let spent = host_states.get(&k.first_host).map_or(0, |h| h.bytes_total);
+            frontier.set_byte_budget(id, max.saturating_sub(spent), Cut::HostBytes);
+        }
+    }
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
@@ -910,15 +1046,26 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
             prefix: warc_prefix(id),
             max_file_size: s.warc_max_size,
             first_serial,
-            hostname,
+            hostname: hostname.clone(),
             info: vec![
                 (
                     "software".into(),
                     format!("fetcher/{}", env!("CARGO_PKG_VERSION")),
                 ),
+                ("hostname".into(), hostname.clone()),
+                ("ip".into(), machine_ip()),
                 ("operator".into(), s.agent_url.clone()),
                 ("http-header-user-agent".into(), s.user_agent()),
                 ("robots".into(), "obey".into()),
+                (
+                    "isPartOf".into(),
+                    run.crawl
+                        .root()
+                        .canonicalize()
+                        .ok()
+                        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                        .unwrap_or_else(|| "crawl".into()),
+                ),
                 ("description".into(), format!("segment {id}")),
                 (
                     common::warc::HTTP_RECORDS_FIELD.0.into(),
@@ -937,6 +1084,45 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
         workers,
     )
     .map_err(Error::from)
+}
+
+/// The machine's address for the `warcinfo` record: the first address of
+/// a network interface that is not loopback (IPv4 first), else 127.0.0.1.
+/// Read from the interfaces, so no name is resolved.
+fn machine_ip() -> String {
+    let mut found: Vec<std::net::IpAddr> = Vec::new();
+    // SAFETY: getifaddrs fills a list that we only read, then free once.
+    unsafe {
+        let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut list) == 0 {
+            let mut cur = list;
+            while !cur.is_null() {
+                let addr = (*cur).ifa_addr;
+                if !addr.is_null() {
+                    match i32::from((*addr).sa_family) {
+                        libc::AF_INET => {
+                            let a = &*(addr as *const libc::sockaddr_in);
+                            found.push(
+                                std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)).into(),
+                            );
+                        }
+                        libc::AF_INET6 => {
+                            let a = &*(addr as *const libc::sockaddr_in6);
+                            found.push(std::net::Ipv6Addr::from(a.sin6_addr.s6_addr).into());
+                        }
+                        _ => {}
+                    }
+                }
+                cur = (*cur).ifa_next;
+            }
+            libc::freeifaddrs(list);
+        }
+    }
+    found
+        .iter()
+        .filter(|ip| !ip.is_loopback())
+        .min_by_key(|ip| ip.is_ipv6())
+        .map_or_else(|| "127.0.0.1".to_string(), ToString::to_string)
 }
 
 /// The scope/trap filter and `seen.bloom` that redirect targets followed
@@ -963,14 +1149,18 @@ fn redirect_checks(
 
 /// The leftover file: per key, in segment order, its retries, then what was
 /// loaded, then what was never read; a given-up key also gets a crawl-log
-/// line per URL saying why. Returns the number of URLs written.
+/// line per URL saying why. Returns the number of URLs written, and those
+/// a byte budget or the disk floor (`stop_cut`, the run's own stop) sent
+/// there untried, by reason.
 fn write_leftover(
     frontier: &Frontier,
     work: &crate::feed::WorkFile,
     tx: &std::sync::mpsc::SyncSender<Msg>,
     log: &RunLog,
-) -> Result<u64, Error> {
+    stop_cut: Option<Cut>,
+) -> Result<(u64, BTreeMap<String, u64>), Error> {
     let mut count = 0u64;
+    let mut cuts: BTreeMap<String, u64> = BTreeMap::new();
     for k in frontier.take_leftovers() {
         let not_before = k.not_before.map(unix_ms);
         for job in k.retries {
@@ -980,22 +1170,39 @@ fn write_leftover(
                 ..job.rec
             }));
         }
+        // The URLs not attempted.
+        let mut untried = 0u64;
         for job in &k.queued {
-            count += 1;
+            untried += 1;
             send_leftover(tx, job, k.abandoned, not_before);
         }
         for r in k.ranges {
             // One batch at a time, so a huge key does not fill memory.
             work.read_all(r, |job| {
-                count += 1;
+                untried += 1;
                 send_leftover(tx, &job, k.abandoned, not_before);
             })?;
         }
+        count += untried;
         if let Some(code) = k.abandoned {
             log.note(format!("queue {}: given up ({})", k.name, code.as_str()));
         }
+        // Untried for a budget or the floor: the key's own cut, else the
+        // run's (not for a key given up for failures).
+        if let Some(cut) = k.cut.or(stop_cut.filter(|_| k.abandoned.is_none()))
+            && untried > 0
+        {
+            *cuts.entry(cut.name().to_string()).or_default() += untried;
+            if k.cut.is_some() {
+                log.note(format!(
+                    "queue {}: byte budget reached ({}); {untried} URLs to leftover",
+                    k.name,
+                    cut.name()
+                ));
+            }
+        }
     }
-    Ok(count)
+    Ok((count, cuts))
 }
 
 fn send_leftover(

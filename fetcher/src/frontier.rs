@@ -29,6 +29,7 @@ use common::segment::{SegmentRecord, Via};
 
 use common::politeness::{AfterFailure, Policy, Timing};
 
+use crate::budget::Cut;
 use crate::robots::{Robots, path_and_query};
 use crate::round_end::Pace;
 
@@ -145,6 +146,8 @@ pub struct FetchReport {
     /// A redirect target to queue in this run with its queue key (already
     /// checked for scope).
     pub follow: Option<(String, Job)>,
+    /// WARC bytes stored for the response (the queue's byte budgets).
+    pub stored_bytes: u64,
 }
 
 /// How a robots.txt fetch went.
@@ -194,6 +197,9 @@ pub struct KeyLeftover {
     pub name: String,
     /// Why the key was given up, if it was.
     pub abandoned: Option<ErrorCode>,
+    /// The byte budget that stopped the key, if one did (its URLs were not
+    /// attempted).
+    pub cut: Option<Cut>,
     /// URLs to retry later.
     pub retries: Vec<Job>,
     /// URLs loaded but not attempted.
@@ -226,6 +232,12 @@ struct Key {
     status: Status,
     timing: Timing,
     abandoned: Option<ErrorCode>,
+    /// WARC bytes stored in this run.
+    bytes: u64,
+    /// The bytes it may store, and the budget that sets them.
+    byte_budget: Option<(u64, Cut)>,
+    /// The byte budget reached: no more of its URLs in this run.
+    cut: Option<Cut>,
     retries: Vec<Job>,
     /// URLs not yet handed out (queued or still in the work file).
     urls_left: u64,
@@ -255,6 +267,9 @@ impl Key {
             status,
             timing,
             abandoned: None,
+            bytes: 0,
+            byte_budget: None,
+            cut: None,
             retries: Vec::new(),
             urls_left: urls,
             busy_since: None,
@@ -265,6 +280,11 @@ impl Key {
 
     fn has_work(&self) -> bool {
         !(self.queue.is_empty() && self.ranges.is_empty() && self.robots_steps.is_empty())
+    }
+
+    /// Given up for the run: after failures, or at a byte budget.
+    fn stopped(&self) -> bool {
+        self.abandoned.is_some() || self.cut.is_some()
     }
 }
 
@@ -398,16 +418,17 @@ impl Frontier {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a key with its work-file ranges (holding `urls` URLs) and its
-    /// remembered response times. It is ready at once, or waits in the
-    /// penalty box until `not_before` (its next allowed contact, carried
-    /// over from earlier runs).
+    /// Adds a key with its work-file ranges (holding `urls` URLs) and what
+    /// earlier runs left of its timing (response times, failures in a row:
+    /// [`Policy::timing_of`]). It is ready at once, or waits in the penalty
+    /// box until `not_before` (its next allowed contact, carried over from
+    /// earlier runs).
     pub fn add_key(
         &self,
         name: &str,
         ranges: Vec<Range>,
         urls: u64,
-        response_times_ms: &[u32],
+        timing: Timing,
         not_before: Option<Instant>,
     ) -> KeyId {
         let mut st = self.lock();
@@ -417,7 +438,7 @@ impl Frontier {
             ranges.into(),
             urls,
             Status::Ready,
-            Timing::with_history(response_times_ms),
+            timing,
         ));
         st.by_name.insert(name.to_string(), id);
         st.with_work += 1;
@@ -426,6 +447,19 @@ impl Frontier {
             None => st.ready.push_back(id),
         }
         id
+    }
+
+    /// Lets key `key` store at most `bytes` WARC bytes in this run (the
+    /// budget `cut` sets): when reached, its other URLs go to the leftover.
+    pub fn set_byte_budget(&self, key: KeyId, bytes: u64, cut: Cut) {
+        let mut st = self.lock();
+        let k = &mut st.keys[key];
+        if k.byte_budget.is_none_or(|(b, _)| bytes < b) {
+            k.byte_budget = Some((bytes, cut));
+        }
+        if bytes == 0 {
+            k.cut = Some(cut);
+        }
     }
 
     /// Adds a URL already attempted by an earlier run (resume) that must be
@@ -543,7 +577,7 @@ impl Frontier {
         skipped: &mut Vec<Skipped>,
     ) -> Option<Task> {
         loop {
-            if st.keys[id].abandoned.is_some() {
+            if st.keys[id].stopped() {
                 self.give_up(st, id, now);
                 return None;
             }
@@ -661,7 +695,7 @@ impl Frontier {
     /// box until its next allowed contact if that is still to come.
     fn wake(&self, st: &mut State, id: KeyId) {
         let k = &mut st.keys[id];
-        if k.abandoned.is_some() || !matches!(k.status, Status::Done | Status::Parked) {
+        if k.stopped() || !matches!(k.status, Status::Done | Status::Parked) {
             return;
         }
         if k.status == Status::Done {
@@ -782,7 +816,7 @@ impl Frontier {
             return;
         }
         let key = &st.keys[id];
-        if key.abandoned.is_some() || !key.has_work() {
+        if key.stopped() || !key.has_work() {
             self.give_up(st, id, Instant::now());
             if st.busy == 0 {
                 // Waiters may now find that nothing is left.
@@ -854,10 +888,16 @@ impl Frontier {
                 }
             }
             RobotsReport::Rules(robots) => {
+                // An answer: the host's backoff, if any, ends.
+                st.keys[key].timing.consecutive_failures = 0;
+                st.keys[key].timing.parked = false;
                 self.apply_rules(&mut st, owner, robots, host);
                 self.wake_parked(&mut st, owner, now);
             }
             RobotsReport::Unavailable { ask_again } => {
+                // A failure of the host asked: it backs off (the robots.txt
+                // rule gives the host up after its own count of tries).
+                let _ = self.policy.failure(&mut st.keys[key].timing);
                 let at = self.robots_unavailable(&mut st, owner, host, ask_again, now);
                 if key == owner {
                     // Nothing on the host can be asked before its
@@ -894,6 +934,15 @@ impl Frontier {
         }
         if let Some(code) = report.give_up {
             st.keys[key].abandoned.get_or_insert(code);
+        }
+        {
+            let k = &mut st.keys[key];
+            k.bytes += report.stored_bytes;
+            if let Some((limit, cut)) = k.byte_budget
+                && k.bytes >= limit
+            {
+                k.cut.get_or_insert(cut);
+            }
         }
         {
             let timing = &mut st.keys[key].timing;
@@ -986,7 +1035,7 @@ impl Frontier {
         for k in &st.keys {
             let delay = self.policy.delay(&k.timing);
             let cycle = self.policy.cycle(&k.timing);
-            if k.abandoned.is_some() {
+            if k.stopped() {
                 // Given up: neither working nor ready for more.
                 continue;
             }
@@ -1007,8 +1056,8 @@ impl Frontier {
             pace.hosts += 1;
             pace.working += 1.0 / (wait + cycle).as_secs_f64();
             // Held longer than its own delay: a robots.txt to ask again, a
-            // Retry-After, not the host's usual pace.
-            if wait > delay {
+            // Retry-After, a backoff after failures, not the host's usual pace.
+            if wait > self.policy.base_delay(&k.timing) {
                 pace.blocked += 1;
             }
             pace.soonest = Some(pace.soonest.map_or(wait, |s: Duration| s.min(wait)));
@@ -1046,6 +1095,7 @@ impl Frontier {
             })
             .map(|k| KeyLeftover {
                 name: k.name.clone(),
+                cut: k.cut,
                 // Waiting for a robots.txt that failed is a failed try.
                 abandoned: k
                     .abandoned
@@ -1071,6 +1121,7 @@ mod tests {
             max_crawl_delay: Duration::from_secs(1),
             max_retry_after: Duration::from_secs(1),
             max_failures: 3,
+            ..Policy::default()
         }
     }
 
@@ -1147,7 +1198,7 @@ mod tests {
     fn one_request_per_key_and_never_sooner_than_the_delay() {
         let f = Arc::new(Frontier::new(policy(20), Duration::from_millis(10)));
         for name in ["a.test", "b.test", "c.test"] {
-            f.add_key(name, vec![(0, 3), (3, 6)], 6, &[], None);
+            f.add_key(name, vec![(0, 3), (3, 6)], 6, Timing::default(), None);
         }
         let log = simulate(&f, 4);
         assert_eq!(log.len(), 3 * 5, "every URL but /3 fetched once");
@@ -1183,7 +1234,7 @@ mod tests {
     /// A frontier with one key holding `n` URLs, robots.txt known to allow all.
     fn one_key(name: &str, n: u64) -> Arc<Frontier> {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key(name, vec![], 0, &[], None);
+        let id = f.add_key(name, vec![], 0, Timing::default(), None);
         f.lock().keys[id].queue.extend((0..n).map(|i| job(name, i)));
         f.set_robots(id, name, Arc::new(Robots::allow_all()));
         f
@@ -1219,7 +1270,7 @@ mod tests {
     #[test]
     fn crawl_delay_over_the_cap_skips_the_host() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("slow.test", vec![(0, 4)], 4, &[], None);
+        let id = f.add_key("slow.test", vec![(0, 4)], 4, Timing::default(), None);
         let rules = Robots::parse(b"User-agent: *\nCrawl-delay: 5\n", "testbot");
         assert!(!f.set_robots(id, "slow.test", Arc::new(rules)));
         let mut skipped = Vec::new();
@@ -1235,7 +1286,7 @@ mod tests {
         // its Crawl-delay: the run ends at once instead of waiting.
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
         let later = Instant::now() + Duration::from_secs(60);
-        let id = f.add_key("slow.test", vec![(0, 4)], 4, &[], Some(later));
+        let id = f.add_key("slow.test", vec![(0, 4)], 4, Timing::default(), Some(later));
         let rules = Robots::parse(b"User-agent: *\nCrawl-delay: 5\n", "testbot");
         assert!(!f.set_robots(id, "slow.test", Arc::new(rules)));
         let t0 = Instant::now();
@@ -1250,7 +1301,7 @@ mod tests {
     fn a_key_waits_for_its_next_allowed_contact() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
         let at = Instant::now() + Duration::from_millis(150);
-        let id = f.add_key("a.test", vec![], 0, &[], Some(at));
+        let id = f.add_key("a.test", vec![], 0, Timing::default(), Some(at));
         f.lock().keys[id].queue.push_back(job("a.test", 0));
         f.set_robots(id, "a.test", Arc::new(Robots::allow_all()));
         let Some(Task::Fetch { .. }) = f.next_task(&mut Vec::new()) else {
@@ -1267,7 +1318,7 @@ mod tests {
         // b.test has fetched its only URL; a.test's robots.txt then
         // redirects to it: the request waits b.test's delay.
         let f = Arc::new(Frontier::new(policy(300), Duration::from_millis(10)));
-        let b = f.add_key("b.test", vec![], 0, &[], None);
+        let b = f.add_key("b.test", vec![], 0, Timing::default(), None);
         f.lock().keys[b].queue.push_back(job("b.test", 0));
         f.set_robots(b, "b.test", Arc::new(Robots::allow_all()));
         let Some(Task::Fetch { key, .. }) = f.next_task(&mut Vec::new()) else {
@@ -1275,7 +1326,7 @@ mod tests {
         };
         f.fetch_done(key, FetchReport::default());
         let done_at = Instant::now();
-        let a = f.add_key("a.test", vec![], 0, &[], None);
+        let a = f.add_key("a.test", vec![], 0, Timing::default(), None);
         f.lock().keys[a].queue.push_back(job("a.test", 0));
         let (key, owner, _, _) = robots_task(&f);
         f.robots_done(
@@ -1300,7 +1351,7 @@ mod tests {
             Duration::from_millis(10),
             Box::new(move |_, host, _| (host == "held.test").then_some(later)),
         ));
-        let a = f.add_key("a.test", vec![], 0, &[], None);
+        let a = f.add_key("a.test", vec![], 0, Timing::default(), None);
         f.lock().keys[a].queue.push_back(job("a.test", 0));
         let (key, owner, _, _) = robots_task(&f);
         f.robots_done(
@@ -1318,7 +1369,7 @@ mod tests {
     #[test]
     fn a_retry_after_shorter_than_the_delay_does_not_shorten_it() {
         let f = Arc::new(Frontier::new(policy(200), Duration::from_millis(10)));
-        let id = f.add_key("busy.test", vec![], 0, &[], None);
+        let id = f.add_key("busy.test", vec![], 0, Timing::default(), None);
         f.lock().keys[id]
             .queue
             .extend([job("busy.test", 0), job("busy.test", 1)]);
@@ -1370,9 +1421,9 @@ mod tests {
         // a second worker waits, and must wake when the refill hands the
         // key back, not when its wait times out (MAX_WAIT).
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let slow = f.add_key("slow.test", vec![], 0, &[], None);
+        let slow = f.add_key("slow.test", vec![], 0, Timing::default(), None);
         f.lock().keys[slow].queue.push_back(job("slow.test", 0));
-        let refilled = f.add_key("b.test", vec![(0, 1)], 1, &[], None);
+        let refilled = f.add_key("b.test", vec![(0, 1)], 1, Timing::default(), None);
         for (id, name) in [(slow, "slow.test"), (refilled, "b.test")] {
             f.set_robots(id, name, Arc::new(Robots::allow_all()));
         }
@@ -1413,7 +1464,7 @@ mod tests {
     #[test]
     fn robots_txt_of_a_name_that_does_not_resolve_is_not_asked_again() {
         let f = Arc::new(Frontier::new(policy(0), Duration::from_millis(10)));
-        let id = f.add_key("gone.test", vec![], 0, &[], None);
+        let id = f.add_key("gone.test", vec![], 0, Timing::default(), None);
         f.lock().keys[id].queue.push_back(job("gone.test", 0));
         let mut skipped = Vec::new();
         let Some(Task::Robots {
@@ -1455,7 +1506,7 @@ mod tests {
     #[test]
     fn a_robots_txt_redirect_on_the_same_host_waits_the_delay() {
         let f = Arc::new(Frontier::new(policy(80), Duration::from_millis(10)));
-        let id = f.add_key("a.test", vec![], 0, &[], None);
+        let id = f.add_key("a.test", vec![], 0, Timing::default(), None);
         f.lock().keys[id].queue.push_back(job("a.test", 0));
         let (key, owner, url, hops) = robots_task(&f);
         assert_eq!(
@@ -1496,7 +1547,7 @@ mod tests {
     #[test]
     fn a_robots_txt_redirect_to_another_host_goes_through_that_hosts_queue() {
         let f = Arc::new(Frontier::new(policy(50), Duration::from_millis(10)));
-        let old = f.add_key("old.test", vec![], 0, &[], None);
+        let old = f.add_key("old.test", vec![], 0, Timing::default(), None);
         f.lock().keys[old].queue.push_back(job("old.test", 0));
         let (key, owner, _, _) = robots_task(&f);
         assert_eq!((key, owner), (old, old));

@@ -20,7 +20,8 @@ use crate::clock::now_ms;
 #[derive(Debug)]
 pub enum HostUpdate {
     /// A request for a page ended: response time (if it got a response),
-    /// whether it failed, and when the host may be asked again.
+    /// whether it failed (a failure in a row backs the host off, across
+    /// runs), and when the host may be asked again.
     Request {
         /// The host.
         host: String,
@@ -30,6 +31,8 @@ pub enum HostUpdate {
         failed: bool,
         /// No request to the host before this (Unix ms).
         next_contact_ms: i64,
+        /// WARC bytes stored for it (`bytes_total`, `max_host_bytes`).
+        stored_bytes: u64,
     },
     /// A request for a robots.txt (or a redirect followed to read one)
     /// ended: when the host may be asked again.
@@ -67,7 +70,7 @@ pub fn load(
 /// The thread that applies host updates and writes them to `hosts.db`.
 pub struct HostWriter {
     tx: Option<Sender<HostUpdate>>,
-    thread: Option<JoinHandle<Result<u64, HostDbError>>>,
+    thread: Option<JoinHandle<Result<bool, HostDbError>>>,
 }
 
 impl HostWriter {
@@ -89,14 +92,16 @@ impl HostWriter {
         self.tx.clone().expect("host writer is running")
     }
 
-    /// Writes what is pending and stops; returns the number of hosts written.
-    pub fn finish(mut self) -> Result<u64, HostDbError> {
+    /// Writes what is pending, folds the write-ahead log into `hosts.db`
+    /// and stops; true if `hosts.db` alone is now whole
+    /// ([`HostDb::checkpoint`]).
+    pub fn finish(mut self) -> Result<bool, HostDbError> {
         drop(self.tx.take());
         self.thread
             .take()
             .expect("finish once")
             .join()
-            .unwrap_or(Ok(0))
+            .unwrap_or(Ok(false))
     }
 }
 
@@ -106,9 +111,8 @@ fn run(
     mut db: HostDb,
     mut states: HashMap<String, HostState>,
     rx: Receiver<HostUpdate>,
-) -> Result<u64, HostDbError> {
+) -> Result<bool, HostDbError> {
     let mut dirty: HashSet<String> = HashSet::new();
-    let mut written = 0u64;
     let mut last_write = std::time::Instant::now();
     // While updates keep coming, take them in batches with a pause between
     // (as the recorder does), so that a worker's send rarely has to wake
@@ -135,12 +139,12 @@ fn run(
             Err(RecvTimeoutError::Disconnected) => break,
         }
         if !dirty.is_empty() && last_write.elapsed() >= BATCH_EVERY {
-            written += flush(&mut db, &states, &mut dirty)?;
+            flush(&mut db, &states, &mut dirty)?;
             last_write = std::time::Instant::now();
         }
     }
-    written += flush(&mut db, &states, &mut dirty)?;
-    Ok(written)
+    flush(&mut db, &states, &mut dirty)?;
+    db.checkpoint()
 }
 
 /// Applies an update to the host's state: the one loaded at the start, or
@@ -169,18 +173,19 @@ fn apply(
             response_ms,
             failed,
             next_contact_ms,
+            stored_bytes,
             ..
         } => {
             s.last_contact_ms = Some(now_ms());
+            s.bytes_total = s.bytes_total.saturating_add(stored_bytes);
             s.next_contact_ms = s.next_contact_ms.max(Some(next_contact_ms));
             if let Some(ms) = response_ms {
                 s.push_response_time(ms);
             }
             if failed {
-                s.errors_total += 1;
-                s.consecutive_errors += 1;
+                note_failure(s);
             } else {
-                s.consecutive_errors = 0;
+                note_success(s);
                 s.pages_total += 1;
             }
         }
@@ -191,6 +196,12 @@ fn apply(
         } => {
             s.last_contact_ms = Some(entry.fetched_ms);
             s.crawl_delay_ms = crawl_delay_ms;
+            // Unreachable, 5xx, 429: the host failed (and backs off).
+            if entry.status == 0 || entry.status == 429 || entry.status >= 500 {
+                note_failure(s);
+            } else {
+                note_success(s);
+            }
             s.robots = Some(entry);
         }
         HostUpdate::Contact {
@@ -202,6 +213,20 @@ fn apply(
         }
     }
     dirty.insert(host);
+}
+
+/// A failure in a row: counted, and when the row began kept (a host
+/// failing for `park_after` is parked).
+fn note_failure(s: &mut HostState) {
+    s.errors_total += 1;
+    s.consecutive_errors = s.consecutive_errors.saturating_add(1);
+    s.failing_since_ms.get_or_insert_with(now_ms);
+}
+
+/// An answer: the backoff ends.
+fn note_success(s: &mut HostState) {
+    s.consecutive_errors = 0;
+    s.failing_since_ms = None;
 }
 
 fn flush(

@@ -80,6 +80,8 @@ pub struct Response {
     pub accepted_invalid_certificate: Option<Arc<str>>,
     /// Address connected to.
     pub ip: Option<IpAddr>,
+    /// What the TLS connection negotiated (https only).
+    pub tls: Option<Arc<tls::Session>>,
     /// Media type, lower case, without parameters.
     pub content_type: String,
     /// `Location` header, bytes outside ASCII percent-encoded as they are.
@@ -99,6 +101,16 @@ impl Response {
     /// The body as received (transfer and content codings included).
     pub fn body(&self) -> &[u8] {
         &self.block[self.body_offset..]
+    }
+
+    /// The `WARC-Protocol` value of the HTTP exchange (`http/1.1`), from
+    /// the version in the status line.
+    pub fn http_protocol(&self) -> &'static str {
+        if self.block.starts_with(b"HTTP/1.0") {
+            "http/1.0"
+        } else {
+            "http/1.1"
+        }
     }
 
     /// The body decoded, at most `max` bytes (as received when it cannot be decoded).
@@ -317,6 +329,7 @@ impl Client {
             }
         })?;
         let accepted_invalid_certificate = tls::accepted_invalid_certificate();
+        let tls = tls::request_session();
         let ip = transport::peer_of(&self.peers, &uri);
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
@@ -375,6 +388,7 @@ impl Client {
             decoded_too_big,
             accepted_invalid_certificate,
             ip,
+            tls,
             content_type,
             location,
             retry_after,

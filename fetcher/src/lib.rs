@@ -11,9 +11,10 @@
 //! and [`http`], [`worker`] with
 //! [`outcome`] (what each answer means), [`recorder`] (the writer thread:
 //! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
-//! [`contacts`] (the penalty box across runs), [`progress`], [`stats`] and
-//! [`clock`]. The delay formula is [`common::politeness`].
+//! [`contacts`] (the penalty box across runs), [`budget`] (byte budgets and
+//! the free-disk floor), [`progress`], [`stats`] and [`clock`]. The delay formula is [`common::politeness`].
 
+mod budget;
 pub mod cli;
 mod clock;
 mod contacts;

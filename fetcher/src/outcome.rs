@@ -8,7 +8,7 @@
 //! | outcome                                   | retried | counts |
 //! |-------------------------------------------|---------|--------|
 //! | 2xx, 3xx, 4xx other than 429              | no      | no     |
-//! | 429 (a `Retry-After` holds the host)      | yes     | no     |
+//! | 429 (a `Retry-After` holds the host)      | yes     | yes    |
 //! | 5xx (503: a `Retry-After` holds the host) | yes     | yes    |
 //! | any status, body cut by the download time | 5xx/429 | yes    |
 //! | `timeout` (its wait is a response time)   | yes     | yes    |
@@ -20,6 +20,9 @@
 //! | `robots`, `url-too-long` (no request)     | no      | no     |
 //! | host given up: `dns`, `robots-unavailable`, `crawl-delay`, `host-dropped` | yes | no |
 //!
+//! "Counts" also means the failure backs the host off: each consecutive
+//! failure doubles its delay ([`common::politeness`]), kept in `hosts.db`
+//! across runs.
 //! A permanent `dns` failure gives its host up at once, for the rest of the
 //! run (asking again would get the same answer); a temporary one is retried
 //! like a timeout (a robots.txt after `--robots-retry-delay`; a page in a
@@ -27,7 +30,9 @@
 //! log, both are `dns` and both are retried.
 //!
 //! "Retried" URLs go to the leftover as `retry` with one more try, so that
-//! the segmenter gives them up after `--max-tries` rounds. A request cut by
+//! the segmenter gives them up after `--max-tries` rounds (and keeps them
+//! in the fetch history as `failed`, due again much later). A URL that was
+//! never attempted uses no try ([`leftover_via`]). A request cut by
 //! the run stopping ([`may_be_cut_by_stop`]) is put back untried after a
 //! signal, and counts as a `timeout` when the stop ends the round.
 
@@ -51,7 +56,7 @@ impl Verdict {
     pub fn of_response(status: u16, truncated: Option<Truncated>) -> Verdict {
         Verdict {
             retry: status == 429 || status >= 500,
-            failed: status >= 500 || truncated == Some(Truncated::Time),
+            failed: status == 429 || status >= 500 || truncated == Some(Truncated::Time),
             give_up: None,
         }
     }
@@ -111,14 +116,21 @@ pub fn may_be_cut_by_stop(code: ErrorCode) -> bool {
     )
 }
 
-/// How a URL of a given-up host goes to leftover: as a `retry` with one
-/// more try, whatever the reason (robots.txt unavailable, Crawl-delay above
-/// the cap, host dropped after failures), so that a host that stays that
-/// way runs out of tries (`segmenter --max-tries`) instead of coming back
-/// every round. URLs merely not reached (a stop) stay `leftover` untouched.
+/// How a URL that was not attempted goes to leftover. A URL merely not
+/// reached (the round ended) and one whose host was dropped after other
+/// URLs of it failed (`host-dropped`: `--max-failures` in a row) stay
+/// `leftover` with their tries: a URL that was not asked uses no try, so an
+/// outage costs a host none of its frontier (the host's failures back it
+/// off in `hosts.db` instead). The other give-ups send the host's URLs as
+/// `retry` with one more try: `robots-unavailable` (the robots.txt requests
+/// were made on their behalf: the only attempt they could get), a
+/// `crawl-delay` above the cap, a name that does not exist. A host that
+/// stays that way runs out of tries (`segmenter --max-tries`) instead of
+/// coming back every round, and its URLs then wait in the fetch history as
+/// `failed`, due again at `recrawl_failed`: never dropped.
 pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
     match code {
-        None => (Via::Leftover, tries),
+        None | Some(ErrorCode::HostDropped) => (Via::Leftover, tries),
         Some(_) => (Via::Retry, tries + 1),
     }
 }
@@ -148,14 +160,7 @@ mod tests {
         assert_eq!(Verdict::of_response(503, None), both);
         assert_eq!(Verdict::of_failure(ErrorCode::Timeout), both);
         assert_eq!(Verdict::of_failure(ErrorCode::Dns), both);
-        assert_eq!(
-            Verdict::of_response(429, None),
-            Verdict {
-                retry: true,
-                failed: false,
-                give_up: None
-            }
-        );
+        assert_eq!(Verdict::of_response(429, None), both, "429 backs off too");
         assert_eq!(
             Verdict::of_failure(ErrorCode::Tls),
             Verdict {
@@ -186,5 +191,25 @@ mod tests {
             "no such name: the host is given up at once, its URLs retried in a later run"
         );
         assert!(is_retryable(Status::Error(ErrorCode::Dns)));
+    }
+
+    #[test]
+    fn a_url_not_attempted_uses_no_try() {
+        assert_eq!(leftover_via(None, 1), (Via::Leftover, 1));
+        assert_eq!(
+            leftover_via(Some(ErrorCode::HostDropped), 0),
+            (Via::Leftover, 0),
+            "an outage costs no try"
+        );
+        assert_eq!(
+            leftover_via(Some(ErrorCode::RobotsUnavailable), 2),
+            (Via::Retry, 3),
+            "the robots.txt requests were its attempts"
+        );
+        assert_eq!(
+            leftover_via(Some(ErrorCode::CrawlDelay), 0),
+            (Via::Retry, 1)
+        );
+        assert_eq!(leftover_via(Some(ErrorCode::Dns), 1), (Via::Retry, 2));
     }
 }

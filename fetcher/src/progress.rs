@@ -1,9 +1,13 @@
-//! Progress on stderr: a live line on a terminal, a plain line every 10
-//! seconds otherwise (log files, cron mail), and a summary at the end.
+//! The fetcher's progress line: pages, rates and the state of the queues,
+//! shown live on a terminal and as plain lines in the log
+//! ([`common::progress`] says when and where), and the counters the
+//! workers bump for it.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use common::human;
+use common::progress::Window;
 
 use crate::frontier::Counts;
 
@@ -33,75 +37,54 @@ impl Counters {
     }
 }
 
-/// How progress is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Redrawn line (terminal).
-    Live,
-    /// A line every 10 s.
-    Plain,
-    /// Nothing until the summary.
-    Quiet,
+/// The counts a rate is taken from: those of the last line of a window.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    at: Instant,
+    pages: u64,
+    bytes: u64,
 }
 
-/// Draws progress when [`Progress::tick`] is called often enough.
+/// Builds the progress line ([`common::progress`] says when).
 #[derive(Debug)]
 pub struct Progress {
-    mode: Mode,
     start: Instant,
-    last: Instant,
-    last_pages: u64,
-    last_bytes: u64,
-    drawn: bool,
+    /// One per [`Window`]: the live line's rates cover the last redraw,
+    /// the plain line's the last interval.
+    last: [Snapshot; 2],
 }
 
 impl Progress {
     /// Starts the clock.
-    pub fn new(mode: Mode) -> Progress {
+    pub fn new() -> Progress {
         let now = Instant::now();
+        let zero = Snapshot {
+            at: now,
+            pages: 0,
+            bytes: 0,
+        };
         Progress {
-            mode,
             start: now,
-            last: now,
-            last_pages: 0,
-            last_bytes: 0,
-            drawn: false,
+            last: [zero; 2],
         }
     }
 
-    fn every(&self) -> Duration {
-        match self.mode {
-            Mode::Live => Duration::from_millis(250),
-            Mode::Plain => Duration::from_secs(10),
-            Mode::Quiet => Duration::MAX,
-        }
-    }
-
-    /// Prints a line on stderr if it is time.
-    pub fn tick(&mut self, c: &Counters, f: Counts) {
-        if let Some(text) = self.render(Instant::now(), c, f) {
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(text.as_bytes());
-            let _ = err.flush();
-        }
-    }
-
-    /// What to print at `now`, if it is time: the live line redrawn in
-    /// place, or a plain line of its own.
-    fn render(&mut self, now: Instant, c: &Counters, f: Counts) -> Option<String> {
-        let dt = now.saturating_duration_since(self.last);
-        if self.mode == Mode::Quiet || dt < self.every() {
-            return None;
-        }
+    /// The line for `window` at `now`, with the rates since that window's
+    /// previous line.
+    pub fn line(&mut self, window: Window, now: Instant, c: &Counters, f: Counts) -> String {
         let pages = c.pages.load(Ordering::Relaxed);
         let bytes = c.bytes.load(Ordering::Relaxed);
-        let secs = dt.as_secs_f64().max(1e-3);
+        let last = &mut self.last[window as usize];
+        let secs = now
+            .saturating_duration_since(last.at)
+            .as_secs_f64()
+            .max(1e-3);
         let line = format!(
             "{:>6.0}s  {} pages  {:.0} pages/s  {}/s  queues: {} ready, {} in penalty box, {} busy, {} waiting for robots.txt, {} with work  errors: {}",
             now.saturating_duration_since(self.start).as_secs_f64(),
             pages,
-            pages.saturating_sub(self.last_pages) as f64 / secs,
-            human_bytes((bytes.saturating_sub(self.last_bytes) as f64 / secs) as u64),
+            pages.saturating_sub(last.pages) as f64 / secs,
+            human::bytes((bytes.saturating_sub(last.bytes) as f64 / secs) as u64),
             f.ready,
             f.penalty,
             f.busy,
@@ -109,43 +92,19 @@ impl Progress {
             f.with_work,
             c.errors.load(Ordering::Relaxed),
         );
-        self.last = now;
-        self.last_pages = pages;
-        self.last_bytes = bytes;
-        if self.mode == Mode::Live {
-            self.drawn = true;
-            Some(format!("\r\x1b[2K{line}"))
-        } else {
-            Some(format!("fetcher: {line}\n"))
-        }
-    }
-
-    /// Clears the live line before the summary.
-    pub fn clear(&mut self) {
-        if self.drawn {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
-            self.drawn = false;
-        }
-    }
-}
-
-/// `1.5 MB`, `20 kB`.
-pub fn human_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} kB", b / 1e3)
-    } else {
-        format!("{b:.0} B")
+        *last = Snapshot {
+            at: now,
+            pages,
+            bytes,
+        };
+        line
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn counters(pages: u64, bytes: u64) -> Counters {
         let c = Counters::default();
@@ -155,8 +114,8 @@ mod tests {
     }
 
     #[test]
-    fn plain_lines_come_every_ten_seconds_with_rates() {
-        let mut p = Progress::new(Mode::Plain);
+    fn each_window_has_its_own_rates() {
+        let mut p = Progress::new();
         let t0 = p.start;
         let f = Counts {
             ready: 3,
@@ -165,18 +124,12 @@ mod tests {
             robots_pending: 1,
             with_work: 12,
         };
-        assert_eq!(
-            p.render(t0 + Duration::from_secs(9), &counters(50, 0), f),
-            None
+        let line = p.line(
+            Window::Line,
+            t0 + Duration::from_secs(10),
+            &counters(200, 2_000_000),
+            f,
         );
-        let line = p
-            .render(t0 + Duration::from_secs(10), &counters(200, 2_000_000), f)
-            .unwrap();
-        assert!(
-            line.starts_with("fetcher: ") && line.ends_with('\n'),
-            "{line:?}"
-        );
-        assert!(!line.contains('\r'), "no terminal codes in a log: {line:?}");
         for part in [
             "10s",
             "200 pages",
@@ -188,43 +141,25 @@ mod tests {
         ] {
             assert!(line.contains(part), "{part:?} missing from {line:?}");
         }
-        // The next line 10 s later shows the rate of those 10 s only.
-        assert_eq!(
-            p.render(t0 + Duration::from_secs(15), &counters(300, 0), f),
-            None
+        assert!(!line.contains('\r') && !line.contains('\n'), "{line:?}");
+        // The live line, a quarter second later, has the rate of that
+        // quarter second; the next plain line that of its ten seconds.
+        let live = p.line(
+            Window::Live,
+            t0 + Duration::from_millis(250),
+            &counters(5, 0),
+            f,
         );
-        let line = p
-            .render(t0 + Duration::from_secs(20), &counters(300, 2_000_000), f)
-            .unwrap();
+        assert!(live.contains("20 pages/s"), "{live:?}");
+        let line = p.line(
+            Window::Line,
+            t0 + Duration::from_secs(20),
+            &counters(300, 2_000_000),
+            f,
+        );
         assert!(
             line.contains("10 pages/s") && line.contains(" 0 B/s"),
             "{line:?}"
         );
-    }
-
-    #[test]
-    fn the_live_line_is_redrawn_in_place_four_times_a_second() {
-        let mut p = Progress::new(Mode::Live);
-        let t0 = p.start;
-        let f = Counts::default();
-        assert_eq!(
-            p.render(t0 + Duration::from_millis(100), &counters(1, 0), f),
-            None
-        );
-        let line = p
-            .render(t0 + Duration::from_millis(250), &counters(5, 0), f)
-            .unwrap();
-        assert!(
-            line.starts_with("\r\x1b[2K") && !line.ends_with('\n'),
-            "{line:?}"
-        );
-        assert!(p.drawn, "clear() knows there is a line to erase");
-    }
-
-    #[test]
-    fn quiet_prints_nothing() {
-        let mut p = Progress::new(Mode::Quiet);
-        let later = p.start + Duration::from_secs(3600);
-        assert_eq!(p.render(later, &counters(1, 1), Counts::default()), None);
     }
 }

@@ -91,7 +91,7 @@ mod tests {
             timeout: std::time::Duration::from_millis(200),
             cache_ttl: std::time::Duration::from_secs(60),
             concurrency: 2,
-            hosts: Some(crate::transport::HostsMap::parse("127.0.0.7 a.test b.test\n").unwrap()),
+            hosts: Some(crate::dns::HostsMap::parse("127.0.0.7 a.test b.test\n").unwrap()),
         })
         .unwrap();
         let ip = key_function(KeyMode::Ip, dns.clone());

@@ -25,8 +25,8 @@ use std::thread::JoinHandle;
 use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::warc::{
-    EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, Revisit, RevisitProfile, VIA_FIELD,
-    WarcWriter, WarcWriterConfig, payload_digest,
+    ClosedFile, EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, Revisit, RevisitProfile,
+    VIA_FIELD, WarcWriter, WarcWriterConfig, payload_digest,
 };
 
 use crate::http::Response;
@@ -89,6 +89,7 @@ impl Before {
         };
         Some(Revisit {
             profile,
+            refers_to: None,
             refers_to_date: self.fetched,
         })
     }
@@ -128,7 +129,8 @@ impl Encoders {
     }
 
     /// The request and response records of `response` to `url`, compressed;
-    /// with `revisit`, a `revisit` record in place of the response record.
+    /// with `revisit`, a `revisit` record in place of the response record;
+    /// with `metadata`, a metadata record after it.
     pub fn encode(
         &self,
         url: &str,
@@ -136,12 +138,16 @@ impl Encoders {
         hops: u32,
         response: &Response,
         revisit: Option<&Revisit>,
+        metadata: Option<&[(&str, String)]>,
     ) -> std::io::Result<EncodedExchange> {
         let mut encoder = self.take();
         let extra = [
             (HOPS_FIELD, hops.to_string()),
             (VIA_FIELD, via.as_str().to_string()),
         ];
+        let protocols: Vec<&str> = std::iter::once(response.http_protocol())
+            .chain(response.tls.as_deref().map(|t| t.protocol.as_str()))
+            .collect();
         let ex = Exchange {
             target_uri: url,
             date: response.date,
@@ -151,6 +157,9 @@ impl Encoders {
             payload: response.body(),
             truncated: response.truncated,
             extra_fields: &extra,
+            protocols: &protocols,
+            cipher_suite: response.tls.as_deref().map(|t| t.cipher_suite.as_str()),
+            metadata,
         };
         let mut out = EncodedExchange::default();
         let result = match revisit {
@@ -217,6 +226,10 @@ pub struct RecorderTotals {
     pub leftover: BTreeMap<String, u64>,
     /// WARC files written.
     pub warc_files: Vec<PathBuf>,
+    /// CDXJ indexes written (one per WARC file closed).
+    pub indexes: u64,
+    /// Captures in them.
+    pub indexed_captures: u64,
 }
 
 /// A problem writing output; fatal for the run.
@@ -370,6 +383,9 @@ fn run(
                         path: failed_warc_file(&warc_dir, &prefix),
                         source,
                     })?;
+                for closed in warc.take_closed() {
+                    file_closed(&closed, &mut totals);
+                }
                 totals.responses += 1;
                 totals.payload_bytes += f.payload_bytes;
                 totals.truncated += u64::from(f.truncated);
@@ -385,12 +401,25 @@ fn run(
     }
     log.flush().map_err(log_err)?;
     log.get_ref().sync_all().map_err(log_err)?;
-    totals.warc_files = warc.finish().map_err(|source| RecorderError::Io {
+    let warc_err = |source| RecorderError::Io {
         path: failed_warc_file(&warc_dir, &prefix),
         source,
-    })?;
+    };
+    warc.close_file().map_err(warc_err)?;
+    for closed in warc.take_closed() {
+        file_closed(&closed, &mut totals);
+    }
+    totals.warc_files = warc.finish().map_err(warc_err)?;
     leftover.finish()?;
     Ok(totals)
+}
+
+/// A WARC file is done: synced, its CDXJ index written beside it. The one
+/// place a closed file passes through (what an upload of finished files
+/// would start from).
+fn file_closed(closed: &ClosedFile, totals: &mut RecorderTotals) {
+    totals.indexes += 1;
+    totals.indexed_captures += closed.captures;
 }
 
 /// The WARC file a failed write went to: the newest one of the run (the

@@ -19,7 +19,12 @@
 //!   and the crawl log is rewritten without them (atomically), so that it
 //!   agrees with the WARC files again;
 //! - a response stored without its log line (killed in between), robots.txt
-//!   included, gets its line written now, rebuilt from the WARC record.
+//!   included, gets its line written now, rebuilt from the WARC record;
+//! - every WARC file of the earlier run is closed now (the resumed run
+//!   starts a new one): its CDXJ index is built from what was read and
+//!   written beside it unless the one there already says the same (the
+//!   run was killed before the file's close wrote it, or the file was cut
+//!   or damaged since).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
@@ -27,6 +32,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use common::cdxj;
 use common::crawllog::{LogLine, Status, parse_line};
 use common::http::parse_response_head;
 use common::segment::Via;
@@ -54,6 +60,8 @@ pub struct Resumed {
     pub warc_cut: u64,
     /// Bytes cut off the crawl log.
     pub log_cut: u64,
+    /// CDXJ indexes written (missing, or not matching their WARC file).
+    pub indexes_rebuilt: u64,
     /// Crawl-log lines kept.
     pub log_lines: u64,
     /// Where a last "WARC file" that was not one of ours was moved.
@@ -100,6 +108,12 @@ impl Resumed {
         }
         if self.log_cut > 0 {
             text += &format!(", a torn crawl-log line cut ({} bytes)", self.log_cut);
+        }
+        if self.indexes_rebuilt > 0 {
+            text += &format!(
+                ", {} CDXJ index(es) written for WARC files closed by the resume",
+                self.indexes_rebuilt
+            );
         }
         if self.lost_records > 0 {
             text += &format!(
@@ -204,6 +218,7 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
             source,
         })?
         .len();
+    let mut lines = Vec::new();
     if len == 0 {
         // The last file can be empty after a kill right after it was
         // opened; any other was emptied.
@@ -213,8 +228,12 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
                 file.display()
             ));
         }
-        return Ok(());
+        return ensure_index(file, &mut lines, r);
     }
+    let filename = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut reader = WarcReader::open(file, MAX_BLOCK)?.resyncing();
     let mut rec = WarcRecord::default();
     loop {
@@ -239,7 +258,26 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
         if matches!(rec.record_type(), Some("response" | "revisit")) {
             note_response(&rec, r);
         }
+        lines.extend(cdxj::line_of(&rec, &filename));
     }
+    ensure_index(file, &mut lines, r)
+}
+
+/// Writes `lines` as the CDXJ index of `file`, unless the index there
+/// holds exactly them.
+fn ensure_index(file: &Path, lines: &mut [String], r: &mut Resumed) -> Result<(), ResumeError> {
+    let path = cdxj::index_path(file);
+    lines.sort_unstable();
+    let mut want = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in lines.iter() {
+        want.push_str(l);
+        want.push('\n');
+    }
+    if std::fs::read(&path).is_ok_and(|have| have == want.as_bytes()) {
+        return Ok(());
+    }
+    cdxj::write_index(&path, lines).map_err(|source| ResumeError::Io { path, source })?;
+    r.indexes_rebuilt += 1;
     Ok(())
 }
 

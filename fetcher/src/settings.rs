@@ -9,10 +9,11 @@ use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, sett
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
-use crate::cli::{FetchArgs, FetcherOptions, ProgressArg};
+use crate::cli::{FetchArgs, FetcherOptions};
 use crate::proxy::ProxyChoice;
 use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
+use common::progress::ProgressMode;
 
 /// Most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 4096;
@@ -58,6 +59,10 @@ pub struct Settings {
     pub min_hosts: usize,
     /// Largest decoded body stored.
     pub max_body: u64,
+    /// Byte budgets of the run, the crawl and a host.
+    pub budgets: crate::budget::Budgets,
+    /// Free space kept on the crawl directory's filesystem.
+    pub disk_floor: common::disk::DiskFloor,
     /// Connect timeout.
     pub connect_timeout: Duration,
     /// Response head timeout.
@@ -69,6 +74,10 @@ pub struct Settings {
     /// A refetched page with the payload of its last fetch is stored as a
     /// `revisit` record (identical-payload-digest).
     pub revisit_identical: bool,
+    /// Send a refetch's validators (conditional requests).
+    pub conditional_requests: bool,
+    /// Write a `metadata` record per response.
+    pub metadata_records: bool,
     /// Queue key.
     pub key: KeyMode,
     /// Permit private addresses.
@@ -97,8 +106,12 @@ pub struct Settings {
     pub queue_batch: usize,
     /// Grace period after a stop signal.
     pub stop_grace: Duration,
-    /// Progress display.
-    pub progress: ProgressArg,
+    /// Progress display (`--progress`).
+    pub progress: ProgressMode,
+    /// Time between plain progress lines (zero: none).
+    pub progress_interval: Duration,
+    /// `--log FILE`: the file the run's log is appended to.
+    pub log: Option<PathBuf>,
     /// `[scope]`, for redirect targets followed in the run.
     pub scope: ScopeConfig,
     /// `[filter]`, for redirect targets followed in the run.
@@ -215,11 +228,20 @@ impl Settings {
             tail,
             min_hosts: o.min_hosts.unwrap_or(0),
             max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
+            budgets: crate::budget::Budgets {
+                run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
+                crawl: shared.max_crawl_bytes(),
+                host: shared.max_host_bytes(),
+                host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
+            },
+            disk_floor: shared.disk_floor(),
             connect_timeout: dur(o.connect_timeout, 10),
             first_byte_timeout: dur(o.first_byte_timeout, 30),
             download_timeout: dur(o.download_timeout, 120),
             follow_redirects,
             revisit_identical: o.revisit_identical.unwrap_or(true),
+            conditional_requests: o.conditional_requests.unwrap_or(true),
+            metadata_records: o.metadata_records.unwrap_or(true),
             key,
             allow_private: o.allow_private,
             hosts_file,
@@ -236,7 +258,11 @@ impl Settings {
             warc_level,
             queue_batch,
             stop_grace: dur(o.stop_grace, 10),
-            progress: args.progress,
+            progress: args.progress.progress,
+            progress_interval: o
+                .progress_interval
+                .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
+            log: args.log.clone(),
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),
             crawl,

@@ -22,8 +22,18 @@ pub struct Stats {
     pub seconds: f64,
     /// Why the run ended: `complete`, `tail` (the hosts left would mostly
     /// make the round wait), `held` (every host left is held beyond its
-    /// delay), `time-limit`, `min-hosts`, `signal`.
+    /// delay), `time-limit`, `min-hosts`, `signal`, `disk` (the free-disk
+    /// floor), `run-bytes`, `crawl-bytes` (byte budgets).
     pub stop_reason: String,
+    /// What a disk or budget stop says (empty otherwise).
+    pub stop_detail: String,
+    /// WARC bytes stored by this run (the compressed records, as the byte
+    /// budgets count them).
+    pub warc_bytes: u64,
+    /// URLs sent to the leftover untried by a byte budget or the disk floor,
+    /// by reason (`run-bytes`, `crawl-bytes`, `host-round-bytes`,
+    /// `host-bytes`, `disk`).
+    pub cuts: BTreeMap<String, u64>,
     /// True if this run resumed an interrupted one.
     pub resumed: bool,
     /// URLs in the segment (well-formed lines).

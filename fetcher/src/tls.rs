@@ -167,12 +167,55 @@ thread_local! {
     /// Why the certificate of the connection that carried this thread's
     /// current request was not valid (`--accept-invalid-certs`).
     static REQUEST_PROBLEM: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+    /// The TLS version and cipher suite of the connection that carried this
+    /// thread's current request (https only).
+    static REQUEST_SESSION: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+}
+
+/// What a TLS connection negotiated, as WARC records name it
+/// (`WARC-Protocol`, `WARC-Cipher-Suite`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// `tls/1.3` or `tls/1.2`.
+    pub protocol: String,
+    /// The cipher suite's IANA name (`TLS_AES_128_GCM_SHA256`).
+    pub cipher_suite: String,
+}
+
+impl Session {
+    fn of(conn: &ClientConnection) -> Option<Session> {
+        let protocol = match conn.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "tls/1.3".to_string(),
+            rustls::ProtocolVersion::TLSv1_2 => "tls/1.2".to_string(),
+            other => format!("{other:?}").to_ascii_lowercase(),
+        };
+        let suite = conn.negotiated_cipher_suite()?.suite();
+        let name = suite
+            .as_str()
+            .map_or_else(|| format!("{suite:?}"), str::to_string);
+        // rustls names the TLS 1.3 suites `TLS13_...`; IANA `TLS_...`.
+        let cipher_suite = match name.strip_prefix("TLS13_") {
+            Some(rest) => format!("TLS_{rest}"),
+            None => name,
+        };
+        Some(Session {
+            protocol,
+            cipher_suite,
+        })
+    }
+}
+
+/// The TLS session of the connection that carried this thread's request
+/// since [`start_request`] (`None` for http).
+pub fn request_session() -> Option<Arc<Session>> {
+    REQUEST_SESSION.with_borrow_mut(Option::take)
 }
 
 /// Starts a request on this thread: forgets what the previous one learned
 /// about its connection's certificate.
 pub fn start_request() {
     REQUEST_PROBLEM.with_borrow_mut(|p| *p = None);
+    REQUEST_SESSION.with_borrow_mut(|p| *p = None);
 }
 
 /// With `--accept-invalid-certs`: why the certificate of the connection
@@ -291,6 +334,7 @@ impl<In: Transport> Connector<In> for TlsConnector {
                 .map_err(io_error)?;
         }
         let accepted_invalid = HANDSHAKE_PROBLEM.with_borrow_mut(Option::take);
+        let session = Session::of(&stream.conn).map(Arc::new);
         let buffers = LazyBuffers::new(
             details.config.input_buffer_size(),
             details.config.output_buffer_size(),
@@ -299,6 +343,7 @@ impl<In: Transport> Connector<In> for TlsConnector {
             buffers,
             stream,
             accepted_invalid,
+            session,
         })))
     }
 }
@@ -310,6 +355,8 @@ pub struct TlsTransport {
     /// Why the certificate would have been refused, if it was accepted
     /// all the same (`--accept-invalid-certs`).
     accepted_invalid: Option<Arc<str>>,
+    /// What the handshake negotiated.
+    session: Option<Arc<Session>>,
 }
 
 impl std::fmt::Debug for TlsTransport {
@@ -330,6 +377,7 @@ impl Transport for TlsTransport {
         if self.accepted_invalid.is_some() {
             REQUEST_PROBLEM.with_borrow_mut(|p| p.clone_from(&self.accepted_invalid));
         }
+        REQUEST_SESSION.with_borrow_mut(|p| p.clone_from(&self.session));
         self.stream.sock.set_timeout(timeout);
         let out = &self.buffers.output()[..amount];
         self.stream.write_all(out).map_err(io_error)

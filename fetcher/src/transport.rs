@@ -25,7 +25,6 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,53 +36,6 @@ use ureq::unversioned::transport::{
 
 use crate::dns::Dns;
 use crate::tls::TlsConnector;
-
-/// A static name → addresses map read from a file in /etc/hosts format.
-#[derive(Debug, Clone, Default)]
-pub struct HostsMap {
-    names: HashMap<String, Vec<IpAddr>>,
-}
-
-impl HostsMap {
-    /// Reads `IP NAME [NAME...]` lines; `#` starts a comment. A bad line is
-    /// an error naming the file and line.
-    pub fn load(path: &Path) -> Result<HostsMap, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        HostsMap::parse(&text).map_err(|(line, msg)| format!("{}:{line}: {msg}", path.display()))
-    }
-
-    /// Parses the text of a hosts file; errors give the 1-based line.
-    pub fn parse(text: &str) -> Result<HostsMap, (usize, String)> {
-        let mut names: HashMap<String, Vec<IpAddr>> = HashMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("");
-            let mut fields = line.split_whitespace();
-            let Some(ip) = fields.next() else { continue };
-            let ip: IpAddr = ip
-                .parse()
-                .map_err(|_| (i + 1, format!("`{ip}` is not an IP address")))?;
-            let mut any = false;
-            for name in fields {
-                any = true;
-                let entry = names
-                    .entry(name.trim_end_matches('.').to_ascii_lowercase())
-                    .or_default();
-                if !entry.contains(&ip) {
-                    entry.push(ip);
-                }
-            }
-            if !any {
-                return Err((i + 1, format!("address {ip} without a name")));
-            }
-        }
-        Ok(HostsMap { names })
-    }
-
-    /// The addresses of `name`, if listed.
-    pub fn get(&self, name: &str) -> Option<&[IpAddr]> {
-        self.names.get(name).map(Vec::as_slice)
-    }
-}
 
 /// True for addresses a crawler must not reach by default: loopback,
 /// private (RFC 1918, unique local), link-local, unspecified, and the other
@@ -744,24 +696,5 @@ mod tests {
         for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "172.32.0.1"] {
             assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
         }
-    }
-
-    #[test]
-    fn hosts_file_format() {
-        let map = HostsMap::parse(
-            "# demo\n127.0.0.2 news.demo.test www.demo.test # two names\n\n127.0.0.3\tShop.Demo.Test.\n",
-        )
-        .unwrap();
-        assert_eq!(
-            map.get("news.demo.test"),
-            Some(&["127.0.0.2".parse().unwrap()][..])
-        );
-        assert_eq!(
-            map.get("shop.demo.test"),
-            Some(&["127.0.0.3".parse().unwrap()][..])
-        );
-        assert_eq!(map.get("other.test"), None);
-        assert_eq!(HostsMap::parse("nonsense name\n").unwrap_err().0, 1);
-        assert_eq!(HostsMap::parse("\n127.0.0.1\n").unwrap_err().0, 2);
     }
 }

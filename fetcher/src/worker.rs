@@ -2,7 +2,7 @@
 //! with no lock held, hands the result to the writer thread and reports
 //! back to the frontier.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -16,7 +16,6 @@ use common::politeness::Policy;
 
 use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
-use crate::crew::ResponseClock;
 use crate::feed::WorkFile;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::host_updates::HostUpdate;
@@ -35,6 +34,30 @@ fn millis(d: Duration) -> u32 {
 
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
 const ROBOTS_REDIRECTS: u32 = 5;
+
+/// Response times that workers report, for the crew ([`crate::crew`]) to
+/// judge whether more workers would pay.
+#[derive(Debug, Default)]
+pub struct ResponseClock {
+    total_us: AtomicU64,
+    count: AtomicU64,
+}
+
+impl ResponseClock {
+    /// Notes one request that took `d` (answered or not).
+    pub fn note(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.total_us.fetch_add(us, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The mean of the times noted since the last call, if any.
+    pub fn take_mean(&self) -> Option<Duration> {
+        let count = self.count.swap(0, Ordering::Relaxed);
+        let total = self.total_us.swap(0, Ordering::Relaxed);
+        (count > 0).then(|| Duration::from_micros(total / count))
+    }
+}
 
 /// What every worker shares.
 pub struct Shared {
@@ -71,6 +94,10 @@ pub struct Shared {
     /// Store a response whose payload is that of the last fetch as a
     /// `revisit` record.
     pub revisit_identical: bool,
+    /// Send a refetch's validators (conditional requests).
+    pub conditional_requests: bool,
+    /// Write a `metadata` record per response.
+    pub metadata_records: bool,
     /// Politeness (for Retry-After).
     pub policy: Policy,
     /// Checks for redirect targets (only when following redirects).
@@ -79,6 +106,8 @@ pub struct Shared {
     pub seen: Option<BloomFilter>,
     /// Queue key of a redirect target.
     pub key_of: KeyOf,
+    /// WARC bytes stored, against the run's and the crawl's budgets.
+    pub spend: crate::budget::Spend,
 }
 
 impl Shared {
@@ -99,6 +128,15 @@ impl Shared {
             .get_or_insert(message);
         self.frontier.stop();
     }
+}
+
+/// How a request ended, for [`Worker::fetch`].
+enum Step {
+    /// The report for the frontier, and what the host state learns: the
+    /// response time, and whether it failed.
+    Done(Box<FetchReport>, Option<(Option<u32>, bool)>),
+    /// The URL goes back to its queue untried.
+    PutBack(Job),
 }
 
 /// Per-thread handles.
@@ -179,6 +217,10 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
+    /// Stores a response (WARC records, crawl-log line); returns its WARC
+    /// bytes, or `None` if it was not stored: the run's or the crawl's byte
+    /// budget was already reached (the caller puts the URL back, untried),
+    /// or it could not be compressed (the run fails).
     fn store_response(
         &self,
         url: &str,
@@ -187,7 +229,7 @@ impl Worker {
         r: Response,
         note: String,
         before: Option<Before>,
-    ) {
+    ) -> Option<u64> {
         let note = match &r.accepted_invalid_certificate {
             Some(why) if note.is_empty() => format!("tls-unverified {why}"),
             Some(why) => format!("{note}; tls-unverified {why}"),
@@ -205,19 +247,36 @@ impl Worker {
             note,
         };
         let revisit = before.as_ref().and_then(|b| b.revisit(&r));
-        let records = match self
+        let metadata = self
             .shared
-            .encoders
-            .encode(url, via, hops, &r, revisit.as_ref())
-        {
+            .metadata_records
+            .then(|| metadata_fields(url, via, hops, &r));
+        let records = match self.shared.encoders.encode(
+            url,
+            via,
+            hops,
+            &r,
+            revisit.as_ref(),
+            metadata.as_deref(),
+        ) {
             Ok(records) => records,
             Err(e) => {
                 // Not logged: the next run fetches the URL again.
                 self.shared
                     .fail(format!("{url}: cannot compress its WARC records: {e}"));
-                return;
+                return None;
             }
         };
+        let size = records.len() as u64;
+        if !self.shared.spend.reserve(size) {
+            return None;
+        }
+        if self.shared.spend.cut().is_some() {
+            // This response reached a byte budget: none is stored after it,
+            // so no request more is started.
+            self.shared.stopping.store(true, Ordering::SeqCst);
+            self.shared.frontier.stop();
+        }
         self.send(Msg::Fetched(Box::new(Fetched {
             records,
             payload_bytes: r.body().len() as u64,
@@ -225,6 +284,7 @@ impl Worker {
             via,
             log,
         })));
+        Some(size)
     }
 
     /// Writes the journal line of a request about to go to `host`; false
@@ -332,7 +392,14 @@ impl Worker {
                     } else {
                         Vec::new()
                     };
-                    self.store_response(url.as_str(), Via::Robots, 0, r, note, None);
+                    if self
+                        .store_response(url.as_str(), Via::Robots, 0, r, note, None)
+                        .is_none()
+                    {
+                        // Not stored (a byte budget reached): asked again later.
+                        done(RobotsReport::Interrupted, None, true);
+                        return;
+                    }
                     match target {
                         Some(_) if sh.stopping.load(Ordering::Relaxed) => {
                             done(RobotsReport::Interrupted, None, true);
@@ -389,131 +456,48 @@ impl Worker {
 
     fn fetch(&self, key: KeyId, job: Job, delay: Duration) {
         let sh = &self.shared;
-        let mut report = FetchReport::default();
         if !self.note_contact(&job.rec.host, delay) {
-            report.interrupted = Some(job);
+            let report = FetchReport {
+                interrupted: Some(job),
+                ..FetchReport::default()
+            };
             sh.frontier.fetch_done(key, report);
             return;
         }
         let host = job.rec.host.clone();
-        // What the host state learns: the response time, and whether it failed.
-        let mut learned: Option<(Option<u32>, bool)> = None;
-        // A refetch asks whether the page changed since its last fetch.
+        // A refetch asks whether the page changed since its last fetch
+        // (unless conditional requests are off: an archival crawl).
         let mut conditions = Vec::new();
-        if !job.rec.etag.is_empty() {
+        if sh.conditional_requests && !job.rec.etag.is_empty() {
             conditions.push(("if-none-match", job.rec.etag.as_str()));
         }
-        if !job.rec.last_modified.is_empty() {
+        if sh.conditional_requests && !job.rec.last_modified.is_empty() {
             conditions.push(("if-modified-since", job.rec.last_modified.as_str()));
         }
-        match sh
+        let fetched = sh
             .client
-            .fetch_with(key, &job.rec.url, sh.max_body, &conditions)
-        {
-            Ok(r) => {
-                sh.response_clock.note(r.elapsed);
-                let status = r.status;
-                let mut notes = Vec::new();
-                let target = if (300..400).contains(&status) {
-                    r.location.as_deref().and_then(|l| {
-                        url::Url::parse(&job.rec.url)
-                            .ok()
-                            .and_then(|base| common::urlnorm::canonicalize_relative(&base, l).ok())
-                    })
-                } else {
-                    None
+            .fetch_with(key, &job.rec.url, sh.max_body, &conditions);
+        let step = match fetched {
+            Ok(r) => self.answered(job, r),
+            Err(f) => self.failed(job, f),
+        };
+        let (report, learned) = match step {
+            Step::Done(report, learned) => (*report, learned),
+            Step::PutBack(job) => {
+                // Back to the queue untried; the host was contacted all the same.
+                let report = FetchReport {
+                    interrupted: Some(job),
+                    ..FetchReport::default()
                 };
-                if let Some(t) = &target {
-                    notes.push(format!("redirect {t}"));
-                }
-                if let Some(t) = r.truncated {
-                    notes.push(match t {
-                        common::warc::Truncated::Length => {
-                            format!("too-big truncated at {} bytes", sh.max_body)
-                        }
-                        other => format!("truncated {}", other.as_str()),
-                    });
-                }
-                if let Some(e) = &r.decode_error {
-                    notes.push(format!(
-                        "{} {e}; stored as received",
-                        ErrorCode::Decode.as_str()
-                    ));
-                }
-                if r.decoded_too_big {
-                    notes.push(format!(
-                        "{} decoded body over {} bytes",
-                        ErrorCode::TooBig.as_str(),
-                        sh.max_body
-                    ));
-                }
-                if outcome::honours_retry_after(status)
-                    && let Some(wait) = r
-                        .retry_after
-                        .as_deref()
-                        .and_then(|v| sh.policy.retry_after(v, SystemTime::now()))
-                {
-                    notes.push(format!("retry-after {wait:?}"));
-                    report.retry_after = Some(wait);
-                }
-                let Verdict { retry, failed, .. } = Verdict::of_response(status, r.truncated);
-                report.failed = failed;
-                report.response_time = Some(r.elapsed);
-                if retry {
-                    report.retry = Some(job.retry());
-                }
-                if failed {
-                    sh.counters.error();
-                }
-                learned = Some((Some(millis(r.elapsed)), failed));
-                sh.counters.page(r.body().len() as u64);
-                if let Some(t) = target
-                    && job.redirects < sh.follow_redirects
-                {
-                    report.follow = self.follow(&job, t);
-                }
-                let before = Before::of(&job.rec, sh.revisit_identical);
-                self.store_response(
-                    &job.rec.url,
-                    job.rec.via,
-                    job.rec.hops,
-                    r,
-                    notes.join("; "),
-                    before,
-                );
+                let (at, _) = sh.frontier.fetch_done(key, report);
+                let _ = self.hosts.send(HostUpdate::Contact {
+                    host,
+                    next_contact_ms: unix_ms(at),
+                });
+                return;
             }
-            Err(mut f) => {
-                sh.response_clock.note(f.elapsed);
-                if self.interrupted_by_stop(&mut f) {
-                    // Back to the queue untried; the host was contacted all the same.
-                    report.interrupted = Some(job);
-                    let (at, _) = sh.frontier.fetch_done(key, report);
-                    let _ = self.hosts.send(HostUpdate::Contact {
-                        host,
-                        next_contact_ms: unix_ms(at),
-                    });
-                    return;
-                }
-                sh.counters.error();
-                self.log_failure(&job.rec.url, job.rec.via, job.rec.hops, &f);
-                let Verdict {
-                    retry,
-                    failed,
-                    give_up,
-                } = Verdict::of_failed_request(f.code, f.permanent);
-                report.failed = failed;
-                report.give_up = give_up;
-                if failed {
-                    // A timeout is a response time too: at least that long.
-                    let took = (f.code == ErrorCode::Timeout).then(|| millis(f.elapsed));
-                    report.response_time = took.map(|_| f.elapsed);
-                    learned = Some((took, true));
-                }
-                if retry {
-                    report.retry = Some(job.retry());
-                }
-            }
-        }
+        };
+        let stored_bytes = report.stored_bytes;
         let (at, more) = sh.frontier.fetch_done(key, report);
         let next_contact_ms = unix_ms(at);
         let update = match learned {
@@ -522,6 +506,7 @@ impl Worker {
                 response_ms,
                 failed,
                 next_contact_ms,
+                stored_bytes,
             },
             None => HostUpdate::Contact {
                 host,
@@ -532,6 +517,124 @@ impl Worker {
         if !more {
             sh.client.forget(key);
         }
+    }
+
+    /// A response to `job`: stored and logged, and what it means for the
+    /// URL and its host; put back untried if a byte budget was reached.
+    fn answered(&self, job: Job, r: Response) -> Step {
+        let sh = &self.shared;
+        let mut report = FetchReport::default();
+        sh.response_clock.note(r.elapsed);
+        let status = r.status;
+        let target = if (300..400).contains(&status) {
+            r.location.as_deref().and_then(|l| {
+                url::Url::parse(&job.rec.url)
+                    .ok()
+                    .and_then(|base| common::urlnorm::canonicalize_relative(&base, l).ok())
+            })
+        } else {
+            None
+        };
+        let mut notes = self.notes_of(&r, target.as_ref());
+        if outcome::honours_retry_after(status)
+            && let Some(wait) = r
+                .retry_after
+                .as_deref()
+                .and_then(|v| sh.policy.retry_after(v, SystemTime::now()))
+        {
+            notes.push(format!("retry-after {wait:?}"));
+            report.retry_after = Some(wait);
+        }
+        let Verdict { retry, failed, .. } = Verdict::of_response(status, r.truncated);
+        report.failed = failed;
+        report.response_time = Some(r.elapsed);
+        if retry {
+            report.retry = Some(job.retry());
+        }
+        if failed {
+            sh.counters.error();
+        }
+        let learned = Some((Some(millis(r.elapsed)), failed));
+        let body_bytes = r.body().len() as u64;
+        if let Some(t) = target
+            && job.redirects < sh.follow_redirects
+        {
+            report.follow = self.follow(&job, t);
+        }
+        let before = Before::of(&job.rec, sh.revisit_identical);
+        let rec = &job.rec;
+        let note = notes.join("; ");
+        match self.store_response(&rec.url, rec.via, rec.hops, r, note, before) {
+            Some(bytes) => {
+                sh.counters.page(body_bytes);
+                report.stored_bytes = bytes;
+                Step::Done(Box::new(report), learned)
+            }
+            // Not stored: the run is ending at a byte budget.
+            None => Step::PutBack(job),
+        }
+    }
+
+    /// The crawl-log notes of a response: redirect target, truncation,
+    /// decoding problems.
+    fn notes_of(&self, r: &Response, target: Option<&url::Url>) -> Vec<String> {
+        let max_body = self.shared.max_body;
+        let mut notes = Vec::new();
+        if let Some(t) = target {
+            notes.push(format!("redirect {t}"));
+        }
+        if let Some(t) = r.truncated {
+            notes.push(match t {
+                common::warc::Truncated::Length => format!("too-big truncated at {max_body} bytes"),
+                other => format!("truncated {}", other.as_str()),
+            });
+        }
+        if let Some(e) = &r.decode_error {
+            notes.push(format!(
+                "{} {e}; stored as received",
+                ErrorCode::Decode.as_str()
+            ));
+        }
+        if r.decoded_too_big {
+            notes.push(format!(
+                "{} decoded body over {max_body} bytes",
+                ErrorCode::TooBig.as_str()
+            ));
+        }
+        notes
+    }
+
+    /// A request to `job` that got no response: logged, and what it means
+    /// for the URL and its host; put back untried if the run stopping cut it.
+    fn failed(&self, job: Job, mut f: Failure) -> Step {
+        let sh = &self.shared;
+        sh.response_clock.note(f.elapsed);
+        if self.interrupted_by_stop(&mut f) {
+            return Step::PutBack(job);
+        }
+        sh.counters.error();
+        self.log_failure(&job.rec.url, job.rec.via, job.rec.hops, &f);
+        let Verdict {
+            retry,
+            failed,
+            give_up,
+        } = Verdict::of_failed_request(f.code, f.permanent);
+        let mut report = FetchReport {
+            failed,
+            give_up,
+            ..FetchReport::default()
+        };
+        let mut learned = None;
+        if failed {
+            // A timeout is a response time too: at least that long.
+            let took = (f.code == ErrorCode::Timeout).then(|| millis(f.elapsed));
+            report.response_time = took.map(|_| f.elapsed);
+            learned = Some((took, true));
+        }
+        if retry {
+            report.retry = Some(job.retry());
+        }
+        Step::Done(Box::new(report), learned)
     }
 
     /// A redirect target to queue in this run, if it passes the checks.
@@ -567,4 +670,33 @@ impl Worker {
             },
         ))
     }
+}
+
+/// The fields of the `metadata` record of a fetch, named as Heritrix names
+/// them where the meaning is the same: `seed` (a seed), `fetchTimeMs`
+/// (request to end of response), `outlink` (a redirect's target, `R`, with
+/// the context `location`); and the crawler's own `crawlVia` (how the URL
+/// was scheduled, the crawl log's via word) and `crawlHops` (links and
+/// redirects from a seed). Heritrix's `via` (the page a link was found on)
+/// and `hopsFromSeed` (the path of hop types) are not kept in segments,
+/// so they are not written.
+fn metadata_fields(url: &str, via: Via, hops: u32, r: &Response) -> Vec<(&'static str, String)> {
+    let mut fields = Vec::with_capacity(5);
+    if via == Via::Seed {
+        fields.push(("seed", String::new()));
+    }
+    fields.push(("crawlVia", via.as_str().to_string()));
+    fields.push(("crawlHops", hops.to_string()));
+    fields.push(("fetchTimeMs", r.elapsed.as_millis().to_string()));
+    if (300..400).contains(&r.status)
+        && let Some(location) = r.location.as_deref()
+        && let Ok(base) = url::Url::parse(url)
+        && let Ok(target) = base.join(location)
+    {
+        fields.push((
+            common::warc::METADATA_OUTLINKS,
+            format!("{target} R location"),
+        ));
+    }
+    fields
 }

@@ -276,3 +276,51 @@ fn a_product_token_with_a_digit_is_refused_with_the_rfc_rule() {
     assert!(err.contains("MUST contain only"), "quotes the rule: {err}");
     assert!(!crawl.fetched_root().join("00001").exists());
 }
+
+/// `--progress plain` writes its lines to stderr and to the run's log;
+/// `--progress live` redraws a line on stderr, and the log still gets the
+/// plain lines, every `--progress-interval`.
+#[test]
+fn progress_lines_reach_the_log_file_in_every_mode() {
+    let slow = || Response::html("<p>slow</p>").delay(std::time::Duration::from_millis(150));
+    let mut routes = Routes::new().route("/robots.txt", Response::not_found());
+    for i in 0..4 {
+        routes = routes.route(format!("/p{i}"), slow());
+    }
+    let server = Server::builder().host("a.test", routes).start().unwrap();
+    let progress_lines = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains(" pages/s ") && l.contains("in penalty box"))
+            .count()
+    };
+    for (mode, id) in [("plain", "00001"), ("live", "00002")] {
+        let crawl = crawl_dir(&format!("progress-{mode}"));
+        let urls: Vec<String> = (0..4).map(|i| format!("/p{i}")).collect();
+        let pairs: Vec<(&str, &str)> = urls.iter().map(|p| ("a.test", p.as_str())).collect();
+        write_segment(&crawl, id, &server, &pairs);
+        let out = fetch(
+            fetch_cmd(&crawl, &server).args(["--progress", mode, "--progress-interval", "50ms"]),
+            &crawl,
+            0,
+        );
+        let log: String = std::fs::read_dir(crawl.logs_dir())
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        assert!(
+            progress_lines(&log) > 0,
+            "{mode}: no progress in the log:\n{log}"
+        );
+        assert!(!log.contains('\r'), "{mode}: no terminal codes in the log");
+        match mode {
+            "plain" => assert!(
+                out.stderr
+                    .lines()
+                    .any(|l| l.starts_with("fetcher: ") && l.contains(" pages/s ")),
+                "{}",
+                out.stderr
+            ),
+            _ => assert!(out.stderr.contains("\r\x1b[2K"), "{}", out.stderr),
+        }
+    }
+}

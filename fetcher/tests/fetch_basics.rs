@@ -269,3 +269,65 @@ fn a_domain_sorted_segment_keeps_every_host_active_with_small_batches() {
     }
     assert_polite(&big_log, Duration::from_millis(30));
 }
+
+/// After a run, `hosts.db` alone is whole (its write-ahead log folded in):
+/// a copy of the file by itself, the obvious backup, holds every host.
+/// And a fetch with nothing to do says so and leaves no log file.
+#[test]
+fn hosts_db_alone_holds_every_host_after_a_run() {
+    let page = Response::html("<html><body>p</body></html>");
+    let routes = || {
+        Routes::new()
+            .route("/robots.txt", Response::text("User-agent: *\nDisallow:\n"))
+            .route("/p", page.clone())
+    };
+    let server = Server::builder()
+        .host("a.test", routes())
+        .host("b.test", routes())
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("hosts-db-alone");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("a.test", "/p"), ("b.test", "/p")],
+    );
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+
+    let wal = crawl.root().join("hosts.db-wal");
+    assert_eq!(
+        std::fs::metadata(&wal).map_or(0, |m| m.len()),
+        0,
+        "the write-ahead log is folded into hosts.db"
+    );
+    let copy_dir = crawl.root().join("backup");
+    std::fs::create_dir_all(&copy_dir).unwrap();
+    let copy = copy_dir.join("hosts.db");
+    std::fs::copy(crawl.hosts_db_path(), &copy).unwrap();
+    let db = common::hoststate::HostDb::open_read_only(&copy)
+        .unwrap()
+        .expect("the copy is there");
+    assert_eq!(db.count().unwrap(), 2);
+    for host in ["a.test", "b.test"] {
+        let state = db
+            .get(host)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{host} missing"));
+        assert_eq!(state.pages_total, 1, "{host}: {state:?}");
+        assert!(state.robots.is_some(), "{host}: robots.txt kept");
+    }
+
+    // Nothing waits to be fetched: said on stderr, no log file.
+    let logs_before = std::fs::read_dir(crawl.logs_dir()).unwrap().count();
+    let out = fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    assert!(
+        out.stderr.contains("no segment waiting to be fetched"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(crawl.logs_dir()).unwrap().count(),
+        logs_before
+    );
+}

@@ -122,8 +122,9 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         status_of(&lines, &server.url("mute-robots.test", "/x")),
         Status::Error(ErrorCode::RobotsUnavailable)
     );
-    // Held back by its robots.txt, it counts one try, so that a host that
-    // never answers runs out of tries instead of coming back forever.
+    // Held back by its robots.txt, it counts one try (the robots.txt
+    // request was made for it), so that a host that never answers runs out
+    // of tries (then waits in the fetch history as failed).
     assert!(
         left.iter()
             .any(|r| r.url == server.url("mute-robots.test", "/x")
@@ -261,13 +262,19 @@ fn retry_after_and_failing_hosts() {
     assert_eq!(dropped, 7);
     let left = leftover(&crawl, "00001");
     assert_eq!(left.iter().filter(|r| r.host == "broken.test").count(), 10);
-    // The 3 attempted and the 7 never tried alike come back as retries with
-    // one more try, so a host that stays broken runs out of tries.
+    // The 3 attempted come back as retries with one more try; the 7 never
+    // asked use no try: an outage costs a host none of its frontier.
     assert_eq!(
         left.iter()
             .filter(|r| r.host == "broken.test" && r.via == Via::Retry && r.tries == 1)
             .count(),
-        10
+        3
+    );
+    assert_eq!(
+        left.iter()
+            .filter(|r| r.host == "broken.test" && r.via == Via::Leftover && r.tries == 0)
+            .count(),
+        7
     );
     assert!(
         left.iter()
@@ -386,13 +393,33 @@ fn refused_connections_are_logged_and_drop_the_host() {
             Status::Error(ErrorCode::RobotsUnavailable)
         );
     }
-    // Nothing is lost: every URL of both given-up hosts comes back as a
-    // retry with one more try (refused, dropped after failures, robots.txt
-    // unavailable), so hosts that stay down run out of tries.
+    // Nothing is lost: every URL of both given-up hosts comes back. up.test's
+    // pages asked (refused) with one more try, those never asked (dropped
+    // after failures) with none; down.test's, whose robots.txt was refused,
+    // with one more try each (the robots.txt request was made for them).
     let left = leftover(&crawl, "00002");
     assert_eq!(left.len(), 10, "{left:#?}");
-    let retries = left.iter().filter(|r| r.via == Via::Retry && r.tries == 1);
-    assert_eq!(retries.count(), 10, "{left:#?}");
+    let tried = |r: &common::segment::SegmentRecord| r.via == Via::Retry && r.tries == 1;
+    let untried = |r: &common::segment::SegmentRecord| r.via == Via::Leftover && r.tries == 0;
+    let asked = lines
+        .iter()
+        .filter(|l| l.via != Via::Robots && l.status == Status::Error(ErrorCode::Refused))
+        .count();
+    let up_left: Vec<_> = left.iter().filter(|r| r.host == "up.test").collect();
+    assert_eq!(
+        up_left.iter().filter(|r| tried(r)).count(),
+        asked,
+        "{left:#?}"
+    );
+    assert_eq!(
+        up_left.iter().filter(|r| untried(r)).count(),
+        5 - asked,
+        "{left:#?}"
+    );
+    assert!(
+        left.iter().filter(|r| r.host == "down.test").all(tried),
+        "{left:#?}"
+    );
 }
 
 #[test]

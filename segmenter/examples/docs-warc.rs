@@ -73,6 +73,9 @@ fn main() {
             payload: &body,
             truncated: None,
             extra_fields: &extra,
+            protocols: &["http/1.1"],
+            cipher_suite: None,
+            metadata: None,
         })
         .expect("write record");
         html_bytes += body.len() as u64;

@@ -1,7 +1,8 @@
 //! A synthetic fetch history for the segmenter's history benchmark: N URLs
 //! over H hosts (one registrable domain each, `siteNNNNNNN.com`), written
-//! as `history.v1.tsv.zst` in the documented format (header, lines sorted by
-//! domain, host and URL, counted and hashed end line). Every URL was fetched
+//! as `history.v1.tsv.zst` (format version 1, which `segmenter run` still
+//! reads) in the documented format (header, lines sorted by domain, host
+//! and URL, counted and hashed end line). Every URL was fetched
 //! 40 days before now with a 30-day interval; `DUE_PERCENT` of them are due
 //! now, the others in 1 to 30 days. Deterministic but for the times.
 //!

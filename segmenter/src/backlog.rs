@@ -22,7 +22,7 @@ use common::bloom::BloomHash;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::urlnorm::registrable_domain;
 
-use crate::candidates::{Meta, split_key};
+use crate::candidates::{LastFetch, Meta, split_key};
 use crate::error::{BACKLOG_REPAIR, Error};
 use crate::sort::{Sorter, SpillDir, merge};
 use common::runlog::RunLog;
@@ -198,11 +198,15 @@ pub fn sort_again(
     let mut sorter = Sorter::new(spills.clone(), budget)?;
     let mut reader = SegmentReader::open(path)?;
     let mut rec = SegmentRecord::default();
+    let mut carried = Vec::new();
     loop {
         match reader.read_next(&mut rec) {
             Ok(true) => {
                 let meta = Meta::of_backlog(&rec);
-                sorter.push(&rec.host, &rec.url, BloomHash::of(rec.url.as_bytes()), meta)?;
+                // A refetch keeps its last fetch (validators, digest, time).
+                LastFetch::encode(&rec, &mut carried);
+                let hash = BloomHash::of(rec.url.as_bytes());
+                sorter.push_carrying(&rec.host, &rec.url, hash, meta, &carried)?;
             }
             Ok(false) => break,
             Err(e) if !e.is_fatal() => log.warn(format_args!("{e}; line skipped")),
@@ -214,20 +218,27 @@ pub fn sort_again(
     let mut out = SegmentWriter::create(path)?;
     let mut key = Vec::new();
     let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-    while merger.next_into(&mut key, &mut meta)? {
+    while merger.next_into(&mut key, &mut meta, &mut carried)? {
         let Some(parts) = split_key(&key) else {
             continue;
         };
-        out.write(&SegmentRecord {
+        let mut rec = SegmentRecord {
             host: parts.host.to_string(),
             url: parts.url.to_string(),
             hops: meta.hops,
             inlinks: meta.inlinks,
-            via: Via::Backlog,
+            // A refetch and a sitemap to read keep their via (see
+            // `Meta::of_backlog`).
+            via: match meta.via {
+                Via::Recrawl | Via::SitemapFile => meta.via,
+                _ => Via::Backlog,
+            },
             tries: meta.tries,
             not_before: meta.not_before_ms(),
             ..SegmentRecord::default()
-        })?;
+        };
+        LastFetch::apply(&carried, &mut rec);
+        out.write(&rec)?;
     }
     Ok(out.finish()?)
 }

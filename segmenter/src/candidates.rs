@@ -13,7 +13,7 @@ use common::segment::Via;
 use common::urlnorm::UrlError;
 use url::Url;
 
-use crate::report::Counts;
+use crate::counts::Counts;
 
 /// What travels with a candidate URL. When one URL is found several times
 /// the copies are merged with [`Meta::absorb`], which is commutative and
@@ -118,6 +118,73 @@ impl Meta {
             fetched: b[13] & 2 != 0,
             rescued: b[13] & 4 != 0,
             not_before_s: word(14),
+        }
+    }
+}
+
+/// What a refetch brings of its last full response (the segment line's
+/// `etag`, `last_modified`, `digest` and `fetched`): what the fetcher needs
+/// for a conditional request and a `revisit` record. It travels beside a
+/// candidate's [`Meta`] through the sort as bytes (empty for a URL that has
+/// none), so that a refetch read back from a leftover or a backlog keeps it;
+/// when copies of one URL meet, the one with the newest fetch is kept
+/// ([`LastFetch::keep_newest`]).
+///
+/// The bytes are `FETCHED TAB digest TAB etag TAB last_modified`: the fetch
+/// time as 16 hex digits (`-` × 16 when unknown), so that the newest sorts
+/// last, then the fields as the segment line has them (they hold no tab).
+pub struct LastFetch;
+
+impl LastFetch {
+    /// The bytes of `rec`'s last fetch into `out` (cleared; left empty
+    /// when the line carries none).
+    pub fn encode(rec: &common::segment::SegmentRecord, out: &mut Vec<u8>) {
+        out.clear();
+        if rec.etag.is_empty()
+            && rec.last_modified.is_empty()
+            && rec.digest.is_empty()
+            && rec.fetched.is_none()
+        {
+            return;
+        }
+        match rec.fetched {
+            Some(ms) => out.extend_from_slice(format!("{:016x}", ms.max(0)).as_bytes()),
+            None => out.extend_from_slice(&[b'-'; 16]),
+        }
+        for field in [&rec.digest, &rec.etag, &rec.last_modified] {
+            out.push(b'\t');
+            out.extend_from_slice(field.as_bytes());
+        }
+    }
+
+    /// Sets `rec`'s last-fetch fields from `bytes` (all empty when `bytes`
+    /// is empty or not in the form [`LastFetch::encode`] writes).
+    pub fn apply(bytes: &[u8], rec: &mut common::segment::SegmentRecord) {
+        rec.etag.clear();
+        rec.last_modified.clear();
+        rec.digest.clear();
+        rec.fetched = None;
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        let mut f = text.split('\t');
+        let (Some(time), Some(digest), Some(etag), Some(last_modified), None) =
+            (f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            return;
+        };
+        rec.fetched = i64::from_str_radix(time, 16).ok();
+        rec.digest.push_str(digest);
+        rec.etag.push_str(etag);
+        rec.last_modified.push_str(last_modified);
+    }
+
+    /// Merges another copy's bytes into `kept`: the newest fetch wins (ties
+    /// by the bytes), whatever the order the copies come in.
+    pub fn keep_newest(kept: &mut Vec<u8>, other: &[u8]) {
+        if other > kept.as_slice() {
+            kept.clear();
+            kept.extend_from_slice(other);
         }
     }
 }
@@ -286,6 +353,35 @@ mod tests {
         }
         assert_eq!(forward, backward);
         assert_eq!(forward, meta(1, 6, 2, Via::Retry, true));
+    }
+
+    #[test]
+    fn a_refetch_keeps_its_newest_last_fetch() {
+        use common::segment::SegmentRecord;
+        let rec = |ms: i64, etag: &str| SegmentRecord {
+            etag: etag.into(),
+            last_modified: "Tue, 24 Nov 2026 09:00:00 GMT".into(),
+            digest: "sha1:ABC".into(),
+            fetched: Some(ms),
+            ..SegmentRecord::default()
+        };
+        let (mut older, mut newer) = (Vec::new(), Vec::new());
+        LastFetch::encode(&rec(1_000, "\"v1\""), &mut older);
+        LastFetch::encode(&rec(2_000, "\"v2\""), &mut newer);
+        let mut back = SegmentRecord::default();
+        LastFetch::apply(&newer, &mut back);
+        assert_eq!(back, rec(2_000, "\"v2\""));
+        for (first, second) in [(&older, &newer), (&newer, &older)] {
+            let mut kept = Vec::new();
+            LastFetch::keep_newest(&mut kept, first);
+            LastFetch::keep_newest(&mut kept, second);
+            assert_eq!(kept, newer);
+        }
+        let mut none = Vec::new();
+        LastFetch::encode(&SegmentRecord::default(), &mut none);
+        assert!(none.is_empty());
+        LastFetch::apply(&none, &mut back);
+        assert_eq!(back, SegmentRecord::default());
     }
 
     #[test]

@@ -7,6 +7,17 @@
 //! together. A host that may not be asked before the round is over (its
 //! next allowed contact, kept in `hosts.db`, is later) gets none.
 //!
+//! Some hosts are **held** back further, each for a reason the round's
+//! report counts ([`Hold`]): a failing host is planned with its backed-off
+//! delay (`backoff`), a parked one gets one URL a round at most, when it may
+//! be asked (`parked`); a host over its byte budget (`max_host_bytes`, from
+//! `hosts.db`) gets none (`host-bytes`), nor does any host once the crawl's
+//! byte budget is spent (`crawl-bytes`); the page budgets
+//! (`max_host_pages`, `max_domain_pages`, counted from the fetch history)
+//! limit the URLs not fetched before that a host takes (`host-pages`,
+//! `domain-pages`; refetches are not limited). The URLs held wait in the
+//! backlog, never dropped.
+//!
 //! URLs arrive grouped by host (the sort key starts with domain and host).
 //! [`HostCap`] keeps the best `cap` URLs of the current host: fewest hops
 //! first, then most in-links, then the URL itself (so the order is total and
@@ -25,6 +36,48 @@ use common::segment::{SegmentRecord, Via};
 
 use crate::candidates::Meta;
 use crate::error::Error;
+use crate::history::PageCounts;
+
+/// Why a host's URLs wait in the backlog beyond what its delay allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hold {
+    /// Failing: planned with its backed-off delay (`backoff_max`).
+    Backoff,
+    /// Failing for `park_after`: one URL a round at most, when it may be asked.
+    Parked,
+    /// Over `max_host_bytes` (WARC bytes over the crawl, from `hosts.db`).
+    HostBytes,
+    /// Over `max_host_pages` (URLs of the host in the fetch history).
+    HostPages,
+    /// Over `max_domain_pages` (URLs of its registrable domain).
+    DomainPages,
+    /// The crawl's `max_crawl_bytes` is spent: nothing is scheduled.
+    CrawlBytes,
+}
+
+impl Hold {
+    /// Every reason, in the report's order.
+    pub const ALL: [Hold; 6] = [
+        Hold::Backoff,
+        Hold::Parked,
+        Hold::HostBytes,
+        Hold::HostPages,
+        Hold::DomainPages,
+        Hold::CrawlBytes,
+    ];
+
+    /// The reason's name in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hold::Backoff => "backoff",
+            Hold::Parked => "parked",
+            Hold::HostBytes => "host-bytes",
+            Hold::HostPages => "host-pages",
+            Hold::DomainPages => "domain-pages",
+            Hold::CrawlBytes => "crawl-bytes",
+        }
+    }
+}
 
 /// What a round plans for one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +88,39 @@ pub struct HostPlan {
     pub by_time: bool,
     /// The host's next allowed contact (Unix ms), if it is still to come.
     pub not_before: Option<i64>,
+    /// Why the host is held back, if it is (counted when URLs wait for it).
+    pub held: Option<Hold>,
+    /// URLs not fetched before (all but refetches) the segment may take of
+    /// the host: what is left of its page budgets.
+    pub new_limit: u64,
+}
+
+impl HostPlan {
+    /// A host that takes nothing.
+    pub fn none() -> HostPlan {
+        HostPlan {
+            cap: 0,
+            by_time: false,
+            not_before: None,
+            held: None,
+            new_limit: 0,
+        }
+    }
+}
+
+/// The limits a round plans with besides the delays.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// URLs of one host per segment (`max_per_host`).
+    pub max_per_host: u64,
+    /// URLs of one host over the crawl (`max_host_pages`).
+    pub max_host_pages: Option<u64>,
+    /// URLs of one registrable domain over the crawl (`max_domain_pages`).
+    pub max_domain_pages: Option<u64>,
+    /// WARC bytes of one host over the crawl (`max_host_bytes`).
+    pub max_host_bytes: Option<u64>,
+    /// The crawl's byte budget is spent: no URL is scheduled.
+    pub crawl_bytes_spent: bool,
 }
 
 /// How many URLs of each host fit in a round, from the host state.
@@ -42,42 +128,54 @@ pub struct Budget {
     db: Option<HostDb>,
     policy: Policy,
     round: Duration,
-    max_per_host: u64,
+    limits: Limits,
+    pages: PageCounts,
     now_ms: i64,
+    /// The registrable domain being planned, and the new URLs its hosts
+    /// took so far this round.
+    domain: (String, u64),
 }
 
 impl Budget {
     /// Plans rounds of `round` with `policy` and the host state in `db`
-    /// (`None`: no host known yet), `max_per_host` URLs at most, as of
-    /// `now_ms` (Unix ms).
+    /// (`None`: no host known yet), within `limits`, the page budgets
+    /// counted from `pages`, as of `now_ms` (Unix ms).
     pub fn new(
         db: Option<HostDb>,
         policy: Policy,
         round: Duration,
-        max_per_host: u64,
+        limits: Limits,
+        pages: PageCounts,
         now_ms: i64,
     ) -> Budget {
         Budget {
             db,
             policy,
             round,
-            max_per_host,
+            limits,
+            pages,
             now_ms,
+            domain: (String::new(), 0),
         }
     }
 
-    /// The plan for `host`: as many URLs as its cycle (delay plus response
-    /// time, [`Policy::cycle`]) allows in the part of the round after its
-    /// next allowed contact, less one cycle if its robots.txt must be asked
-    /// first; at least one if any time is left, and at most `max_per_host`.
-    pub fn plan(&mut self, host: &str) -> Result<HostPlan, Error> {
+    /// The plan for `host` of registrable domain `domain`: as many URLs as
+    /// its cycle (delay plus response time, [`Policy::cycle`], backed off
+    /// after failures) allows in the part of the round after its next
+    /// allowed contact, less one cycle if its robots.txt must be asked
+    /// first; at least one if any time is left, and at most `max_per_host`;
+    /// then the holds ([`Hold`]).
+    pub fn plan(&mut self, domain: &str, host: &str) -> Result<HostPlan, Error> {
+        if self.domain.0 != domain {
+            self.domain = (domain.to_string(), 0);
+        }
         let state = match &self.db {
             Some(db) => db.get(host)?,
             None => None,
         };
         let (timing, wait_ms, robots_known) = match &state {
             Some(s) => (
-                Timing::of_host(s),
+                self.policy.timing_of(s, self.now_ms),
                 s.next_contact_ms
                     .map_or(0, |t| cap_hold(t, self.now_ms).saturating_sub(self.now_ms))
                     .max(0),
@@ -91,11 +189,54 @@ impl Budget {
         if !robots_known && fit > 1 {
             fit -= 1;
         }
-        Ok(HostPlan {
-            cap: fit.min(self.max_per_host),
-            by_time: fit < self.max_per_host,
+        let mut plan = HostPlan {
+            cap: fit.min(self.limits.max_per_host),
+            by_time: fit < self.limits.max_per_host,
             not_before: (wait_ms > 0).then_some(self.now_ms + wait_ms),
-        })
+            held: None,
+            new_limit: u64::MAX,
+        };
+        if timing.consecutive_failures > 0 {
+            plan.held = Some(if timing.parked {
+                plan.cap = plan.cap.min(1);
+                Hold::Parked
+            } else {
+                Hold::Backoff
+            });
+        }
+        let over_bytes = self
+            .limits
+            .max_host_bytes
+            .zip(state.as_ref())
+            .is_some_and(|(max, s)| s.bytes_total >= max);
+        if self.limits.crawl_bytes_spent || over_bytes {
+            plan.cap = 0;
+            plan.held = Some(match over_bytes && !self.limits.crawl_bytes_spent {
+                true => Hold::HostBytes,
+                false => Hold::CrawlBytes,
+            });
+            return Ok(plan);
+        }
+        let left = |max: Option<u64>, used: u64| max.map_or(u64::MAX, |m| m.saturating_sub(used));
+        let host_used = self.pages.hosts.get(host).copied().unwrap_or(0);
+        let domain_used = self.pages.domains.get(domain).copied().unwrap_or(0) + self.domain.1;
+        let host_left = left(self.limits.max_host_pages, host_used);
+        let domain_left = left(self.limits.max_domain_pages, domain_used);
+        plan.new_limit = host_left.min(domain_left);
+        if plan.new_limit < plan.cap {
+            plan.held = Some(if host_left <= domain_left {
+                Hold::HostPages
+            } else {
+                Hold::DomainPages
+            });
+        }
+        Ok(plan)
+    }
+
+    /// Counts `n` URLs not fetched before that the current host took, for
+    /// its domain's page budget.
+    pub fn took_new(&mut self, n: u64) {
+        self.domain.1 += n;
     }
 }
 
@@ -149,16 +290,23 @@ pub fn priority(a: &Pick, b: &Pick) -> Ordering {
         .then_with(|| a.url.cmp(&b.url))
 }
 
-/// Moves the `cap` URLs to keep to the front of `live` (in no order): the
+/// Moves the URLs to keep to the front of `live` (in no order) and returns
+/// how many: at most `cap`, of which at most `new_limit` not refetches; the
 /// best by [`priority`], refetches and new URLs each taking `share` and
 /// `1 - share` of the slots, or what the other side leaves.
-fn keep_first(live: &mut [Pick], cap: usize, share: f64) {
+fn keep_first(live: &mut [Pick], cap: usize, share: f64, new_limit: usize) -> usize {
     let refetches = live.iter().filter(|p| p.is_refetch()).count();
-    if refetches == 0 || refetches == live.len() {
-        if cap > 0 && cap < live.len() {
-            live.select_nth_unstable_by(cap, priority);
+    let others = live.len() - refetches;
+    if refetches == 0 || others == 0 {
+        let keep = match refetches {
+            0 => cap.min(new_limit),
+            _ => cap,
         }
-        return;
+        .min(live.len());
+        if keep > 0 && keep < live.len() {
+            live.select_nth_unstable_by(keep, priority);
+        }
+        return keep;
     }
     // Refetches first, then new URLs, each part best first.
     live.sort_unstable_by(|a, b| {
@@ -166,19 +314,26 @@ fn keep_first(live: &mut [Pick], cap: usize, share: f64) {
             .cmp(&a.is_refetch())
             .then_with(|| priority(a, b))
     });
-    let others = live.len() - refetches;
+    let new_room = others.min(new_limit);
     let wanted = (cap as f64 * share).round() as usize;
-    let take = wanted.max(cap.saturating_sub(others)).min(refetches);
-    let rest = cap - take;
+    let take = wanted.max(cap.saturating_sub(new_room)).min(refetches);
+    let rest = cap.saturating_sub(take).min(new_room);
     // [refetches kept | refetches over | others kept | others over]
     //   → [refetches kept | others kept | ...]
     live[take..refetches + rest].rotate_left(refetches - take);
+    take + rest
 }
 
 /// Selects the best `cap` URLs of one host at a time, giving refetches
 /// (`via` recrawl) a share of them.
 pub struct HostCap {
     cap: usize,
+    /// URLs not refetches kept at most (the page budgets).
+    new_limit: usize,
+    /// New URLs among the picks held.
+    new: usize,
+    /// New URLs were sent to the backlog for `new_limit`.
+    limited: bool,
     /// The share of `cap` for refetches when there are more URLs than
     /// slots (either side takes what the other leaves).
     share: f64,
@@ -193,6 +348,9 @@ impl HostCap {
     pub fn new(cap: u64) -> HostCap {
         let mut c = HostCap {
             cap: 0,
+            new_limit: usize::MAX,
+            new: 0,
+            limited: false,
             share: 0.5,
             picks: Vec::new(),
             len: 0,
@@ -206,6 +364,12 @@ impl HostCap {
     /// every URL of the host to the backlog.
     pub fn set_cap(&mut self, cap: u64) {
         self.cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    }
+
+    /// Sets how many URLs that are not refetches the next host keeps at
+    /// most (call between hosts).
+    pub fn set_new_limit(&mut self, limit: u64) {
+        self.new_limit = usize::try_from(limit).unwrap_or(usize::MAX);
     }
 
     /// Sets the share of the cap that refetches get when new URLs and
@@ -252,44 +416,54 @@ impl HostCap {
             slot.digest.push_str(&r.digest);
             slot.fetched = r.fetched;
         }
+        self.new += usize::from(!self.picks[self.len].is_refetch());
         self.len += 1;
-        if self.len >= self.cap.saturating_mul(2).max(1) {
+        let room = self
+            .cap
+            .min(self.new_limit.saturating_add(self.len - self.new));
+        if self.len >= room.saturating_mul(2).max(1) {
             self.trim(emit)?;
         }
         Ok(())
     }
 
     fn trim<E>(&mut self, emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>) -> Result<(), E> {
-        if self.len <= self.cap {
+        if self.len <= self.cap && self.new <= self.new_limit {
             return Ok(());
         }
         let live = &mut self.picks[..self.len];
-        keep_first(live, self.cap, self.share);
-        live[self.cap..].sort_unstable_by(priority);
-        for p in &live[self.cap..] {
+        let keep = keep_first(live, self.cap, self.share, self.new_limit);
+        live[keep..].sort_unstable_by(priority);
+        for p in &live[keep..] {
             emit(p, Fate::Backlog)?;
         }
-        self.len = self.cap;
+        let new_kept = live[..keep].iter().filter(|p| !p.is_refetch()).count();
+        self.limited |= self.new > self.new_limit && new_kept == self.new_limit;
+        self.new = new_kept;
+        self.len = keep;
         self.overflowed = true;
         Ok(())
     }
 
     /// Ends the current host: passes the URLs over the cap to `emit` with
     /// [`Fate::Backlog`], then its best URLs, in priority order, with
-    /// [`Fate::Segment`]. Returns true if the cap was hit.
+    /// [`Fate::Segment`]. Returns whether the cap was hit, and whether new
+    /// URLs were held back by the new-URL limit.
     pub fn finish_host<E>(
         &mut self,
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
-    ) -> Result<bool, E> {
+    ) -> Result<(bool, bool), E> {
         self.trim(emit)?;
         let live = &mut self.picks[..self.len];
         live.sort_unstable_by(priority);
         for p in live.iter() {
             emit(p, Fate::Segment)?;
         }
-        let capped = self.overflowed;
+        let capped = (self.overflowed, self.limited);
         self.len = 0;
+        self.new = 0;
         self.overflowed = false;
+        self.limited = false;
         Ok(capped)
     }
 }
@@ -338,7 +512,7 @@ mod tests {
             cap.add(u, meta(inl, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
-        let capped = cap.finish_host(&mut emit).unwrap();
+        let (capped, _) = cap.finish_host(&mut emit).unwrap();
         assert!(capped);
         // Fewest hops first, then most in-links, then the URL.
         assert_eq!(kept, ["/d", "/f", "/c"]);
@@ -399,6 +573,50 @@ mod tests {
     }
 
     #[test]
+    fn the_new_url_limit_keeps_refetches_and_counts_its_cut() {
+        let run = |refetches: usize, new: usize, cap: u64, limit: u64| {
+            let mut c = HostCap::new(cap);
+            c.set_new_limit(limit);
+            let mut kept = (0, 0);
+            let mut emit = |p: &Pick, fate: Fate| {
+                if fate == Fate::Segment {
+                    if p.is_refetch() {
+                        kept.0 += 1;
+                    } else {
+                        kept.1 += 1;
+                    }
+                }
+                Ok::<_, ()>(())
+            };
+            for i in 0..refetches {
+                let m = Meta {
+                    via: Via::Recrawl,
+                    ..meta(0, 0)
+                };
+                c.add(&format!("/r{i}"), m, BloomHash(0, 1), None, &mut emit)
+                    .unwrap();
+            }
+            for i in 0..new {
+                c.add(
+                    &format!("/n{i}"),
+                    meta(0, 1),
+                    BloomHash(0, 1),
+                    None,
+                    &mut emit,
+                )
+                .unwrap();
+            }
+            let (_, limited) = c.finish_host(&mut emit).unwrap();
+            (kept, limited)
+        };
+        assert_eq!(run(0, 10, 100, 4), ((0, 4), true), "4 of 10 new URLs");
+        assert_eq!(run(0, 3, 100, 4), ((0, 3), false), "under the limit");
+        assert_eq!(run(5, 10, 100, 2), ((5, 2), true), "refetches not limited");
+        assert_eq!(run(0, 1000, 100, 0), ((0, 0), true), "nothing left");
+        assert_eq!(run(3, 1000, 10, 4), ((3, 4), true), "across trims");
+    }
+
+    #[test]
     fn a_host_under_the_cap_is_kept_whole() {
         let mut cap = HostCap::new(10);
         let mut kept = Vec::new();
@@ -413,7 +631,7 @@ mod tests {
             cap.add(u, meta(1, hops), BloomHash(0, 1), None, &mut emit)
                 .unwrap();
         }
-        let capped = cap.finish_host(&mut emit).unwrap();
+        let (capped, _) = cap.finish_host(&mut emit).unwrap();
         assert!(!capped);
         assert_eq!(kept, ["/y", "/z"]);
     }

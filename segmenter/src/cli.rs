@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use common::config::{DurationValue, SharedOptions, SizeValue};
+use common::progress::ProgressArgs;
 
 /// Builds the next segments of a crawl from what the fetcher downloaded.
 ///
@@ -25,7 +26,8 @@ use common::config::{DurationValue, SharedOptions, SizeValue};
     after_long_help = "Every flag of inject and run is also a key of CRAWL/crawl.toml \
         ([segmenter], [scope] or [filter]; --max-per-host is max_per_host); flags win.\n\
         Exit codes: 0 done (also when there was nothing to do: it says why), \
-        1 error, 2 usage or configuration error."
+        1 error, 2 usage or configuration error, 3 not enough free disk space for \
+        the round above min_free_disk (nothing changed; the message says how much to free)."
 )]
 pub struct Cli {
     /// What to do.
@@ -105,8 +107,9 @@ pub enum Command {
     /// journal hashes, fill, estimated and target false-positive rates,
     /// URLs rescued over the crawl); last_round and round_* (what the last
     /// `run` found: new URLs, rescued URLs, how it wrote seen.bloom,
-    /// history, sitemaps; from its logs/segmenter-TIMESTAMP.json, null
-    /// before the first run).
+    /// history, sitemaps, retries exhausted, URLs held by budgets and
+    /// backoff, links over the page cap, URLs refused for their extension;
+    /// from its logs/segmenter-TIMESTAMP.json, null before the first run).
     /// With --json, one line holding a flat JSON object, for scripts
     /// (scripts/crawl.sh). Only reads.
     Status {
@@ -120,6 +123,62 @@ pub enum Command {
         /// then `null` (`?` in text).
         #[arg(long)]
         no_backlog: bool,
+    },
+    /// What the crawl does next, and why: the decisions of the crawl cycle,
+    /// for drivers (scripts/crawl.sh) and for a look by hand.
+    ///
+    /// Prints one line, `ACTION ARG LOG REASON` (ARG and LOG one word each,
+    /// `-` for none; LOG relative to CRAWL): `inject - logs/inject.log ...`,
+    /// `injected N - ...`, `fetch ID LOG ...` or `resume ID LOG ...` (run
+    /// `fetcher fetch CRAWL ID`), `segment - LOG ...` (run `segmenter run
+    /// CRAWL`), `wait SECONDS LOG ...` (every host left is held), `round N -
+    /// ROUND LINE` (round N ended), `stop CODE - ...` (stop; exit with
+    /// CODE). Without --record it only reads. A driver calls it with
+    /// --record --since (when it started) between its steps, with
+    /// --exit-code of the step it ran: the step handed out is kept in
+    /// CRAWL/round.json and each round that ends is appended to
+    /// CRAWL/rounds.v1.tsv, which numbers the rounds.
+    Next {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Record the step handed out and the round that ends (the
+        /// driver's call).
+        #[arg(long)]
+        record: bool,
+        /// When the driver started, in seconds since 1970 (bash's
+        /// $EPOCHREALTIME): steps and rounds since are its own [default:
+        /// now, as a driver that starts now]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        since: Option<i64>,
+        /// The exit code of the step the driver ran last.
+        #[arg(
+            long,
+            value_name = "CODE",
+            default_value_t = 0,
+            allow_negative_numbers = true
+        )]
+        exit_code: i32,
+        /// Print one JSON object instead of the line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the programs' files in CRAWL/logs/ older than the retention.
+    ///
+    /// Candidates: round-NNNNN.log, inject.log, fetcher-*.log,
+    /// segmenter-*.log and segmenter-*.json whose last write is older than
+    /// --keep-logs (else [crawl] keep_logs in crawl.toml, else 30d; 0 keeps
+    /// them all). The log of the round in progress and the newest report of
+    /// a `run` are kept; other files are never touched. scripts/crawl.sh
+    /// runs it once per run.
+    Prune {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Keep the files written in this time (`30d`, `12h`; 0 keeps all)
+        #[arg(long, value_name = "DURATION")]
+        keep_logs: Option<DurationValue>,
+        /// Say what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Check every state file; with --accept-loss, replace the damaged ones.
     ///
@@ -144,13 +203,57 @@ pub enum Command {
         #[arg(long)]
         accept_loss: bool,
     },
+    /// Merge the CDXJ indexes of the crawl's WARC files into one sorted
+    /// index (default CRAWL/index.cdxj), for pywb or a lookup.
+    ///
+    /// The fetcher writes NAME.cdxj beside each WARC file it closes. Each
+    /// WARC file of the complete runs taken that has no index, or one older
+    /// than itself (a crawl made before the indexes, a repaired file), is
+    /// read and indexed first. The lines are those of `cdxj-indexer`
+    /// (pywb's format: SURT, 14-digit time, JSON); the merge keeps one line
+    /// of each index in memory. Only reads the WARC files.
+    Index {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// Where to write the merged index [default: CRAWL/index.cdxj].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Package the crawl (or some rounds) as a WACZ 1.1.1 file, the format
+    /// ReplayWeb.page opens and web archives exchange.
+    ///
+    /// The package holds archive/ (the WARC files, stored as they are),
+    /// indexes/index.cdxj (their indexes merged, as `index` makes it),
+    /// pages/pages.jsonl (one line per 2xx HTML page: url, ts, title) and
+    /// datapackage.json with each file's sha256 and size, then
+    /// datapackage-digest.json. Written as a stream under FILE.part and
+    /// renamed into place; `wacz validate -f FILE` accepts it.
+    Wacz {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The package to write (a .wacz file).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// The package's title [default: the crawl directory's name].
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Print a summary of a segment, leftover or backlog file, of the
     /// fetch history (URLs due when, per host too), or of seen.bloom
     /// (items, design load, size, fill, estimated false-positive rate,
     /// journal, rescues; the bit array checked).
     Inspect {
         /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
-        /// `history.v1.tsv.zst`, or `seen.bloom` (or its `.prev`).
+        /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`), or
+        /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -176,6 +279,14 @@ pub struct RoundFlags {
     /// The keys of `[segmenter]`.
     #[command(flatten)]
     pub options: SegmenterOptions,
+    /// `--progress`.
+    #[command(flatten, next_help_heading = "Resources")]
+    pub progress: ProgressArgs,
+    /// Append the run's log to FILE instead of a new
+    /// CRAWL/logs/segmenter-TIMESTAMP.log (scripts/crawl.sh gives its
+    /// round's log); when stderr is FILE too, each line is written once
+    #[arg(long, value_name = "FILE", help_heading = "Resources")]
+    pub log: Option<PathBuf>,
     /// The settings shared with the fetcher.
     #[command(flatten, next_help_heading = "Segments")]
     pub shared: SharedOptions,
@@ -223,6 +334,14 @@ pub struct RoundFlags {
     /// Calendar traps: a year further ahead than this is refused [default: 1]
     #[arg(long, value_name = "N", help_heading = "Filters")]
     pub max_years_ahead: Option<i64>,
+    /// URLs whose path ends in one of these extensions are not fetched,
+    /// counted as `rejected extension` (comma-separated, without dots;
+    /// `tar.gz` for a two-part one; replaces [filter] skip_extensions; ""
+    /// for none) [default: archives, disk images, installers, video: zip,
+    /// tar, tar.gz, tgz, 7z, rar, iso, img, dmg, exe, msi, deb, rpm, apk,
+    /// mp4, avi, mkv, mov, webm, ...]
+    #[arg(long, value_name = "EXTS", help_heading = "Filters")]
+    pub skip_extensions: Option<String>,
 }
 
 common::options! {
@@ -237,14 +356,25 @@ common::options! {
         /// Worker threads [default: the number of CPUs]
         #[arg(long, value_name = "N", help_heading = "Resources")]
         pub threads: Option<NonZeroUsize>,
-        /// A progress line on stderr this often (pages, MB of HTML, links, URLs
-        /// selected); 0 for none [default: 10s]
+        /// A plain progress line this often (pages, MB of HTML, links, URLs
+        /// selected), on stderr unless it shows the live line, and in the
+        /// log; 0 for none [default: 10s]
         #[arg(long, value_name = "DURATION", help_heading = "Resources")]
         pub progress_interval: Option<DurationValue>,
         /// At most N URLs of one host per segment; the others wait in the
         /// backlog for a later round [default: 1000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_per_host: Option<NonZeroU64>,
+        /// At most N URLs of one host over the whole crawl (the URLs of its
+        /// fetch history, and those a round schedules): the others wait in
+        /// the backlog, counted as `held host-pages`; refetches are not
+        /// limited; 0 for no limit [default: no limit]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_host_pages: Option<u64>,
+        /// The same for all the hosts of one registrable domain together
+        /// (`held domain-pages`) [default: no limit]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_domain_pages: Option<u64>,
         /// At most N URLs per segment; a round with more writes several
         /// segments with consecutive IDs [default: 1000000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
@@ -263,8 +393,9 @@ common::options! {
         /// every growth; only used when the file is created [default: 0.01]
         #[arg(long, value_name = "RATE", help_heading = "Dedup")]
         pub bloom_fp: Option<f64>,
-        /// URLs that failed this many times are dropped instead of retried
-        /// [default: 3]
+        /// A URL that failed in this many rounds is not retried in the next
+        /// one: it is kept in the fetch history as `failed`, due again at
+        /// --recrawl-failed [default: 3]
         #[arg(long, value_name = "N", help_heading = "Dedup")]
         pub max_tries: Option<u32>,
         /// Most links taken from one page [default: 1000]
@@ -289,6 +420,10 @@ common::options! {
         /// (never fetched again) [default: 3]
         #[arg(long, value_name = "N", help_heading = "Recrawl")]
         pub recrawl_gone_after: Option<NonZeroU32>,
+        /// A URL whose retries ran out (--max-tries) is due again this long
+        /// after, so that a host that comes back is crawled again [default: 7d]
+        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
+        pub recrawl_failed: Option<DurationValue>,
         /// The share of a host's URLs in a segment that goes to refetches
         /// when it has more new and due URLs than its share of the round
         /// (0 to 1; either side takes what the other leaves) [default: 0.5]
@@ -329,9 +464,13 @@ pub fn round_flags() -> String {
     let run = cli.find_subcommand("run").expect("run is a subcommand");
     let list = common::config::flag_list(
         run.get_arguments()
-            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values()))),
+            .filter_map(|a| Some((a.get_long()?, a.get_action().takes_values())))
+            // The driver's own: it names its round's log.
+            .filter(|(name, _)| *name != "log"),
     );
-    let shared = SharedOptions::flags();
+    let mut shared = SharedOptions::flags();
+    // The fetcher takes the progress flags too, with the same meaning.
+    shared.extend(["progress", "progress-interval"].map(String::from));
     list.lines()
         .map(|line| {
             let name = line.trim_start_matches("--").trim_end_matches('=');

@@ -5,7 +5,7 @@
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
 //! [`crate::seen`]), the new `backlog.v4.tsv.zst`, `consumed.txt`, the new
-//! `history.v1.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! `history.v2.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by
@@ -53,6 +53,8 @@ use common::crawldir::{CONSUMED_LIST, CrawlDir, is_id};
 use common::listfile::{self, ListError};
 
 use crate::error::Error;
+use crate::health::{Health, Kind, check};
+use crate::history;
 
 /// The staging directory's name inside the crawl directory.
 pub const STAGING_DIR: &str = ".segmenter-staging";
@@ -110,7 +112,7 @@ pub fn recover(crawl: &CrawlDir) -> Result<Recovery, Error> {
         // The staged files are checked before any is moved: a damaged one
         // must not replace a sound state file.
         if let Some(listed) = marker_list(&dir)
-            && let Some((file, problem)) = crate::repair::staged_damage(&dir, &listed)
+            && let Some((file, problem)) = staged_damage(&dir, &listed)
         {
             let staged = fs::read_dir(&dir)
                 .map_err(Error::io(&dir))?
@@ -148,10 +150,52 @@ pub fn recover(crawl: &CrawlDir) -> Result<Recovery, Error> {
     }
 }
 
+/// The first damaged file of a round staged in `staging` whose commit
+/// marker lists `listed`, with what is wrong: each listed file is checked
+/// as the state file it becomes, and every staged file must be listed (an
+/// unlisted one means a damaged marker).
+fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)> {
+    let mut present: Vec<String> = Vec::new();
+    for (sub, prefix) in [
+        (staging.to_path_buf(), ""),
+        (staging.join("segments"), "segments/"),
+    ] {
+        for e in std::fs::read_dir(&sub).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_file() && name != MARKER {
+                present.push(format!("{prefix}{name}"));
+            }
+        }
+    }
+    if let Some(unlisted) = present.iter().find(|p| !listed.contains(p)) {
+        return Some((
+            staging.join(MARKER),
+            format!("the staged file {unlisted} is not listed in it"),
+        ));
+    }
+    for rel in listed {
+        let kind = match rel.as_str() {
+            "consumed.txt" => Kind::Consumed,
+            "scope.seeds" => Kind::ScopeSeeds,
+            "seen.bloom" => Kind::Bloom,
+            "seen.bloom.append" => Kind::BloomAppend,
+            history::FILE_NAME => Kind::History,
+            r if r.starts_with("backlog") => Kind::Backlog,
+            r if r.starts_with("segments/") => Kind::Segment,
+            _ => continue,
+        };
+        let path = staging.join(rel);
+        if let Health::Damaged(problem) = check(kind, &path) {
+            return Some((path, problem));
+        }
+    }
+    None
+}
+
 /// Pauses at a named point when the testing hook asks for it.
 pub fn pause_point(name: &str) {
     if std::env::var_os("SEGMENTER_PAUSE_AT").is_some_and(|v| v == name) {
-        eprintln!("segmenter: paused at {name}");
+        common::runlog::say(format_args!("paused at {name}"));
         std::thread::sleep(Duration::from_secs(60));
     }
 }
@@ -385,6 +429,18 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             if v != common::segment::FORMAT_VERSION && old.exists() {
                 fs::remove_file(&old).map_err(Error::io(&old))?;
             }
+        }
+    }
+    // Likewise the history: a version 1 file is the generation the new one
+    // replaces, kept as its `.prev` (the reader takes either version).
+    let history = root.join(crate::history::FILE_NAME);
+    let v1 = root.join(crate::history::V1_FILE_NAME);
+    if history.exists() && v1.exists() {
+        let prev = prev_path(&history);
+        fs::rename(&v1, &prev).map_err(Error::io(&prev))?;
+        let v1_prev = prev_path(&v1);
+        if v1_prev.exists() {
+            fs::remove_file(&v1_prev).map_err(Error::io(&v1_prev))?;
         }
     }
     let segments = root.join("segments");

@@ -80,7 +80,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
             .sum::<u64>() as f64
             / 1e6
     ));
-    let staging = session.staging()?;
+    let staging = session.staging(plan.input_bytes())?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);
     Ok(())

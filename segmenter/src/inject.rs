@@ -69,7 +69,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
         history: false,
         history_only: Default::default(),
     };
-    let staging = session.staging()?;
+    let staging = session.staging(plan.input_bytes())?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);
     Ok(())

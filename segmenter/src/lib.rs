@@ -2,26 +2,34 @@
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`]) does the work through
+//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
+//! [`next`], [`prune`], [`index`], [`wacz`]) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
+//! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers).
 
 mod backlog;
 mod candidates;
 mod caps;
 pub mod cli;
 mod commit;
+mod counts;
+pub mod cycle;
 pub mod error;
 pub mod extract;
 mod fasthash;
+mod health;
 mod history;
 mod import;
+mod index;
 mod inject;
 mod inspect;
 
+mod next;
 mod output;
 mod partition;
 mod progress;
+mod prune;
 mod repair;
 mod report;
 mod round;
@@ -33,6 +41,7 @@ mod settings;
 pub mod sitemap;
 mod sort;
 mod status;
+mod wacz;
 
 use common::exit::Exit;
 
@@ -59,8 +68,49 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             json,
             no_backlog,
         } => status::status(&crawl, json, !no_backlog)?,
+        Command::Next {
+            crawl,
+            record,
+            since,
+            exit_code,
+            json,
+        } => {
+            let driver = next::Driver {
+                record,
+                since_ms: since.unwrap_or(i64::MAX),
+                exit_code,
+            };
+            next::next(&crawl, driver, json)?
+        }
+        Command::Prune {
+            crawl,
+            keep_logs,
+            dry_run,
+        } => prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
         Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
+        Command::Index { crawl, rounds, out } => {
+            index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
+        }
+        Command::Wacz {
+            crawl,
+            out,
+            rounds,
+            title,
+        } => wacz::wacz(
+            &crawl,
+            &out,
+            &rounds_of(rounds.as_deref())?,
+            title.as_deref(),
+        )?,
     }
     Ok(Exit::Success)
+}
+
+/// The `--rounds` of `index` and `wacz`.
+fn rounds_of(text: Option<&str>) -> Result<index::Rounds, Error> {
+    match text {
+        Some(t) => index::Rounds::parse(t).map_err(Error::Usage),
+        None => Ok(index::Rounds::default()),
+    }
 }

@@ -1,6 +1,7 @@
-//! A plain progress line on stderr (and in the run's log) every
-//! `--progress-interval` while a round runs, so that a long run in a
-//! terminal, a log file or a cron mail shows that it moves:
+//! The segmenter's progress line while a round runs, so that a long run in
+//! a terminal, a log file or a cron mail shows that it moves: live on a
+//! terminal, and a plain line every `--progress-interval` in the log (and
+//! on stderr otherwise; [`common::progress`] says when and where):
 //!
 //! ```text
 //! segmenter: progress: 21,480 pages, 244.9 MB of HTML, 1,166,215 links, 0 URLs from lists; 0 URLs selected (1.0 s)
@@ -14,7 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::report::Counts;
+use crate::counts::Counts;
+use common::human;
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// Counts shared by the threads of a round.
@@ -72,50 +75,39 @@ impl Progress {
     pub fn line(&self, elapsed: Duration) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "progress: {} pages, {:.1} MB of HTML, {} links, {} URLs from lists; {} URLs selected ({:.1} s)",
-            thousands(get(&self.pages)),
-            get(&self.html_bytes) as f64 / 1e6,
-            thousands(get(&self.links)),
-            thousands(get(&self.listed)),
-            thousands(get(&self.selected)),
+            "progress: {} pages, {} of HTML, {} links, {} URLs from lists; {} URLs selected ({:.1} s)",
+            human::count(get(&self.pages)),
+            human::megabytes(get(&self.html_bytes)),
+            human::count(get(&self.links)),
+            human::count(get(&self.listed)),
+            human::count(get(&self.selected)),
             elapsed.as_secs_f64()
         )
     }
 }
 
-/// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Runs `work` while a thread logs `progress` every `interval` (never when
-/// `interval` is zero). The thread stops as soon as `work` returns.
+/// Runs `work` while a thread shows `progress` as `pacer` says (nothing
+/// when it is quiet). The thread stops as soon as `work` returns, and
+/// clears a live line.
 pub fn while_running<T>(
-    interval: Duration,
+    mut pacer: Pacer,
     log: &RunLog,
     progress: &Progress,
     work: impl FnOnce() -> T,
 ) -> T {
-    if interval.is_zero() {
+    let Some(every) = pacer.tick_every() else {
         return work();
-    }
+    };
     let started = Instant::now();
     let (stop, stopped) = mpsc::channel::<()>();
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("progress".into())
             .spawn_scoped(s, move || {
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    log.info(progress.line(started.elapsed()));
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    pacer.tick(log, |_| progress.line(started.elapsed()));
                 }
+                pacer.clear(log);
             })
             .expect("the progress thread starts");
         let out = work();
@@ -127,14 +119,6 @@ pub fn while_running<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(2_641_309), "2,641,309");
-    }
 
     #[test]
     fn workers_add_only_what_is_new() {

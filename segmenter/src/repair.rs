@@ -19,153 +19,19 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use common::bloom::{BloomFilter, BloomParams};
-use common::crawldir::{CONSUMED_LIST, CrawlDir, SCOPE_SEEDS_LIST, is_id};
+use common::crawldir::{CONSUMED_LIST, CrawlDir};
 use common::exit::Exit;
-use common::hoststate::HostDb;
-use common::listfile::{self, ListError, ListKind};
+use common::listfile;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
 
 use crate::commit::{self, prev_path};
-use crate::history::{self, Entry, HistoryReader};
+use crate::health::{Health, Kind, check};
+use crate::history;
 use crate::seen::ExactSets;
 
 /// The lock `scripts/crawl.sh` holds while it runs.
 const CRAWL_LOCK: &str = ".crawl.lock";
 use crate::error::Error;
-
-/// The kinds of state file, each checked and repaired its own way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Consumed,
-    ScopeSeeds,
-    Backlog,
-    Bloom,
-    /// A round's journal block for `seen.bloom` (staged only).
-    BloomAppend,
-    Hosts,
-    /// The fetch history (`history.v1.tsv.zst`).
-    History,
-    /// A segment not fetched to completion.
-    Segment,
-}
-
-/// What a check found.
-#[derive(Debug)]
-enum Health {
-    /// No such file (each kind says what that means).
-    Missing,
-    /// Sound; what it holds.
-    Sound(String),
-    /// Damaged; what is wrong.
-    Damaged(String),
-}
-
-/// Checks `path` as a file of `kind`, as the program that reads it would.
-fn check(kind: Kind, path: &Path) -> Health {
-    if !path.exists() {
-        return Health::Missing;
-    }
-    let result = match kind {
-        Kind::Consumed => {
-            check_list(path, &CONSUMED_LIST, is_id).map(|n| format!("{n} fetched run(s) consumed"))
-        }
-        Kind::ScopeSeeds => check_list(path, &SCOPE_SEEDS_LIST, |e| {
-            url::Host::parse(e).is_ok_and(|h| matches!(h, url::Host::Domain(_)))
-        })
-        .map(|n| format!("{n} domain(s)")),
-        Kind::Backlog | Kind::Segment => check_segment(path),
-        Kind::Bloom => check_bloom(path),
-        Kind::BloomAppend => common::bloom::check_journal_file(path)
-            .map(|(_, n)| format!("{n} hashes to append"))
-            .map_err(|e| e.to_string()),
-        Kind::Hosts => match HostDb::open_read_only(path) {
-            Ok(_) => Ok("SQLite, quick_check ok".to_string()),
-            Err(e) => Err(e.to_string()),
-        },
-        Kind::History => check_history(path),
-    };
-    match result {
-        Ok(detail) => Health::Sound(detail),
-        // The report line names the file already.
-        Err(problem) => Health::Damaged(
-            problem
-                .strip_prefix(&format!("{}: ", path.display()))
-                .map_or(problem.clone(), str::to_string),
-        ),
-    }
-}
-
-/// The number of entries of a list file, if it is sound and every entry
-/// passes `entry_ok`.
-fn check_list(
-    path: &Path,
-    kind: &ListKind,
-    entry_ok: impl Fn(&str) -> bool,
-) -> Result<usize, String> {
-    let problem = |e: ListError| match e {
-        ListError::Damaged { problem, .. } => problem,
-        other => other.to_string(),
-    };
-    let entries = listfile::read(path, kind)
-        .map_err(problem)?
-        .unwrap_or_default();
-    if let Some((n, e)) = entries.iter().find(|(_, e)| !entry_ok(e)) {
-        return Err(format!("line {n}: `{e}` is not a valid entry"));
-    }
-    Ok(entries.len())
-}
-
-/// The URLs of a segment-format file, if it decodes to its end.
-fn check_segment(path: &Path) -> Result<String, String> {
-    let mut reader = SegmentReader::open(path).map_err(|e| e.to_string())?;
-    let mut rec = SegmentRecord::default();
-    let mut urls = 0u64;
-    loop {
-        match reader.read_next(&mut rec) {
-            Ok(true) => urls += 1,
-            Ok(false) => break,
-            Err(e) if e.is_fatal() => {
-                return Err(format!("{e} (after {urls} readable URLs)"));
-            }
-            // A malformed line is skipped by every reader, with a warning.
-            Err(_) => {}
-        }
-    }
-    let malformed = reader.malformed();
-    Ok(if malformed > 0 {
-        format!("{urls} URLs ({malformed} malformed lines, skipped by every reader)")
-    } else {
-        format!("{urls} URLs")
-    })
-}
-
-/// What a Bloom filter holds, if its header, journal and bit array agree.
-fn check_bloom(path: &Path) -> Result<String, String> {
-    let b = BloomFilter::open_read_only(path).map_err(|e| e.to_string())?;
-    b.verify().map_err(|e| e.to_string())?;
-    let p = b.params();
-    Ok(format!(
-        "{} URLs for a design load of {}, est. false-positive rate {:.6}, journal of {} \
-         hashes",
-        b.items(),
-        p.expected_items,
-        b.estimated_fp_rate(),
-        b.journal().hashes
-    ))
-}
-
-/// The URLs of a fetch history, if it reads to its checked end line.
-fn check_history(path: &Path) -> Result<String, String> {
-    let Some(mut reader) = HistoryReader::open(path).map_err(|e| e.to_string())? else {
-        return Err("no such file".into());
-    };
-    let mut entry = Entry::default();
-    let mut urls = 0u64;
-    while reader.read_into(&mut entry).map_err(|e| e.to_string())? {
-        urls += 1;
-    }
-    Ok(format!("{urls} URLs"))
-}
 
 /// One state file of the crawl directory.
 struct StateFile {
@@ -200,7 +66,7 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
         },
         StateFile {
             kind: Kind::History,
-            path: crawl.root().join(history::FILE_NAME),
+            path: history::current_path(crawl.root()),
             is_prev: false,
         },
     ];
@@ -531,53 +397,11 @@ fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, E
     common::atomic::sync_parent(path).map_err(Error::io(path))?;
     Ok(format!(
         "rebuilt from the exact sets ({}): {items} URLs, a design load of {design} at {fp}; \
-         lost: URLs in none of them (fetches that failed without a response, retries given \
-         up, pages whose WARC record was unreadable) are new again: a page linking to one \
+         lost: URLs in none of them (fetches that failed without a response, pages whose \
+         WARC record was unreadable) are new again: a page linking to one \
          schedules it once more",
         counts.describe()
     ))
-}
-
-/// The first damaged file of a round staged in `staging` whose commit
-/// marker lists `listed`, with what is wrong: each listed file is checked
-/// as the state file it becomes, and every staged file must be listed (an
-/// unlisted one means a damaged marker).
-pub(crate) fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)> {
-    let mut present: Vec<String> = Vec::new();
-    for (sub, prefix) in [
-        (staging.to_path_buf(), ""),
-        (staging.join("segments"), "segments/"),
-    ] {
-        for e in std::fs::read_dir(&sub).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_file() && name != commit::MARKER {
-                present.push(format!("{prefix}{name}"));
-            }
-        }
-    }
-    if let Some(unlisted) = present.iter().find(|p| !listed.contains(p)) {
-        return Some((
-            staging.join(commit::MARKER),
-            format!("the staged file {unlisted} is not listed in it"),
-        ));
-    }
-    for rel in listed {
-        let kind = match rel.as_str() {
-            "consumed.txt" => Kind::Consumed,
-            "scope.seeds" => Kind::ScopeSeeds,
-            "seen.bloom" => Kind::Bloom,
-            "seen.bloom.append" => Kind::BloomAppend,
-            history::FILE_NAME => Kind::History,
-            r if r.starts_with("backlog") => Kind::Backlog,
-            r if r.starts_with("segments/") => Kind::Segment,
-            _ => continue,
-        };
-        let path = staging.join(rel);
-        if let Health::Damaged(problem) = check(kind, &path) {
-            return Some((path, problem));
-        }
-    }
-    None
 }
 
 /// Writes to `to` the records of `from` that decode; their number, and

@@ -6,233 +6,19 @@
 //! The text report is `key: value` lines for people; scripts ask
 //! `segmenter status --json` instead of parsing it.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::ops::AddAssign;
 use std::time::Duration;
 
 use common::filter::Reject;
-use serde::ser::{SerializeMap, SerializeSeq};
+use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
+
+use crate::counts::Counts;
 
 /// Version of the JSON report's layout (`"version"` in the file); raised
 /// when a key changes meaning or goes away.
 pub const JSON_VERSION: u64 = 1;
-
-/// Counters kept by each scan worker and summed with `+=`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    /// Fetched runs read.
-    pub runs: u64,
-    /// WARC files read.
-    pub warc_files: u64,
-    /// WARC records read.
-    pub records: u64,
-    /// `response` records of pages (robots.txt fetches not included).
-    pub responses: u64,
-    /// `revisit` records (refetches found unchanged; no links read).
-    pub revisits: u64,
-    /// `response` records of robots.txt fetches (skipped).
-    pub robots_responses: u64,
-    /// Responses read as HTML.
-    pub html_pages: u64,
-    /// Bytes of HTML bodies read.
-    pub html_bytes: u64,
-    /// Links found in pages (before any filter).
-    pub links: u64,
-    /// Redirect targets found.
-    pub redirects: u64,
-    /// Links not followed: `rel=nofollow`, or a nofollow page.
-    pub nofollow: u64,
-    /// Links beyond the per-page cap.
-    pub over_page_cap: u64,
-    /// Links to the page itself (empty or fragment-only).
-    pub same_page: u64,
-    /// Pages whose markup the parser gave up on before the end.
-    pub incomplete_pages: u64,
-    /// Response bodies that could not be (wholly) decoded; links were read
-    /// from what could be.
-    pub undecodable_bodies: u64,
-    /// Seed lines with a URL.
-    pub seeds: u64,
-    /// Seed lines that are not URLs.
-    pub bad_seed_lines: u64,
-    /// URLs from leftover lists (never attempted).
-    pub leftover: u64,
-    /// URLs from leftover lists to retry.
-    pub retries: u64,
-    /// Retries dropped after `max_tries` attempts.
-    pub retries_exhausted: u64,
-    /// URLs from the backlog.
-    pub backlog_in: u64,
-    /// URLs due again, from the fetch history.
-    pub due_in: u64,
-    /// Malformed lines in leftover or backlog files.
-    pub bad_lines: u64,
-    /// URLs that are not valid URLs.
-    pub invalid_urls: u64,
-    /// Refusals by each filter, in [`Reject::ALL`] order (in JSON, an
-    /// object keyed by the reason's name).
-    #[serde(serialize_with = "rejects_by_name")]
-    pub rejects: [u64; Reject::ALL.len()],
-    /// Copies of URLs scheduled in an earlier round (refused by `seen.bloom`).
-    pub dupes: u64,
-    /// Candidates that passed the filters and the seen check (copies included).
-    pub candidates: u64,
-    /// WARC files that ended with a truncated record.
-    pub truncated_files: u64,
-    /// Files that are not WARC, or that could not be read.
-    pub unreadable_files: u64,
-    /// WARC files without a record (empty).
-    pub empty_files: u64,
-    /// Damaged stretches of WARC files skipped (a record each, at least).
-    pub damaged_records: u64,
-    /// Bytes of WARC files skipped as damaged.
-    pub damaged_bytes: u64,
-    /// Responses larger than `max_page_size`, skipped.
-    pub too_large: u64,
-    /// Responses labelled HTML that are not (binary content), skipped.
-    pub not_html: u64,
-    /// Response records whose block is not an HTTP response.
-    pub bad_records: u64,
-    /// Page records the history could not use (no HTTP head, no readable
-    /// `WARC-Date`).
-    pub unobserved: u64,
-    /// `Sitemap:` URLs of robots.txt responses.
-    pub sitemaps_named: u64,
-    /// `/sitemap.xml` URLs guessed (`sitemap_guess`) for hosts whose
-    /// robots.txt names no sitemap.
-    pub sitemaps_guessed: u64,
-    /// Sitemaps read, by kind (urlset, sitemapindex, rss, atom, text; in
-    /// JSON, an object keyed by the kind).
-    #[serde(serialize_with = "sitemaps_by_kind")]
-    pub sitemaps_read: [u64; 5],
-    /// Responses fetched as sitemaps that are no sitemap (an HTML page at
-    /// `/sitemap.xml`): read as pages.
-    pub sitemaps_not_sitemap: u64,
-    /// Sitemaps the parser gave up on (bad XML, bad gzip): what came
-    /// before the fault was read.
-    pub bad_sitemaps: u64,
-    /// Sitemaps over the entry or byte limit.
-    pub sitemaps_over_limit: u64,
-    /// URLs sitemaps list (every entry, rejected ones included).
-    pub sitemap_urls: u64,
-    /// Of them, new URLs admitted (passed the filters and the seen check).
-    pub sitemap_new: u64,
-    /// Of them, URLs the protocol does not let the sitemap list (another
-    /// directory, another host that does not name it).
-    pub sitemap_rejected_protocol: u64,
-    /// Of them, URLs refused by the scope and trap filters (also counted
-    /// under their reason).
-    pub sitemap_rejected_filters: u64,
-    /// Of them, URLs past the entry or byte limit of their sitemap.
-    pub sitemap_over_limit: u64,
-    /// Of them, sitemaps of an index past `sitemap_max_depth`.
-    pub sitemap_rejected_depth: u64,
-    /// Of them, entries that are not URLs.
-    pub sitemap_invalid: u64,
-    /// Of them, URLs seen before with a `<lastmod>`: handed to the history.
-    pub sitemap_lastmod_hints: u64,
-}
-
-impl Counts {
-    /// Counts one refusal.
-    pub fn reject(&mut self, reason: Reject) {
-        let i = Reject::ALL
-            .iter()
-            .position(|r| *r == reason)
-            .expect("every reason is listed");
-        self.rejects[i] += 1;
-    }
-
-    /// Refusals for one reason.
-    pub fn rejected(&self, reason: Reject) -> u64 {
-        Reject::ALL
-            .iter()
-            .position(|r| *r == reason)
-            .map_or(0, |i| self.rejects[i])
-    }
-
-    /// URLs sitemaps listed that were not taken, for any reason.
-    pub fn sitemap_rejected(&self) -> u64 {
-        self.sitemap_rejected_protocol
-            + self.sitemap_rejected_filters
-            + self.sitemap_over_limit
-            + self.sitemap_rejected_depth
-            + self.sitemap_invalid
-    }
-
-    /// Inputs skipped as bad (files, records, pages, lines).
-    pub fn bad_input(&self) -> u64 {
-        self.truncated_files
-            + self.unreadable_files
-            + self.empty_files
-            + self.damaged_records
-            + self.too_large
-            + self.not_html
-            + self.bad_records
-            + self.bad_lines
-            + self.bad_seed_lines
-    }
-}
-
-impl AddAssign<&Counts> for Counts {
-    fn add_assign(&mut self, o: &Counts) {
-        self.runs += o.runs;
-        self.warc_files += o.warc_files;
-        self.records += o.records;
-        self.responses += o.responses;
-        self.robots_responses += o.robots_responses;
-        self.revisits += o.revisits;
-        self.html_pages += o.html_pages;
-        self.html_bytes += o.html_bytes;
-        self.links += o.links;
-        self.redirects += o.redirects;
-        self.nofollow += o.nofollow;
-        self.over_page_cap += o.over_page_cap;
-        self.same_page += o.same_page;
-        self.incomplete_pages += o.incomplete_pages;
-        self.undecodable_bodies += o.undecodable_bodies;
-        self.seeds += o.seeds;
-        self.bad_seed_lines += o.bad_seed_lines;
-        self.leftover += o.leftover;
-        self.retries += o.retries;
-        self.retries_exhausted += o.retries_exhausted;
-        self.backlog_in += o.backlog_in;
-        self.due_in += o.due_in;
-        self.bad_lines += o.bad_lines;
-        self.invalid_urls += o.invalid_urls;
-        for (a, b) in self.rejects.iter_mut().zip(o.rejects) {
-            *a += b;
-        }
-        self.dupes += o.dupes;
-        self.candidates += o.candidates;
-        self.truncated_files += o.truncated_files;
-        self.unreadable_files += o.unreadable_files;
-        self.empty_files += o.empty_files;
-        self.damaged_records += o.damaged_records;
-        self.damaged_bytes += o.damaged_bytes;
-        self.too_large += o.too_large;
-        self.not_html += o.not_html;
-        self.bad_records += o.bad_records;
-        self.unobserved += o.unobserved;
-        self.sitemaps_named += o.sitemaps_named;
-        self.sitemaps_guessed += o.sitemaps_guessed;
-        for (a, b) in self.sitemaps_read.iter_mut().zip(o.sitemaps_read) {
-            *a += b;
-        }
-        self.sitemaps_not_sitemap += o.sitemaps_not_sitemap;
-        self.bad_sitemaps += o.bad_sitemaps;
-        self.sitemaps_over_limit += o.sitemaps_over_limit;
-        self.sitemap_urls += o.sitemap_urls;
-        self.sitemap_new += o.sitemap_new;
-        self.sitemap_rejected_protocol += o.sitemap_rejected_protocol;
-        self.sitemap_rejected_filters += o.sitemap_rejected_filters;
-        self.sitemap_over_limit += o.sitemap_over_limit;
-        self.sitemap_rejected_depth += o.sitemap_rejected_depth;
-        self.sitemap_invalid += o.sitemap_invalid;
-        self.sitemap_lastmod_hints += o.sitemap_lastmod_hints;
-    }
-}
 
 /// The selection stage's counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -267,6 +53,37 @@ pub struct Selection {
     /// Backlog URLs of hosts met out of order in the backlog file: kept
     /// there as they are, not scheduled.
     pub out_of_order: u64,
+    /// Hosts held back by a budget or their failures, by reason
+    /// ([`crate::caps::Hold`]: `backoff`, `parked`, `host-bytes`,
+    /// `host-pages`, `domain-pages`, `crawl-bytes`), with the URLs that wait
+    /// in the backlog for them.
+    pub held: BTreeMap<&'static str, HeldBack>,
+}
+
+/// Hosts held back for one reason, the URLs they left in the backlog, and
+/// the first few of them by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HeldBack {
+    /// Hosts.
+    pub hosts: u64,
+    /// Their URLs sent to the backlog.
+    pub urls: u64,
+    /// The first [`HeldBack::EXAMPLES`] hosts.
+    pub examples: Vec<String>,
+}
+
+impl HeldBack {
+    /// Hosts named per reason.
+    pub const EXAMPLES: usize = 10;
+
+    /// Counts host `name` with `urls` URLs held back.
+    pub fn add(&mut self, name: &str, urls: u64) {
+        self.hosts += 1;
+        self.urls += urls;
+        if self.examples.len() < HeldBack::EXAMPLES {
+            self.examples.push(name.to_string());
+        }
+    }
 }
 
 /// The Bloom filter's state after the round.
@@ -381,6 +198,10 @@ struct Totals {
     retired: Option<u64>,
     /// Inputs skipped as bad.
     bad_input: u64,
+    /// Hosts held back by a budget or their failures, all reasons.
+    held_hosts: u64,
+    /// URLs they left in the backlog, all reasons.
+    held_urls: u64,
 }
 
 /// The JSON report file: the report, its layout version and the totals.
@@ -405,6 +226,8 @@ impl Report {
                 sitemap_urls_rejected: c.sitemap_rejected(),
                 retired: self.history.as_ref().map(|h| h.retired_now()),
                 bad_input: c.bad_input(),
+                held_hosts: self.selection.held.values().map(|h| h.hosts).sum(),
+                held_urls: self.selection.held.values().map(|h| h.urls).sum(),
             },
         };
         // Numbers, strings, lists and maps with string keys: nothing here
@@ -447,17 +270,30 @@ impl Report {
             line("html bytes:", c.html_bytes.to_string());
             line("links found:", c.links.to_string());
             line("nofollow links:", c.nofollow.to_string());
-            line("over page cap:", c.over_page_cap.to_string());
+            line(
+                "over page cap:",
+                format!(
+                    "{} links not taken, of {} pages over max_links_per_page",
+                    c.over_page_cap, c.pages_over_page_cap
+                ),
+            );
             line("same-page links:", c.same_page.to_string());
             line("incomplete pages:", c.incomplete_pages.to_string());
             line("bodies not decoded:", c.undecodable_bodies.to_string());
             line("redirects found:", c.redirects.to_string());
             line("leftover in:", c.leftover.to_string());
             line("retries in:", c.retries.to_string());
-            line("retries exhausted:", c.retries_exhausted.to_string());
+            line(
+                "retries exhausted:",
+                format!(
+                    "{} (not retried now: kept in the fetch history as failed, due again at \
+                     recrawl_failed)",
+                    c.retries_exhausted
+                ),
+            );
             line("backlog in:", c.backlog_in.to_string());
             line("due in:", c.due_in.to_string());
-            let kinds = crate::scan::SITEMAP_KINDS
+            let kinds = crate::sitemap::Kind::NAMES
                 .iter()
                 .zip(c.sitemaps_read)
                 .map(|(k, n)| format!("{k} {n}"))
@@ -541,6 +377,25 @@ impl Report {
         line("capped hosts:", s.capped_hosts.to_string());
         line("time-capped hosts:", s.time_capped_hosts.to_string());
         line("waiting hosts:", s.waiting_hosts.to_string());
+        let none = HeldBack::default();
+        for reason in crate::caps::Hold::ALL.map(crate::caps::Hold::name) {
+            let h = s.held.get(reason).unwrap_or(&none);
+            let more = h.hosts.saturating_sub(h.examples.len() as u64);
+            line(
+                &format!("held {reason}:"),
+                format!(
+                    "{} hosts, {} URLs to the backlog ({}{})",
+                    h.hosts,
+                    h.urls,
+                    h.examples.join(" "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
         line("to backlog:", s.backlogged.to_string());
         if s.out_of_order > 0 {
             line("backlog out of order:", s.out_of_order.to_string());
@@ -608,12 +463,14 @@ impl Report {
             line(
                 "history:",
                 format!(
-                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired), {:.3} s",
+                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired, \
+                     {} rescheduled by changed recrawl bounds), {:.3} s",
                     h.entries,
                     h.due,
                     h.due_by_lastmod,
                     h.waiting,
                     h.retired,
+                    h.rescheduled,
                     self.history_time.as_secs_f64()
                 ),
             );
@@ -631,6 +488,14 @@ impl Report {
                 ),
             );
             line("fetch failed:", h.failed.to_string());
+            line(
+                "kept as failed:",
+                format!(
+                    "{} (retries ran out this round; {} failed URLs in the history, each due \
+                     again at recrawl_failed)",
+                    h.gave_up, h.failing
+                ),
+            );
             if h.stale > 0 || c.unobserved > 0 {
                 line(
                     "history skipped:",
@@ -670,25 +535,6 @@ impl Report {
         line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
         out
     }
-}
-
-fn rejects_by_name<S: Serializer>(
-    rejects: &[u64; Reject::ALL.len()],
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(Some(rejects.len()))?;
-    for (reason, n) in Reject::ALL.iter().zip(rejects) {
-        map.serialize_entry(reason.name(), n)?;
-    }
-    map.end()
-}
-
-fn sitemaps_by_kind<S: Serializer>(read: &[u64; 5], s: S) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(Some(read.len()))?;
-    for (kind, n) in crate::scan::SITEMAP_KINDS.iter().zip(read) {
-        map.serialize_entry(kind, n)?;
-    }
-    map.end()
 }
 
 fn segment_list<S: Serializer>(segments: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {

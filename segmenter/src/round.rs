@@ -23,20 +23,22 @@ use common::listfile;
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 
 use crate::backlog::{BacklogStream, Waiting};
-use crate::candidates::{Meta, host_prefix, split_key};
-use crate::caps::{Budget, Fate, HostCap, HostPlan, Pick};
+use crate::candidates::{LastFetch, Meta, host_prefix, split_key};
+use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
+use crate::counts::Counts;
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
-use crate::report::{Counts, Report, Selection};
+use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
 use crate::seen::rescue::{NotInHistory, Rescue};
 use crate::seen::{ExactSets, Finish, Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, SpillDir, merge};
+use common::progress::Pacer;
 use common::runlog::RunLog;
 
 /// What a round does with the backlog.
@@ -72,6 +74,24 @@ pub struct Plan {
     pub history_only: std::collections::HashSet<std::path::PathBuf>,
 }
 
+impl Plan {
+    /// What the round's writes are estimated from
+    /// ([`crate::session::space_needed`]): the leftover lists and seeds read,
+    /// and a tenth of the WARC bytes read.
+    pub fn input_bytes(&self) -> u64 {
+        let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        self.jobs
+            .iter()
+            .map(|j| match j {
+                Job::Warc(p) => size(p) / 10,
+                Job::Leftover(p) => size(p),
+                Job::Seeds { start, end, .. } => end - start,
+                Job::CrawlLog(_) => 0,
+            })
+            .sum()
+    }
+}
+
 /// Bytes a sort-run reader needs during the merge (buffers and zstd window).
 const READER_COST: u64 = 1 << 19;
 
@@ -85,9 +105,12 @@ pub fn execute(
     plan: Plan,
 ) -> Result<Report, Error> {
     let progress = Progress::default();
-    let (mut report, staging) = while_running(settings.progress_interval, log, &progress, || {
-        build(settings, log, filter, staging, plan, &progress)
-    })?;
+    let (mut report, staging) = while_running(
+        Pacer::new(settings.progress, settings.progress_interval),
+        log,
+        &progress,
+        || build(settings, log, filter, staging, plan, &progress),
+    )?;
     let started = Instant::now();
     staging.commit()?;
     report.elapsed += started.elapsed();
@@ -151,6 +174,7 @@ fn build(
     // A `run` looks the suspects up in the history as its merge writes it.
     let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
     let mut history = None;
+    let mut pages = crate::history::PageCounts::default();
     let mut history_time = std::time::Duration::ZERO;
     if plan.history {
         let history_started = Instant::now();
@@ -160,14 +184,16 @@ fn build(
             Some(s) => Some(Lookup::new(s, &mut each)?),
             None => None,
         };
-        history = Some(merge_history(
+        let (merged, counted) = merge_history(
             settings,
             log,
             &staging,
             !plan.history_only.is_empty(),
             observations,
             lookup,
-        )?);
+        )?;
+        pages = counted;
+        history = Some(merged);
         history_time = history_started.elapsed();
         pause_point("history");
     }
@@ -233,11 +259,35 @@ fn build(
         false => None,
     };
     let hosts_db = hosts_db.into_inner().expect("no panics");
+    let crawl_bytes_spent = match settings.max_crawl_bytes {
+        Some(max) => {
+            let bytes = crawl
+                .warc_bytes()
+                .map_err(Error::io(crawl.fetched_root()))?;
+            if bytes >= max {
+                log.warn(format_args!(
+                    "{}: the crawl's WARC files hold {bytes} bytes, max_crawl_bytes is {max}: \
+                     no URL is scheduled, every URL waits in the backlog (raise \
+                     max_crawl_bytes, or move archived WARC files out of fetched/, to go on)",
+                    crawl.root().display()
+                ));
+            }
+            bytes >= max
+        }
+        None => false,
+    };
     let budget = Budget::new(
         hosts_db,
         settings.policy.clone(),
         settings.round_time,
-        settings.max_per_host,
+        Limits {
+            max_per_host: settings.max_per_host,
+            max_host_pages: settings.max_host_pages,
+            max_domain_pages: settings.max_domain_pages,
+            max_host_bytes: settings.max_host_bytes,
+            crawl_bytes_spent,
+        },
+        pages,
         common::timefmt::unix_millis(std::time::SystemTime::now()),
     );
     let selected = select(
@@ -367,7 +417,7 @@ impl RoundSets {
         let history = if merged_history {
             staging.history_path()
         } else {
-            crawl.root().join(crate::history::FILE_NAME)
+            crate::history::current_path(crawl.root())
         };
         let unconsumed = ExactSets::unconsumed_segments(crawl, consumed_after)?;
         let mut lists: Vec<std::path::PathBuf> =
@@ -418,10 +468,9 @@ fn merge_history<'a>(
     spread_new: bool,
     observations: Merger,
     lookup: Option<Lookup<'a>>,
-) -> Result<crate::history::HistoryCounts, Error> {
+) -> Result<(crate::history::HistoryCounts, crate::history::PageCounts), Error> {
     let crawl = &settings.crawl;
-    let old = HistoryReader::open(&crawl.root().join(crate::history::FILE_NAME))
-        .map_err(Error::damaged(HISTORY_REPAIR))?;
+    let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
     let out =
         HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
     let path = due_path(staging);
@@ -438,6 +487,7 @@ fn merge_history<'a>(
         now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
         spread_new,
         lookup,
+        count_pages: settings.max_host_pages.is_some() || settings.max_domain_pages.is_some(),
     }
     .run(|e| {
         rec.host.clone_from(&e.host);
@@ -554,31 +604,56 @@ impl Sink<'_> {
     }
 }
 
-/// The host whose URLs the selection is going through, and its plan.
+/// The host whose URLs the selection is going through, its plan, and the
+/// selection's counts when it started (what it sent where).
 struct HostNow {
     name: String,
     plan: HostPlan,
+    /// `backlogged` and `scheduled - refetches` when the host started.
+    started: (u64, u64),
 }
 
-/// Ends the current host: its best URLs to the segments, the rest to the backlog.
-fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Selection) {
+/// Ends the current host: its best URLs to the segments, the rest to the
+/// backlog, counted by why they wait. Returns the URLs not fetched before
+/// that it scheduled (for its domain's page budget).
+fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Selection) -> u64 {
     let before = sel.scheduled;
-    let capped = cap
+    let (capped, limited) = cap
         .finish_host(&mut |p: &Pick, fate| {
             sink.push(fate, host, p, sel);
             Ok::<_, ()>(())
         })
-        .unwrap_or(false);
+        .unwrap_or((false, false));
     sel.hosts += u64::from(sel.scheduled > before);
-    if capped {
-        if host.plan.cap == 0 {
-            sel.waiting_hosts += 1;
-        } else if host.plan.by_time {
-            sel.time_capped_hosts += 1;
-        } else {
-            sel.capped_hosts += 1;
+    let waiting = sel.backlogged - host.started.0;
+    // A page budget holds a host back only if it cut; the other holds take
+    // every URL over what the host gets.
+    let held = host.plan.held.filter(|h| {
+        limited
+            || !matches!(
+                h,
+                crate::caps::Hold::HostPages | crate::caps::Hold::DomainPages
+            )
+    });
+    match held {
+        Some(reason) if waiting > 0 => {
+            sel.held
+                .entry(reason.name())
+                .or_default()
+                .add(&host.name, waiting);
         }
+        _ if capped => {
+            if host.plan.cap == 0 {
+                sel.waiting_hosts += 1;
+            } else if host.plan.by_time {
+                sel.time_capped_hosts += 1;
+            } else {
+                sel.capped_hosts += 1;
+            }
+        }
+        _ => {}
     }
+    (sel.scheduled - sel.refetches) - host.started.1
 }
 
 /// What [`select`] did.
@@ -692,11 +767,8 @@ fn select(
             },
             host: HostNow {
                 name: String::new(),
-                plan: HostPlan {
-                    cap: 0,
-                    by_time: false,
-                    not_before: None,
-                },
+                plan: HostPlan::none(),
+                started: (0, 0),
             },
             current: Vec::new(),
             budget,
@@ -706,8 +778,11 @@ fn select(
         };
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut carried = Vec::new();
+        // A refetch's last fetch, when the URL carries one (a leftover).
+        let mut prior = SegmentRecord::default();
         let result = (|| -> Result<(), Error> {
-            while chooser.sink.alive && merger.next_into(&mut key, &mut meta)? {
+            while chooser.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
                 let Some(parts) = split_key(&key) else {
                     continue;
                 };
@@ -722,7 +797,11 @@ fn select(
                         chooser.backlog_host(&mut waiting)?;
                     }
                 }
-                chooser.add(parts.url, meta, parts.hash, None);
+                let prior = (!carried.is_empty()).then(|| {
+                    LastFetch::apply(&carried, &mut prior);
+                    &prior
+                });
+                chooser.add(parts.url, meta, parts.hash, prior);
             }
             chooser.backlog_before(&mut waiting, None)?;
             chooser.end_host();
@@ -782,13 +861,16 @@ impl Chooser<'_, '_> {
         self.current.extend_from_slice(prefix);
         self.host.name.clear();
         self.host.name.push_str(host);
-        self.host.plan = self.budget.plan(host)?;
+        self.host.plan = self.budget.plan(domain, host)?;
+        self.host.started = (self.sel.backlogged, self.sel.scheduled - self.sel.refetches);
         self.cap.set_cap(self.host.plan.cap);
+        self.cap.set_new_limit(self.host.plan.new_limit);
         Ok(())
     }
 
     fn end_host(&mut self) {
-        end_host(&mut self.cap, &self.host, &mut self.sink, self.sel);
+        let new = end_host(&mut self.cap, &self.host, &mut self.sink, self.sel);
+        self.budget.took_new(new);
     }
 
     /// A URL of the current host out of the merge.
@@ -896,6 +978,7 @@ impl Chooser<'_, '_> {
             let host = HostNow {
                 name: rec.host.clone(),
                 plan: self.host.plan,
+                started: (0, 0),
             };
             self.sink.push(Fate::Backlog, &host, &pick, self.sel);
             return;

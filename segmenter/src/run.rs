@@ -51,7 +51,7 @@ fn round(session: &Session) -> Result<(), Error> {
     // A crawl made before the fetch history existed gains one from the runs
     // it consumed then (read for the history alone).
     let mut history_only = std::collections::HashSet::new();
-    if !crawl.root().join(crate::history::FILE_NAME).exists() && !consumed.is_empty() {
+    if !crate::history::current_path(crawl.root()).exists() && !consumed.is_empty() {
         for id in &consumed {
             let dir = crawl.fetched_dir(id);
             if dir.is_dir() {
@@ -94,7 +94,7 @@ fn round(session: &Session) -> Result<(), Error> {
             None
         };
         if let Some(reason) = reason {
-            session.log.info(format_args!(
+            session.log.tell(format_args!(
                 "{}: nothing to do: {reason}",
                 crawl.root().display()
             ));
@@ -156,7 +156,7 @@ fn round(session: &Session) -> Result<(), Error> {
         if has_backlog { " and the backlog" } else { "" },
         bytes as f64 / 1e6
     ));
-    let staging = session.staging()?;
+    let staging = session.staging(plan.input_bytes())?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);
     Ok(())
@@ -184,7 +184,7 @@ fn has_urls(path: &Path) -> Result<bool, Error> {
 /// URLs of the fetch history due for a refetch now (0 without a history).
 /// A damaged history is refused here as the round would refuse it.
 fn due_urls(crawl: &CrawlDir) -> Result<u64, Error> {
-    let path = crawl.root().join(crate::history::FILE_NAME);
+    let path = crate::history::current_path(crawl.root());
     if !path.exists() {
         return Ok(0);
     }

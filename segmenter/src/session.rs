@@ -1,8 +1,6 @@
 //! What `inject` and `run` do around a round: settings, the log file, the
 //! lock, recovery from a killed run, and the report at the end.
 
-use std::path::Path;
-
 use common::crawldir::CrawlDir;
 
 use crate::cli::RoundFlags;
@@ -13,6 +11,20 @@ use crate::error::Error;
 use crate::report::Report;
 use crate::settings::Settings;
 use common::runlog::RunLog;
+
+/// The disk space a round may write before its commit (an estimate from
+/// its inputs): a copy of `seen.bloom`, a new backlog and history (each the
+/// size of the old one), the leftover lists and seeds read (they become
+/// segments and backlog lines), and a tenth of the WARC bytes read (the
+/// links found: sort spills and segments, compressed), which
+/// [`crate::round::Plan::input_bytes`] gives.
+pub fn space_needed(crawl: &CrawlDir, input: u64) -> u64 {
+    let size = |p: std::path::PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+    size(crawl.bloom_path())
+        + size(crawl.backlog_path())
+        + size(crate::history::current_path(crawl.root()))
+        + input
+}
 
 /// A command holding the crawl directory.
 pub struct Session {
@@ -29,7 +41,11 @@ impl Session {
     pub fn start(crawl: CrawlDir, flags: &RoundFlags) -> Result<Session, Error> {
         let settings = Settings::load(crawl, flags)?;
         let crawl = &settings.crawl;
-        let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
+        let log = RunLog::open_or_append(
+            "segmenter",
+            settings.log.as_deref(),
+            &crawl.new_log_path("segmenter"),
+        );
         let lock = commit::lock(crawl)?;
         match commit::recover(crawl)? {
             Recovery::Clean => {}
@@ -64,23 +80,32 @@ impl Session {
         result
     }
 
-    /// A fresh staging directory for the round.
-    pub fn staging(&self) -> Result<Staging, Error> {
-        Staging::create(&self.settings.crawl)
+    /// A fresh staging directory for a round that reads `input` bytes
+    /// (WARC files, leftover lists, seeds), after checking that the round
+    /// fits above the free-disk floor ([`space_needed`]): if not, the
+    /// round is refused ([`Error::Disk`], exit 3) with nothing changed.
+    pub fn staging(&self, input: u64) -> Result<Staging, Error> {
+        let crawl = &self.settings.crawl;
+        let need = space_needed(crawl, input);
+        if let Some(short) = common::disk::check(crawl.root(), self.settings.min_free_disk, need)
+            .map_err(Error::io(crawl.root()))?
+        {
+            return Err(Error::Disk(short));
+        }
+        Staging::create(crawl)
     }
 
-    /// Prints the report (stderr and log), keeps it as JSON beside the log
-    /// (`logs/segmenter-TIMESTAMP.json`) and warns about the Bloom filter's
-    /// load. Called once the round has committed: a round that did not
-    /// leaves no JSON report.
+    /// Prints the report (stderr and log), keeps it as JSON in
+    /// `logs/segmenter-TIMESTAMP.json` (beside the run's own log, under the
+    /// same name) and warns about the Bloom filter's load. Called once the
+    /// round has committed: a round that did not leaves no JSON report.
     pub fn finish(&self, report: &Report) {
         self.log.block(&report.render());
-        let path = self
-            .log
-            .path()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.settings.crawl.new_log_path("segmenter"))
-            .with_extension("json");
+        let path = match self.log.path() {
+            Some(own) if !self.log.is_appended() => own,
+            _ => self.settings.crawl.new_log_path("segmenter"),
+        }
+        .with_extension("json");
         if let Err(e) = common::atomic::write_atomic(&path, report.to_json().as_bytes()) {
             // The round is committed; only `segmenter status`'s last-round
             // figures miss it.

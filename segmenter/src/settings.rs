@@ -30,10 +30,24 @@ pub struct Settings {
     pub memory: u64,
     /// Worker threads.
     pub threads: usize,
-    /// Time between progress lines (zero: none).
+    /// Progress display (`--progress`).
+    pub progress: common::progress::ProgressMode,
+    /// Time between plain progress lines (zero: none).
     pub progress_interval: Duration,
+    /// `--log FILE`: the file the run's log is appended to.
+    pub log: Option<std::path::PathBuf>,
     /// URLs of one host per segment.
     pub max_per_host: u64,
+    /// URLs of one host over the crawl (`None`: no limit).
+    pub max_host_pages: Option<u64>,
+    /// URLs of one registrable domain over the crawl (`None`: no limit).
+    pub max_domain_pages: Option<u64>,
+    /// WARC bytes of one host over the crawl (`None`: no limit).
+    pub max_host_bytes: Option<u64>,
+    /// WARC bytes of the whole crawl (`None`: no limit).
+    pub max_crawl_bytes: Option<u64>,
+    /// Free space kept on the crawl directory's filesystem.
+    pub min_free_disk: common::disk::DiskFloor,
     /// Target length of a round.
     pub round_time: Duration,
     /// The fetcher's politeness, to plan how many URLs of a host fit in a round.
@@ -48,7 +62,7 @@ pub struct Settings {
     pub bloom_fp: f64,
     /// True when the Bloom parameters were given (flag or file) rather than defaulted.
     pub bloom_explicit: bool,
-    /// Retries allowed before a URL is dropped.
+    /// Failed rounds before a URL is kept as `failed` (not retried at once).
     pub max_tries: u32,
     /// Links taken from one page.
     pub max_links_per_page: usize,
@@ -171,6 +185,13 @@ impl Settings {
         set(&mut filter.max_hops, flags.max_hops);
         set(&mut filter.max_query_params, flags.max_query_params);
         set(&mut filter.max_years_ahead, flags.max_years_ahead);
+        if let Some(list) = &flags.skip_extensions {
+            filter.skip_extensions = list
+                .split(',')
+                .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
+                .filter(|e| !e.is_empty())
+                .collect();
+        }
         if filter.max_repeated_segment < 2 {
             return Err(Error::Usage(
                 "max_repeated_segment must be at least 2 (a segment always appears once)".into(),
@@ -185,7 +206,15 @@ impl Settings {
             gone_after: o
                 .recrawl_gone_after
                 .map_or(defaults.gone_after, NonZeroU32::get),
+            failed: o.recrawl_failed.map_or(defaults.failed, Duration::from),
         };
+        if schedule.failed.is_zero() {
+            return Err(Error::Usage(
+                "recrawl_failed 0: a URL whose retries ran out needs some time before it is \
+                 tried again (7d by default)"
+                    .into(),
+            ));
+        }
         if schedule.min.as_secs() == 0 || schedule.min > schedule.max {
             return Err(Error::Usage(format!(
                 "recrawl_min {:?} and recrawl_max {:?}: the shortest interval must be at least \
@@ -229,10 +258,17 @@ impl Settings {
             crawl,
             memory,
             threads,
+            progress: flags.progress.progress,
             progress_interval: o
                 .progress_interval
-                .map_or(Duration::from_secs(10), Duration::from),
+                .map_or(common::progress::DEFAULT_INTERVAL, Duration::from),
+            log: flags.log.clone(),
             max_per_host: o.max_per_host.map_or(1000, NonZeroU64::get),
+            max_host_pages: o.max_host_pages.filter(|&n| n > 0),
+            max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),
+            max_host_bytes: shared.max_host_bytes(),
+            max_crawl_bytes: shared.max_crawl_bytes(),
+            min_free_disk: shared.disk_floor(),
             round_time,
             policy,
             max_segment_size: o.max_segment_size.map_or(1_000_000, NonZeroU64::get),

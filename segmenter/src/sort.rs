@@ -18,9 +18,15 @@
 //! copies, the output is the same whatever the memory limit or the number of
 //! threads.
 //!
+//! Besides its [`Meta`], a candidate may carry a few bytes that are not
+//! merged but kept from one copy (a refetch's last fetch, see
+//! [`crate::candidates::LastFetch`]): they ride after the URL in the arena
+//! and after the meta in spill files, and copies keep the newest.
+//!
 //! Spill file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
 //! tries and not-before second, one byte `via`, one byte of flags
-//! (`exempt`, `fetched`, `rescued`).
+//! (`exempt`, `fetched`, `rescued`), LEB128 length of the carried bytes and
+//! the bytes.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
@@ -35,11 +41,16 @@ use common::urlnorm::registrable_domain;
 
 use crate::fasthash::FastHash;
 
-use crate::candidates::{Meta, domain_host, push_key};
+use crate::candidates::{LastFetch, Meta, domain_host, push_key};
 use crate::error::Error;
 
-/// Arena bytes per URL besides the URL: its length, meta and hash tail.
+/// Arena bytes per URL before the URL: its length, meta and hash tail.
 const HEADER: usize = 4 + Meta::ENCODED_LEN + 8;
+/// Arena bytes per URL after the URL: the length of its carried bytes.
+const TRAILER: usize = 2;
+/// The most bytes a candidate carries (a refetch whose validators are
+/// longer loses them: its refetch is an unconditional one).
+pub const MAX_CARRIED: usize = u16::MAX as usize;
 /// Size of one index entry.
 const ENTRY: usize = std::mem::size_of::<Entry>();
 /// Bytes counted per interned host besides its name (hash table entry,
@@ -261,7 +272,25 @@ impl Sorter {
         hash: BloomHash,
         meta: Meta,
     ) -> Result<(), Error> {
-        let need = HEADER + url.len();
+        self.push_carrying(host, url, hash, meta, &[])
+    }
+
+    /// Adds a candidate that carries `carried` (see the module doc; at most
+    /// [`MAX_CARRIED`] bytes are kept, more are dropped).
+    pub fn push_carrying(
+        &mut self,
+        host: &str,
+        url: &str,
+        hash: BloomHash,
+        meta: Meta,
+        carried: &[u8],
+    ) -> Result<(), Error> {
+        let carried = if carried.len() > MAX_CARRIED {
+            &[][..]
+        } else {
+            carried
+        };
+        let need = HEADER + url.len() + TRAILER + carried.len();
         let used = self.arena.len() + self.index.len() * ENTRY + self.hosts.bytes;
         if !self.index.is_empty()
             && (used + need + host.len() + HOST_OVERHEAD > self.budget
@@ -283,6 +312,9 @@ impl Sorter {
         self.arena.extend_from_slice(&meta.encode());
         self.arena.extend_from_slice(&hash.1.to_le_bytes());
         self.arena.extend_from_slice(url.as_bytes());
+        self.arena
+            .extend_from_slice(&(carried.len() as u16).to_le_bytes());
+        self.arena.extend_from_slice(carried);
         self.index.push(Entry {
             hash: hash.0,
             host,
@@ -331,8 +363,9 @@ impl Sorter {
         let result = (|| {
             let mut key = Vec::new();
             let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-            while mem.next_merged(&mut key, &mut meta) {
-                w.write(&key, &meta)?;
+            let mut carried = Vec::new();
+            while mem.next_merged(&mut key, &mut meta, &mut carried) {
+                w.write(&key, &meta, &carried)?;
             }
             w.finish()
         })();
@@ -381,6 +414,15 @@ fn tail(arena: &[u8], offset: u32) -> (u64, &[u8]) {
     (hash, &arena[o + HEADER..o + HEADER + len])
 }
 
+/// The carried bytes of the record at `offset`.
+fn carried(arena: &[u8], offset: u32) -> &[u8] {
+    let o = offset as usize;
+    let len = u32::from_le_bytes(arena[o..o + 4].try_into().expect("4 bytes")) as usize;
+    let c = o + HEADER + len;
+    let n = u16::from_le_bytes([arena[c], arena[c + 1]]) as usize;
+    &arena[c + TRAILER..c + TRAILER + n]
+}
+
 /// A sorted in-memory batch, read in order as full keys.
 struct MemSource {
     arena: Vec<u8>,
@@ -389,6 +431,7 @@ struct MemSource {
     pos: usize,
     key: Vec<u8>,
     meta: Meta,
+    carried: Vec<u8>,
 }
 
 impl MemSource {
@@ -400,6 +443,7 @@ impl MemSource {
             pos: 0,
             key: Vec::new(),
             meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+            carried: Vec::new(),
         }
     }
 
@@ -417,6 +461,9 @@ impl MemSource {
         let o = e.offset as usize;
         let (h2, url) = tail(&self.arena, e.offset);
         self.meta = Meta::decode(&self.arena[o + 4..o + 4 + Meta::ENCODED_LEN]);
+        self.carried.clear();
+        self.carried
+            .extend_from_slice(carried(&self.arena, e.offset));
         self.key.clear();
         push_key(
             &mut self.key,
@@ -428,15 +475,17 @@ impl MemSource {
     }
 
     /// The next URL with its copies in this batch merged.
-    fn next_merged(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> bool {
+    fn next_merged(&mut self, key: &mut Vec<u8>, meta: &mut Meta, carried: &mut Vec<u8>) -> bool {
         if !self.load() {
             return false;
         }
         std::mem::swap(key, &mut self.key);
         *meta = self.meta;
+        std::mem::swap(carried, &mut self.carried);
         self.pos += 1;
         while self.load() && self.key == *key {
             meta.absorb(&self.meta);
+            LastFetch::keep_newest(carried, &self.carried);
             self.pos += 1;
         }
         true
@@ -511,7 +560,7 @@ impl SpillWriter {
         })
     }
 
-    fn write(&mut self, key: &[u8], meta: &Meta) -> Result<(), Error> {
+    fn write(&mut self, key: &[u8], meta: &Meta, carried: &[u8]) -> Result<(), Error> {
         put_varint(&mut self.buf, key.len() as u64);
         self.buf.extend_from_slice(key);
         put_varint(&mut self.buf, u64::from(meta.hops));
@@ -521,6 +570,8 @@ impl SpillWriter {
         let enc = meta.encode();
         self.buf.push(enc[12]);
         self.buf.push(enc[13]);
+        put_varint(&mut self.buf, carried.len() as u64);
+        self.buf.extend_from_slice(carried);
         if self.buf.len() >= 1 << 16 {
             self.enc
                 .write_all(&self.buf)
@@ -558,6 +609,7 @@ struct SpillReader {
     path: PathBuf,
     key: Vec<u8>,
     meta: Meta,
+    carried: Vec<u8>,
 }
 
 impl SpillReader {
@@ -570,6 +622,7 @@ impl SpillReader {
             path: path.to_path_buf(),
             key: Vec::new(),
             meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+            carried: Vec::new(),
         })
     }
 
@@ -597,6 +650,12 @@ impl SpillReader {
         enc[14..18].copy_from_slice(&not_before.to_le_bytes());
         self.input.read_exact(&mut enc[12..14])?;
         self.meta = Meta::decode(&enc);
+        let len = self.varint()?;
+        if len > MAX_CARRIED as u64 {
+            return Err(corrupt("carried length"));
+        }
+        self.carried.resize(len as usize, 0);
+        self.input.read_exact(&mut self.carried)?;
         Ok(true)
     }
 
@@ -637,6 +696,12 @@ impl Source {
         match self {
             Source::Memory(m) => m.meta,
             Source::Spill(r) => r.meta,
+        }
+    }
+    fn carried(&self) -> &[u8] {
+        match self {
+            Source::Memory(m) => &m.carried,
+            Source::Spill(r) => &r.carried,
         }
     }
     /// Moves to the next record; `false` when exhausted.
@@ -709,8 +774,14 @@ impl Merger {
         Ok(())
     }
 
-    /// Fills `key` and `meta` with the next URL; `false` at the end.
-    pub fn next_into(&mut self, key: &mut Vec<u8>, meta: &mut Meta) -> Result<bool, Error> {
+    /// Fills `key`, `meta` and `carried` with the next URL; `false` at
+    /// the end.
+    pub fn next_into(
+        &mut self,
+        key: &mut Vec<u8>,
+        meta: &mut Meta,
+        carried: &mut Vec<u8>,
+    ) -> Result<bool, Error> {
         if self.heap.is_empty() {
             return Ok(false);
         }
@@ -718,12 +789,15 @@ impl Merger {
         key.clear();
         key.extend_from_slice(self.sources[top].key());
         *meta = self.sources[top].meta();
+        carried.clear();
+        carried.extend_from_slice(self.sources[top].carried());
         self.advance_top()?;
         while let Some(&top) = self.heap.first() {
             if self.sources[top].key() != key.as_slice() {
                 break;
             }
             meta.absorb(&self.sources[top].meta());
+            LastFetch::keep_newest(carried, self.sources[top].carried());
             self.advance_top()?;
         }
         Ok(true)
@@ -752,8 +826,9 @@ pub fn merge(parts: Vec<Sorted>, spills: &SpillDir, fan_in: usize) -> Result<Mer
         let mut w = SpillWriter::create(&path)?;
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-        while merger.next_into(&mut key, &mut meta)? {
-            w.write(&key, &meta)?;
+        let mut carried = Vec::new();
+        while merger.next_into(&mut key, &mut meta, &mut carried)? {
+            w.write(&key, &meta, &carried)?;
         }
         let bytes = w.finish()?;
         spills.spilled.fetch_add(bytes, Ordering::Relaxed);
@@ -813,7 +888,10 @@ mod tests {
         }
     }
 
-    fn sort_all(budget: usize, threads: usize, fan_in: usize, name: &str) -> Vec<(Vec<u8>, Meta)> {
+    /// Key, merged meta and carried bytes of every URL.
+    type Sorted3 = Vec<(Vec<u8>, Meta, Vec<u8>)>;
+
+    fn sort_all(budget: usize, threads: usize, fan_in: usize, name: &str) -> Sorted3 {
         sort_all_hashing(budget, threads, fan_in, name, xxhash_rust::xxh3::xxh3_64)
     }
 
@@ -823,7 +901,7 @@ mod tests {
         fan_in: usize,
         name: &str,
         host_hash: fn(&[u8]) -> u64,
-    ) -> Vec<(Vec<u8>, Meta)> {
+    ) -> Sorted3 {
         let dir = temp_dir(name);
         let spills = SpillDir::new(&dir).unwrap();
         let mut next = rng(42);
@@ -840,8 +918,20 @@ mod tests {
             let host = format!("h{h}.example{}.com", h % 7);
             let url = format!("http://{host}/p{p}");
             let hops = (next() % 5) as u32;
+            // Some copies carry a last fetch (newest kept whatever the order).
+            let carried = if i % 13 == 0 {
+                format!("{:016x}\tsha1:{i}\t-\t-", next() % 1000).into_bytes()
+            } else {
+                Vec::new()
+            };
             sorters[(i % threads as u64) as usize]
-                .push(&host, &url, BloomHash::of(url.as_bytes()), link(hops))
+                .push_carrying(
+                    &host,
+                    &url,
+                    BloomHash::of(url.as_bytes()),
+                    link(hops),
+                    &carried,
+                )
                 .unwrap();
         }
         let parts = sorters.into_iter().map(Sorter::finish).collect();
@@ -849,8 +939,9 @@ mod tests {
         let mut out = Vec::new();
         let mut key = Vec::new();
         let mut meta = link(0);
-        while merger.next_into(&mut key, &mut meta).unwrap() {
-            out.push((key.clone(), meta));
+        let mut carried = Vec::new();
+        while merger.next_into(&mut key, &mut meta, &mut carried).unwrap() {
+            out.push((key.clone(), meta, carried.clone()));
         }
         drop(merger);
         if budget < 100_000 {
@@ -869,12 +960,12 @@ mod tests {
         // Strictly increasing keys: sorted, each URL once.
         assert!(in_memory.windows(2).all(|w| w[0].0 < w[1].0));
         // Copies were merged: in-links add up to the number pushed.
-        let total: u64 = in_memory.iter().map(|(_, m)| u64::from(m.inlinks)).sum();
+        let total: u64 = in_memory.iter().map(|(_, m, _)| u64::from(m.inlinks)).sum();
         assert_eq!(total, 20_000);
         // Hosts come in (domain, host) order, each in one block.
         let hosts: Vec<(String, String)> = in_memory
             .iter()
-            .map(|(k, _)| {
+            .map(|(k, _, _)| {
                 let p = split_key(k).unwrap();
                 assert_eq!(p.hash, BloomHash::of(p.url.as_bytes()));
                 (p.domain.to_string(), p.host.to_string())
@@ -882,6 +973,8 @@ mod tests {
             .collect();
         assert!(hosts.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(hosts[0].0, "example0.com");
+        // Carried bytes survived the spills: some URLs kept one.
+        assert!(in_memory.iter().filter(|(_, _, c)| !c.is_empty()).count() > 100);
     }
 
     #[test]
@@ -895,7 +988,7 @@ mod tests {
         });
         assert_eq!(honest, spilled);
         // And each URL sits under its own host.
-        for (key, _) in &colliding {
+        for (key, _, _) in &colliding {
             let p = split_key(key).unwrap();
             assert!(p.url.starts_with(&format!("http://{}/", p.host)), "{p:?}");
         }

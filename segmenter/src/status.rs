@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use common::crawldir::CrawlDir;
+use common::rounds::Figures;
 use common::segment::SegmentSummary;
 use serde::Serialize;
 
@@ -91,7 +92,7 @@ impl BloomStatus {
                 bloom_rescued: Some(s.rescued),
             },
             Err(e) => {
-                eprintln!("segmenter: {e}");
+                common::runlog::say(&e);
                 BloomStatus::default()
             }
         }
@@ -135,6 +136,15 @@ pub struct LastRound {
     pub round_sitemap_urls_rejected: Option<u64>,
     /// Sitemaps not read to the end (bad XML or gzip).
     pub round_bad_sitemaps: Option<u64>,
+    /// Retries that ran out (kept in the history as `failed`).
+    pub round_retries_exhausted: Option<u64>,
+    /// URLs held in the backlog by a budget or their host's failures
+    /// (backoff, parked, host-bytes, host-pages, domain-pages, crawl-bytes).
+    pub round_held_urls: Option<u64>,
+    /// Links not taken from pages over `max_links_per_page`.
+    pub round_over_page_cap: Option<u64>,
+    /// URLs refused for their extension (`skip_extensions`).
+    pub round_rejected_extension: Option<u64>,
 }
 
 impl LastRound {
@@ -143,35 +153,109 @@ impl LastRound {
     /// that cannot be read gives all `null` (said on stderr), never an
     /// older round's figures.
     pub fn read(logs_dir: &Path) -> LastRound {
-        let mut reports = match report_files(logs_dir) {
-            Ok(files) => files,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return LastRound::default(),
-            Err(e) => {
-                eprintln!(
-                    "segmenter: {}: cannot list the round reports: {e}",
-                    logs_dir.display()
-                );
-                return LastRound::default();
-            }
-        };
-        reports.sort();
-        for (_, path) in reports.iter().rev() {
-            match read_report(path) {
-                Ok(Some(last)) => return last,
-                Ok(None) => continue,
-                Err(why) => {
-                    eprintln!(
-                        "segmenter: {}: {why}; the last round's figures are not shown",
-                        path.display()
-                    );
-                    return LastRound::default();
-                }
+        let found = newest_run_report(logs_dir, |_| true);
+        match found {
+            Ok(Some((path, v))) => LastRound::of(&path, &v),
+            Ok(None) => LastRound::default(),
+            Err(why) => {
+                common::runlog::say(format_args!(
+                    "{why}; the last round's figures are not shown"
+                ));
+                LastRound::default()
             }
         }
-        LastRound::default()
+    }
+
+    /// The figures of the report `v` kept at `path`.
+    fn of(path: &Path, v: &serde_json::Value) -> LastRound {
+        let n = |pointer: &str| v.pointer(pointer).and_then(serde_json::Value::as_u64);
+        LastRound {
+            last_round: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+            round_new_urls: n("/selection/new"),
+            round_scheduled: n("/selection/scheduled"),
+            round_rescued: n("/selection/rescued"),
+            round_bloom_commit: v
+                .pointer("/bloom/commit")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            round_history_new: n("/history/new"),
+            round_refreshed_unchanged: n("/history/unchanged"),
+            round_refreshed_changed: n("/history/changed"),
+            round_retired: n("/totals/retired"),
+            round_sitemaps_read: n("/totals/sitemaps_read"),
+            round_sitemap_urls: n("/counts/sitemap_urls"),
+            round_sitemap_urls_new: n("/counts/sitemap_new"),
+            round_sitemap_urls_rejected: n("/totals/sitemap_urls_rejected"),
+            round_bad_sitemaps: n("/counts/bad_sitemaps"),
+            round_retries_exhausted: n("/counts/retries_exhausted"),
+            round_held_urls: n("/totals/held_urls"),
+            round_over_page_cap: n("/counts/over_page_cap"),
+            round_rejected_extension: n("/counts/rejects/extension"),
+        }
     }
 }
 
+/// What the `segmenter run` that consumed fetched run `id` wrote and learnt
+/// (the round journal's figures of the round that fetched it), from its
+/// JSON report in `logs_dir`; all 0 if no report of a run that consumed it
+/// is left (logs pruned). An error names a report that cannot be read.
+pub fn round_figures(logs_dir: &Path, id: &str) -> Result<Figures, String> {
+    let consumed_it = |v: &serde_json::Value| {
+        v.get("consumed")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|ids| ids.iter().any(|c| c.as_str() == Some(id)))
+    };
+    let Some((path, v)) = newest_run_report(logs_dir, consumed_it)? else {
+        return Ok(Figures::default());
+    };
+    let last = LastRound::of(&path, &v);
+    let segments: Vec<u64> = v
+        .get("segments")
+        .and_then(serde_json::Value::as_array)
+        .map(|s| s.iter().filter_map(|s| s.get("urls")?.as_u64()).collect())
+        .unwrap_or_default();
+    let n = |x: Option<u64>| x.unwrap_or(0);
+    Ok(Figures {
+        new_urls: segments.iter().sum(),
+        new_segments: segments.len() as u64,
+        history_new: n(last.round_history_new),
+        refreshed_unchanged: n(last.round_refreshed_unchanged),
+        refreshed_changed: n(last.round_refreshed_changed),
+        retired: n(last.round_retired),
+        sitemaps_read: n(last.round_sitemaps_read),
+        sitemap_urls: n(last.round_sitemap_urls),
+        sitemap_urls_new: n(last.round_sitemap_urls_new),
+        sitemap_urls_rejected: n(last.round_sitemap_urls_rejected),
+        bad_sitemaps: n(last.round_bad_sitemaps),
+    })
+}
+
+/// The newest report of a `run` in `dir` that `wanted` accepts, with its
+/// path; `None` if there is none (or no `dir`). A report that cannot be
+/// read on the way is an error naming it.
+fn newest_run_report(
+    dir: &Path,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> Result<Option<(PathBuf, serde_json::Value)>, String> {
+    let mut reports = match report_files(dir) {
+        Ok(files) => files,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot list the round reports: {e}",
+                dir.display()
+            ));
+        }
+    };
+    reports.sort();
+    for (_, path) in reports.into_iter().rev() {
+        let v = read_report(&path).map_err(|why| format!("{}: {why}", path.display()))?;
+        if v.get("command").and_then(serde_json::Value::as_str) == Some("run") && wanted(&v) {
+            return Ok(Some((path, v)));
+        }
+    }
+    Ok(None)
+}
 /// The `segmenter-*.json` files of `dir`, with the key that orders them
 /// by age: the timestamp, then the `-N` of runs started in the same
 /// millisecond.
@@ -196,46 +280,21 @@ fn report_files(dir: &Path) -> std::io::Result<Vec<((String, u64), PathBuf)>> {
     Ok(files)
 }
 
-/// The figures of the report at `path` if it is a `run`'s, `None` for
-/// another command's; an error says why the file cannot be used.
-fn read_report(path: &Path) -> Result<Option<LastRound>, String> {
+/// The report at `path`, checked for its version; an error says why the
+/// file cannot be used.
+fn read_report(path: &Path) -> Result<serde_json::Value, String> {
     use serde_json::Value;
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| format!("not a round report (bad JSON: {e}); delete it if it is damaged"))?;
     match v.get("version").and_then(Value::as_u64) {
-        Some(n) if n <= crate::report::JSON_VERSION => {}
-        Some(n) => {
-            return Err(format!(
-                "round report version {n}, written by a newer segmenter (this one reads up to {})",
-                crate::report::JSON_VERSION
-            ));
-        }
-        None => return Err("not a round report (no \"version\")".to_string()),
+        Some(n) if n <= crate::report::JSON_VERSION => Ok(v),
+        Some(n) => Err(format!(
+            "round report version {n}, written by a newer segmenter (this one reads up to {})",
+            crate::report::JSON_VERSION
+        )),
+        None => Err("not a round report (no \"version\")".to_string()),
     }
-    if v.get("command").and_then(Value::as_str) != Some("run") {
-        return Ok(None);
-    }
-    let n = |pointer: &str| v.pointer(pointer).and_then(Value::as_u64);
-    Ok(Some(LastRound {
-        last_round: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
-        round_new_urls: n("/selection/new"),
-        round_scheduled: n("/selection/scheduled"),
-        round_rescued: n("/selection/rescued"),
-        round_bloom_commit: v
-            .pointer("/bloom/commit")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        round_history_new: n("/history/new"),
-        round_refreshed_unchanged: n("/history/unchanged"),
-        round_refreshed_changed: n("/history/changed"),
-        round_retired: n("/totals/retired"),
-        round_sitemaps_read: n("/totals/sitemaps_read"),
-        round_sitemap_urls: n("/counts/sitemap_urls"),
-        round_sitemap_urls_new: n("/counts/sitemap_new"),
-        round_sitemap_urls_rejected: n("/totals/sitemap_urls_rejected"),
-        round_bad_sitemaps: n("/counts/bad_sitemaps"),
-    }))
 }
 
 /// Prints the status of the crawl directory `root`.
@@ -280,14 +339,14 @@ impl CrawlStatus {
             match SegmentSummary::compute(&path, 0) {
                 Ok(summary) => Some(summary.urls),
                 Err(e) => {
-                    eprintln!("segmenter: {e}");
+                    common::runlog::say(&e);
                     None
                 }
             }
         } else {
             Some(0)
         };
-        let path = crawl.root().join(crate::history::FILE_NAME);
+        let path = crate::history::current_path(crawl.root());
         let (history_urls, due_urls) = if !backlog {
             (None, None)
         } else if path.exists() {
@@ -295,7 +354,7 @@ impl CrawlStatus {
             match crate::history::HistorySummary::compute(&path, now, 0) {
                 Ok(s) => (Some(s.urls), Some(s.due.now)),
                 Err(e) => {
-                    eprintln!("segmenter: {e}");
+                    common::runlog::say(&e);
                     (None, None)
                 }
             }
@@ -360,6 +419,10 @@ impl std::fmt::Display for CrawlStatus {
             ("round_sitemap_urls_new", l.round_sitemap_urls_new),
             ("round_sitemap_urls_rejected", l.round_sitemap_urls_rejected),
             ("round_bad_sitemaps", l.round_bad_sitemaps),
+            ("round_retries_exhausted", l.round_retries_exhausted),
+            ("round_held_urls", l.round_held_urls),
+            ("round_over_page_cap", l.round_over_page_cap),
+            ("round_rejected_extension", l.round_rejected_extension),
         ] {
             writeln!(f, "{key}: {}", count(n))?;
         }

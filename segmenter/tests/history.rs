@@ -1,4 +1,4 @@
-//! The fetch history (`history.v1.tsv.zst`): what each round records from
+//! The fetch history (`history.v2.tsv.zst`): what each round records from
 //! the fetched runs it consumes, how the refetch interval adapts, which URLs
 //! are retired, and that a damaged history is refused.
 
@@ -25,7 +25,7 @@ const FLAGS: [&str; 8] = [
 
 /// The history's entries by URL: the columns by name.
 fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>> {
-    let path = crawl.root().join("history.v1.tsv.zst");
+    let path = crawl.root().join("history.v2.tsv.zst");
     let text =
         String::from_utf8(zstd::decode_all(fs::File::open(&path).unwrap()).unwrap()).unwrap();
     let names = [
@@ -43,7 +43,7 @@ fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>
         "etag",
         "last_modified",
     ];
-    assert!(text.starts_with("# history v1\n"), "{text}");
+    assert!(text.starts_with("# history v2\n"), "{text}");
     let mut out = BTreeMap::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -159,10 +159,10 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
     assert_eq!(field(&h, "http://a.test/old", "state"), "gone");
     assert_eq!(field(&h, "http://a.test/old", "status"), "410");
     // The history of the round before is kept for repair.
-    assert!(crawl.root().join("history.v1.tsv.zst.prev").is_file());
+    assert!(crawl.root().join("history.v2.tsv.zst.prev").is_file());
 
     // `segmenter inspect` tells the states and when URLs are due.
-    let path = crawl.root().join("history.v1.tsv.zst");
+    let path = crawl.root().join("history.v2.tsv.zst");
     let out = bins::run(
         &mut segmenter_cmd(&["inspect", path.to_str().unwrap()]),
         crawl.root(),
@@ -211,7 +211,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
     fetched(&crawl, "00002", &pages[..5], ago(50));
-    let path = crawl.root().join("history.v1.tsv.zst");
+    let path = crawl.root().join("history.v2.tsv.zst");
     let whole = fs::read(&path).unwrap();
     // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
     let text = zstd::decode_all(&whole[..]).unwrap();
@@ -230,7 +230,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         args.extend_from_slice(&FLAGS);
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
         assert!(
-            out.stderr.contains("history.v1.tsv.zst") && out.stderr.contains("Repair"),
+            out.stderr.contains("history.v2.tsv.zst") && out.stderr.contains("Repair"),
             "{what}: {}",
             out.stderr
         );
@@ -356,7 +356,7 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
     fetched(&crawl, "00001", &old, ago(50_000));
     run_round(&crawl, &FLAGS);
     // As a crawl made before the history: consumed runs, no history.
-    let path = crawl.root().join("history.v1.tsv.zst");
+    let path = crawl.root().join("history.v2.tsv.zst");
     fs::remove_file(&path).unwrap();
     fetched(
         &crawl,
@@ -425,5 +425,87 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
         waiting,
         ["http://a.test/p0", "http://a.test/p1", "http://a.test/p2"],
         "each URL once"
+    );
+}
+
+#[test]
+fn a_url_whose_retries_ran_out_stays_in_the_history_and_comes_back() {
+    use common::segment::Via;
+    let crawl = seeded("history-failed");
+    fetched(
+        &crawl,
+        "00001",
+        &[page("http://a.test/", "<p>home</p>", "\"v1\"")],
+        ago(10),
+    );
+    write_leftover(
+        &crawl,
+        "00001",
+        &[
+            rec("http://a.test/down", 1, Via::Retry, 3),
+            rec("http://a.test/again", 1, Via::Retry, 1),
+        ],
+    );
+    let flags = ["--max-tries", "3", "--recrawl-failed", "2s"];
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "retries exhausted:"), 1, "{report}");
+    assert_eq!(figure(&report, "kept as failed:"), 1, "{report}");
+    let h = history(&crawl);
+    assert_eq!(field(&h, "http://a.test/down", "state"), "failed");
+    assert_eq!(field(&h, "http://a.test/down", "status"), "-");
+    assert_eq!(field(&h, "http://a.test/down", "hops"), "1");
+    let seg = &segments(&crawl)["00002"];
+    assert_eq!(
+        urls(seg),
+        ["http://a.test/again"],
+        "the other retry goes on"
+    );
+    // Due again once `recrawl_failed` has passed, as a refetch with its tries
+    // from zero.
+    mark_fetched_empty(&crawl, "00002");
+    std::thread::sleep(Duration::from_millis(2100));
+    let report = run_round(&crawl, &flags);
+    assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
+    let seg = &segments(&crawl)["00003"];
+    let back = seg.iter().find(|r| r.url == "http://a.test/down").unwrap();
+    assert_eq!((back.via, back.tries), (Via::Recrawl, 0), "{back:?}");
+}
+
+#[test]
+fn a_version_1_history_is_read_and_replaced_by_version_2() {
+    let crawl = seeded("history-v1");
+    fetched(
+        &crawl,
+        "00001",
+        &[page("http://a.test/", "<a href=/x>x</a>", "\"v1\"")],
+        ago(100),
+    );
+    run_round(&crawl, &FLAGS);
+    let before = history(&crawl);
+    // As a build before version 2 left it.
+    let v2 = crawl.root().join("history.v2.tsv.zst");
+    let v1 = crawl.root().join("history.v1.tsv.zst");
+    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v2).unwrap()).unwrap()).unwrap();
+    let text = text.replacen("# history v2\n", "# history v1\n", 1);
+    fs::write(&v1, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
+    fs::remove_file(&v2).unwrap();
+    let _ = fs::remove_file(crawl.root().join("history.v2.tsv.zst.prev"));
+    let status = bins::run(
+        &mut segmenter_cmd(&["status", crawl.root().to_str().unwrap()]),
+        crawl.root(),
+    )
+    .stdout;
+    assert!(status.contains("history_urls: 1"), "{status}");
+    mark_fetched_empty(&crawl, "00002");
+    let report = run_round(&crawl, &FLAGS);
+    assert!(report.contains("history:"), "{report}");
+    assert_eq!(history(&crawl), before, "the entries carried over");
+    assert!(!v1.exists(), "the version 1 file is replaced");
+    let prev = crawl.root().join("history.v2.tsv.zst.prev");
+    let kept =
+        String::from_utf8(zstd::decode_all(fs::File::open(&prev).unwrap()).unwrap()).unwrap();
+    assert!(
+        kept.starts_with("# history v1\n"),
+        "kept as the .prev: {kept}"
     );
 }

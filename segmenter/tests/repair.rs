@@ -126,7 +126,7 @@ fn a_sound_crawl_is_reported_sound_and_left_alone() {
         d.backlog_path(),
         d.bloom_path(),
         d.hosts_db_path(),
-        d.root().join("history.v1.tsv.zst"),
+        d.root().join("history.v2.tsv.zst"),
         d.segment_path("00003"),
     ] {
         assert!(line_of(&out, &path).contains(": sound"), "{}", out.stdout);
@@ -152,7 +152,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
         d.hosts_db_path(),
     );
     let segment = d.segment_path("00003");
-    let history = d.root().join("history.v1.tsv.zst");
+    let history = d.root().join("history.v2.tsv.zst");
     for p in [&consumed, &backlog, &history] {
         assert!(prev(p).is_file(), "no {}", prev(p).display());
     }

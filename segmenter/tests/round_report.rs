@@ -40,7 +40,7 @@ fn status_json(crawl: &TempCrawl) -> (Value, String) {
     (serde_json::from_str(&out.stdout).unwrap(), out.stderr)
 }
 
-const ROUND_KEYS: [&str; 12] = [
+const ROUND_KEYS: [&str; 16] = [
     "last_round",
     "round_new_urls",
     "round_scheduled",
@@ -53,6 +53,10 @@ const ROUND_KEYS: [&str; 12] = [
     "round_sitemap_urls_new",
     "round_sitemap_urls_rejected",
     "round_bad_sitemaps",
+    "round_retries_exhausted",
+    "round_held_urls",
+    "round_over_page_cap",
+    "round_rejected_extension",
 ];
 
 fn sitemap(url: &str, entries: &[&str]) -> Page {
@@ -178,4 +182,110 @@ fn status_shows_the_last_runs_figures_from_its_json_report() {
     fs::remove_file(&bad).unwrap();
     let (v, _) = status_json(&crawl);
     assert_eq!(v["last_round"], stem.as_str());
+}
+
+/// The names of the files in `logs/`, sorted.
+fn log_names(crawl: &TempCrawl) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(crawl.dir.logs_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs that did nothing leave no log file; `--log FILE` appends a run's
+/// log to FILE (the report is still kept); `segmenter prune` removes the
+/// programs' files in `logs/` past their retention, but for the newest
+/// report of a `run`, and never a file of someone else.
+#[test]
+fn logs_are_kept_by_runs_that_did_something_and_pruned_after_their_retention() {
+    let crawl = TempCrawl::new("logs-prune");
+    inject(&crawl, "http://a.test/\n", &[]);
+    write_done(
+        &crawl,
+        "00001",
+        &[Page::html("http://a.test/", 0, &["/b", "/c"])],
+    );
+    run_round(&crawl, &[]);
+    let before = log_names(&crawl);
+    assert_eq!(
+        before.len(),
+        4,
+        "inject and run: a log and a report each: {before:?}"
+    );
+
+    let text = run_round(&crawl, &[]);
+    assert!(text.contains("nothing to do"), "{text}");
+    assert_eq!(
+        log_names(&crawl),
+        before,
+        "a run with nothing to do leaves no file"
+    );
+
+    // --log: the run's lines go to the given file, named by program.
+    mark_fetched_empty(&crawl, "00002");
+    let given = crawl.side("round.log");
+    fs::write(&given, "=== a step\n").unwrap();
+    run_round(&crawl, &["--log", given.to_str().unwrap()]);
+    let after = log_names(&crawl);
+    assert_eq!(after.len(), before.len() + 1, "one more report: {after:?}");
+    assert!(
+        after
+            .iter()
+            .all(|n| before.contains(n) || n.ends_with(".json"))
+    );
+    let text = fs::read_to_string(&given).unwrap();
+    assert!(text.starts_with("=== a step\n"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" info segmenter: reading 1 fetched run(s) (00002)")),
+        "{text}"
+    );
+    assert!(text.contains("runs consumed:"), "the report: {text}");
+
+    // Everything 40 days old, and a file of the user's.
+    fs::write(crawl.dir.logs_dir().join("cron.log"), "mine\n").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    for name in log_names(&crawl) {
+        let f = fs::File::options()
+            .write(true)
+            .open(crawl.dir.logs_dir().join(&name))
+            .unwrap();
+        f.set_modified(old).unwrap();
+    }
+    let root = crawl.root().to_str().unwrap();
+    let newest_report = reports(&crawl).pop().unwrap();
+    let newest_report = newest_report
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // A retention of 0 keeps everything; a dry run removes nothing.
+    let out = bins::run(
+        &mut segmenter_cmd(&["prune", root, "--keep-logs", "0"]),
+        crawl.root(),
+    );
+    assert_eq!(out.stdout, "");
+    let out = bins::run(
+        &mut segmenter_cmd(&["prune", root, "--dry-run"]),
+        crawl.root(),
+    );
+    assert!(
+        out.stdout.starts_with("would remove 4 file(s) of "),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(log_names(&crawl).len(), after.len() + 1);
+    // The default retention (30 days).
+    let out = bins::run(&mut segmenter_cmd(&["prune", root]), crawl.root());
+    assert!(
+        out.stdout.starts_with("removed 4 file(s) of ") && out.stdout.contains("30 day(s)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(log_names(&crawl), ["cron.log".to_string(), newest_report]);
+    // status still shows the last round's figures.
+    let (v, _) = status_json(&crawl);
+    assert!(v["round_scheduled"].is_u64(), "{v}");
 }

@@ -365,6 +365,7 @@ fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
          round_history_new: 1\nround_refreshed_unchanged: 0\nround_refreshed_changed: 0\n\
          round_retired: 0\nround_sitemaps_read: 0\nround_sitemap_urls: 0\n\
          round_sitemap_urls_new: 0\nround_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\n\
-         round_bloom_commit: appended\n"
+         round_retries_exhausted: 0\nround_held_urls: 0\nround_over_page_cap: 0\n\
+         round_rejected_extension: 0\nround_bloom_commit: appended\n"
     )
 }

@@ -31,6 +31,8 @@
 pub mod bins;
 pub mod demo;
 pub mod dns;
+#[cfg(test)]
+mod modgraph;
 pub mod proxy;
 pub mod report;
 pub mod rounds;

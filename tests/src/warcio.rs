@@ -29,25 +29,34 @@ pub fn warc_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The `warcio` command to run. Panics with instructions when there is none.
 pub fn command() -> PathBuf {
-    if let Some(p) = std::env::var_os("WARCIO").filter(|p| !p.is_empty()) {
+    python_tool("warcio", "WARCIO")
+}
+
+/// A command of the Python web-archive tools that `scripts/test.sh`
+/// installs (`warcio`, `cdxj-indexer`, `wacz`, pywb's `wayback`): the
+/// environment variable `env` if set, else `.venv/bin/NAME` at the
+/// repository root, else `NAME` on `PATH`. Panics with instructions when
+/// there is none.
+pub fn python_tool(name: &str, env: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if !p.is_file() {
             panic!(
-                "WARCIO={} does not exist; unset it or run scripts/test.sh, which installs warcio",
+                "{env}={} does not exist; unset it or run scripts/test.sh, which installs {name}",
                 p.display()
             );
         }
         return p;
     }
-    let venv = repo_root().join(".venv").join("bin").join("warcio");
+    let venv = repo_root().join(".venv").join("bin").join(name);
     if venv.is_file() {
         return venv;
     }
-    if let Some(p) = find_on_path("warcio") {
+    if let Some(p) = find_on_path(name) {
         return p;
     }
     panic!(
-        "warcio not found (looked at $WARCIO, {}, and PATH); run the tests with scripts/test.sh, \
+        "{name} not found (looked at ${env}, {}, and PATH); run the tests with scripts/test.sh, \
          which installs it into .venv/",
         venv.display()
     );
@@ -70,14 +79,19 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 fn run(args: &[&std::ffi::OsStr]) -> Output {
-    let cmd = command();
-    let mut child = Command::new(&cmd)
+    run_tool(&command(), args)
+}
+
+/// Runs `cmd` with `args` (no input), at most [`TIME_LIMIT`]; its output.
+pub fn run_tool(cmd: &Path, args: &[&std::ffi::OsStr]) -> Output {
+    let mut child = Command::new(cmd)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", cmd.display()));
+    let cmd = cmd.to_path_buf();
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();

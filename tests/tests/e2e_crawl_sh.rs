@@ -675,3 +675,107 @@ fn a_round_of_held_hosts_is_waited_out() {
         .collect();
     assert_eq!(pages, ["/a.html"], "{}", report(&out, None));
 }
+
+/// The files in `logs/`, sorted.
+fn log_files(crawl: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(crawl.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Rounds are numbered by the round journal (`rounds.v1.tsv`), not by the
+/// logs: deleting them changes no number, and a round killed with -9 is
+/// finished by the next run under its own number, in the same log. A round
+/// adds two files to `logs/` (its log and its segmenter report); its line
+/// counts the URLs its own segmenter run wrote, so that the rounds' new
+/// URLs and the seeds add up to every segment written.
+#[test]
+fn rounds_are_numbered_from_the_journal_whatever_happens_to_the_logs() {
+    let c = DemoCrawl::start("journal", &small_demo(), CrawlSettings::default());
+    let crawl = common::crawldir::CrawlDir::new(&c.crawl);
+    let out = c.run_crawl_sh(&["--rounds", "2"]);
+    bins::assert_code(&out, 0, Some(&c.crawl));
+    let logs = log_files(&c.crawl);
+    let (round_logs, reports): (Vec<&String>, Vec<&String>) = logs
+        .iter()
+        .filter(|n| *n != "inject.log")
+        .partition(|n| n.starts_with("round-"));
+    assert_eq!(
+        round_logs,
+        ["round-00001.log", "round-00002.log"],
+        "{logs:?}"
+    );
+    // The injection's report and one per round; nothing else.
+    assert_eq!(reports.len(), 3, "{logs:?}");
+    assert!(reports.iter().all(|n| n.ends_with(".json")), "{logs:?}");
+    // A round's log has each line of its steps once: the programs write
+    // their log into it, and their stderr is the same file.
+    let log = std::fs::read_to_string(c.crawl.join("logs/round-00001.log")).unwrap();
+    for once in [
+        "fetching segment 00001",
+        "runs consumed:",
+        "reading 1 fetched run(s)",
+    ] {
+        assert_eq!(log.matches(once).count(), 1, "{once:?} in:\n{log}");
+    }
+    // The journal holds the round lines as printed.
+    let printed: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("round "))
+        .collect();
+    let journal: Vec<String> = common::rounds::read(&crawl)
+        .unwrap()
+        .iter()
+        .map(common::rounds::Round::line)
+        .collect();
+    assert_eq!(journal, printed, "{}", out.stdout);
+
+    // kill -9 of crawl.sh and its fetch, in round 3.
+    let mut run = Background::start(c.crawl_sh(&[]), c.scratch.path(), "killed");
+    assert!(run.wait_for_step("fetcher", Duration::from_secs(60)));
+    let _ = run.kill();
+    // (Rarely, the fetch ended just before the kill: then it is not redone.)
+    let cut = !crawl.is_fetched("00003");
+    let out = c.run_crawl_sh(&["--rounds", "1"]);
+    bins::assert_code(&out, 0, Some(&c.crawl));
+    let lines = round_lines(&out.stdout);
+    assert_eq!((lines.len(), lines[0].round), (1, 3), "{}", out.stdout);
+    assert_eq!(lines[0].segment, "00003");
+    let log = std::fs::read_to_string(c.crawl.join("logs/round-00003.log")).unwrap();
+    let fetches = log
+        .lines()
+        .filter(|l| l.starts_with("=== ") && l.contains(" fetcher fetch 00003: "))
+        .count();
+    assert_eq!(
+        fetches,
+        if cut { 2 } else { 1 },
+        "the killed fetch and its resumption, in one log:\n{log}"
+    );
+
+    // Logs deleted: the numbering goes on.
+    std::fs::remove_dir_all(c.crawl.join("logs")).unwrap();
+    let out = c.run_crawl_sh(&["--rounds", "1"]);
+    bins::assert_code(&out, 0, Some(&c.crawl));
+    let lines = round_lines(&out.stdout);
+    assert_eq!((lines.len(), lines[0].round), (1, 4), "{}", out.stdout);
+    assert!(c.crawl.join("logs/round-00004.log").is_file());
+
+    // Every segment was written by the injection or by one round.
+    let rounds = common::rounds::read(&crawl).unwrap();
+    assert_eq!(
+        rounds.iter().map(|r| r.number).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    let written: u64 = rounds.iter().map(|r| r.figures.new_urls).sum();
+    let all: u64 = crawl
+        .segment_ids()
+        .unwrap()
+        .iter()
+        .map(|id| segment_urls(&c.crawl, id))
+        .sum();
+    assert_eq!(written + 3, all, "{rounds:#?}");
+}

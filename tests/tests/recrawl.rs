@@ -90,6 +90,11 @@ impl Crawl {
 
     /// Fetches the next segment; returns its ID.
     fn fetch(&self) -> String {
+        self.fetch_with(&[])
+    }
+
+    /// [`Crawl::fetch`] with more fetcher flags.
+    fn fetch_with(&self, flags: &[&str]) -> String {
         let out = bins::run(
             Command::new(bin_path("segmenter")).args(["status", self.root.to_str().unwrap()]),
             &self.root,
@@ -104,7 +109,8 @@ impl Crawl {
         bins::run_within(
             Command::new(bin_path("fetcher"))
                 .args(["fetch", self.root.to_str().unwrap(), &next])
-                .args(["--progress", "none"]),
+                .args(["--progress", "none"])
+                .args(flags),
             &self.root,
             0,
             Duration::from_secs(60),
@@ -129,7 +135,7 @@ impl Crawl {
     }
 
     fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v1.tsv.zst");
+        let path = self.root.join("history.v2.tsv.zst");
         let text = support::zstdcat(&path);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
@@ -308,4 +314,66 @@ fn crawl_sh_keeps_serving_due_urls_and_says_what_the_history_learnt() {
         out.contains("history: 0 new, 3 refreshed (2 unchanged, 1 changed), 1 retired"),
         "{out}"
     );
+}
+
+#[test]
+fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
+    let (site, server, _scratch, root, seeds) = setup("recrawl-leftover");
+    let c = Crawl { root: root.clone() };
+    c.segmenter(&["inject", root.to_str().unwrap(), seeds.to_str().unwrap()]);
+    let page = server.url("site.test", "/a");
+    c.fetch();
+    c.run();
+    c.fetch();
+    c.run();
+    wait_until_due(4.2);
+    let report = c.run();
+    assert_eq!(figure(&report, "refetches scheduled:"), 5, "{report}");
+
+    // The round ends (its time limit) while the host waits out its delay
+    // after its first refetch (the home page, fewest hops): the other
+    // four go to the leftover.
+    let id = c.fetch_with(&["--min-delay", "3s", "--time-limit", "1s"]);
+    assert_eq!(
+        site.conditional.load(Ordering::SeqCst),
+        1,
+        "only / was asked"
+    );
+    let leftover = support::zstdcat(&root.join("fetched").join(&id).join("leftover.v4.tsv.zst"));
+    let line = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
+            .find(|f| f.len() > 1 && f[1] == page)
+            .unwrap_or_else(|| panic!("{page} is not in:\n{text}"))
+    };
+    let left = line(&leftover);
+    assert_eq!(left[7], "\"a0\"", "the leftover keeps the ETag: {left:?}");
+
+    // The next segment carries the validators, digest and fetch time on.
+    c.run();
+    let next = root
+        .join("segments")
+        .join(format!("{:05}.v4.tsv.zst", id.parse::<u32>().unwrap() + 1));
+    let carried = line(&support::zstdcat(&next));
+    assert_eq!(
+        carried[7..],
+        left[7..],
+        "etag, last_modified, digest, fetched"
+    );
+    assert!(carried[9].starts_with("sha1:"), "{carried:?}");
+
+    // And the fetcher asks conditionally: the server sees the validators
+    // of the two left-over pages that had some, and /a is a revisit.
+    let id = c.fetch();
+    assert_eq!(site.conditional.load(Ordering::SeqCst), 3);
+    let asked: Vec<_> = server
+        .log("site.test")
+        .into_iter()
+        .filter(|e| e.target == "/a")
+        .collect();
+    assert_eq!(asked.len(), 2, "fetched once, then refetched once");
+    let records = c.records(&id);
+    let not_modified = revisits(&records, "/server-not-modified");
+    assert_eq!(not_modified.len(), 1, "/a answered 304");
+    assert_eq!(not_modified[0].target_uri(), Some(page.as_str()));
 }

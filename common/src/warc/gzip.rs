@@ -34,6 +34,45 @@ impl MemberWriter {
 
     /// Appends one complete gzip member holding the concatenation of `parts`
     /// to `out`.
+    /// Appends to `out` the raw deflate stream of `parts` put end to end
+    /// (no gzip header or trailer); returns their CRC-32 and length, for
+    /// the trailer of a member that [`finish_member`] completes.
+    pub(crate) fn deflate_raw(
+        &mut self,
+        parts: &[&[u8]],
+        out: &mut Vec<u8>,
+    ) -> io::Result<(u32, u32)> {
+        let input: &[u8] = match parts {
+            [one] => one,
+            _ => {
+                self.joined.clear();
+                for part in parts {
+                    self.joined.extend_from_slice(part);
+                }
+                &self.joined
+            }
+        };
+        let len = u32::try_from(input.len()).map_err(|_| {
+            io::Error::other(format!(
+                "a WARC record of {} bytes is more than a gzip member can hold (4 GiB)",
+                input.len()
+            ))
+        })?;
+        let mut crc = Crc::new();
+        crc.update(input);
+        let start = out.len();
+        let bound = self.deflate.deflate_compress_bound(input.len());
+        out.resize(start + bound, 0);
+        match self.deflate.deflate_compress(input, &mut out[start..]) {
+            Ok(n) => out.truncate(start + n),
+            Err(e) => {
+                out.truncate(start);
+                return Err(io::Error::other(format!("deflate: {e:?}")));
+            }
+        }
+        Ok((crc.sum(), len))
+    }
+
     pub(crate) fn member(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
         let input: &[u8] = match parts {
             [one] => one,
@@ -74,6 +113,42 @@ impl MemberWriter {
     }
 }
 
+/// Appends to `out` a gzip member whose data is `prefix` (kept as a stored
+/// deflate block, at most 64 KiB) followed by what `deflated` compresses:
+/// a raw deflate stream from [`MemberWriter::deflate_raw`] of `len` bytes
+/// with CRC-32 `crc`. A stored block that is not the last one may precede
+/// any deflate block (RFC 1951, 3.2.4), so the member is one valid stream;
+/// this lets the thread that writes a file put a few bytes that only it
+/// knows (the file's `warcinfo` record ID) at the start of records that
+/// other threads compressed.
+pub(crate) fn finish_member(
+    prefix: &[u8],
+    prefix_crc: &crc32fast::Hasher,
+    deflated: &[u8],
+    crc: u32,
+    len: u32,
+    out: &mut Vec<u8>,
+) {
+    let plen = u16::try_from(prefix.len()).expect("a record prefix is short");
+    out.extend_from_slice(&HEADER);
+    // BFINAL = 0, BTYPE = 00 (stored), padded to the byte.
+    out.push(0);
+    out.extend_from_slice(&plen.to_le_bytes());
+    out.extend_from_slice(&(!plen).to_le_bytes());
+    out.extend_from_slice(prefix);
+    out.extend_from_slice(deflated);
+    let mut whole = prefix_crc.clone();
+    whole.combine(&crc32fast::Hasher::new_with_initial_len(
+        crc,
+        u64::from(len),
+    ));
+    out.extend_from_slice(&whole.finalize().to_le_bytes());
+    out.extend_from_slice(&(u32::from(plen).wrapping_add(len)).to_le_bytes());
+}
+
+/// Bytes a member adds around its stored prefix and deflate stream.
+pub(crate) const MEMBER_OVERHEAD: usize = HEADER.len() + 5 + 8;
+
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -88,6 +163,29 @@ mod tests {
         d.read_to_end(&mut out).expect("a valid gzip member");
         assert!(d.into_inner().is_empty(), "nothing after the member");
         out
+    }
+
+    #[test]
+    fn a_stored_prefix_and_a_deflate_stream_make_one_member() {
+        let text = b"WARC-Type: response\r\n\r\n<p>some text that compresses text text</p>";
+        for level in [0, 1, 9] {
+            let mut w = MemberWriter::new(level);
+            let mut deflated = Vec::new();
+            let (crc, len) = w
+                .deflate_raw(&[&text[..10], &text[10..]], &mut deflated)
+                .unwrap();
+            let prefix = b"WARC/1.1\r\nWARC-Warcinfo-ID: <urn:uuid:x>\r\n";
+            let mut prefix_crc = crc32fast::Hasher::new();
+            prefix_crc.update(prefix);
+            let mut out = Vec::new();
+            finish_member(prefix, &prefix_crc, &deflated, crc, len, &mut out);
+            assert_eq!(out.len(), MEMBER_OVERHEAD + prefix.len() + deflated.len());
+            assert_eq!(
+                gunzip(&out),
+                [&prefix[..], &text[..]].concat(),
+                "level {level}"
+            );
+        }
     }
 
     #[test]

@@ -38,6 +38,9 @@ fn exchange<'a>(uri: &'a str, payload: &'a [u8], extra: &'a [(&'a str, String)])
         payload,
         truncated: None,
         extra_fields: extra,
+        protocols: &["http/1.1"],
+        cipher_suite: None,
+        metadata: None,
     }
 }
 
@@ -112,7 +115,10 @@ fn round_trip_keeps_every_field_and_byte() {
     let mut ids = HashSet::new();
     for r in &recs {
         if r.record_type() != Some("warcinfo") {
-            assert_eq!(r.header("WARC-Date"), Some("2026-11-23T04:27:02Z"));
+            assert_eq!(r.header("WARC-Date"), Some("2026-11-23T04:27:02.123Z"));
+            // Every record names its file's warcinfo record.
+            assert_eq!(r.header("WARC-Warcinfo-ID"), info.header("WARC-Record-ID"));
+            assert_eq!(r.header("WARC-Protocol"), Some("http/1.1"));
         }
         assert!(ids.insert(r.header("WARC-Record-ID").unwrap().to_string()));
         assert_eq!(
@@ -378,7 +384,7 @@ fn garbage_after_the_records_is_reported_not_read() {
 }
 
 #[test]
-fn recover_then_append_more_records() {
+fn recover_then_a_new_file_takes_more_records() {
     let dir = TempDir::new("append");
     let (path, ends) = small_file(dir.path());
     let bytes = std::fs::read(&path).unwrap();
@@ -391,14 +397,17 @@ fn recover_then_append_more_records() {
     assert_eq!(r.valid_len, ends[2]);
 
     let mut cfg = config(dir.path(), DEFAULT_MAX_FILE_SIZE);
-    cfg.first_serial = 1;
-    let mut w = WarcWriter::append_to(cfg, &path).unwrap();
-    let s = w
-        .write_exchange(&exchange("http://example.com/3", b"again", &[]))
+    cfg.first_serial = file_serial(&path).unwrap() + 1;
+    let mut w = WarcWriter::new(cfg).unwrap();
+    w.write_exchange(&exchange("http://example.com/3", b"again", &[]))
         .unwrap();
-    assert_eq!(s.offset, ends[2]);
     let files = w.finish().unwrap();
-    assert_eq!(files, vec![path.clone()]);
+    assert_eq!(files.len(), 1);
+    assert_ne!(files[0], path);
+    assert_eq!(
+        list_files(dir.path(), "TEST").unwrap(),
+        [path.clone(), files[0].clone()]
+    );
     let (recs, err) = read_all(&path, usize::MAX);
     assert!(err.is_none(), "{err:?}");
     let uris: Vec<_> = recs.iter().map(|r| r.target_uri()).collect();
@@ -408,11 +417,10 @@ fn recover_then_append_more_records() {
             None,
             Some("http://example.com/1"),
             Some("http://example.com/1"),
-            Some("http://example.com/3"),
-            Some("http://example.com/3")
         ]
     );
-    assert_eq!(&recs[4].block[RESPONSE.len()..], b"again");
+    let (recs, _) = read_all(&files[0], usize::MAX);
+    assert_eq!(&recs[2].block[RESPONSE.len()..], b"again");
 }
 
 #[test]
@@ -615,7 +623,9 @@ fn exchanges_encoded_on_other_threads() {
     let mut order = Vec::new();
     for (i, enc) in rx {
         let s = w.write_encoded(&enc).unwrap();
-        assert_eq!(s.length, enc.len() as u64);
+        // The writer adds the version and warcinfo line, stored, and the
+        // gzip framing to each record.
+        assert!(s.length > enc.len() as u64 && s.length < enc.len() as u64 + 400);
         order.push(i);
     }
     for h in handles {
@@ -975,5 +985,86 @@ fn target_uri_in_angle_brackets() {
     ] {
         rec.headers = vec![("WARC-Target-URI".into(), raw.into())];
         assert_eq!(rec.target_uri(), Some(want));
+    }
+}
+
+#[test]
+fn metadata_records_and_the_index_written_when_a_file_closes() {
+    let dir = TempDir::new("meta-index");
+    let mut w = WarcWriter::new(config(dir.path(), 9_000)).unwrap();
+    let meta = [
+        ("hopsFromSeed", "L".to_string()),
+        ("fetchTimeMs", "12".to_string()),
+        ("outlink", "http://example.com/b L a/@href".to_string()),
+    ];
+    for i in 0..6 {
+        let url = format!("http://example.com/p{i}");
+        let body = page(3000, i);
+        let mut ex = exchange(&url, &body, &[]);
+        ex.metadata = Some(&meta);
+        ex.protocols = &["tls/1.3", "http/1.1"];
+        ex.cipher_suite = Some("TLS_AES_128_GCM_SHA256");
+        if i == 3 {
+            let revisit = Revisit {
+                profile: RevisitProfile::ServerNotModified,
+                refers_to: Some("<urn:uuid:12345678-1234-4234-8234-123456789abc>".into()),
+                refers_to_date: Some(date()),
+            };
+            w.write_revisit(&ex, &revisit).unwrap();
+        } else {
+            w.write_exchange(&ex).unwrap();
+        }
+    }
+    let closed_early = w.take_closed();
+    let files = w.finish().unwrap();
+    assert!(files.len() > 1, "the size limit rolls files over");
+    assert!(
+        !closed_early.is_empty(),
+        "a file rolled over is closed at once"
+    );
+    for f in &files {
+        let (recs, err) = read_all(f, usize::MAX);
+        assert!(err.is_none(), "{err:?}");
+        for triple in recs[1..].chunks(3) {
+            let (req, resp, meta) = (&triple[0], &triple[1], &triple[2]);
+            assert_eq!(req.record_type(), Some("request"));
+            assert_eq!(meta.record_type(), Some("metadata"));
+            assert_eq!(
+                meta.header("WARC-Concurrent-To"),
+                resp.header("WARC-Record-ID")
+            );
+            assert_eq!(meta.header("Content-Type"), Some("application/warc-fields"));
+            assert_eq!(
+                String::from_utf8_lossy(&meta.block),
+                "hopsFromSeed: L\r\nfetchTimeMs: 12\r\noutlink: http://example.com/b L a/@href\r\n"
+            );
+            let protocols: Vec<_> = resp
+                .headers
+                .iter()
+                .filter(|(n, _)| n == "WARC-Protocol")
+                .map(|(_, v)| v.as_str())
+                .collect();
+            assert_eq!(protocols, ["tls/1.3", "http/1.1"]);
+            assert_eq!(
+                resp.header("WARC-Cipher-Suite"),
+                Some("TLS_AES_128_GCM_SHA256")
+            );
+            if resp.record_type() == Some("revisit") {
+                assert_eq!(
+                    resp.header("WARC-Refers-To"),
+                    Some("<urn:uuid:12345678-1234-4234-8234-123456789abc>")
+                );
+                assert_eq!(
+                    resp.header("WARC-Refers-To-Date"),
+                    Some("2026-11-23T04:27:02.123Z")
+                );
+            }
+        }
+        // The index written at close is the one read back from the file.
+        let index = crate::cdxj::index_path(f);
+        let written = std::fs::read_to_string(&index).unwrap();
+        let read_back = crate::cdxj::index_warc(f).unwrap();
+        assert_eq!(written.lines().collect::<Vec<_>>(), read_back);
+        assert_eq!(read_back.len(), (recs.len() - 1) / 3);
     }
 }

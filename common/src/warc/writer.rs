@@ -1,5 +1,6 @@
-//! [`WarcWriter`]: request/response records, one gzip member each, one
-//! `write` per exchange, files rolled at a size limit.
+//! [`WarcWriter`]: request, response and metadata records, one gzip member
+//! each, one `write` per exchange, files rolled at a size limit, each with
+//! its CDXJ index written beside it when it is closed.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -8,11 +9,11 @@ use std::time::SystemTime;
 
 use sha1::{Digest, Sha1};
 
-use super::gzip::MemberWriter;
-use super::ids::IdGen;
+use super::gzip::{MEMBER_OVERHEAD, MemberWriter, finish_member};
+use super::ids::{IdGen, RECORD_ID_LEN};
 use super::{Exchange, Revisit, RevisitProfile, StoredExchange, WarcWriterConfig};
 use crate::atomic::sync_dir;
-use crate::timefmt;
+use crate::{cdxj, timefmt};
 
 /// The `conformsTo` value of every `warcinfo` record.
 const CONFORMS_TO: &str =
@@ -25,36 +26,57 @@ const CONFORMS_TO: &str =
 /// smaller for about 27 % less CPU.
 pub const DEFAULT_COMPRESSION_LEVEL: u32 = 1;
 
-/// Turns exchanges into the bytes of their two WARC records (one gzip member
-/// each), ready for [`WarcWriter::write_encoded`]. Compressing is most of
-/// the cost of storing a page, so a fetcher can keep one encoder per worker
-/// thread and leave only the `write` to the thread that owns the
-/// [`WarcWriter`]. An encoder reuses its buffers and its deflate state.
+/// Turns exchanges into their WARC records, compressed, ready for
+/// [`WarcWriter::write_encoded`]. Compressing is most of the cost of
+/// storing a page, so a fetcher can keep one encoder per worker thread and
+/// leave only the `write` to the thread that owns the [`WarcWriter`]. An
+/// encoder reuses its buffers and its deflate state.
+///
+/// Each record is compressed without its first line (`WARC/1.1`): the
+/// writer puts that line back, with the `WARC-Warcinfo-ID` of the file the
+/// record lands in, which only the writer knows (see `gzip::finish_member`).
 pub struct ExchangeEncoder {
     gz: MemberWriter,
     ids: IdGen,
     /// Uncompressed WARC header of the record being built.
     head: Vec<u8>,
+    /// The block of a metadata record.
+    block: Vec<u8>,
     ip: String,
 }
 
-/// The two compressed records of one exchange, as made by
-/// [`ExchangeEncoder::encode`]. Reuse one value for many exchanges to keep
-/// its buffer.
+/// The compressed records of one exchange (request, response or revisit,
+/// and a metadata record when asked for), as made by
+/// [`ExchangeEncoder::encode`], with the start of the CDXJ line of its
+/// response. Reuse one value for many exchanges to keep its buffers.
 #[derive(Debug, Clone, Default)]
 pub struct EncodedExchange {
-    bytes: Vec<u8>,
+    /// Raw deflate streams of the records, end to end.
+    deflated: Vec<u8>,
+    /// Per record: where its stream ends in `deflated`, and the CRC-32 and
+    /// length of what it compresses.
+    records: Vec<(usize, u32, u32)>,
+    /// The CDXJ line of the response or revisit record, up to its place in
+    /// the file ([`cdxj::Capture::line_head`]), and which record it is.
+    index: Option<(usize, String)>,
 }
 
 impl EncodedExchange {
-    /// Compressed size of both records.
+    /// Compressed size of the records (without what the writer adds, a
+    /// few dozen bytes per record).
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.deflated.len()
     }
 
     /// True before anything was encoded into it.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.records.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.deflated.clear();
+        self.records.clear();
+        self.index = None;
     }
 }
 
@@ -76,12 +98,14 @@ impl ExchangeEncoder {
             gz: MemberWriter::new(level),
             ids: IdGen::new(),
             head: Vec::with_capacity(4096),
+            block: Vec::with_capacity(4096),
             ip: String::with_capacity(40),
         }
     }
 
-    /// Builds the request and response records of `ex` into `out`
-    /// (replacing what it held).
+    /// Builds the request and response records of `ex` (and its metadata
+    /// record, when it has fields for one) into `out`, replacing what it
+    /// held.
     pub fn encode(&mut self, ex: &Exchange<'_>, out: &mut EncodedExchange) -> io::Result<()> {
         self.encode_as(ex, None, out)
     }
@@ -105,10 +129,10 @@ impl ExchangeEncoder {
         revisit: Option<&Revisit>,
         out: &mut EncodedExchange,
     ) -> io::Result<()> {
-        let out = &mut out.bytes;
         out.clear();
         let req_id = self.ids.record_id();
         let resp_id = self.ids.record_id();
+        let date = timefmt::iso_millis(ex.date);
         self.ip.clear();
         if let Some(ip) = ex.ip {
             let _ = std::fmt::Write::write_fmt(&mut self.ip, format_args!("{ip}"));
@@ -118,11 +142,8 @@ impl ExchangeEncoder {
         let req_payload = &ex.request_head[head_len(ex.request_head)..];
         let req_payload_digest = sha1_base32(&[req_payload]);
         self.head.clear();
-        start_record(&mut self.head, "request", &req_id, ex.date);
-        put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
-        if !self.ip.is_empty() {
-            put_field(&mut self.head, "WARC-IP-Address", self.ip.as_bytes());
-        }
+        start_record(&mut self.head, "request", &req_id, &date);
+        self.put_fetch_fields(ex);
         put_field(&mut self.head, "WARC-Concurrent-To", &resp_id);
         put_digest(&mut self.head, "WARC-Block-Digest", &req_digest);
         put_digest(&mut self.head, "WARC-Payload-Digest", &req_payload_digest);
@@ -132,8 +153,10 @@ impl ExchangeEncoder {
             b"application/http;msgtype=request",
         );
         end_header(&mut self.head, ex.request_head.len());
-        self.gz
-            .member(&[&self.head, ex.request_head, b"\r\n\r\n"], out)?;
+        let head = std::mem::take(&mut self.head);
+        let stored = self.record(&[&head, ex.request_head, b"\r\n\r\n"], out);
+        self.head = head;
+        stored?;
 
         // A revisit's block is the head alone; its payload digest is that of
         // the payload it stands for.
@@ -144,38 +167,39 @@ impl ExchangeEncoder {
         };
         let block_digest = sha1_base32(&[ex.response_head, payload]);
         let payload_digest = sha1_base32(&[ex.payload]);
-        self.head.clear();
         let kind = if revisit.is_some() {
             "revisit"
         } else {
             "response"
         };
-        start_record(&mut self.head, kind, &resp_id, ex.date);
-        put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
-        if !self.ip.is_empty() {
-            put_field(&mut self.head, "WARC-IP-Address", self.ip.as_bytes());
-        }
+        self.head.clear();
+        start_record(&mut self.head, kind, &resp_id, &date);
+        self.put_fetch_fields(ex);
         put_field(&mut self.head, "WARC-Concurrent-To", &req_id);
         put_digest(&mut self.head, "WARC-Block-Digest", &block_digest);
-        match revisit {
-            None => put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest),
-            Some(r) => {
-                if r.profile == RevisitProfile::IdenticalPayloadDigest {
-                    put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest);
-                }
-                put_field(&mut self.head, "WARC-Profile", r.profile.uri().as_bytes());
+        let with_payload_digest = match revisit {
+            None => true,
+            Some(r) => r.profile == RevisitProfile::IdenticalPayloadDigest,
+        };
+        if with_payload_digest {
+            put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest);
+        }
+        if let Some(r) = revisit {
+            put_field(&mut self.head, "WARC-Profile", r.profile.uri().as_bytes());
+            if let Some(id) = &r.refers_to {
+                put_field(&mut self.head, "WARC-Refers-To", id.as_bytes());
+            }
+            put_field(
+                &mut self.head,
+                "WARC-Refers-To-Target-URI",
+                ex.target_uri.as_bytes(),
+            );
+            if let Some(date) = r.refers_to_date {
                 put_field(
                     &mut self.head,
-                    "WARC-Refers-To-Target-URI",
-                    ex.target_uri.as_bytes(),
+                    "WARC-Refers-To-Date",
+                    timefmt::iso_millis(date).as_bytes(),
                 );
-                if let Some(date) = r.refers_to_date {
-                    put_field(
-                        &mut self.head,
-                        "WARC-Refers-To-Date",
-                        timefmt::iso_seconds(date).as_bytes(),
-                    );
-                }
             }
         }
         if let Some(t) = ex.truncated.filter(|_| revisit.is_none()) {
@@ -190,14 +214,94 @@ impl ExchangeEncoder {
             b"application/http;msgtype=response",
         );
         end_header(&mut self.head, ex.response_head.len() + payload.len());
-        self.gz
-            .member(&[&self.head, ex.response_head, payload, b"\r\n\r\n"], out)
+        let head = std::mem::take(&mut self.head);
+        let stored = self.record(&[&head, ex.response_head, payload, b"\r\n\r\n"], out);
+        self.head = head;
+        stored?;
+        let digest = with_payload_digest.then(|| {
+            let mut d = String::with_capacity(37);
+            d.push_str("sha1:");
+            d.push_str(std::str::from_utf8(&payload_digest).unwrap_or_default());
+            d
+        });
+        let capture = cdxj::Capture {
+            record_type: kind,
+            url: ex.target_uri,
+            date: &date,
+            http_head: Some(ex.response_head),
+            content_type: None,
+            digest: digest.as_deref(),
+        };
+        out.index = Some((1, capture.line_head()));
+
+        if let Some(fields) = ex.metadata {
+            self.metadata(ex, fields, &resp_id, &date, out)?;
+        }
+        Ok(())
     }
 
-    /// The `warcinfo` record that starts file `name`.
+    /// The fields every record of a fetch has after its date: the URL, the
+    /// address, and how it was fetched (`WARC-Protocol`, one field per
+    /// protocol, and `WARC-Cipher-Suite`).
+    fn put_fetch_fields(&mut self, ex: &Exchange<'_>) {
+        put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
+        if !self.ip.is_empty() {
+            put_field(&mut self.head, "WARC-IP-Address", self.ip.as_bytes());
+        }
+        for p in ex.protocols {
+            put_field(&mut self.head, "WARC-Protocol", p.as_bytes());
+        }
+        if let Some(c) = ex.cipher_suite {
+            put_field(&mut self.head, "WARC-Cipher-Suite", c.as_bytes());
+        }
+    }
+
+    /// The `metadata` record of a fetch: `fields` as `application/warc-fields`.
+    fn metadata(
+        &mut self,
+        ex: &Exchange<'_>,
+        fields: &[(&str, String)],
+        resp_id: &[u8],
+        date: &str,
+        out: &mut EncodedExchange,
+    ) -> io::Result<()> {
+        self.block.clear();
+        for (name, value) in fields {
+            put_field(&mut self.block, name, value.as_bytes());
+        }
+        let id = self.ids.record_id();
+        self.head.clear();
+        start_record(&mut self.head, "metadata", &id, date);
+        put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
+        put_field(&mut self.head, "WARC-Concurrent-To", resp_id);
+        put_digest(
+            &mut self.head,
+            "WARC-Block-Digest",
+            &sha1_base32(&[&self.block]),
+        );
+        put_field(&mut self.head, "Content-Type", b"application/warc-fields");
+        end_header(&mut self.head, self.block.len());
+        let (head, block) = (
+            std::mem::take(&mut self.head),
+            std::mem::take(&mut self.block),
+        );
+        let stored = self.record(&[&head, &block, b"\r\n\r\n"], out);
+        (self.head, self.block) = (head, block);
+        stored
+    }
+
+    /// Compresses one record (without its version line) into `out`.
+    fn record(&mut self, parts: &[&[u8]], out: &mut EncodedExchange) -> io::Result<()> {
+        let (crc, len) = self.gz.deflate_raw(parts, &mut out.deflated)?;
+        out.records.push((out.deflated.len(), crc, len));
+        Ok(())
+    }
+
+    /// The `warcinfo` record that starts file `name`, whose record ID is `id`.
     fn encode_info(
         &mut self,
         name: &str,
+        id: &[u8],
         info: &[(String, String)],
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
@@ -207,9 +311,14 @@ impl ExchangeEncoder {
         }
         put_field(&mut block, "format", b"WARC File Format 1.1");
         put_field(&mut block, "conformsTo", CONFORMS_TO.as_bytes());
-        let id = self.ids.record_id();
         self.head.clear();
-        start_record(&mut self.head, "warcinfo", &id, SystemTime::now());
+        self.head.extend_from_slice(b"WARC/1.1\r\n");
+        start_record(
+            &mut self.head,
+            "warcinfo",
+            id,
+            &timefmt::iso_millis(SystemTime::now()),
+        );
         put_field(&mut self.head, "WARC-Filename", name.as_bytes());
         put_digest(&mut self.head, "WARC-Block-Digest", &sha1_base32(&[&block]));
         put_field(&mut self.head, "Content-Type", b"application/warc-fields");
@@ -218,10 +327,25 @@ impl ExchangeEncoder {
     }
 }
 
-/// Writes WARC files. Each exchange (request and response record, one gzip
-/// member each) is compressed into memory and written with one `write` call,
-/// so a crash leaves at most one torn exchange at the end of the file, which
-/// [`recover`](super::recover) cuts off.
+/// A WARC file the writer closed, with the CDXJ index it wrote beside it:
+/// the one place where a file is done (an upload can start from here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedFile {
+    /// The WARC file (synced).
+    pub warc: PathBuf,
+    /// Its index ([`cdxj::index_path`]), written atomically.
+    pub index: PathBuf,
+    /// Index lines (captures) in it.
+    pub captures: u64,
+}
+
+/// Writes WARC files. Each exchange (request, response, metadata record,
+/// one gzip member each) is compressed into memory and written with one
+/// `write` call, so a crash leaves at most one torn exchange at the end of
+/// the file, which [`recover`](super::recover) cuts off. Each record gets
+/// the `WARC-Warcinfo-ID` of its file. The CDXJ lines of the file's
+/// captures are kept in memory (about 250 bytes each) and written, sorted,
+/// beside the file when it is closed ([`ClosedFile`]).
 ///
 /// ```no_run
 /// use common::warc::{Exchange, WarcWriter, WarcWriterConfig, DEFAULT_MAX_FILE_SIZE};
@@ -243,6 +367,9 @@ impl ExchangeEncoder {
 ///     payload: b"hi",
 ///     truncated: None,
 ///     extra_fields: &hops,
+///     protocols: &["http/1.1"],
+///     cipher_suite: None,
+///     metadata: None,
 /// })?;
 /// let files = w.finish()?;
 /// # Ok::<(), std::io::Error>(())
@@ -252,8 +379,11 @@ pub struct WarcWriter {
     serial: u32,
     current: Option<OpenFile>,
     files: Vec<PathBuf>,
+    closed: Vec<ClosedFile>,
     encoder: ExchangeEncoder,
     encoded: EncodedExchange,
+    /// The bytes of one exchange as written (reused).
+    out: Vec<u8>,
 }
 
 struct OpenFile {
@@ -264,6 +394,12 @@ struct OpenFile {
     exchanges: u64,
     /// The directory entry was fsynced.
     dir_synced: bool,
+    /// `WARC/1.1` and the `WARC-Warcinfo-ID` line that start each record.
+    prefix: Vec<u8>,
+    prefix_crc: crc32fast::Hasher,
+    /// CDXJ lines of the file's captures, end to end, and where each ends.
+    lines: String,
+    line_ends: Vec<usize>,
 }
 
 impl WarcWriter {
@@ -280,30 +416,11 @@ impl WarcWriter {
             cfg,
             current: None,
             files: Vec::new(),
+            closed: Vec::new(),
             encoder: ExchangeEncoder::new(),
             encoded: EncodedExchange::default(),
+            out: Vec::new(),
         })
-    }
-
-    /// Continues an existing file (for example one that
-    /// [`recover`](super::recover) made valid again after a crash): records
-    /// are appended to it until it reaches the size limit; later files are
-    /// numbered from `cfg.first_serial`. Its `warcinfo` record is not written
-    /// again.
-    pub fn append_to(cfg: WarcWriterConfig, path: impl AsRef<Path>) -> io::Result<WarcWriter> {
-        let path = path.as_ref().to_path_buf();
-        let mut w = WarcWriter::new(cfg)?;
-        let file = OpenOptions::new().append(true).open(&path)?;
-        let len = file.metadata()?.len();
-        w.files.push(path.clone());
-        w.current = Some(OpenFile {
-            path,
-            file,
-            len,
-            exchanges: 1,
-            dir_synced: true,
-        });
-        Ok(w)
     }
 
     /// Sets the deflate level (0–12) of [`WarcWriter::write_exchange`]; default
@@ -315,6 +432,11 @@ impl WarcWriter {
     /// The file records currently go to, if one is open.
     pub fn current_file(&self) -> Option<&Path> {
         self.current.as_ref().map(|f| f.path.as_path())
+    }
+
+    /// The files closed since the last call, each with its index.
+    pub fn take_closed(&mut self) -> Vec<ClosedFile> {
+        std::mem::take(&mut self.closed)
     }
 
     /// Stores a request and a `revisit` record in place of the response
@@ -355,7 +477,8 @@ impl WarcWriter {
                 "nothing was encoded into this EncodedExchange",
             ));
         }
-        let size = enc.bytes.len() as u64;
+        let prefix_len = PREFIX_LEN;
+        let size = (enc.deflated.len() + enc.records.len() * (MEMBER_OVERHEAD + prefix_len)) as u64;
         if let Some(cur) = &self.current
             && cur.exchanges > 0
             && cur.len + size > self.cfg.max_file_size
@@ -366,19 +489,53 @@ impl WarcWriter {
             self.open_next()?;
         }
         let cur = self.current.as_mut().expect("a file is open");
-        if let Err(e) = cur.file.write_all(&enc.bytes) {
+        self.out.clear();
+        let mut start = 0;
+        let mut indexed = None;
+        for (i, &(end, crc, len)) in enc.records.iter().enumerate() {
+            let member_start = self.out.len();
+            finish_member(
+                &cur.prefix,
+                &cur.prefix_crc,
+                &enc.deflated[start..end],
+                crc,
+                len,
+                &mut self.out,
+            );
+            start = end;
+            if let Some((record, head)) = &enc.index
+                && *record == i
+            {
+                indexed = Some((head, member_start, self.out.len() - member_start));
+            }
+        }
+        if let Err(e) = cur.file.write_all(&self.out) {
             // Part of the exchange may be in the file: never append after
             // it; the next exchange starts a new file, and recover() cuts
-            // this one.
+            // this one (its index is built again when it is read back).
             self.current = None;
             return Err(e);
         }
         let stored = StoredExchange {
             file: cur.path.clone(),
             offset: cur.len,
-            length: size,
+            length: self.out.len() as u64,
         };
-        cur.len += size;
+        if let Some((head, at, length)) = indexed {
+            let name = cur
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            cur.lines.push_str(&cdxj::finish_line(
+                head,
+                length as u64,
+                cur.len + at as u64,
+                &name,
+            ));
+            cur.line_ends.push(cur.lines.len());
+        }
+        cur.len += self.out.len() as u64;
         cur.exchanges += 1;
         if cur.len >= self.cfg.max_file_size {
             self.close_current()?;
@@ -398,15 +555,40 @@ impl WarcWriter {
         Ok(())
     }
 
-    /// Closes the current file (synced); returns every file written.
+    /// Closes the current file (synced, its index written); returns every
+    /// file written.
     pub fn finish(mut self) -> io::Result<Vec<PathBuf>> {
         self.close_current()?;
         Ok(std::mem::take(&mut self.files))
     }
 
+    /// Closes the current file, if one is open (see [`WarcWriter::take_closed`]);
+    /// the next record opens a new one.
+    pub fn close_file(&mut self) -> io::Result<()> {
+        self.close_current()
+    }
+
+    /// Closes the current file: synced, then its index written beside it.
     fn close_current(&mut self) -> io::Result<()> {
         self.sync()?;
-        self.current = None;
+        let Some(cur) = self.current.take() else {
+            return Ok(());
+        };
+        let mut lines: Vec<String> = Vec::with_capacity(cur.line_ends.len());
+        let mut from = 0;
+        for &end in &cur.line_ends {
+            lines.push(cur.lines[from..end].to_string());
+            from = end;
+        }
+        drop(cur.lines);
+        let index = cdxj::index_path(&cur.path);
+        cdxj::write_index(&index, &mut lines)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", index.display())))?;
+        self.closed.push(ClosedFile {
+            warc: cur.path,
+            index,
+            captures: lines.len() as u64,
+        });
         Ok(())
     }
 
@@ -426,20 +608,35 @@ impl WarcWriter {
             .open(&path)?;
         self.serial += 1;
         self.files.push(path.clone());
+        let id = self.encoder.ids.record_id();
         let mut member = Vec::with_capacity(1024);
         self.encoder
-            .encode_info(&name, &self.cfg.info, &mut member)?;
+            .encode_info(&name, &id, &self.cfg.info, &mut member)?;
         file.write_all(&member)?;
+        let mut prefix = Vec::with_capacity(PREFIX_LEN);
+        prefix.extend_from_slice(b"WARC/1.1\r\nWARC-Warcinfo-ID: ");
+        prefix.extend_from_slice(&id);
+        prefix.extend_from_slice(b"\r\n");
+        debug_assert_eq!(prefix.len(), PREFIX_LEN);
+        let mut prefix_crc = crc32fast::Hasher::new();
+        prefix_crc.update(&prefix);
         self.current = Some(OpenFile {
             path,
             file,
             len: member.len() as u64,
             exchanges: 0,
             dir_synced: false,
+            prefix,
+            prefix_crc,
+            lines: String::new(),
+            line_ends: Vec::new(),
         });
         Ok(())
     }
 }
+
+/// Length of `WARC/1.1`, the `WARC-Warcinfo-ID` line and their line ends.
+const PREFIX_LEN: usize = 10 + 18 + RECORD_ID_LEN + 2;
 
 /// Keeps file names portable: anything but letters, digits, `.`, `_` and
 /// `-` becomes `_`.
@@ -483,13 +680,15 @@ pub(crate) fn sha1_base32(parts: &[&[u8]]) -> [u8; 32] {
     out
 }
 
-fn start_record(buf: &mut Vec<u8>, kind: &str, id: &[u8], date: SystemTime) {
-    buf.extend_from_slice(b"WARC/1.1\r\nWARC-Type: ");
+/// The first fields of a record (its version line is not here: see
+/// [`ExchangeEncoder`]); `date` is its `WARC-Date`, with milliseconds.
+fn start_record(buf: &mut Vec<u8>, kind: &str, id: &[u8], date: &str) {
+    buf.extend_from_slice(b"WARC-Type: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\r\nWARC-Record-ID: ");
     buf.extend_from_slice(id);
     buf.extend_from_slice(b"\r\nWARC-Date: ");
-    buf.extend_from_slice(timefmt::iso_seconds(date).as_bytes());
+    buf.extend_from_slice(date.as_bytes());
     buf.extend_from_slice(b"\r\n");
 }
 

@@ -811,3 +811,59 @@ fn encode_query<'a>(enc: &'static Encoding, s: &'a str) -> Cow<'a, [u8]> {
     }
     Cow::Owned(out)
 }
+
+/// The title of an HTML page: the text of its first `<title>` element,
+/// read in the page's encoding (BOM, then the `Content-Type` charset, then
+/// `<meta charset>`, as for links), character references decoded, white
+/// space collapsed; `None` without one (or an empty one). Only the first
+/// 64 KiB of `body` are searched; in an ASCII-compatible encoding the
+/// element is found in the bytes and only its text is decoded.
+pub fn page_title(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    let header_charset = content_type
+        .map(common::http::split_content_type)
+        .and_then(|(_, c)| c);
+    let detected = charset::detect(header_charset, body);
+    let body = &body[detected.bom_len.min(body.len())..body.len().min(64 * 1024)];
+    let raw = if detected.encoding.is_ascii_compatible() {
+        let text = title_text(body)?;
+        detected.encoding.decode_without_bom_handling(text).0
+    } else {
+        let decoded = detected.encoding.decode_without_bom_handling(body).0;
+        let range = title_range(decoded.as_bytes())?;
+        std::borrow::Cow::Owned(decoded[range].to_string())
+    };
+    let mut decoded = String::new();
+    let raw = if entities::decode_into(&raw, &mut decoded) {
+        decoded.as_str()
+    } else {
+        &raw
+    };
+    let title = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then_some(title)
+}
+
+/// The bytes between `<title ...>` and `</title` (ASCII case ignored).
+fn title_text(html: &[u8]) -> Option<&[u8]> {
+    title_range(html).map(|r| &html[r])
+}
+
+fn title_range(html: &[u8]) -> Option<Range<usize>> {
+    let open = find_ascii_ci(html, b"<title", 0)?;
+    let start = open + memchr::memchr(b'>', &html[open..])? + 1;
+    let end = find_ascii_ci(html, b"</title", start)?;
+    Some(start..end)
+}
+
+/// The first `needle` (lower-case ASCII) in `hay` at or after `from`,
+/// ASCII case ignored.
+fn find_ascii_ci(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = memchr::memchr(b'<', &hay[at..]) {
+        let p = at + i;
+        if hay.len() - p >= needle.len() && hay[p..p + needle.len()].eq_ignore_ascii_case(needle) {
+            return Some(p);
+        }
+        at = p + 1;
+    }
+    None
+}

@@ -762,3 +762,26 @@ fn extractor_can_move_to_a_worker_thread() {
     .unwrap();
     assert_eq!(links.len(), 1);
 }
+
+#[test]
+fn page_titles_are_read_in_the_page_encoding() {
+    use super::page_title;
+    assert_eq!(
+        page_title(
+            Some("text/html"),
+            b"<html><head><TITLE>\n A  &amp; B </title>"
+        )
+        .as_deref(),
+        Some("A & B")
+    );
+    assert_eq!(
+        page_title(
+            Some("text/html; charset=iso-8859-1"),
+            b"<title>caf\xe9</title>"
+        )
+        .as_deref(),
+        Some("café")
+    );
+    assert_eq!(page_title(Some("text/html"), b"<title>  </title>"), None);
+    assert_eq!(page_title(None, b"<p>no title</p>"), None);
+}

@@ -3,6 +3,7 @@
 //! one entry in memory at a time (like a CrawlDb update).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use crate::backlog::host_key;
 use crate::candidates::{Meta, split_key};
@@ -45,6 +46,14 @@ pub struct HistoryCounts {
     pub waiting: u64,
     /// Retired URLs in the history.
     pub retired: u64,
+    /// URLs whose retries ran out this round: kept as `failed`, due again
+    /// at `recrawl_failed` (never dropped).
+    pub gave_up: u64,
+    /// `failed` URLs in the history (due or not).
+    pub failing: u64,
+    /// URLs whose interval was outside `recrawl_min..recrawl_max` (the
+    /// bounds changed since it was set): clamped, their due time moved.
+    pub rescheduled: u64,
 }
 
 impl HistoryCounts {
@@ -63,8 +72,37 @@ impl HistoryCounts {
                 State::Gone => self.gone += 1,
                 State::Moved => self.moved += 1,
                 State::Robots => self.robots += 1,
-                State::Active => {}
+                State::Active | State::Failed => {}
             },
+        }
+    }
+}
+
+/// URLs of the fetch history per host and per registrable domain (those
+/// retired by robots.txt aside: never asked), what the page budgets
+/// (`max_host_pages`, `max_domain_pages`) count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageCounts {
+    /// By host.
+    pub hosts: HashMap<String, u64>,
+    /// By registrable domain.
+    pub domains: HashMap<String, u64>,
+}
+
+impl PageCounts {
+    fn add(&mut self, prefix: &[u8], host: &str) {
+        let domain = std::str::from_utf8(prefix)
+            .ok()
+            .and_then(|p| p.split('\t').next())
+            .unwrap_or_default();
+        // (No allocation for a name already counted: most entries.)
+        for (map, name) in [(&mut self.hosts, host), (&mut self.domains, domain)] {
+            match map.get_mut(name) {
+                Some(n) => *n += 1,
+                None => {
+                    map.insert(name.to_string(), 1);
+                }
+            }
         }
     }
 }
@@ -94,6 +132,8 @@ pub struct Merge<'a> {
     pub spread_new: bool,
     /// URLs to look up in the new history as it is written.
     pub lookup: Option<Lookup<'a>>,
+    /// Count the URLs per host and domain ([`PageCounts`]).
+    pub count_pages: bool,
 }
 
 /// What [`Lookup`] hands each URL to: its sort key, its meta, and whether
@@ -109,6 +149,8 @@ pub struct Lookup<'a> {
     each: LookedUp<'a>,
     key: Vec<u8>,
     meta: Meta,
+    /// (Suspects carry nothing: they are links, not refetches.)
+    carried: Vec<u8>,
     have: bool,
     /// Where the URL of `key` starts, and the end of its `domain TAB host
     /// TAB` prefix (found once per URL, not once per history entry).
@@ -125,6 +167,7 @@ impl<'a> Lookup<'a> {
             each,
             key: Vec::new(),
             meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+            carried: Vec::new(),
             have: false,
             url_at: 0,
             prefix_end: 0,
@@ -135,7 +178,9 @@ impl<'a> Lookup<'a> {
 
     fn advance(&mut self) -> Result<(), Error> {
         loop {
-            self.have = self.urls.next_into(&mut self.key, &mut self.meta)?;
+            self.have = self
+                .urls
+                .next_into(&mut self.key, &mut self.meta, &mut self.carried)?;
             if !self.have {
                 return Ok(());
             }
@@ -179,12 +224,14 @@ fn damaged(e: HistoryError) -> Error {
 
 impl Merge<'_> {
     /// Runs the merge. Each active URL due by now goes to `due` (its `due`
-    /// time then moves one interval on: it is scheduled).
+    /// time then moves one interval on: it is scheduled). Returns what it
+    /// did, and the URLs per host and domain if asked for.
     pub fn run(
         mut self,
         mut due: impl FnMut(&Entry) -> Result<(), Error>,
-    ) -> Result<HistoryCounts, Error> {
+    ) -> Result<(HistoryCounts, PageCounts), Error> {
         let mut counts = HistoryCounts::default();
+        let mut pages = PageCounts::default();
         let mut key = Vec::new();
         let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
         let mut next_obs = self.next_observation(&mut key, &mut meta)?;
@@ -215,24 +262,13 @@ impl Merge<'_> {
             let mut hinted = false;
             if order == Ordering::Greater {
                 let n = next_obs.take().expect("an observation");
-                entry = self.schedule.first(&n.host, &n.url, &n.obs);
-                if !n.obs.robots {
-                    counts.count(Outcome::New, entry.state);
-                }
-                if entry.state != State::Active {
-                    counts.count(Outcome::Retired, entry.state);
-                }
-                if self.spread_new && entry.state == State::Active {
-                    // A stable place in the interval, from the URL.
-                    let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
-                    let at =
-                        (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
-                    entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
-                }
+                entry = self.first_entry(&n, &mut counts);
                 prefix = n.prefix;
                 next_obs = self.next_observation(&mut key, &mut meta)?;
             } else {
                 std::mem::swap(&mut entry, &mut old);
+                // recrawl_min/recrawl_max changed since: they apply now.
+                counts.rescheduled += u64::from(self.schedule.rescale(&mut entry));
                 prefix.clone_from(&old_prefix);
                 have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
             }
@@ -250,6 +286,9 @@ impl Merge<'_> {
                         entry.due_ms = self.now_ms;
                         hinted = true;
                     }
+                } else if n.obs.kind == Kind::Exhausted {
+                    // Its retries ran out: kept, due again much later.
+                    counts.gave_up += u64::from(self.schedule.give_up(&mut entry, &n.obs));
                 } else if n.obs.fetched_ms <= entry.fetched_ms {
                     counts.stale += 1;
                 } else {
@@ -278,7 +317,11 @@ impl Merge<'_> {
                     ),
                 }));
             }
-            if entry.state == State::Active {
+            counts.failing += u64::from(entry.state == State::Failed);
+            if self.count_pages && entry.state != State::Robots {
+                pages.add(&prefix, &entry.host);
+            }
+            if entry.state.refetched() {
                 if entry.due_ms <= self.now_ms {
                     due(&entry)?;
                     counts.due += 1;
@@ -304,7 +347,30 @@ impl Merge<'_> {
             l.finish()?;
         }
         self.out.finish().map_err(damaged)?;
-        Ok(counts)
+        Ok((counts, pages))
+    }
+
+    /// The entry of a URL new to the history, from its first observation
+    /// (a fetch, or its retries running out), counted.
+    fn first_entry(&self, n: &Next, counts: &mut HistoryCounts) -> Entry {
+        if n.obs.kind == Kind::Exhausted {
+            counts.gave_up += 1;
+            return self.schedule.first_failed(&n.host, &n.url, &n.obs);
+        }
+        let mut entry = self.schedule.first(&n.host, &n.url, &n.obs);
+        if !n.obs.robots {
+            counts.count(Outcome::New, entry.state);
+        }
+        if entry.state != State::Active {
+            counts.count(Outcome::Retired, entry.state);
+        }
+        if self.spread_new && entry.state == State::Active {
+            // A stable place in the interval, from the URL.
+            let span = (entry.interval_s as i64).saturating_mul(1000).max(1);
+            let at = (xxhash_rust::xxh3::xxh3_64(entry.url.as_bytes()) % span as u64) as i64;
+            entry.due_ms = entry.due_ms.max(self.now_ms.saturating_add(at));
+        }
+        entry
     }
 
     /// Reads the next old entry into `e`; false at the end.
@@ -332,7 +398,9 @@ impl Merge<'_> {
         key: &mut Vec<u8>,
         meta: &mut Meta,
     ) -> Result<Option<Next>, Error> {
-        while self.observations.next_into(key, meta)? {
+        // (Observations carry nothing besides their key: empty, no allocation.)
+        let mut carried = Vec::new();
+        while self.observations.next_into(key, meta, &mut carried)? {
             let Some(parts) = split_key(key) else {
                 continue;
             };

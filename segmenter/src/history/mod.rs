@@ -1,12 +1,12 @@
 //! The fetch history: one line per URL ever fetched, kept by the segmenter
 //! from every fetched run it consumes, and the refetch schedule it decides.
 //!
-//! `CRAWL/history.v1.tsv.zst`, zstd-compressed UTF-8 text, framed like the
+//! `CRAWL/history.v2.tsv.zst`, zstd-compressed UTF-8 text, framed like the
 //! list files (a header line, then a counted, hashed end line, so that a cut
 //! or changed file is told from a short one):
 //!
 //! ```text
-//! # history v1
+//! # history v2
 //! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
@@ -17,15 +17,25 @@
 //!
 //! - `hops`: links followed from a seed to the URL (the fewest seen).
 //! - `fetched`: the time of the last fetch (`WARC-Date`), ISO 8601 UTC.
-//! - `status`: its HTTP status, or `robots` (disallowed by robots.txt).
+//! - `status`: its HTTP status, or `robots` (disallowed by robots.txt), or
+//!   `-` (a URL that never got an answer before its retries ran out).
 //! - `interval`: seconds from one fetch to the next, adapted by [`Schedule`].
 //! - `changes`: how often the page changed between two fetches.
 //! - `strikes`: 404/410 answers in a row.
 //! - `due`: when the URL is to be fetched again (pushed one interval on when
 //!   a round schedules it).
-//! - `state`: `active`, or why the URL is retired: `gone`, `moved`, `robots`.
+//! - `state`: `active`; `failed` (its retries ran out: `--max-tries` failed
+//!   rounds; it is due again `recrawl_failed` later, and back to `active`
+//!   once a fetch answers); or why the URL is retired: `gone`, `moved`,
+//!   `robots`.
 //! - `digest`, `etag`, `last_modified`: the payload digest and the
 //!   validators of the last full response, sent back in conditional requests.
+//!
+//! Version 1 (`history.v1.tsv.zst`, header `# history v1`: the same
+//! columns, without the state `failed`) is still read; a round writes
+//! version 2 and keeps the version 1 file as `history.v2.tsv.zst.prev`.
+//! A build before version 2 does not read a `.v2.` file (it would refuse
+//! the state `failed`).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -41,13 +51,16 @@ mod merge;
 mod observe;
 mod summary;
 
-pub use merge::{HistoryCounts, Lookup, Merge};
+pub use merge::{HistoryCounts, Lookup, Merge, PageCounts};
 pub use observe::{Kind, Observation};
 pub use summary::HistorySummary;
 
 /// The history's file name in the crawl directory.
-pub const FILE_NAME: &str = "history.v1.tsv.zst";
-const HEADER: &str = "# history v1";
+pub const FILE_NAME: &str = "history.v2.tsv.zst";
+/// The file name of a version 1 history (read when there is no version 2).
+pub const V1_FILE_NAME: &str = "history.v1.tsv.zst";
+const HEADER: &str = "# history v2";
+const HEADER_V1: &str = "# history v1";
 /// zstd level of the history: level 1, as for segments (the history is
 /// rewritten whole every round; with level 3 the merge of 10 M URLs took
 /// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
@@ -58,7 +71,7 @@ pub const COLUMN_NAMES: &str =
     "host url hops fetched status interval changes strikes due state digest etag last_modified";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy history.v1.tsv.zst.prev (the history of the \
+pub const HISTORY_REPAIR: &str = "Repair: copy history.v2.tsv.zst.prev (the history of the \
     round before: the fetches of the last consumed run are not in it, and their URLs are \
     fetched again when due) over it, or move it away: the next run rebuilds the history \
     from the consumed runs still in fetched/ (intervals and change counts start again)";
@@ -75,6 +88,9 @@ pub enum State {
     Moved,
     /// Disallowed by robots.txt.
     Robots,
+    /// Its retries ran out (`--max-tries` failed rounds): due again at
+    /// [`Schedule::failed`], active again once a fetch gets an answer.
+    Failed,
 }
 
 impl State {
@@ -85,17 +101,25 @@ impl State {
             State::Gone => "gone",
             State::Moved => "moved",
             State::Robots => "robots",
+            State::Failed => "failed",
         }
     }
 
-    fn parse(s: &str) -> Option<State> {
+    /// The word in a file of format `version` (1 has no `failed`).
+    fn parse(s: &str, version: u32) -> Option<State> {
         Some(match s {
             "active" => State::Active,
             "gone" => State::Gone,
             "moved" => State::Moved,
             "robots" => State::Robots,
+            "failed" if version >= 2 => State::Failed,
             _ => return None,
         })
+    }
+
+    /// True for a URL that is fetched again when due (`active`, `failed`).
+    pub fn refetched(self) -> bool {
+        matches!(self, State::Active | State::Failed)
     }
 }
 
@@ -167,9 +191,10 @@ impl Entry {
         out.push(b'\n');
     }
 
-    /// Parses one line (without its newline) into `self`, reusing its
-    /// strings; on error `self` is left in an unspecified state.
-    pub fn parse_into(&mut self, line: &str) -> Result<(), String> {
+    /// Parses one line (without its newline) of a file of format `version`
+    /// into `self`, reusing its strings; on error `self` is left in an
+    /// unspecified state.
+    pub fn parse_into(&mut self, line: &str, version: u32) -> Result<(), String> {
         let mut fields = [""; COLUMNS];
         let mut count = 0;
         for f in line.split('\t') {
@@ -221,8 +246,13 @@ impl Entry {
         self.changes = small("changes", changes)?;
         self.strikes = small("strikes", strikes)?;
         self.due_ms = time("due", due)?;
-        self.state = State::parse(state)
-            .ok_or_else(|| format!("state {state:?} is none of active, gone, moved, robots"))?;
+        self.state = State::parse(state, version).ok_or_else(|| {
+            let words = match version {
+                1 => "active, gone, moved, robots",
+                _ => "active, failed, gone, moved, robots",
+            };
+            format!("state {state:?} is none of {words}")
+        })?;
         for (slot, v) in [
             (&mut self.host, host),
             (&mut self.url, url),
@@ -277,6 +307,8 @@ pub struct Schedule {
     pub max: Duration,
     /// 404/410 answers in a row that retire a URL.
     pub gone_after: u32,
+    /// When a URL whose retries ran out is due again (`recrawl_failed`).
+    pub failed: Duration,
 }
 
 /// The interval is multiplied by this when the page changed...
@@ -291,6 +323,7 @@ impl Default for Schedule {
             min: Duration::from_secs(86_400),
             max: Duration::from_secs(365 * 86_400),
             gone_after: 3,
+            failed: Duration::from_secs(7 * 86_400),
         }
     }
 }
@@ -299,6 +332,27 @@ impl Schedule {
     fn clamp(&self, secs: f64) -> u64 {
         let (min, max) = (self.min.as_secs_f64(), self.max.as_secs_f64());
         secs.clamp(min, max.max(min)).round().max(1.0) as u64
+    }
+
+    /// Brings a URL of the history under this schedule's bounds: an
+    /// interval outside `min..max` (set when the bounds were others) is
+    /// clamped, and its due time moves by as much as the interval did (a
+    /// lowered `recrawl_max` brings far refetches nearer, a raised
+    /// `recrawl_min` pushes near ones back). True if it changed.
+    pub fn rescale(&self, e: &mut Entry) -> bool {
+        // A failed URL's due time is `recrawl_failed` after its last try,
+        // not an interval: it stays.
+        if e.state != State::Active {
+            return false;
+        }
+        let clamped = self.clamp(e.interval_s as f64);
+        if clamped == e.interval_s {
+            return false;
+        }
+        let shift = (clamped as i64 - e.interval_s as i64).saturating_mul(1000);
+        e.due_ms = e.due_ms.saturating_add(shift);
+        e.interval_s = clamped;
+        true
     }
 
     /// The history of a URL fetched for the first time.
@@ -314,6 +368,37 @@ impl Schedule {
         e
     }
 
+    /// The history of a URL whose retries ran out before it was ever
+    /// fetched (`obs` a [`Kind::Exhausted`]): `failed`, no status, due at
+    /// [`Schedule::failed`].
+    pub fn first_failed(&self, host: &str, url: &str, obs: &Observation) -> Entry {
+        let mut e = Entry {
+            host: host.to_string(),
+            url: url.to_string(),
+            hops: obs.hops,
+            interval_s: self.clamp(self.interval.as_secs_f64()),
+            fetched_ms: obs.fetched_ms,
+            ..Entry::default()
+        };
+        self.give_up(&mut e, obs);
+        e
+    }
+
+    /// A URL whose retries ran out (`obs` a [`Kind::Exhausted`]): an
+    /// active one becomes `failed`, due again [`Schedule::failed`] after
+    /// `obs`; its last fetch and validators are kept. A retired URL stays
+    /// retired. Returns true if the URL is `failed` now.
+    pub fn give_up(&self, e: &mut Entry, obs: &Observation) -> bool {
+        if !e.state.refetched() {
+            return false;
+        }
+        e.state = State::Failed;
+        e.hops = e.hops.min(obs.hops);
+        let wait = i64::try_from(self.failed.as_millis()).unwrap_or(i64::MAX);
+        e.due_ms = obs.fetched_ms.saturating_add(wait);
+        true
+    }
+
     /// Updates `e` with a later fetch; returns what it was.
     pub fn apply(&self, e: &mut Entry, obs: &Observation, first: bool) -> Outcome {
         let outcome = if obs.robots {
@@ -323,7 +408,7 @@ impl Schedule {
             match obs.status {
                 200..=299 | 304 => {
                     let unchanged = match obs.kind {
-                        Kind::NotModified | Kind::Identical | Kind::Hint => true,
+                        Kind::NotModified | Kind::Identical | Kind::Hint | Kind::Exhausted => true,
                         Kind::Full => {
                             e.digest.is_empty() || obs.digest.is_empty() || e.digest == obs.digest
                         }
@@ -431,6 +516,8 @@ pub enum HistoryError {
 /// history).
 pub struct HistoryReader {
     path: PathBuf,
+    /// The format version of the file (1 or 2).
+    version: u32,
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     line: String,
     number: u64,
@@ -454,6 +541,7 @@ impl HistoryReader {
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
         let mut r = HistoryReader {
             path: path.to_path_buf(),
+            version: 2,
             input: BufReader::with_capacity(256 * 1024, decoder),
             line: String::new(),
             number: 0,
@@ -463,8 +551,18 @@ impl HistoryReader {
         };
         match r.read_line()? {
             Some(true) if r.line == HEADER => Ok(Some(r)),
-            _ => Err(r.damaged(format!("line 1 is not `{HEADER}`"))),
+            Some(true) if r.line == HEADER_V1 => {
+                r.version = 1;
+                Ok(Some(r))
+            }
+            _ => Err(r.damaged(format!("line 1 is not `{HEADER}` (or `{HEADER_V1}`)"))),
         }
+    }
+
+    /// Opens the history of the crawl directory `root`: version 2, or else
+    /// version 1 ([`current_path`]); `None` if there is none.
+    pub fn open_in(root: &Path) -> Result<Option<HistoryReader>, HistoryError> {
+        HistoryReader::open(&current_path(root))
     }
 
     fn damaged(&self, problem: String) -> HistoryError {
@@ -509,7 +607,7 @@ impl HistoryReader {
         if !self.next_line()? {
             return Ok(false);
         }
-        e.parse_into(&self.line)
+        e.parse_into(&self.line, self.version)
             .map(|()| true)
             .map_err(|e| self.damaged(format!("line {}: {e}", self.number)))
     }
@@ -567,6 +665,15 @@ impl HistoryReader {
             }
         }
     }
+}
+
+/// The history file of the crawl directory `root`: `history.v2.tsv.zst`,
+/// or a version 1 file when only that exists (a crawl made by a build
+/// before version 2, until its next round).
+pub fn current_path(root: &Path) -> PathBuf {
+    let v2 = root.join(FILE_NAME);
+    let v1 = root.join(V1_FILE_NAME);
+    if !v2.exists() && v1.exists() { v1 } else { v2 }
 }
 
 /// Writes a history file atomically (nothing at the path before

@@ -23,6 +23,10 @@ pub enum Kind {
     /// `<lastmod>`). Makes a URL in the history due if that is after its
     /// last fetch; never adds a URL to the history.
     Hint,
+    /// Not a fetch: the URL's retries ran out (`--max-tries` failed
+    /// rounds) at `fetched_ms`. Kept in the history as `failed`, due again
+    /// much later (never dropped).
+    Exhausted,
 }
 
 impl Kind {
@@ -32,6 +36,7 @@ impl Kind {
             Kind::NotModified => 'n',
             Kind::Identical => 'i',
             Kind::Hint => 'h',
+            Kind::Exhausted => 'x',
         }
     }
 
@@ -41,6 +46,7 @@ impl Kind {
             "n" => Kind::NotModified,
             "i" => Kind::Identical,
             "h" => Kind::Hint,
+            "x" => Kind::Exhausted,
             _ => return None,
         })
     }

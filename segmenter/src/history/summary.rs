@@ -1,4 +1,4 @@
-//! `segmenter inspect history.v1.tsv.zst`: how many URLs the history holds,
+//! `segmenter inspect history.v2.tsv.zst`: how many URLs the history holds,
 //! how many are due when, and the hosts with the most due now. One pass over
 //! the file; memory holds one host and the top list.
 
@@ -19,13 +19,16 @@ pub struct HistorySummary {
     pub hosts: u64,
     /// URLs still refetched.
     pub active: u64,
+    /// URLs whose retries ran out, due again at `recrawl_failed` (also
+    /// counted in `due`).
+    pub failed: u64,
     /// Retired: gone (404/410), moved (301/308), robots.txt.
     pub gone: u64,
     /// See `gone`.
     pub moved: u64,
     /// See `gone`.
     pub robots: u64,
-    /// Active URLs due now, within an hour, a day, a week, 30 days, later
+    /// Active and failed URLs due now, within an hour, a day, a week, 30 days, later
     /// (each bucket excludes the ones before).
     pub due: DueBuckets,
     /// Pages seen to change at least once.
@@ -95,8 +98,12 @@ impl HistorySummary {
                 State::Gone => s.gone += 1,
                 State::Moved => s.moved += 1,
                 State::Robots => s.robots += 1,
-                State::Active => {
-                    s.active += 1;
+                State::Active | State::Failed => {
+                    if e.state == State::Active {
+                        s.active += 1;
+                    } else {
+                        s.failed += 1;
+                    }
                     let wait = e.due_ms - now_ms;
                     let b = &mut s.due;
                     const H: i64 = 3_600_000;
@@ -128,6 +135,11 @@ impl std::fmt::Display for HistorySummary {
             f,
             "active:    {} ({} changed at least once)",
             self.active, self.changed_urls
+        )?;
+        writeln!(
+            f,
+            "failed:    {} (retries ran out; due again at recrawl_failed)",
+            self.failed
         )?;
         writeln!(
             f,

@@ -21,6 +21,7 @@ fn schedule() -> Schedule {
         min: Duration::from_secs(10),
         max: Duration::from_secs(1000),
         gone_after: 2,
+        failed: Duration::from_secs(500),
     }
 }
 
@@ -135,4 +136,96 @@ fn the_file_round_trips_and_damage_is_refused() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_url_whose_retries_ran_out_is_kept_as_failed_and_comes_back() {
+    let s = schedule();
+    let gave_up = Observation {
+        fetched_ms: 10_000,
+        hops: 2,
+        kind: Kind::Exhausted,
+        ..Observation::default()
+    };
+    // Never fetched: a new entry, no status, due at `failed`.
+    let e = s.first_failed("a.test", "http://a.test/x", &gave_up);
+    assert_eq!(
+        (e.state, e.status.as_str(), e.hops, e.due_ms),
+        (State::Failed, "", 2, 510_000)
+    );
+    assert!(e.state.refetched(), "a failed URL comes due again");
+    // Fetched before: keeps its validators, due at `failed` from now.
+    let mut a = s.first(
+        "a.test",
+        "http://a.test/",
+        &obs(1000, 200, Kind::Full, "sha1:A"),
+    );
+    assert!(s.give_up(&mut a, &gave_up));
+    assert_eq!(
+        (a.state, a.digest.as_str(), a.due_ms),
+        (State::Failed, "sha1:A", 510_000)
+    );
+    // A retired URL stays retired.
+    let mut g = s.first("a.test", "http://a.test/g", &obs(1000, 410, Kind::Full, ""));
+    s.apply(&mut g, &obs(2000, 410, Kind::Full, ""), false);
+    assert!(!s.give_up(&mut g, &gave_up));
+    assert_eq!(g.state, State::Gone);
+}
+
+#[test]
+fn a_version_1_file_is_read_and_refuses_the_state_failed() {
+    let dir = std::env::temp_dir().join(format!("history-v1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = schedule();
+    let a = s.first(
+        "a.test",
+        "http://a.test/",
+        &obs(1000, 200, Kind::Full, "sha1:A"),
+    );
+    let mut line = Vec::new();
+    a.encode_line(&mut line);
+    let write = |text: &str| {
+        let path = dir.join(V1_FILE_NAME);
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let n = text.lines().count();
+        let whole = format!("{HEADER_V1}\n{text}# end {n} xxh3 {hash:016x}\n");
+        std::fs::write(&path, zstd::encode_all(whole.as_bytes(), 1).unwrap()).unwrap();
+        path
+    };
+    let path = write(std::str::from_utf8(&line).unwrap());
+    assert_eq!(current_path(&dir), path, "no version 2: the version 1 file");
+    let mut r = HistoryReader::open_in(&dir).unwrap().unwrap();
+    assert_eq!(r.next_entry().unwrap(), Some(a.clone()));
+    assert_eq!(r.next_entry().unwrap(), None);
+    let failed = String::from_utf8(line)
+        .unwrap()
+        .replace("\tactive\t", "\tfailed\t");
+    write(&failed);
+    let mut r = HistoryReader::open_in(&dir).unwrap().unwrap();
+    let err = r.next_entry().unwrap_err().to_string();
+    assert!(err.contains("state \"failed\""), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn changed_bounds_apply_to_urls_already_in_the_history() {
+    let s = schedule();
+    let mut e = Entry {
+        interval_s: 5000,
+        fetched_ms: 1_000_000,
+        due_ms: 1_000_000 + 5_000_000,
+        ..Entry::default()
+    };
+    // recrawl_max lowered to 1000 s: due 4000 s sooner.
+    assert!(s.rescale(&mut e));
+    assert_eq!((e.interval_s, e.due_ms), (1000, 1_000_000 + 1_000_000));
+    assert!(!s.rescale(&mut e), "within the bounds: unchanged");
+    // recrawl_min raised above the interval: due later.
+    let mut short = Entry {
+        interval_s: 2,
+        due_ms: 50_000,
+        ..Entry::default()
+    };
+    assert!(s.rescale(&mut short));
+    assert_eq!((short.interval_s, short.due_ms), (10, 58_000));
 }

@@ -14,9 +14,9 @@ use common::urlnorm::{self, host_of, registrable_domain};
 use url::Url;
 
 use super::{Job, MIN_SEEDS_PIECE, PUBLISH_LINES, Worker};
-use crate::candidates::Meta;
+use crate::candidates::{LastFetch, Meta};
 use crate::error::Error;
-use crate::history::Observation;
+use crate::history::{Kind, Observation};
 
 /// Cuts a seeds file into jobs of similar size.
 pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {
@@ -186,7 +186,19 @@ impl Worker<'_> {
         let via = if rec.via == Via::Retry {
             self.counts.retries += 1;
             if rec.tries >= self.cfg.max_tries {
+                // Not dropped: the history keeps it as `failed`, due again
+                // at `recrawl_failed` (a host that comes back is crawled
+                // again).
                 self.counts.retries_exhausted += 1;
+                if let Ok(url) = urlnorm::canonicalize(&rec.url) {
+                    let obs = Observation {
+                        fetched_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+                        hops: rec.hops,
+                        kind: Kind::Exhausted,
+                        ..Observation::default()
+                    };
+                    self.push_observation(&url, &obs)?;
+                }
                 return Ok(());
             }
             Via::Retry
@@ -219,7 +231,13 @@ impl Worker<'_> {
                     .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
             ),
         };
-        self.push(&url, meta).map(|_| ())
+        // A refetch keeps its validators and last fetch for the next
+        // segment (a conditional request, a revisit record).
+        let mut carried = std::mem::take(&mut self.carried);
+        LastFetch::encode(rec, &mut carried);
+        let pushed = self.push_carrying(&url, meta, &carried);
+        self.carried = carried;
+        pushed.map(|_| ())
     }
 
     pub(super) fn seeds(

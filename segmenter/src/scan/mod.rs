@@ -53,12 +53,12 @@ use common::warc::{WarcError, WarcReader, WarcRecord};
 use url::Url;
 
 use crate::candidates::{Admission, Meta};
+use crate::counts::Counts;
 use crate::error::Error;
 use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
-use crate::report::Counts;
 use crate::seen::Seen;
 use crate::seen::rescue::Suspects;
 use crate::sort::{Sorted, Sorter, SpillDir};
@@ -71,7 +71,6 @@ mod sitemaps;
 pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
 pub use records::{fetched_warcs, is_page};
-pub use sitemaps::KIND_NAMES as SITEMAP_KINDS;
 use sitemaps::SitemapDoc;
 
 /// Room for the HTTP head on top of `max_page_size` when reading records.
@@ -510,6 +509,8 @@ struct Worker<'a> {
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
+    /// A refetch's last fetch, as a candidate carries it (reused).
+    carried: Vec<u8>,
     /// Registrable domains of seeds that do not reach the sort.
     seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
@@ -536,6 +537,7 @@ impl<'a> Worker<'a> {
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
+            carried: Vec::new(),
             seed_domains: HashSet::default(),
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
@@ -626,6 +628,12 @@ impl<'a> Worker<'a> {
     /// Adds an admitted candidate to the sort, unless it was scheduled in
     /// an earlier round (re-entering URLs are not checked). False if it was.
     fn push(&mut self, url: &Url, meta: Meta) -> Result<bool, Error> {
+        self.push_carrying(url, meta, &[])
+    }
+
+    /// [`Worker::push`] for a candidate that carries a refetch's last
+    /// fetch ([`crate::candidates::LastFetch`]).
+    fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
@@ -635,7 +643,8 @@ impl<'a> Worker<'a> {
             return Ok(false);
         }
         self.counts.candidates += 1;
-        self.sorter.push(host_of(url), url.as_str(), hash, meta)?;
+        self.sorter
+            .push_carrying(host_of(url), url.as_str(), hash, meta, carried)?;
         Ok(true)
     }
 
@@ -873,6 +882,7 @@ impl<'a> Worker<'a> {
         self.counts.links += summary.found;
         self.counts.nofollow += summary.skipped.nofollow;
         self.counts.over_page_cap += summary.skipped.over_cap;
+        self.counts.pages_over_page_cap += u64::from(summary.skipped.over_cap > 0);
         self.counts.same_page += summary.skipped.same_page;
         self.counts.invalid_urls += summary.skipped.invalid;
         for _ in 0..summary.skipped.scheme {

@@ -95,18 +95,6 @@ fn looks_like_sitemap(content_type: Option<&str>, body: &[u8]) -> bool {
         || body.starts_with(&[0x1f, 0x8b])
 }
 
-/// The kinds of sitemap, as the report names them, in [`Kind::ALL`] order
-/// (a kind's counter is `sitemaps_read[kind as usize]`).
-pub const KIND_NAMES: [&str; Kind::ALL.len()] = {
-    let mut names = [""; Kind::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Kind::ALL[i].as_str();
-        i += 1;
-    }
-    names
-};
-
 impl Worker<'_> {
     /// A robots.txt response record: its `Sitemap:` URLs (of a 2xx answer)
     /// become sitemaps to fetch; with `sitemap_guess`, `/sitemap.xml` of a

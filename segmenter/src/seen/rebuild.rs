@@ -29,7 +29,8 @@ use crate::history::{HISTORY_REPAIR, HistoryReader};
 /// The files holding a crawl's exact sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExactSets {
-    /// The fetch history (`history.v1.tsv.zst`), if there is one.
+    /// The fetch history (`history.v2.tsv.zst`, or a version 1 file), if
+    /// there is one.
     pub history: Option<PathBuf>,
     /// Files in the segment format: the backlog, segments, leftover lists.
     pub lists: Vec<PathBuf>,
@@ -56,7 +57,7 @@ impl ExactSets {
     /// history, backlog and unconsumed segments (`consumed`: its
     /// `consumed.txt`).
     pub fn of_crawl(crawl: &CrawlDir, consumed: &[String]) -> Result<ExactSets, Error> {
-        let history = crawl.root().join(crate::history::FILE_NAME);
+        let history = crate::history::current_path(crawl.root());
         let backlog = crawl.backlog_path();
         let mut lists: Vec<PathBuf> = backlog.exists().then_some(backlog).into_iter().collect();
         lists.extend(ExactSets::unconsumed_segments(crawl, consumed)?);

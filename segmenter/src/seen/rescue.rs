@@ -158,7 +158,9 @@ pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts)
     let mut host = HostSuspects::default();
     let mut key = Vec::new();
     let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-    while suspects.next_into(&mut key, &mut meta)? {
+    // (Suspects carry nothing: they are links, not refetches.)
+    let mut carried = Vec::new();
+    while suspects.next_into(&mut key, &mut meta, &mut carried)? {
         let Some(parts) = split_key(&key) else {
             continue;
         };
@@ -450,7 +452,7 @@ mod tests {
         let mut m = merge(sorted, spills, 8).unwrap();
         let (mut key, mut meta) = (Vec::new(), meta(0));
         let mut out = Vec::new();
-        while m.next_into(&mut key, &mut meta).unwrap() {
+        while m.next_into(&mut key, &mut meta, &mut Vec::new()).unwrap() {
             let p = split_key(&key).unwrap();
             out.push((p.url.to_string(), meta.hops, meta.inlinks));
         }

@@ -1,99 +1,24 @@
 //! From the fetched body to a stream of uncompressed bytes: gzip detection,
-//! the `max_bytes` cap, byte order mark and the text-or-XML decision.
+//! the `max_bytes` cap ([`super::cap`]), byte order mark and the text-or-XML
+//! decision.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 
 use flate2::bufread::MultiGzDecoder;
 
-use super::{Limits, ParseError, Sink, text, xml};
+use super::cap::{Cap, Capped, gzip_error};
+use super::{Limits, Sink, text, xml};
 
 /// The first bytes of every gzip file.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// UTF-8 byte order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// A source of uncompressed bytes that knows whether it was cut at the cap.
-pub(super) trait Capped: BufRead {
-    /// True once more data than the cap was found (and not read).
-    fn cut(&self) -> bool;
-    /// Uncompressed bytes delivered so far: where a read error happened.
-    fn delivered(&self) -> u64;
-}
-
-impl Capped for &[u8] {
-    fn cut(&self) -> bool {
-        false
-    }
-    fn delivered(&self) -> u64 {
-        0
-    }
-}
-
-/// Reads at most `left` bytes from `inner`, then checks for one more.
-pub(super) struct Cap<R> {
-    inner: R,
-    left: u64,
-    delivered: u64,
-    probed: bool,
-    cut: bool,
-    /// The compressed data is the start of a longer file: its end (or the
-    /// decoder's "unexpected end") is a cut, not an error.
-    truncated: bool,
-}
-
-impl<R: Read> Read for Cap<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left == 0 {
-            if !self.probed {
-                self.probed = true;
-                let mut one = [0u8; 1];
-                // An error past the cap is not ours to report: nothing
-                // after the cap is read.
-                self.cut = matches!(self.inner.read(&mut one), Ok(n) if n > 0);
-            }
-            return Ok(0);
-        }
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let got = match self.inner.read(&mut buf[..want]) {
-            Ok(0) if self.truncated => {
-                self.cut = true;
-                0
-            }
-            Err(e) if self.truncated && e.kind() == io::ErrorKind::UnexpectedEof => {
-                self.cut = true;
-                0
-            }
-            r => r?,
-        };
-        self.left -= got as u64;
-        self.delivered += got as u64;
-        Ok(got)
-    }
-}
-
-impl<R: Read> Capped for BufReader<Cap<R>> {
-    fn cut(&self) -> bool {
-        self.get_ref().cut
-    }
-    fn delivered(&self) -> u64 {
-        self.get_ref().delivered
-    }
-}
-
 /// Reads `body` as whatever it is, into `sink`.
 pub(super) fn dispatch(body: &[u8], content_type: Option<&str>, sink: &mut Sink<'_>) {
     let max = sink.limits.max_bytes;
     if body.starts_with(&GZIP_MAGIC) {
-        let cap = Cap {
-            inner: MultiGzDecoder::new(body),
-            left: max,
-            delivered: 0,
-            probed: false,
-            cut: false,
-            truncated: sink.limits.truncated,
-        };
+        let cap = Cap::new(MultiGzDecoder::new(body), max, sink.limits.truncated);
         let mut r = BufReader::with_capacity(64 * 1024, cap);
         let skipped = match skip_blanks(&mut r) {
             Ok(n) => n,
@@ -192,12 +117,4 @@ fn syntax(first: Option<u8>, content_type: Option<&str>, limits: &Limits) -> Syn
         return Syntax::Neither;
     }
     Syntax::Text
-}
-
-/// A read error from the gzip decoder at `offset` of the uncompressed data.
-pub(super) fn gzip_error(offset: u64, e: &io::Error) -> ParseError {
-    ParseError {
-        offset,
-        message: format!("bad gzip data: {e}"),
-    }
 }

@@ -22,6 +22,7 @@
 //! assert_eq!(locs, [("https://example.com/a?x=1&y=2".to_string(), Some(1_714_521_600_000))]);
 //! ```
 
+mod cap;
 mod date;
 mod input;
 mod text;
@@ -82,6 +83,18 @@ pub enum Kind {
 impl Kind {
     /// Every kind, each at the index of its discriminant (`kind as usize`).
     pub const ALL: [Kind; 5] = [Kind::UrlSet, Kind::Index, Kind::Rss, Kind::Atom, Kind::Text];
+
+    /// The names of [`Kind::ALL`], in that order (a report's counter of a
+    /// kind is at `kind as usize`).
+    pub const NAMES: [&'static str; Kind::ALL.len()] = {
+        let mut names = [""; Kind::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Kind::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    };
 
     /// The name used in reports: `urlset`, `sitemapindex`, `rss`, `atom`, `text`.
     pub const fn as_str(self) -> &'static str {

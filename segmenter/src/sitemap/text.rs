@@ -2,7 +2,7 @@
 
 use std::io::{self, BufRead, ErrorKind};
 
-use super::input::{Capped, gzip_error};
+use super::cap::{Capped, gzip_error};
 use super::{Entry, Kind, MAX_LOC, Sink};
 
 /// Bytes of a line kept: [`MAX_LOC`] and room for blanks around it; a

@@ -4,7 +4,7 @@
 use quick_xml::Reader;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 
-use super::input::{Capped, gzip_error};
+use super::cap::{Capped, gzip_error};
 use super::{Entry, Kind, MAX_LOC, ParseError, Sink, date};
 
 /// Bytes of loc text kept: [`MAX_LOC`] and room for the blanks around it.

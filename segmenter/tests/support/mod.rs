@@ -93,7 +93,8 @@ pub fn run_ok(args: &[&str], crawl: &TempCrawl) -> String {
 /// `segmenter run CRAWL extra...`
 pub fn run_round(crawl: &TempCrawl, extra: &[&str]) -> String {
     let root = crawl.root().to_str().unwrap().to_string();
-    let mut args = vec!["run", root.as_str()];
+    // The machine's free space is not what these tests are about.
+    let mut args = vec!["run", root.as_str(), "--min-free-disk", "0"];
     args.extend_from_slice(extra);
     run_ok(&args, crawl)
 }
@@ -104,7 +105,13 @@ pub fn inject(crawl: &TempCrawl, seeds: &str, extra: &[&str]) -> String {
     fs::write(&path, seeds).unwrap();
     let root = crawl.root().to_str().unwrap().to_string();
     let seeds_arg = path.to_str().unwrap().to_string();
-    let mut args = vec!["inject", root.as_str(), seeds_arg.as_str()];
+    let mut args = vec![
+        "inject",
+        root.as_str(),
+        seeds_arg.as_str(),
+        "--min-free-disk",
+        "0",
+    ];
     args.extend_from_slice(extra);
     run_ok(&args, crawl)
 }
@@ -240,6 +247,9 @@ pub fn write_fetched_at(
             payload: &p.body,
             truncated: None,
             extra_fields: &extra,
+            protocols: &["http/1.1"],
+            cipher_suite: None,
+            metadata: None,
         })
         .unwrap();
     }

@@ -32,7 +32,8 @@ pub fn inject(crawl: &Path, seeds: &Path, dir: &Path, bound: Duration) -> Finish
         Command::new(bins::bin_path("segmenter"))
             .arg("inject")
             .arg(crawl)
-            .arg(seeds),
+            .arg(seeds)
+            .args(["--min-free-disk", "0"]),
         dir,
         0,
         bound,
@@ -48,6 +49,7 @@ pub fn fetch_cmd(crawl: &Path, hosts: &Path) -> Command {
         .arg("--hosts-file")
         .arg(hosts)
         .args(["--allow-private", "--min-delay", "0", "--delay-factor", "0"])
+        .args(["--min-free-disk", "0"])
         .args(["--progress", "none", "--agent-name", "testbot"])
         .args(["--agent-url", "http://bot.test/about"]);
     cmd
@@ -280,8 +282,9 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/{agent}.html\"\n\n\
          [filter]\nmax_url_length = {}\nmax_path_segments = {}\nmax_repeated_segment = {}\n\
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
-         [crawl]\nround_time = \"{}ms\"\n\n\
+         [crawl]\nround_time = \"{}ms\"\nmin_free_disk = 0\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
+         backoff_max = \"1s\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
          first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
         f.max_url_length,

@@ -1,0 +1,91 @@
+//! What a fetched run says about itself, read from `fetched/ID/`: whether it
+//! is complete and why it ended (`DONE`), and the outcomes in its crawl log,
+//! which covers every run of the segment (a resumed fetch appends to it),
+//! unlike `stats.json`. `fetcher status` prints it; the driver's decisions
+//! (`segmenter next`) and the round journal count pages with it.
+
+use std::io;
+
+use serde::Serialize;
+
+use crate::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE};
+use crate::crawllog::{Status, parse_line};
+use crate::segment::Via;
+
+/// The state of one fetched segment.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct RunStatus {
+    /// The segment ID.
+    pub segment: String,
+    /// True when `DONE` exists: the run is complete.
+    pub done: bool,
+    /// Why the complete run ended (`complete`, `tail`, `held`, `time-limit`,
+    /// `min-hosts`, `signal`, `disk`, `run-bytes`, `crawl-bytes`); empty
+    /// while it is not complete.
+    pub stop_reason: String,
+    /// What a disk or budget stop says: where the bytes or the free space
+    /// stood, what to do (empty otherwise).
+    pub stop_detail: String,
+    /// URLs a byte budget or the disk floor sent to the leftover untried,
+    /// as `reason=N` words (`host-round-bytes=12 run-bytes=40`; empty if
+    /// none).
+    pub cuts: String,
+    /// Crawl-log lines: URLs attempted, robots.txt included.
+    pub attempts: u64,
+    /// HTTP responses other than robots.txt.
+    pub pages: u64,
+    /// robots.txt HTTP responses.
+    pub robots: u64,
+    /// Attempts that got no HTTP response (timeouts, refused, skipped ...).
+    pub errors: u64,
+    /// Crawl-log lines that could not be read (a line cut by a crash, which
+    /// the next fetch of the segment repairs).
+    pub bad_lines: u64,
+}
+
+impl RunStatus {
+    /// Reads `fetched/ID/DONE` and `fetched/ID/crawl.log`; `None` if the
+    /// segment was never fetched (no `fetched/ID/`). The error names the
+    /// file.
+    pub fn read(crawl: &CrawlDir, id: &str) -> io::Result<Option<RunStatus>> {
+        let dir = crawl.fetched_dir(id);
+        if !dir.is_dir() {
+            return Ok(None);
+        }
+        let read = |name: &str| match std::fs::read_to_string(dir.join(name)) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", dir.join(name).display()),
+            )),
+        };
+        let done = read(DONE_FILE)?;
+        let field = |name: &str| {
+            done.as_deref()
+                .and_then(|d| d.lines().find_map(|l| l.strip_prefix(name)))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mut status = RunStatus {
+            segment: id.to_string(),
+            done: done.is_some(),
+            stop_reason: field("stop_reason "),
+            stop_detail: field("stop_detail "),
+            cuts: field("cuts "),
+            ..RunStatus::default()
+        };
+        for line in read(CRAWL_LOG_FILE)?.as_deref().unwrap_or("").lines() {
+            status.attempts += 1;
+            match parse_line(line) {
+                Ok(l) => match (l.status, l.via) {
+                    (Status::Http(_), Via::Robots) => status.robots += 1,
+                    (Status::Http(_), _) => status.pages += 1,
+                    (Status::Error(_), _) => status.errors += 1,
+                },
+                Err(_) => status.bad_lines += 1,
+            }
+        }
+        Ok(Some(status))
+    }
+}

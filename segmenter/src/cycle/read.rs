@@ -1,0 +1,158 @@
+//! The crawl's state for [`super::decide`], read from the crawl directory;
+//! and the one place that writes what a decision records (`round.json`,
+//! the round journal).
+
+use std::path::Path;
+
+use common::crawldir::CrawlDir;
+use common::fetched::RunStatus;
+use common::rounds::{self, Figures};
+use common::segment::SegmentSummary;
+
+use super::{Decision, DriverState, Facts, Lookup, SegmentFacts};
+use crate::commit::read_consumed;
+use crate::error::Error;
+
+/// Reads the [`Facts`] of `crawl`: its segments and fetched runs,
+/// `consumed.txt`, `round.json` and the round journal. `since_ms` and
+/// `exit_code` are the driver's.
+pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
+    let segments = crawl
+        .segment_ids()
+        .map_err(Error::io(crawl.segments_dir()))?;
+    let pending: Vec<String> = segments
+        .iter()
+        .filter(|id| !crawl.is_fetched(id))
+        .cloned()
+        .collect();
+    let consumed = read_consumed(&crawl.consumed_path())?;
+    let unconsumed = crawl
+        .completed_runs()
+        .map_err(Error::io(crawl.fetched_root()))?
+        .into_iter()
+        .filter(|id| !consumed.contains(id))
+        .collect();
+    let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
+    Ok(Facts {
+        crawl: crawl.clone(),
+        now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+        since_ms,
+        exit_code,
+        stop_file: crawl.stop_path().exists(),
+        next_number: rounds::next_number(crawl, &rounds),
+        rounds,
+        segments,
+        pending,
+        unconsumed,
+        state: read_state(&crawl.round_state_path())?,
+    })
+}
+
+/// `round.json` (empty if missing); a file that is not one is an error
+/// saying what to do.
+fn read_state(path: &Path) -> Result<DriverState, Error> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DriverState::default()),
+        Err(e) => return Err(Error::io(path)(e)),
+    };
+    let state: DriverState = serde_json::from_str(&text).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not the driver's state ({e}). Repair: delete it; the round in progress is \
+                 then started afresh under the next number"
+            ),
+        ),
+    })?;
+    if state.version > super::STATE_VERSION {
+        return Err(Error::Usage(format!(
+            "{}: version {} is from a newer segmenter (this one reads up to {})",
+            path.display(),
+            state.version,
+            super::STATE_VERSION
+        )));
+    }
+    Ok(state)
+}
+
+/// Records what `decision` says to record: the ended round in the journal
+/// (first: a crash between the two leaves a round that the journal has,
+/// which is then not open any more), `round.json`, and the log of a round
+/// given up.
+pub fn record(crawl: &CrawlDir, decision: &Decision) -> Result<(), Error> {
+    if let Some(round) = &decision.ended {
+        rounds::append(crawl, round).map_err(Error::io(crawl.rounds_path()))?;
+    }
+    let path = crawl.round_state_path();
+    let mut text = serde_json::to_string_pretty(&decision.state).map_err(|e| Error::Io {
+        path: path.clone(),
+        source: e.into(),
+    })?;
+    text.push('\n');
+    common::atomic::write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))?;
+    if let Some(n) = decision.discarded {
+        let log = crawl.round_log_path(n);
+        match std::fs::remove_file(&log) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&log)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The answers of [`Lookup`] from the files of a crawl directory.
+pub struct OnDisk<'a> {
+    crawl: &'a CrawlDir,
+}
+
+/// The [`Lookup`] of `crawl`.
+pub fn on_disk(crawl: &CrawlDir) -> OnDisk<'_> {
+    OnDisk { crawl }
+}
+
+impl Lookup for OnDisk<'_> {
+    fn fetched(&self, id: &str) -> Result<Option<RunStatus>, String> {
+        RunStatus::read(self.crawl, id).map_err(|e| e.to_string())
+    }
+
+    fn segment(&self, id: &str) -> Result<SegmentFacts, String> {
+        let s =
+            SegmentSummary::compute(self.crawl.segment_path(id), 0).map_err(|e| e.to_string())?;
+        Ok(SegmentFacts {
+            urls: s.urls,
+            held_urls: s.not_before_urls,
+            earliest_not_before_ms: s
+                .earliest_not_before
+                .as_deref()
+                .and_then(common::timefmt::parse_iso)
+                .map(common::timefmt::unix_millis),
+        })
+    }
+
+    fn figures(&self, id: &str) -> Result<Figures, String> {
+        crate::status::round_figures(&self.crawl.logs_dir(), id)
+    }
+
+    fn backlog_urls(&self) -> Result<u64, String> {
+        let path = self.crawl.backlog_path();
+        if !path.exists() {
+            return Ok(0);
+        }
+        SegmentSummary::compute(&path, 0)
+            .map(|s| s.urls)
+            .map_err(|e| e.to_string())
+    }
+
+    fn history(&self) -> Result<(u64, u64), String> {
+        let path = self.crawl.root().join(crate::history::FILE_NAME);
+        if !path.exists() {
+            return Ok((0, 0));
+        }
+        let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+        crate::history::HistorySummary::compute(&path, now, 0)
+            .map(|s| (s.urls, s.due.now))
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,285 @@
+//! `segmenter index`: one sorted CDXJ index of a crawl's WARC files, for
+//! a replay tool (pywb) or a lookup (`grep`, `look`).
+//!
+//! The fetcher writes each WARC file's index beside it when it closes the
+//! file ([`common::cdxj`]). This command takes the complete fetched runs
+//! (all, or the rounds asked for), checks that each of their WARC files has
+//! an index at least as new as itself, builds those that have none (a crawl
+//! made before the indexes, a file repaired since) by reading the file, and
+//! merges them into one sorted file: a k-way merge of sorted files, one
+//! line of each in memory (in passes of at most [`FAN_IN`] files).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use common::atomic::AtomicFile;
+use common::cdxj;
+use common::crawldir::CrawlDir;
+use common::runlog::RunLog;
+
+use crate::error::Error;
+
+/// Files merged at once (each holds a read buffer and a file handle).
+const FAN_IN: usize = 128;
+
+/// Which fetched runs a command takes: all, or those whose ID is in
+/// `FIRST..LAST` (both included; `00003` alone is one run, `..00007` and
+/// `00003..` are open ranges; a partitioned run `00004-p02` counts as
+/// round 00004).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rounds {
+    first: Option<u64>,
+    last: Option<u64>,
+}
+
+impl Rounds {
+    /// Parses `FIRST..LAST`, `FIRST..`, `..LAST` or `ID`.
+    pub fn parse(text: &str) -> Result<Rounds, String> {
+        let number = |s: &str| -> Result<Option<u64>, String> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            s.parse().map(Some).map_err(|_| {
+                format!("--rounds {text}: {s:?} is not a round number (like 00003 or 3)")
+            })
+        };
+        let (first, last) = match text.split_once("..") {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => {
+                let n = number(text)?;
+                (n, n)
+            }
+        };
+        if let (Some(a), Some(b)) = (first, last)
+            && a > b
+        {
+            return Err(format!(
+                "--rounds {text}: the first round is after the last"
+            ));
+        }
+        Ok(Rounds { first, last })
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        let Some(n) = id.split('-').next().and_then(|n| n.parse::<u64>().ok()) else {
+            return false;
+        };
+        self.first.is_none_or(|f| n >= f) && self.last.is_none_or(|l| n <= l)
+    }
+}
+
+/// A WARC file of the crawl and its (checked) index.
+#[derive(Debug, Clone)]
+pub struct IndexedWarc {
+    /// The WARC file.
+    pub warc: PathBuf,
+    /// Its CDXJ index, beside it.
+    pub index: PathBuf,
+}
+
+/// The WARC files of the complete runs `rounds` takes, oldest run first,
+/// each with an up-to-date index (built where missing or older than its
+/// file; each build is logged). An error if no run is taken.
+pub fn indexed_warcs(
+    crawl: &CrawlDir,
+    rounds: &Rounds,
+    log: &RunLog,
+) -> Result<Vec<IndexedWarc>, Error> {
+    let runs: Vec<String> = crawl
+        .completed_runs()
+        .map_err(Error::io(crawl.fetched_root()))?
+        .into_iter()
+        .filter(|id| rounds.contains(id))
+        .collect();
+    if runs.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no complete fetched run (fetched/ID/DONE) in the rounds asked for; \
+             `segmenter status` lists the crawl's runs",
+            crawl.root().display()
+        )));
+    }
+    let mut out = Vec::new();
+    let mut built = 0;
+    for id in &runs {
+        let dir = crawl.fetched_dir(id);
+        for warc in warc_files(&dir)? {
+            let index = cdxj::index_path(&warc);
+            if !fresh(&warc, &index) {
+                let mut lines = cdxj::index_warc(&warc).map_err(|e| Error::Io {
+                    path: warc.clone(),
+                    source: io::Error::other(e.to_string()),
+                })?;
+                cdxj::write_index(&index, &mut lines).map_err(Error::io(&index))?;
+                log.info(format!(
+                    "{}: index built ({} captures): the file had none, or a newer file",
+                    index.display(),
+                    lines.len()
+                ));
+                built += 1;
+            }
+            out.push(IndexedWarc { warc, index });
+        }
+    }
+    log.info(format!(
+        "{} WARC files in {} runs; {built} indexes built, the others as the fetcher wrote them",
+        out.len(),
+        runs.len()
+    ));
+    Ok(out)
+}
+
+/// The `.warc.gz` and `.warc` files of a run directory, by name.
+fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
+        let path = entry.map_err(Error::io(dir))?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if (name.ends_with(".warc.gz") || name.ends_with(".warc")) && !name.starts_with('.') {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// True if `index` exists and was written after `warc` last changed.
+fn fresh(warc: &Path, index: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    match (modified(warc), modified(index)) {
+        (Ok(w), Ok(i)) => i >= w,
+        _ => false,
+    }
+}
+
+/// Merges the sorted `indexes` into `out`, in order; returns the lines
+/// written. More than [`FAN_IN`] files are merged in passes through
+/// temporary files in `scratch`.
+pub fn merge_into(indexes: &[PathBuf], scratch: &Path, out: &mut impl Write) -> Result<u64, Error> {
+    let mut inputs = indexes.to_vec();
+    let mut temporary = Vec::new();
+    while inputs.len() > FAN_IN {
+        let mut next = Vec::new();
+        for (n, group) in inputs.chunks(FAN_IN).enumerate() {
+            let path = scratch.join(format!(".index-merge-{}-{n}.cdxj", temporary.len()));
+            let mut w = BufWriter::new(File::create(&path).map_err(Error::io(&path))?);
+            merge_group(group, &mut w)?;
+            w.flush().map_err(Error::io(&path))?;
+            temporary.push(path.clone());
+            next.push(path);
+        }
+        inputs = next;
+    }
+    let lines = merge_group(&inputs, out);
+    for t in &temporary {
+        let _ = std::fs::remove_file(t);
+    }
+    lines
+}
+
+fn merge_group(paths: &[PathBuf], out: &mut impl Write) -> Result<u64, Error> {
+    let mut readers = Vec::with_capacity(paths.len());
+    let mut heap = BinaryHeap::new();
+    for (i, p) in paths.iter().enumerate() {
+        let mut r = BufReader::with_capacity(1 << 16, File::open(p).map_err(Error::io(p))?);
+        let mut line = String::new();
+        if r.read_line(&mut line).map_err(Error::io(p))? > 0 {
+            heap.push(Reverse((line, i)));
+        }
+        readers.push(r);
+    }
+    let mut written = 0;
+    while let Some(Reverse((mut line, i))) = heap.pop() {
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        out.write_all(line.as_bytes()).map_err(|e| Error::Io {
+            path: PathBuf::from("the merged index"),
+            source: e,
+        })?;
+        written += 1;
+        line.clear();
+        if readers[i]
+            .read_line(&mut line)
+            .map_err(Error::io(&paths[i]))?
+            > 0
+        {
+            heap.push(Reverse((line, i)));
+        }
+    }
+    Ok(written)
+}
+
+/// `segmenter index CRAWL [--rounds R] [--out FILE]`: writes the merged
+/// index (default `CRAWL/index.cdxj`) atomically.
+pub fn index(crawl: &Path, rounds: &Rounds, out: Option<&Path>) -> Result<(), Error> {
+    let crawl = CrawlDir::open(crawl).map_err(Error::io(crawl))?;
+    let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
+    let warcs = indexed_warcs(&crawl, rounds, &log)?;
+    let out_path = out.map_or_else(|| crawl.root().join("index.cdxj"), Path::to_path_buf);
+    let scratch = out_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
+    let mut file = AtomicFile::create(&out_path).map_err(Error::io(&out_path))?;
+    let lines = {
+        let mut w = BufWriter::with_capacity(1 << 16, &mut file);
+        let lines = merge_into(&indexes, &scratch, &mut w)?;
+        w.flush().map_err(Error::io(&out_path))?;
+        lines
+    };
+    file.commit().map_err(Error::io(&out_path))?;
+    log.info(format!(
+        "{}: {lines} captures from {} WARC files",
+        out_path.display(),
+        warcs.len()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_parse_ranges_and_single_ids() {
+        let r = Rounds::parse("00003..00005").unwrap();
+        assert!(!r.contains("00002"));
+        assert!(r.contains("00003") && r.contains("00004-p02") && r.contains("00005"));
+        assert!(!r.contains("00006"));
+        assert!(Rounds::parse("7").unwrap().contains("00007"));
+        assert!(Rounds::parse("..2").unwrap().contains("00001"));
+        assert!(Rounds::parse("2..").unwrap().contains("00009"));
+        assert!(Rounds::default().contains("00001"));
+        assert!(Rounds::parse("5..3").is_err());
+        assert!(Rounds::parse("x").is_err());
+    }
+
+    #[test]
+    fn merging_keeps_every_line_in_order() {
+        let dir = common::testutil::TempDir::new("index-merge");
+        let mut paths = Vec::new();
+        for f in 0..300 {
+            let p = dir.path().join(format!("{f}.cdxj"));
+            let mut lines: Vec<String> = (0..5)
+                .map(|i| format!("k{:04} {f}", (i * 300 + f) % 1000))
+                .collect();
+            lines.sort();
+            std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+            paths.push(p);
+        }
+        let mut out = Vec::new();
+        assert_eq!(merge_into(&paths, dir.path(), &mut out).unwrap(), 1500);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1500);
+        assert!(lines.windows(2).all(|w| w[0] <= w[1]));
+    }
+}
