@@ -250,7 +250,7 @@ fn assert_rebuilt(crawl: &TempCrawl) {
         }
     }
     let history = zstd::decode_all(
-        fs::read(d.root().join("history.v1.tsv.zst"))
+        fs::read(d.root().join("history.v2.tsv.zst"))
             .unwrap()
             .as_slice(),
     )
