@@ -35,7 +35,7 @@ mod report;
 mod round;
 mod run;
 mod scan;
-mod seen;
+pub mod seen;
 mod session;
 pub mod settings;
 pub mod sitemap;

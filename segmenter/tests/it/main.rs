@@ -12,6 +12,7 @@ mod inject;
 mod planning;
 mod progress;
 mod repair;
+mod rescue;
 mod round_report;
 mod rounds;
 mod settings;
