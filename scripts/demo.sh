@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo.sh: the README's first command. Builds the release binaries, serves the
+# demo.sh: the first command of the README's quick start. Builds the release binaries, serves the
 # project's demo web on loopback addresses (no internet needed), runs three
 # rounds of scripts/crawl.sh against it with low delays, stops the server and
 # prints where to look.

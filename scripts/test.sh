@@ -15,11 +15,11 @@ WARCIO_VERSION=1.8.1
 # decompressor refuses).
 BROTLI_VERSION=0.7.0
 # warcprox, the Internet Archive's archiving proxy: an independent WARC
-# writer for segmenter/tests/foreign_warcs.rs (its pip dependencies are
+# writer for segmenter/tests/it/foreign_warcs.rs (its pip dependencies are
 # pure Python or prebuilt wheels; no compiler is needed).
 WARCPROX_VERSION=2.13.1
 # The replay and packaging tools an archivist uses on a crawl, for
-# tests/tests/archive_tools.rs: cdxj-indexer (the index our .cdxj files
+# tests/tests/it/archive_tools.rs: cdxj-indexer (the index our .cdxj files
 # must equal), pywb (replays the crawl from our own index, on loopback) and
 # wacz (`wacz validate` judges our packages). With the tools above they
 # install in about 35 s (measured on the 2-core machine; wheels only).

@@ -1180,7 +1180,7 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
-        // The column as the README's sqlite3 command shows it.
+        // The column as the sqlite3 command of docs/formats.md shows it.
         let rows: Vec<(String, Option<String>)> = c
             .prepare("SELECT host, sitemaps FROM hosts ORDER BY host")
             .unwrap()

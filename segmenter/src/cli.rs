@@ -174,6 +174,7 @@ pub enum Command {
         /// The crawl directory.
         crawl: PathBuf,
         /// Keep the files written in this time (`30d`, `12h`; 0 keeps all)
+        /// [default: 30d]
         #[arg(long, value_name = "DURATION")]
         keep_logs: Option<DurationValue>,
         /// Say what would be removed, remove nothing.

@@ -37,7 +37,7 @@ mod run;
 mod scan;
 pub mod seen;
 mod session;
-mod settings;
+pub mod settings;
 pub mod sitemap;
 mod sort;
 mod status;
