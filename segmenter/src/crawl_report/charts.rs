@@ -104,7 +104,7 @@ fn short(y: &f64) -> String {
         format!("{:.1}M", y / 1e6)
     } else if a >= 1e4 {
         format!("{:.0}k", y / 1e3)
-    } else if a >= 10.0 || a == 0.0 {
+    } else if a >= 10.0 || (y - y.round()).abs() < 1e-9 {
         format!("{y:.0}")
     } else {
         format!("{y:.2}")
