@@ -243,39 +243,7 @@ fn over_time(out: &mut String, g: &Gathered) {
         &[Series::new("pages/s", series_of(rows, rate))],
         Kind::Lines,
     ));
-    let other = |r: &RoundRow| {
-        (r.round.seconds() as f64 - (r.round.fetch_ms + r.round.segmenter_ms) as f64 / 1000.0)
-            .max(0.0)
-    };
-    let gaps: Vec<f64> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            if i == 0 {
-                0.0
-            } else {
-                ((r.round.started_ms - rows[i - 1].round.ended_ms) as f64 / 1000.0).max(0.0)
-            }
-        })
-        .collect();
-    out.push_str(&charts::per_round(
-        "Time per round: fetch, segmenter, other (waits), and the gap before it",
-        "seconds",
-        &x,
-        &[
-            Series::new(
-                "fetch",
-                series_of(rows, |r| r.round.fetch_ms as f64 / 1000.0),
-            ),
-            Series::new(
-                "segmenter",
-                series_of(rows, |r| r.round.segmenter_ms as f64 / 1000.0),
-            ),
-            Series::new("other", series_of(rows, other)),
-            Series::new("gap before the round", gaps.clone()),
-        ],
-        Kind::Stacked,
-    ));
+    let gaps = time_chart(out, rows, &x);
     let rep = |f: fn(&super::gather::RunReport) -> u64| {
         move |r: &RoundRow| r.report.as_ref().map_or(0.0, |x| f(x) as f64)
     };
@@ -307,6 +275,44 @@ fn over_time(out: &mut String, g: &Gathered) {
         Kind::Lines,
     ));
     round_table(out, rows, &gaps);
+}
+
+/// The chart of each round's time, and the gaps between rounds (seconds).
+fn time_chart(out: &mut String, rows: &[RoundRow], x: &[u64]) -> Vec<f64> {
+    let other = |r: &RoundRow| {
+        (r.round.seconds() as f64 - (r.round.fetch_ms + r.round.segmenter_ms) as f64 / 1000.0)
+            .max(0.0)
+    };
+    let gaps: Vec<f64> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if i == 0 {
+                0.0
+            } else {
+                ((r.round.started_ms - rows[i - 1].round.ended_ms) as f64 / 1000.0).max(0.0)
+            }
+        })
+        .collect();
+    out.push_str(&charts::per_round(
+        "Time per round: fetch, segmenter, other (waits), and the gap before it",
+        "seconds",
+        x,
+        &[
+            Series::new(
+                "fetch",
+                series_of(rows, |r| r.round.fetch_ms as f64 / 1000.0),
+            ),
+            Series::new(
+                "segmenter",
+                series_of(rows, |r| r.round.segmenter_ms as f64 / 1000.0),
+            ),
+            Series::new("other", series_of(rows, other)),
+            Series::new("gap before the round", gaps.clone()),
+        ],
+        Kind::Stacked,
+    ));
+    gaps
 }
 
 fn round_table(out: &mut String, rows: &[RoundRow], gaps: &[f64]) {
@@ -391,78 +397,7 @@ fn outcomes(out: &mut String, g: &Gathered) {
             "No fetched run's stats.json was found: outcomes per round are not shown.",
         );
     } else {
-        let x: Vec<u64> = rows.iter().map(|r| r.round.number).collect();
-        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-        let series: Vec<Series> = OUTCOME_GROUPS
-            .iter()
-            .map(|&group| {
-                Series::new(
-                    group,
-                    series_of(rows, |r| {
-                        r.fetch.as_ref().map_or(0.0, |f| {
-                            f.outcomes
-                                .iter()
-                                .filter(|(k, _)| outcome_group(k) == group)
-                                .map(|(_, n)| *n as f64)
-                                .sum()
-                        })
-                    }),
-                )
-            })
-            .filter(|s| s.values.iter().any(|v| *v > 0.0))
-            .collect();
-        for f in rows.iter().filter_map(|r| r.fetch.as_ref()) {
-            for (k, n) in &f.outcomes {
-                *totals.entry(k.clone()).or_default() += n;
-            }
-        }
-        out.push_str(&charts::per_round(
-            "Status codes and errors per round (stats.json of each fetch)",
-            "attempts",
-            &x,
-            &series,
-            Kind::Stacked,
-        ));
-        out.push_str("<table id=\"outcomes-table\"><tr><th class=\"l\">outcome</th><th>attempts, all rounds</th></tr>\n");
-        for (k, n) in &totals {
-            let _ = writeln!(out, "<tr><td class=\"l\">{}</td><td>{n}</td></tr>", esc(k));
-        }
-        let truncated: u64 = rows
-            .iter()
-            .filter_map(|r| r.fetch.as_ref())
-            .map(|f| f.truncated)
-            .sum();
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">too big (stored truncated; counted above too)</td><td>{truncated}</td></tr>"
-        );
-        out.push_str("</table>\n");
-        if with_stats < rows.len() {
-            let _ = writeln!(
-                out,
-                "<p class=\"note\">{} of {} rounds have no stats.json.</p>",
-                rows.len() - with_stats,
-                rows.len()
-            );
-        }
-        if rows
-            .iter()
-            .any(|r| r.fetch.as_ref().is_some_and(|f| f.resumed))
-        {
-            out.push_str("<p class=\"note\">A resumed fetch's stats.json counts its last process only.</p>\n");
-        }
-        out.push_str(&charts::per_round(
-            "Bytes stored per round",
-            "MB",
-            &x,
-            &[Series::new(
-                "WARC bytes",
-                series_of(rows, |r| {
-                    r.fetch.as_ref().map_or(0.0, |f| f.warc_bytes as f64 / 1e6)
-                }),
-            )],
-            Kind::Stacked,
-        ));
+        outcome_charts(out, rows, with_stats);
     }
     if !rows.is_empty() {
         let x: Vec<u64> = rows.iter().map(|r| r.round.number).collect();
@@ -492,6 +427,85 @@ fn outcomes(out: &mut String, g: &Gathered) {
         ));
     }
     mime_table(out, g);
+}
+
+/// The outcomes per round from the fetches' stats.json (`with_stats` of
+/// the rounds have one), their totals and the bytes per round.
+fn outcome_charts(out: &mut String, rows: &[RoundRow], with_stats: usize) {
+    let x: Vec<u64> = rows.iter().map(|r| r.round.number).collect();
+    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+    let series: Vec<Series> = OUTCOME_GROUPS
+        .iter()
+        .map(|&group| {
+            Series::new(
+                group,
+                series_of(rows, |r| {
+                    r.fetch.as_ref().map_or(0.0, |f| {
+                        f.outcomes
+                            .iter()
+                            .filter(|(k, _)| outcome_group(k) == group)
+                            .map(|(_, n)| *n as f64)
+                            .sum()
+                    })
+                }),
+            )
+        })
+        .filter(|s| s.values.iter().any(|v| *v > 0.0))
+        .collect();
+    for f in rows.iter().filter_map(|r| r.fetch.as_ref()) {
+        for (k, n) in &f.outcomes {
+            *totals.entry(k.clone()).or_default() += n;
+        }
+    }
+    out.push_str(&charts::per_round(
+        "Status codes and errors per round (stats.json of each fetch)",
+        "attempts",
+        &x,
+        &series,
+        Kind::Stacked,
+    ));
+    out.push_str("<table id=\"outcomes-table\"><tr><th class=\"l\">outcome</th><th>attempts, all rounds</th></tr>\n");
+    for (k, n) in &totals {
+        let _ = writeln!(out, "<tr><td class=\"l\">{}</td><td>{n}</td></tr>", esc(k));
+    }
+    let truncated: u64 = rows
+        .iter()
+        .filter_map(|r| r.fetch.as_ref())
+        .map(|f| f.truncated)
+        .sum();
+    let _ = writeln!(
+        out,
+        "<tr><td class=\"l\">too big (stored truncated; counted above too)</td><td>{truncated}</td></tr>"
+    );
+    out.push_str("</table>\n");
+    if with_stats < rows.len() {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} of {} rounds have no stats.json.</p>",
+            rows.len() - with_stats,
+            rows.len()
+        );
+    }
+    if rows
+        .iter()
+        .any(|r| r.fetch.as_ref().is_some_and(|f| f.resumed))
+    {
+        out.push_str(
+            "<p class=\"note\">A resumed fetch's stats.json counts its last process only.</p>\n",
+        );
+    }
+    out.push_str(&charts::per_round(
+        "Bytes stored per round",
+        "MB",
+        &x,
+        &[Series::new(
+            "WARC bytes",
+            series_of(rows, |r| {
+                r.fetch.as_ref().map_or(0.0, |f| f.warc_bytes as f64 / 1e6)
+            }),
+        )],
+        Kind::Stacked,
+    ));
 }
 
 fn mime_table(out: &mut String, g: &Gathered) {
@@ -737,7 +751,11 @@ fn politeness(out: &mut String, g: &Gathered) {
             l.retry_after
         );
     }
-    let rows = &g.rounds;
+    held_chart(out, &g.rounds);
+}
+
+/// Hosts held back per round by reason, from the round reports.
+fn held_chart(out: &mut String, rows: &[RoundRow]) {
     let mut reasons: Vec<String> = rows
         .iter()
         .filter_map(|r| r.report.as_ref())
@@ -842,6 +860,11 @@ fn health(out: &mut String, g: &Gathered) {
             Kind::Lines,
         ));
     }
+    history_due(out, g);
+}
+
+/// The fetch history's size and when its URLs come due.
+fn history_due(out: &mut String, g: &Gathered) {
     match &g.summaries.history {
         None => missing(
             out,
