@@ -833,7 +833,7 @@ fn health(out: &mut String, g: &Gathered) {
             .sum();
         let _ = writeln!(
             out,
-            "<p>Damaged WARC records skipped by the segmenter (all rounds): <b>{damaged}</b>. Damaged or missing files this page found: <b>{}</b> (listed at the top).</p>",
+            "<p>Damaged WARC records skipped by the segmenter (all rounds): <b>{damaged}</b>. Damaged or missing files this page found: <b>{}</b> (listed at the top). Repairs (<code>segmenter repair</code>) are not kept in the files this page reads: their output is in <code>logs/</code>.</p>",
             g.problems.len()
         );
     } else {
