@@ -256,6 +256,14 @@ fn a_real_crawls_report_shows_its_figures_and_charts_in_a_browser() {
         );
         assert_eq!(row[11], rep["selection"]["scheduled"].to_string());
     }
+    assert!(
+        text_of(&dom, "seen-now").starts_with(&format!(
+            "Seen-set now: {} URLs (design load {})",
+            status["bloom_items"], status["bloom_design_items"]
+        )),
+        "{}",
+        text_of(&dom, "seen-now")
+    );
     assert!(dom.matches("<svg").count() >= 10, "charts in the page");
     assert!(dom.contains("id=\"too-close\""));
 

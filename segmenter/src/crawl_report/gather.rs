@@ -37,12 +37,12 @@ pub struct RunReport {
     pub refetches: u64,
     /// URLs in the backlog after the round.
     pub backlog: u64,
-    /// The seen-set after the round: fill, false-positive estimate, items.
+    /// The seen-set after the round: fill, false-positive estimate.
     pub bloom_fill: f64,
     /// See `bloom_fill`.
     pub bloom_fp: f64,
-    /// See `bloom_fill`.
-    pub bloom_items: u64,
+    /// True if the seen-set grew (was rebuilt larger) in the round.
+    pub bloom_grew: bool,
     /// Damaged WARC records the scan skipped.
     pub damaged_records: u64,
     /// Hosts held back, by reason.
@@ -263,7 +263,7 @@ fn run_report(file: String, v: &Value) -> RunReport {
         backlog: n("/backlog"),
         bloom_fill: f("/bloom/fill"),
         bloom_fp: f("/bloom/fp_rate"),
-        bloom_items: n("/bloom/items"),
+        bloom_grew: v.pointer("/bloom/growth").is_some_and(|g| !g.is_null()),
         damaged_records: n("/counts/damaged_records"),
         held_hosts,
     }

@@ -817,15 +817,20 @@ fn health(out: &mut String, g: &Gathered) {
             ],
             Kind::Lines,
         ));
-        if let Some(r) = rows.iter().rev().find_map(|r| r.report.as_ref()) {
-            let _ = writeln!(
-                out,
-                "<p>Seen-set after the last round: {} URLs, {:.2}% of bits set, false-positive estimate {:.4}%.</p>",
-                r.bloom_items,
-                r.bloom_fill * 100.0,
-                r.bloom_fp * 100.0
-            );
-        }
+        let grew: Vec<String> = rows
+            .iter()
+            .filter(|r| r.report.as_ref().is_some_and(|x| x.bloom_grew))
+            .map(|r| r.round.number.to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p>The seen-set grew (rebuilt larger) in round(s): {}.</p>",
+            if grew.is_empty() {
+                "none".to_string()
+            } else {
+                grew.join(", ")
+            }
+        );
         let damaged: u64 = rows
             .iter()
             .filter_map(|r| r.report.as_ref())
@@ -860,7 +865,34 @@ fn health(out: &mut String, g: &Gathered) {
             Kind::Lines,
         ));
     }
+    seen_now(out, g);
     history_due(out, g);
+}
+
+/// The seen-set as `segmenter status` reads it now.
+fn seen_now(out: &mut String, g: &Gathered) {
+    let Some(b) = g.status.as_ref().map(|s| &s.bloom) else {
+        return;
+    };
+    let (Some(items), Some(fill), Some(fp)) = (b.bloom_items, b.bloom_fill, b.bloom_fp_rate) else {
+        missing(
+            out,
+            "No seen-set (seen.bloom), or it cannot be read: its state is not shown.",
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<p id=\"seen-now\">Seen-set now: {items} URLs (design load {}), {:.2}% of bits set, \
+         false-positive estimate {:.4}% (target {:.2}%), {} bytes; {} URLs rescued over the crawl \
+         (called seen by the filter, found in none of the exact sets).</p>",
+        opt(b.bloom_design_items),
+        fill * 100.0,
+        fp * 100.0,
+        b.bloom_target_fp_rate.unwrap_or(0.0) * 100.0,
+        opt(b.bloom_bytes),
+        opt(b.bloom_rescued),
+    );
 }
 
 /// The fetch history's size and when its URLs come due.
