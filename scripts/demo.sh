@@ -212,4 +212,7 @@ Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the r
   rounds       $c/rounds.v1.tsv (one line per round: its figures and times)
   logs         $c/logs/round-*.log (one per round: every step's output), segmenter-*.json (reports)
   server side  $(show "$out")/requests.tsv (host, path, start ms, end ms, status of every request served)
+
+==> the crawl report (rebuilt after every round; open it in a browser):
+    $c/report.html
 EOF

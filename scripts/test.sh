@@ -3,7 +3,8 @@
 # tests to check our WARC files independently), `warcprox` (a WARC writer
 # whose files the import tests read), `cdxj-indexer`, `pywb` and `wacz`
 # (the replay and packaging tools) into .venv/ when they are missing, then
-# runs `cargo test` on the workspace. Extra arguments go to
+# installs Debian's chromium (headless, for the HTML report's browser test)
+# when missing, then runs `cargo test` on the workspace. Extra arguments go to
 # `cargo test` (e.g. `scripts/test.sh warc` runs the tests whose name holds
 # "warc").
 set -euo pipefail
@@ -43,6 +44,25 @@ if [[ ! -x .venv/bin/warcio ]] || [[ ! -x .venv/bin/warcprox ]] ||
         "warcprox==$WARCPROX_VERSION" "cdxj-indexer==$CDXJ_INDEXER_VERSION" \
         "pywb==$PYWB_VERSION" "wacz==$WACZ_VERSION"
 fi
+# Debian's chromium, headless, for tests/tests/it/report_html.rs (renders the
+# HTML report, takes a screenshot, dumps the DOM). Installed once with
+# apt-get when missing (about 35 s with the package lists' update).
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing chromium with apt-get" >&2
+        sudo=""
+        [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+            chromium >/dev/null
+    else
+        echo "test.sh: chromium is missing and apt-get is not here: install chromium" >&2
+        exit 1
+    fi
+fi
+export CHROMIUM
+CHROMIUM=$(command -v chromium)
+
 export WARCIO="$root/.venv/bin/warcio"
 export WARCPROX="$root/.venv/bin/warcprox"
 export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"

@@ -49,6 +49,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod overview;
+pub use overview::{HostOverview, HostRow};
+
 /// The schema version this library reads and writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 4;
 

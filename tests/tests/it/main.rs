@@ -17,6 +17,7 @@ mod latency_web;
 mod outage;
 mod raw_wire;
 mod recrawl;
+mod report_html;
 mod seen_growth;
 mod sitemaps;
 mod support;

