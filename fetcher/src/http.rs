@@ -290,35 +290,10 @@ impl Client {
     ) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
-        let fail = |code: ErrorCode, message: String| Failure {
-            code,
-            message,
-            permanent: false,
-            elapsed: start.elapsed(),
-        };
-        let (uri, request) =
-            build_request(url, headers).map_err(|message| fail(ErrorCode::BadUrl, message))?;
-        let Some((agent, wire)) = self.agent(key) else {
-            return Err(fail(
-                ErrorCode::Connect,
-                "not sent: the fetcher is shutting down".into(),
-            ));
-        };
+        let (uri, request) = build_request(url, headers)
+            .map_err(|message| failure(start, ErrorCode::BadUrl, message))?;
         let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
-        // Room for the head, the body, and one read past the limit.
-        let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
-        lock(&wire).start(cap);
-        tls::start_request();
-        let response = agent.run(request).map_err(|e| match dns_failure(&e) {
-            Some(d) => Failure {
-                permanent: d.permanent,
-                ..fail(ErrorCode::Dns, d.to_string())
-            },
-            None => {
-                let (code, msg) = classify(e, &self.cfg);
-                fail(code, msg)
-            }
-        })?;
+        let (response, wire) = self.send(key, request, max_body, start)?;
         let accepted_invalid_certificate = tls::accepted_invalid_certificate();
         let tls = tls::request_session();
         let ip = transport::peer_of(&self.peers, &uri);
@@ -348,6 +323,40 @@ impl Client {
             retry_after: head.retry_after,
             elapsed: start.elapsed(),
         })
+    }
+
+    /// Sends `request` over the connection of worker `key`, its transport
+    /// set to record up to `max_body` body bytes: the response with its
+    /// head read, and the transport's record.
+    fn send(
+        &self,
+        key: usize,
+        request: ureq::http::Request<()>,
+        max_body: usize,
+        start: Instant,
+    ) -> Result<(ureq::http::Response<ureq::Body>, Arc<Mutex<Wire>>), Failure> {
+        let fail = |code, message| failure(start, code, message);
+        let Some((agent, wire)) = self.agent(key) else {
+            return Err(fail(
+                ErrorCode::Connect,
+                "not sent: the fetcher is shutting down".into(),
+            ));
+        };
+        // Room for the head, the body, and one read past the limit.
+        let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
+        lock(&wire).start(cap);
+        tls::start_request();
+        let response = agent.run(request).map_err(|e| match dns_failure(&e) {
+            Some(d) => Failure {
+                permanent: d.permanent,
+                ..fail(ErrorCode::Dns, d.to_string())
+            },
+            None => {
+                let (code, msg) = classify(e, &self.cfg);
+                fail(code, msg)
+            }
+        })?;
+        Ok((response, wire))
     }
 
     /// Reads the body to its end or to `max_body` bytes, and takes from the
@@ -386,6 +395,17 @@ impl Client {
             body_offset,
             truncated,
         }
+    }
+}
+
+/// A failure to fetch that is worth trying again, `start` after the
+/// request began.
+fn failure(start: Instant, code: ErrorCode, message: String) -> Failure {
+    Failure {
+        code,
+        message,
+        permanent: false,
+        elapsed: start.elapsed(),
     }
 }
 
