@@ -221,6 +221,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// Loads the pages, writes them into one WARC file, reads it back, times
+/// zcat on it, and prints the figures.
 fn run() -> Result<(), String> {
     let args = parse_args()?;
     let dir = args
@@ -228,57 +230,161 @@ fn run() -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("bench-warc-{}", std::process::id())));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let corpus = Corpus::new(load_pages(&args)?);
+    let level = args.level.unwrap_or(DEFAULT_COMPRESSION_LEVEL);
+    let written = write_file(&args, &corpus, &dir, level)?;
+    let read = read_file(&written.file)?;
+    let start = Instant::now();
+    let zcat = Command::new("zcat")
+        .arg(&written.file)
+        .stdout(Stdio::null())
+        .status();
+    let zcat_time = start.elapsed();
+    print_figures(&args, &corpus, level, &written, &read);
+    match zcat {
+        Ok(s) if s.success() => println!(
+            "zcat:  {:.2} s; reader speed / zcat speed = {:.2}",
+            zcat_time.as_secs_f64(),
+            zcat_time.as_secs_f64() / read.time.as_secs_f64()
+        ),
+        Ok(s) => println!("zcat:  failed ({s})"),
+        Err(e) => println!("zcat:  not run ({e})"),
+    }
+    if args.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-    let pages: Vec<Vec<u8>> = match args.synthetic {
-        Some(size) => {
-            let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-            (0..256)
-                .map(|_| {
-                    let n = size / 2 + rng.below(size.max(2));
-                    synthetic_page(&mut rng, n)
-                })
-                .collect()
-        }
-        None => {
-            let html = match &args.html {
-                Some(d) => d.clone(),
-                None => rust_docs()?,
-            };
-            let mut files = Vec::new();
-            collect_html(&html, args.max_page, &mut files);
-            if files.is_empty() {
-                return Err(format!(
-                    "{}: no .html files of at most {} bytes",
-                    html.display(),
-                    args.max_page
-                ));
-            }
-            files.sort();
-            files.truncate(2000);
-            files
-                .iter()
-                .map(|f| std::fs::read(f).map_err(|e| format!("{}: {e}", f.display())))
-                .collect::<Result<_, _>>()?
-        }
+/// The distinct pages: generated (`--synthetic`), or the first 2,000
+/// `.html` files of at most `--max-page` bytes under `--html` or the Rust
+/// documentation.
+fn load_pages(args: &Args) -> Result<Vec<Vec<u8>>, String> {
+    if let Some(size) = args.synthetic {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        return Ok((0..256)
+            .map(|_| {
+                let n = size / 2 + rng.below(size.max(2));
+                synthetic_page(&mut rng, n)
+            })
+            .collect());
+    }
+    let html = match &args.html {
+        Some(d) => d.clone(),
+        None => rust_docs()?,
     };
-    let request = b"GET /section/page.html HTTP/1.1\r\nHost: www.example.test\r\n\
+    let mut files = Vec::new();
+    collect_html(&html, args.max_page, &mut files);
+    if files.is_empty() {
+        return Err(format!(
+            "{}: no .html files of at most {} bytes",
+            html.display(),
+            args.max_page
+        ));
+    }
+    files.sort();
+    files.truncate(2000);
+    files
+        .iter()
+        .map(|f| std::fs::read(f).map_err(|e| format!("{}: {e}", f.display())))
+        .collect()
+}
+
+/// The request every exchange was made with.
+const REQUEST: &[u8] = b"GET /section/page.html HTTP/1.1\r\nHost: www.example.test\r\n\
                     User-Agent: bench-bot/1.0 (+http://bot.example.test/)\r\n\
                     Accept: text/html,*/*;q=0.8\r\nAccept-Encoding: gzip\r\n\r\n";
-    let heads: Vec<Vec<u8>> = pages
-        .iter()
-        .map(|p| {
-            format!(
-                "HTTP/1.1 200 OK\r\nDate: Mon, 23 Nov 2026 04:27:02 GMT\r\nServer: nginx\r\n\
-                 Content-Type: text/html; charset=utf-8\r\nX-Crawler-Content-Encoding: gzip\r\n\
-                 Content-Length: {}\r\n\r\n",
-                p.len()
-            )
-            .into_bytes()
-        })
-        .collect();
 
+/// The pages with their response heads: exchange `i` is page `i` modulo
+/// their number, at a URL of its own.
+struct Corpus {
+    pages: Vec<Vec<u8>>,
+    heads: Vec<Vec<u8>>,
+}
+
+impl Corpus {
+    /// The pages, each with a response head that says its length.
+    fn new(pages: Vec<Vec<u8>>) -> Corpus {
+        let heads = pages
+            .iter()
+            .map(|p| {
+                format!(
+                    "HTTP/1.1 200 OK\r\nDate: Mon, 23 Nov 2026 04:27:02 GMT\r\nServer: nginx\r\n\
+                     Content-Type: text/html; charset=utf-8\r\nX-Crawler-Content-Encoding: gzip\r\n\
+                     Content-Length: {}\r\n\r\n",
+                    p.len()
+                )
+                .into_bytes()
+            })
+            .collect();
+        Corpus { pages, heads }
+    }
+
+    /// Payload bytes of the first `n` exchanges.
+    fn payload_bytes(&self, n: usize) -> u64 {
+        (0..n)
+            .map(|i| self.pages[i % self.pages.len()].len() as u64)
+            .sum()
+    }
+
+    /// Encodes the exchange the fetcher would hand over for page `i`.
+    fn encode(
+        &self,
+        i: usize,
+        enc: &mut ExchangeEncoder,
+        out: &mut EncodedExchange,
+        url: &mut String,
+    ) -> std::io::Result<()> {
+        let k = i % self.pages.len();
+        url.clear();
+        url.push_str("https://www.example");
+        url.push_str(&(i % 1000).to_string());
+        url.push_str(".test/section/page");
+        url.push_str(&i.to_string());
+        url.push_str(".html");
+        let extra = [
+            ("X-Crawl-Hops", (i % 5).to_string()),
+            ("X-Crawl-Via", "link".to_string()),
+        ];
+        enc.encode(
+            &Exchange {
+                target_uri: url,
+                date: SystemTime::now(),
+                ip: Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2))),
+                request_head: REQUEST,
+                response_head: &self.heads[k],
+                payload: &self.pages[k],
+                truncated: None,
+                extra_fields: &extra,
+                protocols: &["http/1.1"],
+                cipher_suite: None,
+                metadata: None,
+            },
+            out,
+        )
+    }
+}
+
+/// The WARC file written, and what writing it took.
+struct Written {
+    file: PathBuf,
+    size: u64,
+    time: Duration,
+    cpu: Option<Duration>,
+    sync_time: Duration,
+}
+
+/// Writes `--pages` exchanges into one WARC file in `dir`, on this thread
+/// or with `--encoders` threads, then closes it (its final fsync timed
+/// apart: it measures the disk, not the writer).
+fn write_file(
+    args: &Args,
+    corpus: &Corpus,
+    dir: &std::path::Path,
+    level: u32,
+) -> Result<Written, String> {
     let mut writer = WarcWriter::new(WarcWriterConfig {
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         prefix: "BENCH".into(),
         max_file_size: DEFAULT_MAX_FILE_SIZE * 100,
         first_serial: 0,
@@ -286,126 +392,135 @@ fn run() -> Result<(), String> {
         info: vec![("software".into(), "bench_warc".into())],
     })
     .map_err(|e| format!("{}: {e}", dir.display()))?;
-
-    let level = args.level.unwrap_or(DEFAULT_COMPRESSION_LEVEL);
-    let payload_bytes: u64 = (0..args.pages)
-        .map(|i| pages[i % pages.len()].len() as u64)
-        .sum();
-    // The exchange the fetcher would hand over for page `i`.
-    let store =
-        |i: usize, enc: &mut ExchangeEncoder, out: &mut EncodedExchange, url: &mut String| {
-            let k = i % pages.len();
-            url.clear();
-            url.push_str("https://www.example");
-            url.push_str(&(i % 1000).to_string());
-            url.push_str(".test/section/page");
-            url.push_str(&i.to_string());
-            url.push_str(".html");
-            let extra = [
-                ("X-Crawl-Hops", (i % 5).to_string()),
-                ("X-Crawl-Via", "link".to_string()),
-            ];
-            enc.encode(
-                &Exchange {
-                    target_uri: url,
-                    date: SystemTime::now(),
-                    ip: Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2))),
-                    request_head: request,
-                    response_head: &heads[k],
-                    payload: &pages[k],
-                    truncated: None,
-                    extra_fields: &extra,
-                    protocols: &["http/1.1"],
-                    cipher_suite: None,
-                    metadata: None,
-                },
-                out,
-            )
-        };
     let start = Instant::now();
     let cpu_start = cpu_time();
     if args.encoders == 0 {
-        // One thread compresses and writes (WarcWriter::write_exchange does
-        // exactly this).
-        let mut enc = ExchangeEncoder::with_level(level);
-        let mut out = EncodedExchange::default();
-        let mut url = String::new();
-        for i in 0..args.pages {
-            store(i, &mut enc, &mut out, &mut url).map_err(|e| format!("encode: {e}"))?;
-            writer
-                .write_encoded(&out)
-                .map_err(|e| format!("write: {e}"))?;
-        }
+        write_on_one_thread(args.pages, corpus, &mut writer, level)?;
     } else {
-        // Encoder threads compress; this thread only writes, in any order.
-        // Buffers go back to the encoders to be reused.
-        let (full_tx, full_rx) = mpsc::sync_channel::<EncodedExchange>(64);
-        let (empty_tx, empty_rx) = mpsc::channel::<EncodedExchange>();
-        let empty_rx = std::sync::Mutex::new(empty_rx);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|scope| -> Result<(), String> {
-            for _ in 0..args.encoders {
-                let full_tx = full_tx.clone();
-                let (next, empty_rx, store) = (&next, &empty_rx, &store);
-                scope.spawn(move || {
-                    let mut enc = ExchangeEncoder::with_level(level);
-                    let mut url = String::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if i >= args.pages {
-                            break;
-                        }
-                        let mut out = empty_rx.lock().unwrap().try_recv().unwrap_or_default();
-                        store(i, &mut enc, &mut out, &mut url).expect("encode");
-                        if full_tx.send(out).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(full_tx);
-            for out in full_rx {
-                writer
-                    .write_encoded(&out)
-                    .map_err(|e| format!("write: {e}"))?;
-                let _ = empty_tx.send(out);
-            }
-            Ok(())
-        })?;
+        write_with_encoders(args.pages, args.encoders, corpus, &mut writer, level)?;
     }
-    // The final fsync is timed apart: it measures the disk, not the writer.
-    let write_time = start.elapsed();
-    let write_cpu = cpu_time().zip(cpu_start).map(|(b, a)| b - a);
+    let time = start.elapsed();
+    let cpu = cpu_time().zip(cpu_start).map(|(b, a)| b - a);
     let start = Instant::now();
     let files = writer.finish().map_err(|e| format!("finish: {e}"))?;
     let sync_time = start.elapsed();
     let file = files.into_iter().next().ok_or("nothing written")?;
-    let file_size = std::fs::metadata(&file).map_err(|e| e.to_string())?.len();
+    let size = std::fs::metadata(&file).map_err(|e| e.to_string())?.len();
+    Ok(Written {
+        file,
+        size,
+        time,
+        cpu,
+        sync_time,
+    })
+}
 
+/// One thread compresses and writes (`WarcWriter::write_exchange` does
+/// exactly this).
+fn write_on_one_thread(
+    pages: usize,
+    corpus: &Corpus,
+    writer: &mut WarcWriter,
+    level: u32,
+) -> Result<(), String> {
+    let mut enc = ExchangeEncoder::with_level(level);
+    let mut out = EncodedExchange::default();
+    let mut url = String::new();
+    for i in 0..pages {
+        corpus
+            .encode(i, &mut enc, &mut out, &mut url)
+            .map_err(|e| format!("encode: {e}"))?;
+        writer
+            .write_encoded(&out)
+            .map_err(|e| format!("write: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Encoder threads compress; this thread only writes, in any order.
+/// Buffers go back to the encoders to be reused.
+fn write_with_encoders(
+    pages: usize,
+    encoders: usize,
+    corpus: &Corpus,
+    writer: &mut WarcWriter,
+    level: u32,
+) -> Result<(), String> {
+    let (full_tx, full_rx) = mpsc::sync_channel::<EncodedExchange>(64);
+    let (empty_tx, empty_rx) = mpsc::channel::<EncodedExchange>();
+    let empty_rx = std::sync::Mutex::new(empty_rx);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| -> Result<(), String> {
+        for _ in 0..encoders {
+            let full_tx = full_tx.clone();
+            let (next, empty_rx) = (&next, &empty_rx);
+            scope.spawn(move || {
+                let mut enc = ExchangeEncoder::with_level(level);
+                let mut url = String::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= pages {
+                        break;
+                    }
+                    let mut out = empty_rx.lock().unwrap().try_recv().unwrap_or_default();
+                    corpus
+                        .encode(i, &mut enc, &mut out, &mut url)
+                        .expect("encode");
+                    if full_tx.send(out).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(full_tx);
+        for out in full_rx {
+            writer
+                .write_encoded(&out)
+                .map_err(|e| format!("write: {e}"))?;
+            let _ = empty_tx.send(out);
+        }
+        Ok(())
+    })
+}
+
+/// What reading the file back took, and what it held.
+struct ReadBack {
+    records: u64,
+    block_bytes: u64,
+    time: Duration,
+    cpu: Option<Duration>,
+}
+
+/// Reads every record of `file` with `WarcReader`.
+fn read_file(file: &std::path::Path) -> Result<ReadBack, String> {
     let start = Instant::now();
     let cpu_start = cpu_time();
-    let mut reader = WarcReader::open(&file, 1 << 20).map_err(|e| e.to_string())?;
+    let mut reader = WarcReader::open(file, 1 << 20).map_err(|e| e.to_string())?;
     let mut rec = WarcRecord::default();
     let (mut records, mut block_bytes) = (0u64, 0u64);
     while reader.read_next(&mut rec).map_err(|e| e.to_string())? {
         records += 1;
         block_bytes += rec.block.len() as u64;
     }
-    let read_time = start.elapsed();
-    let read_cpu = cpu_time().zip(cpu_start).map(|(b, a)| b - a);
+    Ok(ReadBack {
+        records,
+        block_bytes,
+        time: start.elapsed(),
+        cpu: cpu_time().zip(cpu_start).map(|(b, a)| b - a),
+    })
+}
 
-    let start = Instant::now();
-    let zcat = Command::new("zcat")
-        .arg(&file)
-        .stdout(Stdio::null())
-        .status();
-    let zcat_time = start.elapsed();
-
+/// Prints the pages, file, write, read and per-CPU figures.
+fn print_figures(args: &Args, corpus: &Corpus, level: u32, written: &Written, read: &ReadBack) {
+    let payload_bytes = corpus.payload_bytes(args.pages);
+    let (file_size, write_time, write_cpu) = (written.size, written.time, written.cpu);
+    let (records, block_bytes, read_time, read_cpu) =
+        (read.records, read.block_bytes, read.time, read.cpu);
     let mb = |bytes: u64, t: Duration| bytes as f64 / 1e6 / t.as_secs_f64();
     println!(
         "pages: {} ({} distinct) of {:.1} KB on average; file {:.1} MB (payload {:.1} MB, ratio {:.2})",
         args.pages,
-        pages.len(),
+        corpus.pages.len(),
         payload_bytes as f64 / args.pages as f64 / 1e3,
         file_size as f64 / 1e6,
         payload_bytes as f64 / 1e6,
@@ -416,7 +531,7 @@ fn run() -> Result<(), String> {
         args.pages as f64 / write_time.as_secs_f64(),
         mb(payload_bytes, write_time),
         write_time.as_secs_f64(),
-        sync_time.as_secs_f64(),
+        written.sync_time.as_secs_f64(),
         match args.encoders {
             0 => "compressed on the writing thread".to_string(),
             n => format!("{n} encoder threads"),
@@ -439,17 +554,4 @@ fn run() -> Result<(), String> {
         write_cpu.unwrap_or_default().as_secs_f64(),
         read_cpu.unwrap_or_default().as_secs_f64()
     );
-    match zcat {
-        Ok(s) if s.success() => println!(
-            "zcat:  {:.2} s; reader speed / zcat speed = {:.2}",
-            zcat_time.as_secs_f64(),
-            zcat_time.as_secs_f64() / read_time.as_secs_f64()
-        ),
-        Ok(s) => println!("zcat:  failed ({s})"),
-        Err(e) => println!("zcat:  not run ({e})"),
-    }
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    Ok(())
 }

@@ -278,7 +278,9 @@ impl Client {
     }
 
     /// [`Client::fetch`] with more request headers (`If-None-Match`,
-    /// `If-Modified-Since` of a conditional request).
+    /// `If-Modified-Since` of a conditional request): the request is built,
+    /// sent over the worker's connection, its head read, its body drained
+    /// as the transport records it, and the body checked by decoding it.
     pub fn fetch_with(
         &self,
         key: usize,
@@ -288,32 +290,58 @@ impl Client {
     ) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
-        let fail = |code: ErrorCode, message: String| Failure {
-            code,
-            message,
-            permanent: false,
+        let (uri, request) = build_request(url, headers)
+            .map_err(|message| failure(start, ErrorCode::BadUrl, message))?;
+        let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
+        let (response, wire) = self.send(key, request, max_body, start)?;
+        let accepted_invalid_certificate = tls::accepted_invalid_certificate();
+        let tls = tls::request_session();
+        let ip = transport::peer_of(&self.peers, &uri);
+        let head = HeadFields::of(&response);
+        let recorded = self.record_body(response, &wire, max_body, start);
+        let (decode_error, decoded_too_big) = check_decoding(&head, &recorded, max_body);
+        let Recorded {
+            request,
+            block,
+            body_offset,
+            truncated,
+        } = recorded;
+        Ok(Response {
+            date,
+            status: head.status,
+            request,
+            body_offset: body_offset.min(block.len()),
+            block,
+            truncated,
+            decode_error,
+            decoded_too_big,
+            accepted_invalid_certificate,
+            ip,
+            tls,
+            content_type: head.content_type,
+            location: head.location,
+            retry_after: head.retry_after,
             elapsed: start.elapsed(),
-        };
-        let uri: ureq::http::Uri = url
-            .parse()
-            .map_err(|e| fail(ErrorCode::BadUrl, format!("{e}")))?;
-        let mut request = ureq::http::Request::builder()
-            .method("GET")
-            .uri(uri.clone())
-            .header("accept-encoding", ACCEPT_ENCODING);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(())
-            .map_err(|e| fail(ErrorCode::BadUrl, e.to_string()))?;
+        })
+    }
+
+    /// Sends `request` over the connection of worker `key`, its transport
+    /// set to record up to `max_body` body bytes: the response with its
+    /// head read, and the transport's record.
+    fn send(
+        &self,
+        key: usize,
+        request: ureq::http::Request<()>,
+        max_body: usize,
+        start: Instant,
+    ) -> Result<(ureq::http::Response<ureq::Body>, Arc<Mutex<Wire>>), Failure> {
+        let fail = |code, message| failure(start, code, message);
         let Some((agent, wire)) = self.agent(key) else {
             return Err(fail(
                 ErrorCode::Connect,
                 "not sent: the fetcher is shutting down".into(),
             ));
         };
-        let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
         // Room for the head, the body, and one read past the limit.
         let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
         lock(&wire).start(cap);
@@ -328,30 +356,29 @@ impl Client {
                 fail(code, msg)
             }
         })?;
-        let accepted_invalid_certificate = tls::accepted_invalid_certificate();
-        let tls = tls::request_session();
-        let ip = transport::peer_of(&self.peers, &uri);
-        let status = response.status().as_u16();
-        let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
-        let text = |name: &str| header(name).map(|v| String::from_utf8_lossy(v).trim().to_string());
-        let content_type = text("content-type")
-            .map(|v| common::http::parse_content_type(&v).0)
-            .unwrap_or_default();
-        let location = header("location").map(common::http::percent_encode_8bit);
-        let retry_after = text("retry-after");
-        let transfer_encoding = text("transfer-encoding");
-        let content_encoding = text("content-encoding");
+        Ok((response, wire))
+    }
 
-        let body_offset = head_len(&lock(&wire).received);
+    /// Reads the body to its end or to `max_body` bytes, and takes from the
+    /// transport's record what went over the connection: the request as
+    /// written and the response as read, cut at the limit.
+    fn record_body(
+        &self,
+        response: ureq::http::Response<ureq::Body>,
+        wire: &Mutex<Wire>,
+        max_body: usize,
+        start: Instant,
+    ) -> Recorded {
+        let body_offset = head_len(&lock(wire).received);
         let mut truncated = drain_body(
             response.into_body().into_reader(),
-            &wire,
+            wire,
             body_offset + max_body,
             start,
             &self.cfg,
         );
         let (request, mut block, over) = {
-            let mut w = lock(&wire);
+            let mut w = lock(wire);
             (
                 std::mem::take(&mut w.sent),
                 std::mem::take(&mut w.received),
@@ -362,39 +389,104 @@ impl Client {
             block.truncate(body_offset + max_body);
             truncated = Some(Truncated::Length);
         }
-        let (decode_error, decoded_too_big) = DECODER.with_borrow_mut(|d| {
-            let got = d.decode(
-                transfer_encoding.as_deref(),
-                content_encoding.as_deref(),
-                &block[body_offset.min(block.len())..],
-                max_body,
-            );
-            match got.outcome {
-                Outcome::Failed(e) => (Some(e), false),
-                // A cut stream ends early; otherwise it is damaged.
-                Outcome::Incomplete(e) if truncated.is_none() => (Some(e), false),
-                Outcome::Cut => (None, true),
-                _ => (None, false),
-            }
-        });
-        Ok(Response {
-            date,
-            status,
+        Recorded {
             request,
-            body_offset: body_offset.min(block.len()),
             block,
+            body_offset,
             truncated,
-            decode_error,
-            decoded_too_big,
-            accepted_invalid_certificate,
-            ip,
-            tls,
-            content_type,
-            location,
-            retry_after,
-            elapsed: start.elapsed(),
-        })
+        }
     }
+}
+
+/// A failure to fetch that is worth trying again, `start` after the
+/// request began.
+fn failure(start: Instant, code: ErrorCode, message: String) -> Failure {
+    Failure {
+        code,
+        message,
+        permanent: false,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// The GET request for `url` with the fetcher's `Accept-Encoding` and
+/// `headers`; an error message when `url` cannot be one.
+fn build_request(
+    url: &str,
+    headers: &[(&str, &str)],
+) -> Result<(ureq::http::Uri, ureq::http::Request<()>), String> {
+    let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{e}"))?;
+    let mut request = ureq::http::Request::builder()
+        .method("GET")
+        .uri(uri.clone())
+        .header("accept-encoding", ACCEPT_ENCODING);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(()).map_err(|e| e.to_string())?;
+    Ok((uri, request))
+}
+
+/// The fields of a response head that a [`Response`] keeps or that
+/// decoding its body needs.
+struct HeadFields {
+    status: u16,
+    content_type: String,
+    location: Option<String>,
+    retry_after: Option<String>,
+    transfer_encoding: Option<String>,
+    content_encoding: Option<String>,
+}
+
+impl HeadFields {
+    /// Reads them from `response`'s head.
+    fn of(response: &ureq::http::Response<ureq::Body>) -> HeadFields {
+        let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
+        let text = |name: &str| header(name).map(|v| String::from_utf8_lossy(v).trim().to_string());
+        HeadFields {
+            status: response.status().as_u16(),
+            content_type: text("content-type")
+                .map(|v| common::http::parse_content_type(&v).0)
+                .unwrap_or_default(),
+            location: header("location").map(common::http::percent_encode_8bit),
+            retry_after: text("retry-after"),
+            transfer_encoding: text("transfer-encoding"),
+            content_encoding: text("content-encoding"),
+        }
+    }
+}
+
+/// What the transport recorded of one exchange.
+struct Recorded {
+    /// The request as written.
+    request: Vec<u8>,
+    /// The response as read, cut at the size limit.
+    block: Vec<u8>,
+    /// Where the body starts in `block` (may be past its end when cut).
+    body_offset: usize,
+    /// Why the response is incomplete, if it is.
+    truncated: Option<Truncated>,
+}
+
+/// Decodes the recorded body (up to `max_body` decoded bytes) to find one
+/// that cannot be decoded: the error, and whether the decoded body was
+/// over the limit. A body cut short ends early without being damaged.
+fn check_decoding(head: &HeadFields, rec: &Recorded, max_body: usize) -> (Option<String>, bool) {
+    DECODER.with_borrow_mut(|d| {
+        let got = d.decode(
+            head.transfer_encoding.as_deref(),
+            head.content_encoding.as_deref(),
+            &rec.block[rec.body_offset.min(rec.block.len())..],
+            max_body,
+        );
+        match got.outcome {
+            Outcome::Failed(e) => (Some(e), false),
+            // A cut stream ends early; otherwise it is damaged.
+            Outcome::Incomplete(e) if rec.truncated.is_none() => (Some(e), false),
+            Outcome::Cut => (None, true),
+            _ => (None, false),
+        }
+    })
 }
 
 /// Size of ureq's input buffer (at most one read's worth arrives past what

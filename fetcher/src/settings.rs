@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::config::{CrawlConfig, DurationValue, FilterConfig, ScopeConfig, setting_path};
+use common::config::{
+    CrawlConfig, DurationValue, FilterConfig, ScopeConfig, SharedOptions, setting_path,
+};
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
@@ -126,7 +128,8 @@ impl Settings {
     }
 
     /// [`Settings::from_args`] with the environment variables (the proxy's)
-    /// read by `env`.
+    /// read by `env`: the flags over `crawl.toml` over the defaults, each
+    /// group of settings checked in turn.
     pub fn from_args_and_env(
         args: FetchArgs,
         env: impl Fn(&str) -> Option<String>,
@@ -147,32 +150,156 @@ impl Settings {
         let o = args.options.or(file);
         let shared = args.shared.or(cfg.shared()?);
 
-        let agent_name = o.agent_name.or(cfg.agent.name.clone()).unwrap_or_default();
-        let agent_url = o.agent_url.or(cfg.agent.url.clone()).unwrap_or_default();
+        let agent_name = o
+            .agent_name
+            .clone()
+            .or(cfg.agent.name.clone())
+            .unwrap_or_default();
+        let agent_url = o
+            .agent_url
+            .clone()
+            .or(cfg.agent.url.clone())
+            .unwrap_or_default();
         check_agent(&agent_name, &agent_url, &cfg.path)?;
+        let threads = checked_threads(o.threads)?;
+        let policy = checked_policy(&o, &shared)?;
+        let limits = TransferLimits::checked(&o)?;
+        let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
+        let time_limit = o.time_limit.map_or(round_time, Duration::from);
+        let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
+        let dns_concurrency = checked_dns_concurrency(o.dns_concurrency)?;
+        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
+            .map_err(SettingsError::Invalid)?;
+        let dur =
+            |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
+        Ok(Settings {
+            segment: args.segment,
+            agent_name,
+            agent_url,
+            policy,
+            robots_retry_delay: dur(o.robots_retry_delay, 60),
+            threads,
+            time_limit: (!time_limit.is_zero()).then_some(time_limit),
+            tail: limits.tail,
+            min_hosts: o.min_hosts.unwrap_or(0),
+            max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
+            budgets: crate::budget::Budgets {
+                run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
+                crawl: shared.max_crawl_bytes(),
+                host: shared.max_host_bytes(),
+                host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
+            },
+            disk_floor: shared.disk_floor(),
+            connect_timeout: dur(o.connect_timeout, 10),
+            first_byte_timeout: dur(o.first_byte_timeout, 30),
+            download_timeout: dur(o.download_timeout, 120),
+            follow_redirects: limits.follow_redirects,
+            revisit_identical: o.revisit_identical.unwrap_or(true),
+            conditional_requests: o.conditional_requests.unwrap_or(true),
+            metadata_records: o.metadata_records.unwrap_or(true),
+            key: o.key.unwrap_or(KeyMode::Host),
+            allow_private: o.allow_private,
+            hosts_file,
+            ca_file,
+            accept_invalid_certs: o.accept_invalid_certs,
+            dns_server,
+            dns_timeout: dur(o.dns_timeout, 5).max(Duration::from_millis(1)),
+            dns_cache_ttl: dur(o.dns_cache_ttl, 30 * 60),
+            dns_concurrency,
+            proxy,
+            warc_max_size: o
+                .warc_max_size
+                .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
+            warc_level: limits.warc_level,
+            queue_batch: limits.queue_batch,
+            stop_grace: dur(o.stop_grace, 10),
+            progress: args.progress.progress,
+            progress_interval: o
+                .progress_interval
+                .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
+            log: args.log.clone(),
+            scope: cfg.scope.clone(),
+            filter: cfg.filter.clone(),
+            crawl,
+        })
+    }
 
-        let threads = o.threads;
-        if let Some(n) = threads
-            && (n == 0 || n > MAX_THREADS)
-        {
-            return Err(SettingsError::Invalid(format!(
-                "threads = {n}: use 1 to {MAX_THREADS}, or leave it unset for one per queue \
-                 (at most {AUTO_THREADS_MAX})"
-            )));
-        }
-        let defaults = Policy::default();
-        let policy = Policy {
-            max_retry_after: o
-                .max_retry_after
-                .map_or(defaults.max_retry_after, Duration::from),
-            max_failures: o.max_failures.unwrap_or(defaults.max_failures),
-            ..shared.policy().map_err(SettingsError::Invalid)?
-        };
-        if policy.max_failures == 0 {
-            return Err(SettingsError::Invalid(
-                "max failures must be at least 1".into(),
-            ));
-        }
+    /// The most worker threads for a segment of `queues` queues: `threads`
+    /// if set, else one per queue (a queue has at most one request in
+    /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
+    /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.
+    pub fn workers(&self, queues: usize) -> usize {
+        self.threads
+            .unwrap_or_else(|| queues.clamp(AUTO_THREADS_MIN, AUTO_THREADS_MAX))
+    }
+
+    /// The `User-Agent` header: `TOKEN/VERSION (+URL)`.
+    pub fn user_agent(&self) -> String {
+        format!(
+            "{}/{} (+{})",
+            self.agent_name,
+            env!("CARGO_PKG_VERSION"),
+            self.agent_url
+        )
+    }
+}
+
+/// `threads`, when set: 1 to [`MAX_THREADS`].
+fn checked_threads(threads: Option<usize>) -> Result<Option<usize>, SettingsError> {
+    if let Some(n) = threads
+        && (n == 0 || n > MAX_THREADS)
+    {
+        return Err(SettingsError::Invalid(format!(
+            "threads = {n}: use 1 to {MAX_THREADS}, or leave it unset for one per queue \
+             (at most {AUTO_THREADS_MAX})"
+        )));
+    }
+    Ok(threads)
+}
+
+/// The politeness policy: the shared settings, with the fetcher's own
+/// `max_retry_after` and `max_failures` (at least 1).
+fn checked_policy(o: &FetcherOptions, shared: &SharedOptions) -> Result<Policy, SettingsError> {
+    let defaults = Policy::default();
+    let policy = Policy {
+        max_retry_after: o
+            .max_retry_after
+            .map_or(defaults.max_retry_after, Duration::from),
+        max_failures: o.max_failures.unwrap_or(defaults.max_failures),
+        ..shared.policy().map_err(SettingsError::Invalid)?
+    };
+    if policy.max_failures == 0 {
+        return Err(SettingsError::Invalid(
+            "max failures must be at least 1".into(),
+        ));
+    }
+    Ok(policy)
+}
+
+/// `dns_concurrency` (default 64): 1 to 4096.
+fn checked_dns_concurrency(v: Option<usize>) -> Result<usize, SettingsError> {
+    let dns_concurrency = v.unwrap_or(64);
+    if dns_concurrency == 0 || dns_concurrency > 4096 {
+        return Err(SettingsError::Invalid(format!(
+            "dns concurrency {dns_concurrency}: use 1 to 4096"
+        )));
+    }
+    Ok(dns_concurrency)
+}
+
+/// How far a run goes with each request and file: redirects followed, the
+/// WARC compression level, the URLs taken from a queue at a time, and when
+/// a round's tail ends it.
+struct TransferLimits {
+    follow_redirects: u32,
+    warc_level: u32,
+    queue_batch: usize,
+    tail: TailRule,
+}
+
+impl TransferLimits {
+    /// The limits set (or their defaults), each checked.
+    fn checked(o: &FetcherOptions) -> Result<TransferLimits, SettingsError> {
         let follow_redirects = o.follow_redirects.unwrap_or(0);
         if follow_redirects > 5 {
             return Err(SettingsError::Invalid(format!(
@@ -203,89 +330,12 @@ impl Settings {
                 tail.share
             )));
         }
-        let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
-        let time_limit = o.time_limit.map_or(round_time, Duration::from);
-        let key = o.key.unwrap_or(KeyMode::Host);
-        let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
-        let dns_concurrency = o.dns_concurrency.unwrap_or(64);
-        if dns_concurrency == 0 || dns_concurrency > 4096 {
-            return Err(SettingsError::Invalid(format!(
-                "dns concurrency {dns_concurrency}: use 1 to 4096"
-            )));
-        }
-        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
-            .map_err(SettingsError::Invalid)?;
-        let dur =
-            |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
-        Ok(Settings {
-            segment: args.segment,
-            agent_name,
-            agent_url,
-            policy,
-            robots_retry_delay: dur(o.robots_retry_delay, 60),
-            threads,
-            time_limit: (!time_limit.is_zero()).then_some(time_limit),
-            tail,
-            min_hosts: o.min_hosts.unwrap_or(0),
-            max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
-            budgets: crate::budget::Budgets {
-                run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
-                crawl: shared.max_crawl_bytes(),
-                host: shared.max_host_bytes(),
-                host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
-            },
-            disk_floor: shared.disk_floor(),
-            connect_timeout: dur(o.connect_timeout, 10),
-            first_byte_timeout: dur(o.first_byte_timeout, 30),
-            download_timeout: dur(o.download_timeout, 120),
+        Ok(TransferLimits {
             follow_redirects,
-            revisit_identical: o.revisit_identical.unwrap_or(true),
-            conditional_requests: o.conditional_requests.unwrap_or(true),
-            metadata_records: o.metadata_records.unwrap_or(true),
-            key,
-            allow_private: o.allow_private,
-            hosts_file,
-            ca_file,
-            accept_invalid_certs: o.accept_invalid_certs,
-            dns_server,
-            dns_timeout: dur(o.dns_timeout, 5).max(Duration::from_millis(1)),
-            dns_cache_ttl: dur(o.dns_cache_ttl, 30 * 60),
-            dns_concurrency,
-            proxy,
-            warc_max_size: o
-                .warc_max_size
-                .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
             warc_level,
             queue_batch,
-            stop_grace: dur(o.stop_grace, 10),
-            progress: args.progress.progress,
-            progress_interval: o
-                .progress_interval
-                .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
-            log: args.log.clone(),
-            scope: cfg.scope.clone(),
-            filter: cfg.filter.clone(),
-            crawl,
+            tail,
         })
-    }
-
-    /// The most worker threads for a segment of `queues` queues: `threads`
-    /// if set, else one per queue (a queue has at most one request in
-    /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
-    /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.
-    pub fn workers(&self, queues: usize) -> usize {
-        self.threads
-            .unwrap_or_else(|| queues.clamp(AUTO_THREADS_MIN, AUTO_THREADS_MAX))
-    }
-
-    /// The `User-Agent` header: `TOKEN/VERSION (+URL)`.
-    pub fn user_agent(&self) -> String {
-        format!(
-            "{}/{} (+{})",
-            self.agent_name,
-            env!("CARGO_PKG_VERSION"),
-            self.agent_url
-        )
     }
 }
 

@@ -35,6 +35,32 @@ fn millis(d: Duration) -> u32 {
 /// Redirects followed when fetching robots.txt (RFC 9309 asks for at least five).
 const ROBOTS_REDIRECTS: u32 = 5;
 
+/// What one robots.txt request came to.
+enum RobotsAnswer {
+    /// Something to tell the frontier as it is (an interruption, a
+    /// redirect to follow, rules that allow all).
+    Report {
+        report: RobotsReport,
+        elapsed: Option<Duration>,
+        /// A request went out to the host.
+        contacted: bool,
+    },
+    /// The end of the chain: what the rules are read from.
+    Final {
+        outcome: RobotsOutcome,
+        body: Vec<u8>,
+        elapsed: Duration,
+        /// The host's name does not resolve: not asked again.
+        no_such_host: bool,
+    },
+}
+
+/// Rules that let each URL of a host be tried (and refused, and logged)
+/// on its own.
+fn allow_all() -> RobotsReport {
+    RobotsReport::Rules(Arc::new(Robots::allow_all()))
+}
+
 /// Response times that workers report, for the crew ([`crate::crew`]) to
 /// judge whether more workers would pay.
 #[derive(Debug, Default)]
@@ -349,16 +375,8 @@ impl Worker {
                 });
             }
         };
-        // Let each URL of the host be tried (and refused, and logged) on its own.
-        let allow_all = |contacted| {
-            done(
-                RobotsReport::Rules(Arc::new(Robots::allow_all())),
-                None,
-                contacted,
-            )
-        };
         let Ok(url) = parsed else {
-            allow_all(false);
+            done(allow_all(), None, false);
             return;
         };
         if !self.note_contact(&url_host, delay) {
@@ -366,92 +384,145 @@ impl Worker {
             return;
         }
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
+        let answer = match sh
+            .client
+            .fetch(key, url.as_str(), MAX_ROBOTS_BYTES as u64 + 1)
+        {
+            Ok(r) => self.robots_response(&url, hops, r),
+            Err(f) => self.robots_failure(&url, f),
+        };
+        match answer {
+            RobotsAnswer::Report {
+                report,
+                elapsed,
+                contacted,
+            } => done(report, elapsed, contacted),
+            RobotsAnswer::Final {
+                outcome,
+                body,
+                elapsed,
+                no_such_host,
+            } => {
+                let report = self.robots_rules(host, outcome, &body, no_such_host);
+                done(report, Some(elapsed), true);
+            }
+        }
+    }
+
+    /// A response to a robots.txt request, stored: a redirect to follow
+    /// (up to five), or the end of the chain with its status and body.
+    fn robots_response(&self, url: &url::Url, hops: u32, r: Response) -> RobotsAnswer {
+        let sh = &self.shared;
+        let status = r.status;
+        let elapsed = r.elapsed;
+        sh.response_clock.note(elapsed);
+        let target = r
+            .location
+            .as_deref()
+            .and_then(|l| url.join(l).ok())
+            .filter(|_| (300..400).contains(&status));
+        let note = target
+            .as_ref()
+            .map(|t| format!("redirect {t}"))
+            .unwrap_or_default();
+        let body = if (200..300).contains(&status) {
+            r.decoded_body(MAX_ROBOTS_BYTES + 1)
+        } else {
+            Vec::new()
+        };
+        let interrupted = RobotsAnswer::Report {
+            report: RobotsReport::Interrupted,
+            elapsed: None,
+            contacted: true,
+        };
+        if self
+            .store_response(url.as_str(), Via::Robots, 0, r, note, None)
+            .is_none()
+        {
+            // Not stored (a byte budget reached): asked again later.
+            return interrupted;
+        }
+        let (outcome, body) = match target {
+            Some(_) if sh.stopping.load(Ordering::Relaxed) => return interrupted,
+            Some(t) if hops < ROBOTS_REDIRECTS => {
+                return RobotsAnswer::Report {
+                    report: RobotsReport::Redirect {
+                        key: (sh.key_of)(common::urlnorm::host_of(&t)),
+                        url: t.to_string(),
+                        hops: hops + 1,
+                    },
+                    elapsed: Some(elapsed),
+                    contacted: true,
+                };
+            }
+            Some(_) => (RobotsOutcome::TooManyRedirects, Vec::new()),
+            None => (RobotsOutcome::Status(status), body),
+        };
+        RobotsAnswer::Final {
+            outcome,
+            body,
+            elapsed,
+            no_such_host: false,
+        }
+    }
+
+    /// A robots.txt request that got no response, logged: the host is
+    /// unreachable (for good when its name does not resolve).
+    fn robots_failure(&self, url: &url::Url, mut f: Failure) -> RobotsAnswer {
+        if self.interrupted_by_stop(&mut f) {
+            return RobotsAnswer::Report {
+                report: RobotsReport::Interrupted,
+                elapsed: None,
+                contacted: true,
+            };
+        }
+        self.log_failure(url.as_str(), Via::Robots, 0, &f);
+        if f.code == ErrorCode::PrivateAddress {
+            // Nothing on this host can be fetched: no use waiting.
+            return RobotsAnswer::Report {
+                report: allow_all(),
+                elapsed: None,
+                contacted: false,
+            };
+        }
         // A name that does not resolve will not resolve a minute later:
         // asking again would only hold the host's URLs back.
-        let mut no_such_host = false;
-        let (outcome, body, elapsed) =
-            match sh
-                .client
-                .fetch(key, url.as_str(), MAX_ROBOTS_BYTES as u64 + 1)
-            {
-                Ok(r) => {
-                    let status = r.status;
-                    let elapsed = r.elapsed;
-                    sh.response_clock.note(elapsed);
-                    let target = r
-                        .location
-                        .as_deref()
-                        .and_then(|l| url.join(l).ok())
-                        .filter(|_| (300..400).contains(&status));
-                    let note = target
-                        .as_ref()
-                        .map(|t| format!("redirect {t}"))
-                        .unwrap_or_default();
-                    let body = if (200..300).contains(&status) {
-                        r.decoded_body(MAX_ROBOTS_BYTES + 1)
-                    } else {
-                        Vec::new()
-                    };
-                    if self
-                        .store_response(url.as_str(), Via::Robots, 0, r, note, None)
-                        .is_none()
-                    {
-                        // Not stored (a byte budget reached): asked again later.
-                        done(RobotsReport::Interrupted, None, true);
-                        return;
-                    }
-                    match target {
-                        Some(_) if sh.stopping.load(Ordering::Relaxed) => {
-                            done(RobotsReport::Interrupted, None, true);
-                            return;
-                        }
-                        Some(t) if hops < ROBOTS_REDIRECTS => {
-                            let report = RobotsReport::Redirect {
-                                key: (sh.key_of)(common::urlnorm::host_of(&t)),
-                                url: t.to_string(),
-                                hops: hops + 1,
-                            };
-                            done(report, Some(elapsed), true);
-                            return;
-                        }
-                        Some(_) => (RobotsOutcome::TooManyRedirects, Vec::new(), elapsed),
-                        None => (RobotsOutcome::Status(status), body, elapsed),
-                    }
-                }
-                Err(mut f) => {
-                    if self.interrupted_by_stop(&mut f) {
-                        done(RobotsReport::Interrupted, None, true);
-                        return;
-                    }
-                    self.log_failure(url.as_str(), Via::Robots, 0, &f);
-                    if f.code == ErrorCode::PrivateAddress {
-                        // Nothing on this host can be fetched: no use waiting.
-                        allow_all(false);
-                        return;
-                    }
-                    no_such_host = Verdict::of_failed_request(f.code, f.permanent)
-                        .give_up
-                        .is_some();
-                    (RobotsOutcome::Unreachable, Vec::new(), f.elapsed)
-                }
-            };
-        let rules = Robots::after_fetch(outcome, &body, &sh.agent_name);
+        let no_such_host = Verdict::of_failed_request(f.code, f.permanent)
+            .give_up
+            .is_some();
+        RobotsAnswer::Final {
+            outcome: RobotsOutcome::Unreachable,
+            body: Vec::new(),
+            elapsed: f.elapsed,
+            no_such_host,
+        }
+    }
+
+    /// The rules at the end of a robots.txt chain, kept in the host state
+    /// (with their crawl delay), as the report for the frontier.
+    fn robots_rules(
+        &self,
+        host: &str,
+        outcome: RobotsOutcome,
+        body: &[u8],
+        no_such_host: bool,
+    ) -> RobotsReport {
+        let rules = Robots::after_fetch(outcome, body, &self.shared.agent_name);
         let crawl_delay_ms = rules
             .as_ref()
             .and_then(|r| r.crawl_delay())
             .map(|d| d.as_millis() as u64);
         let _ = self.hosts.send(HostUpdate::Robots {
             host: host.to_string(),
-            entry: robots_cache::entry(outcome, &body, now_ms()),
+            entry: robots_cache::entry(outcome, body, now_ms()),
             crawl_delay_ms,
         });
-        let report = match rules {
+        match rules {
             Some(rules) => RobotsReport::Rules(Arc::new(rules)),
             None => RobotsReport::Unavailable {
                 ask_again: !no_such_host,
             },
-        };
-        done(report, Some(elapsed), true);
+        }
     }
 
     fn fetch(&self, key: KeyId, job: Job, delay: Duration) {

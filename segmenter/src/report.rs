@@ -237,121 +237,147 @@ impl Report {
         text
     }
 
-    /// The report as `key: value` lines.
+    /// The report as `key: value` lines, in the order of the round: what
+    /// was read (the fetched runs and their sitemaps, or the seeds), what
+    /// the filters let through, what was selected and where it went, the
+    /// seen-set, the history merge, and the times.
     pub fn render(&self) -> String {
         let c = &self.counts;
-        let s = &self.selection;
-        let secs = self.elapsed.as_secs_f64().max(1e-9);
-        let mut out = String::new();
-        let mut line = |k: &str, v: String| {
-            let _ = writeln!(out, "{k:<22} {v}");
-        };
-        line("command:", self.command.to_string());
+        let mut out = Lines::default();
+        out.line("command:", self.command.to_string());
         if self.command != "inject" {
-            if self.command == "run" {
-                line(
-                    "runs consumed:",
-                    if self.consumed.is_empty() {
-                        "none".to_string()
-                    } else {
-                        self.consumed.join(" ")
-                    },
-                );
-            }
-            line("warc files:", c.warc_files.to_string());
-            line(
-                "damaged records:",
-                format!("{} ({} bytes skipped)", c.damaged_records, c.damaged_bytes),
-            );
-            line("responses:", c.responses.to_string());
-            line("robots.txt responses:", c.robots_responses.to_string());
-            line("revisit records:", c.revisits.to_string());
-            line("pages scanned:", c.html_pages.to_string());
-            line("html bytes:", c.html_bytes.to_string());
-            line("links found:", c.links.to_string());
-            line("nofollow links:", c.nofollow.to_string());
-            line(
-                "over page cap:",
-                format!(
-                    "{} links not taken, of {} pages over max_links_per_page",
-                    c.over_page_cap, c.pages_over_page_cap
-                ),
-            );
-            line("same-page links:", c.same_page.to_string());
-            line("incomplete pages:", c.incomplete_pages.to_string());
-            line("bodies not decoded:", c.undecodable_bodies.to_string());
-            line("redirects found:", c.redirects.to_string());
-            line("leftover in:", c.leftover.to_string());
-            line("retries in:", c.retries.to_string());
-            line(
-                "retries exhausted:",
-                format!(
-                    "{} (not retried now: kept in the fetch history as failed, due again at \
-                     recrawl_failed)",
-                    c.retries_exhausted
-                ),
-            );
-            line("backlog in:", c.backlog_in.to_string());
-            line("due in:", c.due_in.to_string());
-            let kinds = crate::sitemap::Kind::NAMES
-                .iter()
-                .zip(c.sitemaps_read)
-                .map(|(k, n)| format!("{k} {n}"))
-                .collect::<Vec<_>>();
-            line(
-                "sitemaps named:",
-                format!(
-                    "{} (robots.txt), {} guessed",
-                    c.sitemaps_named, c.sitemaps_guessed
-                ),
-            );
-            line(
-                "sitemaps read:",
-                format!(
-                    "{} ({})",
-                    c.sitemaps_read.iter().sum::<u64>(),
-                    kinds.join(", ")
-                ),
-            );
-            line(
-                "bad sitemaps:",
-                format!(
-                    "{} (bad XML or gzip, not read to the end); besides: over the limits {}, not a sitemap {}",
-                    c.bad_sitemaps, c.sitemaps_over_limit, c.sitemaps_not_sitemap
-                ),
-            );
-            line("sitemap urls:", c.sitemap_urls.to_string());
-            line("sitemap urls new:", c.sitemap_new.to_string());
-            line(
-                "sitemap urls rejected:",
-                format!(
-                    "{} (protocol {}, filters {}, limits {}, depth {}, invalid {})",
-                    c.sitemap_rejected(),
-                    c.sitemap_rejected_protocol,
-                    c.sitemap_rejected_filters,
-                    c.sitemap_over_limit,
-                    c.sitemap_rejected_depth,
-                    c.sitemap_invalid
-                ),
-            );
-            line(
-                "sitemap lastmod hints:",
-                c.sitemap_lastmod_hints.to_string(),
-            );
+            self.input_lines(&mut out);
+            self.sitemap_lines(&mut out);
         } else {
-            line("seeds:", c.seeds.to_string());
-            line("bad seed lines:", c.bad_seed_lines.to_string());
+            out.line("seeds:", c.seeds.to_string());
+            out.line("bad seed lines:", c.bad_seed_lines.to_string());
         }
-        line("invalid urls:", c.invalid_urls.to_string());
+        self.filter_lines(&mut out);
+        self.selection_lines(&mut out);
+        self.bad_input_line(&mut out);
+        self.bloom_lines(&mut out);
+        if let Some(h) = &self.history {
+            self.history_lines(h, &mut out);
+        }
+        self.time_lines(&mut out);
+        out.0
+    }
+
+    /// What the fetched runs held: records, pages, links, and the URLs
+    /// that came back (leftovers, retries, backlog, due).
+    fn input_lines(&self, out: &mut Lines) {
+        let c = &self.counts;
+        if self.command == "run" {
+            out.line(
+                "runs consumed:",
+                if self.consumed.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.consumed.join(" ")
+                },
+            );
+        }
+        out.line("warc files:", c.warc_files.to_string());
+        out.line(
+            "damaged records:",
+            format!("{} ({} bytes skipped)", c.damaged_records, c.damaged_bytes),
+        );
+        out.line("responses:", c.responses.to_string());
+        out.line("robots.txt responses:", c.robots_responses.to_string());
+        out.line("revisit records:", c.revisits.to_string());
+        out.line("pages scanned:", c.html_pages.to_string());
+        out.line("html bytes:", c.html_bytes.to_string());
+        out.line("links found:", c.links.to_string());
+        out.line("nofollow links:", c.nofollow.to_string());
+        out.line(
+            "over page cap:",
+            format!(
+                "{} links not taken, of {} pages over max_links_per_page",
+                c.over_page_cap, c.pages_over_page_cap
+            ),
+        );
+        out.line("same-page links:", c.same_page.to_string());
+        out.line("incomplete pages:", c.incomplete_pages.to_string());
+        out.line("bodies not decoded:", c.undecodable_bodies.to_string());
+        out.line("redirects found:", c.redirects.to_string());
+        out.line("leftover in:", c.leftover.to_string());
+        out.line("retries in:", c.retries.to_string());
+        out.line(
+            "retries exhausted:",
+            format!(
+                "{} (not retried now: kept in the fetch history as failed, due again at \
+                 recrawl_failed)",
+                c.retries_exhausted
+            ),
+        );
+        out.line("backlog in:", c.backlog_in.to_string());
+        out.line("due in:", c.due_in.to_string());
+    }
+
+    /// The sitemaps named, guessed and read, and what their URLs became.
+    fn sitemap_lines(&self, out: &mut Lines) {
+        let c = &self.counts;
+        let kinds = crate::sitemap::Kind::NAMES
+            .iter()
+            .zip(c.sitemaps_read)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>();
+        out.line(
+            "sitemaps named:",
+            format!(
+                "{} (robots.txt), {} guessed",
+                c.sitemaps_named, c.sitemaps_guessed
+            ),
+        );
+        out.line(
+            "sitemaps read:",
+            format!(
+                "{} ({})",
+                c.sitemaps_read.iter().sum::<u64>(),
+                kinds.join(", ")
+            ),
+        );
+        out.line(
+            "bad sitemaps:",
+            format!(
+                "{} (bad XML or gzip, not read to the end); besides: over the limits {}, not a sitemap {}",
+                c.bad_sitemaps, c.sitemaps_over_limit, c.sitemaps_not_sitemap
+            ),
+        );
+        out.line("sitemap urls:", c.sitemap_urls.to_string());
+        out.line("sitemap urls new:", c.sitemap_new.to_string());
+        out.line(
+            "sitemap urls rejected:",
+            format!(
+                "{} (protocol {}, filters {}, limits {}, depth {}, invalid {})",
+                c.sitemap_rejected(),
+                c.sitemap_rejected_protocol,
+                c.sitemap_rejected_filters,
+                c.sitemap_over_limit,
+                c.sitemap_rejected_depth,
+                c.sitemap_invalid
+            ),
+        );
+        out.line(
+            "sitemap lastmod hints:",
+            c.sitemap_lastmod_hints.to_string(),
+        );
+    }
+
+    /// What the filters turned away, the duplicates, the URLs rescued from
+    /// the Bloom filter's false positives, and the candidates left.
+    fn filter_lines(&self, out: &mut Lines) {
+        let (c, s) = (&self.counts, &self.selection);
+        out.line("invalid urls:", c.invalid_urls.to_string());
         for reason in Reject::ALL {
-            line(
+            out.line(
                 &format!("rejected {}:", reason.name()),
                 c.rejected(reason).to_string(),
             );
         }
-        line("dupes:", c.dupes.to_string());
+        out.line("dupes:", c.dupes.to_string());
         let r = &self.rescue;
-        line(
+        out.line(
             "rescued:",
             format!(
                 "{} (of {} distinct URLs the Bloom filter called seen: {} in the history, {} \
@@ -365,23 +391,50 @@ impl Report {
                 self.rescue_time.as_secs_f64()
             ),
         );
-        line("candidates:", c.candidates.to_string());
-        line("unique urls:", s.unique.to_string());
-        line("new urls:", s.new.to_string());
-        line("re-entered:", s.reentered.to_string());
-        line("scheduled:", s.scheduled.to_string());
+        out.line("candidates:", c.candidates.to_string());
+    }
+
+    /// What the selection made of the candidates: URLs and hosts
+    /// scheduled, capped, held back (by reason) or sent to the backlog, and
+    /// the segments written.
+    fn selection_lines(&self, out: &mut Lines) {
+        let s = &self.selection;
+        out.line("unique urls:", s.unique.to_string());
+        out.line("new urls:", s.new.to_string());
+        out.line("re-entered:", s.reentered.to_string());
+        out.line("scheduled:", s.scheduled.to_string());
         if self.command == "run" {
-            line("refetches scheduled:", s.refetches.to_string());
+            out.line("refetches scheduled:", s.refetches.to_string());
         }
-        line("hosts:", s.hosts.to_string());
-        line("capped hosts:", s.capped_hosts.to_string());
-        line("time-capped hosts:", s.time_capped_hosts.to_string());
-        line("waiting hosts:", s.waiting_hosts.to_string());
+        out.line("hosts:", s.hosts.to_string());
+        out.line("capped hosts:", s.capped_hosts.to_string());
+        out.line("time-capped hosts:", s.time_capped_hosts.to_string());
+        out.line("waiting hosts:", s.waiting_hosts.to_string());
+        self.held_lines(out);
+        out.line("to backlog:", s.backlogged.to_string());
+        if s.out_of_order > 0 {
+            out.line("backlog out of order:", s.out_of_order.to_string());
+        }
+        if self.command != "inject" {
+            out.line("already fetched:", s.already_fetched.to_string());
+        }
+        out.line("backlog size:", self.backlog.to_string());
+        if self.segments.is_empty() {
+            out.line("segments:", "none (no new URLs)".to_string());
+        }
+        for (id, n) in &self.segments {
+            out.line(&format!("segment {id}:"), n.to_string());
+        }
+    }
+
+    /// The hosts held back, one line per reason, with a few of their names.
+    fn held_lines(&self, out: &mut Lines) {
+        let s = &self.selection;
         let none = HeldBack::default();
         for reason in crate::caps::Hold::ALL.map(crate::caps::Hold::name) {
             let h = s.held.get(reason).unwrap_or(&none);
             let more = h.hosts.saturating_sub(h.examples.len() as u64);
-            line(
+            out.line(
                 &format!("held {reason}:"),
                 format!(
                     "{} hosts, {} URLs to the backlog ({}{})",
@@ -396,21 +449,12 @@ impl Report {
                 ),
             );
         }
-        line("to backlog:", s.backlogged.to_string());
-        if s.out_of_order > 0 {
-            line("backlog out of order:", s.out_of_order.to_string());
-        }
-        if self.command != "inject" {
-            line("already fetched:", s.already_fetched.to_string());
-        }
-        line("backlog size:", self.backlog.to_string());
-        if self.segments.is_empty() {
-            line("segments:", "none (no new URLs)".to_string());
-        }
-        for (id, n) in &self.segments {
-            line(&format!("segment {id}:"), n.to_string());
-        }
-        line(
+    }
+
+    /// The inputs skipped as bad, in all and by kind.
+    fn bad_input_line(&self, out: &mut Lines) {
+        let c = &self.counts;
+        out.line(
             "bad input:",
             format!(
                 "{} (truncated files {}, unreadable files {}, empty files {}, damaged records {}, bad records {}, too large {}, not html {}, bad lines {})",
@@ -425,8 +469,12 @@ impl Report {
                 c.bad_lines + c.bad_seed_lines
             ),
         );
+    }
+
+    /// The seen-set's Bloom filter: its load, its commit and its growth.
+    fn bloom_lines(&self, out: &mut Lines) {
         let b = &self.bloom;
-        line(
+        out.line(
             "bloom:",
             format!(
                 "{} items of {} designed, fill {:.4}, est. fp rate {:.6} (target {}), {:.2} bits/item, {} bytes, {} rescued in all",
@@ -440,12 +488,12 @@ impl Report {
                 b.rescued_total
             ),
         );
-        line(
+        out.line(
             "bloom commit:",
             format!("{}, {} bytes written", b.commit, b.written),
         );
         if let Some(g) = &b.growth {
-            line(
+            out.line(
                 "bloom growth:",
                 format!(
                     "from {} to {} URLs ({} to {} bytes) in {:.3} s, rebuilt from {} URLs ({:.0} URLs/s)",
@@ -459,60 +507,70 @@ impl Report {
                 ),
             );
         }
-        if let Some(h) = &self.history {
-            line(
-                "history:",
+    }
+
+    /// The history merge: what the history holds, what was fetched, what
+    /// was retired or kept as failed.
+    fn history_lines(&self, h: &crate::history::HistoryCounts, out: &mut Lines) {
+        let c = &self.counts;
+        out.line(
+            "history:",
+            format!(
+                "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired, \
+                 {} rescheduled by changed recrawl bounds), {:.3} s",
+                h.entries,
+                h.due,
+                h.due_by_lastmod,
+                h.waiting,
+                h.retired,
+                h.rescheduled,
+                self.history_time.as_secs_f64()
+            ),
+        );
+        out.line("fetched new:", h.new.to_string());
+        out.line("refetched unchanged:", h.unchanged.to_string());
+        out.line("refetched changed:", h.changed.to_string());
+        out.line(
+            "retired:",
+            format!(
+                "{} (gone {}, moved {}, robots {})",
+                h.retired_now(),
+                h.gone,
+                h.moved,
+                h.robots
+            ),
+        );
+        out.line("fetch failed:", h.failed.to_string());
+        out.line(
+            "kept as failed:",
+            format!(
+                "{} (retries ran out this round; {} failed URLs in the history, each due \
+                 again at recrawl_failed)",
+                h.gave_up, h.failing
+            ),
+        );
+        if h.stale > 0 || c.unobserved > 0 {
+            out.line(
+                "history skipped:",
                 format!(
-                    "{} urls ({} due now, {} by a sitemap's lastmod, {} waiting, {} retired, \
-                     {} rescheduled by changed recrawl bounds), {:.3} s",
-                    h.entries,
-                    h.due,
-                    h.due_by_lastmod,
-                    h.waiting,
-                    h.retired,
-                    h.rescheduled,
-                    self.history_time.as_secs_f64()
+                    "{} (stale {}, unusable records {})",
+                    h.stale + c.unobserved,
+                    h.stale,
+                    c.unobserved
                 ),
             );
-            line("fetched new:", h.new.to_string());
-            line("refetched unchanged:", h.unchanged.to_string());
-            line("refetched changed:", h.changed.to_string());
-            line(
-                "retired:",
-                format!(
-                    "{} (gone {}, moved {}, robots {})",
-                    h.retired_now(),
-                    h.gone,
-                    h.moved,
-                    h.robots
-                ),
-            );
-            line("fetch failed:", h.failed.to_string());
-            line(
-                "kept as failed:",
-                format!(
-                    "{} (retries ran out this round; {} failed URLs in the history, each due \
-                     again at recrawl_failed)",
-                    h.gave_up, h.failing
-                ),
-            );
-            if h.stale > 0 || c.unobserved > 0 {
-                line(
-                    "history skipped:",
-                    format!(
-                        "{} (stale {}, unusable records {})",
-                        h.stale + c.unobserved,
-                        h.stale,
-                        c.unobserved
-                    ),
-                );
-            }
         }
-        line(
+    }
+
+    /// Sort spills, the times, and the rates.
+    fn time_lines(&self, out: &mut Lines) {
+        let c = &self.counts;
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        out.line(
             "sort spills:",
             format!("{} files, {} bytes", self.sort_spills, self.sort_bytes),
         );
-        line(
+        out.line(
             "elapsed:",
             format!(
                 "{secs:.3} s (scan {:.3} s, merge and write {:.3} s)",
@@ -521,19 +579,29 @@ impl Report {
             ),
         );
         if c.html_bytes > 0 {
-            line(
+            out.line(
                 "html rate:",
                 format!("{:.1} MB/s", c.html_bytes as f64 / 1e6 / secs),
             );
-            line(
+            out.line(
                 "link rate:",
                 format!("{:.0} links/s", c.links as f64 / secs),
             );
         }
         let inputs =
             c.links + c.redirects + c.seeds + c.leftover + c.retries + c.backlog_in + c.due_in;
-        line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
-        out
+        out.line("url rate:", format!("{:.0} urls/s", inputs as f64 / secs));
+    }
+}
+
+/// The text report being built: `key: value` lines, the values aligned.
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    /// Adds one line.
+    fn line(&mut self, k: &str, v: String) {
+        let _ = writeln!(self.0, "{k:<22} {v}");
     }
 }
 

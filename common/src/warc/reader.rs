@@ -253,7 +253,33 @@ impl WarcReader {
         })
     }
 
+    /// One record into `rec`: find where it starts, read its header up to
+    /// the blank line, its block up to `Content-Length`, then check that
+    /// the record ends where it says. `false` at the clean end of the file.
     fn read_record(&mut self, rec: &mut WarcRecord) -> Result<bool, Failure> {
+        self.recycle(rec);
+        let format = match self.format {
+            Some(f) => f,
+            None => {
+                let f = self.detect()?;
+                *self.format.insert(f)
+            }
+        };
+        if !self.find_record_start(format)? {
+            return Ok(false);
+        }
+        rec.offset = self.rec_start;
+        let header_end = self.read_header(format)?;
+        let content_length = parse_header(&self.hdr[..header_end - 2], rec, &mut self.pool)?;
+        self.read_block(format, content_length, rec)?;
+        self.check_record_end(format, content_length)?;
+        rec.length = self.record_length(format);
+        Ok(true)
+    }
+
+    /// Empties `rec` for the next record, its header strings kept in the
+    /// pool for reuse.
+    fn recycle(&mut self, rec: &mut WarcRecord) {
         for (name, value) in rec.headers.drain(..) {
             self.pool.push(name);
             self.pool.push(value);
@@ -262,16 +288,13 @@ impl WarcReader {
         rec.block_cut = false;
         rec.length = 0;
         self.hdr.clear();
-        let format = match self.format {
-            Some(f) => f,
-            None => {
-                let f = self.detect()?;
-                *self.format.insert(f)
-            }
-        };
-        self.rec_start = self.position();
+    }
 
-        // The record's first byte, after the line ends of the one before.
+    /// The record's first byte, after the line ends of the one before,
+    /// starting the next gzip member if need be; sets `rec_start`. `false`
+    /// at the clean end of the file.
+    fn find_record_start(&mut self, format: Format) -> Result<bool, Failure> {
+        self.rec_start = self.position();
         loop {
             let data = &self.out[self.opos..self.oend];
             self.opos += data
@@ -296,9 +319,12 @@ impl WarcReader {
             Format::Gzip => self.buf_off + self.pos as u64,
         };
         self.member_fresh = false;
-        rec.offset = self.rec_start;
+        Ok(true)
+    }
 
-        // The header, up to its blank line.
+    /// The header into `hdr`, up to and with its blank line; returns its
+    /// length. Leaves the bytes after it, the block's, unparsed.
+    fn read_header(&mut self, format: Format) -> Result<usize, Failure> {
         let header_end = loop {
             let data = &self.out[self.opos..self.oend];
             let n = data.len().min(MAX_HEADER + 4 - self.hdr.len());
@@ -330,9 +356,17 @@ impl WarcReader {
             }
         };
         self.hdr.truncate(header_end);
-        let content_length = parse_header(&self.hdr[..header_end - 2], rec, &mut self.pool)?;
+        Ok(header_end)
+    }
 
-        // The block, kept up to `max_block`.
+    /// The block's `content_length` bytes, kept in `rec` up to `max_block`
+    /// (`block_cut` says when some were left out).
+    fn read_block(
+        &mut self,
+        format: Format,
+        content_length: u64,
+        rec: &mut WarcRecord,
+    ) -> Result<(), Failure> {
         let mut remaining = content_length;
         loop {
             let avail = self.oend - self.opos;
@@ -344,7 +378,7 @@ impl WarcReader {
             self.opos += n;
             remaining -= n as u64;
             if remaining == 0 {
-                break;
+                return Ok(());
             }
             if !self.produce()? {
                 return Err(match format {
@@ -356,11 +390,13 @@ impl WarcReader {
                 });
             }
         }
+    }
 
-        // The record's end: line ends (`\r\n\r\n`), then the end of the
-        // member (whose checksum is checked) or of the file, or the next
-        // record. Without that, the Content-Length was wrong: the record is
-        // damaged.
+    /// The record's end: line ends (`\r\n\r\n`), then the end of the
+    /// member (whose checksum is checked) or of the file, or the next
+    /// record. Without that, the Content-Length was wrong: the record is
+    /// damaged.
+    fn check_record_end(&mut self, format: Format, content_length: u64) -> Result<(), Failure> {
         let mut tail = [0u8; 4];
         let mut tail_len = 0;
         loop {
@@ -388,13 +424,18 @@ impl WarcReader {
                 )));
             }
         }
-        rec.length = match format {
+        Ok(())
+    }
+
+    /// The bytes the record just read takes in the file: up to the end of
+    /// its gzip member when the member ended with it.
+    fn record_length(&self, format: Format) -> u64 {
+        match format {
             Format::Gzip if !self.member_open && self.opos == self.oend => {
                 self.member_end - self.rec_start
             }
             _ => self.position().saturating_sub(self.rec_start),
-        };
-        Ok(true)
+        }
     }
 
     /// Where reading stands in the file: exact when uncompressed or between

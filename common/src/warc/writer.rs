@@ -124,6 +124,9 @@ impl ExchangeEncoder {
         self.encode_as(ex, Some(revisit), out)
     }
 
+    /// The records of one exchange, in the order they are stored: the
+    /// request, the response (or revisit, whose CDXJ line starts here),
+    /// then the metadata record when `ex` has fields for one.
     fn encode_as(
         &mut self,
         ex: &Exchange<'_>,
@@ -138,14 +141,48 @@ impl ExchangeEncoder {
         if let Some(ip) = ex.ip {
             let _ = std::fmt::Write::write_fmt(&mut self.ip, format_args!("{ip}"));
         }
+        self.request_record(ex, &req_id, &resp_id, &date, out)?;
+        let (kind, payload_digest) =
+            self.response_record(ex, revisit, &resp_id, &req_id, &date, out)?;
+        let digest = payload_digest.map(|pd| {
+            let mut d = String::with_capacity(37);
+            d.push_str("sha1:");
+            d.push_str(std::str::from_utf8(&pd).unwrap_or_default());
+            d
+        });
+        let capture = cdxj::Capture {
+            record_type: kind,
+            url: ex.target_uri,
+            date: &date,
+            http_head: Some(ex.response_head),
+            content_type: None,
+            digest: digest.as_deref(),
+        };
+        out.index = Some((1, capture.line_head()));
 
+        if let Some(fields) = ex.metadata {
+            self.metadata(ex, fields, &resp_id, &date, out)?;
+        }
+        Ok(())
+    }
+
+    /// The `request` record: the request head as sent, concurrent to the
+    /// response `resp_id`.
+    fn request_record(
+        &mut self,
+        ex: &Exchange<'_>,
+        req_id: &[u8],
+        resp_id: &[u8],
+        date: &str,
+        out: &mut EncodedExchange,
+    ) -> io::Result<()> {
         let req_digest = sha1_base32(&[ex.request_head]);
         let req_payload = &ex.request_head[head_len(ex.request_head)..];
         let req_payload_digest = sha1_base32(&[req_payload]);
         self.head.clear();
-        start_record(&mut self.head, "request", &req_id, &date);
+        start_record(&mut self.head, "request", req_id, date);
         self.put_fetch_fields(ex);
-        put_field(&mut self.head, "WARC-Concurrent-To", &resp_id);
+        put_field(&mut self.head, "WARC-Concurrent-To", resp_id);
         put_digest(&mut self.head, "WARC-Block-Digest", &req_digest);
         put_digest(&mut self.head, "WARC-Payload-Digest", &req_payload_digest);
         put_field(
@@ -157,8 +194,20 @@ impl ExchangeEncoder {
         let head = std::mem::take(&mut self.head);
         let stored = self.record(&[&head, ex.request_head, b"\r\n\r\n"], out);
         self.head = head;
-        stored?;
+        stored
+    }
 
+    /// The `response` record, or with `revisit` a `revisit` record. Returns
+    /// its type and its payload digest when the record has one.
+    fn response_record(
+        &mut self,
+        ex: &Exchange<'_>,
+        revisit: Option<&Revisit>,
+        resp_id: &[u8],
+        req_id: &[u8],
+        date: &str,
+        out: &mut EncodedExchange,
+    ) -> io::Result<(&'static str, Option<[u8; 32]>)> {
         // A revisit's block is the head alone; its payload digest is that of
         // the payload it stands for.
         let payload = if revisit.is_some() {
@@ -174,9 +223,9 @@ impl ExchangeEncoder {
             "response"
         };
         self.head.clear();
-        start_record(&mut self.head, kind, &resp_id, &date);
+        start_record(&mut self.head, kind, resp_id, date);
         self.put_fetch_fields(ex);
-        put_field(&mut self.head, "WARC-Concurrent-To", &req_id);
+        put_field(&mut self.head, "WARC-Concurrent-To", req_id);
         put_digest(&mut self.head, "WARC-Block-Digest", &block_digest);
         let with_payload_digest = match revisit {
             None => true,
@@ -186,22 +235,7 @@ impl ExchangeEncoder {
             put_digest(&mut self.head, "WARC-Payload-Digest", &payload_digest);
         }
         if let Some(r) = revisit {
-            put_field(&mut self.head, "WARC-Profile", r.profile.uri().as_bytes());
-            if let Some(id) = &r.refers_to {
-                put_field(&mut self.head, "WARC-Refers-To", id.as_bytes());
-            }
-            put_field(
-                &mut self.head,
-                "WARC-Refers-To-Target-URI",
-                ex.target_uri.as_bytes(),
-            );
-            if let Some(date) = r.refers_to_date {
-                put_field(
-                    &mut self.head,
-                    "WARC-Refers-To-Date",
-                    timefmt::iso_millis(date).as_bytes(),
-                );
-            }
+            self.put_revisit_fields(ex, r);
         }
         if let Some(t) = ex.truncated.filter(|_| revisit.is_none()) {
             put_field(&mut self.head, "WARC-Truncated", t.as_str().as_bytes());
@@ -219,26 +253,28 @@ impl ExchangeEncoder {
         let stored = self.record(&[&head, ex.response_head, payload, b"\r\n\r\n"], out);
         self.head = head;
         stored?;
-        let digest = with_payload_digest.then(|| {
-            let mut d = String::with_capacity(37);
-            d.push_str("sha1:");
-            d.push_str(std::str::from_utf8(&payload_digest).unwrap_or_default());
-            d
-        });
-        let capture = cdxj::Capture {
-            record_type: kind,
-            url: ex.target_uri,
-            date: &date,
-            http_head: Some(ex.response_head),
-            content_type: None,
-            digest: digest.as_deref(),
-        };
-        out.index = Some((1, capture.line_head()));
+        Ok((kind, with_payload_digest.then_some(payload_digest)))
+    }
 
-        if let Some(fields) = ex.metadata {
-            self.metadata(ex, fields, &resp_id, &date, out)?;
+    /// The fields that say what a revisit stands for: its profile, the
+    /// record it refers to, and that record's URL and date.
+    fn put_revisit_fields(&mut self, ex: &Exchange<'_>, r: &Revisit) {
+        put_field(&mut self.head, "WARC-Profile", r.profile.uri().as_bytes());
+        if let Some(id) = &r.refers_to {
+            put_field(&mut self.head, "WARC-Refers-To", id.as_bytes());
         }
-        Ok(())
+        put_field(
+            &mut self.head,
+            "WARC-Refers-To-Target-URI",
+            ex.target_uri.as_bytes(),
+        );
+        if let Some(date) = r.refers_to_date {
+            put_field(
+                &mut self.head,
+                "WARC-Refers-To-Date",
+                timefmt::iso_millis(date).as_bytes(),
+            );
+        }
     }
 
     /// The fields every record of a fetch has after its date: the URL, the

@@ -218,6 +218,52 @@ impl<'a> Lookup<'a> {
     }
 }
 
+/// The old history as the merge reads it: the next entry, its `domain
+/// TAB host TAB` prefix and host (the prefix is made once per host).
+#[derive(Default)]
+struct OldEntries {
+    entry: Entry,
+    prefix: Vec<u8>,
+    host: String,
+    /// False at the end of the old history (or without one).
+    have: bool,
+}
+
+/// The round's observations as the merge reads them: the next one, and
+/// the buffers its key is read into.
+struct Observations {
+    next: Option<Next>,
+    key: Vec<u8>,
+    meta: Meta,
+}
+
+impl Observations {
+    /// Before the first observation is read.
+    fn new() -> Observations {
+        Observations {
+            next: None,
+            key: Vec::new(),
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+        }
+    }
+}
+
+/// Fails when (`prefix`, `url`) does not sort after the last entry written:
+/// the history is out of order.
+fn check_order(prefix: &[u8], url: &str, last_prefix: &[u8], last_url: &str) -> Result<(), Error> {
+    if !last_url.is_empty() && (prefix, url) <= (last_prefix, last_url) {
+        return Err(damaged(HistoryError::Damaged {
+            path: std::path::PathBuf::from(super::FILE_NAME),
+            problem: format!(
+                "{url} is out of order (the file is sorted by registrable domain, host, \
+                 URL; was it edited, or written by a build with another public suffix \
+                 list?)"
+            ),
+        }));
+    }
+    Ok(())
+}
+
 fn damaged(e: HistoryError) -> Error {
     Error::damaged(HISTORY_REPAIR)(e)
 }
@@ -226,115 +272,33 @@ impl Merge<'_> {
     /// Runs the merge. Each active URL due by now goes to `due` (its `due`
     /// time then moves one interval on: it is scheduled). Returns what it
     /// did, and the URLs per host and domain if asked for.
+    ///
+    /// For each URL, in order: take the old entry or the first observation,
+    /// whichever sorts first; apply the later observations of that URL;
+    /// check the order; hand it out if due; write it.
     pub fn run(
         mut self,
         mut due: impl FnMut(&Entry) -> Result<(), Error>,
     ) -> Result<(HistoryCounts, PageCounts), Error> {
         let mut counts = HistoryCounts::default();
         let mut pages = PageCounts::default();
-        let mut key = Vec::new();
-        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-        let mut next_obs = self.next_observation(&mut key, &mut meta)?;
-        // The next old entry and its `domain TAB host TAB` prefix; the entry
-        // being written and its prefix; the last one written. Buffers are
-        // reused from entry to entry: the history is read and written whole
-        // every round.
-        let (mut old, mut old_prefix, mut old_host) = (Entry::default(), Vec::new(), String::new());
-        let mut have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
+        let mut obs = Observations::new();
+        self.advance_observations(&mut obs)?;
+        let mut old = OldEntries::default();
+        self.advance_old(&mut old)?;
+        // The entry being written and its prefix; the last one written.
+        // Buffers are reused from entry to entry: the history is read and
+        // written whole every round.
         let (mut entry, mut prefix) = (Entry::default(), Vec::new());
         let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
-        loop {
-            let order = match (have_old, &next_obs) {
-                (false, None) => break,
-                (true, None) => Ordering::Less,
-                (false, Some(_)) => Ordering::Greater,
-                (true, Some(n)) => (old_prefix.as_slice(), old.url.as_str())
-                    .cmp(&(n.prefix.as_slice(), n.url.as_str())),
-            };
-            if order == Ordering::Greater
-                && next_obs.as_ref().is_some_and(|n| n.obs.kind == Kind::Hint)
-            {
-                // A hint about a URL the history does not hold: it went the
-                // new-URL way; the hint adds nothing.
-                next_obs = self.next_observation(&mut key, &mut meta)?;
-                continue;
-            }
-            let mut hinted = false;
-            if order == Ordering::Greater {
-                let n = next_obs.take().expect("an observation");
-                entry = self.first_entry(&n, &mut counts);
-                prefix = n.prefix;
-                next_obs = self.next_observation(&mut key, &mut meta)?;
-            } else {
-                std::mem::swap(&mut entry, &mut old);
-                // recrawl_min/recrawl_max changed since: they apply now.
-                counts.rescheduled += u64::from(self.schedule.rescale(&mut entry));
-                prefix.clone_from(&old_prefix);
-                have_old = self.next_old(&mut old, &mut old_prefix, &mut old_host)?;
-            }
-            // Every (later) observation of this URL, oldest first.
-            while let Some(n) = &next_obs {
-                if n.prefix != prefix || n.url != entry.url {
-                    break;
-                }
-                if n.obs.kind == Kind::Hint {
-                    // Changed (says a sitemap) after the last fetch: due now.
-                    if n.obs.fetched_ms > entry.fetched_ms
-                        && entry.state == State::Active
-                        && entry.due_ms > self.now_ms
-                    {
-                        entry.due_ms = self.now_ms;
-                        hinted = true;
-                    }
-                } else if n.obs.kind == Kind::Exhausted {
-                    // Its retries ran out: kept, due again much later.
-                    counts.gave_up += u64::from(self.schedule.give_up(&mut entry, &n.obs));
-                } else if n.obs.fetched_ms <= entry.fetched_ms {
-                    counts.stale += 1;
-                } else {
-                    if entry.state != State::Active && !n.obs.robots {
-                        // A retired URL fetched again (a seed, a link from
-                        // a page that was not retired): it is back.
-                        entry.state = State::Active;
-                        entry.strikes = 0;
-                    }
-                    let outcome = self.schedule.apply(&mut entry, &n.obs, false);
-                    counts.count(outcome, entry.state);
-                }
-                next_obs = self.next_observation(&mut key, &mut meta)?;
-            }
-            if !last_url.is_empty()
-                && (prefix.as_slice(), entry.url.as_str())
-                    <= (last_prefix.as_slice(), last_url.as_str())
-            {
-                return Err(damaged(HistoryError::Damaged {
-                    path: std::path::PathBuf::from(super::FILE_NAME),
-                    problem: format!(
-                        "{} is out of order (the file is sorted by registrable domain, host, \
-                         URL; was it edited, or written by a build with another public suffix \
-                         list?)",
-                        entry.url
-                    ),
-                }));
-            }
+        while self.take_next(&mut old, &mut obs, &mut entry, &mut prefix, &mut counts)? {
+            let hinted = self.apply_observations(&mut entry, &prefix, &mut obs, &mut counts)?;
+            check_order(&prefix, &entry.url, &last_prefix, &last_url)?;
             counts.failing += u64::from(entry.state == State::Failed);
             if self.count_pages && entry.state != State::Robots {
                 pages.add(&prefix, &entry.host);
             }
-            if entry.state.refetched() {
-                if entry.due_ms <= self.now_ms {
-                    due(&entry)?;
-                    counts.due += 1;
-                    counts.due_by_lastmod += u64::from(hinted);
-                    entry.due_ms = self
-                        .now_ms
-                        .saturating_add((entry.interval_s as i64).saturating_mul(1000));
-                } else {
-                    counts.waiting += 1;
-                }
-            } else {
-                counts.retired += 1;
-            }
+            self.hand_out(&mut entry, hinted, &mut due, &mut counts)?;
             if let Some(l) = &mut self.lookup {
                 l.up_to(&prefix, &entry.url)?;
             }
@@ -348,6 +312,129 @@ impl Merge<'_> {
         }
         self.out.finish().map_err(damaged)?;
         Ok((counts, pages))
+    }
+
+    /// The next URL of the new history into `entry` and its `prefix`: the
+    /// old entry or the first observation of a new URL, whichever sorts
+    /// first (a hint about a URL the history does not hold is passed
+    /// over). False when both sides are at their end.
+    fn take_next(
+        &mut self,
+        old: &mut OldEntries,
+        obs: &mut Observations,
+        entry: &mut Entry,
+        prefix: &mut Vec<u8>,
+        counts: &mut HistoryCounts,
+    ) -> Result<bool, Error> {
+        loop {
+            let order = match (old.have, &obs.next) {
+                (false, None) => return Ok(false),
+                (true, None) => Ordering::Less,
+                (false, Some(_)) => Ordering::Greater,
+                (true, Some(n)) => (old.prefix.as_slice(), old.entry.url.as_str())
+                    .cmp(&(n.prefix.as_slice(), n.url.as_str())),
+            };
+            if order == Ordering::Greater
+                && obs.next.as_ref().is_some_and(|n| n.obs.kind == Kind::Hint)
+            {
+                // A hint about a URL the history does not hold: it went the
+                // new-URL way; the hint adds nothing.
+                self.advance_observations(obs)?;
+                continue;
+            }
+            if order == Ordering::Greater {
+                let n = obs.next.take().expect("an observation");
+                *entry = self.first_entry(&n, counts);
+                *prefix = n.prefix;
+                self.advance_observations(obs)?;
+            } else {
+                std::mem::swap(entry, &mut old.entry);
+                // recrawl_min/recrawl_max changed since: they apply now.
+                counts.rescheduled += u64::from(self.schedule.rescale(entry));
+                prefix.clone_from(&old.prefix);
+                self.advance_old(old)?;
+            }
+            return Ok(true);
+        }
+    }
+
+    /// Applies to `entry` every (later) observation of its URL, oldest
+    /// first, counted. True when a sitemap's hint made it due now.
+    fn apply_observations(
+        &mut self,
+        entry: &mut Entry,
+        prefix: &[u8],
+        obs: &mut Observations,
+        counts: &mut HistoryCounts,
+    ) -> Result<bool, Error> {
+        let mut hinted = false;
+        while let Some(n) = &obs.next {
+            if n.prefix != prefix || n.url != entry.url {
+                break;
+            }
+            if n.obs.kind == Kind::Hint {
+                // Changed (says a sitemap) after the last fetch: due now.
+                if n.obs.fetched_ms > entry.fetched_ms
+                    && entry.state == State::Active
+                    && entry.due_ms > self.now_ms
+                {
+                    entry.due_ms = self.now_ms;
+                    hinted = true;
+                }
+            } else if n.obs.kind == Kind::Exhausted {
+                // Its retries ran out: kept, due again much later.
+                counts.gave_up += u64::from(self.schedule.give_up(entry, &n.obs));
+            } else if n.obs.fetched_ms <= entry.fetched_ms {
+                counts.stale += 1;
+            } else {
+                if entry.state != State::Active && !n.obs.robots {
+                    // A retired URL fetched again (a seed, a link from
+                    // a page that was not retired): it is back.
+                    entry.state = State::Active;
+                    entry.strikes = 0;
+                }
+                let outcome = self.schedule.apply(entry, &n.obs, false);
+                counts.count(outcome, entry.state);
+            }
+            self.advance_observations(obs)?;
+        }
+        Ok(hinted)
+    }
+
+    /// Counts `entry` as due, waiting or retired. A due one goes to `due`,
+    /// and its due time moves one interval on (it is scheduled).
+    fn hand_out(
+        &self,
+        entry: &mut Entry,
+        hinted: bool,
+        due: &mut impl FnMut(&Entry) -> Result<(), Error>,
+        counts: &mut HistoryCounts,
+    ) -> Result<(), Error> {
+        if !entry.state.refetched() {
+            counts.retired += 1;
+        } else if entry.due_ms <= self.now_ms {
+            due(entry)?;
+            counts.due += 1;
+            counts.due_by_lastmod += u64::from(hinted);
+            entry.due_ms = self
+                .now_ms
+                .saturating_add((entry.interval_s as i64).saturating_mul(1000));
+        } else {
+            counts.waiting += 1;
+        }
+        Ok(())
+    }
+
+    /// Moves `old` on to the next entry of the old history.
+    fn advance_old(&mut self, old: &mut OldEntries) -> Result<(), Error> {
+        old.have = self.next_old(&mut old.entry, &mut old.prefix, &mut old.host)?;
+        Ok(())
+    }
+
+    /// Moves `obs` on to the next observation.
+    fn advance_observations(&mut self, obs: &mut Observations) -> Result<(), Error> {
+        obs.next = self.next_observation(&mut obs.key, &mut obs.meta)?;
+        Ok(())
     }
 
     /// The entry of a URL new to the history, from its first observation
