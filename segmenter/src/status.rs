@@ -233,9 +233,33 @@ fn read_report(path: &Path) -> Result<serde_json::Value, String> {
     }
 }
 
-/// Prints the status of the crawl directory `root`.
-pub fn status(root: &Path, json: bool, backlog: bool) -> Result<(), Error> {
-    let crawl = CrawlDir::new(root);
+/// Prints the status of the crawl directory `root` (of shard `shard`; of
+/// every shard in turn for a sharded crawl without one).
+pub fn status(root: &Path, shard: Option<u32>, json: bool, backlog: bool) -> Result<(), Error> {
+    let shards = common::shards::Shards::load(root)?;
+    if shards.is_sharded() && shard.is_none() {
+        let mut text = String::new();
+        let mut each = Vec::new();
+        for (j, view) in shards.views(&CrawlDir::new(root)).iter().enumerate() {
+            let status = CrawlStatus::read(view, backlog)?;
+            if json {
+                each.push(status);
+            } else {
+                text.push_str(&format!(
+                    "shard:                 {j} ({})\n",
+                    view.root().display()
+                ));
+                text.push_str(&status.to_string());
+                text.push('\n');
+            }
+        }
+        if json {
+            let v = serde_json::json!({"shards": shards.shards, "key": shards.key.to_string(), "per_shard": each});
+            text = format!("{v}\n");
+        }
+        return common::exit::print(&text).map_err(Error::io("stdout"));
+    }
+    let crawl = common::shards::select(root, shard).map_err(|e| Error::Usage(e.to_string()))?;
     let status = CrawlStatus::read(&crawl, backlog)?;
     let text = if json {
         let line = serde_json::to_string(&status).map_err(|e| Error::Io {
