@@ -282,22 +282,16 @@ impl CrawlDir {
 
     /// The bytes of every WARC file of the crawl (`fetched/*/*.warc.gz` and
     /// `*.warc`, complete runs or not): what `max_crawl_bytes` counts. A
-    /// file moved away (archived) no longer counts.
+    /// file moved away (archived) no longer counts. Of a sharded crawl,
+    /// every shard's (from any shard's view): the budget is the crawl's.
     pub fn warc_bytes(&self) -> io::Result<u64> {
+        let mut roots = vec![self.whole().fetched_root()];
+        for shard in read_dir_if_exists(&self.top.join("shards"))? {
+            roots.push(shard.path().join("fetched"));
+        }
         let mut total = 0u64;
-        for run in read_dir_if_exists(&self.fetched_root())? {
-            let Ok(files) = std::fs::read_dir(run.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let name = f.file_name();
-                let name = name.to_string_lossy();
-                if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
-                    && let Ok(m) = f.metadata()
-                {
-                    total += m.len();
-                }
-            }
+        for root in roots {
+            total += warc_bytes_in(&root)?;
         }
         Ok(total)
     }
@@ -307,6 +301,26 @@ impl CrawlDir {
         let stamp = crate::timefmt::compact_millis(std::time::SystemTime::now());
         self.logs_dir().join(format!("{program}-{stamp}.log"))
     }
+}
+
+/// The bytes of the WARC files in the runs under `fetched`.
+fn warc_bytes_in(fetched: &Path) -> io::Result<u64> {
+    let mut total = 0u64;
+    for run in read_dir_if_exists(fetched)? {
+        let Ok(files) = std::fs::read_dir(run.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name();
+            let name = name.to_string_lossy();
+            if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
+                && let Ok(m) = f.metadata()
+            {
+                total += m.len();
+            }
+        }
+    }
+    Ok(total)
 }
 
 /// `TOP/shards/JJJ`: shard `j`'s state directory.
@@ -389,6 +403,36 @@ mod tests {
         assert_eq!(segment_id_of_file_name("00003.v4.tsv.zst"), Some("00003"));
         assert_eq!(segment_id_of_file_name("00003.v9.tsv.zst"), None);
         assert_eq!(segment_id_of_file_name("00003.tsv.zst"), None);
+    }
+
+    #[test]
+    fn a_shard_view_keeps_state_in_its_directory_and_shares_the_rest() {
+        let top = CrawlDir::new("/c");
+        let v = top.shard(7);
+        assert!(v.is_shard() && !top.is_shard());
+        assert_eq!(v.root(), Path::new("/c/shards/007"));
+        assert_eq!(v.top(), Path::new("/c"));
+        assert_eq!(v.whole(), top);
+        for (state, name) in [
+            (v.bloom_path(), "seen.bloom"),
+            (v.hosts_db_path(), "hosts.db"),
+            (v.consumed_path(), "consumed.txt"),
+            (v.segments_dir(), "segments"),
+            (v.fetched_root(), "fetched"),
+            (v.logs_dir(), "logs"),
+            (v.contacts_dir(), "contacts"),
+            (v.rounds_path(), ROUNDS_FILE),
+        ] {
+            assert_eq!(state, Path::new("/c/shards/007").join(name));
+        }
+        for (shared, name) in [
+            (v.config_path(), "crawl.toml"),
+            (v.scope_seeds_path(), "scope.seeds"),
+            (v.stop_path(), "STOP"),
+            (v.shards_path(), SHARDS_FILE),
+        ] {
+            assert_eq!(shared, Path::new("/c").join(name));
+        }
     }
 
     #[test]

@@ -31,7 +31,8 @@
 //! program prints `segmenter: paused at NAME` to stderr and sleeps (at most
 //! a minute) when it reaches that point, so that a test can `kill -9` it
 //! exactly there. Points: `scanned`, `history`, `staged`, `marked`, `moving`,
-//! `moved`.
+//! `moved`; and `mapped` (a map's output complete, not yet renamed into
+//! place).
 
 use std::fs::{self, File};
 use std::io;

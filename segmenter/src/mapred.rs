@@ -130,7 +130,7 @@ pub fn map_all(session: &Session, shards: &Shards) -> Result<(), Error> {
 }
 
 /// The shard number of a view (0 for an unsharded crawl).
-fn shard_number(crawl: &CrawlDir) -> u32 {
+pub fn shard_number(crawl: &CrawlDir) -> u32 {
     if !crawl.is_shard() {
         return 0;
     }
@@ -224,6 +224,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     let _ = writeln!(marker, "observed {observed}\nend");
     sync_all(&tmp)?;
     write_atomic(tmp.join(MAPPED_DONE), marker.as_bytes()).map_err(Error::io(&tmp))?;
+    crate::commit::pause_point("mapped");
     let mapped = dir.join(MAPPED_DIR);
     if mapped.exists() {
         // A mapped/ without DONE is no output of ours that counts.
@@ -334,15 +335,17 @@ pub struct Mapped {
     pub observed: Vec<PathBuf>,
     /// Entries for `consumed.txt`.
     pub entries: Vec<String>,
+    /// Complete runs (shard, ID) not mapped yet: left for a later reduce.
+    pub unmapped: Vec<(u32, String)>,
 }
 
-/// The map outputs addressed to `view`'s shard `j` that it has not
-/// consumed, from every shard; warns about complete runs not mapped yet.
+/// The map outputs addressed to `view`'s shard that it has not consumed,
+/// from every shard; `unmapped` lists the complete runs (shard, ID) not
+/// mapped yet, which a later reduce reads.
 pub fn mapped_inputs(
     view: &CrawlDir,
     shards: &Shards,
     consumed: &[String],
-    log: &common::runlog::RunLog,
 ) -> Result<Mapped, Error> {
     let j = shard_number(view);
     let mut out = Mapped::default();
@@ -358,12 +361,7 @@ pub fn mapped_inputs(
                 continue;
             }
             if !is_mapped(from, &id) {
-                log.warn(format_args!(
-                    "{}: complete but not mapped yet: read by a later reduce (run `segmenter \
-                     map {} --shard {i}` first)",
-                    from.fetched_dir(&id).display(),
-                    whole.root().display()
-                ));
+                out.unmapped.push((i, id));
                 continue;
             }
             let mapped = from.fetched_dir(&id).join(MAPPED_DIR);
@@ -376,6 +374,21 @@ pub fn mapped_inputs(
         }
     }
     Ok(out)
+}
+
+/// Warns about the complete runs a reduce leaves for later (not mapped yet).
+pub fn warn_unmapped(mapped: &Mapped, whole: &Path, log: &common::runlog::RunLog) {
+    for (i, id) in &mapped.unmapped {
+        log.warn(format_args!(
+            "{}: complete but not mapped yet: read by a later reduce (run `segmenter map {} \
+             --shard {i}` first)",
+            common::crawldir::shard_dir(whole, *i)
+                .join("fetched")
+                .join(id)
+                .display(),
+            whole.display()
+        ));
+    }
 }
 
 /// Stages the map outputs into the round's sort: the candidates not in

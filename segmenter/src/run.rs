@@ -66,7 +66,8 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
     runs.retain(|id| !consumed.contains(id));
     let mut mapped = crate::mapred::Mapped::default();
     if let Some(shards) = shards {
-        mapped = crate::mapred::mapped_inputs(crawl, shards, &consumed, &session.log)?;
+        mapped = crate::mapred::mapped_inputs(crawl, shards, &consumed)?;
+        crate::mapred::warn_unmapped(&mapped, crawl.top(), &session.log);
         // The shard's fetched runs are read through their map outputs.
         runs = mapped.entries.clone();
     }

@@ -219,6 +219,54 @@ fn inject_with_shards_splits_the_seeds_by_host_and_fixes_the_layout() {
             "shard {k} untouched"
         );
     }
+
+    // A map killed (kill -9) with its output complete but not yet renamed
+    // into place leaves nothing a reduce reads; run again, it is done.
+    let shard = j.to_string();
+    let mut cmd = segmenter(&["map"], &c.crawl);
+    cmd.args(["--shard", &shard])
+        .env("SEGMENTER_PAUSE_AT", "mapped");
+    let child = bins::spawn(&mut cmd).expect("cannot start the segmenter");
+    let run_dir = view.fetched_dir("00001");
+    let marker = run_dir.join(".mapped-tmp/DONE");
+    let deadline = std::time::Instant::now() + STEP;
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the map never wrote its marker");
+    std::thread::sleep(Duration::from_millis(100));
+    child.signal(bins::Signal::Kill).unwrap();
+    child.finish(Duration::from_secs(10));
+    assert!(!run_dir.join("mapped").exists());
+    let out = run(
+        segmenter(&["reduce"], &c.crawl).args(["--shard", &shard]),
+        &c.crawl,
+        0,
+    );
+    assert!(out.stderr.contains("not mapped yet"), "{}", out.stderr);
+    run(
+        segmenter(&["map"], &c.crawl).args(["--shard", &shard]),
+        &c.crawl,
+        0,
+    );
+    assert!(run_dir.join("mapped/DONE").is_file());
+    assert!(!run_dir.join(".mapped-tmp").exists());
+    let done = std::fs::read_to_string(run_dir.join("mapped/DONE")).unwrap();
+    assert!(
+        done.starts_with("segmenter-mapped v1\nRUN 00001\n") && done.ends_with("end\n"),
+        "{done}"
+    );
+    run(
+        segmenter(&["reduce"], &c.crawl).args(["--shard", &shard]),
+        &c.crawl,
+        0,
+    );
+    let consumed = std::fs::read_to_string(view.consumed_path()).unwrap();
+    assert!(
+        consumed.lines().any(|l| l == "00001")
+            && consumed.lines().any(|l| l == format!("00001-s{j:03}")),
+        "{consumed}"
+    );
 }
 
 #[test]
