@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of the segmenter (a script, not a timed test).
 #
-#   scripts/bench-segment.sh [docs|urls|backlog|history|sitemap|all]      (default: all)
+#   scripts/bench-segment.sh [docs|urls|backlog|history|sitemap|bloom|all]      (default: all)
 #
 # 1. docs: every HTML page of the Rust documentation on this machine
 #    ($(rustc --print sysroot)/share/doc/rust/html) stored as WARC response
@@ -33,6 +33,28 @@
 #    thread), against `zcat` over the same .gz files. Prints sitemap URLs/s
 #    and the ratio to zcat. Target (our own): >= 1,000,000 URLs/s for
 #    uncompressed XML.
+# 6. bloom: the seen-set at scale. (a) Growth: a crawl whose exact sets
+#    hold 10,000,000 URLs (a synthetic history of 8 M, 2 M URLs injected
+#    with --max-per-host 10 so that nearly all wait in the backlog), its
+#    filter rebuilt for twice that (what a growth does), alone
+#    (examples/bloom-bench.rs rebuild): wall time, URLs/s, peak RSS.
+#    Targets: >= 1,000,000 URLs/s, peak RSS <= 256 MB + the new filter.
+#    (b) A round after an empty fetched run with the filter just past its
+#    design load (it grows) against the same round with a roomy filter.
+#    (c) Bytes a round's commit writes for the filter, at 10 M and 100 M
+#    URLs (filters filled with synthetic URLs at half their design load),
+#    over 8 rounds each adding 100,000 URLs (`inject`): per round, and
+#    against the whole filter (what the commit wrote before journals) and
+#    an in-place write (every page the new bits touch). Target:
+#    proportional to the URLs added, not to the filter's size. (d) The
+#    rescue's cost: the Rust docs read a second time (every link seen
+#    before) beside the 8 M-URL history; with BASELINE=path to another
+#    segmenter build (one without the rescue), the same round with it, for
+#    comparison. (e) The design not chosen, a scalable Bloom filter (layers
+#    from 1 M URLs), against one rebuilt filter, with 10 M URLs: bytes,
+#    false-positive rate, lookup time.
+#    Disk: about 1.5 GB under BENCH_DIR while it runs (the 100 M filter is
+#    240 MB); the crawls are deleted at the end.
 #
 # Inputs are generated once under target/bench-segment/ (set BENCH_DIR to
 # put them elsewhere) and reused; each run works on a fresh crawl directory.
@@ -47,7 +69,7 @@ mkdir -p "$work"
 
 echo "building release binaries..." >&2
 cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example synth-urls \
-    --example synth-history
+    --example synth-history --example bloom-bench
 target=${CARGO_TARGET_DIR:-$root/target}
 bin=$target/release/segmenter
 examples=$target/release/examples
@@ -64,8 +86,9 @@ cpu() { tail -n 1 "$1" | awk '{printf "%.2f", $3 + $4}'; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) CPUs, load average $(loadavg) (other work on the machine slows every figure)"
 
-bench_docs() {
-    local html sysroot template crawl
+# The Rust documentation as one fetched run, in $work/docs-template.
+docs_template() {
+    local html sysroot
     sysroot=$(rustc --print sysroot)
     html=$sysroot/share/doc/rust/html
     [ -d "$html" ] || { echo "bench-segment: $html: no Rust documentation installed (rustup component add rust-docs)" >&2; return 1; }
@@ -77,6 +100,11 @@ bench_docs() {
         "$examples/docs-warc" "$html" "$template/fetched/00001" https://doc.rust-lang.org/ 128MB >&2
         echo doc.rust-lang.org >"$template/scope.seeds"
     fi
+}
+
+bench_docs() {
+    local template crawl
+    docs_template || return 1
     local warcs=("$template"/fetched/00001/*.warc.gz)
     local warc_bytes
     warc_bytes=$(cat "${warcs[@]}" | wc -c)
@@ -208,12 +236,122 @@ bench_sitemap() {
     echo "load average after: $(loadavg)"
 }
 
+# `bloom commit:` of a segmenter report: "KIND BYTES".
+bloom_commit() { awk '/^bloom commit:/ { gsub(",", ""); print $3, $4; exit }' "$1"; }
+
+bench_bloom() {
+    local n=10000000 crawl base history urls t rss filter_bytes
+    history=$work/history-8000000.tsv.zst
+    urls=$work/urls-2000000-20000.txt
+    [ -f "$history" ] || "$examples/synth-history" 8000000 80000 0 "$history"
+    [ -f "$urls" ] || "$examples/synth-urls" 2000000 20000 "$urls"
+    base=$work/bloom-base
+    rm -rf "$base"
+    "$bin" inject "$base" "$urls" --scope any --max-per-host 10 --bloom-items 40000000 \
+        --progress-interval 0 2>/dev/null
+    cp "$history" "$base/history.v1.tsv.zst"
+    mkdir -p "$base/fetched/00001"
+    : >"$base/fetched/00001/DONE"
+    echo
+    echo "== 6. the seen-set: a crawl whose history (8 M URLs), backlog and segment (2 M injected) hold about $(( n / 1000000 )) M URLs"
+
+    # (a) The growth's work alone: the exact sets read into a filter for 2 n.
+    "$gnutime" -f '%e %M %U %S' -o "$work/bloom-rebuild.time" \
+        "$examples/bloom-bench" rebuild "$base" $((2 * n)) >"$work/bloom-rebuild.out"
+    t=$(secs "$work/bloom-rebuild.time")
+    rss=$(rss_kb "$work/bloom-rebuild.time")
+    filter_bytes=$(stat -c %s "$base/seen.bloom")
+    local read
+    read=$(awk '{for (i = 1; i < NF; i++) if ($i == "from") { print $(i + 1); exit }}' "$work/bloom-rebuild.out")
+    echo "(a) growth (rebuild for $((2 * n)) URLs): $t s, $(awk -v n="$read" -v t="$t" 'BEGIN{printf "%.0f", n/t}') URLs/s (target >= 1000000), $(cpu "$work/bloom-rebuild.time") s of CPU;"
+    echo "    peak RSS $((rss / 1024)) MiB (target <= 256 MiB + the new filter's $((filter_bytes / 1048576)) MiB = $((256 + filter_bytes / 1048576)) MiB)"
+    sed 's/^/    /' "$work/bloom-rebuild.out"
+
+    # (b) A round that grows the filter against one that does not.
+    local design with
+    for with in grows roomy; do
+        crawl=$work/bloom-round
+        rm -rf "$crawl"
+        cp -r "$base" "$crawl"
+        # Just past its design load, or four times as large.
+        if [ "$with" = grows ]; then design=$((read * 9 / 10)); else design=$((4 * n)); fi
+        "$examples/bloom-bench" rebuild "$crawl" "$design" >/dev/null
+        "$gnutime" -f '%e %M %U %S' -o "$work/bloom-$with.time" \
+            "$bin" run "$crawl" --scope any --max-per-host 10 --memory 256MB --progress-interval 0 \
+            2>"$work/bloom-$with.report"
+    done
+    echo "(b) a round after an empty fetched run (history merge of 8 M URLs, 2 M waiting):"
+    echo "    with the growth:    $(secs "$work/bloom-grows.time") s, peak RSS $(( $(rss_kb "$work/bloom-grows.time") / 1024 )) MiB; $(grep '^bloom growth:' "$work/bloom-grows.report" | sed 's/^bloom growth: *//')"
+    echo "    without (roomy):    $(secs "$work/bloom-roomy.time") s, peak RSS $(( $(rss_kb "$work/bloom-roomy.time") / 1024 )) MiB; commit: $(bloom_commit "$work/bloom-roomy.report")"
+    rm -rf "$crawl" "$base"
+
+    # (c) Bytes written per round by the commit, at 10 M and 100 M URLs.
+    echo "(c) bytes written for seen.bloom by a round's commit, rounds of 100,000 new URLs:"
+    local items batch r kind bytes total size old inplace
+    for items in 10000000 100000000; do
+        crawl=$work/bloom-commit
+        rm -rf "$crawl"
+        mkdir -p "$crawl"
+        "$examples/bloom-bench" fill "$crawl/seen.bloom" $((2 * items)) "$items" >/dev/null
+        size=$(stat -c %s "$crawl/seen.bloom")
+        total=0
+        local kinds="" added=0
+        for r in 1 2 3 4 5 6 7 8; do
+            batch=$work/bloom-batch.txt
+            head -n 100000 "$urls" | sed "s|^\(https*\)://|\1://r$r-|" >"$batch"
+            "$bin" inject "$crawl" "$batch" --scope any --progress-interval 0 2>"$work/bloom-commit.report"
+            read -r kind bytes < <(bloom_commit "$work/bloom-commit.report")
+            total=$((total + bytes))
+            added=$((added + $(figure "new urls:" "$work/bloom-commit.report")))
+            kinds="$kinds $kind:$bytes"
+        done
+        inplace=$("$examples/bloom-bench" pages $((2 * items)) 100000 | awk '{print $(NF - 2)}')
+        echo "    $((items / 1000000)) M URLs (filter $size bytes):$kinds"
+        echo "        mean $((total / 8)) bytes a round for $((added / 8)) new URLs: $(awk -v b="$total" -v n="$added" 'BEGIN{printf "%.1f", b/n}') bytes per URL added (target: proportional to the URLs added; at most 16 x (1 + 4) = 80 once folds are amortized);"
+        echo "        before (the whole filter copied each round): $size bytes a round; in place (the pages the new bits touch): $inplace bytes"
+        rm -rf "$crawl"
+    done
+    rm -f "$work/bloom-batch.txt"
+
+    # (d) The rescue's cost: the Rust docs read a second time (consumed.txt
+    # removed: every link was seen), with the 8 M-URL history.
+    local template
+    docs_template || return 1
+    crawl=$work/bloom-docs
+    rm -rf "$crawl"
+    cp -r "$template" "$crawl"
+    cp "$history" "$crawl/history.v1.tsv.zst"
+    "$bin" run "$crawl" --scope any --progress-interval 0 2>/dev/null
+    rm "$crawl/consumed.txt"
+    echo "(d) the rescue's cost: the Rust docs read again (every link seen before), with the 8 M-URL history:"
+    local b label
+    for b in "$bin" ${BASELINE:+"$BASELINE"}; do
+        label=this
+        [ "$b" = "$bin" ] || label="BASELINE ($BASELINE)"
+        for r in 1 2; do
+            rm -rf "$crawl.run"
+            cp -r "$crawl" "$crawl.run"
+            "$gnutime" -f '%e %M %U %S' -o "$work/bloom-docs.time" \
+                "$b" run "$crawl.run" --scope any --progress-interval 0 2>"$work/bloom-docs.report"
+            echo "    $label: $(secs "$work/bloom-docs.time") s, $(cpu "$work/bloom-docs.time") s of CPU, peak RSS $(( $(rss_kb "$work/bloom-docs.time") / 1024 )) MiB; $(grep '^rescued:' "$work/bloom-docs.report" | sed 's/^rescued: *//')"
+        done
+    done
+    [ -n "${BASELINE:-}" ] || echo "    (BASELINE=another segmenter build, one without the rescue, runs the same for comparison)"
+    rm -rf "$crawl" "$crawl.run"
+
+    # (e) The design not chosen.
+    echo "(e) a scalable Bloom filter (layers doubling from 1 M URLs) against one rebuilt filter, 10 M URLs:"
+    "$examples/bloom-bench" layers "$n" 1000000 | sed 's/^/    /'
+    echo "load average after: $(loadavg)"
+}
+
 case $what in
 docs) bench_docs ;;
 urls) bench_urls ;;
 backlog) bench_backlog ;;
 history) bench_history ;;
 sitemap) bench_sitemap ;;
-all) bench_docs; bench_urls; bench_backlog; bench_history; bench_sitemap ;;
-*) echo "usage: $0 [docs|urls|backlog|history|sitemap|all]" >&2; exit 2 ;;
+bloom) bench_bloom ;;
+all) bench_docs; bench_urls; bench_backlog; bench_history; bench_sitemap; bench_bloom ;;
+*) echo "usage: $0 [docs|urls|backlog|history|sitemap|bloom|all]" >&2; exit 2 ;;
 esac

@@ -40,6 +40,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::disk::DiskFloor;
+use crate::human::{parse_duration, parse_size};
 use crate::politeness::Policy;
 
 /// A problem with `crawl.toml`.
@@ -593,110 +594,9 @@ pub fn flag_list<'a>(flags: impl IntoIterator<Item = (&'a str, bool)>) -> String
     out
 }
 
-/// Parses `250ms`, `5s`, `1.5` (seconds), `2m`, `1h`, `30d`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = split_unit(s);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 250ms, 5s, 1.5, 2m, 1h)"))?;
-    let secs = match unit.to_ascii_lowercase().as_str() {
-        "ms" => value / 1000.0,
-        "" | "s" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        "d" => value * 86_400.0,
-        other => {
-            return Err(format!(
-                "`{s}`: unknown unit `{other}` (use ms, s, m, h or d)"
-            ));
-        }
-    };
-    if !(secs.is_finite() && secs >= 0.0) {
-        return Err(format!("`{s}`: a duration must be zero or positive"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}`: too long a duration"))
-}
-
-/// Parses `512MB`, `10MiB`, `64k`, `1G`, `1000` (bytes). `K/M/G` and `KB/MB/GB`
-/// are powers of 1000, `KiB/MiB/GiB` powers of 1024.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, unit) = split_unit(s);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (examples: 512MB, 10MiB, 4096)"))?;
-    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "t" | "tb" => 1e12,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        "tib" => 1024f64.powi(4),
-        other => {
-            return Err(format!(
-                "`{s}`: unknown unit `{other}` (use KB, MB, GB, KiB, MiB, GiB)"
-            ));
-        }
-    };
-    let bytes = (value * mult).round();
-    if !(bytes.is_finite() && bytes >= 0.0) {
-        return Err(format!("`{s}`: a size must be zero or positive"));
-    }
-    // 2⁶⁴: an `as` cast would quietly saturate at u64::MAX instead.
-    if bytes >= 18_446_744_073_709_551_616.0 {
-        return Err(format!("`{s}`: too large a size"));
-    }
-    Ok(bytes as u64)
-}
-
-fn split_unit(s: &str) -> (&str, &str) {
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    (s[..idx].trim(), s[idx..].trim())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(
-            parse_duration("30d").unwrap(),
-            Duration::from_secs(30 * 86_400)
-        );
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("").is_err());
-        // Too long for a Duration: an error, not a panic.
-        let e = parse_duration("99999999999999999999999h").unwrap_err();
-        assert!(e.contains("too long"), "{e}");
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("512MB").unwrap(), 512_000_000);
-        assert_eq!(parse_size("10MiB").unwrap(), 10 * 1024 * 1024);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("lots").is_err());
-        // Past u64::MAX: refused rather than silently capped.
-        let e = parse_size("20000000000000000000").unwrap_err();
-        assert!(e.contains("too large"), "{e}");
-        assert!(parse_size("99999999TiB").unwrap_err().contains("too large"));
-        assert_eq!(
-            parse_size("16777216TiB").unwrap_err(),
-            "`16777216TiB`: too large a size"
-        );
-        assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
-    }
 
     #[test]
     fn unknown_keys_are_errors() {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! CRAWL/crawl.toml                 optional settings
-//! CRAWL/seen.bloom                 every URL ever scheduled (memory-mapped Bloom filter)
+//! CRAWL/seen.bloom                 every URL ever scheduled (memory-mapped Bloom filter and
+//!                                  its journal, `crate::bloom`)
 //! CRAWL/hosts.db                   per-host state (SQLite)
 //! CRAWL/scope.seeds                registrable domains of the seeds, one per line
 //! CRAWL/consumed.txt               fetched runs already turned into segments
@@ -158,6 +159,11 @@ impl CrawlDir {
     /// `seen.bloom`.
     pub fn bloom_path(&self) -> PathBuf {
         self.root.join("seen.bloom")
+    }
+    /// `seen.bloom.append`: the journal block a round adds to `seen.bloom`
+    /// (only in a round's staging directory, see [`crate::bloom::journal`]).
+    pub fn bloom_append_path(&self) -> PathBuf {
+        self.root.join("seen.bloom.append")
     }
     /// `hosts.db`.
     pub fn hosts_db_path(&self) -> PathBuf {

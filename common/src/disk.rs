@@ -62,7 +62,7 @@ impl std::str::FromStr for DiskFloor {
             }
             return Ok(DiskFloor::Percent(p));
         }
-        crate::config::parse_size(t).map(DiskFloor::Bytes)
+        crate::human::parse_size(t).map(DiskFloor::Bytes)
     }
 }
 

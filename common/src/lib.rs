@@ -73,7 +73,6 @@
 pub mod atomic;
 pub mod bloom;
 pub mod body;
-pub mod cdxj;
 pub mod config;
 pub mod crawldir;
 pub mod crawllog;

@@ -1,6 +1,6 @@
 //! WARC 1.1 files: one gzip member per record, a `warcinfo` record first in
 //! each file, then `request`, `response` (or `revisit`) and `metadata`
-//! records per fetch, and a CDXJ index beside each file ([`crate::cdxj`]).
+//! records per fetch, and a CDXJ index beside each file ([`cdxj`]).
 //!
 //! Files are named `PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz` (17-digit UTC
 //! timestamp, 5-digit serial) and rolled over at a size limit (default 1 GB).
@@ -32,6 +32,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+pub mod cdxj;
 mod gzip;
 mod ids;
 mod reader;

@@ -32,10 +32,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use common::cdxj;
 use common::crawllog::{LogLine, Status, parse_line};
 use common::http::parse_response_head;
 use common::segment::Via;
+use common::warc::cdxj;
 use common::warc::{HOPS_FIELD, VIA_FIELD, WarcError, WarcReader, WarcRecord, list_files, recover};
 
 /// Where the lines taken out of a crawl log go, beside it.

@@ -27,7 +27,7 @@ fn main() {
         .unwrap_or_else(|| "https://doc.rust-lang.org/".into());
     let max_file_size = args
         .get(3)
-        .map(|s| common::config::parse_size(s).expect("a size"))
+        .map(|s| common::human::parse_size(s).expect("a size"))
         .unwrap_or(128_000_000);
 
     let mut files = Vec::new();

@@ -35,6 +35,9 @@ pub struct Meta {
     /// Stored by the fetcher this round without having been scheduled (it
     /// followed a redirect): recorded as seen, scheduled nowhere.
     pub fetched: bool,
+    /// Called seen by `seen.bloom` but found in none of the crawl's exact
+    /// sets ([`crate::seen::rescue`]): a false positive, scheduled after all.
+    pub rescued: bool,
     /// Not to be requested before this Unix second (0: any time; the latest
     /// of the copies): a leftover URL's `not_before`, rounded up.
     pub not_before_s: u32,
@@ -54,6 +57,7 @@ impl Meta {
         }
         self.exempt |= other.exempt;
         self.fetched |= other.fetched;
+        self.rescued |= other.rescued;
         self.not_before_s = self.not_before_s.max(other.not_before_s);
     }
 
@@ -73,6 +77,7 @@ impl Meta {
             },
             exempt: true,
             fetched: false,
+            rescued: false,
             not_before_s: Meta::seconds_of(rec.not_before),
         }
     }
@@ -96,7 +101,7 @@ impl Meta {
         b[4..8].copy_from_slice(&self.inlinks.to_le_bytes());
         b[8..12].copy_from_slice(&self.tries.to_le_bytes());
         b[12] = via_code(self.via);
-        b[13] = u8::from(self.exempt) | u8::from(self.fetched) << 1;
+        b[13] = u8::from(self.exempt) | u8::from(self.fetched) << 1 | u8::from(self.rescued) << 2;
         b[14..18].copy_from_slice(&self.not_before_s.to_le_bytes());
         b
     }
@@ -111,6 +116,7 @@ impl Meta {
             via: via_of_code(b[12]),
             exempt: b[13] & 1 != 0,
             fetched: b[13] & 2 != 0,
+            rescued: b[13] & 4 != 0,
             not_before_s: word(14),
         }
     }
@@ -324,6 +330,7 @@ mod tests {
             via,
             exempt,
             fetched: false,
+            rescued: false,
             not_before_s: 0,
         }
     }
@@ -384,6 +391,8 @@ mod tests {
             assert_eq!(Meta::decode(&m.encode()), m);
             let f = Meta { fetched: true, ..m };
             assert_eq!(Meta::decode(&f.encode()), f);
+            let r = Meta { rescued: true, ..m };
+            assert_eq!(Meta::decode(&r.encode()), r);
         }
     }
 

@@ -480,6 +480,7 @@ mod tests {
             via: Via::Link,
             exempt: false,
             fetched: false,
+            rescued: false,
             not_before_s: 0,
         }
     }

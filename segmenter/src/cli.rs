@@ -147,18 +147,20 @@ pub enum Command {
     #[command(hide = true)]
     Flags,
     /// Where the crawl stands: segments, those still to fetch, fetched runs
-    /// not yet consumed, URLs in the backlog.
+    /// not yet consumed, URLs in the backlog, the seen-set.
     ///
     /// Keys: segments (every segment, oldest first), pending (not fetched to
     /// completion), next (the segment `fetcher fetch` takes next; empty if
     /// none), unconsumed (complete fetched runs that `run` has not read
     /// yet), backlog_urls (`?`, or null, if the backlog cannot be read),
     /// history_urls and due_urls (URLs in the fetch history, and those due
-    /// for a refetch now); last_round and round_* (what the last `run`
-    /// found: new URLs, history, sitemaps, retries exhausted, URLs held by
-    /// budgets and backoff, links over the page cap, URLs refused for their
-    /// extension; from its
-    /// logs/segmenter-TIMESTAMP.json, null before the first run).
+    /// for a refetch now); bloom_* (seen.bloom: items, design load, bytes,
+    /// journal hashes, fill, estimated and target false-positive rates,
+    /// URLs rescued over the crawl); last_round and round_* (what the last
+    /// `run` found: new URLs, rescued URLs, how it wrote seen.bloom,
+    /// history, sitemaps, retries exhausted, URLs held by budgets and
+    /// backoff, links over the page cap, URLs refused for their extension;
+    /// from its logs/segmenter-TIMESTAMP.json, null before the first run).
     /// With --json, one line holding a flat JSON object, for scripts
     /// (scripts/crawl.sh). Only reads.
     Status {
@@ -248,7 +250,9 @@ pub enum Command {
         /// previous generation (NAME.prev) if that is sound; else the
         /// backlog and segments keep the URLs that still decode,
         /// consumed.txt is reset to empty (every fetched run is read
-        /// again), seen.bloom and hosts.db are moved away (created anew).
+        /// again), seen.bloom is rebuilt from the history, the backlog and
+        /// the segments not yet consumed, hosts.db is moved away (created
+        /// anew).
         /// A damaged .prev is moved away. Each line says what is lost.
         /// scope.seeds without a sound .prev is left for you (exit 1).
         #[arg(long)]
@@ -297,11 +301,14 @@ pub enum Command {
         #[arg(long)]
         title: Option<String>,
     },
-    /// Print a summary of a segment, leftover or backlog file, or of the
-    /// fetch history (URLs due when, per host too).
+    /// Print a summary of a segment, leftover or backlog file, of the
+    /// fetch history (URLs due when, per host too), or of seen.bloom
+    /// (items, design load, size, fill, estimated false-positive rate,
+    /// journal, rescues; the bit array checked).
     Inspect {
-        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats), or
-        /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`).
+        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
+        /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`), or
+        /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -431,12 +438,14 @@ common::options! {
         /// (ID-p01 ... ID-pNN), one per fetcher machine [default: 1]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub partitions: Option<NonZeroU32>,
-        /// Design load of seen.bloom; only used when the file is created
-        /// [default: 10000000]
+        /// Starting design load of seen.bloom: the filter grows (doubling,
+        /// rebuilt from the crawl's history, backlog and segments) before it
+        /// holds more; a value larger than an existing filter's grows it at
+        /// the next round [default: 10000000]
         #[arg(long, value_name = "N", help_heading = "Dedup")]
         pub bloom_items: Option<u64>,
-        /// False-positive rate of seen.bloom at its design load; only used when
-        /// the file is created [default: 0.01]
+        /// False-positive rate of seen.bloom at its design load, kept by
+        /// every growth; only used when the file is created [default: 0.01]
         #[arg(long, value_name = "RATE", help_heading = "Dedup")]
         pub bloom_fp: Option<f64>,
         /// A URL that failed in this many rounds is not retried in the next

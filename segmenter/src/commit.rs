@@ -2,15 +2,24 @@
 //! not at all.
 //!
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
-//! segments, a copy of `seen.bloom`, the new `backlog.v4.tsv.zst`,
-//! `consumed.txt`, the new `history.v2.tsv.zst` (for `run`) and (for
-//! `inject`) `scope.seeds`. [`Staging::commit`]
-//! fsyncs them all, then writes the marker `COMMIT` (atomically) listing
-//! them, then renames each into place, then removes the staging directory.
+//! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
+//! block of the hashes added; or a whole new `seen.bloom`, see
+//! [`crate::seen`]), the new `backlog.v4.tsv.zst`, `consumed.txt`, the new
+//! `history.v2.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
+//! (atomically) listing them, then puts each in place (a rename; the
+//! journal block is appended to `seen.bloom` by
+//! [`common::bloom::apply_journal`], which gives the same file when done
+//! again, and then deleted), then removes the staging directory. The marker
+//! is version 2 (`segmenter-commit v2`), which an earlier build refuses
+//! rather than rename a journal block into the crawl; version 1 is read.
 //!
 //! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`,
 //! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
-//! a damaged state file can be repaired with the round before.
+//! a damaged state file can be repaired with the round before. For
+//! `seen.bloom`, replaced only when it is written whole (folded, grown),
+//! `.prev` is the filter before that; a damaged filter is rebuilt from the
+//! exact sets instead ([`crate::repair`]).
 //!
 //! On start, [`recover`] looks at a staging directory left by a killed run:
 //! with a marker, the round was decided, so the renames are finished (roll
@@ -30,9 +39,10 @@
 //! Testing hook: with `SEGMENTER_PAUSE_AT=NAME` in the environment, the
 //! program prints `segmenter: paused at NAME` to stderr and sleeps (at most
 //! a minute) when it reaches that point, so that a test can `kill -9` it
-//! exactly there. Points: `scanned`, `history`, `staged`, `marked`, `moving`,
-//! `moved`; and `mapped` (a map's output complete, not yet renamed into
-//! place).
+//! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
+//! filter rebuild that has read the history), `grown` (rebuilt, not yet
+//! sealed), `staged`, `marked`, `moving`, `moved`; and `mapped` (a map's
+//! output complete, not yet renamed into place).
 
 use std::fs::{self, File};
 use std::io;
@@ -53,7 +63,9 @@ pub const STAGING_DIR: &str = ".segmenter-staging";
 pub const MARKER: &str = "COMMIT";
 /// The lock file's name inside the crawl directory.
 pub const LOCK_FILE: &str = ".segmenter.lock";
-const MARKER_HEADER: &str = "segmenter-commit v1";
+const MARKER_HEADER: &str = "segmenter-commit v2";
+/// Markers of earlier builds, read.
+const MARKER_HEADERS_READ: [&str; 2] = [MARKER_HEADER, "segmenter-commit v1"];
 /// State files whose replaced generation is kept as `NAME.prev`.
 const KEEP_PREVIOUS: [&str; 5] = [
     "backlog",
@@ -167,6 +179,7 @@ fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)>
             "consumed.txt" => Kind::Consumed,
             "scope.seeds" => Kind::ScopeSeeds,
             "seen.bloom" => Kind::Bloom,
+            "seen.bloom.append" => Kind::BloomAppend,
             history::FILE_NAME => Kind::History,
             r if r.starts_with("backlog") => Kind::Backlog,
             r if r.starts_with("segments/") => Kind::Segment,
@@ -229,9 +242,30 @@ impl Staging {
     pub fn segments_dir(&self) -> PathBuf {
         self.layout.segments_dir()
     }
-    /// The staged `seen.bloom`.
+    /// The staged `seen.bloom` (written whole).
     pub fn bloom_path(&self) -> PathBuf {
         self.layout.bloom_path()
+    }
+    /// The staged journal block for `seen.bloom`.
+    pub fn bloom_append_path(&self) -> PathBuf {
+        self.layout.bloom_append_path()
+    }
+    /// The new segments written so far.
+    pub fn segment_files(&self) -> Result<Vec<PathBuf>, Error> {
+        let dir = self.segments_dir();
+        let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+            .map_err(Error::io(&dir))?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(common::crawldir::segment_id_of_file_name)
+                    .is_some()
+            })
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        Ok(files)
     }
     /// The staged backlog.
     pub fn backlog_path(&self) -> PathBuf {
@@ -275,6 +309,7 @@ impl Staging {
             self.history_path(),
             self.scope_seeds_path(),
             self.bloom_path(),
+            self.bloom_append_path(),
             self.consumed_path(),
         ] {
             if path.exists() {
@@ -314,12 +349,15 @@ impl Staging {
 fn marker_list(dir: &Path) -> Option<Vec<String>> {
     let text = fs::read_to_string(dir.join(MARKER)).ok()?;
     let mut lines = text.lines();
-    (lines.next() == Some(MARKER_HEADER)).then(|| {
-        lines
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect()
-    })
+    lines
+        .next()
+        .is_some_and(|h| MARKER_HEADERS_READ.contains(&h))
+        .then(|| {
+            lines
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
 }
 
 /// Moves the files listed in the marker into place, then removes the
@@ -329,7 +367,10 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
     let marker_path = dir.join(MARKER);
     let text = fs::read_to_string(&marker_path).map_err(Error::io(&marker_path))?;
     let mut lines = text.lines();
-    if lines.next() != Some(MARKER_HEADER) {
+    if !lines
+        .next()
+        .is_some_and(|h| MARKER_HEADERS_READ.contains(&h))
+    {
         return Err(Error::Io {
             path: marker_path,
             source: io::Error::new(
@@ -351,6 +392,17 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         }
         let src = dir.join(rel);
         if !src.exists() {
+            continue;
+        }
+        if src == CrawlDir::new(dir).bloom_append_path() {
+            // A journal block: appended to the filter, then deleted.
+            let filter = CrawlDir::new(root).bloom_path();
+            common::bloom::apply_journal(&src, &filter)?;
+            fs::remove_file(&src).map_err(Error::io(&src))?;
+            if moved.is_empty() {
+                pause_point("moving");
+            }
+            moved.push(rel.to_string());
             continue;
         }
         let dst = root.join(rel);

@@ -75,12 +75,13 @@ impl Error {
 pub const BACKLOG_REPAIR: &str = "Repair: copy the .prev file beside it (the backlog of the \
     round before; URLs it holds that were since fetched are fetched again) over it; or keep \
     the lines that can be read (`zstdcat FILE | zstd -o FILE.new`, then move FILE.new over \
-    FILE); or move it away to go on without it (its URLs are in seen.bloom: they are lost)";
+    FILE); or move it away to go on without it (its URLs are lost, but for those a page links \
+    to again: the Bloom filter calls them seen, and they are rescued)";
 
 /// How to repair a damaged `seen.bloom`.
-pub const BLOOM_REPAIR: &str = "Repair: copy seen.bloom.prev (the round before: URLs found \
-    in the last round may be scheduled again) over it, or move it away to start a new filter \
-    (every URL is then new again)";
+pub const BLOOM_REPAIR: &str = "Repair: `segmenter repair CRAWL --accept-loss` rebuilds it from \
+    the fetch history, the backlog and the segments not yet consumed (URLs in none of them, \
+    such as fetches that failed without a response, may be scheduled once more)";
 
 impl Error {
     /// A closure for `map_err` that marks a state file as damaged.

@@ -22,8 +22,10 @@ pub enum Kind {
     ScopeSeeds,
     Backlog,
     Bloom,
+    /// A round's journal block for `seen.bloom` (staged only).
+    BloomAppend,
     Hosts,
-    /// The fetch history (`history.v1.tsv.zst`).
+    /// The fetch history (`history.v2.tsv.zst`, or a version 1 file).
     History,
     /// A segment not fetched to completion.
     Segment,
@@ -54,8 +56,9 @@ pub fn check(kind: Kind, path: &Path) -> Health {
         })
         .map(|n| format!("{n} domain(s)")),
         Kind::Backlog | Kind::Segment => check_segment(path),
-        Kind::Bloom => BloomFilter::open_read_only(path)
-            .map(|b| format!("{} URLs", b.items()))
+        Kind::Bloom => check_bloom(path),
+        Kind::BloomAppend => common::bloom::check_journal_file(path)
+            .map(|(_, n)| format!("{n} hashes to append"))
             .map_err(|e| e.to_string()),
         Kind::Hosts => match HostDb::open_read_only(path) {
             Ok(_) => Ok("SQLite, quick_check ok".to_string()),
@@ -116,6 +119,21 @@ fn check_segment(path: &Path) -> Result<String, String> {
     } else {
         format!("{urls} URLs")
     })
+}
+
+/// What a Bloom filter holds, if its header, journal and bit array agree.
+fn check_bloom(path: &Path) -> Result<String, String> {
+    let b = BloomFilter::open_read_only(path).map_err(|e| e.to_string())?;
+    b.verify().map_err(|e| e.to_string())?;
+    let p = b.params();
+    Ok(format!(
+        "{} URLs for a design load of {}, est. false-positive rate {:.6}, journal of {} \
+         hashes",
+        b.items(),
+        p.expected_items,
+        b.estimated_fp_rate(),
+        b.journal().hashes
+    ))
 }
 
 /// The URLs of a fetch history, if it reads to its checked end line.

@@ -2,7 +2,7 @@
 //! a replay tool (pywb) or a lookup (`grep`, `look`).
 //!
 //! The fetcher writes each WARC file's index beside it when it closes the
-//! file ([`common::cdxj`]). This command takes the complete fetched runs
+//! file ([`common::warc::cdxj`]). This command takes the complete fetched runs
 //! (all, or the rounds asked for), checks that each of their WARC files has
 //! an index at least as new as itself, builds those that have none (a crawl
 //! made before the indexes, a file repaired since) by reading the file, and
@@ -16,9 +16,9 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use common::atomic::AtomicFile;
-use common::cdxj;
 use common::crawldir::CrawlDir;
 use common::runlog::RunLog;
+use common::warc::cdxj;
 
 use crate::error::Error;
 

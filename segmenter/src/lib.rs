@@ -36,7 +36,7 @@ mod report;
 mod round;
 mod run;
 mod scan;
-mod seen;
+pub mod seen;
 mod session;
 mod settings;
 pub mod sitemap;

@@ -35,6 +35,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use common::atomic::{sync_dir, write_atomic};
 use common::crawldir::CrawlDir;
@@ -47,10 +48,11 @@ use crate::commit::read_consumed;
 use crate::counts::Counts;
 use crate::error::Error;
 use crate::progress::Progress;
-use crate::scan::{Job, ScanConfig, fetched_warcs, scan};
+use crate::scan::{Job, ScanConfig, ScanOutput, fetched_warcs, scan};
 use crate::seen::Seen;
+use crate::seen::rescue::Suspects;
 use crate::session::Session;
-use crate::sort::{Sorted, SpillDir, SpillReader, SpillWriter, merge};
+use crate::sort::{Sorted, Sorter, SpillDir, SpillReader, SpillWriter, merge};
 
 /// The directory of a run's map output, inside `fetched/RUN/`.
 pub const MAPPED_DIR: &str = "mapped";
@@ -172,7 +174,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     };
     // The seen check belongs to the destination shard's reduce: the scan
     // gets an empty filter (and so looks nothing up).
-    let (seen, _) = Seen::stage(&tmp.join("no-filter"), &tmp.join("empty.bloom"), 1000, 0.01)?;
+    let seen = Seen::stage(&tmp.join("no-filter"), &tmp.join("no-journal"), 1000, 0.01)?;
     let spills = SpillDir::new(tmp.join("sort")).map_err(Error::io(&tmp))?;
     let hosts_db = std::sync::Mutex::new(common::hoststate::HostDb::open_read_only(
         crawl.hosts_db_path(),
@@ -194,6 +196,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: true,
+        rescue: false,
         spills: spills.clone(),
         memory: settings.memory,
         threads: settings.threads,
@@ -214,8 +217,6 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         &tmp.join(observed_name()),
     )?;
     drop(seen);
-    let empty = tmp.join("empty.bloom");
-    std::fs::remove_file(&empty).map_err(Error::io(&empty))?;
     std::fs::remove_dir_all(spills.path()).map_err(Error::io(spills.path()))?;
     let mut marker = format!("{MARKER_HEADER}\nRUN {id}\nSHARD {}\n", shard_number(crawl));
     for (j, n) in routed.iter().enumerate() {
@@ -393,16 +394,25 @@ pub fn warn_unmapped(mapped: &Mapped, whole: &Path, log: &common::runlog::RunLog
 
 /// Stages the map outputs into the round's sort: the candidates not in
 /// `seen` (filtered in this pass, before anything is inserted, so the
-/// result does not depend on timing), the observations as they are; copies
-/// in the round's spill directory, since the merge removes what it merged.
+/// result does not depend on timing), those it holds as suspects for the
+/// rescue (when `rescue`), the observations as they are; copies in the
+/// round's spill directory, since the merge removes what it merged.
 pub fn stage_mapped(
     mapped: &Mapped,
     seen: &Seen,
-    spills: &SpillDir,
-    counts: &mut Counts,
-    sorted: &mut Vec<Sorted>,
-    observed: &mut Vec<Sorted>,
+    rescue: bool,
+    spills: &Arc<SpillDir>,
+    memory: u64,
+    scanned: &mut ScanOutput,
 ) -> Result<(), Error> {
+    let counts = &mut scanned.counts;
+    let mut suspects = match rescue {
+        true => Some(Suspects::new(Sorter::new(
+            spills.clone(),
+            (memory / 8) as usize,
+        )?)),
+        false => None,
+    };
     let mut files = Vec::new();
     for path in &mapped.candidates {
         let out = spills.new_path();
@@ -410,9 +420,15 @@ pub fn stage_mapped(
         let mut w = SpillWriter::create(&out)?;
         while r.advance()? {
             let (key, meta, carried) = r.record();
-            let hash = split_key(key).map(|k| k.hash);
-            if !meta.exempt && hash.is_some_and(|h| seen.contains(h)) {
+            let parts = split_key(key);
+            if !meta.exempt
+                && let Some(k) = parts
+                && seen.contains(k.hash)
+            {
                 counts.dupes += 1;
+                if let Some(s) = &mut suspects {
+                    s.add(k.host, k.url, k.hash, *meta)?;
+                }
                 continue;
             }
             counts.candidates += 1;
@@ -421,13 +437,16 @@ pub fn stage_mapped(
         w.finish()?;
         files.push(out);
     }
-    sorted.push(Sorted::of_spills(files));
+    scanned.sorted.push(Sorted::of_spills(files));
+    if let Some(s) = suspects {
+        scanned.suspects.push(s.finish()?);
+    }
     let mut copies = Vec::new();
     for path in &mapped.observed {
         let out = spills.new_path();
         std::fs::copy(path, &out).map_err(Error::io(&out))?;
         copies.push(out);
     }
-    observed.push(Sorted::of_spills(copies));
+    scanned.observed.push(Sorted::of_spills(copies));
     Ok(())
 }

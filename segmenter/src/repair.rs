@@ -6,16 +6,19 @@
 //!
 //! Without `--accept-loss` it only reads, and exits 1 if a file is
 //! damaged. With it, each damaged file is moved aside to `NAME.damaged`
-//! (never deleted) and replaced: by its previous generation (`NAME.prev`)
-//! when that is there and sound, or else by what can be rebuilt (the
-//! records that still decode) or by an empty state; every replacement says
-//! exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
+//! (never deleted) and replaced: `seen.bloom` by a filter rebuilt from the
+//! exact sets (the history, the backlog and the segments not yet consumed,
+//! once they are repaired themselves: it is checked last); the others by
+//! their previous generation (`NAME.prev`) when that is there and sound, or
+//! else by what can be rebuilt (the records that still decode) or by an
+//! empty state; every replacement says exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
 //! rebuilt (only the user knows the seeds): it is left for the user, and
 //! the exit status is 1.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use common::bloom::{BloomFilter, BloomParams};
 use common::crawldir::{CONSUMED_LIST, CrawlDir};
 use common::exit::Exit;
 use common::listfile;
@@ -24,6 +27,7 @@ use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
 use crate::commit::{self, prev_path};
 use crate::health::{Health, Kind, check};
 use crate::history;
+use crate::seen::ExactSets;
 
 /// The lock `scripts/crawl.sh` holds while it runs.
 const CRAWL_LOCK: &str = ".crawl.lock";
@@ -53,11 +57,6 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
         StateFile {
             kind: Kind::Backlog,
             path: crawl.backlog_path(),
-            is_prev: false,
-        },
-        StateFile {
-            kind: Kind::Bloom,
-            path: crawl.bloom_path(),
             is_prev: false,
         },
         StateFile {
@@ -91,6 +90,20 @@ fn state_files(crawl: &CrawlDir) -> Result<Vec<StateFile>, Error> {
             is_prev: false,
         });
     }
+    // Last: a damaged filter is rebuilt from the others, repaired first.
+    files.push(StateFile {
+        kind: Kind::Bloom,
+        path: crawl.bloom_path(),
+        is_prev: false,
+    });
+    let prev = prev_path(&crawl.bloom_path());
+    if prev.exists() {
+        files.push(StateFile {
+            kind: Kind::Bloom,
+            path: prev,
+            is_prev: true,
+        });
+    }
     Ok(files)
 }
 
@@ -105,7 +118,7 @@ fn missing_means(kind: Kind) -> &'static str {
         Kind::History => {
             "no fetch history yet (the next round builds it from the consumed runs in fetched/)"
         }
-        Kind::Segment => "gone",
+        Kind::Segment | Kind::BloomAppend => "gone",
     }
 }
 
@@ -118,19 +131,16 @@ fn prev_loss(kind: Kind) -> &'static str {
         }
         Kind::ScopeSeeds => "domains added by the last inject or import are out of scope again",
         Kind::Backlog => {
-            "the URLs the last round put into the backlog (they are in seen.bloom: never \
-             scheduled again), and URLs the last round took from it may be fetched twice"
-        }
-        Kind::Bloom => {
-            "URLs first seen in the last round are new again: they may be scheduled and \
-             fetched twice"
+            "the URLs the last round put into the backlog (they are in seen.bloom: scheduled \
+             again only when a page links to them again), and URLs the last round took from it \
+             may be fetched twice"
         }
         Kind::History => {
             "what the last round learnt of its fetches: their URLs are fetched again when due \
              by the older entries, and pages first fetched in its runs have no history until \
              they are fetched again"
         }
-        Kind::Hosts | Kind::Segment => "",
+        Kind::Bloom | Kind::BloomAppend | Kind::Hosts | Kind::Segment => "",
     }
 }
 
@@ -278,7 +288,7 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
     let prev = prev_path(path);
     let prev_sound = matches!(
         kind,
-        Kind::Consumed | Kind::ScopeSeeds | Kind::Backlog | Kind::Bloom | Kind::History
+        Kind::Consumed | Kind::ScopeSeeds | Kind::Backlog | Kind::History
     ) && matches!(check(kind, &prev), Health::Sound(_));
     if kind == Kind::ScopeSeeds && !prev_sound {
         return Ok(None);
@@ -314,21 +324,14 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
         }
         Kind::Backlog | Kind::Segment => {
             let (kept_urls, why) = salvage(&aside, path)?;
-            let lost = match kind {
-                Kind::Backlog => "they are in seen.bloom, so they are never scheduled again",
-                _ => "they are in seen.bloom, so they are never fetched",
-            };
+            let lost = "they are in seen.bloom, so they come back only when a page links to \
+                        them again (then they are rescued)";
             format!(
                 "kept the {kept_urls} URLs that could be read; lost: every URL after the \
                  damage ({why}); {lost}"
             )
         }
-        Kind::Bloom => format!(
-            "no sound {} to restore: moved away; the next round creates a new, empty filter; \
-             lost: every URL is new again (pages fetched before may be scheduled and fetched \
-             again)",
-            prev.display()
-        ),
+        Kind::Bloom => rebuild_bloom(path, &prev, crawl)?,
         Kind::History => format!(
             "no sound {} to restore: moved away; the next round builds a new history from the \
              consumed runs still in fetched/; lost: the schedule (intervals and change counts \
@@ -350,8 +353,55 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
                 .to_string()
         }
         Kind::ScopeSeeds => unreachable!("handled above"),
+        Kind::BloomAppend => unreachable!("only staged"),
     };
     Ok(Some(format!("{done}; {kept}")))
+}
+
+/// Rebuilds `seen.bloom` (moved aside) from the crawl's exact sets, with
+/// the parameters of `prev` if it is sound (its design load raised to
+/// twice the URLs found), or else a design load of twice the URLs found (at
+/// least the default) at 1 %; what was done and what is lost.
+fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, Error> {
+    let consumed = commit::read_consumed(&crawl.consumed_path())?;
+    let sets = ExactSets::of_crawl(crawl, &consumed)?;
+    let found = crate::seen::rebuild::count(&sets, None)?;
+    let (design, fp, rescued) = match BloomFilter::open_read_only(prev) {
+        Ok(p) if p.verify().is_ok() => (
+            p.params().expected_items,
+            p.params().target_fp_rate,
+            p.rescued(),
+        ),
+        _ => (crate::settings::DEFAULT_BLOOM_ITEMS, 0.01, 0),
+    };
+    let design = design.max(found.urls().saturating_mul(2)).max(1);
+    let params = BloomParams::optimal(design, fp)?;
+    let tmp = common::atomic::temp_path(path);
+    let mut filter = BloomFilter::create(&tmp, params)?;
+    let counts = crate::seen::rebuild(&sets, &mut filter, None);
+    let sealed = counts.and_then(|c| {
+        filter.set_rescued(rescued);
+        filter.seal()?;
+        Ok(c)
+    });
+    let items = filter.items();
+    drop(filter);
+    let counts = match sealed {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&tmp, path).map_err(Error::io(path))?;
+    common::atomic::sync_parent(path).map_err(Error::io(path))?;
+    Ok(format!(
+        "rebuilt from the exact sets ({}): {items} URLs, a design load of {design} at {fp}; \
+         lost: URLs in none of them (fetches that failed without a response, pages whose \
+         WARC record was unreadable) are new again: a page linking to one \
+         schedules it once more",
+        counts.describe()
+    ))
 }
 
 /// Writes to `to` the records of `from` that decode; their number, and

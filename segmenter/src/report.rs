@@ -40,6 +40,9 @@ pub struct Selection {
     pub already_fetched: u64,
     /// Hosts with at least one URL scheduled.
     pub hosts: u64,
+    /// Of the new URLs, URLs the Bloom filter called seen that were in none
+    /// of the exact sets (false positives), scheduled after all.
+    pub rescued: u64,
     /// Hosts that hit `--max-per-host`.
     pub capped_hosts: u64,
     /// Hosts with more URLs than their delay allows in a round.
@@ -98,12 +101,42 @@ pub struct BloomState {
     pub target_fp_rate: f64,
     /// Bits per item inserted.
     pub bits_per_item: f64,
-    /// File size in bytes.
+    /// File size in bytes (bit array and journal).
     pub bytes: u64,
+    /// URLs rescued over the crawl.
+    pub rescued_total: u64,
+    /// How the commit writes the filter: `unchanged`, `appended` (a journal
+    /// block), `folded` (whole, the journal folded in), `grown` (rebuilt
+    /// larger), `created`.
+    pub commit: &'static str,
+    /// Bytes the commit writes for the filter.
+    pub written: u64,
+    /// The growth of this round, if the filter grew.
+    pub growth: Option<Growth>,
+}
+
+/// A growth of the Bloom filter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Growth {
+    /// Design load before.
+    pub from_items: u64,
+    /// Design load after.
+    pub to_items: u64,
+    /// File size before (bit array).
+    pub from_bytes: u64,
+    /// File size after.
+    pub to_bytes: u64,
+    /// Items the old filter held.
+    pub items_before: u64,
+    /// URLs read from the exact sets.
+    pub urls_read: u64,
+    /// Time the rebuild took.
+    pub seconds: f64,
 }
 
 impl BloomState {
-    /// True once the filter holds more than it was sized for.
+    /// True once the filter holds more than it was sized for (a growth
+    /// prevents it; a filter that could not grow stays so).
     pub fn past_design_load(&self) -> bool {
         self.items > self.expected_items || self.fp_rate > self.target_fp_rate * 1.05
     }
@@ -128,6 +161,8 @@ pub struct Report {
     pub backlog: u64,
     /// Bloom filter state after the round.
     pub bloom: BloomState,
+    /// The lookup of the URLs the Bloom filter called seen in the exact sets.
+    pub rescue: crate::seen::rescue::RescueCounts,
     /// Sort spill files written to disk and their compressed size.
     pub sort_spills: u64,
     /// Bytes spilled.
@@ -146,6 +181,9 @@ pub struct Report {
     /// Time spent merging the history.
     #[serde(serialize_with = "seconds")]
     pub history_time: Duration,
+    /// Time spent looking up the URLs the Bloom filter called seen.
+    #[serde(serialize_with = "seconds")]
+    pub rescue_time: Duration,
 }
 
 /// Figures of the report derived from others, written in the JSON report
@@ -312,6 +350,21 @@ impl Report {
             );
         }
         line("dupes:", c.dupes.to_string());
+        let r = &self.rescue;
+        line(
+            "rescued:",
+            format!(
+                "{} (of {} distinct URLs the Bloom filter called seen: {} in the history, {} \
+                 waiting, {} in neither, {} not checked), {:.3} s",
+                s.rescued,
+                r.suspects,
+                r.in_history,
+                r.waiting,
+                r.found,
+                r.unchecked,
+                self.rescue_time.as_secs_f64()
+            ),
+        );
         line("candidates:", c.candidates.to_string());
         line("unique urls:", s.unique.to_string());
         line("new urls:", s.new.to_string());
@@ -376,16 +429,36 @@ impl Report {
         line(
             "bloom:",
             format!(
-                "{} items of {} designed, fill {:.4}, est. fp rate {:.6} (target {}), {:.2} bits/item, {} bytes",
+                "{} items of {} designed, fill {:.4}, est. fp rate {:.6} (target {}), {:.2} bits/item, {} bytes, {} rescued in all",
                 b.items,
                 b.expected_items,
                 b.fill,
                 b.fp_rate,
                 b.target_fp_rate,
                 b.bits_per_item,
-                b.bytes
+                b.bytes,
+                b.rescued_total
             ),
         );
+        line(
+            "bloom commit:",
+            format!("{}, {} bytes written", b.commit, b.written),
+        );
+        if let Some(g) = &b.growth {
+            line(
+                "bloom growth:",
+                format!(
+                    "from {} to {} URLs ({} to {} bytes) in {:.3} s, rebuilt from {} URLs ({:.0} URLs/s)",
+                    g.from_items,
+                    g.to_items,
+                    g.from_bytes,
+                    g.to_bytes,
+                    g.seconds,
+                    g.urls_read,
+                    g.urls_read as f64 / g.seconds.max(1e-9)
+                ),
+            );
+        }
         if let Some(h) = &self.history {
             line(
                 "history:",

@@ -28,13 +28,14 @@ use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
 use crate::counts::Counts;
 use crate::error::Error;
-use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter};
+use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
 use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
 use crate::report::{Report, Selection};
 use crate::scan::{Job, ScanConfig, scan};
-use crate::seen::{Origin, Seen};
+use crate::seen::rescue::{NotInHistory, Rescue};
+use crate::seen::{ExactSets, Finish, Origin, Seen};
 use crate::settings::Settings;
 use crate::sort::{Merger, SpillDir, merge};
 use common::progress::Pacer;
@@ -131,35 +132,13 @@ fn build(
 ) -> Result<(Report, Staging), Error> {
     let started = Instant::now();
     let crawl = &settings.crawl;
-    let (seen, origin) = Seen::stage(
+    let seen = Seen::stage(
         &crawl.bloom_path(),
-        &staging.bloom_path(),
+        &staging.bloom_append_path(),
         settings.bloom_items,
         settings.bloom_fp,
     )?;
-    let params = seen.params();
-    match origin {
-        Origin::Created => log.info(format_args!(
-            "{}: new Bloom filter for {} URLs at a false-positive rate of {} ({} bytes)",
-            crawl.bloom_path().display(),
-            params.expected_items,
-            params.target_fp_rate,
-            params.bits / 8 + 64
-        )),
-        Origin::Copied
-            if settings.bloom_explicit
-                && (params.expected_items != settings.bloom_items
-                    || (params.target_fp_rate - settings.bloom_fp).abs() > f64::EPSILON) =>
-        {
-            log.warn(format_args!(
-                "{}: the filter was created for {} URLs at {}; --bloom-items/--bloom-fp only apply to a new filter",
-                crawl.bloom_path().display(),
-                params.expected_items,
-                params.target_fp_rate
-            ));
-        }
-        Origin::Copied => {}
-    }
+    log_origin(settings, log, &seen);
 
     let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
     // Opened once, read only: the sitemaps its hosts name (scan) and their
@@ -176,6 +155,7 @@ fn build(
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: seen.is_empty(),
+        rescue: !seen.is_empty(),
         spills: spills.clone(),
         memory: settings.memory,
         threads: settings.threads,
@@ -191,61 +171,41 @@ fn build(
         crate::mapred::stage_mapped(
             &plan.mapped,
             &seen,
+            !seen.is_empty(),
             &spills,
-            &mut scanned.counts,
-            &mut scanned.sorted,
-            &mut scanned.observed,
+            settings.memory,
+            &mut scanned,
         )?;
     }
     let scan_time = started.elapsed();
     pause_point("scanned");
 
     let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let merger = merge(scanned.sorted, &spills, fan_in)?;
+    let mut suspects = match scanned.suspects.is_empty() {
+        true => None,
+        false => Some(merge(scanned.suspects, &spills, fan_in)?),
+    };
+    // A `run` looks the suspects up in the history as its merge writes it.
+    let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
     let mut history = None;
     let mut pages = crate::history::PageCounts::default();
     let mut history_time = std::time::Duration::ZERO;
     if plan.history {
         let history_started = Instant::now();
         let observations = merge(scanned.observed, &spills, fan_in)?;
-        let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
-        let out = HistoryWriter::create(&staging.history_path())
-            .map_err(Error::damaged(HISTORY_REPAIR))?;
-        let path = due_path(&staging);
-        let mut due = SegmentWriter::create(&path)?;
-        let mut rec = SegmentRecord {
-            via: Via::Recrawl,
-            ..SegmentRecord::default()
+        let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
+        let lookup = match suspects.take() {
+            Some(s) => Some(Lookup::new(s, &mut each)?),
+            None => None,
         };
-        let merged = crate::history::Merge {
-            old,
+        let (merged, counted) = merge_history(
+            settings,
+            log,
+            &staging,
+            !plan.history_only.is_empty(),
             observations,
-            out,
-            schedule: &settings.schedule,
-            now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
-            spread_new: !plan.history_only.is_empty(),
-            count_pages: settings.max_host_pages.is_some() || settings.max_domain_pages.is_some(),
-        }
-        .run(|e| {
-            rec.host.clone_from(&e.host);
-            rec.url.clone_from(&e.url);
-            rec.hops = e.hops;
-            rec.etag.clone_from(&e.etag);
-            rec.last_modified.clone_from(&e.last_modified);
-            rec.digest.clone_from(&e.digest);
-            rec.fetched = Some(e.fetched_ms);
-            match due.write(&rec) {
-                // (A history line always makes a segment line; one that
-                // would not is reported and skipped.)
-                Err(e) if !e.is_fatal() => {
-                    log.warn(format_args!("{e}; not refetched"));
-                    Ok(())
-                }
-                r => r.map_err(Error::from),
-            }
-        })?;
-        due.finish()?;
-        let (merged, counted) = merged;
+            lookup,
+        )?;
         pages = counted;
         history = Some(merged);
         history_time = history_started.elapsed();
@@ -253,6 +213,36 @@ fn build(
     }
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
+    let consumed_after: Vec<String> = old_consumed.iter().chain(&plan.consumes).cloned().collect();
+    let backlog_read = plan.backlog.as_ref().map(|(p, _)| p.as_path());
+    let exact = RoundSets::new(
+        crawl,
+        &staging,
+        plan.history,
+        backlog_read,
+        &plan.consumes,
+        &consumed_after,
+    )?;
+    let mut sorted = scanned.sorted;
+    let rescue = Rescue {
+        sets: &exact.before,
+        memory: settings.memory / 4,
+        spills: spills.clone(),
+        log,
+    };
+    // (For a `run`, the lookup in the history is part of its merge.)
+    let rescue_started = Instant::now();
+    let (found, rescue_counts) = match suspects {
+        Some(s) => {
+            let (found, counts) = crate::seen::rescue::rescue(s, &rescue)?;
+            (Some(found), counts)
+        }
+        None => not_in_history.rescue(&rescue, fan_in)?,
+    };
+    sorted.extend(found);
+    let rescue_time = rescue_started.elapsed();
+    pause_point("rescued");
+    let merger = merge(sorted, &spills, fan_in)?;
     let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
     let output = Output::new(
         &staging.segments_dir(),
@@ -267,6 +257,8 @@ fn build(
         counts: scanned.counts,
         history,
         history_time,
+        rescue: rescue_counts,
+        rescue_time,
         ..Report::default()
     };
     let (backlog, carry) = match &plan.backlog {
@@ -342,11 +334,17 @@ fn build(
         crate::backlog::sort_again(&staging.backlog_path(), &spills, settings.memory, log)?;
     }
     report.selection = selected.selection;
+    seen.add_rescued(report.selection.rescued);
+    let after = exact.after(&staging)?;
+    report.bloom = seen.finish(&Finish {
+        staged: staging.bloom_path(),
+        append: staging.bloom_append_path(),
+        sets: &after,
+        at_least: settings.bloom_explicit.then_some(settings.bloom_items),
+        log,
+    })?;
     report.sort_spills = spills.spills_written();
     report.sort_bytes = spills.bytes_spilled();
-    seen.flush()?;
-    report.bloom = seen.state();
-    drop(seen);
     report.segments = selected.segments;
     report.backlog = selected.backlog;
     report.scan_time = scan_time;
@@ -378,6 +376,153 @@ fn build(
     report.consumed = plan.consumes;
     report.elapsed = started.elapsed();
     Ok((report, staging))
+}
+
+/// Logs where the round's Bloom filter comes from, and a `--bloom-fp`
+/// that cannot apply to an existing filter.
+fn log_origin(settings: &Settings, log: &RunLog, seen: &Seen) {
+    let path = settings.crawl.bloom_path();
+    let params = seen.params();
+    match seen.origin() {
+        Origin::Created => log.info(format_args!(
+            "{}: new Bloom filter for {} URLs at a false-positive rate of {} ({} bytes); it \
+             grows as the crawl does",
+            path.display(),
+            params.expected_items,
+            params.target_fp_rate,
+            params.file_bytes()
+        )),
+        Origin::Loaded { .. }
+            if settings.bloom_explicit
+                && (params.target_fp_rate - settings.bloom_fp).abs() > f64::EPSILON =>
+        {
+            log.warn(format_args!(
+                "{}: the filter was created for a false-positive rate of {}; --bloom-fp only \
+                 applies to a new filter",
+                path.display(),
+                params.target_fp_rate
+            ));
+        }
+        Origin::Loaded { .. } => {}
+    }
+}
+
+/// The exact sets of a round ([`ExactSets`]): before the selection (to
+/// look the suspects up in) and after it (to rebuild the filter from, if
+/// it grows).
+struct RoundSets {
+    /// The history (staged by `run`, the crawl's otherwise), the backlog
+    /// read, the segments not yet consumed, and the segments and leftover
+    /// lists of the runs this round consumes.
+    before: ExactSets,
+    /// The segments not yet consumed (also after the round).
+    unconsumed: Vec<std::path::PathBuf>,
+}
+
+impl RoundSets {
+    fn new(
+        crawl: &common::crawldir::CrawlDir,
+        staging: &Staging,
+        merged_history: bool,
+        backlog: Option<&std::path::Path>,
+        consuming: &[String],
+        consumed_after: &[String],
+    ) -> Result<RoundSets, Error> {
+        let history = if merged_history {
+            staging.history_path()
+        } else {
+            crate::history::current_path(crawl.root())
+        };
+        let unconsumed = ExactSets::unconsumed_segments(crawl, consumed_after)?;
+        let mut lists: Vec<std::path::PathBuf> =
+            backlog.map(|p| p.to_path_buf()).into_iter().collect();
+        lists.extend(unconsumed.iter().cloned());
+        // The runs read now: their leftover and retry URLs are in the
+        // round, their failures without a response in their segment.
+        for id in consuming {
+            lists.extend(
+                [crawl.segment_path(id), crawl.leftover_path(id)]
+                    .into_iter()
+                    .filter(|p| p.exists()),
+            );
+        }
+        Ok(RoundSets {
+            before: ExactSets {
+                history: history.exists().then_some(history),
+                lists,
+            },
+            unconsumed,
+        })
+    }
+
+    /// The exact sets once the round's files are staged: the history, the
+    /// new backlog and segments, and the segments not yet consumed.
+    fn after(&self, staging: &Staging) -> Result<ExactSets, Error> {
+        let backlog = staging.backlog_path();
+        let mut lists: Vec<std::path::PathBuf> =
+            backlog.exists().then_some(backlog).into_iter().collect();
+        lists.extend(staging.segment_files()?);
+        lists.extend(self.unconsumed.iter().cloned());
+        Ok(ExactSets {
+            history: self.before.history.clone(),
+            lists,
+        })
+    }
+}
+
+/// Merges the fetches a `run` read (`observations`) into the fetch history,
+/// staged, looking `lookup`'s URLs up in it as it is written; writes the
+/// URLs due again for the selection ([`due_path`]). With `spread_new`, the
+/// first refetches of URLs new to the history are spread over their
+/// interval.
+fn merge_history<'a>(
+    settings: &'a Settings,
+    log: &RunLog,
+    staging: &Staging,
+    spread_new: bool,
+    observations: Merger,
+    lookup: Option<Lookup<'a>>,
+) -> Result<(crate::history::HistoryCounts, crate::history::PageCounts), Error> {
+    let crawl = &settings.crawl;
+    let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
+    let out =
+        HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
+    let path = due_path(staging);
+    let mut due = SegmentWriter::create(&path)?;
+    let mut rec = SegmentRecord {
+        via: Via::Recrawl,
+        ..SegmentRecord::default()
+    };
+    let merged = crate::history::Merge {
+        old,
+        observations,
+        out,
+        schedule: &settings.schedule,
+        now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
+        spread_new,
+        lookup,
+        count_pages: settings.max_host_pages.is_some() || settings.max_domain_pages.is_some(),
+    }
+    .run(|e| {
+        rec.host.clone_from(&e.host);
+        rec.url.clone_from(&e.url);
+        rec.hops = e.hops;
+        rec.etag.clone_from(&e.etag);
+        rec.last_modified.clone_from(&e.last_modified);
+        rec.digest.clone_from(&e.digest);
+        rec.fetched = Some(e.fetched_ms);
+        match due.write(&rec) {
+            // (A history line always makes a segment line; one that
+            // would not is reported and skipped.)
+            Err(e) if !e.is_fatal() => {
+                log.warn(format_args!("{e}; not refetched"));
+                Ok(())
+            }
+            r => r.map_err(Error::from),
+        }
+    })?;
+    due.finish()?;
+    Ok(merged)
 }
 
 /// The hash of a URL already in `seen.bloom` (a backlog URL): not inserted
@@ -774,6 +919,7 @@ impl Chooser<'_, '_> {
             sel.reentered += 1;
         } else {
             sel.new += 1;
+            sel.rescued += u64::from(meta.rescued);
         }
         cap.add(url, meta, hash, prior, &mut |p: &Pick, fate| {
             sink.push(fate, host, p, sel);

@@ -116,7 +116,7 @@ impl Session {
         }
         if report.bloom.past_design_load() {
             self.log.warn(format_args!(
-                "{}: past its design load ({} items for {} designed, est. false-positive rate {:.4} for a target of {}): more new URLs are wrongly taken as seen; start a new crawl directory with a larger --bloom-items",
+                "{}: past its design load ({} items for {} designed, est. false-positive rate {:.4} for a target of {}): it grows at the next round",
                 self.settings.crawl.bloom_path().display(),
                 report.bloom.items,
                 report.bloom.expected_items,

@@ -16,6 +16,8 @@ use crate::error::Error;
 
 /// Default sort memory.
 pub const DEFAULT_MEMORY: u64 = 512_000_000;
+/// Starting design load of `seen.bloom` (`--bloom-items`).
+pub const DEFAULT_BLOOM_ITEMS: u64 = 10_000_000;
 /// Smallest sort memory accepted (tests use tiny values to force spills).
 pub const MIN_MEMORY: u64 = 16 * 1024;
 
@@ -140,7 +142,7 @@ impl Settings {
             .map(NonZeroUsize::get)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let bloom_explicit = o.bloom_items.is_some() || o.bloom_fp.is_some();
-        let bloom_items = o.bloom_items.unwrap_or(10_000_000);
+        let bloom_items = o.bloom_items.unwrap_or(DEFAULT_BLOOM_ITEMS);
         let bloom_fp = o.bloom_fp.unwrap_or(0.01);
         if bloom_items == 0 {
             return Err(Error::Usage("--bloom-items must be at least 1".into()));

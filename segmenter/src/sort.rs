@@ -25,7 +25,8 @@
 //!
 //! Spill file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
 //! tries and not-before second, one byte `via`, one byte of flags
-//! (`exempt`, `fetched`), LEB128 length of the carried bytes and the bytes.
+//! (`exempt`, `fetched`, `rescued`), LEB128 length of the carried bytes and
+//! the bytes.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
@@ -902,6 +903,7 @@ mod tests {
             via: Via::Link,
             exempt: false,
             fetched: false,
+            rescued: false,
             not_before_s: 0,
         }
     }

@@ -1,7 +1,8 @@
 //! `segmenter status CRAWL [--json] [--no-backlog]`: where the crawl stands between steps,
 //! for scripts (`scripts/crawl.sh`) and for a look by hand: the segments,
 //! those still to fetch, the complete fetched runs not yet consumed, and the
-//! URLs waiting in the backlog; and what the last `segmenter run` found
+//! URLs waiting in the backlog, the seen-set's size, fill and rescues;
+//! and what the last `segmenter run` found
 //! (`last_round`, `round_*`: from its JSON report, the newest
 //! `logs/segmenter-*.json` of a `run`). It only reads; it takes no lock.
 //!
@@ -41,9 +42,61 @@ pub struct CrawlStatus {
     pub history_urls: Option<u64>,
     /// See `history_urls`.
     pub due_urls: Option<u64>,
+    /// The seen-set (`seen.bloom`, from its header and journal): every key
+    /// `null` (`?` in text) without a filter, or if it cannot be read.
+    #[serde(flatten)]
+    pub bloom: BloomStatus,
     /// The last `segmenter run`'s figures.
     #[serde(flatten)]
     pub last: LastRound,
+}
+
+/// The seen-set's figures in the status.
+#[derive(Debug, Default, Serialize)]
+pub struct BloomStatus {
+    /// URLs in the filter (insertions that set a new bit).
+    pub bloom_items: Option<u64>,
+    /// Its design load: it grows before it passes it.
+    pub bloom_design_items: Option<u64>,
+    /// Its size: the bit array and the journal.
+    pub bloom_bytes: Option<u64>,
+    /// Hashes in the journal, not yet folded into the bit array.
+    pub bloom_journal_hashes: Option<u64>,
+    /// Fraction of the bits set.
+    pub bloom_fill: Option<f64>,
+    /// False-positive rate estimated from the fill.
+    pub bloom_fp_rate: Option<f64>,
+    /// The target rate at the design load.
+    pub bloom_target_fp_rate: Option<f64>,
+    /// URLs rescued over the crawl (called seen by the filter, in none of
+    /// the exact sets).
+    pub bloom_rescued: Option<u64>,
+}
+
+impl BloomStatus {
+    /// Reads the filter at `path` (cheaply: its header and the headers of
+    /// its journal blocks).
+    pub fn read(path: &Path) -> BloomStatus {
+        if !path.exists() {
+            return BloomStatus::default();
+        }
+        match common::bloom::Summary::read(path) {
+            Ok(s) => BloomStatus {
+                bloom_items: Some(s.items),
+                bloom_design_items: Some(s.params.expected_items),
+                bloom_bytes: Some(s.file_bytes),
+                bloom_journal_hashes: Some(s.journal.hashes),
+                bloom_fill: s.fill(),
+                bloom_fp_rate: s.estimated_fp_rate(),
+                bloom_target_fp_rate: Some(s.params.target_fp_rate),
+                bloom_rescued: Some(s.rescued),
+            },
+            Err(e) => {
+                common::runlog::say(&e);
+                BloomStatus::default()
+            }
+        }
+    }
 }
 
 /// What the last `segmenter run` did, from its JSON report. Every key is
@@ -59,6 +112,12 @@ pub struct LastRound {
     pub round_new_urls: Option<u64>,
     /// URLs written to segments.
     pub round_scheduled: Option<u64>,
+    /// Of the new URLs, those the Bloom filter called seen but that were in
+    /// none of the exact sets (rescued).
+    pub round_rescued: Option<u64>,
+    /// How the round wrote the Bloom filter (`appended`, `folded`,
+    /// `grown`, ...).
+    pub round_bloom_commit: Option<String>,
     /// URLs fetched for the first time (history merge).
     pub round_history_new: Option<u64>,
     /// URLs fetched again and found unchanged.
@@ -114,6 +173,11 @@ impl LastRound {
             last_round: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
             round_new_urls: n("/selection/new"),
             round_scheduled: n("/selection/scheduled"),
+            round_rescued: n("/selection/rescued"),
+            round_bloom_commit: v
+                .pointer("/bloom/commit")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
             round_history_new: n("/history/new"),
             round_refreshed_unchanged: n("/history/unchanged"),
             round_refreshed_changed: n("/history/changed"),
@@ -375,6 +439,7 @@ impl CrawlStatus {
         };
         Ok(CrawlStatus {
             last: LastRound::read(&crawl.logs_dir()),
+            bloom: BloomStatus::read(&crawl.bloom_path()),
             history_urls,
             due_urls,
             next: pending.first().cloned().unwrap_or_default(),
@@ -396,11 +461,31 @@ impl std::fmt::Display for CrawlStatus {
         writeln!(f, "backlog_urls: {}", count(self.backlog_urls))?;
         writeln!(f, "history_urls: {}", count(self.history_urls))?;
         writeln!(f, "due_urls: {}", count(self.due_urls))?;
+        let b = &self.bloom;
+        let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.6}"));
+        for (key, n) in [
+            ("bloom_items", b.bloom_items),
+            ("bloom_design_items", b.bloom_design_items),
+            ("bloom_bytes", b.bloom_bytes),
+            ("bloom_journal_hashes", b.bloom_journal_hashes),
+        ] {
+            writeln!(f, "{key}: {}", count(n))?;
+        }
+        writeln!(f, "bloom_fill: {}", rate(b.bloom_fill))?;
+        writeln!(f, "bloom_fp_rate: {}", rate(b.bloom_fp_rate))?;
+        writeln!(
+            f,
+            "bloom_target_fp_rate: {}",
+            b.bloom_target_fp_rate
+                .map_or("?".to_string(), |r| r.to_string())
+        )?;
+        writeln!(f, "bloom_rescued: {}", count(b.bloom_rescued))?;
         let l = &self.last;
         writeln!(f, "last_round: {}", l.last_round.as_deref().unwrap_or("?"))?;
         for (key, n) in [
             ("round_new_urls", l.round_new_urls),
             ("round_scheduled", l.round_scheduled),
+            ("round_rescued", l.round_rescued),
             ("round_history_new", l.round_history_new),
             ("round_refreshed_unchanged", l.round_refreshed_unchanged),
             ("round_refreshed_changed", l.round_refreshed_changed),
@@ -417,6 +502,11 @@ impl std::fmt::Display for CrawlStatus {
         ] {
             writeln!(f, "{key}: {}", count(n))?;
         }
+        writeln!(
+            f,
+            "round_bloom_commit: {}",
+            l.round_bloom_commit.as_deref().unwrap_or("?")
+        )?;
         Ok(())
     }
 }

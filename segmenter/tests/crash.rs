@@ -1,5 +1,6 @@
 //! `kill -9` at any moment, then the same command again, gives the same
-//! segments, Bloom filter, backlog and consumed list as an uninterrupted run.
+//! segments, Bloom filter, backlog and consumed list as an uninterrupted run:
+//! in an ordinary round, and in one that grows the Bloom filter.
 
 mod support;
 
@@ -27,11 +28,12 @@ const FLAGS: [&str; 8] = [
 ];
 
 /// A crawl with one fetched run to consume: 50 hosts, 600 pages of 30
-/// links, and a leftover list.
-fn prepare() -> TempCrawl {
-    let crawl = TempCrawl::new("crash-base");
+/// links, and a leftover list; `inject` made it with `extra` flags.
+fn prepare(tag: &str, extra: &[&str]) -> TempCrawl {
+    let crawl = TempCrawl::new(tag);
     let seeds: String = (0..50).map(|h| format!("http://h{h}.test/\n")).collect();
-    inject(&crawl, &seeds, &FLAGS);
+    let flags: Vec<&str> = FLAGS.iter().copied().chain(extra.iter().copied()).collect();
+    inject(&crawl, &seeds, &flags);
     let mut rng = Rng::new(11);
     let mut pages = Vec::new();
     for i in 0..600 {
@@ -167,9 +169,38 @@ fn killed_run(root: &Path, how: &Kill) -> bool {
 
 #[test]
 fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
-    let base = prepare();
+    let base = prepare("crash-base", &[]);
+    let points = ["scanned", "history", "staged", "marked", "moving", "moved"];
+    let report = kill_campaign(&base, "crash", &points);
+    // The workload exercises every part of the round.
+    assert!(figure(&report, "sort spills:") > 2, "{report}");
+    assert!(figure(&report, "to backlog:") > 0, "{report}");
+    assert!(
+        report.contains("bloom commit:          appended"),
+        "{report}"
+    );
+}
 
-    let clean = TempCrawl::new("crash-clean");
+#[test]
+fn kill_during_a_round_that_grows_the_filter_then_rerun_equals_a_clean_run() {
+    // A filter made for 2,000 URLs: the round brings ten times as many.
+    let base = prepare("growth-base", &["--bloom-items", "2000"]);
+    let points = [
+        "scanned", "history", "rescued", "growing", "grown", "staged", "marked", "moving", "moved",
+    ];
+    let report = kill_campaign(&base, "growth", &points);
+    assert!(
+        report.contains("bloom growth:          from 2000 to"),
+        "{report}"
+    );
+    assert!(report.contains("bloom commit:          grown"), "{report}");
+}
+
+/// Runs the round of `base` once cleanly, then killed at each of `points`
+/// and at random moments, each time followed by the same command: every
+/// result must equal the clean run's. Returns the clean run's report.
+fn kill_campaign(base: &TempCrawl, tag: &str, points: &[&'static str]) -> String {
+    let clean = TempCrawl::new(&format!("{tag}-clean"));
     copy_dir(base.root(), clean.root());
     let started = Instant::now();
     let a = args(clean.root());
@@ -177,19 +208,13 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
     let report = run_ok(&argv, &clean);
     let clean_time = started.elapsed();
     let expected = snapshot(&clean);
-    // The workload exercises every part of the round.
-    assert!(figure(&report, "sort spills:") > 2, "{report}");
-    assert!(figure(&report, "to backlog:") > 0, "{report}");
     let new_segments: Vec<&String> = expected
         .keys()
         .filter(|k| k.starts_with("segment ") && !k.starts_with("segment 00001"))
         .collect();
     assert!(new_segments.len() >= 4, "{new_segments:?}");
 
-    let mut trials: Vec<Kill> = ["scanned", "history", "staged", "marked", "moving", "moved"]
-        .into_iter()
-        .map(Kill::At)
-        .collect();
+    let mut trials: Vec<Kill> = points.iter().copied().map(Kill::At).collect();
     // Random moments from several seeds, spread over the clean run's time.
     let span = clean_time.as_micros() as u64 * 11 / 10;
     for seed in [11, 2024, 777] {
@@ -201,7 +226,7 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
         }
     }
     for (i, how) in trials.iter().enumerate() {
-        let crawl = TempCrawl::new(&format!("crash-{i}"));
+        let crawl = TempCrawl::new(&format!("{tag}-{i}"));
         copy_dir(base.root(), crawl.root());
         let killed = killed_run(crawl.root(), how);
         if let Kill::At(point) = how {
@@ -221,4 +246,5 @@ fn kill_at_any_moment_then_rerun_equals_a_clean_run() {
         }
         assert_eq!(got.len(), expected.len(), "{label}: {:?}", got.keys());
     }
+    report
 }

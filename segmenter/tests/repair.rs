@@ -1,7 +1,8 @@
 //! `segmenter repair`: a sound crawl is reported sound; damaged state files
 //! are each named, nothing is changed without `--accept-loss`, and with it
-//! each is replaced (its `.prev`, what still decodes, or an empty state),
-//! the damaged file kept, and the next round runs.
+//! each is replaced (its `.prev`, what still decodes, an empty state, or
+//! for `seen.bloom` a filter rebuilt from the exact sets), the damaged file
+//! kept, and the next round runs.
 
 mod support;
 
@@ -152,7 +153,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
     );
     let segment = d.segment_path("00003");
     let history = d.root().join("history.v2.tsv.zst");
-    for p in [&consumed, &backlog, &bloom, &history] {
+    for p in [&consumed, &backlog, &history] {
         assert!(prev(p).is_file(), "no {}", prev(p).display());
     }
     let segment_urls = urls(&read_records(&segment));
@@ -189,7 +190,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
     bins::assert_code(&out, 0, Some(crawl.root()));
     let report = &out.stdout;
     // The .prev generations are restored, and the losses named.
-    for p in [&consumed, &backlog, &bloom, &history] {
+    for p in [&consumed, &backlog, &history] {
         assert_eq!(fs::read(p).unwrap(), fs::read(prev(p)).unwrap());
         let damaged_copy = fs::read(damaged(p)).unwrap();
         assert_eq!(&damaged_copy, &before[p], "the damaged file is kept");
@@ -199,6 +200,18 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
         );
     }
     assert!(report.contains("lost: "), "{report}");
+    // The filter is rebuilt from the exact sets, once they are repaired:
+    // it holds every URL of the history, the backlog and the segment
+    // waiting.
+    assert_eq!(fs::read(damaged(&bloom)).unwrap(), b"");
+    assert!(
+        report.contains(&format!(
+            "{}: repaired: rebuilt from the exact sets",
+            bloom.display()
+        )),
+        "{report}"
+    );
+    assert_rebuilt(&crawl);
     // hosts.db is moved away: the politeness state is lost.
     assert!(!hosts.exists() && damaged(&hosts).is_file());
     assert!(report.contains("politeness state"), "{report}");
@@ -221,6 +234,81 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
     bins::assert_code(&out, 0, Some(crawl.root()));
     mark_fetched_empty(&crawl, "00003");
     run_round(&crawl, &["--max-per-host", "3"]);
+}
+
+/// Checks that `seen.bloom` holds every URL of the exact sets (history,
+/// backlog, the segments whose run consumed.txt does not list), and
+/// nothing else.
+fn assert_rebuilt(crawl: &TempCrawl) {
+    let d = &crawl.dir;
+    let consumed = list_entries(&d.consumed_path());
+    let mut known: std::collections::BTreeSet<String> =
+        urls(&read_records(&d.backlog_path())).into_iter().collect();
+    for id in d.segment_ids().unwrap() {
+        if !consumed.lines().any(|l| l == id) {
+            known.extend(urls(&read_records(&d.segment_path(&id))));
+        }
+    }
+    let history = zstd::decode_all(
+        fs::read(d.root().join("history.v2.tsv.zst"))
+            .unwrap()
+            .as_slice(),
+    )
+    .unwrap();
+    known.extend(
+        String::from_utf8(history)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split('\t').nth(1).unwrap().to_string()),
+    );
+    assert!(known.len() > 10, "{known:?}");
+    let filter = common::bloom::BloomFilter::open_read_only(d.bloom_path()).unwrap();
+    for u in &known {
+        assert!(filter.contains(u.as_bytes()), "{u} missing");
+    }
+    assert_eq!(filter.items(), known.len() as u64, "{known:?}");
+}
+
+#[test]
+fn a_changed_bit_in_the_filter_is_found_and_the_filter_rebuilt() {
+    let crawl = prepare("repair-bloom-bit");
+    let bloom = crawl.dir.bloom_path();
+    let before = fs::read(&bloom).unwrap();
+    // A bit cleared in the array: a URL scheduled would be new again.
+    let mut b = before.clone();
+    let set = (64..b.len()).find(|&i| b[i] != 0).unwrap();
+    b[set] &= b[set] - 1;
+    fs::write(&bloom, &b).unwrap();
+    mark_fetched_empty(&crawl, "00003");
+    let root = crawl.root().to_str().unwrap();
+    let out = bins::run_with_timeout(
+        &mut segmenter_cmd(&["run", root]),
+        std::time::Duration::from_secs(60),
+    )
+    .unwrap();
+    bins::assert_code(&out, 1, Some(crawl.root()));
+    assert!(
+        out.stderr.contains("bits were changed") && out.stderr.contains("segmenter repair"),
+        "{}",
+        out.stderr
+    );
+    let out = repair(&crawl, false);
+    bins::assert_code(&out, 1, Some(crawl.root()));
+    assert!(
+        line_of(&out, &bloom).contains("bits were changed"),
+        "{}",
+        out.stdout
+    );
+    let out = repair(&crawl, true);
+    bins::assert_code(&out, 0, Some(crawl.root()));
+    assert_eq!(fs::read(damaged(&bloom)).unwrap(), b);
+    assert_rebuilt(&crawl);
+    assert!(
+        repair(&crawl, false)
+            .stdout
+            .contains("every state file is sound")
+    );
 }
 
 #[test]

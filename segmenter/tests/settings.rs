@@ -119,7 +119,7 @@ fn calendar_traps_are_refused() {
 }
 
 #[test]
-fn the_bloom_filter_is_sized_by_its_settings_and_warns_past_its_load() {
+fn the_bloom_filter_starts_at_its_settings_and_grows_past_its_load() {
     let crawl = TempCrawl::new("bloom-size");
     let seeds: String = (0..200).map(|i| format!("http://a.test/{i}\n")).collect();
     let report = inject(
@@ -127,25 +127,47 @@ fn the_bloom_filter_is_sized_by_its_settings_and_warns_past_its_load() {
         &seeds,
         &["--bloom-items", "100", "--bloom-fp", "0.01"],
     );
-    // 100 items at 1 %: 959 bits, 120 bytes, after a 64-byte header.
+    // 200 URLs for a filter made for 100: it grows to hold more than its
+    // fill says it holds (an overfull filter's count of items is low),
+    // doubling: 100, 200, 400; rebuilt from the new segment: 400 items at
+    // 1 %, 3,840 bits (480 bytes) after a 64-byte header.
     let size = fs::metadata(crawl.dir.bloom_path()).unwrap().len();
-    assert!((64 + 120..=64 + 128).contains(&size), "{size}");
+    assert_eq!(size, 64 + 480, "{report}");
     let bloom = report.lines().find(|l| l.starts_with("bloom:")).unwrap();
-    assert!(bloom.contains("of 100 designed"), "{bloom}");
+    assert!(bloom.contains("200 items of 400 designed"), "{bloom}");
     assert!(bloom.contains("est. fp rate"), "{bloom}");
-    // 200 URLs in a filter made for 100.
-    assert!(report.contains("past its design load"), "{report}");
-    assert!(report.contains("--bloom-items"), "{report}");
+    let growth = report
+        .lines()
+        .find(|l| l.starts_with("bloom growth:"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        growth.contains("from 100 to 400 URLs") && growth.contains("rebuilt from 200 URLs"),
+        "{growth}"
+    );
+    assert!(!report.contains("past its design load"), "{report}");
+    assert!(figure(&report, "scheduled:") == 200, "{report}");
 
-    // The size is fixed when the file is made: later settings only warn.
+    // A larger --bloom-items on a crawl grows its filter to it.
     let report = inject(&crawl, "http://a.test/new\n", &["--bloom-items", "5000"]);
-    assert_eq!(fs::metadata(crawl.dir.bloom_path()).unwrap().len(), size);
-    assert!(report.contains("only apply to a new filter"), "{report}");
+    let bloom = report.lines().find(|l| l.starts_with("bloom:")).unwrap();
+    assert!(bloom.contains("201 items of 6400 designed"), "{report}");
+    // A smaller one changes nothing, and a new --bloom-fp only warns.
+    let report = inject(
+        &crawl,
+        "http://a.test/newer\n",
+        &["--bloom-items", "10", "--bloom-fp", "0.001"],
+    );
+    assert!(report.contains("of 6400 designed"), "{report}");
+    assert!(report.contains("only applies to a new filter"), "{report}");
 
-    // A roomy filter does not warn.
+    // A roomy filter does not grow.
     let roomy = TempCrawl::new("bloom-roomy");
     let report = inject(&roomy, &seeds, &["--bloom-items", "10000"]);
-    assert!(!report.contains("past its design load"), "{report}");
+    assert!(!report.contains("bloom growth:"), "{report}");
+    assert!(
+        report.contains("bloom commit:          created"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -319,7 +341,9 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
         text,
         format!(
             "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n\
-         history_urls: 1\ndue_urls: 0\n{}",
+         history_urls: 1\ndue_urls: 0\nbloom_items: 5\nbloom_design_items: 10000000\n\
+         bloom_bytes: 11981488\nbloom_journal_hashes: 3\nbloom_fill: 0.000000\n\
+         bloom_fp_rate: 0.000000\nbloom_target_fp_rate: 0.01\nbloom_rescued: 0\n{}",
             last_round_lines(&crawl, 3)
         )
     );
@@ -337,10 +361,11 @@ fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
         .trim_end_matches(".json")
         .to_string();
     format!(
-        "last_round: {stem}\nround_new_urls: {new}\nround_scheduled: 1\nround_history_new: 1\n\
-         round_refreshed_unchanged: 0\nround_refreshed_changed: 0\nround_retired: 0\n\
-         round_sitemaps_read: 0\nround_sitemap_urls: 0\nround_sitemap_urls_new: 0\n\
-         round_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\nround_retries_exhausted: 0\n\
-         round_held_urls: 0\nround_over_page_cap: 0\nround_rejected_extension: 0\n"
+        "last_round: {stem}\nround_new_urls: {new}\nround_scheduled: 1\nround_rescued: 0\n\
+         round_history_new: 1\nround_refreshed_unchanged: 0\nround_refreshed_changed: 0\n\
+         round_retired: 0\nround_sitemaps_read: 0\nround_sitemap_urls: 0\n\
+         round_sitemap_urls_new: 0\nround_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\n\
+         round_retries_exhausted: 0\nround_held_urls: 0\nround_over_page_cap: 0\n\
+         round_rejected_extension: 0\nround_bloom_commit: appended\n"
     )
 }

@@ -64,7 +64,7 @@ fn cdxj_indexer_pywb_and_wacz_accept_the_crawl() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let ours = std::fs::read_to_string(common::cdxj::index_path(w)).unwrap();
+        let ours = std::fs::read_to_string(common::warc::cdxj::index_path(w)).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             ours,
@@ -102,7 +102,7 @@ fn replay_every_capture(crawl: &Path, warcs: &[PathBuf], index: &[&str]) {
     std::fs::create_dir_all(coll.join("indexes")).unwrap();
     for w in warcs {
         std::os::unix::fs::symlink(w, coll.join("archive").join(w.file_name().unwrap())).unwrap();
-        let i = common::cdxj::index_path(w);
+        let i = common::warc::cdxj::index_path(w);
         std::fs::copy(&i, coll.join("indexes").join(i.file_name().unwrap())).unwrap();
     }
     let pywb = Pywb::start(&root);

@@ -1061,9 +1061,9 @@ fn metadata_records_and_the_index_written_when_a_file_closes() {
             }
         }
         // The index written at close is the one read back from the file.
-        let index = crate::cdxj::index_path(f);
+        let index = crate::warc::cdxj::index_path(f);
         let written = std::fs::read_to_string(&index).unwrap();
-        let read_back = crate::cdxj::index_warc(f).unwrap();
+        let read_back = crate::warc::cdxj::index_warc(f).unwrap();
         assert_eq!(written.lines().collect::<Vec<_>>(), read_back);
         assert_eq!(read_back.len(), (recs.len() - 1) / 3);
     }

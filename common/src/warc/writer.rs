@@ -9,11 +9,12 @@ use std::time::SystemTime;
 
 use sha1::{Digest, Sha1};
 
+use super::cdxj;
 use super::gzip::{MEMBER_OVERHEAD, MemberWriter, finish_member};
 use super::ids::{IdGen, RECORD_ID_LEN};
 use super::{Exchange, Revisit, RevisitProfile, StoredExchange, WarcWriterConfig};
 use crate::atomic::sync_dir;
-use crate::{cdxj, timefmt};
+use crate::timefmt;
 
 /// The `conformsTo` value of every `warcinfo` record.
 const CONFORMS_TO: &str =

@@ -368,8 +368,9 @@ impl<'a, L: Lookup> Decider<'a, L> {
             return Some(self.stop(
                 3,
                 format!(
-                    "{name} stopped: too little free disk space for {} (see {log}); free space \
-                     there, then run again: the crawl goes on where it stopped",
+                    "{name} did not start: too little free disk space for {}, nothing changed (see \
+                     {log}); free space there, then run again: the crawl goes on where it \
+                     stopped",
                     self.name()
                 ),
             ));

@@ -130,8 +130,92 @@ pub struct Merge<'a> {
     /// Spread the first refetch of URLs new to the history over their
     /// interval from now (a history built from old runs: no refetch storm).
     pub spread_new: bool,
+    /// URLs to look up in the new history as it is written.
+    pub lookup: Option<Lookup<'a>>,
     /// Count the URLs per host and domain ([`PageCounts`]).
     pub count_pages: bool,
+}
+
+/// What [`Lookup`] hands each URL to: its sort key, its meta, and whether
+/// the history holds it.
+pub type LookedUp<'a> = &'a mut dyn FnMut(&[u8], &Meta, bool) -> Result<(), Error>;
+
+/// URLs looked up in the history as a merge writes it (the seen-set's
+/// suspects, `crate::seen::rescue`), in the history's order: each is
+/// handed to `each` with whether the history holds it, without a second
+/// read of the history.
+pub struct Lookup<'a> {
+    urls: Merger,
+    each: LookedUp<'a>,
+    key: Vec<u8>,
+    meta: Meta,
+    /// (Suspects carry nothing: they are links, not refetches.)
+    carried: Vec<u8>,
+    have: bool,
+    /// Where the URL of `key` starts, and the end of its `domain TAB host
+    /// TAB` prefix (found once per URL, not once per history entry).
+    url_at: usize,
+    prefix_end: usize,
+}
+
+impl<'a> Lookup<'a> {
+    /// Looks up `urls` (keys `domain TAB host TAB` + a zero hash + the URL,
+    /// sorted).
+    pub fn new(urls: Merger, each: LookedUp<'a>) -> Result<Lookup<'a>, Error> {
+        let mut l = Lookup {
+            urls,
+            each,
+            key: Vec::new(),
+            meta: Meta::decode(&[0; Meta::ENCODED_LEN]),
+            carried: Vec::new(),
+            have: false,
+            url_at: 0,
+            prefix_end: 0,
+        };
+        l.advance()?;
+        Ok(l)
+    }
+
+    fn advance(&mut self) -> Result<(), Error> {
+        loop {
+            self.have = self
+                .urls
+                .next_into(&mut self.key, &mut self.meta, &mut self.carried)?;
+            if !self.have {
+                return Ok(());
+            }
+            let Some(parts) = split_key(&self.key) else {
+                continue;
+            };
+            self.url_at = self.key.len() - parts.url.len();
+            self.prefix_end = crate::candidates::host_prefix(&self.key).len();
+            return Ok(());
+        }
+    }
+
+    /// Hands on the URLs before (`prefix`, `url`), an entry of the history,
+    /// as not held, and one equal to it as held.
+    fn up_to(&mut self, prefix: &[u8], url: &str) -> Result<(), Error> {
+        while self.have {
+            let order = (&self.key[..self.prefix_end], &self.key[self.url_at..])
+                .cmp(&(prefix, url.as_bytes()));
+            if order == Ordering::Greater {
+                return Ok(());
+            }
+            (self.each)(&self.key, &self.meta, order == Ordering::Equal)?;
+            self.advance()?;
+        }
+        Ok(())
+    }
+
+    /// Hands on the URLs after the last entry, as not held.
+    fn finish(&mut self) -> Result<(), Error> {
+        while self.have {
+            (self.each)(&self.key, &self.meta, false)?;
+            self.advance()?;
+        }
+        Ok(())
+    }
 }
 
 fn damaged(e: HistoryError) -> Error {
@@ -251,10 +335,16 @@ impl Merge<'_> {
             } else {
                 counts.retired += 1;
             }
+            if let Some(l) = &mut self.lookup {
+                l.up_to(&prefix, &entry.url)?;
+            }
             self.out.write(&entry).map_err(damaged)?;
             counts.entries += 1;
             last_prefix.clone_from(&prefix);
             last_url.clone_from(&entry.url);
+        }
+        if let Some(l) = &mut self.lookup {
+            l.finish()?;
         }
         self.out.finish().map_err(damaged)?;
         Ok((counts, pages))

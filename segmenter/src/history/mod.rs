@@ -51,7 +51,7 @@ mod merge;
 mod observe;
 mod summary;
 
-pub use merge::{HistoryCounts, Merge, PageCounts};
+pub use merge::{HistoryCounts, Lookup, Merge, PageCounts};
 pub use observe::{Kind, Observation};
 pub use summary::HistorySummary;
 
@@ -604,6 +604,34 @@ impl HistoryReader {
     /// Reads the next entry into `e` (reusing its strings); false after the
     /// end line (which is checked).
     pub fn read_into(&mut self, e: &mut Entry) -> Result<bool, HistoryError> {
+        if !self.next_line()? {
+            return Ok(false);
+        }
+        e.parse_into(&self.line, self.version)
+            .map(|()| true)
+            .map_err(|e| self.damaged(format!("line {}: {e}", self.number)))
+    }
+
+    /// The host and URL of the next entry, without parsing the rest of its
+    /// line (the framing is checked as by [`HistoryReader::read_into`]);
+    /// `None` after the end line.
+    pub fn read_host_url(&mut self) -> Result<Option<(&str, &str)>, HistoryError> {
+        if !self.next_line()? {
+            return Ok(None);
+        }
+        let mut fields = self.line.splitn(3, '\t');
+        match (fields.next(), fields.next()) {
+            (Some(host), Some(url)) if !host.is_empty() && !url.is_empty() => Ok(Some((host, url))),
+            _ => Err(HistoryError::Damaged {
+                path: self.path.clone(),
+                problem: format!("line {}: no host and URL", self.number),
+            }),
+        }
+    }
+
+    /// Reads the next entry's line into `self.line`, adding it to the
+    /// count and hash; false after the end line, which is checked.
+    fn next_line(&mut self) -> Result<bool, HistoryError> {
         if self.ended {
             return Ok(false);
         }
@@ -633,9 +661,7 @@ impl HistoryReader {
                 self.hash.update(self.line.as_bytes());
                 self.hash.update(b"\n");
                 self.entries += 1;
-                e.parse_into(&self.line, self.version)
-                    .map(|()| true)
-                    .map_err(|e| self.damaged(format!("line {}: {e}", self.number)))
+                Ok(true)
             }
         }
     }

@@ -223,6 +223,7 @@ impl Worker<'_> {
             via,
             exempt: true,
             fetched: false,
+            rescued: false,
             // The fetcher's hold on its host, kept for the next segment
             // while it lasts.
             not_before_s: Meta::seconds_of(
@@ -322,6 +323,7 @@ impl Worker<'_> {
                     via: Via::Seed,
                     exempt: false,
                     fetched: false,
+                    rescued: false,
                     not_before_s: 0,
                 };
                 if !self.push(&url, meta)? {

@@ -60,6 +60,7 @@ use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
 use crate::seen::Seen;
+use crate::seen::rescue::Suspects;
 use crate::sort::{Sorted, Sorter, SpillDir};
 use common::runlog::RunLog;
 
@@ -140,6 +141,9 @@ pub struct ScanConfig<'a> {
     pub seen: &'a Seen,
     /// True for a new, empty filter: nothing to look up.
     pub seen_is_empty: bool,
+    /// Keep the URLs the filter drops as suspects, to look them up in the
+    /// exact sets ([`ScanOutput::suspects`]).
+    pub rescue: bool,
     /// Where sort spill files go.
     pub spills: Arc<SpillDir>,
     /// Total sort memory, shared by the workers.
@@ -184,6 +188,9 @@ pub struct ScanOutput {
     /// The fetches seen, sorted for the history merge
     /// ([`crate::history::Observation`]); empty unless asked for.
     pub observed: Vec<Sorted>,
+    /// The URLs the filter dropped, sorted by URL within their host, for
+    /// [`crate::seen::rescue`]; empty unless asked for.
+    pub suspects: Vec<Sorted>,
 }
 
 /// Response records of one WARC file on their way from a reader thread to
@@ -240,16 +247,28 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     // a --memory the machine cannot give is an error before any work.
     let budget = (cfg.memory / threads as u64) as usize;
     // Observations are one per fetched page, links tens: an eighth of the
-    // memory sorts them.
+    // memory sorts them; suspects, their copies merged first, another.
     let observe_budget = if cfg.observe { budget / 8 } else { 0 };
+    let suspect_budget = if cfg.rescue { budget / 8 } else { 0 };
     let sorters = (0..threads)
         .map(|_| {
-            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget)?;
+            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget - suspect_budget)?;
             let observed = match cfg.observe {
                 true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
                 false => None,
             };
-            Ok::<_, Error>((links, observed))
+            let suspects = match cfg.rescue {
+                true => Some(Suspects::new(Sorter::new(
+                    cfg.spills.clone(),
+                    suspect_budget,
+                )?)),
+                false => None,
+            };
+            Ok::<_, Error>(WorkerSorters {
+                links,
+                observed,
+                suspects,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let sorters = Mutex::new(sorters);
@@ -273,8 +292,7 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
             for _ in 0..threads {
                 s.spawn(|_| {
                     let sorter = sorters.lock().expect("no panics").pop();
-                    let (sorter, observed) = sorter.expect("one sorter per worker");
-                    let mut w = Worker::new(cfg, sorter, observed);
+                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
                     let result = (|| {
                         while !stop.load(Ordering::Relaxed) {
                             let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
@@ -302,7 +320,12 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
                     if active.fetch_sub(1, Ordering::AcqRel) == 1 {
                         rx.lock().expect("no panics").take();
                     }
-                    results.lock().expect("no panics").push(w.finish());
+                    match w.finish() {
+                        Ok(r) => results.lock().expect("no panics").push(r),
+                        Err(e) => {
+                            failure.lock().expect("no panics").get_or_insert(e);
+                        }
+                    }
                 });
             }
         });
@@ -318,12 +341,14 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         counts: reader_counts,
         seed_domains: BTreeSet::new(),
         observed: Vec::new(),
+        suspects: Vec::new(),
     };
     let mut notes = Vec::new();
     let mut piece_lines: Vec<(usize, u64)> = Vec::new();
     for r in results.into_inner().expect("no panics") {
         out.sorted.push(r.sorted);
         out.observed.extend(r.observed);
+        out.suspects.extend(r.suspects);
         out.counts += &r.counts;
         out.seed_domains.extend(r.seed_domains);
         notes.extend(r.seed_notes);
@@ -457,9 +482,17 @@ fn read_warcs(
     counts
 }
 
+/// A worker's sorts: candidates, observations, suspects.
+struct WorkerSorters {
+    links: Sorter,
+    observed: Option<Sorter>,
+    suspects: Option<Suspects>,
+}
+
 struct WorkerResult {
     sorted: Sorted,
     observed: Option<Sorted>,
+    suspects: Option<Sorted>,
     counts: Counts,
     seed_domains: HashSet<String, FastHash>,
     seed_notes: Vec<SeedNote>,
@@ -473,6 +506,8 @@ struct Worker<'a> {
     sorter: Sorter,
     /// Sorts the fetches seen, for the history (when asked for).
     observed: Option<Sorter>,
+    /// The URLs the filter dropped (when asked for).
+    suspects: Option<Suspects>,
     /// The sort key's URL part of an observation (reused).
     observation: String,
     /// The records at hand come from a file read for the history only.
@@ -498,12 +533,13 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a ScanConfig<'a>, sorter: Sorter, observed: Option<Sorter>) -> Worker<'a> {
+    fn new(cfg: &'a ScanConfig<'a>, sorters: WorkerSorters) -> Worker<'a> {
         Worker {
             cfg,
             admission: Admission::new(cfg.filter),
-            sorter,
-            observed,
+            sorter: sorters.links,
+            observed: sorters.observed,
+            suspects: sorters.suspects,
             observation: String::new(),
             history_only: false,
             counts: Counts::default(),
@@ -522,15 +558,16 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn finish(self) -> WorkerResult {
-        WorkerResult {
+    fn finish(self) -> Result<WorkerResult, Error> {
+        Ok(WorkerResult {
             sorted: self.sorter.finish(),
             observed: self.observed.map(Sorter::finish),
+            suspects: self.suspects.map(Suspects::finish).transpose()?,
             counts: self.counts,
             seed_domains: self.seed_domains,
             seed_notes: self.seed_notes,
             piece_lines: self.piece_lines,
-        }
+        })
     }
 
     /// Runs one job. Problems with the input are reported and counted; only
@@ -572,6 +609,7 @@ impl<'a> Worker<'a> {
             via: Via::Redirect,
             exempt: false,
             fetched: true,
+            rescued: false,
             not_before_s: 0,
         };
         self.sorter.push(host_of(page), page.as_str(), hash, meta)
@@ -612,6 +650,9 @@ impl<'a> Worker<'a> {
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
+            if let Some(suspects) = &mut self.suspects {
+                suspects.add(host_of(url), url.as_str(), hash, meta)?;
+            }
             return Ok(false);
         }
         self.counts.candidates += 1;
@@ -896,6 +937,7 @@ fn link_meta(hops: u32, via: Via) -> Meta {
         via,
         exempt: false,
         fetched: false,
+        rescued: false,
         not_before_s: 0,
     }
 }

@@ -1,25 +1,42 @@
-//! A Bloom filter stored in a memory-mapped file (`seen.bloom`).
+//! The seen-set's file, `seen.bloom`: a Bloom filter in a memory map, and
+//! a journal of the hashes added since its bit array was last written.
 //!
-//! File layout (little-endian), format version 1:
+//! File layout (little-endian), format version 2:
 //! ```text
 //! 0   8  magic "CRWLBLM1"
-//! 8   4  format version (1)
+//! 8   4  format version (2)
 //! 12  4  number of hash functions k
 //! 16  8  number of bits m (a multiple of 64)
 //! 24  8  expected items (design load)
 //! 32  8  target false-positive rate (f64)
 //! 40  8  items inserted (insertions that set at least one new bit)
-//! 48 16  reserved (zero)
-//! 64 ..  the bit array, m/8 bytes
+//! 48  8  bits set in the array
+//! 56  8  URLs rescued over the crawl (called seen by the filter, found in
+//!        none of the crawl's exact sets, and scheduled after all)
+//! 64  ..  the bit array, m/8 bytes
+//! ..  ..  journal blocks ([`journal`]): hashes added since the array was
+//!         written, each block with the counters after it
 //! ```
+//! Format version 1 (earlier builds) is the same header with bytes 48..64
+//! zero and nothing after the bit array; it is read as it is (the bits set
+//! are then counted), and the first journal block appended to it makes it
+//! version 2.
+//!
 //! Hash: XXH3-128 (seed 0) of the key bytes, split into h1 (low 64 bits) and
 //! h2 (high 64 bits, forced odd); bit i = ((h1 + i·h2) mod 2⁶⁴) mod m for i in
 //! 0..k, computed in wrapping 64-bit arithmetic (Kirsch–Mitzenmacher double
 //! hashing). Bit b of the array is bit b mod 8 (least significant first) of
 //! byte 64 + b/8 of the file. XXH3 is a fixed, published algorithm, so the
-//! file stays valid across Rust versions and platforms.
+//! file stays valid across Rust versions and platforms. A journal holds the
+//! hashes, not bit positions: it applies to a filter of any size.
 //! Sizing: m = −n·ln p / (ln 2)², rounded up to a multiple of 64;
 //! k = round(m/n · ln 2), at least 1.
+//!
+//! A filter is opened in one of three ways: [`BloomFilter::create`] and
+//! [`BloomFilter::open`] map the file shared and writable (a new file being
+//! filled); [`BloomFilter::load`] and [`BloomFilter::open_read_only`] map it
+//! private (copy-on-write) and apply its journal in memory, so that nothing
+//! they do reaches the file; [`BloomFilter::empty`] lives in memory only.
 //!
 //! ```
 //! use common::bloom::{BloomFilter, BloomParams};
@@ -30,6 +47,7 @@
 //! let filter = BloomFilter::create(&path, params).unwrap();
 //! assert!(filter.insert(b"https://example.com/"));
 //! assert!(!filter.insert(b"https://example.com/"), "second insert finds it");
+//! filter.seal().unwrap();
 //! drop(filter);
 //! let filter = BloomFilter::open_read_only(&path).unwrap();
 //! assert!(filter.contains(b"https://example.com/"));
@@ -44,10 +62,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::atomic::{sync_parent, temp_path};
 
+pub mod journal;
+
+pub use journal::{Journal, JournalWriter, apply_journal, check_journal_file};
+
 /// First 8 bytes of every filter file.
 pub const MAGIC: [u8; 8] = *b"CRWLBLM1";
-/// The format version written and read by this library.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version written by this library.
+pub const FORMAT_VERSION: u32 = 2;
+/// The format versions this library reads.
+pub const READ_VERSIONS: [u32; 2] = [1, 2];
 /// Bytes before the bit array.
 pub const HEADER_BYTES: u64 = 64;
 /// Largest bit array accepted (2⁴³ bits = 1 TiB).
@@ -55,14 +79,16 @@ pub const MAX_BITS: u64 = 1 << 43;
 /// Most hash functions accepted.
 pub const MAX_HASHES: u32 = 64;
 
-/// Header word (8-byte unit) holding the item counter (byte offset 40).
+/// Header words (8-byte units) holding the counters.
 const ITEMS_WORD: usize = 5;
+const BITS_SET_WORD: usize = 6;
+const RESCUED_WORD: usize = 7;
 /// Header words before the bit array.
 const HEADER_WORDS: usize = (HEADER_BYTES / 8) as usize;
 
 /// What to tell the user when a filter file is damaged.
-const DAMAGED_HINT: &str = "restore it from a backup, or delete it to start an empty filter \
-                            (every URL will then count as new)";
+const DAMAGED_HINT: &str = "rebuild it from the crawl's other state files (`segmenter repair \
+                            CRAWL --accept-loss`), or restore it from a backup";
 
 /// A problem with a Bloom filter file.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +112,22 @@ pub enum BloomError {
     /// Parameters out of range.
     #[error("invalid Bloom filter parameters: {0}")]
     Params(String),
+}
+
+impl BloomError {
+    fn io(path: &Path) -> impl FnOnce(io::Error) -> BloomError + '_ {
+        move |source| BloomError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn format(path: &Path, message: String) -> BloomError {
+        BloomError::Format {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
 }
 
 /// The parameters in a filter's header.
@@ -182,7 +224,8 @@ impl BloomParams {
         Ok(())
     }
 
-    /// Size of a filter file with these parameters.
+    /// Size of the header and bit array of a filter with these parameters
+    /// (a version 2 file may hold journal blocks after them).
     pub fn file_bytes(&self) -> u64 {
         HEADER_BYTES + self.bits / 8
     }
@@ -191,11 +234,18 @@ impl BloomParams {
     pub fn bits_per_expected_item(&self) -> f64 {
         self.bits as f64 / self.expected_items as f64
     }
+
+    /// The false-positive rate expected with `items` inserted:
+    /// (1 − e^(−k·n/m))^k.
+    pub fn fp_rate_at(&self, items: u64) -> f64 {
+        let k = f64::from(self.hashes);
+        (1.0 - (-k * items as f64 / self.bits as f64).exp()).powf(k)
+    }
 }
 
 /// The two 64-bit halves of a key's hash; computing them apart from the bit
 /// updates lets callers hash in parallel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BloomHash(pub u64, pub u64);
 
 impl BloomHash {
@@ -214,8 +264,20 @@ impl BloomHash {
     }
 }
 
+/// The counters a filter carries: in its header for the bit array, and in
+/// each journal block for the state after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Items inserted (insertions that set at least one new bit).
+    pub items: u64,
+    /// Bits set.
+    pub bits_set: u64,
+    /// URLs rescued over the crawl.
+    pub rescued: u64,
+}
+
 /// The header as stored in a file.
-fn encode_header(params: &BloomParams) -> [u8; HEADER_BYTES as usize] {
+fn encode_header(params: &BloomParams, counters: &Counters) -> [u8; HEADER_BYTES as usize] {
     let mut h = [0u8; HEADER_BYTES as usize];
     h[0..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -223,16 +285,24 @@ fn encode_header(params: &BloomParams) -> [u8; HEADER_BYTES as usize] {
     h[16..24].copy_from_slice(&params.bits.to_le_bytes());
     h[24..32].copy_from_slice(&params.expected_items.to_le_bytes());
     h[32..40].copy_from_slice(&params.target_fp_rate.to_le_bytes());
-    // 40..48: items inserted, 0; 48..64: reserved.
+    h[40..48].copy_from_slice(&counters.items.to_le_bytes());
+    h[48..56].copy_from_slice(&counters.bits_set.to_le_bytes());
+    h[56..64].copy_from_slice(&counters.rescued.to_le_bytes());
     h
 }
 
+/// What a file's header says.
+#[derive(Debug, Clone, Copy)]
+struct Header {
+    version: u32,
+    params: BloomParams,
+    /// The counters of the bit array (bits set 0 in version 1: unknown).
+    counters: Counters,
+}
+
 /// Reads and checks the header of an open filter file of `file_len` bytes.
-fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<BloomParams, BloomError> {
-    let format = |message: String| BloomError::Format {
-        path: path.to_path_buf(),
-        message,
-    };
+fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<Header, BloomError> {
+    let format = |message: String| BloomError::format(path, message);
     if file_len < HEADER_BYTES {
         return Err(format(format!(
             "the file is {file_len} bytes, shorter than the {HEADER_BYTES}-byte header of a \
@@ -240,10 +310,7 @@ fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<BloomPar
         )));
     }
     let mut h = [0u8; HEADER_BYTES as usize];
-    file.read_exact(&mut h).map_err(|source| BloomError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    file.read_exact(&mut h).map_err(BloomError::io(path))?;
     let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
     if h[0..8] != MAGIC {
@@ -253,9 +320,9 @@ fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<BloomPar
         )));
     }
     let version = u32_at(8);
-    if version != FORMAT_VERSION {
+    if !READ_VERSIONS.contains(&version) {
         return Err(format(format!(
-            "Bloom filter format version {version}, but this program reads version \
+            "Bloom filter format version {version}, but this program reads versions 1 and \
              {FORMAT_VERSION}; use the build that wrote it"
         )));
     }
@@ -268,19 +335,87 @@ fn decode_header(path: &Path, file: &mut File, file_len: u64) -> Result<BloomPar
     params
         .check()
         .map_err(|why| format(format!("corrupt header: {why}; {DAMAGED_HINT}")))?;
-    if file_len != params.file_bytes() {
+    let fits = match version {
+        1 => file_len == params.file_bytes(),
+        _ => file_len >= params.file_bytes(),
+    };
+    if !fits {
         return Err(format(format!(
-            "the header says {} bits, so the file should be {} bytes, but it is {file_len}: \
+            "the header says {} bits, so the file should be {}{} bytes, but it is {file_len}: \
              it is truncated or damaged; {DAMAGED_HINT}",
             params.bits,
+            if version == 1 { "" } else { "at least " },
             params.file_bytes()
         )));
     }
-    Ok(params)
+    let counters = Counters {
+        items: u64_at(40),
+        bits_set: u64_at(48),
+        rescued: u64_at(56),
+    };
+    Ok(Header {
+        version,
+        params,
+        counters,
+    })
 }
 
-/// A file's bytes, mapped into memory and viewed as little-endian 64-bit
-/// atomic words (the header is words 0..8, the bit array follows).
+/// What a filter file says of itself: its header and the counters of its
+/// last journal block, read without mapping the bit array or checking the
+/// journal's hashes (`BloomFilter::open_read_only` and
+/// [`BloomFilter::verify`] check them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Format version.
+    pub version: u32,
+    /// The header's parameters.
+    pub params: BloomParams,
+    /// The counters now; `bits_set` is `None` for a version 1 file without
+    /// a journal, which records none.
+    pub items: u64,
+    /// Bits set, if recorded.
+    pub bits_set: Option<u64>,
+    /// URLs rescued over the crawl.
+    pub rescued: u64,
+    /// The journal.
+    pub journal: Journal,
+    /// The file's size.
+    pub file_bytes: u64,
+}
+
+impl Summary {
+    /// Reads the summary of the filter file at `path`.
+    pub fn read(path: &Path) -> Result<Summary, BloomError> {
+        let mut file = File::open(path).map_err(BloomError::io(path))?;
+        let len = file.metadata().map_err(BloomError::io(path))?.len();
+        let h = decode_header(path, &mut file, len)?;
+        let (journal, last) = journal::walk(&mut file, path, h.params.file_bytes())?;
+        let c = last.unwrap_or(h.counters);
+        Ok(Summary {
+            version: h.version,
+            params: h.params,
+            items: c.items,
+            bits_set: (h.version > 1 || last.is_some()).then_some(c.bits_set),
+            rescued: c.rescued,
+            journal,
+            file_bytes: len,
+        })
+    }
+
+    /// Fraction of bits set, if recorded.
+    pub fn fill(&self) -> Option<f64> {
+        self.bits_set.map(|b| b as f64 / self.params.bits as f64)
+    }
+
+    /// The false-positive rate estimated from the fill (fill^k), if recorded.
+    pub fn estimated_fp_rate(&self) -> Option<f64> {
+        self.fill().map(|f| f.powi(self.params.hashes as i32))
+    }
+}
+
+/// A file's bytes (or anonymous memory), mapped and viewed as
+/// little-endian 64-bit atomic words (the header is words 0..8, the bit
+/// array follows).
 struct MappedWords {
     /// Keeps the mapping alive; `words` points into it.
     map: Mapping,
@@ -288,49 +423,71 @@ struct MappedWords {
 }
 
 enum Mapping {
-    ReadWrite(memmap2::MmapMut),
-    ReadOnly(#[expect(dead_code, reason = "only held, to keep the mapping alive")] memmap2::Mmap),
+    /// Shared with the file: writes reach it.
+    Shared(memmap2::MmapMut),
+    /// Copy-on-write, or anonymous: writes stay in this process.
+    Private(memmap2::MmapMut),
+}
+
+/// How to map a filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MapMode {
+    /// Shared and writable.
+    Shared,
+    /// Private: copy-on-write.
+    Private,
 }
 
 impl MappedWords {
-    /// Maps `len` bytes of `file` (read-write if `writable`).
+    /// Maps the first `len` bytes of `file` as `mode` says.
     ///
     /// # Safety
-    /// The caller must ensure that `len` is the file's length, a multiple of 8
-    /// and at least [`HEADER_BYTES`], and that no other program truncates the
-    /// file or writes to it other than through such a mapping while the map
-    /// lives (the crawl directory is used by one segmenter at a time; a
-    /// truncated file would turn accesses into SIGBUS).
+    /// The caller must ensure that `len` is a multiple of 8, at least
+    /// [`HEADER_BYTES`] and no more than the file's length, and that no
+    /// other program truncates the file or writes to it other than through
+    /// a shared mapping of this kind while the map lives (the crawl
+    /// directory is used by one segmenter at a time; a truncated file would
+    /// turn accesses into SIGBUS).
     ///
     /// Why the rest is sound: a memory map starts on a page boundary, so every
     /// 8-byte word is aligned for `AtomicU64`; every access to the words goes
     /// through atomic operations, so concurrent threads (and other processes
-    /// with a shared mapping) never race on plain memory; a read-only map is
-    /// only ever read with `Relaxed` 8-byte atomic loads, which Rust permits on
-    /// read-only memory on 64-bit targets; the slice never outlives the map,
-    /// because only `words()` hands it out, borrowed from `self`.
-    unsafe fn map(file: &File, len: u64, writable: bool) -> io::Result<MappedWords> {
+    /// with a shared mapping) never race on plain memory; both kinds of
+    /// mapping are writable, so atomic read-modify-write is allowed; the
+    /// slice never outlives the map, because only `words()` hands it out,
+    /// borrowed from `self`.
+    unsafe fn map(file: &File, len: u64, mode: MapMode) -> io::Result<MappedWords> {
         let len = usize::try_from(len)
             .map_err(|_| io::Error::other("the file is too large to map on this machine"))?;
         let mut options = memmap2::MmapOptions::new();
         options.len(len);
-        let (map, ptr) = if writable {
+        let map = match mode {
             // SAFETY: see the function's contract.
-            let map = unsafe { options.map_mut(file)? };
-            let ptr = map.as_ptr();
-            (Mapping::ReadWrite(map), ptr)
-        } else {
+            MapMode::Shared => Mapping::Shared(unsafe { options.map_mut(file)? }),
             // SAFETY: see the function's contract.
-            let map = unsafe { options.map(file)? };
-            let ptr = map.as_ptr();
-            (Mapping::ReadOnly(map), ptr)
+            MapMode::Private => Mapping::Private(unsafe { options.map_copy(file)? }),
+        };
+        Ok(MappedWords::of(map, len))
+    }
+
+    /// `len` bytes of zeroed anonymous memory (`len` a multiple of 8).
+    fn anonymous(len: u64) -> io::Result<MappedWords> {
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::other("the filter is too large for this machine"))?;
+        let map = memmap2::MmapMut::map_anon(len)?;
+        Ok(MappedWords::of(Mapping::Private(map), len))
+    }
+
+    fn of(map: Mapping, len: usize) -> MappedWords {
+        let ptr = match &map {
+            Mapping::Shared(m) | Mapping::Private(m) => m.as_ptr(),
         };
         assert_eq!(ptr.align_offset(8), 0, "memory maps are page-aligned");
         // SAFETY: `ptr` points to `len` mapped bytes, 8-aligned, that stay
         // mapped as long as `map` lives; AtomicU64 has the size and
         // alignment of u64 and any bit pattern is valid.
         let words = unsafe { std::slice::from_raw_parts(ptr.cast::<AtomicU64>(), len / 8) };
-        Ok(MappedWords { map, words })
+        MappedWords { map, words }
     }
 
     fn words(&self) -> &[AtomicU64] {
@@ -339,19 +496,26 @@ impl MappedWords {
 
     fn flush(&self) -> io::Result<()> {
         match &self.map {
-            Mapping::ReadWrite(m) => m.flush(),
-            Mapping::ReadOnly(_) => Ok(()),
+            Mapping::Shared(m) => m.flush(),
+            Mapping::Private(_) => Ok(()),
         }
     }
 }
 
-/// A Bloom filter over a memory-mapped file. Bits are set with atomic
-/// operations, so `insert` takes `&self` and may be called from many threads.
+/// A Bloom filter over a memory map. Bits are set with atomic operations,
+/// so `insert` takes `&self` and may be called from many threads.
 pub struct BloomFilter {
     path: PathBuf,
     params: BloomParams,
     map: MappedWords,
+    /// Shared with the file (writes reach it).
+    shared: bool,
+    /// Inserts allowed.
     writable: bool,
+    /// The file's format version (the version written, for a new filter).
+    version: u32,
+    /// The journal blocks read with the file.
+    journal: Journal,
 }
 
 impl std::fmt::Debug for BloomFilter {
@@ -359,25 +523,27 @@ impl std::fmt::Debug for BloomFilter {
         f.debug_struct("BloomFilter")
             .field("path", &self.path)
             .field("params", &self.params)
+            .field("shared", &self.shared)
             .field("writable", &self.writable)
+            .field("version", &self.version)
+            .field("journal", &self.journal)
             .finish_non_exhaustive()
     }
 }
 
 impl BloomFilter {
-    /// Creates a new, empty filter file at `path` (atomically; an existing file is an error).
+    /// Creates a new, empty filter file at `path` (atomically; an existing
+    /// file is an error) and opens it shared: inserts reach the file (call
+    /// [`BloomFilter::seal`] when done).
     ///
     /// The bit array is allocated as a sparse file, so a large filter costs
     /// disk blocks only as bits get set.
     pub fn create(path: impl AsRef<Path>, params: BloomParams) -> Result<BloomFilter, BloomError> {
         let path = path.as_ref();
         params.check().map_err(BloomError::Params)?;
-        let io_err = |source: io::Error| BloomError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io_err = BloomError::io(path);
         let exists = || {
-            io_err(io::Error::new(
+            BloomError::io(path)(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 "refusing to overwrite an existing file; open it instead, \
                  or delete it first to start an empty filter",
@@ -393,7 +559,7 @@ impl BloomFilter {
                 .create(true)
                 .truncate(true)
                 .open(&tmp)?;
-            f.write_all(&encode_header(&params))?;
+            f.write_all(&encode_header(&params, &Counters::default()))?;
             f.set_len(params.file_bytes())?;
             f.sync_all()
         })();
@@ -416,43 +582,101 @@ impl BloomFilter {
                 return Err(exists());
             }
         };
-        placed.and_then(|()| sync_parent(path)).map_err(io_err)?;
+        placed
+            .and_then(|()| sync_parent(path))
+            .map_err(BloomError::io(path))?;
         BloomFilter::open(path)
     }
 
-    /// Opens an existing filter read-write.
-    pub fn open(path: impl AsRef<Path>) -> Result<BloomFilter, BloomError> {
-        BloomFilter::open_with(path.as_ref(), true)
-    }
-
-    /// Opens an existing filter read-only (inserting panics).
-    pub fn open_read_only(path: impl AsRef<Path>) -> Result<BloomFilter, BloomError> {
-        BloomFilter::open_with(path.as_ref(), false)
-    }
-
-    fn open_with(path: &Path, writable: bool) -> Result<BloomFilter, BloomError> {
-        let io_err = |source: io::Error| BloomError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(path)
-            .map_err(io_err)?;
-        let len = file.metadata().map_err(io_err)?.len();
-        let params = decode_header(path, &mut file, len)?;
-        // SAFETY: `decode_header` checked that `len` is the file's length and
-        // equals 64 + bits/8 with bits a multiple of 64, so it is a multiple of
-        // 8 and at least the header. Exclusive use of the crawl directory is
-        // the caller's part of the contract (documented on the crawl directory).
-        let map = unsafe { MappedWords::map(&file, len, writable) }.map_err(io_err)?;
+    /// An empty filter in memory only (a crawl's first round); `path` names
+    /// it in messages and is where [`BloomFilter::write_file`] would put it.
+    pub fn empty(path: impl AsRef<Path>, params: BloomParams) -> Result<BloomFilter, BloomError> {
+        let path = path.as_ref();
+        params.check().map_err(BloomError::Params)?;
+        let map = MappedWords::anonymous(params.file_bytes()).map_err(BloomError::io(path))?;
+        let header = encode_header(&params, &Counters::default());
+        for (word, bytes) in map.words()[..HEADER_WORDS].iter().zip(header.chunks(8)) {
+            word.store(
+                u64::from_ne_bytes(bytes.try_into().expect("8 bytes")),
+                Ordering::Relaxed,
+            );
+        }
         Ok(BloomFilter {
             path: path.to_path_buf(),
             params,
             map,
-            writable,
+            shared: false,
+            writable: true,
+            version: FORMAT_VERSION,
+            journal: Journal::default(),
         })
+    }
+
+    /// Opens an existing filter shared and writable: inserts reach the file.
+    /// A file with journal blocks is refused (they would be left behind the
+    /// bits): [`BloomFilter::load`] it instead.
+    pub fn open(path: impl AsRef<Path>) -> Result<BloomFilter, BloomError> {
+        BloomFilter::open_with(path.as_ref(), MapMode::Shared, true)
+    }
+
+    /// Opens an existing filter read-only (inserting panics): the file is
+    /// mapped copy-on-write and its journal applied in memory.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<BloomFilter, BloomError> {
+        BloomFilter::open_with(path.as_ref(), MapMode::Private, false)
+    }
+
+    /// Loads a filter to work on in memory: the file is mapped copy-on-write
+    /// and its journal applied; inserts never reach the file (write what
+    /// changed with a [`JournalWriter`] or [`BloomFilter::write_file`]).
+    pub fn load(path: impl AsRef<Path>) -> Result<BloomFilter, BloomError> {
+        BloomFilter::open_with(path.as_ref(), MapMode::Private, true)
+    }
+
+    fn open_with(path: &Path, mode: MapMode, writable: bool) -> Result<BloomFilter, BloomError> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(mode == MapMode::Shared)
+            .open(path)
+            .map_err(BloomError::io(path))?;
+        let len = file.metadata().map_err(BloomError::io(path))?.len();
+        let Header {
+            version, params, ..
+        } = decode_header(path, &mut file, len)?;
+        // SAFETY: `decode_header` checked that the file holds at least
+        // 64 + bits/8 bytes with bits a multiple of 64, so the length mapped
+        // is a multiple of 8, at least the header and within the file.
+        // Exclusive use of the crawl directory is the caller's part of the
+        // contract (documented on the crawl directory).
+        let map = unsafe { MappedWords::map(&file, params.file_bytes(), mode) }
+            .map_err(BloomError::io(path))?;
+        let mut filter = BloomFilter {
+            path: path.to_path_buf(),
+            params,
+            map,
+            shared: mode == MapMode::Shared,
+            writable,
+            version,
+            journal: Journal::default(),
+        };
+        if len > params.file_bytes() {
+            if mode == MapMode::Shared {
+                return Err(BloomError::format(
+                    path,
+                    format!(
+                        "{} bytes of journal after the bit array: load the filter (copy-on-write) \
+                         instead of opening it for writing",
+                        len - params.file_bytes()
+                    ),
+                ));
+            }
+            filter.journal = journal::replay(&mut file, &filter)?;
+        }
+        if version == 1 && filter.journal.blocks == 0 {
+            // Version 1 keeps no count of the bits set.
+            let set = filter.count_bits_set();
+            filter.store_word(BITS_SET_WORD, set);
+        }
+        Ok(filter)
     }
 
     /// The file.
@@ -465,6 +689,16 @@ impl BloomFilter {
         !self.writable
     }
 
+    /// The file's format version (1 or 2).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The journal blocks read with the file.
+    pub fn journal(&self) -> Journal {
+        self.journal
+    }
+
     /// The header's parameters.
     pub fn params(&self) -> BloomParams {
         self.params
@@ -472,6 +706,14 @@ impl BloomFilter {
 
     fn bit_words(&self) -> &[AtomicU64] {
         &self.map.words()[HEADER_WORDS..]
+    }
+
+    fn load_word(&self, word: usize) -> u64 {
+        u64::from_le(self.map.words()[word].load(Ordering::Relaxed))
+    }
+
+    fn store_word(&self, word: usize, value: u64) {
+        self.map.words()[word].store(value.to_le(), Ordering::Relaxed);
     }
 
     /// True if the key may have been inserted (false positives possible).
@@ -504,6 +746,66 @@ impl BloomFilter {
             "{}: insert into a Bloom filter opened read-only",
             self.path.display()
         );
+        let new = self.set_bits(h);
+        if new {
+            add_le(&self.map.words()[ITEMS_WORD], 1);
+        }
+        new
+    }
+
+    /// Inserts a batch of hashes, in order, from the one thread that uses
+    /// the filter (`&mut self`): plain loads and stores instead of atomic
+    /// read-modify-writes, and the words of the hashes a few places ahead
+    /// fetched early, so that their cache misses overlap (a rebuild spends
+    /// most of its inserting time waiting for memory). Returns how many set
+    /// a new bit; the same filter and count as [`BloomFilter::insert_hash`]
+    /// one by one.
+    ///
+    /// # Panics
+    /// On a filter opened with [`BloomFilter::open_read_only`].
+    pub fn insert_batch(&mut self, hashes: &[BloomHash]) -> u64 {
+        const AHEAD: usize = 8;
+        assert!(
+            self.writable,
+            "{}: insert into a Bloom filter opened read-only",
+            self.path.display()
+        );
+        let (bits, k) = (self.params.bits, self.params.hashes as usize);
+        let words = self.bit_words();
+        // The word and mask of each bit of the hashes ahead, by slot.
+        let mut ahead = [[(0usize, 0u64); MAX_HASHES as usize]; AHEAD];
+        let locate_into = |slot: &mut [(usize, u64); MAX_HASHES as usize], h: BloomHash| {
+            for (i, bit) in h.positions(bits, k as u32).enumerate() {
+                slot[i] = locate(bit);
+                prefetch(&words[slot[i].0]);
+            }
+        };
+        for (i, h) in hashes.iter().take(AHEAD).enumerate() {
+            locate_into(&mut ahead[i], *h);
+        }
+        let mut new_items = 0u64;
+        for i in 0..hashes.len() {
+            let slot = i % AHEAD;
+            let mut new = false;
+            for &(word, mask) in &ahead[slot][..k] {
+                let w = &words[word];
+                let v = w.load(Ordering::Relaxed);
+                if v & mask == 0 {
+                    w.store(v | mask, Ordering::Relaxed);
+                    new = true;
+                }
+            }
+            new_items += u64::from(new);
+            if let Some(next) = hashes.get(i + AHEAD) {
+                locate_into(&mut ahead[slot], *next);
+            }
+        }
+        add_le(&self.map.words()[ITEMS_WORD], new_items);
+        new_items
+    }
+
+    /// Sets the bits of `h`; true if one of them was not set.
+    fn set_bits(&self, h: BloomHash) -> bool {
         let words = self.bit_words();
         let mut new = false;
         for bit in h.positions(self.params.bits, self.params.hashes) {
@@ -517,28 +819,74 @@ impl BloomFilter {
                 new = true;
             }
         }
-        if new {
-            add_le(&self.map.words()[ITEMS_WORD], 1);
-        }
         new
     }
 
     /// Items inserted (insertions that set a new bit).
     pub fn items(&self) -> u64 {
-        u64::from_le(self.map.words()[ITEMS_WORD].load(Ordering::Relaxed))
+        self.load_word(ITEMS_WORD)
     }
 
-    /// Bits set in the array (counts the whole array: O(m)).
-    pub fn bits_set(&self) -> u64 {
+    /// URLs rescued over the crawl (a counter the filter carries for the
+    /// seen-set; see the module doc).
+    pub fn rescued(&self) -> u64 {
+        self.load_word(RESCUED_WORD)
+    }
+
+    /// Sets the rescue counter.
+    pub fn set_rescued(&self, n: u64) {
+        assert!(self.writable, "{}: read-only", self.path.display());
+        self.store_word(RESCUED_WORD, n);
+    }
+
+    /// Bits set as the file (its header or last journal block) records them;
+    /// [`BloomFilter::count_bits_set`] counts them.
+    pub fn recorded_bits_set(&self) -> u64 {
+        self.load_word(BITS_SET_WORD)
+    }
+
+    /// Bits set in the array, counted (O(m)).
+    pub fn count_bits_set(&self) -> u64 {
         self.bit_words()
             .iter()
             .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
             .sum()
     }
 
+    /// Checks the bit array against the count of bits set the file records
+    /// (O(m)): a flipped bit, or an array changed by hand, is found. (A
+    /// version 1 file records none: its bits were counted when opened.)
+    pub fn verify(&self) -> Result<(), BloomError> {
+        let (recorded, counted) = (self.recorded_bits_set(), self.count_bits_set());
+        if recorded == counted {
+            return Ok(());
+        }
+        Err(BloomError::format(
+            &self.path,
+            format!(
+                "the bit array has {counted} bits set, but the file records {recorded}: bits \
+                 were changed (a damaged disk, or an edit); {DAMAGED_HINT}"
+            ),
+        ))
+    }
+
+    /// The counters now, the bits set counted (O(m)).
+    pub fn counters(&self) -> Counters {
+        Counters {
+            items: self.items(),
+            bits_set: self.count_bits_set(),
+            rescued: self.rescued(),
+        }
+    }
+
+    /// Bits set in the array (counts the whole array: O(m)).
+    pub fn bits_set(&self) -> u64 {
+        self.count_bits_set()
+    }
+
     /// Fraction of bits set (counts the whole array: O(m)).
     pub fn fill_ratio(&self) -> f64 {
-        self.bits_set() as f64 / self.params.bits as f64
+        self.count_bits_set() as f64 / self.params.bits as f64
     }
 
     /// Current false-positive rate estimated from the fill: fill^k.
@@ -554,13 +902,45 @@ impl BloomFilter {
         }
     }
 
+    /// Makes a shared filter's file complete: records the bits set in the
+    /// header and writes the mapped pages to disk (msync). A no-op for a
+    /// private or read-only filter.
+    pub fn seal(&self) -> Result<(), BloomError> {
+        if !self.shared {
+            return Ok(());
+        }
+        self.store_word(BITS_SET_WORD, self.count_bits_set());
+        self.flush()
+    }
+
     /// Writes the mapped pages and the header to disk (msync). A no-op for
-    /// a read-only filter.
+    /// a private or read-only filter.
     pub fn flush(&self) -> Result<(), BloomError> {
-        self.map.flush().map_err(|source| BloomError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.map.flush().map_err(BloomError::io(&self.path))
+    }
+
+    /// Writes the filter as it is now (bits, counters; no journal) to a new
+    /// file at `dest` in the current format, and fsyncs it; returns its size.
+    /// An existing file at `dest` is replaced.
+    pub fn write_file(&self, dest: &Path) -> Result<u64, BloomError> {
+        let io = BloomError::io(dest);
+        let mut out = std::io::BufWriter::with_capacity(
+            1 << 20,
+            File::create(dest).map_err(BloomError::io(dest))?,
+        );
+        out.write_all(&encode_header(&self.params, &self.counters()))
+            .map_err(BloomError::io(dest))?;
+        let mut chunk = Vec::with_capacity(1 << 16);
+        for words in self.bit_words().chunks(1 << 13) {
+            chunk.clear();
+            for w in words {
+                chunk.extend_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+            }
+            out.write_all(&chunk).map_err(BloomError::io(dest))?;
+        }
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(BloomError::io(dest))?;
+        Ok(self.params.file_bytes())
     }
 }
 
@@ -568,6 +948,22 @@ impl BloomFilter {
 /// (little-endian), so that bit b is bit b mod 8 of byte b/8 on every platform.
 fn locate(bit: u64) -> (usize, u64) {
     ((bit / 64) as usize, (1u64 << (bit % 64)).to_le())
+}
+
+/// Asks the CPU to bring `word` into its cache (a hint: nothing is read).
+#[inline]
+fn prefetch(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch instruction only hints at an address; it reads
+    // nothing into the program and cannot fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            word.as_ptr().cast::<i8>().cast_const(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
 }
 
 /// Adds to a counter stored little-endian.
@@ -662,11 +1058,12 @@ mod tests {
         let params = BloomParams::optimal(1_000_000, 0.01).unwrap();
         let f = BloomFilter::create(&path, params).unwrap();
         assert!(f.insert(b"https://example.com/"));
-        f.flush().unwrap();
+        f.set_rescued(3);
+        f.seal().unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len() as u64, params.file_bytes());
         assert_eq!(&bytes[0..8], b"CRWLBLM1");
-        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
         assert_eq!(u32::from_le_bytes(bytes[12..16].try_into().unwrap()), 7);
         assert_eq!(
             u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
@@ -678,7 +1075,9 @@ mod tests {
         );
         assert_eq!(f64::from_le_bytes(bytes[32..40].try_into().unwrap()), 0.01);
         assert_eq!(u64::from_le_bytes(bytes[40..48].try_into().unwrap()), 1);
-        assert!(bytes[48..64].iter().all(|&b| b == 0));
+        // Bits set, and the rescue counter.
+        assert_eq!(u64::from_le_bytes(bytes[48..56].try_into().unwrap()), 7);
+        assert_eq!(u64::from_le_bytes(bytes[56..64].try_into().unwrap()), 3);
         let mut set = Vec::new();
         for (i, &b) in bytes[64..].iter().enumerate() {
             for j in 0..8 {
@@ -808,6 +1207,31 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_inserts_what_one_by_one_inserts() {
+        let dir = TempDir::new("batch");
+        let params = BloomParams::optimal(50_000, 0.01).unwrap();
+        let one = BloomFilter::create(dir.join("one.bloom"), params).unwrap();
+        let mut batch = BloomFilter::create(dir.join("batch.bloom"), params).unwrap();
+        let hashes: Vec<BloomHash> = (0..60_000)
+            .map(|i| BloomHash::of(format!("https://h{}.test/{i}", i % 77).as_bytes()))
+            .collect();
+        let mut new = 0;
+        for chunk in hashes.chunks(1000).chain([&hashes[..5]]) {
+            new += batch.insert_batch(chunk);
+        }
+        for h in &hashes {
+            one.insert_hash(*h);
+        }
+        one.seal().unwrap();
+        batch.seal().unwrap();
+        assert_eq!(new, one.items());
+        assert_eq!(
+            std::fs::read(dir.join("one.bloom")).unwrap(),
+            std::fs::read(dir.join("batch.bloom")).unwrap()
+        );
+    }
+
+    #[test]
     fn concurrent_inserts_lose_nothing() {
         let dir = TempDir::new("threads");
         let params = BloomParams::optimal(200_000, 0.01).unwrap();
@@ -868,7 +1292,10 @@ mod tests {
         let dir = TempDir::new("corrupt");
         let path = dir.join("seen.bloom");
         let params = BloomParams::optimal(1000, 0.01).unwrap();
-        let good = encode_header(&params)
+        // A version 1 file: exactly the header and the bits.
+        let mut header = encode_header(&params, &Counters::default());
+        header[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let good = header
             .into_iter()
             .chain(std::iter::repeat_n(0u8, (params.bits / 8) as usize))
             .collect::<Vec<u8>>();
@@ -881,7 +1308,7 @@ mod tests {
             msg.contains("0 bytes, shorter than the 64-byte header"),
             "{msg}"
         );
-        assert!(msg.contains("delete it"), "says what to do: {msg}");
+        assert!(msg.contains("segmenter repair"), "says what to do: {msg}");
 
         write_file(&path, &good[..10]);
         assert!(open_error(&path).contains("10 bytes"));
@@ -891,10 +1318,10 @@ mod tests {
         assert!(open_error(&path_with(&path, &bad)).contains("not a Bloom filter"));
 
         let mut bad = good.clone();
-        bad[8..12].copy_from_slice(&2u32.to_le_bytes());
+        bad[8..12].copy_from_slice(&3u32.to_le_bytes());
         let msg = open_error(&path_with(&path, &bad));
         assert!(
-            msg.contains("version 2") && msg.contains("reads version 1"),
+            msg.contains("version 3") && msg.contains("reads versions 1 and 2"),
             "{msg}"
         );
 
@@ -950,7 +1377,7 @@ mod tests {
         ];
         let (mut opened, mut refused) = (0, 0);
         for round in 0..400 {
-            let mut header = encode_header(&params);
+            let mut header = encode_header(&params, &Counters::default());
             // Lie in one or two fields: k, m, n, p or the item counter.
             for _ in 0..1 + rng.below(2) {
                 let value = if rng.below(2) == 0 {

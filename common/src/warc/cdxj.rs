@@ -46,7 +46,7 @@ pub const SUFFIX: &str = ".cdxj";
 ///
 /// ```
 /// use std::path::Path;
-/// let p = common::cdxj::index_path(Path::new("fetched/00003/crawl-00003-20261123072702123-00000-box.warc.gz"));
+/// let p = common::warc::cdxj::index_path(Path::new("fetched/00003/crawl-00003-20261123072702123-00000-box.warc.gz"));
 /// assert_eq!(p, Path::new("fetched/00003/crawl-00003-20261123072702123-00000-box.cdxj"));
 /// ```
 pub fn index_path(warc: &Path) -> PathBuf {
