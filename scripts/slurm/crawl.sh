@@ -13,7 +13,7 @@
 #           --kill-on-invalid-dep=yes: it never runs on half a round.
 # A task that fails is run again in its allocation, at most --retries times
 # (default 2); every step resumes from the files, so a rerun loses nothing
-# and fetches nothing twice. The driver waits for each round (sbatch --wait)
+# and fetches nothing twice. The driver waits for each round (squeue)
 # and decides from the crawl directory, not from Slurm's memory, whether to
 # go on: it stops when no shard has a segment to fetch or a run to reduce,
 # after --rounds rounds, or when CRAWL/STOP exists. Run it again at any time
@@ -92,6 +92,19 @@ work_left() {
     "$bindir/segmenter" status "$crawl" --no-backlog | grep -Eq '^(pending|unconsumed|unmapped): .|^unreduced: [1-9]'
 }
 
+# Waits until every task of the jobs $1 and $2 has ended (squeue, every
+# second: Slurm keeps ended jobs listed for MinJobAge, 300 s by default);
+# true if all completed. sbatch --wait would do, but polls up to 10 s apart.
+wait_round() {
+    local states
+    while :; do
+        states=$(squeue -h -t all -j "$1,$2" -o %T 2>/dev/null) || { sleep 1; continue; }
+        grep -Eq '^(PENDING|CONFIGURING|RUNNING|COMPLETING|REQUEUED|RESIZING|SUSPENDED|SIGNALING|STAGE_OUT)' <<<"$states" || break
+        sleep 1
+    done
+    ! grep -qv '^COMPLETED$' <<<"$states"
+}
+
 n=0
 while :; do
     if [ -e "$crawl/STOP" ]; then echo "$prog: $crawl/STOP exists: stopping"; exit 0; fi
@@ -101,10 +114,13 @@ while :; do
     fetch=$(sbatch --parsable "${sbatch_opts[@]}" "$crawl/slurm/fetch.sbatch") ||
         { echo "$prog: round $n: sbatch of the fetch array failed" >&2; exit 1; }
     fetch=${fetch%%;*}
-    if ! sbatch --parsable --wait --dependency="afterok:$fetch" --kill-on-invalid-dep=yes \
-        "${sbatch_opts[@]}" "$crawl/slurm/reduce.sbatch" >/dev/null; then
-        echo "$prog: round $n failed (fetch array $fetch, or its reduce array): see $crawl/logs/slurm-*-${fetch}_*.log and the reduce logs; run again to resume" >&2
+    reduce=$(sbatch --parsable --dependency="afterok:$fetch" --kill-on-invalid-dep=yes \
+        "${sbatch_opts[@]}" "$crawl/slurm/reduce.sbatch") ||
+        { echo "$prog: round $n: sbatch of the reduce array failed" >&2; exit 1; }
+    reduce=${reduce%%;*}
+    if ! wait_round "$fetch" "$reduce"; then
+        echo "$prog: round $n failed: see $crawl/logs/slurm-fetch-${fetch}_*.log and slurm-reduce-${reduce}_*.log, and segmenter status $crawl; run again to resume" >&2
         exit 1
     fi
-    echo "round $n: done (fetch array $fetch)"
+    echo "round $n: done (fetch array $fetch, reduce array $reduce)"
 done
