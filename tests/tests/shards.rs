@@ -195,6 +195,14 @@ fn inject_with_shards_splits_the_seeds_by_host_and_fixes_the_layout() {
         text
     );
 
+    // The one-machine cycle (crawl.sh's `segmenter next`) is not this one.
+    let out = run(&mut segmenter(&["next"], &c.crawl), &c.crawl, 2);
+    assert!(
+        out.stderr.contains("scripts/slurm/crawl.sh"),
+        "{}",
+        out.stderr
+    );
+
     // The fetcher needs a shard, in range.
     let out = run(&mut fetch(&c, None), &c.crawl, 2);
     assert!(
