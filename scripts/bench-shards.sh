@@ -3,8 +3,9 @@
 #
 #   scripts/bench-shards.sh
 #
-# The Rust documentation on this machine as WARC files (the input of
-# scripts/bench-segment.sh docs), dealt into 4 fetched runs, segmented:
+# The Rust documentation on this machine as WARC files (as for
+# scripts/bench-segment.sh docs, in 16 MB files), dealt into 4 fetched
+# runs, segmented:
 #   a. S = 1: one `segmenter run` over the 4 runs;
 #   b. S = 4, one task at a time: `segmenter map --shard I` for I = 0..3
 #      (shard I holds run I), then `segmenter reduce --shard J` for J = 0..3;
@@ -33,14 +34,8 @@ gnutime=/usr/bin/time
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 html=$(rustc --print sysroot)/share/doc/rust/html
-template=$work/docs-template
-if [ ! -f "$template/fetched/00001/DONE" ]; then
-    [ -d "$html" ] || { echo "bench-shards: $html: no Rust documentation (rustup component add rust-docs)" >&2; exit 1; }
-    rm -rf "$template"
-    mkdir -p "$template/fetched"
-    "$target/release/examples/docs-warc" "$html" "$template/fetched/00001" https://doc.rust-lang.org/ 128MB >&2
-fi
-# Deal the WARC files (made smaller for the purpose) into 4 runs.
+[ -d "$html" ] || { echo "bench-shards: $html: no Rust documentation (rustup component add rust-docs)" >&2; exit 1; }
+# The WARC files (16 MB each) dealt into 4 runs.
 dealt=$work/shards-template
 if [ ! -f "$dealt/ready" ]; then
     rm -rf "$dealt"
