@@ -62,6 +62,8 @@ Settings for both programs are best kept in CRAWL/crawl.toml.
 Logs: CRAWL/logs/round-NNNNN.log (one per round, every step's output); logs
 older than [crawl] keep_logs (30d) are pruned at the start of each run.
 Rounds are numbered by the round journal CRAWL/rounds.v1.tsv (one line each).
+After each round, CRAWL/report.html (segmenter report) is rebuilt; a failure
+there is written to the round's log and does not stop the crawl.
 Each round prints one line: round number, segment, URLs in it, pages fetched
 (HTTP responses other than robots.txt), new URLs scheduled; what the fetch
 history learnt (URLs fetched for the first time, refreshed ones and of them
@@ -269,6 +271,16 @@ ask() {
     if [ "$log" = - ]; then log=""; else log="$crawl/$log"; fi
 }
 
+# Rebuilds CRAWL/report.html (segmenter report) after round $1, its output
+# in the round's log; a report that fails costs the page, never the round.
+report_round() {
+    local round_log
+    printf -v round_log '%s/logs/round-%05d.log' "$crawl" "$1"
+    echo "=== segmenter report $crawl" >>"$round_log"
+    "$segmenter" report "$crawl" </dev/null >>"$round_log" 2>&1 ||
+        echo "$prog: 'segmenter report $crawl' failed (exit code $?); the round is not affected" >>"$round_log"
+}
+
 # Logs past their retention go first (a failure only costs disk space).
 "$segmenter" prune "$crawl" || echo "$prog: 'segmenter prune $crawl' failed (it says why above); going on"
 
@@ -306,7 +318,8 @@ while :; do
             STOP_WATCH=0 ;;
         round)
             echo "$reason"
-            rounds_done=$((rounds_done + 1)) ;;
+            rounds_done=$((rounds_done + 1))
+            report_round "$arg" ;;
         stop)
             if [ "$arg" = 0 ]; then
                 echo "$reason"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo.sh: the README's first command. Builds the release binaries, serves the
+# demo.sh: the first command of the README's quick start. Builds the release binaries, serves the
 # project's demo web on loopback addresses (no internet needed), runs three
 # rounds of scripts/crawl.sh against it with low delays, stops the server and
 # prints where to look.
@@ -212,4 +212,7 @@ Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the r
   rounds       $c/rounds.v1.tsv (one line per round: its figures and times)
   logs         $c/logs/round-*.log (one per round: every step's output), segmenter-*.json (reports)
   server side  $(show "$out")/requests.tsv (host, path, start ms, end ms, status of every request served)
+
+==> the crawl report (rebuilt after every round; open it in a browser):
+    $c/report.html
 EOF

@@ -3,7 +3,8 @@
 # tests to check our WARC files independently), `warcprox` (a WARC writer
 # whose files the import tests read), `cdxj-indexer`, `pywb` and `wacz`
 # (the replay and packaging tools) into .venv/ when they are missing, then
-# runs `cargo test` on the workspace. Extra arguments go to
+# installs Debian's chromium (headless, for the HTML report's browser test)
+# when missing, then runs `cargo test` on the workspace. Extra arguments go to
 # `cargo test` (e.g. `scripts/test.sh warc` runs the tests whose name holds
 # "warc").
 set -euo pipefail
@@ -15,11 +16,11 @@ WARCIO_VERSION=1.8.1
 # decompressor refuses).
 BROTLI_VERSION=0.7.0
 # warcprox, the Internet Archive's archiving proxy: an independent WARC
-# writer for segmenter/tests/foreign_warcs.rs (its pip dependencies are
+# writer for segmenter/tests/it/foreign_warcs.rs (its pip dependencies are
 # pure Python or prebuilt wheels; no compiler is needed).
 WARCPROX_VERSION=2.13.1
 # The replay and packaging tools an archivist uses on a crawl, for
-# tests/tests/archive_tools.rs: cdxj-indexer (the index our .cdxj files
+# tests/tests/it/archive_tools.rs: cdxj-indexer (the index our .cdxj files
 # must equal), pywb (replays the crawl from our own index, on loopback) and
 # wacz (`wacz validate` judges our packages). With the tools above they
 # install in about 35 s (measured on the 2-core machine; wheels only).
@@ -43,6 +44,25 @@ if [[ ! -x .venv/bin/warcio ]] || [[ ! -x .venv/bin/warcprox ]] ||
         "warcprox==$WARCPROX_VERSION" "cdxj-indexer==$CDXJ_INDEXER_VERSION" \
         "pywb==$PYWB_VERSION" "wacz==$WACZ_VERSION"
 fi
+# Debian's chromium, headless, for tests/tests/it/report_html.rs (renders the
+# HTML report, takes a screenshot, dumps the DOM). Installed once with
+# apt-get when missing (about 35 s with the package lists' update).
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing chromium with apt-get" >&2
+        sudo=""
+        [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+            chromium >/dev/null
+    else
+        echo "test.sh: chromium is missing and apt-get is not here: install chromium" >&2
+        exit 1
+    fi
+fi
+export CHROMIUM
+CHROMIUM=$(command -v chromium)
+
 export WARCIO="$root/.venv/bin/warcio"
 export WARCPROX="$root/.venv/bin/warcprox"
 export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"

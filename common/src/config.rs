@@ -600,8 +600,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_errors() {
-        let dir = std::env::temp_dir().join(format!("config-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testutil::TempDir::new("config-unknown-keys");
         let p = dir.join("crawl.toml");
         std::fs::write(
             &p,
@@ -618,7 +617,6 @@ mod tests {
         let err = CrawlConfig::load(&p).unwrap_err().to_string();
         assert!(err.contains("agnet"), "{err}");
         assert!(CrawlConfig::load(&dir.join("missing.toml")).is_ok());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

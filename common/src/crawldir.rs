@@ -1,4 +1,4 @@
-//! Paths inside a crawl directory (see the README for what each file holds).
+//! Paths inside a crawl directory (docs/formats.md says what each file holds).
 //!
 //! ```text
 //! CRAWL/crawl.toml                 optional settings
@@ -443,8 +443,8 @@ mod tests {
 
     #[test]
     fn pending_and_completed() {
-        let root = std::env::temp_dir().join(format!("crawldir-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let tmp = crate::testutil::TempDir::new("crawldir");
+        let root = tmp.join("crawl");
         let dir = CrawlDir::create(&root).unwrap();
         for id in ["00002", "00001"] {
             std::fs::write(dir.segment_path(id), b"").unwrap();

@@ -49,6 +49,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod overview;
+pub use overview::{HostOverview, HostRow};
+
 /// The schema version this library reads and writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 4;
 
@@ -1180,7 +1183,7 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
-        // The column as the README's sqlite3 command shows it.
+        // The column as the sqlite3 command of docs/formats.md shows it.
         let rows: Vec<(String, Option<String>)> = c
             .prepare("SELECT host, sitemaps FROM hosts ORDER BY host")
             .unwrap()

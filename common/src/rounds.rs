@@ -424,10 +424,10 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> CrawlDir {
-        let root = std::env::temp_dir().join(format!("rounds-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        CrawlDir::create(&root).unwrap()
+    fn scratch(name: &str) -> (crate::testutil::TempDir, CrawlDir) {
+        let tmp = crate::testutil::TempDir::new(&format!("rounds-{name}"));
+        let crawl = CrawlDir::create(tmp.join("crawl")).unwrap();
+        (tmp, crawl)
     }
 
     #[test]
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_tail_cut_by_a_crash_is_not_a_round_and_is_cut_off_by_the_next_append() {
-        let crawl = scratch("tail");
+        let (_tmp, crawl) = scratch("tail");
         append(&crawl, &round(1)).unwrap();
         append(&crawl, &round(2)).unwrap();
         let path = crawl.rounds_path();
@@ -491,7 +491,7 @@ mod tests {
 
     #[test]
     fn numbering_goes_on_from_the_journal_not_the_logs() {
-        let crawl = scratch("numbers");
+        let (_tmp, crawl) = scratch("numbers");
         // Before the journal: after the highest round log.
         std::fs::write(crawl.logs_dir().join("round-00041.log"), "").unwrap();
         assert_eq!(next_number(&crawl, &[]), 42);

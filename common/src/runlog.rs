@@ -354,11 +354,8 @@ impl Drop for RunLog {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("runlog-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    fn scratch(name: &str) -> crate::testutil::TempDir {
+        crate::testutil::TempDir::new(&format!("runlog-{name}"))
     }
 
     #[test]
@@ -378,7 +375,6 @@ mod tests {
         let two = std::fs::read_to_string(dir.join("segmenter-20260101000000000-1.log")).unwrap();
         assert!(one.ends_with(" info first run\n"), "{one}");
         assert!(two.ends_with(" info second run\n"), "{two}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -390,7 +386,6 @@ mod tests {
         assert_eq!(log.path(), None);
         drop(log);
         assert!(!path.exists());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -412,6 +407,5 @@ mod tests {
             lines[3].ends_with(" info fetcher: progress: 3 pages"),
             "{text}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

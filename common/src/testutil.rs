@@ -1,5 +1,5 @@
-//! Helpers for tests, not for programs: a seeded random generator, a
-//! temporary directory, and a WARC file read to its end.
+//! Helpers for tests, not for programs: a seeded random generator, the
+//! temporary directory of every test, and a WARC file read to its end.
 //!
 //! This crate's unit tests use it as `crate::testutil`; its integration
 //! tests, and the test support of the other crates (`testkit`), as
@@ -46,22 +46,24 @@ impl Rng {
     }
 }
 
-/// A fresh directory under the system's temporary directory, removed (with
-/// everything in it) when dropped. Unique per process and per call, so tests
-/// running in parallel never share one.
+/// The one temporary directory of the tests: a fresh directory under the
+/// system's temporary directory, unique per process and per call (so tests
+/// running in parallel never share one), removed with everything in it
+/// when dropped, unless the test is failing: then it is kept, and its path
+/// printed, to look at.
 #[derive(Debug)]
 pub struct TempDir(PathBuf);
 
 impl TempDir {
-    /// Creates `common-test-PID-N-TAG` (emptied first, should a dead run
+    /// Creates `crawl-test-TAG-PID-N` (emptied first, should a dead run
     /// have left one behind).
     pub fn new(tag: &str) -> TempDir {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("common-test-{}-{n}-{tag}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("crawl-test-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         TempDir(dir)
     }
 
@@ -78,14 +80,18 @@ impl TempDir {
     /// Writes `bytes` to `name` inside the directory; returns its path.
     pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.join(name);
-        std::fs::write(&path, bytes).unwrap();
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         path
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if std::thread::panicking() {
+            eprintln!("test files kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 

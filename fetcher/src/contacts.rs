@@ -226,15 +226,15 @@ fn read_journal(path: &Path) -> io::Result<Vec<(String, i64, i64)>> {
 mod tests {
     use super::*;
 
-    fn crawl(name: &str) -> CrawlDir {
-        let root = std::env::temp_dir().join(format!("contacts-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        CrawlDir::create(&root).unwrap()
+    fn crawl(name: &str) -> (common::testutil::TempDir, CrawlDir) {
+        let tmp = common::testutil::TempDir::new(&format!("contacts-{name}"));
+        let crawl = CrawlDir::create(tmp.join("crawl")).unwrap();
+        (tmp, crawl)
     }
 
     #[test]
     fn a_dead_runs_requests_hold_their_hosts_one_delay_from_now() {
-        let c = crawl("dead");
+        let (_tmp, c) = crawl("dead");
         let now = 1_000_000_000;
         std::fs::create_dir_all(c.contacts_dir()).unwrap();
         std::fs::write(
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn a_live_runs_requests_may_last_their_whole_timeout() {
-        let c = crawl("live");
+        let (_tmp, c) = crawl("live");
         std::fs::create_dir_all(c.fetched_dir("00007")).unwrap();
         let _held = common::lock::try_lock(&c.fetch_lock_path("00007"))
             .unwrap()

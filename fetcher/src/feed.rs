@@ -256,8 +256,7 @@ mod tests {
 
     #[test]
     fn batches_follow_the_ranges() {
-        let dir = std::env::temp_dir().join(format!("feed-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::testutil::TempDir::new("feed-batches");
         let path = dir.join("work.tsv");
         let mut text = Vec::new();
         for i in 0..10 {
@@ -277,6 +276,5 @@ mod tests {
         assert_eq!(jobs.len(), 6);
         assert_eq!(jobs[0].rec.url, "http://h/4");
         assert!(rest.is_none());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

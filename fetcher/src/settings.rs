@@ -354,7 +354,8 @@ mod tests {
     use clap::Parser;
 
     fn settings(args: &[&str]) -> Result<Settings, SettingsError> {
-        let dir = std::env::temp_dir().join(format!("fetcher-settings-{}", std::process::id()));
+        // Not created: these settings read no crawl.toml.
+        let dir = std::env::temp_dir().join("fetcher-settings-no-such-crawl");
         let mut argv = vec!["fetcher", "fetch", dir.to_str().unwrap()];
         argv.extend_from_slice(args);
         let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
@@ -490,8 +491,7 @@ mod tests {
 
     #[test]
     fn a_flag_beats_crawl_toml_which_beats_the_default() {
-        let dir = std::env::temp_dir().join(format!("fetcher-layers-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::testutil::TempDir::new("fetcher-layers");
         std::fs::write(
             dir.join("crawl.toml"),
             "[agent]\nname = \"bot\"\nurl = \"https://e.org/bot\"\n[crawl]\nround_time = \"3m\"\n\
@@ -501,7 +501,7 @@ mod tests {
         )
         .unwrap();
         let parse = |extra: &[&str]| {
-            let mut argv = vec!["fetcher", "fetch", dir.to_str().unwrap()];
+            let mut argv = vec!["fetcher", "fetch", dir.path().to_str().unwrap()];
             argv.extend_from_slice(extra);
             let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
             let crate::cli::Command::Fetch(a) = cli.command else {
@@ -547,6 +547,5 @@ mod tests {
             Some(dir.join("hosts")),
             "a path in crawl.toml is relative to the crawl directory"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

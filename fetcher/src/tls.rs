@@ -559,8 +559,7 @@ mod tests {
 
     #[test]
     fn a_ca_file_without_certificates_is_refused_with_its_name() {
-        let dir = std::env::temp_dir().join(format!("fetcher-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::testutil::TempDir::new("fetcher-tls-empty-ca");
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "not a certificate\n").unwrap();
         let e = Trust::load(Some(&empty), false).unwrap_err();
@@ -573,6 +572,5 @@ mod tests {
         assert!(e.contains("missing.pem"), "{e}");
         let t = Trust::load(None, false).unwrap();
         assert!(t.summary.bundled > 100, "the bundled roots are there");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

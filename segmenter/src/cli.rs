@@ -179,6 +179,30 @@ pub enum Command {
         #[arg(long)]
         no_backlog: bool,
     },
+    /// Write an HTML report of the crawl: one self-contained file with charts.
+    ///
+    /// Shows the crawl over its rounds (pages, pages/s, time, new URLs,
+    /// backlog, due refetches, cumulative pages and bytes), outcomes (status
+    /// codes and errors per round, media types, bytes, unchanged and changed
+    /// refetches), hosts (top by pages, errors, Crawl-delay, held; robots.txt
+    /// states; pages per host; the backlog's largest hosts), politeness (the
+    /// smallest gap between requests to each host against its delay, held
+    /// hosts per round), state health (seen-set fill and false positives,
+    /// when URLs come due, damaged files, sitemaps) and links to the logs.
+    /// Reads the round journal, the round reports in logs/, each fetched
+    /// run's stats.json, the crawl.log of the last 20 rounds, hosts.db (read
+    /// only) and what `status` counts; never a WARC file. Missing or damaged
+    /// files are named on the page. No script, no font and no link outside
+    /// the file: it opens anywhere. Written to a temporary file and renamed;
+    /// prints its path, size and build time. scripts/crawl.sh rebuilds it
+    /// after every round.
+    Report {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// Where to write the page [default: CRAWL/report.html].
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+    },
     /// What the crawl does next, and why: the decisions of the crawl cycle,
     /// for drivers (scripts/crawl.sh) and for a look by hand.
     ///
@@ -229,6 +253,7 @@ pub enum Command {
         /// The crawl directory.
         crawl: PathBuf,
         /// Keep the files written in this time (`30d`, `12h`; 0 keeps all)
+        /// [default: 30d]
         #[arg(long, value_name = "DURATION")]
         keep_logs: Option<DurationValue>,
         /// Say what would be removed, remove nothing.

@@ -497,11 +497,10 @@ pub fn prev_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn crawl(name: &str) -> CrawlDir {
-        let root =
-            std::env::temp_dir().join(format!("segmenter-commit-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        CrawlDir::create(&root).unwrap()
+    fn crawl(name: &str) -> (common::testutil::TempDir, CrawlDir) {
+        let tmp = common::testutil::TempDir::new(&format!("segmenter-commit-{name}"));
+        let crawl = CrawlDir::create(tmp.join("crawl")).unwrap();
+        (tmp, crawl)
     }
 
     /// A staged round of sound files (recovery checks them), and the bytes
@@ -533,7 +532,7 @@ mod tests {
 
     #[test]
     fn commit_moves_everything_and_cleans_up() {
-        let c = crawl("ok");
+        let (_tmp, c) = crawl("ok");
         let s = stage(&c);
         let (seg, _) = staged_bytes(&s);
         let moved = s.commit().unwrap();
@@ -550,7 +549,7 @@ mod tests {
 
     #[test]
     fn uncommitted_staging_is_discarded() {
-        let c = crawl("discard");
+        let (_tmp, c) = crawl("discard");
         let s = stage(&c);
         // As if killed: the directory stays behind.
         std::mem::forget(s);
@@ -563,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_failed_round_leaves_no_staging() {
-        let c = crawl("dropped");
+        let (_tmp, c) = crawl("dropped");
         drop(stage(&c));
         assert!(!c.root().join(STAGING_DIR).exists());
         fs::remove_dir_all(c.root()).unwrap();
@@ -571,7 +570,7 @@ mod tests {
 
     #[test]
     fn marked_staging_is_rolled_forward_even_half_moved() {
-        let c = crawl("forward");
+        let (_tmp, c) = crawl("forward");
         let mut s = stage(&c);
         let (seg, bloom) = staged_bytes(&s);
         s.marked = true;
@@ -600,7 +599,7 @@ mod tests {
 
     #[test]
     fn a_damaged_staged_file_is_never_moved_into_place() {
-        let c = crawl("damaged-staged");
+        let (_tmp, c) = crawl("damaged-staged");
         let s = stage(&c);
         let dir = c.root().join(STAGING_DIR);
         let listed = "segments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n";
@@ -633,7 +632,7 @@ mod tests {
 
     #[test]
     fn second_lock_fails() {
-        let c = crawl("lock");
+        let (_tmp, c) = crawl("lock");
         let first = lock(&c).unwrap();
         let err = lock(&c).unwrap_err();
         assert!(matches!(err, Error::Locked(_)), "{err}");

@@ -3,7 +3,7 @@
 //!
 //! [`cli`] parses, [`settings`] validates, and one module per command
 //! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
-//! [`next`], [`prune`], [`index`], [`wacz`]) does the work through
+//! [`next`], [`prune`], [`index`], [`wacz`], [`crawl_report`] for `report`) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. [`extract`] finds the links of a page.
 //! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers).
@@ -14,6 +14,7 @@ mod caps;
 pub mod cli;
 mod commit;
 mod counts;
+mod crawl_report;
 pub mod cycle;
 pub mod error;
 pub mod extract;
@@ -38,7 +39,7 @@ mod run;
 mod scan;
 pub mod seen;
 mod session;
-mod settings;
+pub mod settings;
 pub mod sitemap;
 mod sort;
 mod status;
@@ -109,6 +110,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             keep_logs,
             dry_run,
         } => prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
+        Command::Report { crawl, out } => crawl_report::report(&crawl, out.as_deref())?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
         Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
         Command::Index { crawl, rounds, out } => {

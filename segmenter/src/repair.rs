@@ -202,7 +202,7 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     } else if !accept_loss {
         let _ = writeln!(
             out,
-            "{damaged} damaged file(s); nothing was changed. Repair each as the README says \
+            "{damaged} damaged file(s); nothing was changed. Repair each as docs/operations.md says \
              (\"When a file is damaged\"), or run `segmenter repair {} --accept-loss` to \
              replace them and accept the losses it names",
             root.display()

@@ -259,7 +259,7 @@ fn newest_run_report(
 /// The `segmenter-*.json` files of `dir`, with the key that orders them
 /// by age: the timestamp, then the `-N` of runs started in the same
 /// millisecond.
-fn report_files(dir: &Path) -> std::io::Result<Vec<((String, u64), PathBuf)>> {
+pub(crate) fn report_files(dir: &Path) -> std::io::Result<Vec<((String, u64), PathBuf)>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -282,7 +282,7 @@ fn report_files(dir: &Path) -> std::io::Result<Vec<((String, u64), PathBuf)>> {
 
 /// The report at `path`, checked for its version; an error says why the
 /// file cannot be used.
-fn read_report(path: &Path) -> Result<serde_json::Value, String> {
+pub(crate) fn read_report(path: &Path) -> Result<serde_json::Value, String> {
     use serde_json::Value;
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let v: Value = serde_json::from_str(&text)
@@ -389,10 +389,30 @@ impl ShardTasks {
     }
 }
 
+/// The backlog's and the history's summaries that [`CrawlStatus`] counts
+/// from, kept for a closer look (the HTML report).
+#[derive(Debug, Default)]
+pub struct Summaries {
+    /// The backlog's (`None`: not counted, absent or unreadable).
+    pub backlog: Option<SegmentSummary>,
+    /// The history's, as of when it was read (`None` likewise).
+    pub history: Option<crate::history::HistorySummary>,
+}
+
 impl CrawlStatus {
     /// Reads the crawl directory's listings, `consumed.txt` and, if
     /// `backlog`, the backlog.
     pub fn read(crawl: &CrawlDir, backlog: bool) -> Result<CrawlStatus, Error> {
+        Ok(CrawlStatus::read_with_summaries(crawl, backlog, 0)?.0)
+    }
+
+    /// As [`CrawlStatus::read`], also returning the summaries of the backlog
+    /// and the history it counted, with their `top` hosts.
+    pub fn read_with_summaries(
+        crawl: &CrawlDir,
+        backlog: bool,
+        top: usize,
+    ) -> Result<(CrawlStatus, Summaries), Error> {
         let segments = crawl
             .segment_ids()
             .map_err(Error::io(crawl.segments_dir()))?;
@@ -408,12 +428,17 @@ impl CrawlStatus {
             .into_iter()
             .filter(|id| !consumed.contains(id))
             .collect();
+        let mut summaries = Summaries::default();
         let path = crawl.backlog_path();
         let backlog_urls = if !backlog {
             None
         } else if path.exists() {
-            match SegmentSummary::compute(&path, 0) {
-                Ok(summary) => Some(summary.urls),
+            match SegmentSummary::compute(&path, top) {
+                Ok(summary) => {
+                    let urls = summary.urls;
+                    summaries.backlog = Some(summary);
+                    Some(urls)
+                }
                 Err(e) => {
                     common::runlog::say(&e);
                     None
@@ -427,8 +452,12 @@ impl CrawlStatus {
             (None, None)
         } else if path.exists() {
             let now = common::timefmt::unix_millis(std::time::SystemTime::now());
-            match crate::history::HistorySummary::compute(&path, now, 0) {
-                Ok(s) => (Some(s.urls), Some(s.due.now)),
+            match crate::history::HistorySummary::compute(&path, now, top) {
+                Ok(s) => {
+                    let counts = (Some(s.urls), Some(s.due.now));
+                    summaries.history = Some(s);
+                    counts
+                }
                 Err(e) => {
                     common::runlog::say(&e);
                     (None, None)
@@ -437,7 +466,7 @@ impl CrawlStatus {
         } else {
             (Some(0), Some(0))
         };
-        Ok(CrawlStatus {
+        let status = CrawlStatus {
             last: LastRound::read(&crawl.logs_dir()),
             bloom: BloomStatus::read(&crawl.bloom_path()),
             history_urls,
@@ -447,7 +476,8 @@ impl CrawlStatus {
             pending,
             unconsumed,
             backlog_urls,
-        })
+        };
+        Ok((status, summaries))
     }
 }
 

@@ -1,10 +1,12 @@
 //! Finding the project binaries next to the test executable, and running
 //! them with a report that explains a failure: the one harness of every
-//! test that runs a program. [`run`] / [`run_expecting`] / [`run_within`]
-//! run a command to its end within a time bound; [`spawn`] starts one to
-//! signal while it runs; [`assert_code`] and [`report`] explain a failure
-//! with the command, its status, stdout, stderr and the files of a
-//! directory.
+//! test that runs a program. [`fetcher_cmd`] and [`segmenter_cmd`] make
+//! the commands, with an environment the machine's cannot disturb;
+//! [`fetch_cmd`] is `fetcher fetch` with the settings of a test crawl on
+//! loopback. [`run`] / [`run_expecting`] / [`run_within`] run a command to
+//! its end within a time bound; [`spawn`] starts one to signal while it
+//! runs; [`assert_code`] and [`report`] explain a failure with the
+//! command, its status, stdout, stderr and the files of a directory.
 //!
 //! Test executables live in `target/PROFILE/deps/` (examples in
 //! `target/PROFILE/examples/`); the project's binaries in `target/PROFILE/`.
@@ -74,6 +76,52 @@ pub fn bin_path(name: &str) -> PathBuf {
         );
     }
     path
+}
+
+/// `fetcher`, built with the current profile, without the machine's proxy
+/// variables in its environment (a proxy would take the tests' loopback
+/// requests); a test of proxies sets its own on the command.
+pub fn fetcher_cmd() -> Command {
+    let mut cmd = Command::new(bin_path("fetcher"));
+    crate::proxy::clear_proxy_env(&mut cmd);
+    cmd
+}
+
+/// `segmenter`, built with the current profile, without the variable of
+/// its testing hook (`SEGMENTER_PAUSE_AT`, which pauses it at a named
+/// point), so that one set in the tests' own environment cannot stall
+/// them; a test of the hook sets it on the command.
+pub fn segmenter_cmd() -> Command {
+    let mut cmd = Command::new(bin_path("segmenter"));
+    cmd.env_remove("SEGMENTER_PAUSE_AT");
+    cmd
+}
+
+/// `fetcher fetch CRAWL` as the tests run it against their servers on
+/// loopback: agent `testbot`, names from the hosts file `hosts`, loopback
+/// addresses allowed, no delay, no progress output (see [`fetcher_cmd`]
+/// for its environment). More flags, or the segment, go after.
+pub fn fetch_cmd(crawl: &Path, hosts: &Path) -> Command {
+    let mut cmd = guarded_fetch_cmd(crawl, hosts);
+    cmd.arg("--allow-private");
+    cmd
+}
+
+/// [`fetch_cmd`] with the private-address guard on: loopback targets are
+/// refused.
+pub fn guarded_fetch_cmd(crawl: &Path, hosts: &Path) -> Command {
+    let mut cmd = fetcher_cmd();
+    cmd.arg("fetch")
+        .arg(crawl)
+        .args(["--agent-name", "testbot"])
+        .args(["--agent-url", "http://bot.test/about"])
+        .arg("--hosts-file")
+        .arg(hosts)
+        .args(["--min-delay", "0", "--delay-factor", "0"])
+        .args(["--progress", "none"])
+        // The machine's free space is not what these tests are about.
+        .args(["--min-free-disk", "0"]);
+    cmd
 }
 
 /// What a finished command produced.
@@ -399,13 +447,14 @@ mod tests {
 
     #[test]
     fn a_failing_command_is_reported_with_its_output_and_the_directory() {
-        let dir = std::env::temp_dir().join(format!("testkit-bins-{}", std::process::id()));
+        let tmp = crate::TempDir::new("testkit-bins");
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/file.txt"), "hello").unwrap();
         let err = std::panic::catch_unwind(|| {
             run(
                 Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
-                &dir,
+                dir,
             )
         })
         .unwrap_err();
@@ -421,9 +470,8 @@ mod tests {
         ] {
             assert!(msg.contains(want), "missing {want:?} in:\n{msg}");
         }
-        let ok = run_expecting(Command::new("sh").args(["-c", "exit 2"]), &dir, 2);
+        let ok = run_expecting(Command::new("sh").args(["-c", "exit 2"]), dir, 2);
         assert_eq!(ok.code(), Some(2));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

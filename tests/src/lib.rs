@@ -20,7 +20,12 @@
 //!   `SERVFAIL`), is slow or silent, and counts queries.
 //! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
 //!   in absolute form) that logs what it was asked.
+//! - [`docs`]: the documentation checked against the programs (the
+//!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
+//! - [`files`]: directory trees copied, and read to compare before and after.
+//! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
+//!   kept and named when the test fails) and a crawl directory in one.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
@@ -31,6 +36,8 @@
 pub mod bins;
 pub mod demo;
 pub mod dns;
+pub mod docs;
+pub mod files;
 #[cfg(test)]
 mod modgraph;
 pub mod proxy;
@@ -38,9 +45,27 @@ pub mod report;
 pub mod rounds;
 pub mod segment;
 pub mod server;
+pub mod tempdir;
 pub mod warcio;
 
 pub use common::testutil::Rng;
+pub use tempdir::TempDir;
+
+/// `data` compressed as one gzip member (the default level): a body sent
+/// with `Content-Encoding: gzip`, a `.gz` file.
+pub fn gzip(data: impl AsRef<[u8]>) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data.as_ref()).expect("writing to memory");
+    e.finish().expect("writing to memory")
+}
+
+/// The repository root (the directory above this package): where
+/// `scripts/` and `docs/` are.
+pub fn repo_root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
 
 /// The generator behind the generated webs ([`demo`], [`rounds`]) for
 /// `seed`: the seed is mixed with a constant first, as it always was, so

@@ -431,9 +431,8 @@ mod tests {
     use super::*;
 
     /// A crate of the given files (`lib.rs` first) in a fresh directory.
-    fn write_crate(name: &str, files: &[(&str, &str)]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("modgraph-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn write_crate(name: &str, files: &[(&str, &str)]) -> crate::TempDir {
+        let dir = crate::TempDir::new(&format!("modgraph-{name}"));
         for (path, text) in files {
             let path = dir.join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -445,7 +444,6 @@ mod tests {
     fn circles_of(name: &str, files: &[(&str, &str)]) -> Vec<Vec<String>> {
         let dir = write_crate(name, files);
         let graph = read_crate(&dir.join("lib.rs")).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         circles(&graph)
     }
 

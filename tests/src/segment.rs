@@ -38,19 +38,26 @@ pub fn host_of(url: &str) -> String {
         .unwrap_or_else(|| panic!("{url}: not a URL with a host"))
 }
 
-/// The URLs of the segment file at `path`, in its order. Panics naming
-/// `path` if it cannot be read to its end.
-pub fn read_urls(path: &Path) -> Vec<String> {
+/// Every record of the file in the segment format at `path` (a segment, a
+/// leftover, the backlog), in its order. Panics naming `path` if it cannot
+/// be read to its end.
+pub fn read(path: &Path) -> Vec<SegmentRecord> {
     let fail =
         |e: common::segment::SegmentError| -> String { format!("segment {}: {e}", path.display()) };
     let mut r = SegmentReader::open(path).unwrap_or_else(|e| panic!("{}", fail(e)));
     let mut rec = SegmentRecord::default();
-    let mut urls = Vec::new();
+    let mut out = Vec::new();
     while r
         .read_next(&mut rec)
         .unwrap_or_else(|e| panic!("{}", fail(e)))
     {
-        urls.push(rec.url.clone());
+        out.push(rec.clone());
     }
-    urls
+    out
+}
+
+/// The URLs of the segment file at `path`, in its order. Panics naming
+/// `path` if it cannot be read to its end.
+pub fn read_urls(path: &Path) -> Vec<String> {
+    read(path).into_iter().map(|r| r.url).collect()
 }

@@ -66,7 +66,7 @@ const HEADER_V1: &str = "# history v1";
 /// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
 const ZSTD_LEVEL: i32 = 1;
 const COLUMNS: usize = 13;
-/// The column names, in order (for messages and the README).
+/// The column names, in order (for messages and docs/formats.md).
 pub const COLUMN_NAMES: &str =
     "host url hops fetched status interval changes strikes due state digest etag last_modified";
 

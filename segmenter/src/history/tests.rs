@@ -101,8 +101,7 @@ fn gone_moved_and_robots_retire() {
 
 #[test]
 fn the_file_round_trips_and_damage_is_refused() {
-    let dir = std::env::temp_dir().join(format!("history-unit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::testutil::TempDir::new("history-round-trip");
     let path = dir.join(FILE_NAME);
     let s = schedule();
     let mut a = s.first(
@@ -135,7 +134,6 @@ fn the_file_round_trips_and_damage_is_refused() {
         err.contains("does not match") && err.contains(FILE_NAME),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -174,8 +172,7 @@ fn a_url_whose_retries_ran_out_is_kept_as_failed_and_comes_back() {
 
 #[test]
 fn a_version_1_file_is_read_and_refuses_the_state_failed() {
-    let dir = std::env::temp_dir().join(format!("history-v1-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::testutil::TempDir::new("history-v1");
     let s = schedule();
     let a = s.first(
         "a.test",
@@ -193,18 +190,21 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
         path
     };
     let path = write(std::str::from_utf8(&line).unwrap());
-    assert_eq!(current_path(&dir), path, "no version 2: the version 1 file");
-    let mut r = HistoryReader::open_in(&dir).unwrap().unwrap();
+    assert_eq!(
+        current_path(dir.path()),
+        path,
+        "no version 2: the version 1 file"
+    );
+    let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
     assert_eq!(r.next_entry().unwrap(), Some(a.clone()));
     assert_eq!(r.next_entry().unwrap(), None);
     let failed = String::from_utf8(line)
         .unwrap()
         .replace("\tactive\t", "\tfailed\t");
     write(&failed);
-    let mut r = HistoryReader::open_in(&dir).unwrap().unwrap();
+    let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
     let err = r.next_entry().unwrap_err().to_string();
     assert!(err.contains("state \"failed\""), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

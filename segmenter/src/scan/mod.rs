@@ -8,7 +8,8 @@
 //! and its counters, so the hot loop shares nothing; counters are summed at
 //! the end. The WARC files are read here, the lists in [`lists`].
 //!
-//! What becomes a candidate, and with which hops (see the README):
+//! What becomes a candidate, and with which hops (see docs/guide.md, "What a
+//! round reads"):
 //! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
 //! - the `Location` of a 3xx response: also + 1 (a redirect counts as a hop,
 //!   so a chain of redirects that mints new URLs ends at `max_hops` like a

@@ -81,7 +81,7 @@ fn is_html(content_type: Option<&str>) -> bool {
 }
 
 /// True if a 2xx response that did not come as a sitemap should be tried
-/// as one: an XML or gzip body (cheap to tell), as the README says.
+/// as one: an XML or gzip body (cheap to tell), as docs/guide.md ("Sitemaps") says.
 fn looks_like_sitemap(content_type: Option<&str>, body: &[u8]) -> bool {
     let ct = content_type.unwrap_or("").to_ascii_lowercase();
     let start = body

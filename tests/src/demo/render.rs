@@ -1,6 +1,7 @@
 //! Turning the model into bytes on the wire: HTML documents in their
 //! charsets, redirects, files, errors.
 
+use crate::gzip;
 use crate::server::Response;
 
 use super::{Charset, Href, Html, Inner, LinkKind, Loc, Resource, SitemapDoc};
@@ -206,12 +207,4 @@ pub(crate) fn sitemap_xml(inner: &Inner, doc: &SitemapDoc, port: u16) -> String 
     }
     xml.push_str(&format!("</{root}>\n"));
     xml
-}
-
-/// `data` as a gzip file.
-fn gzip(data: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).expect("writing to memory");
-    e.finish().expect("writing to memory")
 }

@@ -1,0 +1,26 @@
+//! The end-to-end tests: one test binary, one module per topic. They run
+//! the real binaries and `scripts/crawl.sh` against webs served on loopback
+//! (`testkit`); `support` holds what they share.
+
+mod archive_tools;
+mod damage;
+mod demo_web;
+mod disk_floor;
+mod docs;
+mod e2e_crawl;
+mod e2e_crawl_sh;
+mod e2e_demo;
+mod e2e_https;
+mod e2e_kill;
+mod e2e_rounds;
+mod latency_web;
+mod outage;
+mod raw_wire;
+mod recrawl;
+mod report_html;
+mod seen_growth;
+mod shards;
+mod sitemaps;
+mod slurm;
+mod support;
+mod warcio_check;
