@@ -69,4 +69,27 @@ export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"
 export WAYBACK="$root/.venv/bin/wayback"
 export WACZ="$root/.venv/bin/wacz"
 
+# A real single-node Slurm for tests/tests/slurm.rs: Debian's packages
+# (installed when missing and this runs as root, ~10 s), the daemons
+# started under a temporary directory by scripts/slurm/testbed.sh and
+# stopped by their pids when the tests end. Without them the Slurm test
+# says it skipped, unless CRAWL_TEST_SLURM=required (set by .ci/run).
+slurm_packages="munge slurmctld slurmd slurm-client"
+if ! command -v slurmctld >/dev/null 2>&1 && ! [ -x /usr/sbin/slurmctld ] &&
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing $slurm_packages (apt-get, --no-install-recommends)" >&2
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $slurm_packages
+fi
+if [ -x /usr/sbin/slurmctld ] && [ "$(id -u)" = 0 ]; then
+    slurm_dir=$(mktemp -d "${TMPDIR:-/tmp}/crawl-test-slurm.XXXXXX")
+    trap 'bash "$root/scripts/slurm/testbed.sh" stop "$slurm_dir"; rm -rf "$slurm_dir"' EXIT
+    if bash scripts/slurm/testbed.sh start "$slurm_dir" >/dev/null; then
+        export SLURM_CONF="$slurm_dir/slurm.conf"
+    else
+        echo "test.sh: the test Slurm did not start (logs in $slurm_dir/log/)" >&2
+    fi
+fi
+
 cargo test --workspace --locked "$@"

@@ -17,7 +17,13 @@
 //! CRAWL/rounds.v1.tsv              the round journal: one line per round ended
 //! CRAWL/round.json                 the round in progress and the driver's last step
 //! CRAWL/STOP                       made by the user: a driver stops at the next step
+//! CRAWL/shards.toml                S and the shard key of a sharded crawl (`common::shards`)
+//! CRAWL/shards/JJJ/                shard J's state, laid out like the root above
 //! ```
+//! A shard view ([`CrawlDir::shard`]) is a `CrawlDir` whose state paths
+//! point into `shards/JJJ/` and whose shared paths (`crawl.toml`,
+//! `scope.seeds`, `STOP`, `shards.toml`) point to the crawl root, so that a
+//! program works on one shard as on a whole unsharded crawl.
 //! Files in the segment format carry their format version in their name; the
 //! paths below name the file that exists in a version this build reads
 //! (newest first), or else the one to write in the current version.
@@ -44,6 +50,9 @@ pub const WORK_FILE: &str = ".work.tsv";
 /// (`crawl-ID-TIMESTAMP-SERIAL-HOST.warc.gz`, see [`warc_prefix`]).
 pub const WARC_PREFIX: &str = "crawl";
 
+/// The shard file's name at the crawl root (format: `common::shards`).
+pub const SHARDS_FILE: &str = "shards.toml";
+
 /// The round journal's file name (format version 1; see [`crate::rounds`]).
 pub const ROUNDS_FILE: &str = "rounds.v1.tsv";
 
@@ -52,16 +61,57 @@ pub fn warc_prefix(id: &str) -> String {
     format!("{WARC_PREFIX}-{id}")
 }
 
-/// A crawl directory. Cheap to clone; only holds the root path.
+/// A crawl directory, or one shard's view of it. Cheap to clone; only
+/// holds paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrawlDir {
+    /// Where the state lives: the crawl root, or `shards/JJJ/` of a view.
     root: PathBuf,
+    /// The crawl root (shared files).
+    top: PathBuf,
 }
 
 impl CrawlDir {
     /// Names a crawl directory without touching the disk.
     pub fn new(root: impl Into<PathBuf>) -> CrawlDir {
-        CrawlDir { root: root.into() }
+        let root = root.into();
+        CrawlDir {
+            top: root.clone(),
+            root,
+        }
+    }
+
+    /// Shard `j`'s view of the crawl (`shards/JJJ/`), without touching the disk.
+    pub fn shard(&self, j: u32) -> CrawlDir {
+        CrawlDir {
+            root: shard_dir(&self.top, j),
+            top: self.top.clone(),
+        }
+    }
+
+    /// The crawl root, where the shared files are (the same as
+    /// [`CrawlDir::root`] for a crawl that is not a shard view).
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// The whole crawl this is a view of (itself when it is not a view).
+    pub fn whole(&self) -> CrawlDir {
+        CrawlDir::new(&self.top)
+    }
+
+    /// True for a shard's view.
+    pub fn is_shard(&self) -> bool {
+        self.root != self.top
+    }
+
+    /// Creates the subdirectories (`segments/`, `fetched/`, `logs/`) of the
+    /// state directory (of a view, too).
+    pub fn create_subdirs(&self) -> io::Result<()> {
+        for d in [self.segments_dir(), self.fetched_root(), self.logs_dir()] {
+            std::fs::create_dir_all(d)?;
+        }
+        Ok(())
     }
 
     /// Creates the directory and its `segments/`, `fetched/` and `logs/` subdirectories.
@@ -93,13 +143,18 @@ impl CrawlDir {
         Ok(dir)
     }
 
-    /// The crawl directory itself.
+    /// The state directory: the crawl directory itself, or `shards/JJJ/`
+    /// of a shard's view.
     pub fn root(&self) -> &Path {
         &self.root
     }
-    /// `crawl.toml`.
+    /// `crawl.toml` (at the crawl root).
     pub fn config_path(&self) -> PathBuf {
-        self.root.join("crawl.toml")
+        self.top.join("crawl.toml")
+    }
+    /// `shards.toml` (at the crawl root): S and the key of a sharded crawl.
+    pub fn shards_path(&self) -> PathBuf {
+        self.top.join(SHARDS_FILE)
     }
     /// `seen.bloom`.
     pub fn bloom_path(&self) -> PathBuf {
@@ -114,9 +169,9 @@ impl CrawlDir {
     pub fn hosts_db_path(&self) -> PathBuf {
         self.root.join("hosts.db")
     }
-    /// `scope.seeds`.
+    /// `scope.seeds` (at the crawl root).
     pub fn scope_seeds_path(&self) -> PathBuf {
-        self.root.join("scope.seeds")
+        self.top.join("scope.seeds")
     }
     /// `consumed.txt`.
     pub fn consumed_path(&self) -> PathBuf {
@@ -148,7 +203,7 @@ impl CrawlDir {
     }
     /// `STOP`: a file the user makes to stop the crawl at the next step.
     pub fn stop_path(&self) -> PathBuf {
-        self.root.join("STOP")
+        self.top.join("STOP")
     }
     /// `logs/round-NNNNN.log`: the log of round `n` (its steps' output).
     pub fn round_log_path(&self, n: u64) -> PathBuf {
@@ -233,22 +288,16 @@ impl CrawlDir {
 
     /// The bytes of every WARC file of the crawl (`fetched/*/*.warc.gz` and
     /// `*.warc`, complete runs or not): what `max_crawl_bytes` counts. A
-    /// file moved away (archived) no longer counts.
+    /// file moved away (archived) no longer counts. Of a sharded crawl,
+    /// every shard's (from any shard's view): the budget is the crawl's.
     pub fn warc_bytes(&self) -> io::Result<u64> {
+        let mut roots = vec![self.whole().fetched_root()];
+        for shard in read_dir_if_exists(&self.top.join("shards"))? {
+            roots.push(shard.path().join("fetched"));
+        }
         let mut total = 0u64;
-        for run in read_dir_if_exists(&self.fetched_root())? {
-            let Ok(files) = std::fs::read_dir(run.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let name = f.file_name();
-                let name = name.to_string_lossy();
-                if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
-                    && let Ok(m) = f.metadata()
-                {
-                    total += m.len();
-                }
-            }
+        for root in roots {
+            total += warc_bytes_in(&root)?;
         }
         Ok(total)
     }
@@ -258,6 +307,31 @@ impl CrawlDir {
         let stamp = crate::timefmt::compact_millis(std::time::SystemTime::now());
         self.logs_dir().join(format!("{program}-{stamp}.log"))
     }
+}
+
+/// The bytes of the WARC files in the runs under `fetched`.
+fn warc_bytes_in(fetched: &Path) -> io::Result<u64> {
+    let mut total = 0u64;
+    for run in read_dir_if_exists(fetched)? {
+        let Ok(files) = std::fs::read_dir(run.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name();
+            let name = name.to_string_lossy();
+            if (name.ends_with(".warc.gz") || name.ends_with(".warc"))
+                && let Ok(m) = f.metadata()
+            {
+                total += m.len();
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// `TOP/shards/JJJ`: shard `j`'s state directory.
+pub fn shard_dir(top: &Path, j: u32) -> PathBuf {
+    top.join("shards").join(format!("{j:03}"))
 }
 
 /// `DIR/BASE.vN.tsv.zst` for the newest version N this build reads whose
@@ -335,6 +409,36 @@ mod tests {
         assert_eq!(segment_id_of_file_name("00003.v4.tsv.zst"), Some("00003"));
         assert_eq!(segment_id_of_file_name("00003.v9.tsv.zst"), None);
         assert_eq!(segment_id_of_file_name("00003.tsv.zst"), None);
+    }
+
+    #[test]
+    fn a_shard_view_keeps_state_in_its_directory_and_shares_the_rest() {
+        let top = CrawlDir::new("/c");
+        let v = top.shard(7);
+        assert!(v.is_shard() && !top.is_shard());
+        assert_eq!(v.root(), Path::new("/c/shards/007"));
+        assert_eq!(v.top(), Path::new("/c"));
+        assert_eq!(v.whole(), top);
+        for (state, name) in [
+            (v.bloom_path(), "seen.bloom"),
+            (v.hosts_db_path(), "hosts.db"),
+            (v.consumed_path(), "consumed.txt"),
+            (v.segments_dir(), "segments"),
+            (v.fetched_root(), "fetched"),
+            (v.logs_dir(), "logs"),
+            (v.contacts_dir(), "contacts"),
+            (v.rounds_path(), ROUNDS_FILE),
+        ] {
+            assert_eq!(state, Path::new("/c/shards/007").join(name));
+        }
+        for (shared, name) in [
+            (v.config_path(), "crawl.toml"),
+            (v.scope_seeds_path(), "scope.seeds"),
+            (v.stop_path(), "STOP"),
+            (v.shards_path(), SHARDS_FILE),
+        ] {
+            assert_eq!(shared, Path::new("/c").join(name));
+        }
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub mod robots_txt;
 pub mod rounds;
 pub mod runlog;
 pub mod segment;
+pub mod shards;
 pub mod sitemaps;
 pub mod timefmt;
 pub mod urlnorm;

@@ -123,6 +123,11 @@ pub struct FetchArgs {
     pub crawl: PathBuf,
     /// Segment to fetch (e.g. 00003); default: the oldest without fetched/ID/DONE.
     pub segment: Option<String>,
+    /// Shard J of a sharded crawl (`segmenter inject --shards`): fetch its
+    /// segment, touching only CRAWL/shards/JJJ/ (required for a sharded
+    /// crawl; 0 or none for one that is not).
+    #[arg(long, value_name = "J")]
+    pub shard: Option<u32>,
     /// The settings shared with the segmenter.
     #[command(flatten)]
     pub shared: SharedOptions,

@@ -63,7 +63,9 @@ impl Drop for RemoveOnDrop {
 
 /// Runs `fetch`.
 pub fn run(s: Settings) -> Result<Ended, Error> {
-    let crawl = CrawlDir::open(s.crawl.root()).map_err(Error::io(s.crawl.root()))?;
+    CrawlDir::open(s.crawl.top()).map_err(Error::io(s.crawl.top()))?;
+    let crawl = s.crawl.clone();
+    crawl.create_subdirs().map_err(Error::io(crawl.root()))?;
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
@@ -490,6 +492,7 @@ fn run_workers(
         max_body: s.max_body,
         batch: s.queue_batch,
         follow_redirects: s.follow_redirects,
+        shard: s.shard,
         revisit_identical: s.revisit_identical,
         conditional_requests: s.conditional_requests,
         metadata_records: s.metadata_records,
@@ -1060,7 +1063,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
                 (
                     "isPartOf".into(),
                     run.crawl
-                        .root()
+                        .top()
                         .canonicalize()
                         .ok()
                         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -1134,7 +1137,7 @@ fn redirect_checks(
     if s.follow_redirects == 0 {
         return Ok((None, None));
     }
-    let scope = common::filter::Scope::load(&s.scope, crawl.root())?;
+    let scope = common::filter::Scope::load(&s.scope, crawl.top())?;
     let seen = if crawl.bloom_path().exists() {
         Some(BloomFilter::open_read_only(crawl.bloom_path())?)
     } else {

@@ -43,6 +43,8 @@ pub struct Settings {
     pub crawl: CrawlDir,
     /// The segment to fetch, if named.
     pub segment: Option<String>,
+    /// The shards of a sharded crawl and the one this run fetches.
+    pub shard: Option<(common::shards::Shards, u32)>,
     /// Product token.
     pub agent_name: String,
     /// Contact URL.
@@ -134,18 +136,25 @@ impl Settings {
         args: FetchArgs,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Settings, SettingsError> {
-        let crawl = CrawlDir::new(&args.crawl);
+        let crawl = common::shards::select(&args.crawl, args.shard)
+            .map_err(|e| SettingsError::Invalid(e.to_string()))?;
+        let shard = crawl
+            .is_shard()
+            .then(|| common::shards::Shards::load(crawl.top()))
+            .transpose()
+            .map_err(|e| SettingsError::Invalid(e.to_string()))?
+            .zip(args.shard);
         let cfg = CrawlConfig::load(&crawl.config_path())?;
         let file: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
         let hosts_file = setting_path(
             args.options.hosts_file.as_deref(),
             file.hosts_file.as_deref(),
-            crawl.root(),
+            crawl.top(),
         );
         let ca_file = setting_path(
             args.options.ca_file.as_deref(),
             file.ca_file.as_deref(),
-            crawl.root(),
+            crawl.top(),
         );
         let o = args.options.or(file);
         let shared = args.shared.or(cfg.shared()?);
@@ -166,6 +175,8 @@ impl Settings {
         let limits = TransferLimits::checked(&o)?;
         let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
         let time_limit = o.time_limit.map_or(round_time, Duration::from);
+        let key = o.key.unwrap_or(KeyMode::Host);
+        check_key_against_shards(key, shard.as_ref(), &crawl)?;
         let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
         let dns_concurrency = checked_dns_concurrency(o.dns_concurrency)?;
         let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
@@ -174,6 +185,7 @@ impl Settings {
             |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
         Ok(Settings {
             segment: args.segment,
+            shard,
             agent_name,
             agent_url,
             policy,
@@ -197,7 +209,7 @@ impl Settings {
             revisit_identical: o.revisit_identical.unwrap_or(true),
             conditional_requests: o.conditional_requests.unwrap_or(true),
             metadata_records: o.metadata_records.unwrap_or(true),
-            key: o.key.unwrap_or(KeyMode::Host),
+            key,
             allow_private: o.allow_private,
             hosts_file,
             ca_file,
@@ -242,6 +254,29 @@ impl Settings {
             self.agent_url
         )
     }
+}
+
+/// Queueing by domain needs a crawl sharded by domain: with shards by host,
+/// the hosts of one domain are fetched by different tasks.
+fn check_key_against_shards(
+    key: KeyMode,
+    shard: Option<&(common::shards::Shards, u32)>,
+    crawl: &CrawlDir,
+) -> Result<(), SettingsError> {
+    if let Some((shards, _)) = shard
+        && key == KeyMode::Domain
+        && shards.key == common::shards::ShardKey::Host
+    {
+        return Err(SettingsError::Invalid(format!(
+            "key = domain, but this crawl's shards are by host ({}): the hosts of one \
+             domain are in different shards, and two machines would ask one domain at \
+             once; queue by host, or create the crawl with `segmenter inject --shards {} \
+             --key domain`",
+            crawl.shards_path().display(),
+            shards.shards
+        )));
+    }
+    Ok(())
 }
 
 /// `threads`, when set: 1 to [`MAX_THREADS`].

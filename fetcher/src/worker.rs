@@ -117,6 +117,9 @@ pub struct Shared {
     pub batch: usize,
     /// Redirect hops followed in the run.
     pub follow_redirects: u32,
+    /// The shards of a sharded crawl and this run's: a redirect target of
+    /// another shard is not followed (it is a link for the next round).
+    pub shard: Option<(common::shards::Shards, u32)>,
     /// Store a response whose payload is that of the last fetch as a
     /// `revisit` record.
     pub revisit_identical: bool,
@@ -723,6 +726,11 @@ impl Worker {
             return None;
         }
         let host = common::urlnorm::host_of(&target).to_string();
+        if let Some((shards, j)) = sh.shard
+            && shards.shard_of(&host) != j
+        {
+            return None;
+        }
         let key = (sh.key_of)(&host);
         Some((
             key,

@@ -44,12 +44,24 @@ pub enum Command {
     /// reported with their line number and skipped. Seeds go through the same
     /// canonical form, filters and dedup as links; their registrable domains
     /// are added to CRAWL/scope.seeds (the default scope).
+    ///
+    /// With --shards S (S > 1, only when the crawl is created) the crawl is
+    /// split into S shards for S machines: CRAWL/shards.toml records S and
+    /// the key, and shard J's state lives in CRAWL/shards/JJJ/, laid out
+    /// like a crawl directory; each seed goes to its shard's first segment.
     Inject {
         /// The crawl directory.
         crawl: PathBuf,
         /// The seeds file.
         #[arg(value_name = "SEEDS_FILE")]
         seeds: PathBuf,
+        /// Split the crawl into S shards (fixed when it is created) [default: 1]
+        #[arg(long, value_name = "S")]
+        shards: Option<u32>,
+        /// What a URL's shard is a hash of: its host, or its registrable
+        /// domain (for a crawl whose fetcher queues by domain) [default: host]
+        #[arg(long, value_name = "KEY", requires = "shards")]
+        key: Option<common::shards::ShardKey>,
         /// Settings shared with `run`.
         #[command(flatten)]
         flags: RoundFlags,
@@ -91,6 +103,45 @@ pub enum Command {
         #[command(flatten)]
         flags: RoundFlags,
     },
+    /// Map step of a sharded crawl's round: read shard J's new fetched runs
+    /// and route what they found to the shards it belongs to.
+    ///
+    /// Reads every complete fetched run of CRAWL/shards/JJJ/ not mapped yet
+    /// (its WARC files, leftover list and crawl log), once: links,
+    /// redirects, sitemaps and re-entering URLs go through the canonical
+    /// form and the scope and trap filters, and are written, sorted, into
+    /// fetched/ID/mapped/to-KKK.cand1.zst for each destination shard K,
+    /// with what the fetches say for shard J's history; the marker
+    /// mapped/DONE comes last. Writes nothing else. Rerun after a kill: it
+    /// does the run again.
+    Map {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The shard (required for a sharded crawl).
+        #[arg(long, value_name = "J")]
+        shard: Option<u32>,
+        /// Settings shared with `run`.
+        #[command(flatten)]
+        flags: RoundFlags,
+    },
+    /// Reduce step of a sharded crawl's round: write shard J's next
+    /// segment from what every shard's map addressed to it.
+    ///
+    /// Reads every map output for shard J (fetched/ID/mapped/to-JJJ.cand1.zst
+    /// of every shard) not listed in CRAWL/shards/JJJ/consumed.txt, drops
+    /// the URLs shard J has seen, and does the rest of a `run` round on
+    /// shard J: backlog, due refetches, history, caps, plan, segments;
+    /// committed all or nothing.
+    Reduce {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The shard (required for a sharded crawl).
+        #[arg(long, value_name = "J")]
+        shard: Option<u32>,
+        /// Settings shared with `run`.
+        #[command(flatten)]
+        flags: RoundFlags,
+    },
     /// The long flags of `run` and `inject`, one per line (`--name=` when
     /// it takes a value), for scripts that pass flags on (scripts/crawl.sh).
     #[command(hide = true)]
@@ -115,6 +166,10 @@ pub enum Command {
     Status {
         /// The crawl directory.
         crawl: PathBuf,
+        /// One shard of a sharded crawl (without it: every shard in turn;
+        /// with --json, one object holding `per_shard`, a list).
+        #[arg(long, value_name = "J")]
+        shard: Option<u32>,
         /// Print one line of JSON instead of `key: value` lines.
         #[arg(long)]
         json: bool,

@@ -41,7 +41,8 @@
 //! a minute) when it reaches that point, so that a test can `kill -9` it
 //! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
 //! filter rebuild that has read the history), `grown` (rebuilt, not yet
-//! sealed), `staged`, `marked`, `moving`, `moved`.
+//! sealed), `staged`, `marked`, `moving`, `moved`; and `mapped` (a map's
+//! output complete, not yet renamed into place).
 
 use std::fs::{self, File};
 use std::io;

@@ -38,6 +38,9 @@ pub enum Error {
     /// `hosts.db` cannot be read.
     #[error(transparent)]
     HostDb(#[from] common::hoststate::HostDbError),
+    /// `shards.toml` is damaged or of a newer version.
+    #[error(transparent)]
+    Shards(#[from] common::shards::ShardError),
     /// `consumed.txt` is damaged.
     #[error(transparent)]
     List(#[from] common::listfile::ListError),

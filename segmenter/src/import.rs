@@ -56,7 +56,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
-        scope: Scope::load(&scope_cfg, crawl.root())?,
+        scope: Scope::load(&scope_cfg, crawl.top())?,
     };
     let plan = Plan {
         command: "import",
@@ -69,6 +69,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
         seed_domains,
         history: false,
         history_only: Default::default(),
+        mapped: Default::default(),
     };
     session.log.info(format_args!(
         "importing {} WARC file(s), {:.1} MB",

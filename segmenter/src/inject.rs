@@ -7,12 +7,25 @@
 //! scope mode every seed is in scope by definition (rules still apply). The
 //! existing backlog is carried over unchanged (merged in host order with the
 //! seeds over their hosts' share); fetched runs are left for `run`.
+//!
+//! With `--shards S` (S > 1, only when the crawl is created) the crawl is
+//! sharded ([`common::shards`]): `shards.toml` is written first, the seeds
+//! are split by shard (into `CRAWL/.inject-shards/JJJ/`, one file per
+//! shard with the seeds file's line numbering, other shards' lines blank),
+//! each shard's view gets today's `inject` of its part, and `scope.seeds`
+//! at the root becomes the union of the shards' seed domains. Killed at any
+//! point, the same command finishes the job: a shard done already finds
+//! its seeds seen and writes no segment twice.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use common::config::ScopeMode;
-use common::crawldir::CrawlDir;
+use common::crawldir::{CrawlDir, SCOPE_SEEDS_LIST};
 use common::filter::{Scope, UrlFilter};
+use common::listfile;
+use common::shards::Shards;
 
 use crate::cli::RoundFlags;
 use crate::error::Error;
@@ -20,13 +33,144 @@ use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::seeds_jobs;
 use crate::session::Session;
 
-/// Runs `inject`.
-pub fn inject(root: &Path, seeds: &Path, flags: &RoundFlags) -> Result<(), Error> {
+/// Runs `inject`; `shards` is `--shards S --key K` when given.
+pub fn inject(
+    root: &Path,
+    seeds: &Path,
+    flags: &RoundFlags,
+    shards: Option<Shards>,
+) -> Result<(), Error> {
     // Check the seeds file before creating anything.
     input_file(seeds)?;
+    let shards = layout(root, shards)?;
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
-    let session = Session::start(crawl, flags)?;
-    session.record(round(&session, seeds))
+    if !shards.is_sharded() {
+        let session = Session::start(crawl, flags)?;
+        return session.record(round(&session, seeds));
+    }
+    if !crawl.shards_path().exists() {
+        shards.save(root).map_err(Error::io(crawl.shards_path()))?;
+    }
+    // Held for the whole injection: one segmenter at a time on the crawl.
+    let _lock = crate::commit::lock(&crawl)?;
+    let parts = split_seeds(&crawl, seeds, &shards)?;
+    for (view, part) in shards.views(&crawl).into_iter().zip(&parts) {
+        view.create_subdirs().map_err(Error::io(view.root()))?;
+        let session = Session::start(view, flags)?;
+        session.record(round(&session, part))?;
+    }
+    let split = crawl.root().join(SPLIT_DIR);
+    std::fs::remove_dir_all(&split).map_err(Error::io(&split))?;
+    union_scope_seeds(&crawl, &shards)
+}
+
+/// Where the seeds are split by shard, inside the crawl directory.
+const SPLIT_DIR: &str = ".inject-shards";
+
+/// The crawl's shards: those of `shards.toml`, checked against `--shards`
+/// (fixed when the crawl is created: a crawl with state cannot be sharded
+/// later, nor its shards changed).
+fn layout(root: &Path, asked: Option<Shards>) -> Result<Shards, Error> {
+    let crawl = CrawlDir::new(root);
+    let have = Shards::load(root)?;
+    let Some(asked) = asked else {
+        return Ok(have);
+    };
+    if asked == have {
+        return Ok(have);
+    }
+    let started = crawl.bloom_path().exists() || crawl.shards_path().exists();
+    if started {
+        return Err(Error::Usage(format!(
+            "{}: --shards {} --key {}: this crawl has {} shard(s) keyed by {}, fixed when it \
+             was created; leave --shards out, or start a new crawl directory",
+            root.display(),
+            asked.shards,
+            asked.key,
+            have.shards,
+            have.key
+        )));
+    }
+    Ok(asked)
+}
+
+/// Writes `SPLIT_DIR/JJJ/SEEDS` for every shard: each line of the seeds
+/// file in its shard's file, a blank line in the others (so that the
+/// warnings' line numbers are the seeds file's). A line that is not a URL
+/// goes to shard 0, whose round reports it.
+fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<PathBuf>, Error> {
+    let name = seeds.file_name().unwrap_or(std::ffi::OsStr::new("seeds"));
+    let mut paths = Vec::new();
+    let mut outs = Vec::new();
+    for j in 0..shards.shards {
+        let dir = crawl.root().join(SPLIT_DIR).join(format!("{j:03}"));
+        std::fs::create_dir_all(&dir).map_err(Error::io(&dir))?;
+        let path = dir.join(name);
+        let file = std::fs::File::create(&path).map_err(Error::io(&path))?;
+        outs.push(BufWriter::new(file));
+        paths.push(path);
+    }
+    let input = std::fs::File::open(seeds).map_err(Error::io(seeds))?;
+    let mut input = std::io::BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input
+            .read_until(b'\n', &mut line)
+            .map_err(Error::io(seeds))?
+            == 0
+        {
+            break;
+        }
+        let shard = std::str::from_utf8(&line)
+            .ok()
+            .map(crate::scan::strip_comment)
+            .and_then(|t| common::urlnorm::canonicalize(t).ok())
+            .map_or(0, |u| shards.shard_of(common::urlnorm::host_of(&u)));
+        for (j, out) in outs.iter_mut().enumerate() {
+            let text: &[u8] = if j as u32 == shard { &line } else { b"\n" };
+            out.write_all(text).map_err(Error::io(&paths[j]))?;
+        }
+        if !line.ends_with(b"\n") {
+            outs[shard as usize]
+                .write_all(b"\n")
+                .map_err(Error::io(&paths[shard as usize]))?;
+        }
+    }
+    for (out, path) in outs.into_iter().zip(&paths) {
+        out.into_inner()
+            .map_err(|e| e.into_error())
+            .map_err(Error::io(path))?;
+    }
+    Ok(paths)
+}
+
+/// `scope.seeds` at the root: what it held and the seed domains each
+/// shard's injection recorded in its own `scope.seeds` (the generation
+/// replaced is kept as `scope.seeds.prev`).
+fn union_scope_seeds(crawl: &CrawlDir, shards: &Shards) -> Result<(), Error> {
+    let read = |path: &Path| -> Result<BTreeSet<String>, Error> {
+        Ok(listfile::read(path, &SCOPE_SEEDS_LIST)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect())
+    };
+    let path = crawl.scope_seeds_path();
+    let old = read(&path)?;
+    let mut all = old.clone();
+    for view in shards.views(crawl) {
+        all.extend(read(&view.root().join("scope.seeds"))?);
+    }
+    if all == old && path.exists() {
+        return Ok(());
+    }
+    if path.exists() {
+        let prev = crawl.top().join("scope.seeds.prev");
+        std::fs::copy(&path, &prev).map_err(Error::io(&prev))?;
+    }
+    let text = listfile::render(&SCOPE_SEEDS_LIST, &all);
+    common::atomic::write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))
 }
 
 /// Checks that an input named on the command line is a readable file.
@@ -50,7 +194,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
     if scope_cfg.mode == ScopeMode::Seeds {
         scope_cfg.mode = ScopeMode::Any;
     }
-    let scope = Scope::load(&scope_cfg, settings.crawl.root())?;
+    let scope = Scope::load(&scope_cfg, settings.crawl.top())?;
     let filter = UrlFilter {
         limits: settings.filter.clone(),
         scope,
@@ -68,6 +212,7 @@ fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
         seed_domains: Default::default(),
         history: false,
         history_only: Default::default(),
+        mapped: Default::default(),
     };
     let staging = session.staging(plan.input_bytes())?;
     let report = execute(settings, &session.log, &filter, staging, plan)?;

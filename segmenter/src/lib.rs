@@ -25,6 +25,7 @@ mod import;
 mod index;
 mod inject;
 mod inspect;
+mod mapred;
 
 mod next;
 mod output;
@@ -55,20 +56,41 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         Command::Inject {
             crawl,
             seeds,
+            shards,
+            key,
             flags,
-        } => inject::inject(&crawl, &seeds, &flags)?,
+        } => {
+            let shards = shards
+                .map(|s| {
+                    let key = key.unwrap_or(common::shards::ShardKey::Host);
+                    common::shards::Shards::new(s, key).map_err(Error::Usage)
+                })
+                .transpose()?;
+            inject::inject(&crawl, &seeds, &flags, shards)?
+        }
         Command::Import {
             crawl,
             files,
             flags,
         } => import::import(&crawl, &files, &flags)?,
         Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
+        Command::Map {
+            crawl,
+            shard,
+            flags,
+        } => mapred::map(&crawl, shard, &flags)?,
+        Command::Reduce {
+            crawl,
+            shard,
+            flags,
+        } => run::reduce(&crawl, shard, &flags)?,
         Command::Inspect { file, json } => inspect::inspect(&file, json)?,
         Command::Status {
             crawl,
+            shard,
             json,
             no_backlog,
-        } => status::status(&crawl, json, !no_backlog)?,
+        } => status::status(&crawl, shard, json, !no_backlog)?,
         Command::Next {
             crawl,
             record,

@@ -37,6 +37,18 @@ pub struct Driver {
 /// Runs `next`.
 pub fn next(root: &Path, driver: Driver, json: bool) -> Result<(), Error> {
     let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
+    let shards = common::shards::Shards::load(root)?;
+    if shards.is_sharded() {
+        // The cycle's decisions are those of one crawl directory; a
+        // sharded crawl's rounds are arrays of tasks.
+        return Err(Error::Usage(format!(
+            "{}: a crawl of {} shards: its rounds are run by scripts/slurm/crawl.sh (or \
+             scripts/task.sh per shard, or `fetcher fetch --shard J` for each shard then \
+             `segmenter run`), not by scripts/crawl.sh",
+            root.display(),
+            shards.shards
+        )));
+    }
     let facts = cycle::read::facts(&crawl, driver.since_ms, driver.exit_code)?;
     let decision = cycle::decide(&facts, &cycle::read::on_disk(&crawl));
     if driver.record {

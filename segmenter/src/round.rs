@@ -72,6 +72,8 @@ pub struct Plan {
     /// alone (no links); their URLs' first refetches are spread over the
     /// interval.
     pub history_only: std::collections::HashSet<std::path::PathBuf>,
+    /// Map outputs read by a reduce ([`crate::mapred`]).
+    pub mapped: crate::mapred::Mapped,
 }
 
 impl Plan {
@@ -88,7 +90,8 @@ impl Plan {
                 Job::Seeds { start, end, .. } => end - start,
                 Job::CrawlLog(_) => 0,
             })
-            .sum()
+            .sum::<u64>()
+            + self.mapped.candidates.iter().map(|p| size(p)).sum::<u64>()
     }
 }
 
@@ -161,8 +164,19 @@ fn build(
         history_only: &plan.history_only,
         sitemaps: &settings.sitemaps,
         hosts_db: &hosts_db,
+        shard_hosts_dbs: None,
     };
-    let scanned = scan(&scan_cfg, plan.jobs)?;
+    let mut scanned = scan(&scan_cfg, plan.jobs)?;
+    if !plan.mapped.entries.is_empty() {
+        crate::mapred::stage_mapped(
+            &plan.mapped,
+            &seen,
+            !seen.is_empty(),
+            &spills,
+            settings.memory,
+            &mut scanned,
+        )?;
+    }
     let scan_time = started.elapsed();
     pause_point("scanned");
 

@@ -1,6 +1,8 @@
 //! `segmenter run CRAWL`: consume every complete fetched run not yet
 //! consumed (its WARC files and leftover list) and the backlog, and write
-//! the next segment(s).
+//! the next segment(s). On a sharded crawl, `run` maps every shard, then
+//! reduces every shard ([`crate::mapred`]); a reduce is the same round on
+//! a shard's view, with the map outputs addressed to it for input.
 
 use std::path::Path;
 
@@ -18,13 +20,42 @@ use crate::session::Session;
 
 /// Runs `run`.
 pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
+    let shards = common::shards::Shards::load(root)?;
+    if shards.is_sharded() {
+        return run_all(root, &shards, flags);
+    }
     let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
     let session = Session::start(crawl, flags)?;
-    session.record(round(&session))
+    session.record(round(&session, None))
 }
 
-/// Everything `run` does with the crawl directory held.
-fn round(session: &Session) -> Result<(), Error> {
+/// Runs `segmenter reduce`: the round of shard `shard`, on the map
+/// outputs addressed to it ([`crate::mapred`]).
+pub fn reduce(root: &Path, shard: Option<u32>, flags: &RoundFlags) -> Result<(), Error> {
+    let (crawl, shards) = crate::mapred::open(root, shard)?;
+    let session = Session::start(crawl, flags)?;
+    session.record(round(&session, Some(&shards)))
+}
+
+/// `segmenter run` on a sharded crawl: map every shard, then reduce every
+/// shard; the same steps as the tasks of a cluster, one after the other.
+fn run_all(root: &Path, shards: &common::shards::Shards, flags: &RoundFlags) -> Result<(), Error> {
+    let top = CrawlDir::open(root).map_err(Error::io(root))?;
+    for view in shards.views(&top) {
+        view.create_subdirs().map_err(Error::io(view.root()))?;
+        let session = Session::start(view, flags)?;
+        session.record(crate::mapred::map_all(&session, shards))?;
+    }
+    for view in shards.views(&top) {
+        let session = Session::start(view, flags)?;
+        session.record(round(&session, Some(shards)))?;
+    }
+    Ok(())
+}
+
+/// Everything `run` (or, with `shards`, a reduce) does with the crawl
+/// directory held.
+fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(), Error> {
     let settings = &session.settings;
     let crawl = &settings.crawl;
 
@@ -33,8 +64,15 @@ fn round(session: &Session) -> Result<(), Error> {
         .completed_runs()
         .map_err(Error::io(crawl.fetched_root()))?;
     runs.retain(|id| !consumed.contains(id));
+    let mut mapped = crate::mapred::Mapped::default();
+    if let Some(shards) = shards {
+        mapped = crate::mapred::mapped_inputs(crawl, shards, &consumed)?;
+        crate::mapred::warn_unmapped(&mapped, crawl.top(), &session.log);
+        // The shard's fetched runs are read through their map outputs.
+        runs = mapped.entries.clone();
+    }
     let mut jobs = Vec::new();
-    for id in &runs {
+    for id in runs.iter().filter(|_| shards.is_none()) {
         let dir = crawl.fetched_dir(id);
         for path in fetched_warcs(&dir, &session.log)? {
             jobs.push(Job::Warc(path));
@@ -51,7 +89,10 @@ fn round(session: &Session) -> Result<(), Error> {
     // A crawl made before the fetch history existed gains one from the runs
     // it consumed then (read for the history alone).
     let mut history_only = std::collections::HashSet::new();
-    if !crate::history::current_path(crawl.root()).exists() && !consumed.is_empty() {
+    if shards.is_none()
+        && !crate::history::current_path(crawl.root()).exists()
+        && !consumed.is_empty()
+    {
         for id in &consumed {
             let dir = crawl.fetched_dir(id);
             if dir.is_dir() {
@@ -112,10 +153,10 @@ fn round(session: &Session) -> Result<(), Error> {
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
-        scope: Scope::load(&settings.scope, crawl.root())?,
+        scope: Scope::load(&settings.scope, crawl.top())?,
     };
     let plan = Plan {
-        command: "run",
+        command: if shards.is_some() { "reduce" } else { "run" },
         jobs,
         backlog: has_backlog.then(|| (backlog.clone(), BacklogUse::Schedule)),
         consumes: runs,
@@ -123,6 +164,7 @@ fn round(session: &Session) -> Result<(), Error> {
         seed_domains: Default::default(),
         history: true,
         history_only,
+        mapped,
     };
     let warcs = plan
         .jobs

@@ -175,7 +175,7 @@ impl Settings {
         scope.rules_file = setting_path(
             flags.rules_file.as_deref(),
             scope.rules_file.as_deref(),
-            crawl.root(),
+            crawl.top(),
         );
 
         let mut filter = cfg.filter.clone();

@@ -79,7 +79,8 @@ impl SpillDir {
         }))
     }
 
-    fn new_path(&self) -> PathBuf {
+    /// A fresh spill file name in the directory.
+    pub(crate) fn new_path(&self) -> PathBuf {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         self.dir.join(format!("spill-{n:06}.zst"))
     }
@@ -404,6 +405,17 @@ pub struct Sorted {
     spills: Vec<PathBuf>,
 }
 
+impl Sorted {
+    /// Sorted spill files (of this round's spill directory: the merge may
+    /// remove them).
+    pub fn of_spills(spills: Vec<PathBuf>) -> Sorted {
+        Sorted {
+            memory: None,
+            spills,
+        }
+    }
+}
+
 /// The part of a record compared after (host rank, first hash half): the
 /// second hash half and the URL.
 fn tail(arena: &[u8], offset: u32) -> (u64, &[u8]) {
@@ -537,14 +549,15 @@ fn prefetch(buf: &[u8], at: usize) {
 }
 
 /// Writes one spill file.
-struct SpillWriter {
+pub(crate) struct SpillWriter {
     enc: zstd::stream::write::Encoder<'static, BufWriter<File>>,
     path: PathBuf,
     buf: Vec<u8>,
 }
 
 impl SpillWriter {
-    fn create(path: &Path) -> Result<SpillWriter, Error> {
+    /// Creates the spill file at `path`.
+    pub(crate) fn create(path: &Path) -> Result<SpillWriter, Error> {
         let open = || {
             let file = File::create(path)?;
             let mut enc =
@@ -560,7 +573,8 @@ impl SpillWriter {
         })
     }
 
-    fn write(&mut self, key: &[u8], meta: &Meta, carried: &[u8]) -> Result<(), Error> {
+    /// Appends a record (records must come in key order).
+    pub(crate) fn write(&mut self, key: &[u8], meta: &Meta, carried: &[u8]) -> Result<(), Error> {
         put_varint(&mut self.buf, key.len() as u64);
         self.buf.extend_from_slice(key);
         put_varint(&mut self.buf, u64::from(meta.hops));
@@ -582,7 +596,7 @@ impl SpillWriter {
     }
 
     /// Finishes the file; returns its size.
-    fn finish(self) -> Result<u64, Error> {
+    pub(crate) fn finish(self) -> Result<u64, Error> {
         let SpillWriter { mut enc, path, buf } = self;
         let finish = || {
             enc.write_all(&buf)?;
@@ -604,7 +618,7 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads one spill file.
-struct SpillReader {
+pub(crate) struct SpillReader {
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     path: PathBuf,
     key: Vec<u8>,
@@ -613,7 +627,8 @@ struct SpillReader {
 }
 
 impl SpillReader {
-    fn open(path: &Path) -> Result<SpillReader, Error> {
+    /// Opens the spill file at `path`.
+    pub(crate) fn open(path: &Path) -> Result<SpillReader, Error> {
         let dec = File::open(path)
             .and_then(zstd::stream::read::Decoder::new)
             .map_err(Error::io(path))?;
@@ -627,8 +642,13 @@ impl SpillReader {
     }
 
     /// Reads the next record; `false` at the end.
-    fn advance(&mut self) -> Result<bool, Error> {
+    pub(crate) fn advance(&mut self) -> Result<bool, Error> {
         self.read_record().map_err(Error::io(&self.path))
+    }
+
+    /// The current record: key, meta and carried bytes.
+    pub(crate) fn record(&self) -> (&[u8], &Meta, &[u8]) {
+        (&self.key, &self.meta, &self.carried)
     }
 
     fn read_record(&mut self) -> io::Result<bool> {

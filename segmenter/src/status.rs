@@ -297,9 +297,44 @@ pub(crate) fn read_report(path: &Path) -> Result<serde_json::Value, String> {
     }
 }
 
-/// Prints the status of the crawl directory `root`.
-pub fn status(root: &Path, json: bool, backlog: bool) -> Result<(), Error> {
-    let crawl = CrawlDir::new(root);
+/// Prints the status of the crawl directory `root` (of shard `shard`; of
+/// every shard in turn for a sharded crawl without one).
+pub fn status(root: &Path, shard: Option<u32>, json: bool, backlog: bool) -> Result<(), Error> {
+    let shards = common::shards::Shards::load(root)?;
+    if shards.is_sharded() && shard.is_none() {
+        let mut text = String::new();
+        let mut each: Vec<serde_json::Value> = Vec::new();
+        for (j, view) in shards.views(&CrawlDir::new(root)).iter().enumerate() {
+            let status = CrawlStatus::read(view, backlog)?;
+            let tasks = ShardTasks::read(view, &shards)?;
+            let rerun = tasks.rerun(root, j as u32);
+            if json {
+                let mut v = serde_json::to_value(&status).map_err(|e| Error::Io {
+                    path: root.to_path_buf(),
+                    source: e.into(),
+                })?;
+                v["shard"] = j.into();
+                v["unmapped"] = tasks.unmapped.clone().into();
+                v["unreduced"] = tasks.unreduced.into();
+                v["rerun"] = rerun.into();
+                each.push(v);
+            } else {
+                text.push_str(&format!("shard: {j} ({})\n", view.root().display()));
+                text.push_str(&status.to_string());
+                text.push_str(&format!(
+                    "unmapped: {}\nunreduced: {}\nrerun: {rerun}\n\n",
+                    tasks.unmapped.join(" "),
+                    tasks.unreduced,
+                ));
+            }
+        }
+        if json {
+            let v = serde_json::json!({"shards": shards.shards, "key": shards.key.to_string(), "per_shard": each});
+            text = format!("{v}\n");
+        }
+        return common::exit::print(&text).map_err(Error::io("stdout"));
+    }
+    let crawl = common::shards::select(root, shard).map_err(|e| Error::Usage(e.to_string()))?;
     let status = CrawlStatus::read(&crawl, backlog)?;
     let text = if json {
         let line = serde_json::to_string(&status).map_err(|e| Error::Io {
@@ -311,6 +346,47 @@ pub fn status(root: &Path, json: bool, backlog: bool) -> Result<(), Error> {
         status.to_string()
     };
     common::exit::print(&text).map_err(Error::io("stdout"))
+}
+
+/// What a shard's tasks have left to do.
+struct ShardTasks {
+    /// Complete runs of the shard not mapped yet.
+    unmapped: Vec<String>,
+    /// Map outputs, of every shard, addressed to it and not reduced yet.
+    unreduced: usize,
+    /// A pending segment's fetch started and did not end (`fetched/ID/`
+    /// without `DONE`).
+    fetch_started: bool,
+}
+
+impl ShardTasks {
+    fn read(view: &CrawlDir, shards: &common::shards::Shards) -> Result<ShardTasks, Error> {
+        let consumed = read_consumed(&view.consumed_path())?;
+        let inputs = crate::mapred::mapped_inputs(view, shards, &consumed)?;
+        Ok(ShardTasks {
+            unmapped: crate::mapred::unmapped_runs(view)?,
+            unreduced: inputs.candidates.len(),
+            fetch_started: view
+                .pending_segments()
+                .map_err(Error::io(view.segments_dir()))?
+                .iter()
+                .any(|id| view.fetched_dir(id).exists()),
+        })
+    }
+
+    /// The task to run again for this shard, if one failed (or did not
+    /// run yet): its fetch when a run is unfinished or unmapped, else its reduce when
+    /// map outputs wait for it; empty if none.
+    fn rerun(&self, root: &Path, j: u32) -> String {
+        let step = if self.fetch_started || !self.unmapped.is_empty() {
+            "fetch"
+        } else if self.unreduced > 0 {
+            "reduce"
+        } else {
+            return String::new();
+        };
+        format!("scripts/task.sh {} {step} --index {j}", root.display())
+    }
 }
 
 /// The backlog's and the history's summaries that [`CrawlStatus`] counts

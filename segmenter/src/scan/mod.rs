@@ -69,8 +69,8 @@ mod lists;
 mod records;
 mod sitemaps;
 
-pub use lists::seeds_jobs;
 use lists::{SeedNote, report_seed_notes};
+pub use lists::{seeds_jobs, strip_comment};
 pub use records::{fetched_warcs, is_page};
 use sitemaps::SitemapDoc;
 
@@ -163,6 +163,19 @@ pub struct ScanConfig<'a> {
     /// `hosts.db` (read only; `None`: no file): which sitemaps each host's
     /// robots.txt names.
     pub hosts_db: &'a Mutex<Option<common::hoststate::HostDb>>,
+    /// For a map of a sharded crawl: every shard's `hosts.db` (read only),
+    /// so that a sitemap's URL on a host of another shard is checked
+    /// against that host's robots.txt.
+    pub shard_hosts_dbs: Option<ShardHostDbs<'a>>,
+}
+
+/// Every shard's `hosts.db`, by shard number.
+#[derive(Clone, Copy)]
+pub struct ShardHostDbs<'a> {
+    /// The crawl's shards.
+    pub shards: &'a common::shards::Shards,
+    /// `hosts.db` of shard J at J.
+    pub dbs: &'a [Mutex<Option<common::hoststate::HostDb>>],
 }
 
 /// What the scan produced.

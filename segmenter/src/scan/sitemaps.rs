@@ -371,7 +371,11 @@ impl Worker<'_> {
     /// `sitemap`.
     fn named_by_robots(&mut self, host: &str, sitemap: &Url) -> Result<bool, Error> {
         if !self.sitemaps.named.contains_key(host) {
-            let state = match &*self.cfg.hosts_db.lock().expect("no panics") {
+            let db = match self.cfg.shard_hosts_dbs {
+                Some(s) => &s.dbs[s.shards.shard_of(host) as usize],
+                None => self.cfg.hosts_db,
+            };
+            let state = match &*db.lock().expect("no panics") {
                 Some(db) => db.get(host)?,
                 None => None,
             };

@@ -19,6 +19,8 @@ mod raw_wire;
 mod recrawl;
 mod report_html;
 mod seen_growth;
+mod shards;
 mod sitemaps;
+mod slurm;
 mod support;
 mod warcio_check;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# task.sh: one task of a sharded crawl's round, for a batch engine's job array
+# (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
+#
+# Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--bin DIR] [-- FETCHER_ARGS...]
+#
+#   fetch   shard J's part of the fetch step: fetch its pending segment (an
+#           unfinished run is resumed: nothing stored is fetched again), then
+#           map every complete run of the shard (`segmenter map`), while the
+#           WARC files are still in the page cache
+#   reduce  shard J's reduce (`segmenter reduce`): its next segment from
+#           what every shard's map addressed to it
+#
+# The index J is --index, else SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or
+# AWS_BATCH_JOB_ARRAY_INDEX. A task holds CRAWL/shards/JJJ/.task.lock (flock)
+# while it runs: a second task of the same shard refuses at once. A task
+# killed anywhere is run again as it was: every step resumes from the files.
+#
+# Exit codes:
+#   0   done (also: nothing to do for this shard)
+#   1   a step failed (its message names its log)
+#   2   usage error (no index, index out of range, binary not found)
+#   3   stopped at the free-disk floor
+#   75  another task holds this shard's lock (the same index runs twice)
+#   130 interrupted; run the task again to resume
+set -uo pipefail
+
+prog=task.sh
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--bin DIR] [-- FETCHER_ARGS...]" >&2; exit 2; }
+
+[ $# -ge 2 ] || die_usage "missing arguments"
+crawl=$1 step=$2
+shift 2
+case "$step" in fetch|reduce) ;; *) die_usage "unknown step '$step' (fetch or reduce)" ;; esac
+index= bindir=
+fetch_args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --index) [ $# -ge 2 ] || die_usage "--index needs a value"; index=$2; shift 2 ;;
+        --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --) shift; fetch_args+=("$@"); break ;;
+        *) die_usage "unknown option $1" ;;
+    esac
+done
+index=${index:-${SLURM_ARRAY_TASK_ID:-${JOB_COMPLETION_INDEX:-${AWS_BATCH_JOB_ARRAY_INDEX:-}}}}
+case "$index" in
+    '') die_usage "no task index: give --index J, or run as an array task (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX)" ;;
+    *[!0-9]*) die_usage "task index '$index' is not a whole number" ;;
+esac
+index=$((10#$index))
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+find_bin() {
+    local name=$1
+    if [ -n "$bindir" ]; then
+        [ -x "$bindir/$name" ] || { echo "$prog: $bindir/$name: not found or not executable" >&2; return 1; }
+        echo "$bindir/$name"
+    elif [ -x "$repo/target/release/$name" ]; then
+        echo "$repo/target/release/$name"
+    elif command -v "$name" >/dev/null 2>&1; then
+        command -v "$name"
+    else
+        echo "$prog: cannot find '$name': build it with 'cargo build --release' or pass --bin DIR" >&2
+        return 1
+    fi
+}
+fetcher=$(find_bin fetcher) || exit 2
+segmenter=$(find_bin segmenter) || exit 2
+
+[ -f "$crawl/shards.toml" ] || die_usage "$crawl: not a sharded crawl (no shards.toml; create one with segmenter inject CRAWL SEEDS --shards S)"
+shards=$(sed -n 's/^shards *= *\([0-9]*\) *$/\1/p' "$crawl/shards.toml")
+[ -n "$shards" ] || { echo "$prog: $crawl/shards.toml: no 'shards = S' line" >&2; exit 1; }
+[ "$index" -lt "$shards" ] || die_usage "task index $index: this crawl has $shards shards, numbered 0 to $((shards - 1))"
+shard_dir=$(printf '%s/shards/%03d' "$crawl" "$index")
+mkdir -p "$shard_dir" || exit 1
+
+exec 9>"$shard_dir/.task.lock" || { echo "$prog: $shard_dir/.task.lock: cannot open the lock file" >&2; exit 1; }
+if ! flock -n 9; then
+    echo "$prog: $shard_dir: another task of shard $index holds the lock (the same index runs twice?); this one does nothing" >&2
+    exit 75
+fi
+
+trap 'exit 130' INT TERM HUP
+[ -e "$crawl/STOP" ] && { echo "$prog: $crawl/STOP exists: shard $index does nothing"; exit 0; }
+
+echo "$prog: shard $index: $step (host $(hostname), $(date -u +%FT%TZ))"
+if [ "$step" = fetch ]; then
+    # The shard's segments are fetched oldest first; one a task (a round).
+    pending=$("$segmenter" status "$crawl" --shard "$index" --json --no-backlog | sed -n 's/.*"next":"\([^"]*\)".*/\1/p')
+    if [ -n "$pending" ]; then
+        "$fetcher" fetch "$crawl" --shard "$index" --progress none "${fetch_args[@]}"
+        code=$?
+        [ $code -eq 0 ] || { echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code"; }
+    else
+        echo "$prog: shard $index: no segment to fetch"
+    fi
+    "$segmenter" map "$crawl" --shard "$index"
+else
+    "$segmenter" reduce "$crawl" --shard "$index"
+fi

@@ -1,0 +1,257 @@
+//! A sharded crawl run by the Slurm driver (`scripts/slurm/crawl.sh`) on a
+//! real single-node Slurm, which `scripts/test.sh` starts
+//! (`scripts/slurm/testbed.sh`) and names in `SLURM_CONF`; and the task
+//! entry point's own rules (`scripts/task.sh`): the index from the
+//! environment, one task per shard at a time.
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::crawldir::CrawlDir;
+use testkit::bins;
+use testkit::demo::{Demo, DemoParams};
+
+use support::{CrawlSettings, DemoCrawl, Outcome, without_port};
+use testkit::repo_root;
+
+/// The Slurm of the test setup, or `None` (with the reason printed) where
+/// it is not required and not there.
+fn slurm_conf() -> Option<PathBuf> {
+    match std::env::var_os("SLURM_CONF") {
+        Some(conf) if Path::new(&conf).is_file() => Some(PathBuf::from(conf)),
+        _ if std::env::var("CRAWL_TEST_SLURM").as_deref() == Ok("required") => panic!(
+            "CRAWL_TEST_SLURM=required but no SLURM_CONF names a running Slurm: run the suite \
+             with scripts/test.sh (it installs and starts one with scripts/slurm/testbed.sh)"
+        ),
+        _ => {
+            eprintln!(
+                "skipped: no Slurm (SLURM_CONF unset; scripts/test.sh starts one when it can \
+                 install Debian's slurmctld, slurmd, slurm-client and munge)"
+            );
+            None
+        }
+    }
+}
+
+fn task_sh() -> PathBuf {
+    repo_root().join("scripts/task.sh")
+}
+
+fn inject_shards(c: &DemoCrawl, shards: u32) {
+    bins::run_within(
+        Command::new(bins::bin_path("segmenter"))
+            .arg("inject")
+            .arg(&c.crawl)
+            .arg(&c.seeds)
+            .args(["--shards", &shards.to_string()]),
+        &c.crawl,
+        0,
+        Duration::from_secs(60),
+    );
+}
+
+#[test]
+fn a_task_takes_its_index_from_the_engine_and_one_task_per_shard_runs_at_once() {
+    let demo = Demo::with_params(DemoParams::small(9));
+    let c = DemoCrawl::start("task-sh", &demo, CrawlSettings::default());
+    inject_shards(&c, 2);
+    let task = |env: &[(&str, &str)], args: &[&str], code: i32| {
+        let mut cmd = Command::new(task_sh());
+        cmd.arg(&c.crawl)
+            .args(args)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
+            .envs(env.iter().copied());
+        bins::run_within(&mut cmd, &c.crawl, code, Duration::from_secs(120))
+    };
+    let out = task(&[], &["reduce"], 2);
+    assert!(out.stderr.contains("no task index"), "{}", out.stderr);
+    let out = task(&[("AWS_BATCH_JOB_ARRAY_INDEX", "2")], &["reduce"], 2);
+    assert!(out.stderr.contains("numbered 0 to 1"), "{}", out.stderr);
+
+    // A task of shard 1 holds its lock: a second one refuses (75), and
+    // does nothing; shard 0 is not held by it.
+    let lock = CrawlDir::new(&c.crawl).shard(1).root().join(".task.lock");
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !lock.exists() && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let out = task(&[("SLURM_ARRAY_TASK_ID", "1")], &["fetch"], 75);
+    assert!(
+        out.stderr
+            .contains("another task of shard 1 holds the lock"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !CrawlDir::new(&c.crawl)
+            .shard(1)
+            .fetched_dir("00001")
+            .exists()
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // The index from Kubernetes' variable; the fetch task fetches and maps.
+    task(&[("JOB_COMPLETION_INDEX", "0")], &["fetch"], 0);
+    let view = CrawlDir::new(&c.crawl).shard(0);
+    if view.is_fetched("00001") {
+        assert!(view.fetched_dir("00001").join("mapped/DONE").is_file());
+    }
+}
+
+/// Polls `f` every 20 ms for at most two minutes.
+fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Some shard whose `n`th run is being fetched (started, no `DONE`; its
+/// earlier runs complete) and has written `lines` crawl-log lines.
+fn fetching(top: &CrawlDir, n: usize, lines: usize) -> Option<u32> {
+    (0..4).find(|&j| {
+        let view = top.shard(j);
+        let done = view.completed_runs().unwrap_or_default().len();
+        let running = view
+            .pending_segments()
+            .unwrap_or_default()
+            .into_iter()
+            .find(|id| view.fetched_dir(id).is_dir() && !view.is_fetched(id));
+        done + 1 == n
+            && running.is_some_and(|id| {
+                std::fs::read_to_string(view.crawl_log_path(&id))
+                    .is_ok_and(|log| log.lines().count() >= lines)
+            })
+    })
+}
+
+/// The pid of the `fetcher fetch CRAWL --shard J` working on `crawl`.
+fn fetcher_pid(crawl: &Path, j: u32) -> Option<u32> {
+    let want = format!("fetch\0{}\0--shard\0{j}\0", crawl.display());
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        (cmdline.contains(&want) && cmdline.contains("fetcher")).then_some(pid)
+    })
+}
+
+#[test]
+fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel() {
+    let Some(conf) = slurm_conf() else {
+        return;
+    };
+    let demo = Demo::with_params(DemoParams {
+        crawl_delay: 0.2,
+        ..DemoParams::small(7)
+    });
+    let c = DemoCrawl::start("slurm", &demo, CrawlSettings::default());
+    inject_shards(&c, 4);
+    let driver = || {
+        let mut cmd = Command::new(repo_root().join("scripts/slurm/crawl.sh"));
+        cmd.arg(&c.crawl)
+            .args(["--rounds", "40", "--bin"])
+            .arg(bins::bin_dir())
+            .env("SLURM_CONF", &conf);
+        cmd
+    };
+    // Faults on the way: a shard's second run has its fetcher killed
+    // (kill -9): its task runs it again in the allocation, and it resumes;
+    // when a shard's third run is fetched, the fetch array is cancelled
+    // (scancel): the round fails, the driver says so, and run again it
+    // goes on from the crawl directory.
+    let first = bins::spawn(&mut driver()).expect("cannot start the driver");
+    let top = CrawlDir::new(&c.crawl);
+    // (Its hosts' robots.txt were read in its first run: a kill right
+    // after a robots.txt read, before its Crawl-delay is kept, is the
+    // fetcher's own matter, which e2e_kill covers.)
+    let killed = wait_for(|| fetching(&top, 2, 2).and_then(|j| fetcher_pid(&c.crawl, j)))
+        .expect("no fetcher of a second run seen running");
+    let status = Command::new("kill")
+        .args(["-9", &killed.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    wait_for(|| fetching(&top, 3, 0)).expect("no third run seen fetching");
+    let status = Command::new("scancel")
+        .args(["--name", "crawl-fetch"])
+        .env("SLURM_CONF", &conf)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = first.finish(Duration::from_secs(120));
+    bins::assert_code(&out, 1, Some(&c.crawl));
+    assert!(out.stderr.contains("failed: see"), "{}", out.stderr);
+    let retried = std::fs::read_dir(c.crawl.join("logs"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .any(|log| log.contains("crawl-fetch: attempt 0 of shard"));
+    assert!(retried, "the killed fetch was run again in its allocation");
+
+    let out = bins::run_within(&mut driver(), &c.crawl, 0, Duration::from_secs(400));
+    assert!(
+        out.stdout.contains("nothing left to fetch"),
+        "{}",
+        out.stdout
+    );
+    // The sbatch scripts are kept, readable, and every task wrote its log.
+    let script = std::fs::read_to_string(c.crawl.join("slurm/fetch.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    let logs = std::fs::read_dir(c.crawl.join("logs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("slurm-")
+        })
+        .count();
+    let rounds = 3 + out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("round "))
+        .count();
+    assert!(logs >= rounds * 4, "{logs} task logs for {rounds} rounds");
+
+    let mut stored = std::collections::BTreeMap::<String, usize>::new();
+    for j in 0..4 {
+        for (url, s) in Outcome::read(top.shard(j).root()).pages_stored() {
+            *stored.entry(without_port(url)).or_default() += s.len();
+        }
+    }
+    let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "fetched more than once: {twice:?}");
+    let expected: BTreeSet<String> = c
+        .web
+        .expected(&c.limits())
+        .fetch
+        .keys()
+        .map(|u| without_port(u))
+        .collect();
+    let missed: Vec<&String> = expected
+        .iter()
+        .filter(|u| !stored.contains_key(*u))
+        .collect();
+    assert!(missed.is_empty(), "not fetched: {missed:?}");
+    let violations = c.politeness_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+}
