@@ -69,7 +69,7 @@ export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"
 export WAYBACK="$root/.venv/bin/wayback"
 export WACZ="$root/.venv/bin/wacz"
 
-# A real single-node Slurm for tests/tests/slurm.rs: Debian's packages
+# A real single-node Slurm for tests/tests/it/slurm.rs: Debian's packages
 # (installed when missing and this runs as root, ~10 s), the daemons
 # started under a temporary directory by scripts/slurm/testbed.sh and
 # stopped by their pids when the tests end. Without them the Slurm test
