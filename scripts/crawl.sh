@@ -115,21 +115,8 @@ esac
 [ ${#rest[@]} -gt 0 ] || die_usage "missing the crawl directory"
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-find_bin() {
-    local name=$1
-    if [ -n "$bindir" ]; then
-        [ -x "$bindir/$name" ] || { echo "$prog: $bindir/$name: not found or not executable" >&2; return 1; }
-        echo "$bindir/$name"
-    elif [ -x "$repo/target/release/$name" ]; then
-        echo "$repo/target/release/$name"
-    elif command -v "$name" >/dev/null 2>&1; then
-        command -v "$name"
-    else
-        echo "$prog: cannot find '$name': build it with 'cargo build --release' or pass --bin DIR" >&2
-        return 1
-    fi
-}
+# shellcheck source=find-bin.sh
+. "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
