@@ -32,8 +32,6 @@ impl MemberWriter {
         }
     }
 
-    /// Appends one complete gzip member holding the concatenation of `parts`
-    /// to `out`.
     /// Appends to `out` the raw deflate stream of `parts` put end to end
     /// (no gzip header or trailer); returns their CRC-32 and length, for
     /// the trailer of a member that [`finish_member`] completes.
@@ -73,43 +71,23 @@ impl MemberWriter {
         Ok((crc.sum(), len))
     }
 
+    /// Appends one complete gzip member holding the concatenation of `parts`
+    /// to `out`: the header, [`MemberWriter::deflate_raw`], the trailer. On
+    /// an error `out` is as it was.
     pub(crate) fn member(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
-        let input: &[u8] = match parts {
-            [one] => one,
-            _ => {
-                self.joined.clear();
-                for part in parts {
-                    self.joined.extend_from_slice(part);
-                }
-                &self.joined
-            }
-        };
-        let len = u32::try_from(input.len()).map_err(|_| {
-            io::Error::other(format!(
-                "a WARC record of {} bytes is more than a gzip member can hold (4 GiB)",
-                input.len()
-            ))
-        })?;
-        let mut crc = Crc::new();
-        crc.update(input);
-        out.extend_from_slice(&HEADER);
         let start = out.len();
-        let bound = self.deflate.deflate_compress_bound(input.len());
-        out.resize(start + bound, 0);
-        let n = self
-            .deflate
-            .deflate_compress(input, &mut out[start..])
-            .map_err(|e| io::Error::other(format!("deflate: {e:?}")));
-        match n {
-            Ok(n) => out.truncate(start + n),
+        out.extend_from_slice(&HEADER);
+        match self.deflate_raw(parts, out) {
+            Ok((crc, len)) => {
+                out.extend_from_slice(&crc.to_le_bytes());
+                out.extend_from_slice(&len.to_le_bytes());
+                Ok(())
+            }
             Err(e) => {
-                out.truncate(start - HEADER.len());
-                return Err(e);
+                out.truncate(start);
+                Err(e)
             }
         }
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        out.extend_from_slice(&len.to_le_bytes());
-        Ok(())
     }
 }
 
