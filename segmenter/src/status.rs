@@ -413,21 +413,7 @@ impl CrawlStatus {
         backlog: bool,
         top: usize,
     ) -> Result<(CrawlStatus, Summaries), Error> {
-        let segments = crawl
-            .segment_ids()
-            .map_err(Error::io(crawl.segments_dir()))?;
-        let pending: Vec<String> = segments
-            .iter()
-            .filter(|id| !crawl.is_fetched(id))
-            .cloned()
-            .collect();
-        let consumed = read_consumed(&crawl.consumed_path())?;
-        let unconsumed = crawl
-            .completed_runs()
-            .map_err(Error::io(crawl.fetched_root()))?
-            .into_iter()
-            .filter(|id| !consumed.contains(id))
-            .collect();
+        let (segments, pending, unconsumed) = segments_and_runs(crawl)?;
         let mut summaries = Summaries::default();
         let path = crawl.backlog_path();
         let backlog_urls = if !backlog {
@@ -539,4 +525,27 @@ impl std::fmt::Display for CrawlStatus {
         )?;
         Ok(())
     }
+}
+/// A crawl's segments (oldest first), those not fetched to their end, and
+/// its complete fetched runs not consumed yet: where `status` and the
+/// driver's decisions ([`crate::cycle`]) both start.
+pub fn segments_and_runs(
+    crawl: &CrawlDir,
+) -> Result<(Vec<String>, Vec<String>, Vec<String>), Error> {
+    let segments = crawl
+        .segment_ids()
+        .map_err(Error::io(crawl.segments_dir()))?;
+    let pending: Vec<String> = segments
+        .iter()
+        .filter(|id| !crawl.is_fetched(id))
+        .cloned()
+        .collect();
+    let consumed = read_consumed(&crawl.consumed_path())?;
+    let unconsumed = crawl
+        .completed_runs()
+        .map_err(Error::io(crawl.fetched_root()))?
+        .into_iter()
+        .filter(|id| !consumed.contains(id))
+        .collect();
+    Ok((segments, pending, unconsumed))
 }

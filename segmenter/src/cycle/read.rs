@@ -10,28 +10,13 @@ use common::rounds::{self, Figures};
 use common::segment::SegmentSummary;
 
 use super::{Decision, DriverState, Facts, Lookup, SegmentFacts};
-use crate::commit::read_consumed;
 use crate::error::Error;
 
 /// Reads the [`Facts`] of `crawl`: its segments and fetched runs,
 /// `consumed.txt`, `round.json` and the round journal. `since_ms` and
 /// `exit_code` are the driver's.
 pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
-    let segments = crawl
-        .segment_ids()
-        .map_err(Error::io(crawl.segments_dir()))?;
-    let pending: Vec<String> = segments
-        .iter()
-        .filter(|id| !crawl.is_fetched(id))
-        .cloned()
-        .collect();
-    let consumed = read_consumed(&crawl.consumed_path())?;
-    let unconsumed = crawl
-        .completed_runs()
-        .map_err(Error::io(crawl.fetched_root()))?
-        .into_iter()
-        .filter(|id| !consumed.contains(id))
-        .collect();
+    let (segments, pending, unconsumed) = crate::status::segments_and_runs(crawl)?;
     let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
     Ok(Facts {
         crawl: crawl.clone(),
