@@ -526,12 +526,13 @@ impl std::fmt::Display for CrawlStatus {
         Ok(())
     }
 }
+/// Segment and fetched-run IDs, oldest first.
+type Ids = Vec<String>;
+
 /// A crawl's segments (oldest first), those not fetched to their end, and
 /// its complete fetched runs not consumed yet: where `status` and the
 /// driver's decisions ([`crate::cycle`]) both start.
-pub fn segments_and_runs(
-    crawl: &CrawlDir,
-) -> Result<(Vec<String>, Vec<String>, Vec<String>), Error> {
+pub fn segments_and_runs(crawl: &CrawlDir) -> Result<(Ids, Ids, Ids), Error> {
     let segments = crawl
         .segment_ids()
         .map_err(Error::io(crawl.segments_dir()))?;
