@@ -343,8 +343,14 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     )?;
     keep_resumed_robots(&mut db, &mut host_states, &segment.resumed, &s.agent_name)?;
     // Requests that runs killed before they could record them in hosts.db.
-    let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
-        .map_err(Error::io(crawl.contacts_dir()))?;
+    let journaled = contacts::read_all(
+        crawl,
+        id,
+        s.download_timeout,
+        s.policy.max_crawl_delay,
+        clock::now_ms(),
+    )
+    .map_err(Error::io(crawl.contacts_dir()))?;
     let journal = Journal::open(crawl, id).map_err(Error::io(crawl.contacts_path(id)))?;
     let read_only = HostDb::open_read_only(crawl.hosts_db_path())?;
     let held_in_db = match (&read_only, s.key) {
@@ -355,6 +361,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     };
     let holds = Arc::new(Holds::new(
         longest_hold(s),
+        s.policy.max_crawl_delay,
         read_only,
         journaled,
         held_in_db,
@@ -797,6 +804,10 @@ struct Holds {
     db: Mutex<Option<HostDb>>,
     /// The contacts journals, by host.
     journaled: HashMap<String, contacts::LastContact>,
+    /// The delay after a journaled request to a host whose robots.txt is
+    /// not known now (ms): the longest `Crawl-delay` obeyed, which the
+    /// robots.txt a dead run read (or was reading) may have said.
+    unknown_crawl_delay_ms: i64,
     /// With `--key domain` or `--key ip`: the hosts held now, in hosts.db
     /// or the journals, by queue key. A key's queue waits for every host
     /// of it, not only for those of this segment.
@@ -809,6 +820,7 @@ struct Holds {
 impl Holds {
     fn new(
         longest: Duration,
+        max_crawl_delay: Duration,
         db: Option<HostDb>,
         journaled: HashMap<String, contacts::LastContact>,
         held_in_db: HashMap<String, i64>,
@@ -828,6 +840,7 @@ impl Holds {
             longest,
             db: Mutex::new(db),
             journaled,
+            unknown_crawl_delay_ms: i64::try_from(max_crawl_delay.as_millis()).unwrap_or(i64::MAX),
             held_by_key,
             held_in_db,
         }
@@ -841,12 +854,29 @@ impl Holds {
     }
 
     /// The latest next contact earlier runs left on `host` (Unix ms), the
-    /// journaled request followed by `delay_ms` at least.
-    fn of_host(&self, host: &str, state: Option<&HostState>, delay_ms: i64) -> Option<i64> {
+    /// journaled request followed by `delay_ms` at least, or by the longest
+    /// `Crawl-delay` obeyed unless `robots_known` says that the host's
+    /// robots.txt is known now. (A run killed after it read a robots.txt,
+    /// before it kept it anywhere, leaves only the request in its journal:
+    /// whatever that robots.txt said, the host waits long enough.)
+    fn of_host(
+        &self,
+        host: &str,
+        state: Option<&HostState>,
+        delay_ms: i64,
+        robots_known: impl FnOnce() -> bool,
+    ) -> Option<i64> {
+        let journaled = self.journaled.get(host).map(|c| {
+            let delay_ms = match robots_known() {
+                true => delay_ms,
+                false => delay_ms.max(self.unknown_crawl_delay_ms),
+            };
+            c.next_ms(delay_ms)
+        });
         [
             state.and_then(|s| s.next_contact_ms),
             self.held_in_db.get(host).copied(),
-            self.journaled.get(host).map(|c| c.next_ms(delay_ms)),
+            journaled,
         ]
         .into_iter()
         .flatten()
@@ -875,8 +905,13 @@ impl Holds {
             .flatten()
             .into_iter()
             .flatten();
-        std::iter::once(self.of_host(host, stored.as_ref(), 0))
-            .chain(others.map(|h| self.of_host(h, None, 0)))
+        let kept = |state: Option<&HostState>| {
+            state
+                .and_then(|s| s.robots.as_ref())
+                .is_some_and(|r| r.reusable(now_ms))
+        };
+        std::iter::once(self.of_host(host, stored.as_ref(), 0, || kept(stored.as_ref())))
+            .chain(others.map(|h| self.of_host(h, None, 0, || false)))
             .flatten()
             .max()
             .map(|ms| self.cut(ms, now_ms))
@@ -960,7 +995,20 @@ fn fill_frontier(
         let latest = k
             .hosts()
             .chain(others.map(String::as_str))
-            .map(|h| holds.of_host(h, host_states.get(h), delay_ms))
+            .map(|h| {
+                let state = host_states.get(h);
+                let robots_known = || match h == k.first_host {
+                    true => rules.is_some(),
+                    false => robots_cache::kept_rules(
+                        resumed.robots.get(h),
+                        state.and_then(|s| s.robots.as_ref()),
+                        now_ms,
+                        agent_name,
+                    )
+                    .is_some(),
+                };
+                holds.of_host(h, state, delay_ms, robots_known)
+            })
             .chain([k.not_before])
             .flatten()
             .max();
