@@ -156,6 +156,11 @@ common::options! {
         /// Contact URL sent in User-Agent (required here, in [fetcher] or in [agent] url).
         #[arg(long, value_name = "URL")]
         pub agent_url: Option<String>,
+        /// E-mail address of the crawl's operator, sent in a From header with
+        /// every request and kept in each WARC file's warcinfo record
+        /// (http-header-from); also [agent] from [default: none, no From header].
+        #[arg(long, value_name = "EMAIL")]
+        pub from: Option<String>,
         /// Longest wait honoured from a Retry-After header [default: 10m].
         #[arg(long, value_name = "DURATION")]
         pub max_retry_after: Option<DurationValue>,

@@ -474,6 +474,7 @@ fn run_workers(
 
     let client = Client::new(ClientConfig {
         user_agent: s.user_agent(),
+        from: s.from.clone(),
         connect_timeout: s.connect_timeout,
         first_byte_timeout: s.first_byte_timeout,
         download_timeout: s.download_timeout,
@@ -1124,6 +1125,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
                 ),
             ]
             .into_iter()
+            .chain(s.from.clone().map(|from| ("http-header-from".into(), from)))
             .chain(s.accept_invalid_certs.then(|| {
                 let (k, v) = crate::tls::INVALID_CERTS_FIELD;
                 (k.to_string(), v.to_string())

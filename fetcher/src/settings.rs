@@ -49,6 +49,8 @@ pub struct Settings {
     pub agent_name: String,
     /// Contact URL.
     pub agent_url: String,
+    /// The `From` header's address (`None`: no header).
+    pub from: Option<String>,
     /// Delays, caps and failure limits.
     pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
@@ -170,6 +172,7 @@ impl Settings {
             .or(cfg.agent.url.clone())
             .unwrap_or_default();
         check_agent(&agent_name, &agent_url, &cfg.path)?;
+        let from = checked_from(o.from.clone().or(cfg.agent.from.clone()))?;
         let threads = checked_threads(o.threads)?;
         let policy = checked_policy(&o, &shared)?;
         let limits = TransferLimits::checked(&o)?;
@@ -188,6 +191,7 @@ impl Settings {
             shard,
             agent_name,
             agent_url,
+            from,
             policy,
             robots_retry_delay: dur(o.robots_retry_delay, 60),
             threads,
@@ -410,6 +414,22 @@ fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), Se
     Ok(())
 }
 
+/// The `From` address, when set: one mailbox (RFC 9110, section 10.1.2),
+/// which goes into a header as it is, so nothing but visible ASCII.
+fn checked_from(from: Option<String>) -> Result<Option<String>, SettingsError> {
+    let Some(from) = from else { return Ok(None) };
+    let from = from.trim().to_string();
+    let visible = from.bytes().all(|b| b.is_ascii_graphic());
+    let (local, domain) = from.split_once('@').unwrap_or_default();
+    if !visible || local.is_empty() || domain.is_empty() {
+        return Err(SettingsError::Invalid(format!(
+            "from = {from:?} is not an e-mail address: give the operator's address, e.g. \
+             --from ops@example.org (sent in a From header with every request)"
+        )));
+    }
+    Ok(Some(from))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,6 +472,7 @@ mod tests {
         assert!(!s.allow_private, "private addresses refused by default");
         assert!(!s.accept_invalid_certs, "certificates checked by default");
         assert_eq!(s.ca_file, None);
+        assert_eq!(s.from, None, "no From header unless asked for");
         assert_eq!(s.key, KeyMode::Host);
         assert_eq!(s.threads, None, "workers follow the segment");
         assert_eq!(s.workers(3), AUTO_THREADS_MIN, "a few to spare");
@@ -464,6 +485,27 @@ mod tests {
                 env!("CARGO_PKG_VERSION")
             )
         );
+    }
+
+    #[test]
+    fn from_takes_one_e_mail_address() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |from: &str| settings(&[&agent[..], &["--from", from]].concat());
+        assert_eq!(
+            with(" ops@example.org ").unwrap().from.as_deref(),
+            Some("ops@example.org")
+        );
+        for bad in [
+            "ops",
+            "@example.org",
+            "ops@",
+            "a b@example.org",
+            "ops@x\r\nX: y",
+            "",
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains("not an e-mail address"), "{bad:?}: {e}");
+        }
     }
 
     #[test]
