@@ -215,18 +215,7 @@ type BatchPool = Mutex<Vec<Batch>>;
 /// workers take the other jobs (leftover, backlog, seeds) first.
 pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     let threads = cfg.threads.max(1);
-    let (warcs, mut jobs): (Vec<Job>, Vec<Job>) =
-        jobs.into_iter().partition(|j| matches!(j, Job::Warc(_)));
-    let mut warcs: Vec<PathBuf> = warcs
-        .into_iter()
-        .filter_map(|j| match j {
-            Job::Warc(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    // Largest first, so that the last job to finish is a small one.
-    jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
-    warcs.sort_by_cached_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    let (jobs, warcs) = largest_first(jobs);
     let readers = warcs.len().min(threads.div_ceil(2));
 
     let pool = rayon::ThreadPoolBuilder::new()
@@ -234,45 +223,23 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         .thread_name(|i| format!("scan-{i}"))
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
-    let next_job = AtomicUsize::new(0);
     let next_warc = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let results: Mutex<Vec<WorkerResult>> = Mutex::new(Vec::new());
     let batches: BatchPool = Mutex::new(Vec::new());
     let (tx, rx) = mpsc::sync_channel::<Batch>(2 * threads);
-    // The last worker to stop drops the receiver, which stops the readers.
-    let rx = Mutex::new(Some(rx));
-    let active = AtomicUsize::new(threads);
-    // Each worker gets its share of the sort memory, reserved here so that
-    // a --memory the machine cannot give is an error before any work.
-    let budget = (cfg.memory / threads as u64) as usize;
-    // Observations are one per fetched page, links tens: an eighth of the
-    // memory sorts them; suspects, their copies merged first, another.
-    let observe_budget = if cfg.observe { budget / 8 } else { 0 };
-    let suspect_budget = if cfg.rescue { budget / 8 } else { 0 };
-    let sorters = (0..threads)
-        .map(|_| {
-            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget - suspect_budget)?;
-            let observed = match cfg.observe {
-                true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
-                false => None,
-            };
-            let suspects = match cfg.rescue {
-                true => Some(Suspects::new(Sorter::new(
-                    cfg.spills.clone(),
-                    suspect_budget,
-                )?)),
-                false => None,
-            };
-            Ok::<_, Error>(WorkerSorters {
-                links,
-                observed,
-                suspects,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let sorters = Mutex::new(sorters);
+    let workers = Workers {
+        cfg,
+        jobs: &jobs,
+        warcs: &warcs,
+        next_job: AtomicUsize::new(0),
+        stop: &stop,
+        batches: &batches,
+        rx: Mutex::new(Some(rx)),
+        active: AtomicUsize::new(threads),
+        sorters: Mutex::new(worker_sorters(cfg, threads)?),
+        failure: Mutex::new(None),
+        results: Mutex::new(Vec::new()),
+    };
     let mut reader_counts = Counts::default();
 
     std::thread::scope(|ts| {
@@ -291,52 +258,141 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         drop(tx);
         pool.scope(|s| {
             for _ in 0..threads {
-                s.spawn(|_| {
-                    let sorter = sorters.lock().expect("no panics").pop();
-                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
-                    let result = (|| {
-                        while !stop.load(Ordering::Relaxed) {
-                            let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
-                            else {
-                                break;
-                            };
-                            w.run(job)?;
-                        }
-                        while !stop.load(Ordering::Relaxed) {
-                            let msg = {
-                                let guard = rx.lock().expect("no panics");
-                                match guard.as_ref().map(|r| r.recv()) {
-                                    Some(Ok(msg)) => msg,
-                                    _ => break,
-                                }
-                            };
-                            w.fetched(&warcs[msg.file], msg, &batches)?;
-                        }
-                        Ok(())
-                    })();
-                    if let Err(e) = result {
-                        stop.store(true, Ordering::Relaxed);
-                        failure.lock().expect("no panics").get_or_insert(e);
-                    }
-                    if active.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        rx.lock().expect("no panics").take();
-                    }
-                    match w.finish() {
-                        Ok(r) => results.lock().expect("no panics").push(r),
-                        Err(e) => {
-                            failure.lock().expect("no panics").get_or_insert(e);
-                        }
-                    }
-                });
+                s.spawn(|_| workers.work());
             }
         });
         for h in handles {
             reader_counts += &h.join().expect("reader threads do not panic");
         }
     });
-    if let Some(e) = failure.into_inner().expect("no panics") {
+    if let Some(e) = workers.failure.into_inner().expect("no panics") {
         return Err(e);
     }
+    let results = workers.results.into_inner().expect("no panics");
+    Ok(gather(cfg, &jobs, reader_counts, results))
+}
+
+/// The WARC files apart from the other jobs, each list largest first, so
+/// that the last job to finish is a small one.
+fn largest_first(jobs: Vec<Job>) -> (Vec<Job>, Vec<PathBuf>) {
+    let (warcs, mut jobs): (Vec<Job>, Vec<Job>) =
+        jobs.into_iter().partition(|j| matches!(j, Job::Warc(_)));
+    let mut warcs: Vec<PathBuf> = warcs
+        .into_iter()
+        .filter_map(|j| match j {
+            Job::Warc(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
+    warcs.sort_by_cached_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    (jobs, warcs)
+}
+
+/// Each worker's sorts, with its share of the sort memory, reserved here
+/// so that a --memory the machine cannot give is an error before any work.
+fn worker_sorters(cfg: &ScanConfig<'_>, threads: usize) -> Result<Vec<WorkerSorters>, Error> {
+    let budget = (cfg.memory / threads as u64) as usize;
+    // Observations are one per fetched page, links tens: an eighth of the
+    // memory sorts them; suspects, their copies merged first, another.
+    let observe_budget = if cfg.observe { budget / 8 } else { 0 };
+    let suspect_budget = if cfg.rescue { budget / 8 } else { 0 };
+    (0..threads)
+        .map(|_| {
+            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget - suspect_budget)?;
+            let observed = match cfg.observe {
+                true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
+                false => None,
+            };
+            let suspects = match cfg.rescue {
+                true => Some(Suspects::new(Sorter::new(
+                    cfg.spills.clone(),
+                    suspect_budget,
+                )?)),
+                false => None,
+            };
+            Ok(WorkerSorters {
+                links,
+                observed,
+                suspects,
+            })
+        })
+        .collect()
+}
+
+/// What the scan's workers share: the jobs, the readers' batches, and
+/// where their results and the first failure go.
+struct Workers<'a> {
+    cfg: &'a ScanConfig<'a>,
+    jobs: &'a [Job],
+    warcs: &'a [PathBuf],
+    /// The next job to take.
+    next_job: AtomicUsize,
+    /// Set on the first failure: every thread stops.
+    stop: &'a AtomicBool,
+    batches: &'a BatchPool,
+    /// The readers' batches. The last worker to stop drops the receiver,
+    /// which stops the readers.
+    rx: Mutex<Option<mpsc::Receiver<Batch>>>,
+    /// Workers still running.
+    active: AtomicUsize,
+    /// One for each worker.
+    sorters: Mutex<Vec<WorkerSorters>>,
+    failure: Mutex<Option<Error>>,
+    results: Mutex<Vec<WorkerResult>>,
+}
+
+impl Workers<'_> {
+    /// One worker: takes jobs, then the readers' batches, until none is
+    /// left or a worker fails; leaves its result or its failure.
+    fn work(&self) {
+        let sorter = self.sorters.lock().expect("no panics").pop();
+        let mut w = Worker::new(self.cfg, sorter.expect("one sorter per worker"));
+        if let Err(e) = self.take_work(&mut w) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.failure.lock().expect("no panics").get_or_insert(e);
+        }
+        if self.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.rx.lock().expect("no panics").take();
+        }
+        match w.finish() {
+            Ok(r) => self.results.lock().expect("no panics").push(r),
+            Err(e) => {
+                self.failure.lock().expect("no panics").get_or_insert(e);
+            }
+        }
+    }
+
+    /// The jobs first, then the batches of response records.
+    fn take_work(&self, w: &mut Worker<'_>) -> Result<(), Error> {
+        while !self.stop.load(Ordering::Relaxed) {
+            let Some(job) = self.jobs.get(self.next_job.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            w.run(job)?;
+        }
+        while !self.stop.load(Ordering::Relaxed) {
+            let msg = {
+                let guard = self.rx.lock().expect("no panics");
+                match guard.as_ref().map(|r| r.recv()) {
+                    Some(Ok(msg)) => msg,
+                    _ => break,
+                }
+            };
+            w.fetched(&self.warcs[msg.file], msg, self.batches)?;
+        }
+        Ok(())
+    }
+}
+
+/// The workers' results summed (the readers' counts with them); the seeds'
+/// notes are reported.
+fn gather(
+    cfg: &ScanConfig<'_>,
+    jobs: &[Job],
+    reader_counts: Counts,
+    results: Vec<WorkerResult>,
+) -> ScanOutput {
     let mut out = ScanOutput {
         sorted: Vec::new(),
         counts: reader_counts,
@@ -346,7 +402,7 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     };
     let mut notes = Vec::new();
     let mut piece_lines: Vec<(usize, u64)> = Vec::new();
-    for r in results.into_inner().expect("no panics") {
+    for r in results {
         out.sorted.push(r.sorted);
         out.observed.extend(r.observed);
         out.suspects.extend(r.suspects);
@@ -355,8 +411,8 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         notes.extend(r.seed_notes);
         piece_lines.extend(r.piece_lines);
     }
-    report_seed_notes(cfg.log, &jobs, notes, piece_lines);
-    Ok(out)
+    report_seed_notes(cfg.log, jobs, notes, piece_lines);
+    out
 }
 
 /// A reader thread: takes WARC files until none is left and sends their
