@@ -39,6 +39,7 @@
 //! and skipped; the round goes on.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -427,29 +428,56 @@ fn read_warcs(
     tx: mpsc::SyncSender<Batch>,
 ) -> Counts {
     let mut counts = Counts::default();
-    let max_block = (cfg.max_page_size + HEAD_ALLOWANCE) as usize;
-    let spare = || pool.lock().expect("no panics").pop().unwrap_or_default();
+    let reader = WarcFeed {
+        cfg,
+        stop,
+        pool,
+        tx,
+        max_block: (cfg.max_page_size + HEAD_ALLOWANCE) as usize,
+    };
     loop {
         let file = next.fetch_add(1, Ordering::Relaxed);
         let Some(path) = warcs.get(file) else {
             break;
         };
+        if reader.read_file(file, path, &mut counts).is_break() {
+            break;
+        }
+    }
+    counts
+}
+
+/// A reader thread's way to the workers: the batches it fills and sends.
+struct WarcFeed<'a> {
+    cfg: &'a ScanConfig<'a>,
+    /// Set when a worker failed.
+    stop: &'a AtomicBool,
+    /// Spare batches.
+    pool: &'a BatchPool,
+    tx: mpsc::SyncSender<Batch>,
+    /// Largest record block read.
+    max_block: usize,
+}
+
+impl WarcFeed<'_> {
+    /// Sends the response records of WARC file number `file` in batches;
+    /// breaks when the workers have stopped.
+    fn read_file(&self, file: usize, path: &Path, counts: &mut Counts) -> ControlFlow<()> {
         counts.warc_files += 1;
-        let mut reader = match WarcReader::open(path, max_block) {
+        let mut reader = match WarcReader::open(path, self.max_block) {
             Ok(r) => r.resyncing(),
             Err(e) => {
-                cfg.log.warn(format_args!("{e}; file skipped"));
+                self.cfg.log.warn(format_args!("{e}; file skipped"));
                 counts.unreadable_files += 1;
-                continue;
+                return ControlFlow::Continue(());
             }
         };
-        let mut batch = spare();
-        batch.file = file;
+        let mut batch = self.spare(file);
         let mut bytes = 0;
         let mut in_file = 0u64;
         loop {
-            if stop.load(Ordering::Relaxed) {
-                return counts;
+            if self.stop.load(Ordering::Relaxed) {
+                return ControlFlow::Break(());
             }
             if batch.len == batch.records.len() {
                 batch.records.push(WarcRecord::default());
@@ -465,19 +493,18 @@ fn read_warcs(
                     bytes += record.block.len();
                     batch.len += 1;
                     if batch.len == BATCH_RECORDS || bytes >= BATCH_BYTES {
-                        let full = std::mem::replace(&mut batch, spare());
-                        batch.file = file;
+                        let full = std::mem::replace(&mut batch, self.spare(file));
                         bytes = 0;
-                        if tx.send(full).is_err() {
+                        if self.tx.send(full).is_err() {
                             // Every worker has stopped (after an error).
-                            return counts;
+                            return ControlFlow::Break(());
                         }
                     }
                 }
                 Ok(false) => {
                     if in_file == 0 {
                         counts.empty_files += 1;
-                        cfg.log.warn(format_args!(
+                        self.cfg.log.warn(format_args!(
                             "{}: empty WARC file (no record); nothing read",
                             path.display()
                         ));
@@ -485,58 +512,80 @@ fn read_warcs(
                     break;
                 }
                 Err(e) => {
-                    let go_on = match &e {
-                        // Nothing readable from the start on: not a WARC file.
-                        WarcError::Damaged {
-                            offset: 0,
-                            resumed_at: None,
-                            ..
-                        } if in_file == 0 => {
-                            counts.unreadable_files += 1;
-                            false
-                        }
-                        WarcError::Damaged {
-                            skipped,
-                            resumed_at,
-                            ..
-                        } => {
-                            counts.damaged_records += 1;
-                            counts.damaged_bytes += skipped;
-                            resumed_at.is_some()
-                        }
-                        WarcError::Truncated { .. } => {
-                            counts.truncated_files += 1;
-                            false
-                        }
-                        _ => {
-                            counts.unreadable_files += 1;
-                            false
-                        }
-                    };
+                    let go_on = self.damage(&e, in_file == 0, counts);
                     // Damage is read past; only the record it hit is lost.
                     in_file += 1;
                     if !go_on {
-                        let rest = if matches!(e, WarcError::Damaged { .. }) {
-                            ""
-                        } else {
-                            "; the rest of the file is skipped"
-                        };
-                        cfg.log.warn(format_args!("{e}{rest}"));
                         break;
                     }
-                    cfg.log.warn(format_args!("{e}"));
                 }
             }
         }
         if batch.len > 0 {
-            if tx.send(batch).is_err() {
-                return counts;
+            if self.tx.send(batch).is_err() {
+                return ControlFlow::Break(());
             }
         } else {
-            pool.lock().expect("no panics").push(batch);
+            self.pool.lock().expect("no panics").push(batch);
         }
+        ControlFlow::Continue(())
     }
-    counts
+
+    /// A spare batch for records of file number `file`.
+    fn spare(&self, file: usize) -> Batch {
+        let mut batch = self
+            .pool
+            .lock()
+            .expect("no panics")
+            .pop()
+            .unwrap_or_default();
+        batch.file = file;
+        batch
+    }
+
+    /// Counts and reports an error read in a WARC file (`first`: before
+    /// any record); true when the reader resumed past it.
+    fn damage(&self, e: &WarcError, first: bool, counts: &mut Counts) -> bool {
+        let go_on = match e {
+            // Nothing readable from the start on: not a WARC file.
+            WarcError::Damaged {
+                offset: 0,
+                resumed_at: None,
+                ..
+            } if first => {
+                counts.unreadable_files += 1;
+                false
+            }
+            WarcError::Damaged {
+                skipped,
+                resumed_at,
+                ..
+            } => {
+                counts.damaged_records += 1;
+                counts.damaged_bytes += skipped;
+                resumed_at.is_some()
+            }
+            WarcError::Truncated { .. } => {
+                counts.truncated_files += 1;
+                false
+            }
+            _ => {
+                counts.unreadable_files += 1;
+                false
+            }
+        };
+        if go_on {
+            self.cfg.log.warn(format_args!("{e}"));
+        } else {
+            let rest = if matches!(e, WarcError::Damaged { .. }) {
+                ""
+            } else {
+                "; the rest of the file is skipped"
+            };
+            self.cfg.log.warn(format_args!("{e}{rest}"));
+        }
+        go_on
+    }
 }
 
 /// A worker's sorts: candidates, observations, suspects.
