@@ -808,6 +808,10 @@ impl<'a> Worker<'a> {
         ));
     }
 
+    /// One record of a fetched run: a robots.txt response gives its
+    /// sitemaps; any other page is marked fetched and observed, then gives
+    /// its redirect's target (3xx), or the URLs of a sitemap or the links of
+    /// an HTML page (2xx).
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
         // and its URL is never scheduled. Only its sitemaps are read.
@@ -816,37 +820,12 @@ impl<'a> Worker<'a> {
             .header(common::warc::VIA_FIELD)
             .and_then(|v| Via::parse(v.trim()));
         if via == Some(Via::Robots) {
-            self.counts.robots_responses += 1;
-            if self.cfg.sitemaps.enabled
-                && !self.history_only
-                && self.record.record_type() == Some("response")
-                && let Some(url) = self.record.target_uri().and_then(|u| Url::parse(u).ok())
-            {
-                let head = records::http_head(&self.record);
-                self.robots_sitemaps(&url, head.as_ref())?;
-            }
-            return Ok(());
+            return self.robots_record();
         }
         self.counts.responses += 1;
         let offset = self.record.offset;
-        let Some(uri) = self.record.target_uri() else {
-            self.counts.bad_records += 1;
-            self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: response record without WARC-Target-URI; skipped",
-                path.display()
-            ));
+        let Some(page) = self.target_uri(path, offset) else {
             return Ok(());
-        };
-        let page = match Url::parse(uri) {
-            Ok(u) => u,
-            Err(e) => {
-                self.counts.bad_records += 1;
-                self.cfg.log.warn(format_args!(
-                    "{}: offset {offset}: bad WARC-Target-URI `{uri}` ({e}); skipped",
-                    path.display()
-                ));
-                return Ok(());
-            }
         };
         let hops = self
             .record
@@ -895,57 +874,114 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
-        let next_hops = hops.saturating_add(1);
         match head.status {
-            300..=399 => {
-                let head_bytes =
-                    &self.record.block[..head.body_offset.min(self.record.block.len())];
-                let Some(location) = common::http::location(head_bytes) else {
-                    return Ok(());
-                };
-                self.counts.redirects += 1;
-                // A sitemap that moved is the same sitemap: same hops, still
-                // `sitemap-file` (a redirect is no sitemap level).
-                let (hops, via) = if via == Some(Via::SitemapFile) {
-                    (hops, Via::SitemapFile)
-                } else {
-                    (next_hops, Via::Redirect)
-                };
-                match redirect_target(&page, &location) {
-                    Ok(target) => {
-                        if self.admission.admit(&target, hops, &mut self.counts) {
-                            self.push(&target, link_meta(hops, via))?;
-                        }
-                    }
-                    Err(e) => self.admission.count_url_error(&e, &mut self.counts),
-                }
-            }
+            300..=399 => self.redirect(&page, &head, via, hops),
             200..=299 => {
-                let body_offset = head.body_offset.min(self.record.block.len());
-                if self.cfg.sitemaps.enabled {
-                    let doc = SitemapDoc {
-                        path,
-                        offset,
-                        url: canonical.as_ref().unwrap_or(&page),
-                        head: &head,
-                        body_offset,
-                        hops,
-                        known_level: sitemap_level,
-                    };
-                    if self.sitemap(&doc)? {
-                        return Ok(());
-                    }
-                }
-                if self.record.block_cut {
-                    // Not a sitemap after all: too large, as any page.
-                    self.skip_too_large(path, offset, &page);
-                    return Ok(());
-                }
-                self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
+                let doc = SitemapDoc {
+                    path,
+                    offset,
+                    url: canonical.as_ref().unwrap_or(&page),
+                    head: &head,
+                    body_offset: head.body_offset.min(self.record.block.len()),
+                    hops,
+                    known_level: sitemap_level,
+                };
+                self.content(&doc, &page)
             }
-            _ => {}
+            _ => Ok(()),
+        }
+    }
+
+    /// A robots.txt record: counted; its response's sitemaps are read.
+    fn robots_record(&mut self) -> Result<(), Error> {
+        self.counts.robots_responses += 1;
+        if self.cfg.sitemaps.enabled
+            && !self.history_only
+            && self.record.record_type() == Some("response")
+            && let Some(url) = self.record.target_uri().and_then(|u| Url::parse(u).ok())
+        {
+            let head = records::http_head(&self.record);
+            self.robots_sitemaps(&url, head.as_ref())?;
         }
         Ok(())
+    }
+
+    /// The record's `WARC-Target-URI`; a missing or bad one is reported and
+    /// counted.
+    fn target_uri(&mut self, path: &Path, offset: u64) -> Option<Url> {
+        let Some(uri) = self.record.target_uri() else {
+            self.counts.bad_records += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: response record without WARC-Target-URI; skipped",
+                path.display()
+            ));
+            return None;
+        };
+        match Url::parse(uri) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                self.counts.bad_records += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: bad WARC-Target-URI `{uri}` ({e}); skipped",
+                    path.display()
+                ));
+                None
+            }
+        }
+    }
+
+    /// The target of a 3xx response of `page`, a candidate one hop further
+    /// (a sitemap that moved keeps its hops and `via`).
+    fn redirect(
+        &mut self,
+        page: &Url,
+        head: &ResponseHead,
+        via: Option<Via>,
+        hops: u32,
+    ) -> Result<(), Error> {
+        let head_bytes = &self.record.block[..head.body_offset.min(self.record.block.len())];
+        let Some(location) = common::http::location(head_bytes) else {
+            return Ok(());
+        };
+        self.counts.redirects += 1;
+        // A sitemap that moved is the same sitemap: same hops, still
+        // `sitemap-file` (a redirect is no sitemap level).
+        let (hops, via) = if via == Some(Via::SitemapFile) {
+            (hops, Via::SitemapFile)
+        } else {
+            (hops.saturating_add(1), Via::Redirect)
+        };
+        match redirect_target(page, &location) {
+            Ok(target) => {
+                if self.admission.admit(&target, hops, &mut self.counts) {
+                    self.push(&target, link_meta(hops, via))?;
+                }
+            }
+            Err(e) => self.admission.count_url_error(&e, &mut self.counts),
+        }
+        Ok(())
+    }
+
+    /// A 2xx response of `page`: read as a sitemap if it is one, else as
+    /// an HTML page (unless it was cut).
+    fn content(&mut self, doc: &SitemapDoc<'_>, page: &Url) -> Result<(), Error> {
+        if self.cfg.sitemaps.enabled && self.sitemap(doc)? {
+            return Ok(());
+        }
+        if self.record.block_cut {
+            // Not a sitemap after all: too large, as any page.
+            self.skip_too_large(doc.path, doc.offset, page);
+            return Ok(());
+        }
+        let next_hops = doc.hops.saturating_add(1);
+        self.html_page(
+            doc.path,
+            doc.offset,
+            page,
+            doc.head,
+            doc.body_offset,
+            next_hops,
+        )
     }
 
     /// Links of a 2xx response (if it is HTML).
