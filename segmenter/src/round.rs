@@ -760,6 +760,19 @@ impl Sink<'_> {
         }
     }
 
+    /// Counts the URLs read from the backlog and from the URLs due again,
+    /// and their bad lines.
+    fn count_waiting(&mut self, waiting: &Waiting) {
+        if let Some(b) = &waiting.backlog {
+            self.counts.backlog_in = b.read;
+            self.counts.bad_lines += b.bad_lines;
+        }
+        if let Some(b) = &waiting.due {
+            self.counts.due_in = b.read - waiting.due_waiting;
+            self.counts.bad_lines += b.bad_lines;
+        }
+    }
+
     fn send(&mut self) {
         let next = self.recycled.try_recv().unwrap_or(Batch {
             recs: Vec::new(),
@@ -865,20 +878,19 @@ fn select(
     inputs: Inputs<'_>,
     seen: &Seen,
     progress: &Progress,
-    mut output: Output,
+    output: Output,
     budget: Budget,
     collect_domains: bool,
     counts: &mut Counts,
 ) -> Result<Selected, Error> {
     let Inputs {
-        mut merger,
+        merger,
         mut waiting,
         carry,
         filter,
         share,
     } = inputs;
     let mut selection = Selection::default();
-    let sel = &mut selection;
     let mut domains = Vec::new();
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
     let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
@@ -888,30 +900,11 @@ fn select(
         // stage of its own, between the selection and the writer.
         std::thread::Builder::new()
             .name("seen".into())
-            .spawn_scoped(s, move || {
-                for batch in from_select {
-                    for (_, _, hash) in &batch.recs[..batch.len] {
-                        if *hash != ALREADY_SEEN {
-                            seen.insert(*hash);
-                        }
-                    }
-                    if to_writer.send(batch).is_err() {
-                        return;
-                    }
-                }
-            })
+            .spawn_scoped(s, move || insert_seen(seen, from_select, to_writer))
             .expect("the seen thread starts");
         let writer = std::thread::Builder::new()
             .name("write".into())
-            .spawn_scoped(s, move || -> Result<(Vec<(String, u64)>, u64), Error> {
-                for batch in from_seen {
-                    for (fate, rec, _) in &batch.recs[..batch.len] {
-                        output.write(*fate, rec)?;
-                    }
-                    let _ = recycle.try_send(Batch { len: 0, ..batch });
-                }
-                output.finish()
-            })
+            .spawn_scoped(s, move || write_batches(output, from_seen, recycle))
             .expect("the writer thread starts");
 
         let mut chooser = Chooser {
@@ -939,50 +932,13 @@ fn select(
             },
             current: Vec::new(),
             budget,
-            sel,
+            sel: &mut selection,
             domains: collect_domains.then_some(&mut domains),
             carry,
         };
-        let mut key = Vec::new();
-        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-        let mut carried = Vec::new();
-        // A refetch's last fetch, when the URL carries one (a leftover).
-        let mut prior = SegmentRecord::default();
-        let result = (|| -> Result<(), Error> {
-            while chooser.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
-                let Some(parts) = split_key(&key) else {
-                    continue;
-                };
-                chooser.sel.unique += 1;
-                let prefix = host_prefix(&key);
-                if prefix != chooser.current.as_slice() {
-                    // The waiting hosts before this one, then this one
-                    // with its waiting URLs.
-                    chooser.backlog_before(&mut waiting, Some(prefix))?;
-                    chooser.start(prefix, parts.domain, parts.host)?;
-                    if waiting.peek() == Some(prefix) {
-                        chooser.backlog_host(&mut waiting)?;
-                    }
-                }
-                let prior = (!carried.is_empty()).then(|| {
-                    LastFetch::apply(&carried, &mut prior);
-                    &prior
-                });
-                chooser.add(parts.url, meta, parts.hash, prior);
-            }
-            chooser.backlog_before(&mut waiting, None)?;
-            chooser.end_host();
-            Ok(())
-        })();
-        if let Some(b) = &waiting.backlog {
-            chooser.sink.counts.backlog_in = b.read;
-            chooser.sink.counts.bad_lines += b.bad_lines;
-        }
-        if let Some(b) = &waiting.due {
-            chooser.sink.counts.due_in = b.read - waiting.due_waiting;
-            chooser.sink.counts.bad_lines += b.bad_lines;
-        }
+        let result = chooser.choose(merger, &mut waiting);
         let mut sink = chooser.sink;
+        sink.count_waiting(&waiting);
         if sink.batch.len > 0 {
             sink.send();
         }
@@ -997,6 +953,42 @@ fn select(
         backlog: backlog_size,
         domains,
     })
+}
+
+/// The `seen` stage of [`select`]: inserts each batch's new URLs into the
+/// filter and passes the batch on to the writer.
+fn insert_seen(
+    seen: &Seen,
+    from_select: mpsc::Receiver<Batch>,
+    to_writer: mpsc::SyncSender<Batch>,
+) {
+    for batch in from_select {
+        for (_, _, hash) in &batch.recs[..batch.len] {
+            if *hash != ALREADY_SEEN {
+                seen.insert(*hash);
+            }
+        }
+        if to_writer.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
+/// The `write` stage of [`select`]: writes each batch to the segments or
+/// the backlog and hands its buffers back; returns the segments written
+/// and the backlog's size.
+fn write_batches(
+    mut output: Output,
+    from_seen: mpsc::Receiver<Batch>,
+    recycle: mpsc::SyncSender<Batch>,
+) -> Result<(Vec<(String, u64)>, u64), Error> {
+    for batch in from_seen {
+        for (fate, rec, _) in &batch.recs[..batch.len] {
+            output.write(*fate, rec)?;
+        }
+        let _ = recycle.try_send(Batch { len: 0, ..batch });
+    }
+    output.finish()
 }
 
 /// The selection, host by host: the current host's plan and cap, and where
@@ -1016,6 +1008,41 @@ struct Chooser<'a, 's> {
 }
 
 impl Chooser<'_, '_> {
+    /// Takes every URL out of the merge, host by host, each host's waiting
+    /// URLs with it, and the waiting hosts between; stops early when the
+    /// writer has stopped.
+    fn choose(&mut self, mut merger: Merger, waiting: &mut Waiting) -> Result<(), Error> {
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut carried = Vec::new();
+        // A refetch's last fetch, when the URL carries one (a leftover).
+        let mut prior = SegmentRecord::default();
+        while self.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
+            let Some(parts) = split_key(&key) else {
+                continue;
+            };
+            self.sel.unique += 1;
+            let prefix = host_prefix(&key);
+            if prefix != self.current.as_slice() {
+                // The waiting hosts before this one, then this one
+                // with its waiting URLs.
+                self.backlog_before(waiting, Some(prefix))?;
+                self.start(prefix, parts.domain, parts.host)?;
+                if waiting.peek() == Some(prefix) {
+                    self.backlog_host(waiting)?;
+                }
+            }
+            let prior = (!carried.is_empty()).then(|| {
+                LastFetch::apply(&carried, &mut prior);
+                &prior
+            });
+            self.add(parts.url, meta, parts.hash, prior);
+        }
+        self.backlog_before(waiting, None)?;
+        self.end_host();
+        Ok(())
+    }
+
     /// Ends the current host and starts `host` (of `domain`), planned.
     fn start(&mut self, prefix: &[u8], domain: &str, host: &str) -> Result<(), Error> {
         if let Some(domains) = &mut self.domains
