@@ -349,7 +349,9 @@ fn warcinfo_from(crawl: &common::crawldir::CrawlDir, id: &str) -> Vec<Option<Str
 #[test]
 fn from_is_sent_with_every_request_and_kept_in_warcinfo() {
     use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    // Each request's path and From header.
+    type Seen = Mutex<Vec<(String, Option<String>)>>;
+    let seen: Arc<Seen> = Arc::default();
     let answer = |body: &'static str| {
         let seen = seen.clone();
         move |req: &testkit::server::Request| {
@@ -376,8 +378,7 @@ fn from_is_sent_with_every_request_and_kept_in_warcinfo() {
         .start()
         .unwrap();
     let crawl = crawl_dir("from");
-    let taken =
-        |seen: &Mutex<Vec<(String, Option<String>)>>| std::mem::take(&mut *seen.lock().unwrap());
+    let taken = |seen: &Seen| std::mem::take(&mut *seen.lock().unwrap());
 
     // Unset (the default): no From header, no warcinfo field.
     write_segment(&crawl, "00001", &server, &[("a.test", "/1")]);
