@@ -41,6 +41,7 @@ mod stats;
 pub mod status;
 mod supervise;
 mod tls;
+mod upload;
 mod transport;
 mod worker;
 

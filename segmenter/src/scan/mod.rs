@@ -379,7 +379,16 @@ fn read_warcs(
             break;
         };
         counts.warc_files += 1;
-        let mut reader = match WarcReader::open(path, max_block) {
+        // An uploaded file is read from a temporary copy.
+        let local = match common::store::readable(path) {
+            Ok(l) => l,
+            Err(e) => {
+                cfg.log.warn(format_args!("{e}; file skipped"));
+                counts.unreadable_files += 1;
+                continue;
+            }
+        };
+        let mut reader = match WarcReader::open(local.path(), max_block) {
             Ok(r) => r.resyncing(),
             Err(e) => {
                 cfg.log.warn(format_args!("{e}; file skipped"));
