@@ -71,7 +71,9 @@ pub enum Command {
     /// `reason=N` words), attempts
     /// (crawl-log lines), pages (HTTP responses other than robots.txt),
     /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
-    /// lines). The crawl log counts every run of the segment. With --json,
+    /// lines), uploaded (files uploaded to the WARC store, from
+    /// fetched/ID/uploads.v1.tsv). The crawl log counts every run of the
+    /// segment. With --json,
     /// one line holding a flat JSON object, for scripts (scripts/crawl.sh).
     Status(StatusArgs),
     /// The long flags of `fetch`, one per line (`--name=` when it takes a

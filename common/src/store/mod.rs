@@ -159,13 +159,22 @@ impl WarcStore {
     /// A client for the store at `url`; credentials from the environment.
     /// Nothing is sent until the first upload or download.
     pub fn open(url: &str) -> Result<WarcStore, StoreError> {
+        WarcStore::open_with_env(url, std::env::vars())
+    }
+
+    /// [`WarcStore::open`] with the `AWS_*` variables taken from `env`
+    /// instead of the process environment.
+    pub fn open_with_env(
+        url: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<WarcStore, StoreError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| StoreError::Config(format!("warc_store {url}: no async runtime: {e}")))?;
         let (base, prefix, client): (String, String, Arc<dyn ObjectStore>) = match parse_url(url)? {
             Parsed::S3 { bucket, prefix } => {
-                let client = s3_client(&bucket)
+                let client = s3_client(&bucket, env)
                     .map_err(|e| StoreError::Config(format!("warc_store {url}: {e}")))?;
                 (format!("s3://{bucket}"), prefix, Arc::new(client))
             }
@@ -431,7 +440,10 @@ fn clean(e: &object_store::Error) -> String {
     }
 }
 
-fn s3_client(bucket: &str) -> Result<object_store::aws::AmazonS3, String> {
+fn s3_client(
+    bucket: &str,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<object_store::aws::AmazonS3, String> {
     // The TLS library of the whole workspace, with ring: reqwest takes the
     // process default.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -448,12 +460,14 @@ fn s3_client(bucket: &str) -> Result<object_store::aws::AmazonS3, String> {
             ..RetryConfig::default()
         });
     let mut has_keys = false;
-    for (name, value) in std::env::vars() {
+    let mut has_region = false;
+    for (name, value) in env {
         if !name.starts_with("AWS_") || value.is_empty() {
             continue;
         }
         if let Ok(key) = name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
             has_keys |= key == AmazonS3ConfigKey::AccessKeyId;
+            has_region |= key == AmazonS3ConfigKey::Region;
             builder = builder.with_config(key, value);
         }
     }
@@ -465,7 +479,7 @@ fn s3_client(bucket: &str) -> Result<object_store::aws::AmazonS3, String> {
             builder = builder.with_token(token);
         }
         if let Some(region) = p.region
-            && std::env::var_os("AWS_REGION").is_none()
+            && !has_region
         {
             builder = builder.with_region(region);
         }
@@ -552,13 +566,17 @@ impl Drop for Readable {
     fn drop(&mut self) {
         if self.temporary {
             let _ = std::fs::remove_file(&self.path);
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
         }
     }
 }
 
 /// `path` itself if it exists; else, when the manifest of its directory
-/// records it as uploaded, a copy of the object in the temporary directory
-/// (`TMPDIR`), checked against the recorded size and sha256.
+/// records it as uploaded, a copy of the object, of the same name, in a
+/// directory of its own in the temporary directory (`TMPDIR`), checked
+/// against the recorded size and sha256.
 pub fn readable(path: &Path) -> io::Result<Readable> {
     if path.exists() {
         return Ok(Readable {
@@ -580,16 +598,42 @@ pub fn readable(path: &Path) -> io::Result<Readable> {
     let Some(up) = manifest.get(&name) else {
         return Err(not_found());
     };
-    let tmp = std::env::temp_dir().join(format!(
-        ".store-{}-{}-{name}",
+    // In a directory of its own, under the file's own name (a WACZ
+    // package names its files after them).
+    let tmp_dir = std::env::temp_dir().join(format!(
+        ".store-{}-{}",
         std::process::id(),
         next_copy()
     ));
+    std::fs::create_dir_all(&tmp_dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp_dir.display())))?;
     let copy = Readable {
-        path: tmp,
+        path: tmp_dir.join(&*name),
         temporary: true,
     };
     fetch_copy(up, copy.path()).map_err(|e| io::Error::other(crate::exit::chain(&e)))?;
+    Ok(copy)
+}
+
+/// A temporary copy of the object at `url` (`s3://BUCKET/KEY`), for
+/// reading; removed when dropped.
+pub fn readable_url(url: &str) -> io::Result<Readable> {
+    let fail = |e: StoreError| io::Error::other(crate::exit::chain(&e));
+    let (store, key) = store_of_url(url).map_err(fail)?;
+    let name = key.rsplit('/').next().unwrap_or("object").to_string();
+    let tmp_dir = std::env::temp_dir().join(format!(
+        ".store-{}-{}",
+        std::process::id(),
+        next_copy()
+    ));
+    std::fs::create_dir_all(&tmp_dir)?;
+    let copy = Readable {
+        path: tmp_dir.join(name),
+        temporary: true,
+    };
+    let mut file = std::fs::File::create(copy.path())?;
+    store.read_object(&key, &mut file).map_err(fail)?;
+    file.flush()?;
     Ok(copy)
 }
 
