@@ -98,7 +98,7 @@ struct Run<'a> {
     /// What an error message adds: how to resume.
     resume_hint: String,
     /// Where closed WARC files go to be uploaded (with a WARC store).
-    closed_to: Option<std::sync::mpsc::Sender<PathBuf>>,
+    closed_to: Option<common::store::UploadQueue>,
 }
 
 /// Fetches segment `id`, telling `log` what happens: loads it, fills the
@@ -128,7 +128,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
             "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
             crawl.root().display()
         ),
-        closed_to: uploads.as_ref().map(common::store::Background::sender),
+        closed_to: uploads.as_ref().map(common::store::Background::queue),
     };
     log.info(format!(
         "fetching segment {id} into {} as {}",
@@ -578,11 +578,7 @@ fn run_workers(
 
 /// Step 4: after a failure, keep what is on disk for the next run; else
 /// the leftover, the host state, `stats.json` and `DONE`.
-fn finish(
-    run: &Run,
-    ran: Ran,
-    uploads: Option<common::store::Background>,
-) -> Result<Ended, Error> {
+fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Result<Ended, Error> {
     let (crawl, id, log) = (run.crawl, run.id, run.log);
     let stop = ran.stop;
     if stop == Stop::Failed {

@@ -41,8 +41,8 @@ mod stats;
 pub mod status;
 mod supervise;
 mod tls;
-mod upload;
 mod transport;
+mod upload;
 mod worker;
 
 use common::exit::Exit;

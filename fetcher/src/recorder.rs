@@ -18,7 +18,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -266,7 +266,7 @@ impl Recorder {
         crawl_log: &Path,
         leftover: &Path,
         queue: usize,
-        closed_to: Option<Sender<PathBuf>>,
+        closed_to: Option<common::store::UploadQueue>,
     ) -> Result<Recorder, RecorderError> {
         let log_file = OpenOptions::new()
             .create(true)
@@ -344,7 +344,7 @@ pub const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1)
 struct WarcOut {
     dir: PathBuf,
     prefix: String,
-    closed_to: Option<Sender<PathBuf>>,
+    closed_to: Option<common::store::UploadQueue>,
 }
 
 fn run(
@@ -431,10 +431,8 @@ fn run(
 fn file_closed(closed: &ClosedFile, totals: &mut RecorderTotals, out: &WarcOut) {
     totals.indexes += 1;
     totals.indexed_captures += closed.captures;
-    if let Some(tx) = &out.closed_to {
-        // A stopped upload thread leaves the file local: the run's last
-        // step uploads it.
-        let _ = tx.send(closed.warc.clone());
+    if let Some(queue) = &out.closed_to {
+        queue.send(closed.warc.clone());
     }
 }
 

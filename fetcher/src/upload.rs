@@ -53,7 +53,10 @@ pub fn finish(crawl: &CrawlDir, id: &str, uploads: Background, log: &RunLog) -> 
         uploads.files,
         common::human::bytes(uploads.bytes),
         uploads.manifest().uploads().len(),
-        crawl.fetched_dir(id).join(common::store::MANIFEST_FILE).display()
+        crawl
+            .fetched_dir(id)
+            .join(common::store::MANIFEST_FILE)
+            .display()
     ));
     result.map_err(|e| match e {
         StoreError::Local { path, source } => Error::Io { path, source },

@@ -63,7 +63,12 @@ impl S3Server {
     /// Creates a bucket.
     pub fn create_bucket(&self, name: &str) {
         let (status, body) = request(self.addr, "PUT", &format!("/{name}"), b"").unwrap();
-        assert_eq!(status, 200, "create bucket {name}: {}", String::from_utf8_lossy(&body));
+        assert_eq!(
+            status,
+            200,
+            "create bucket {name}: {}",
+            String::from_utf8_lossy(&body)
+        );
     }
 
     /// The keys in `bucket` under `prefix`, sorted.

@@ -37,11 +37,13 @@ use std::time::{Duration, Instant};
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::path::Path as ObjectPath;
-use object_store::{ClientOptions, ObjectStore, PutMode, PutOptions, PutPayload, RetryConfig};
+use object_store::{
+    ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
+};
 use sha2::{Digest, Sha256};
 
 pub use manifest::{MANIFEST_FILE, Manifest, Upload};
-pub use upload::{Background, RunUploads};
+pub use upload::{Background, RunUploads, UploadQueue};
 
 /// Size of one part of a multipart upload, and the largest file uploaded
 /// in one request. Memory held by an upload is about one part.
@@ -369,11 +371,10 @@ impl WarcStore {
                 .runtime
                 .block_on(self.client.get_range(&path, at..end))
                 .map_err(unreachable)?;
-            out.write_all(&bytes)
-                .map_err(|e| StoreError::Unreachable {
-                    url: url.clone(),
-                    message: format!("writing the copy: {e}"),
-                })?;
+            out.write_all(&bytes).map_err(|e| StoreError::Unreachable {
+                url: url.clone(),
+                message: format!("writing the copy: {e}"),
+            })?;
             at = end;
         }
         Ok(size)
@@ -600,11 +601,8 @@ pub fn readable(path: &Path) -> io::Result<Readable> {
     };
     // In a directory of its own, under the file's own name (a WACZ
     // package names its files after them).
-    let tmp_dir = std::env::temp_dir().join(format!(
-        ".store-{}-{}",
-        std::process::id(),
-        next_copy()
-    ));
+    let tmp_dir =
+        std::env::temp_dir().join(format!(".store-{}-{}", std::process::id(), next_copy()));
     std::fs::create_dir_all(&tmp_dir)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp_dir.display())))?;
     let copy = Readable {
@@ -621,11 +619,8 @@ pub fn readable_url(url: &str) -> io::Result<Readable> {
     let fail = |e: StoreError| io::Error::other(crate::exit::chain(&e));
     let (store, key) = store_of_url(url).map_err(fail)?;
     let name = key.rsplit('/').next().unwrap_or("object").to_string();
-    let tmp_dir = std::env::temp_dir().join(format!(
-        ".store-{}-{}",
-        std::process::id(),
-        next_copy()
-    ));
+    let tmp_dir =
+        std::env::temp_dir().join(format!(".store-{}-{}", std::process::id(), next_copy()));
     std::fs::create_dir_all(&tmp_dir)?;
     let copy = Readable {
         path: tmp_dir.join(name),

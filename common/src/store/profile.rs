@@ -46,10 +46,11 @@ fn section_value(text: &str, section: &str, key: &str) -> Option<String> {
         let line = line.trim();
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             inside = name.trim() == section;
-        } else if inside && let Some((k, v)) = line.split_once('=') {
-            if k.trim() == key {
-                return Some(v.trim().to_string());
-            }
+        } else if inside
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim() == key
+        {
+            return Some(v.trim().to_string());
         }
     }
     None
@@ -60,8 +61,14 @@ mod tests {
     #[test]
     fn reads_a_key_of_a_section() {
         let text = "[default]\naws_access_key_id = A\n[profile x]\nregion=eu-west-1\n";
-        assert_eq!(super::section_value(text, "default", "aws_access_key_id").as_deref(), Some("A"));
-        assert_eq!(super::section_value(text, "profile x", "region").as_deref(), Some("eu-west-1"));
+        assert_eq!(
+            super::section_value(text, "default", "aws_access_key_id").as_deref(),
+            Some("A")
+        );
+        assert_eq!(
+            super::section_value(text, "profile x", "region").as_deref(),
+            Some("eu-west-1")
+        );
         assert_eq!(super::section_value(text, "default", "region"), None);
     }
 }

@@ -12,7 +12,13 @@ fn urls_are_checked() {
     assert!(check_url("s3://bucket/some/prefix").is_ok());
     assert!(check_url("s3://bucket").is_ok());
     assert!(check_url("file:///tmp/x").is_ok());
-    for bad in ["s3://", "s3://key:secret@bucket/x", "file://rel/path", "gs://b/x", "/tmp/x"] {
+    for bad in [
+        "s3://",
+        "s3://key:secret@bucket/x",
+        "file://rel/path",
+        "gs://b/x",
+        "/tmp/x",
+    ] {
         let e = check_url(bad).unwrap_err().to_string();
         assert!(e.contains("s3://BUCKET/PREFIX"), "{bad}: {e}");
     }
@@ -29,8 +35,13 @@ fn upload_is_recorded_read_back_and_never_overwritten() {
     let key = store.key_of(Path::new("fetched/00001/a-00000.warc.gz"));
     let up = store.upload(&file, &key).unwrap();
     assert_eq!(up.size, 10);
-    assert!(up.url.starts_with("file:///") && up.url.ends_with("/store/fetched/00001/a-00000.warc.gz"));
-    assert_eq!(std::fs::read(dir.join("store/fetched/00001/a-00000.warc.gz")).unwrap(), b"WARC bytes");
+    assert!(
+        up.url.starts_with("file:///") && up.url.ends_with("/store/fetched/00001/a-00000.warc.gz")
+    );
+    assert_eq!(
+        std::fs::read(dir.join("store/fetched/00001/a-00000.warc.gz")).unwrap(),
+        b"WARC bytes"
+    );
     // The same bytes again: a redone upload, fine.
     assert_eq!(store.upload(&file, &key).unwrap(), up);
     let mut m = Manifest::read(&run).unwrap();
@@ -49,7 +60,11 @@ fn upload_is_recorded_read_back_and_never_overwritten() {
     drop(copy);
     assert!(!tmp.exists());
     assert_eq!(verify_run(&run).unwrap(), (1, vec![]));
-    std::fs::write(dir.join("store/fetched/00001/a-00000.warc.gz"), b"WARC bytez").unwrap();
+    std::fs::write(
+        dir.join("store/fetched/00001/a-00000.warc.gz"),
+        b"WARC bytez",
+    )
+    .unwrap();
     let (n, problems) = verify_run(&run).unwrap();
     assert_eq!(n, 1);
     assert!(problems[0].contains("sha256"), "{problems:?}");
@@ -74,7 +89,10 @@ fn a_torn_manifest_line_is_not_read_and_is_cut_before_the_next() {
     let mut m = Manifest::read(&dir).unwrap();
     assert_eq!(m.uploads(), [up("a.warc.gz")]);
     m.append(up("c.warc.gz")).unwrap();
-    assert_eq!(Manifest::read(&dir).unwrap().uploads(), [up("a.warc.gz"), up("c.warc.gz")]);
+    assert_eq!(
+        Manifest::read(&dir).unwrap().uploads(),
+        [up("a.warc.gz"), up("c.warc.gz")]
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("# uploads v1"));
     std::fs::write(&path, "# uploads v1\nbad line\n").unwrap();

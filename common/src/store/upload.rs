@@ -75,10 +75,12 @@ impl RunUploads {
         let up = self.store.upload(path, &key)?;
         self.files += 1;
         self.bytes += up.size;
-        self.manifest.append(up).map_err(|source| StoreError::Local {
-            path: self.dir.join(super::MANIFEST_FILE),
-            source,
-        })?;
+        self.manifest
+            .append(up)
+            .map_err(|source| StoreError::Local {
+                path: self.dir.join(super::MANIFEST_FILE),
+                source,
+            })?;
         if !self.keep_local {
             remove(path)?;
         }
@@ -112,13 +114,14 @@ impl RunUploads {
     /// as it is closed. After a failure it uploads nothing more (the rest
     /// waits for [`RunUploads::upload_rest`]).
     pub fn spawn(self) -> io::Result<Background> {
-        let (tx, rx) = channel::<PathBuf>();
+        let (tx, rx) = channel::<Option<PathBuf>>();
         let thread = std::thread::Builder::new()
             .name("upload".into())
             .spawn(move || {
                 let mut me = self;
                 let mut failed = None;
-                for warc in rx {
+                // Until `finish` says so (`None`), or every queue is gone.
+                while let Ok(Some(warc)) = rx.recv() {
                     if failed.is_none()
                         && let Err(e) = me.upload_warc(&warc)
                     {
@@ -127,28 +130,46 @@ impl RunUploads {
                 }
                 (me, failed)
             })?;
-        Ok(Background { tx, thread })
+        Ok(Background {
+            queue: UploadQueue(tx),
+            thread,
+        })
     }
 }
 
 /// Uploads going on beside the fetch.
 #[derive(Debug)]
 pub struct Background {
-    tx: Sender<PathBuf>,
+    queue: UploadQueue,
     thread: JoinHandle<(RunUploads, Option<StoreError>)>,
+}
+
+/// Where closed WARC files are sent to be uploaded.
+#[derive(Debug, Clone)]
+pub struct UploadQueue(Sender<Option<PathBuf>>);
+
+impl UploadQueue {
+    /// Queues the closed WARC file `warc` (and its index). A stopped
+    /// upload thread leaves it local: the run's last step uploads it.
+    pub fn send(&self, warc: PathBuf) {
+        let _ = self.0.send(Some(warc));
+    }
 }
 
 impl Background {
     /// Where to send closed WARC files.
-    pub fn sender(&self) -> Sender<PathBuf> {
-        self.tx.clone()
+    pub fn queue(&self) -> UploadQueue {
+        self.queue.clone()
     }
 
-    /// Waits for the uploads sent so far; returns the uploads and the
-    /// first failure (the files it left are still local).
+    /// Waits for the uploads queued so far (other queues may still be
+    /// alive); returns the uploads and the first failure (the files it
+    /// left are still local).
     pub fn finish(self) -> (RunUploads, Option<StoreError>) {
-        drop(self.tx);
-        self.thread.join().expect("the upload thread does not panic")
+        let _ = self.queue.0.send(None);
+        self.thread
+            .join()
+            .expect("the upload thread does not panic")
     }
 }
 

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, LEFTOVER_NAME, STATS_FILE};
-use common::store::MANIFEST_FILE;
 use common::http::{ResponseHead, parse_response_head};
 use common::runlog::RunLog;
+use common::store::MANIFEST_FILE;
 use common::warc::{RevisitProfile, WarcRecord};
 
 use crate::error::Error;
