@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! # uploads v1: name size sha256 object
-//! crawl-00003-20261127081500123-00000-box.warc.gz	1048576	9f86d0...	s3://bucket/crawl1/fetched/00003/crawl-00003-20261127081500123-00000-box.warc.gz
+//! NAME<TAB>SIZE<TAB>SHA256<TAB>s3://bucket/prefix/fetched/00003/NAME
 //! ```
 //!
 //! A last line cut by a crash (no line end) is not read, and is cut off

@@ -191,7 +191,7 @@ fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
         );
         let objects = objects_of(&run_dir, &s3, &c.scratch.path().join("objects").join(id));
         assert!(!objects.is_empty());
-        warcio::check(&objects);
+        warcio::check(&objects).unwrap_or_else(|e| panic!("warcio check: {e}"));
         let keys = s3.keys(BUCKET, &format!("crawl-a/fetched/{id}/"));
         assert_eq!(
             keys.len(),
