@@ -213,6 +213,36 @@ fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
     for out in &outputs {
         assert!(!out.stdout.contains(SECRET_KEY) && !out.stderr.contains(SECRET_KEY));
     }
+    // `segmenter index` reads the uploaded files' indexes from the store:
+    // the crawl's index has as many captures as the local crawl's.
+    for crawl in [&local, &stored] {
+        run(&mut segmenter(&["index"], crawl, s3.addr()), crawl, 0);
+    }
+    let captures = |crawl: &Path| {
+        std::fs::read_to_string(crawl.join("index.cdxj"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert!(captures(&local) > 10);
+    assert_eq!(captures(&local), captures(&stored));
+    // `segmenter import` takes an object of the store.
+    let (name, key) = first_upload(&stored.join("fetched/00001"));
+    assert!(name.ends_with(".warc.gz"), "{name}");
+    let imported = c.scratch.path().join("imported");
+    let object = format!("s3://{BUCKET}/{key}");
+    run(
+        &mut segmenter(
+            &["import", &object, "--min-free-disk", "0"],
+            &imported,
+            s3.addr(),
+        ),
+        &imported,
+        0,
+    );
+    assert!(
+        !segment_urls(&common::crawldir::CrawlDir::new(&imported).segment_path("00001")).is_empty()
+    );
     // `segmenter repair` checks the objects against the manifest.
     let ok = run(&mut segmenter(&["repair"], &stored, s3.addr()), &stored, 0);
     assert!(ok.stdout.contains("uploaded files match"), "{}", ok.stdout);
