@@ -229,6 +229,9 @@ pub enum Fault {
     SlowDown,
     /// Drops the connection, as a store that is down.
     Down,
+    /// Holds the request unanswered while the fault lasts (at most 60 s),
+    /// then drops it: an upload in flight, for a test to kill its sender.
+    Hold,
 }
 
 /// An HTTP relay on a free loopback port in front of an S3 server, one
@@ -331,6 +334,14 @@ fn relay(conn: TcpStream, upstream: SocketAddr, st: &ProxyState) -> io::Result<(
     st.seen.fetch_add(1, Ordering::SeqCst);
     let mut conn = conn;
     let fault = *st.fault.lock().unwrap();
+    if fault == Fault::Hold {
+        st.faulted.fetch_add(1, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while *st.fault.lock().unwrap() == Fault::Hold && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        return conn.shutdown(Shutdown::Both);
+    }
     if fault == Fault::Down {
         st.faulted.fetch_add(1, Ordering::SeqCst);
         return conn.shutdown(Shutdown::Both);

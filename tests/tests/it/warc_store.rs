@@ -3,9 +3,10 @@
 //! same URLs and makes the same next segments as one that keeps them
 //! locally, its objects pass `warcio check`, and no credential is written
 //! anywhere; uploads survive a 503 storm and a store that goes down and
-//! comes back; a store gone for good ends the fetch with exit code 4, its
-//! files kept, and the next fetch uploads them; an object is never
-//! overwritten.
+//! comes back; a fetch killed (`kill -9`) during an upload is resumed and
+//! uploads everything once; a store gone for good ends the fetch with exit
+//! code 4, its files kept, and the next fetch uploads them; an object is
+//! never overwritten.
 
 use crate::support;
 
@@ -15,7 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::store::{Manifest, StoreError, WarcStore};
-use testkit::bins::{self, Finished};
+use testkit::bins::{self, Finished, Signal};
 use testkit::demo::{Demo, DemoParams};
 use testkit::s3::{Fault, FaultProxy, S3Server, SECRET_KEY};
 use testkit::{TempDir, warcio};
@@ -322,6 +323,39 @@ fn stored_in_log(run: &Path) -> Vec<String> {
         .collect();
     urls.sort();
     urls
+}
+
+#[test]
+fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    let c = DemoCrawl::start("warc-store-kill", &demo(), CrawlSettings::default());
+    let crawl = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/c\"\n{MANY_FILES}"),
+    );
+    support::inject(&crawl, &c.seeds, &c.crawl, STEP);
+    // The first upload hangs; the fetcher is killed while it waits.
+    proxy.set(Fault::Hold);
+    let fetching = bins::spawn(&mut fetch(&crawl, proxy.addr(), &[])).unwrap();
+    let deadline = std::time::Instant::now() + STEP;
+    while proxy.counts().1 == 0 {
+        assert!(std::time::Instant::now() < deadline, "no upload was tried");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fetching.signal(Signal::Kill).unwrap();
+    let killed = fetching.finish(STEP);
+    assert_ne!(killed.code(), Some(0));
+    let run1 = crawl.join("fetched/00001");
+    assert!(!run1.join("DONE").exists());
+    proxy.set(Fault::None);
+    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
+    assert!(run1.join("DONE").is_file());
+    assert!(local_warcs(&run1).is_empty(), "{}", bins::listing(&run1));
+    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
+    assert_eq!(response_urls(&objects), stored_in_log(&run1));
 }
 
 #[test]
