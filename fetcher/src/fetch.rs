@@ -97,6 +97,8 @@ struct Run<'a> {
     started: Instant,
     /// What an error message adds: how to resume.
     resume_hint: String,
+    /// Where closed WARC files go to be uploaded (with a WARC store).
+    closed_to: Option<common::store::UploadQueue>,
 }
 
 /// Fetches segment `id`, telling `log` what happens: loads it, fills the
@@ -113,6 +115,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     install_signals(signals.clone()).map_err(Error::Start)?;
     remove_temp_files(&out);
     let _work_file = RemoveOnDrop(crawl.work_path(id));
+    let uploads = crate::upload::start(s, crawl, &out, log)?;
     let run = Run {
         s,
         crawl,
@@ -125,6 +128,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
             "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
             crawl.root().display()
         ),
+        closed_to: uploads.as_ref().map(common::store::Background::queue),
     };
     log.info(format!(
         "fetching segment {id} into {} as {}",
@@ -134,7 +138,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
     let ran = run_workers(&run, segment, queued, &signals)?;
-    finish(&run, ran)
+    finish(&run, ran, uploads)
 }
 
 /// The segment, less what an interrupted earlier run already did, in the
@@ -611,7 +615,7 @@ fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
 
 /// Step 4: after a failure, keep what is on disk for the next run; else
 /// the leftover, the host state, `stats.json` and `DONE`.
-fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
+fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Result<Ended, Error> {
     let (crawl, id, log) = (run.crawl, run.id, run.log);
     let stop = ran.stop;
     if stop == Stop::Failed {
@@ -671,6 +675,10 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     }
     let errors = ran.shared.counters.errors.load(Ordering::Relaxed);
     drop(ran.shared);
+    // DONE only once every file of the run is in the WARC store.
+    if let Some(uploads) = uploads {
+        crate::upload::finish(run.crawl, run.id, uploads, log)?;
+    }
     write_done(
         run,
         Ending {
@@ -1164,6 +1172,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
         &run.crawl.crawl_log_path(id),
         &run.crawl.leftover_path(id),
         workers,
+        run.closed_to.clone(),
     )
     .map_err(Error::from)
 }

@@ -44,6 +44,7 @@ pub mod status;
 mod supervise;
 mod tls;
 mod transport;
+mod upload;
 mod worker;
 
 use common::exit::Exit;

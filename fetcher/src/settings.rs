@@ -106,6 +106,12 @@ pub struct Settings {
     pub proxy: Option<ProxyChoice>,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
+    /// The WARC store (`warc_store`), checked, if any.
+    pub warc_store: Option<String>,
+    /// Keep local copies of uploaded files.
+    pub warc_store_keep_local: bool,
+    /// How long a failed upload is retried.
+    pub warc_store_retry: Duration,
     /// Gzip level of WARC records.
     pub warc_level: u32,
     /// URLs per queue held in memory.
@@ -211,6 +217,9 @@ impl Settings {
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
+            warc_store: checked_store(o.warc_store.as_deref())?,
+            warc_store_keep_local: o.warc_store_keep_local.unwrap_or(false),
+            warc_store_retry: dur(o.warc_store_retry, 300),
             warc_level: limits.warc_level,
             queue_batch: limits.queue_batch,
             stop_grace: dur(o.stop_grace, 10),
@@ -243,6 +252,15 @@ impl Settings {
             self.agent_url
         )
     }
+}
+
+/// The WARC store URL, checked (no connection yet); an empty one is none.
+fn checked_store(url: Option<&str>) -> Result<Option<String>, SettingsError> {
+    let Some(url) = url.filter(|u| !u.is_empty()) else {
+        return Ok(None);
+    };
+    common::store::check_url(url).map_err(|e| SettingsError::Invalid(e.to_string()))?;
+    Ok(Some(url.to_string()))
 }
 
 /// Queueing by domain needs a crawl sharded by domain: with shards by host,

@@ -74,10 +74,13 @@ impl Rounds {
 /// A WARC file of the crawl and its (checked) index.
 #[derive(Debug, Clone)]
 pub struct IndexedWarc {
-    /// The WARC file.
+    /// The WARC file (a temporary copy, of the same name, of a file
+    /// uploaded to the WARC store).
     pub warc: PathBuf,
     /// Its CDXJ index, beside it.
     pub index: PathBuf,
+    /// The temporary copies, removed when the last clone is dropped.
+    _copies: Option<std::sync::Arc<[common::store::Readable; 2]>>,
 }
 
 /// The WARC files of the complete runs `rounds` takes, oldest run first,
@@ -106,6 +109,10 @@ pub fn indexed_warcs(
     for id in &runs {
         let dir = crawl.fetched_dir(id);
         for warc in warc_files(&dir)? {
+            if !warc.exists() {
+                out.push(uploaded(&warc)?);
+                continue;
+            }
             let index = cdxj::index_path(&warc);
             if !fresh(&warc, &index) {
                 let mut lines = cdxj::index_warc(&warc).map_err(|e| Error::Io {
@@ -120,7 +127,11 @@ pub fn indexed_warcs(
                 ));
                 built += 1;
             }
-            out.push(IndexedWarc { warc, index });
+            out.push(IndexedWarc {
+                warc,
+                index,
+                _copies: None,
+            });
         }
     }
     log.info(format!(
@@ -131,7 +142,21 @@ pub fn indexed_warcs(
     Ok(out)
 }
 
-/// The `.warc.gz` and `.warc` files of a run directory, by name.
+/// A WARC file uploaded to the WARC store, and its index (uploaded with
+/// it), as temporary copies.
+fn uploaded(warc: &Path) -> Result<IndexedWarc, Error> {
+    let copy = |p: &Path| common::store::readable(p).map_err(Error::io(p));
+    let w = copy(warc)?;
+    let i = copy(&cdxj::index_path(warc))?;
+    Ok(IndexedWarc {
+        warc: w.path().to_path_buf(),
+        index: i.path().to_path_buf(),
+        _copies: Some(std::sync::Arc::new([w, i])),
+    })
+}
+
+/// The `.warc.gz` and `.warc` files of a run directory, by name, with
+/// those uploaded to the WARC store.
 fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
@@ -144,8 +169,7 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             files.push(path);
         }
     }
-    files.sort();
-    Ok(files)
+    common::store::run_warcs(dir, files).map_err(Error::io(dir))
 }
 
 /// True if `index` exists and was written after `warc` last changed.

@@ -23,4 +23,5 @@ mod shards;
 mod sitemaps;
 mod slurm;
 mod support;
+mod warc_store;
 mod warcio_check;
