@@ -37,6 +37,21 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    let (dir, threads) = args()?;
+    let docs = read_docs(&dir)?;
+    let bytes: usize = docs.iter().map(|d| d.body.len()).sum();
+    let options = ExtractOptions {
+        max_links: 10_000,
+        ..ExtractOptions::default()
+    };
+    one_thread(&docs, bytes, &options);
+    in_a_pool(&docs, bytes, &options, threads)?;
+    bare(&docs, bytes);
+    Ok(())
+}
+
+/// The input directory (default: the Rust documentation) and `--threads`.
+fn args() -> Result<(PathBuf, usize), String> {
     let mut dir = None;
     let mut threads = 2;
     let mut args = std::env::args().skip(1);
@@ -54,10 +69,14 @@ fn run() -> Result<(), String> {
         Some(d) => d,
         None => rust_docs()?,
     };
+    Ok((dir, threads))
+}
 
+/// Every HTML file under `dir`, in memory, with the URL it had on the web.
+fn read_docs(dir: &Path) -> Result<Vec<Doc>, String> {
     let start = Instant::now();
     let mut files = Vec::new();
-    walk(&dir, &mut files).map_err(|e| format!("{}: {e}", dir.display()))?;
+    walk(dir, &mut files).map_err(|e| format!("{}: {e}", dir.display()))?;
     files.sort();
     let base = Url::parse("https://doc.rust-lang.org/stable/").map_err(|e| e.to_string())?;
     let mut docs = Vec::with_capacity(files.len());
@@ -69,31 +88,28 @@ fn run() -> Result<(), String> {
                 continue;
             }
         };
-        let rel = path.strip_prefix(&dir).unwrap_or(path).to_string_lossy();
+        let rel = path.strip_prefix(dir).unwrap_or(path).to_string_lossy();
         let url = base.join(&rel).map_err(|e| format!("{rel}: {e}"))?;
         docs.push(Doc { url, body });
     }
-    let bytes: usize = docs.iter().map(|d| d.body.len()).sum();
     println!(
         "input: {} HTML files, {:.1} MB from {} (read in {:.1} s)",
         docs.len(),
-        bytes as f64 / 1e6,
+        docs.iter().map(|d| d.body.len()).sum::<usize>() as f64 / 1e6,
         dir.display(),
         start.elapsed().as_secs_f64()
     );
+    Ok(docs)
+}
 
-    let options = ExtractOptions {
-        max_links: 10_000,
-        ..ExtractOptions::default()
-    };
-
-    // Single-threaded.
+/// The extractor on one thread.
+fn one_thread(docs: &[Doc], bytes: usize, options: &ExtractOptions) {
     let start = Instant::now();
     let cpu = cpu_seconds();
     let mut extractor = Extractor::new(options.clone());
     let mut out = PageLinks::default();
     let mut total = Totals::default();
-    for doc in &docs {
+    for doc in docs {
         extractor.extract_into(&page(doc), &mut out);
         total.add(&out);
     }
@@ -104,8 +120,15 @@ fn run() -> Result<(), String> {
         cpu,
         &total,
     );
+}
 
-    // A rayon pool, one extractor per worker.
+/// A rayon pool, one extractor per worker.
+fn in_a_pool(
+    docs: &[Doc],
+    bytes: usize,
+    options: &ExtractOptions,
+    threads: usize,
+) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -132,12 +155,15 @@ fn run() -> Result<(), String> {
         cpu,
         &total,
     );
+    Ok(())
+}
 
-    // Reference: lol_html alone, reading `a[href]` as a plain program would.
+/// Reference: lol_html alone, reading `a[href]` as a plain program would.
+fn bare(docs: &[Doc], bytes: usize) {
     let start = Instant::now();
     let cpu = cpu_seconds();
     let mut hrefs = 0u64;
-    for doc in &docs {
+    for doc in docs {
         hrefs += bare_lol_html(&doc.body);
     }
     let secs = start.elapsed().as_secs_f64();
@@ -149,7 +175,6 @@ fn run() -> Result<(), String> {
         hrefs as f64 / secs,
         per_cpu(bytes, cpu),
     );
-    Ok(())
 }
 
 fn page(doc: &Doc) -> Page<'_> {
