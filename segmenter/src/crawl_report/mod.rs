@@ -4,11 +4,14 @@
 //! ([`charts`], drawn by `plotters` as inline SVG). Built from the files the
 //! crawl keeps ([`gather`]), never from WARC bodies; written to a temporary
 //! file and renamed into place (default `CRAWL/report.html`). A file that is
-//! missing or damaged is named on the page, and the rest is shown.
+//! missing or damaged is named on the page, and the rest is shown. A
+//! sharded crawl's page adds up every shard's files ([`shards`]) and has a
+//! table of the shards.
 
 mod charts;
 mod gather;
 mod page;
+mod shards;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -1,0 +1,137 @@
+//! A sharded crawl (`inject --shards 4`) of the demo web run to its end,
+//! then what is made of it from every shard's files: the HTML report
+//! (its figures are `segmenter status --json`'s totals; a row per shard).
+
+use serde_json::Value;
+use testkit::bins;
+
+use crate::report_html::{assert_self_contained, build_report, round_row, segmenter, text_of};
+use crate::support::{CrawlSettings, DemoCrawl};
+
+#[test]
+fn a_sharded_crawls_report_covers_every_shard() {
+    let c = DemoCrawl::start(
+        "sharded-outputs",
+        &crate::shards::demo(),
+        CrawlSettings::default(),
+    );
+    bins::run(
+        &mut segmenter(&[
+            "inject".as_ref(),
+            c.crawl.as_os_str(),
+            c.seeds.as_os_str(),
+            "--shards".as_ref(),
+            "4".as_ref(),
+        ]),
+        &c.crawl,
+    );
+    let rounds = crate::shards::crawl_to_the_end(&c, 4);
+    report_adds_up_every_shard(&c, rounds);
+}
+
+/// The cells of the shard table's row of shard `j`.
+fn shard_row(html: &str, j: u64) -> Vec<String> {
+    let at = html
+        .find(&format!("<tr data-shard=\"{j}\">"))
+        .unwrap_or_else(|| panic!("no row for shard {j} in the page"));
+    let row = &html[at..at + html[at..].find("</tr>").unwrap()];
+    row.split("<td")
+        .skip(1)
+        .map(|c| {
+            let c = &c[c.find('>').unwrap() + 1..];
+            c[..c.find("</td>").unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// `segmenter report`: every figure is the shards' together, as
+/// `segmenter status --json` totals them, and each shard has its row.
+fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
+    build_report(&c.crawl);
+    let html = std::fs::read_to_string(c.crawl.join("report.html")).unwrap();
+    assert_self_contained(&html);
+    assert!(
+        !html.contains("id=\"problems\""),
+        "{}",
+        text_of(&html, "problems")
+    );
+    let status: Value = serde_json::from_str(
+        &bins::run(
+            &mut segmenter(&["status".as_ref(), c.crawl.as_os_str(), "--json".as_ref()]),
+            &c.crawl,
+        )
+        .stdout,
+    )
+    .unwrap();
+    let totals = &status["totals"];
+    let per_shard = status["per_shard"].as_array().unwrap();
+    assert_eq!(per_shard.len(), 4);
+    assert_eq!(text_of(&html, "shards"), "4");
+    assert_eq!(
+        text_of(&html, "backlog"),
+        totals["backlog_urls"].to_string()
+    );
+    assert_eq!(
+        text_of(&html, "history"),
+        totals["history_urls"].to_string()
+    );
+    assert_eq!(text_of(&html, "due"), totals["due_urls"].to_string());
+    assert_eq!(text_of(&html, "pending"), totals["pending"].to_string());
+    assert!(totals["history_urls"].as_u64().unwrap() > 30, "{totals}");
+    assert!(
+        text_of(&html, "seen-now")
+            .starts_with(&format!("Seen-set now: {} URLs", totals["bloom_items"])),
+        "{}",
+        text_of(&html, "seen-now")
+    );
+    // Pages: every shard's crawl logs (HTTP responses but robots.txt).
+    let top = common::crawldir::CrawlDir::new(&c.crawl);
+    let mut pages = 0;
+    let mut hosts = 0;
+    let mut most_runs = 0;
+    for (j, s) in per_shard.iter().enumerate() {
+        let view = top.shard(j as u32);
+        let shard_pages = crate::support::Outcome::read(view.root())
+            .log
+            .iter()
+            .filter(|(_, l)| {
+                matches!(l.status, common::crawllog::Status::Http(_))
+                    && l.via != common::segment::Via::Robots
+            })
+            .count() as u64;
+        let shard_hosts = common::hoststate::HostDb::open_read_only(view.hosts_db_path())
+            .unwrap()
+            .map_or(0, |db| db.overview(1, 0).unwrap().hosts);
+        let runs = view.completed_runs().unwrap().len();
+        let row = shard_row(&html, j as u64);
+        assert_eq!(row[0], format!("{j:03}"));
+        assert_eq!(row[1], runs.to_string(), "shard {j}: {row:?}");
+        assert_eq!(row[2], shard_pages.to_string(), "shard {j}: {row:?}");
+        assert_eq!(row[3], s["pending"].as_array().unwrap().len().to_string());
+        assert_eq!(row[7], s["backlog_urls"].to_string(), "shard {j}: {row:?}");
+        assert_eq!(row[8], s["history_urls"].to_string(), "shard {j}: {row:?}");
+        assert_eq!(row[10], s["bloom_items"].to_string(), "shard {j}: {row:?}");
+        assert_eq!(row[12], shard_hosts.to_string(), "shard {j}: {row:?}");
+        pages += shard_pages;
+        hosts += shard_hosts;
+        most_runs = most_runs.max(runs);
+    }
+    assert!(pages > 30, "{pages} pages");
+    assert_eq!(text_of(&html, "pages"), pages.to_string());
+    assert_eq!(text_of(&html, "hosts"), hosts.to_string());
+    assert_eq!(text_of(&html, "rounds"), most_runs.to_string());
+    assert!(most_runs <= rounds, "{most_runs} of {rounds} rounds");
+    // The rounds add up to the pages.
+    let by_round: u64 = (1..=most_runs as u64)
+        .map(|n| round_row(&html, n)[5].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(by_round, pages);
+    // Each round's row carries its reduces' figures (scheduled URLs).
+    assert_ne!(round_row(&html, 1)[11], "–");
+    assert!(html.matches("<svg").count() >= 10, "charts in the page");
+    eprintln!(
+        "sharded report: {rounds} rounds, {pages} pages, {hosts} hosts, {} bytes",
+        html.len()
+    );
+}
+
