@@ -1,15 +1,22 @@
 //! A sharded crawl (`inject --shards 4`) of the demo web run to its end,
 //! then what is made of it from every shard's files: the HTML report
-//! (its figures are `segmenter status --json`'s totals; a row per shard).
+//! (its figures are `segmenter status --json`'s totals; a row per shard),
+//! the merged CDXJ index (every shard's captures) and the WACZ package
+//! (`wacz validate` passes; WARC names unique across the shards).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use serde_json::Value;
 use testkit::bins;
+use testkit::warcio::{python_tool, run_tool};
 
+use crate::archive_tools::unzip;
 use crate::report_html::{assert_self_contained, build_report, round_row, segmenter, text_of};
 use crate::support::{CrawlSettings, DemoCrawl};
 
 #[test]
-fn a_sharded_crawls_report_covers_every_shard() {
+fn a_sharded_crawls_report_index_and_package_cover_every_shard() {
     let c = DemoCrawl::start(
         "sharded-outputs",
         &crate::shards::demo(),
@@ -27,6 +34,7 @@ fn a_sharded_crawls_report_covers_every_shard() {
     );
     let rounds = crate::shards::crawl_to_the_end(&c, 4);
     report_adds_up_every_shard(&c, rounds);
+    index_and_package_cover_every_shard(&c);
 }
 
 /// The cells of the shard table's row of shard `j`.
@@ -135,3 +143,109 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
     );
 }
 
+/// The WARC files and their indexes of every shard, shard 0 first.
+fn shard_warcs(c: &DemoCrawl) -> Vec<(usize, PathBuf)> {
+    let top = common::crawldir::CrawlDir::new(&c.crawl);
+    let mut out = Vec::new();
+    for j in 0..4 {
+        let view = top.shard(j);
+        for id in view.completed_runs().unwrap() {
+            for w in testkit::warcio::warc_files(&view.fetched_dir(&id)) {
+                out.push((j as usize, w));
+            }
+        }
+    }
+    out
+}
+
+/// `segmenter index` and `segmenter wacz`: every shard's captures, under
+/// names unique across the shards (a name taken twice is made so here:
+/// shard 1's first file renamed to shard 0's first file's name).
+fn index_and_package_cover_every_shard(c: &DemoCrawl) {
+    let warcs = shard_warcs(c);
+    let shards: BTreeSet<usize> = warcs.iter().map(|(j, _)| *j).collect();
+    assert!(shards.len() >= 2, "WARC files in shards {shards:?}");
+    let (_, first) = warcs
+        .iter()
+        .find(|(j, _)| *j == 0)
+        .expect("a file in shard 0");
+    let (_, other) = warcs
+        .iter()
+        .find(|(j, _)| *j == 1)
+        .expect("a file in shard 1");
+    let taken = first.file_name().unwrap().to_string_lossy().into_owned();
+    let twin = other.with_file_name(&taken);
+    std::fs::rename(other, &twin).unwrap();
+    let old_index = common::warc::cdxj::index_path(other);
+    std::fs::remove_file(&old_index).unwrap();
+    let warcs = shard_warcs(c);
+
+    let out = c.scratch.path().join("sharded.cdxj");
+    bins::run(
+        bins::segmenter_cmd()
+            .arg("index")
+            .arg(&c.crawl)
+            .arg("--out")
+            .arg(&out),
+        &c.crawl,
+    );
+    let merged = std::fs::read_to_string(&out).unwrap();
+    let mut captures = 0;
+    for (_, w) in &warcs {
+        let index = common::warc::cdxj::index_path(w);
+        captures += std::fs::read_to_string(&index)
+            .unwrap_or_else(|e| panic!("{}: {e}", index.display()))
+            .lines()
+            .count();
+    }
+    assert!(captures > 50, "{captures} captures");
+    assert_eq!(merged.lines().count(), captures);
+    let lines: Vec<&str> = merged.lines().collect();
+    assert!(lines.windows(2).all(|w| w[0] <= w[1]), "sorted");
+    let filename = |l: &str| -> String {
+        let v: Value = serde_json::from_str(&l[l.find('{').unwrap()..]).unwrap();
+        v["filename"].as_str().unwrap().to_string()
+    };
+    let named: BTreeSet<String> = lines.iter().map(|l| filename(l)).collect();
+    let renamed = taken.replace(".warc.gz", "-s001.warc.gz");
+    assert!(
+        named.contains(&taken) && named.contains(&renamed),
+        "{named:?}"
+    );
+    assert_eq!(named.len(), warcs.len(), "every file's captures");
+
+    let package = c.scratch.path().join("sharded.wacz");
+    bins::run(
+        bins::segmenter_cmd()
+            .arg("wacz")
+            .arg(&c.crawl)
+            .arg("--out")
+            .arg(&package),
+        &c.crawl,
+    );
+    let validate = run_tool(
+        &python_tool("wacz", "WACZ"),
+        &["validate".as_ref(), "-f".as_ref(), package.as_os_str()],
+    );
+    let said = String::from_utf8_lossy(&validate.stdout);
+    assert!(
+        validate.status.success() && said.contains("Validation succeeded"),
+        "{said}\n{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    assert_eq!(unzip(&package, "indexes/index.cdxj"), merged);
+    let listed = unzip(&package, "datapackage.json");
+    let v: Value = serde_json::from_str(&listed).unwrap();
+    let archived: BTreeSet<String> = v["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            r["path"]
+                .as_str()?
+                .strip_prefix("archive/")
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(archived, named);
+}
