@@ -167,8 +167,9 @@ fn build(
         shard_hosts_dbs: None,
     };
     let mut scanned = scan(&scan_cfg, plan.jobs)?;
+    let mut map_counts = Vec::new();
     if !plan.mapped.entries.is_empty() {
-        crate::mapred::stage_mapped(
+        map_counts = crate::mapred::stage_mapped(
             &plan.mapped,
             &seen,
             !seen.is_empty(),
@@ -259,6 +260,7 @@ fn build(
         history_time,
         rescue: rescue_counts,
         rescue_time,
+        mapped: map_counts,
         ..Report::default()
     };
     let (backlog, carry) = match &plan.backlog {

@@ -33,8 +33,107 @@ fn a_sharded_crawls_report_index_and_package_cover_every_shard() {
         &c.crawl,
     );
     let rounds = crate::shards::crawl_to_the_end(&c, 4);
+    reduce_reports_carry_the_map_counts(&c);
     report_adds_up_every_shard(&c, rounds);
     index_and_package_cover_every_shard(&c);
+}
+
+/// The JSON reports of `reduce` in `logs`, oldest first.
+fn reduce_reports(logs: &std::path::Path) -> Vec<Value> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("segmenter-") && n.ends_with(".json")
+        })
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .filter(|v| v["command"] == "reduce")
+        .collect()
+}
+
+/// Each map's counts (`mapped/counts.json`: links found, rejects by
+/// reason, as its log line says) are in the round report of the reduce of
+/// the run's own shard (version 2), each once.
+fn reduce_reports_carry_the_map_counts(c: &DemoCrawl) {
+    let top = common::crawldir::CrawlDir::new(&c.crawl);
+    let (mut links, mut rejects) = (0, 0);
+    for j in 0..4 {
+        let view = top.shard(j);
+        let runs = view.completed_runs().unwrap();
+        let mut counted = Vec::new();
+        for report in reduce_reports(&view.logs_dir()) {
+            assert_eq!(report["version"], 2, "{report}");
+            let mapped: Vec<String> = report["mapped"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            for key in [
+                "/links",
+                "/records",
+                "/html_pages",
+                "/rejects/scope",
+                "/rejects/too-long",
+            ] {
+                let n: u64 = mapped
+                    .iter()
+                    .map(|id| {
+                        map_counts(&view, id)
+                            .pointer(key)
+                            .unwrap()
+                            .as_u64()
+                            .unwrap()
+                    })
+                    .sum();
+                let got = report["counts"].pointer(key).unwrap().as_u64().unwrap();
+                assert_eq!(got, n, "shard {j}, {key}: {report}");
+            }
+            links += report["counts"]["links"].as_u64().unwrap();
+            rejects += report["counts"]["rejects"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|n| n.as_u64().unwrap())
+                .sum::<u64>();
+            counted.extend(mapped);
+        }
+        counted.sort();
+        assert_eq!(counted, runs, "shard {j}: every run's map counted once");
+        // The map's log line says the same number of links.
+        let logs: String = std::fs::read_dir(view.logs_dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        for id in &runs {
+            let said = format!("WARC record(s), {} link(s)", map_counts(&view, id)["links"]);
+            assert!(
+                logs.lines()
+                    .any(|l| l.contains(&format!("fetched/{id}:")) && l.contains(&said)),
+                "shard {j}, run {id}: no map log line with {said:?}"
+            );
+        }
+    }
+    assert!(
+        links > 50 && rejects > 0,
+        "{links} links, {rejects} rejects"
+    );
+}
+
+/// The counts of shard `view`'s map of run `id`.
+fn map_counts(view: &common::crawldir::CrawlDir, id: &str) -> Value {
+    let path = view.fetched_dir(id).join("mapped/counts.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["version"], 1, "{}", path.display());
+    assert_eq!(v["run"], id);
+    v["counts"].clone()
 }
 
 /// The cells of the shard table's row of shard `j`.
