@@ -464,44 +464,15 @@ fn run_workers(
         let _ = tx.send(Msg::Log(line));
     }
     let hosts = HostWriter::start(queued.db, queued.host_states);
-
-    let client = Client::new(ClientConfig {
-        user_agent: s.user_agent(),
-        connect_timeout: s.connect_timeout,
-        first_byte_timeout: s.first_byte_timeout,
-        download_timeout: s.download_timeout,
-        allow_private: s.allow_private,
-        dns: dns.clone(),
-        proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
-        idle_connections: loaded.keys.len().clamp(16, 512),
-        tls,
-    });
-    let (filter, seen) = redirect_checks(s, crawl)?;
-    let shared = Arc::new(Shared {
-        frontier: queued.frontier,
+    let client = client(s, dns.clone(), tls, queues);
+    let shared = share(
+        run,
+        queued.frontier,
         client,
-        work: Arc::new(loaded.work),
-        encoders: Encoders::for_this_machine(s.warc_level),
-        response_clock: ResponseClock::default(),
-        counters: Arc::new(Counters::default()),
-        stopping: Arc::new(AtomicBool::new(false)),
-        ending_round: AtomicBool::new(false),
-        journal: queued.journal,
-        failure: Mutex::new(None),
-        agent_name: s.agent_name.clone(),
-        max_body: s.max_body,
-        batch: s.queue_batch,
-        follow_redirects: s.follow_redirects,
-        shard: s.shard,
-        revisit_identical: s.revisit_identical,
-        conditional_requests: s.conditional_requests,
-        metadata_records: s.metadata_records,
-        policy: s.policy.clone(),
-        filter,
-        seen,
+        loaded.work,
+        queued.journal,
         key_of,
-        spend: start_spend(s, crawl, log)?,
-    });
+    )?;
     if shared.spend.spent_at_start() {
         // Nothing may be stored: no request is made.
         shared.frontier.stop();
@@ -514,24 +485,13 @@ fn run_workers(
     };
     let crew = Crew::start(&shared, &tx, &hosts.sender(), first_workers, most_workers)
         .map_err(Error::Start)?;
-
-    let min_hosts = if s.min_hosts > queues {
-        log.info(format!(
-            "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
-             would leave it unfetched round after round",
-            s.min_hosts, queues
-        ));
-        0
-    } else {
-        s.min_hosts
-    };
     let disk = DiskWatch {
         paths: vec![crawl.root().to_path_buf(), run.out.clone()],
         floor: s.disk_floor,
     };
     let (stop, stop_detail) = supervise(&Supervised {
         settings: s,
-        min_hosts,
+        min_hosts: min_hosts(s, queues, log),
         started: run.started,
         shared: &shared,
         recorder: &recorder,
@@ -570,6 +530,75 @@ fn run_workers(
         },
         startup,
     })
+}
+
+/// The HTTP client of a run over `queues` queues.
+fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
+    Client::new(ClientConfig {
+        user_agent: s.user_agent(),
+        connect_timeout: s.connect_timeout,
+        first_byte_timeout: s.first_byte_timeout,
+        download_timeout: s.download_timeout,
+        allow_private: s.allow_private,
+        dns,
+        proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
+        idle_connections: queues.clamp(16, 512),
+        tls,
+    })
+}
+
+/// What the workers share: the frontier, the client, the work file, the
+/// contact journal, the settings they read and the redirect checks.
+fn share(
+    run: &Run,
+    frontier: Arc<Frontier>,
+    client: Client,
+    work: feed::WorkFile,
+    journal: Journal,
+    key_of: KeyOf,
+) -> Result<Arc<Shared>, Error> {
+    let (s, crawl, log) = (run.s, run.crawl, run.log);
+    let (filter, seen) = redirect_checks(s, crawl)?;
+    Ok(Arc::new(Shared {
+        frontier,
+        client,
+        work: Arc::new(work),
+        encoders: Encoders::for_this_machine(s.warc_level),
+        response_clock: ResponseClock::default(),
+        counters: Arc::new(Counters::default()),
+        stopping: Arc::new(AtomicBool::new(false)),
+        ending_round: AtomicBool::new(false),
+        journal,
+        failure: Mutex::new(None),
+        agent_name: s.agent_name.clone(),
+        max_body: s.max_body,
+        batch: s.queue_batch,
+        follow_redirects: s.follow_redirects,
+        shard: s.shard,
+        revisit_identical: s.revisit_identical,
+        conditional_requests: s.conditional_requests,
+        metadata_records: s.metadata_records,
+        policy: s.policy.clone(),
+        filter,
+        seen,
+        key_of,
+        spend: start_spend(s, crawl, log)?,
+    }))
+}
+
+/// `--min-hosts`, unless the segment has fewer queues (then 0, said in
+/// the log): stopping early would leave it unfetched round after round.
+fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
+    if s.min_hosts > queues {
+        log.info(format!(
+            "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
+             would leave it unfetched round after round",
+            s.min_hosts, queues
+        ));
+        0
+    } else {
+        s.min_hosts
+    }
 }
 
 /// Step 4: after a failure, keep what is on disk for the next run; else

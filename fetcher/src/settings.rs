@@ -159,17 +159,7 @@ impl Settings {
         let o = args.options.or(file);
         let shared = args.shared.or(cfg.shared()?);
 
-        let agent_name = o
-            .agent_name
-            .clone()
-            .or(cfg.agent.name.clone())
-            .unwrap_or_default();
-        let agent_url = o
-            .agent_url
-            .clone()
-            .or(cfg.agent.url.clone())
-            .unwrap_or_default();
-        check_agent(&agent_name, &agent_url, &cfg.path)?;
+        let (agent_name, agent_url) = checked_agent(&o, &cfg)?;
         let threads = checked_threads(o.threads)?;
         let policy = checked_policy(&o, &shared)?;
         let limits = TransferLimits::checked(&o)?;
@@ -195,12 +185,7 @@ impl Settings {
             tail: limits.tail,
             min_hosts: o.min_hosts.unwrap_or(0),
             max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
-            budgets: crate::budget::Budgets {
-                run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
-                crawl: shared.max_crawl_bytes(),
-                host: shared.max_host_bytes(),
-                host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
-            },
+            budgets: budgets(&o, &shared),
             disk_floor: shared.disk_floor(),
             connect_timeout: dur(o.connect_timeout, 10),
             first_byte_timeout: dur(o.first_byte_timeout, 30),
@@ -387,6 +372,33 @@ fn parse_dns_server(v: &str) -> Result<std::net::SocketAddr, SettingsError> {
              [::1]:53); a name would itself need a name server"
         ))),
     }
+}
+
+/// The WARC bytes a run, the crawl, a host and a host in one round may
+/// store (`None`: no limit).
+fn budgets(o: &FetcherOptions, shared: &SharedOptions) -> crate::budget::Budgets {
+    crate::budget::Budgets {
+        run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
+        crawl: shared.max_crawl_bytes(),
+        host: shared.max_host_bytes(),
+        host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
+    }
+}
+
+/// The product token and contact URL (`[agent]` under the flags), checked.
+fn checked_agent(o: &FetcherOptions, cfg: &CrawlConfig) -> Result<(String, String), SettingsError> {
+    let name = o
+        .agent_name
+        .clone()
+        .or(cfg.agent.name.clone())
+        .unwrap_or_default();
+    let url = o
+        .agent_url
+        .clone()
+        .or(cfg.agent.url.clone())
+        .unwrap_or_default();
+    check_agent(&name, &url, &cfg.path)?;
+    Ok((name, url))
 }
 
 /// The product token and contact URL are required, and must be usable in a

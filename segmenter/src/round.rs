@@ -33,7 +33,7 @@ use crate::output::{Output, fill_record};
 use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
 use crate::report::{Report, Selection};
-use crate::scan::{Job, ScanConfig, scan};
+use crate::scan::{Job, ScanConfig, ScanOutput, scan};
 use crate::seen::rescue::{NotInHistory, Rescue};
 use crate::seen::{ExactSets, Finish, Origin, Seen};
 use crate::settings::Settings;
@@ -121,221 +121,63 @@ pub fn execute(
 }
 
 /// A round up to its commit: the staged segments, backlog, `seen.bloom`,
-/// `consumed.txt` and `scope.seeds`.
+/// `consumed.txt` and `scope.seeds`, in the steps of the module's diagram:
+/// scan, merge the history (`run`), rescue the suspects, select, then
+/// finish the filter and stage the lists.
 fn build(
     settings: &Settings,
     log: &RunLog,
     filter: &UrlFilter,
     staging: Staging,
-    plan: Plan,
+    mut plan: Plan,
     progress: &Progress,
 ) -> Result<(Report, Staging), Error> {
     let started = Instant::now();
     let crawl = &settings.crawl;
-    let seen = Seen::stage(
-        &crawl.bloom_path(),
-        &staging.bloom_append_path(),
-        settings.bloom_items,
-        settings.bloom_fp,
-    )?;
-    log_origin(settings, log, &seen);
-
-    let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
-    // Opened once, read only: the sitemaps its hosts name (scan) and their
-    // delays (caps).
-    let hosts_db = std::sync::Mutex::new(common::hoststate::HostDb::open_read_only(
-        crawl.hosts_db_path(),
-    )?);
-    let scan_cfg = ScanConfig {
-        filter,
+    let (seen, spills, hosts_db) = open_round(settings, log, &staging)?;
+    let cx = Steps {
+        settings,
         log,
-        max_tries: settings.max_tries,
-        max_links_per_page: settings.max_links_per_page,
-        max_page_size: settings.max_page_size,
-        robots_name: settings.agent_name.as_deref(),
-        seen: &seen,
-        seen_is_empty: seen.is_empty(),
-        rescue: !seen.is_empty(),
-        spills: spills.clone(),
-        memory: settings.memory,
-        threads: settings.threads,
+        filter,
         progress,
-        observe: plan.history,
-        history_only: &plan.history_only,
-        sitemaps: &settings.sitemaps,
-        hosts_db: &hosts_db,
-        shard_hosts_dbs: None,
+        staging: &staging,
+        seen: &seen,
+        spills: &spills,
+        fan_in: (settings.memory / 4 / READER_COST).clamp(4, 64) as usize,
     };
-    let mut scanned = scan(&scan_cfg, plan.jobs)?;
-    let mut map_counts = Vec::new();
-    if !plan.mapped.entries.is_empty() {
-        map_counts = crate::mapred::stage_mapped(
-            &plan.mapped,
-            &seen,
-            !seen.is_empty(),
-            &spills,
-            settings.memory,
-            &mut scanned,
-        )?;
-    }
+
+    let (mut scanned, map_counts) = cx.scan(&hosts_db, &mut plan)?;
     let scan_time = started.elapsed();
     pause_point("scanned");
-
-    let fan_in = (settings.memory / 4 / READER_COST).clamp(4, 64) as usize;
-    let mut suspects = match scanned.suspects.is_empty() {
-        true => None,
-        false => Some(merge(scanned.suspects, &spills, fan_in)?),
-    };
-    // A `run` looks the suspects up in the history as its merge writes it.
-    let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
-    let mut history = None;
-    let mut pages = crate::history::PageCounts::default();
-    let mut history_time = std::time::Duration::ZERO;
-    if plan.history {
-        let history_started = Instant::now();
-        let observations = merge(scanned.observed, &spills, fan_in)?;
-        let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
-        let lookup = match suspects.take() {
-            Some(s) => Some(Lookup::new(s, &mut each)?),
-            None => None,
-        };
-        let (merged, counted) = merge_history(
-            settings,
-            log,
-            &staging,
-            !plan.history_only.is_empty(),
-            observations,
-            lookup,
-        )?;
-        pages = counted;
-        history = Some(merged);
-        history_time = history_started.elapsed();
-        pause_point("history");
-    }
-
-    let old_consumed = read_consumed(&crawl.consumed_path())?;
-    let consumed_after: Vec<String> = old_consumed.iter().chain(&plan.consumes).cloned().collect();
-    let backlog_read = plan.backlog.as_ref().map(|(p, _)| p.as_path());
-    let exact = RoundSets::new(
-        crawl,
-        &staging,
-        plan.history,
-        backlog_read,
-        &plan.consumes,
-        &consumed_after,
-    )?;
-    let mut sorted = scanned.sorted;
-    let rescue = Rescue {
-        sets: &exact.before,
-        memory: settings.memory / 4,
-        spills: spills.clone(),
-        log,
-    };
-    // (For a `run`, the lookup in the history is part of its merge.)
-    let rescue_started = Instant::now();
-    let (found, rescue_counts) = match suspects {
-        Some(s) => {
-            let (found, counts) = crate::seen::rescue::rescue(s, &rescue)?;
-            (Some(found), counts)
-        }
-        None => not_in_history.rescue(&rescue, fan_in)?,
-    };
-    sorted.extend(found);
-    let rescue_time = rescue_started.elapsed();
-    pause_point("rescued");
-    let merger = merge(sorted, &spills, fan_in)?;
-    let number = next_number(crawl, &old_consumed).map_err(Error::io(crawl.root()))?;
-    let output = Output::new(
-        &staging.segments_dir(),
-        &staging.backlog_path(),
-        number,
-        settings.partitions,
-        settings.max_segment_size,
-    )?;
-
     let mut report = Report {
         command: plan.command,
-        counts: scanned.counts,
-        history,
-        history_time,
-        rescue: rescue_counts,
-        rescue_time,
+        counts: std::mem::take(&mut scanned.counts),
         mapped: map_counts,
         ..Report::default()
     };
-    let (backlog, carry) = match &plan.backlog {
-        Some((path, how)) => (
-            Some(BacklogStream::open(path, log)?),
-            *how == BacklogUse::Carry,
-        ),
-        None => (None, false),
+
+    let mut suspects = cx.merge_suspects(std::mem::take(&mut scanned.suspects))?;
+    // A `run` looks the suspects up in the history as its merge writes it.
+    let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
+    let pages = match plan.history {
+        true => cx.merge_history(
+            &plan,
+            std::mem::take(&mut scanned.observed),
+            &mut suspects,
+            &mut not_in_history,
+            &mut report,
+        )?,
+        false => crate::history::PageCounts::default(),
     };
-    let due = match plan.history {
-        true => Some(BacklogStream::open(&due_path(&staging), log)?),
-        false => None,
-    };
+
+    let old_consumed = read_consumed(&crawl.consumed_path())?;
+    let exact = RoundSets::new(crawl, &staging, &plan, &old_consumed)?;
+    let mut sorted = std::mem::take(&mut scanned.sorted);
+    sorted.extend(cx.rescue(&exact, suspects, not_in_history, &mut report)?);
+    let merger = merge(sorted, &spills, cx.fan_in)?;
+
     let hosts_db = hosts_db.into_inner().expect("no panics");
-    let crawl_bytes_spent = match settings.max_crawl_bytes {
-        Some(max) => {
-            let bytes = crawl
-                .warc_bytes()
-                .map_err(Error::io(crawl.fetched_root()))?;
-            if bytes >= max {
-                log.warn(format_args!(
-                    "{}: the crawl's WARC files hold {bytes} bytes, max_crawl_bytes is {max}: \
-                     no URL is scheduled, every URL waits in the backlog (raise \
-                     max_crawl_bytes, or move archived WARC files out of fetched/, to go on)",
-                    crawl.root().display()
-                ));
-            }
-            bytes >= max
-        }
-        None => false,
-    };
-    let budget = Budget::new(
-        hosts_db,
-        settings.policy.clone(),
-        settings.round_time,
-        Limits {
-            max_per_host: settings.max_per_host,
-            max_host_pages: settings.max_host_pages,
-            max_domain_pages: settings.max_domain_pages,
-            max_host_bytes: settings.max_host_bytes,
-            crawl_bytes_spent,
-        },
-        pages,
-        common::timefmt::unix_millis(std::time::SystemTime::now()),
-    );
-    let selected = select(
-        Inputs {
-            merger,
-            waiting: Waiting {
-                backlog,
-                due,
-                due_waiting: 0,
-            },
-            carry,
-            filter,
-            share: settings.recrawl_share,
-        },
-        &seen,
-        progress,
-        output,
-        budget,
-        plan.record_seed_domains,
-        &mut report.counts,
-    )?;
-    if selected.selection.out_of_order > 0 {
-        log.warn(format_args!(
-            "{}: {} URLs of hosts out of order (a file not written in this order, or a public \
-             suffix list changed since): kept in the backlog, which is sorted again; they wait \
-             one round",
-            crawl.backlog_path().display(),
-            selected.selection.out_of_order
-        ));
-        crate::backlog::sort_again(&staging.backlog_path(), &spills, settings.memory, log)?;
-    }
-    report.selection = selected.selection;
+    let selected = cx.select(merger, &plan, &old_consumed, hosts_db, pages, &mut report)?;
     seen.add_rescued(report.selection.rescued);
     let after = exact.after(&staging)?;
     report.bloom = seen.finish(&Finish {
@@ -353,31 +195,339 @@ fn build(
     report.select_time = started.elapsed() - scan_time;
 
     if !plan.consumes.is_empty() {
-        let all: BTreeSet<&String> = old_consumed.iter().chain(&plan.consumes).collect();
-        let text = listfile::render(&CONSUMED_LIST, all);
-        let path = staging.consumed_path();
-        write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))?;
+        stage_consumed(&staging, &old_consumed, &plan.consumes)?;
     }
     if plan.record_seed_domains {
-        let path = crawl.scope_seeds_path();
-        let mut domains: BTreeSet<String> = listfile::read(&path, &SCOPE_SEEDS_LIST)?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(_, d)| d)
-            .collect();
-        let before = domains.len();
-        domains.extend(scanned.seed_domains);
-        domains.extend(plan.seed_domains);
-        domains.extend(selected.domains);
-        if domains.len() != before || !path.exists() {
-            let text = listfile::render(&SCOPE_SEEDS_LIST, &domains);
-            let staged = staging.scope_seeds_path();
-            write_atomic(&staged, text.as_bytes()).map_err(Error::io(&staged))?;
-        }
+        let met = [scanned.seed_domains, plan.seed_domains];
+        stage_scope_seeds(
+            settings,
+            &staging,
+            met.into_iter().flatten().chain(selected.domains),
+        )?;
     }
     report.consumed = plan.consumes;
     report.elapsed = started.elapsed();
     Ok((report, staging))
+}
+
+/// The staged `seen.bloom` (its origin logged), the sort's spill
+/// directory, and `hosts.db`, opened once, read only: the sitemaps its
+/// hosts name (scan) and their delays (caps).
+type Opened = (
+    Seen,
+    std::sync::Arc<SpillDir>,
+    std::sync::Mutex<Option<common::hoststate::HostDb>>,
+);
+
+/// Opens what every step of a round reads ([`Opened`]).
+fn open_round(settings: &Settings, log: &RunLog, staging: &Staging) -> Result<Opened, Error> {
+    let crawl = &settings.crawl;
+    let seen = Seen::stage(
+        &crawl.bloom_path(),
+        &staging.bloom_append_path(),
+        settings.bloom_items,
+        settings.bloom_fp,
+    )?;
+    log_origin(settings, log, &seen);
+    let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
+    let hosts_db = std::sync::Mutex::new(common::hoststate::HostDb::open_read_only(
+        crawl.hosts_db_path(),
+    )?);
+    Ok((seen, spills, hosts_db))
+}
+
+/// What the steps of [`build`] share: the settings, the staging directory,
+/// the staged filter and the sort's spill directory.
+struct Steps<'a> {
+    settings: &'a Settings,
+    log: &'a RunLog,
+    filter: &'a UrlFilter,
+    progress: &'a Progress,
+    staging: &'a Staging,
+    seen: &'a Seen,
+    spills: &'a std::sync::Arc<SpillDir>,
+    /// Sorted runs merged at once.
+    fan_in: usize,
+}
+
+impl Steps<'_> {
+    /// Scans the plan's inputs (taken from it) and stages the map outputs
+    /// a reduce reads; with the runs whose map counts it added.
+    fn scan(
+        &self,
+        hosts_db: &std::sync::Mutex<Option<common::hoststate::HostDb>>,
+        plan: &mut Plan,
+    ) -> Result<(ScanOutput, Vec<String>), Error> {
+        let settings = self.settings;
+        let seen = self.seen;
+        let cfg = ScanConfig {
+            filter: self.filter,
+            log: self.log,
+            max_tries: settings.max_tries,
+            max_links_per_page: settings.max_links_per_page,
+            max_page_size: settings.max_page_size,
+            robots_name: settings.agent_name.as_deref(),
+            seen,
+            seen_is_empty: seen.is_empty(),
+            rescue: !seen.is_empty(),
+            spills: self.spills.clone(),
+            memory: settings.memory,
+            threads: settings.threads,
+            progress: self.progress,
+            observe: plan.history,
+            history_only: &plan.history_only,
+            sitemaps: &settings.sitemaps,
+            hosts_db,
+            shard_hosts_dbs: None,
+        };
+        let mut scanned = scan(&cfg, std::mem::take(&mut plan.jobs))?;
+        let mut map_counts = Vec::new();
+        if !plan.mapped.entries.is_empty() {
+            map_counts = crate::mapred::stage_mapped(
+                &plan.mapped,
+                seen,
+                !seen.is_empty(),
+                self.spills,
+                settings.memory,
+                &mut scanned,
+            )?;
+        }
+        Ok((scanned, map_counts))
+    }
+
+    /// The suspects the scan sorted, merged (`None`: there are none).
+    fn merge_suspects(&self, suspects: Vec<crate::sort::Sorted>) -> Result<Option<Merger>, Error> {
+        match suspects.is_empty() {
+            true => Ok(None),
+            false => Ok(Some(merge(suspects, self.spills, self.fan_in)?)),
+        }
+    }
+
+    /// Merges the fetches seen (`observed`) into the staged history,
+    /// looking the suspects up in it meanwhile (those not found go to
+    /// `not_in_history`); records the merge in the report and returns the
+    /// pages counted per host and domain.
+    fn merge_history(
+        &self,
+        plan: &Plan,
+        observed: Vec<crate::sort::Sorted>,
+        suspects: &mut Option<Merger>,
+        not_in_history: &mut NotInHistory,
+        report: &mut Report,
+    ) -> Result<crate::history::PageCounts, Error> {
+        let started = Instant::now();
+        let observations = merge(observed, self.spills, self.fan_in)?;
+        let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
+        let lookup = match suspects.take() {
+            Some(s) => Some(Lookup::new(s, &mut each)?),
+            None => None,
+        };
+        let (merged, pages) = merge_history(
+            self.settings,
+            self.log,
+            self.staging,
+            !plan.history_only.is_empty(),
+            observations,
+            lookup,
+        )?;
+        report.history = Some(merged);
+        report.history_time = started.elapsed();
+        pause_point("history");
+        Ok(pages)
+    }
+
+    /// Looks the suspects up in the exact sets (for a `run`, those the
+    /// history merge did not find); returns the URLs found in none, for
+    /// the merge, and records the counts in the report.
+    fn rescue(
+        &self,
+        exact: &RoundSets,
+        suspects: Option<Merger>,
+        not_in_history: NotInHistory,
+        report: &mut Report,
+    ) -> Result<Option<crate::sort::Sorted>, Error> {
+        let rescue = Rescue {
+            sets: &exact.before,
+            memory: self.settings.memory / 4,
+            spills: self.spills.clone(),
+            log: self.log,
+        };
+        // (For a `run`, the lookup in the history is part of its merge.)
+        let started = Instant::now();
+        let (found, counts) = match suspects {
+            Some(s) => {
+                let (found, counts) = crate::seen::rescue::rescue(s, &rescue)?;
+                (Some(found), counts)
+            }
+            None => not_in_history.rescue(&rescue, self.fan_in)?,
+        };
+        report.rescue = counts;
+        report.rescue_time = started.elapsed();
+        pause_point("rescued");
+        Ok(found)
+    }
+
+    /// The selection ([`select`]) of the merged URLs and the waiting ones
+    /// into the staged segments and backlog, numbered after the segments
+    /// of the runs consumed; records the selection in the report.
+    fn select(
+        &self,
+        merger: Merger,
+        plan: &Plan,
+        consumed: &[String],
+        hosts_db: Option<common::hoststate::HostDb>,
+        pages: crate::history::PageCounts,
+        report: &mut Report,
+    ) -> Result<Selected, Error> {
+        let (settings, crawl, staging) = (self.settings, &self.settings.crawl, self.staging);
+        let number = next_number(crawl, consumed).map_err(Error::io(crawl.root()))?;
+        let output = Output::new(
+            &staging.segments_dir(),
+            &staging.backlog_path(),
+            number,
+            settings.partitions,
+            settings.max_segment_size,
+        )?;
+        let (waiting, carry) = self.waiting(plan)?;
+        let budget = self.budget(hosts_db, pages)?;
+        let mut selected = select(
+            Inputs {
+                merger,
+                waiting,
+                carry,
+                filter: self.filter,
+                share: settings.recrawl_share,
+            },
+            self.seen,
+            self.progress,
+            output,
+            budget,
+            plan.record_seed_domains,
+            &mut report.counts,
+        )?;
+        if selected.selection.out_of_order > 0 {
+            self.sort_backlog_again(selected.selection.out_of_order)?;
+        }
+        report.selection = std::mem::take(&mut selected.selection);
+        Ok(selected)
+    }
+
+    /// The backlog and the URLs due again, read beside the merge, and
+    /// whether the backlog is carried as it is.
+    fn waiting(&self, plan: &Plan) -> Result<(Waiting<'_>, bool), Error> {
+        let (backlog, carry) = match &plan.backlog {
+            Some((path, how)) => (
+                Some(BacklogStream::open(path, self.log)?),
+                *how == BacklogUse::Carry,
+            ),
+            None => (None, false),
+        };
+        let due = match plan.history {
+            true => Some(BacklogStream::open(&due_path(self.staging), self.log)?),
+            false => None,
+        };
+        let waiting = Waiting {
+            backlog,
+            due,
+            due_waiting: 0,
+        };
+        Ok((waiting, carry))
+    }
+
+    /// Each host's budget for the round, from its state in `hosts.db`, the
+    /// limits and the pages counted.
+    fn budget(
+        &self,
+        hosts_db: Option<common::hoststate::HostDb>,
+        pages: crate::history::PageCounts,
+    ) -> Result<Budget, Error> {
+        let settings = self.settings;
+        Ok(Budget::new(
+            hosts_db,
+            settings.policy.clone(),
+            settings.round_time,
+            Limits {
+                max_per_host: settings.max_per_host,
+                max_host_pages: settings.max_host_pages,
+                max_domain_pages: settings.max_domain_pages,
+                max_host_bytes: settings.max_host_bytes,
+                crawl_bytes_spent: self.crawl_bytes_spent()?,
+            },
+            pages,
+            common::timefmt::unix_millis(std::time::SystemTime::now()),
+        ))
+    }
+
+    /// True when the crawl's WARC files hold `max_crawl_bytes` or more
+    /// (said in a warning): nothing is scheduled.
+    fn crawl_bytes_spent(&self) -> Result<bool, Error> {
+        let Some(max) = self.settings.max_crawl_bytes else {
+            return Ok(false);
+        };
+        let crawl = &self.settings.crawl;
+        let bytes = crawl
+            .warc_bytes()
+            .map_err(Error::io(crawl.fetched_root()))?;
+        if bytes >= max {
+            self.log.warn(format_args!(
+                "{}: the crawl's WARC files hold {bytes} bytes, max_crawl_bytes is {max}: \
+                 no URL is scheduled, every URL waits in the backlog (raise \
+                 max_crawl_bytes, or move archived WARC files out of fetched/, to go on)",
+                crawl.root().display()
+            ));
+        }
+        Ok(bytes >= max)
+    }
+
+    /// Says that `out_of_order` URLs of the backlog came out of order and
+    /// sorts the staged backlog again.
+    fn sort_backlog_again(&self, out_of_order: u64) -> Result<(), Error> {
+        self.log.warn(format_args!(
+            "{}: {} URLs of hosts out of order (a file not written in this order, or a public \
+             suffix list changed since): kept in the backlog, which is sorted again; they wait \
+             one round",
+            self.settings.crawl.backlog_path().display(),
+            out_of_order
+        ));
+        crate::backlog::sort_again(
+            &self.staging.backlog_path(),
+            self.spills,
+            self.settings.memory,
+            self.log,
+        )?;
+        Ok(())
+    }
+}
+
+/// Stages `consumed.txt`: the runs consumed before and those of this round.
+fn stage_consumed(staging: &Staging, before: &[String], now: &[String]) -> Result<(), Error> {
+    let all: BTreeSet<&String> = before.iter().chain(now).collect();
+    let text = listfile::render(&CONSUMED_LIST, all);
+    let path = staging.consumed_path();
+    write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))
+}
+
+/// Stages `scope.seeds` with the registrable domains `met` added, when
+/// they add any (or the file is missing).
+fn stage_scope_seeds(
+    settings: &Settings,
+    staging: &Staging,
+    met: impl IntoIterator<Item = String>,
+) -> Result<(), Error> {
+    let path = settings.crawl.scope_seeds_path();
+    let mut domains: BTreeSet<String> = listfile::read(&path, &SCOPE_SEEDS_LIST)?
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect();
+    let before = domains.len();
+    domains.extend(met);
+    if domains.len() != before || !path.exists() {
+        let text = listfile::render(&SCOPE_SEEDS_LIST, &domains);
+        let staged = staging.scope_seeds_path();
+        write_atomic(&staged, text.as_bytes()).map_err(Error::io(&staged))?;
+    }
+    Ok(())
 }
 
 /// Logs where the round's Bloom filter comes from, and a `--bloom-fp`
@@ -422,20 +572,23 @@ struct RoundSets {
 }
 
 impl RoundSets {
+    /// The sets before the selection of a round that runs `plan`, after
+    /// the runs `consumed` before.
     fn new(
         crawl: &common::crawldir::CrawlDir,
         staging: &Staging,
-        merged_history: bool,
-        backlog: Option<&std::path::Path>,
-        consuming: &[String],
-        consumed_after: &[String],
+        plan: &Plan,
+        consumed: &[String],
     ) -> Result<RoundSets, Error> {
-        let history = if merged_history {
+        let consuming = &plan.consumes;
+        let consumed_after: Vec<String> = consumed.iter().chain(consuming).cloned().collect();
+        let backlog = plan.backlog.as_ref().map(|(p, _)| p.as_path());
+        let history = if plan.history {
             staging.history_path()
         } else {
             crate::history::current_path(crawl.root())
         };
-        let unconsumed = ExactSets::unconsumed_segments(crawl, consumed_after)?;
+        let unconsumed = ExactSets::unconsumed_segments(crawl, &consumed_after)?;
         let mut lists: Vec<std::path::PathBuf> =
             backlog.map(|p| p.to_path_buf()).into_iter().collect();
         lists.extend(unconsumed.iter().cloned());
@@ -609,6 +762,19 @@ impl Sink<'_> {
         }
     }
 
+    /// Counts the URLs read from the backlog and from the URLs due again,
+    /// and their bad lines.
+    fn count_waiting(&mut self, waiting: &Waiting) {
+        if let Some(b) = &waiting.backlog {
+            self.counts.backlog_in = b.read;
+            self.counts.bad_lines += b.bad_lines;
+        }
+        if let Some(b) = &waiting.due {
+            self.counts.due_in = b.read - waiting.due_waiting;
+            self.counts.bad_lines += b.bad_lines;
+        }
+    }
+
     fn send(&mut self) {
         let next = self.recycled.try_recv().unwrap_or(Batch {
             recs: Vec::new(),
@@ -714,20 +880,19 @@ fn select(
     inputs: Inputs<'_>,
     seen: &Seen,
     progress: &Progress,
-    mut output: Output,
+    output: Output,
     budget: Budget,
     collect_domains: bool,
     counts: &mut Counts,
 ) -> Result<Selected, Error> {
     let Inputs {
-        mut merger,
+        merger,
         mut waiting,
         carry,
         filter,
         share,
     } = inputs;
     let mut selection = Selection::default();
-    let sel = &mut selection;
     let mut domains = Vec::new();
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
     let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
@@ -737,30 +902,11 @@ fn select(
         // stage of its own, between the selection and the writer.
         std::thread::Builder::new()
             .name("seen".into())
-            .spawn_scoped(s, move || {
-                for batch in from_select {
-                    for (_, _, hash) in &batch.recs[..batch.len] {
-                        if *hash != ALREADY_SEEN {
-                            seen.insert(*hash);
-                        }
-                    }
-                    if to_writer.send(batch).is_err() {
-                        return;
-                    }
-                }
-            })
+            .spawn_scoped(s, move || insert_seen(seen, from_select, to_writer))
             .expect("the seen thread starts");
         let writer = std::thread::Builder::new()
             .name("write".into())
-            .spawn_scoped(s, move || -> Result<(Vec<(String, u64)>, u64), Error> {
-                for batch in from_seen {
-                    for (fate, rec, _) in &batch.recs[..batch.len] {
-                        output.write(*fate, rec)?;
-                    }
-                    let _ = recycle.try_send(Batch { len: 0, ..batch });
-                }
-                output.finish()
-            })
+            .spawn_scoped(s, move || write_batches(output, from_seen, recycle))
             .expect("the writer thread starts");
 
         let mut chooser = Chooser {
@@ -788,50 +934,13 @@ fn select(
             },
             current: Vec::new(),
             budget,
-            sel,
+            sel: &mut selection,
             domains: collect_domains.then_some(&mut domains),
             carry,
         };
-        let mut key = Vec::new();
-        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
-        let mut carried = Vec::new();
-        // A refetch's last fetch, when the URL carries one (a leftover).
-        let mut prior = SegmentRecord::default();
-        let result = (|| -> Result<(), Error> {
-            while chooser.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
-                let Some(parts) = split_key(&key) else {
-                    continue;
-                };
-                chooser.sel.unique += 1;
-                let prefix = host_prefix(&key);
-                if prefix != chooser.current.as_slice() {
-                    // The waiting hosts before this one, then this one
-                    // with its waiting URLs.
-                    chooser.backlog_before(&mut waiting, Some(prefix))?;
-                    chooser.start(prefix, parts.domain, parts.host)?;
-                    if waiting.peek() == Some(prefix) {
-                        chooser.backlog_host(&mut waiting)?;
-                    }
-                }
-                let prior = (!carried.is_empty()).then(|| {
-                    LastFetch::apply(&carried, &mut prior);
-                    &prior
-                });
-                chooser.add(parts.url, meta, parts.hash, prior);
-            }
-            chooser.backlog_before(&mut waiting, None)?;
-            chooser.end_host();
-            Ok(())
-        })();
-        if let Some(b) = &waiting.backlog {
-            chooser.sink.counts.backlog_in = b.read;
-            chooser.sink.counts.bad_lines += b.bad_lines;
-        }
-        if let Some(b) = &waiting.due {
-            chooser.sink.counts.due_in = b.read - waiting.due_waiting;
-            chooser.sink.counts.bad_lines += b.bad_lines;
-        }
+        let result = chooser.choose(merger, &mut waiting);
         let mut sink = chooser.sink;
+        sink.count_waiting(&waiting);
         if sink.batch.len > 0 {
             sink.send();
         }
@@ -846,6 +955,42 @@ fn select(
         backlog: backlog_size,
         domains,
     })
+}
+
+/// The `seen` stage of [`select`]: inserts each batch's new URLs into the
+/// filter and passes the batch on to the writer.
+fn insert_seen(
+    seen: &Seen,
+    from_select: mpsc::Receiver<Batch>,
+    to_writer: mpsc::SyncSender<Batch>,
+) {
+    for batch in from_select {
+        for (_, _, hash) in &batch.recs[..batch.len] {
+            if *hash != ALREADY_SEEN {
+                seen.insert(*hash);
+            }
+        }
+        if to_writer.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
+/// The `write` stage of [`select`]: writes each batch to the segments or
+/// the backlog and hands its buffers back; returns the segments written
+/// and the backlog's size.
+fn write_batches(
+    mut output: Output,
+    from_seen: mpsc::Receiver<Batch>,
+    recycle: mpsc::SyncSender<Batch>,
+) -> Result<(Vec<(String, u64)>, u64), Error> {
+    for batch in from_seen {
+        for (fate, rec, _) in &batch.recs[..batch.len] {
+            output.write(*fate, rec)?;
+        }
+        let _ = recycle.try_send(Batch { len: 0, ..batch });
+    }
+    output.finish()
 }
 
 /// The selection, host by host: the current host's plan and cap, and where
@@ -865,6 +1010,41 @@ struct Chooser<'a, 's> {
 }
 
 impl Chooser<'_, '_> {
+    /// Takes every URL out of the merge, host by host, each host's waiting
+    /// URLs with it, and the waiting hosts between; stops early when the
+    /// writer has stopped.
+    fn choose(&mut self, mut merger: Merger, waiting: &mut Waiting) -> Result<(), Error> {
+        let mut key = Vec::new();
+        let mut meta = Meta::decode(&[0; Meta::ENCODED_LEN]);
+        let mut carried = Vec::new();
+        // A refetch's last fetch, when the URL carries one (a leftover).
+        let mut prior = SegmentRecord::default();
+        while self.sink.alive && merger.next_into(&mut key, &mut meta, &mut carried)? {
+            let Some(parts) = split_key(&key) else {
+                continue;
+            };
+            self.sel.unique += 1;
+            let prefix = host_prefix(&key);
+            if prefix != self.current.as_slice() {
+                // The waiting hosts before this one, then this one
+                // with its waiting URLs.
+                self.backlog_before(waiting, Some(prefix))?;
+                self.start(prefix, parts.domain, parts.host)?;
+                if waiting.peek() == Some(prefix) {
+                    self.backlog_host(waiting)?;
+                }
+            }
+            let prior = (!carried.is_empty()).then(|| {
+                LastFetch::apply(&carried, &mut prior);
+                &prior
+            });
+            self.add(parts.url, meta, parts.hash, prior);
+        }
+        self.backlog_before(waiting, None)?;
+        self.end_host();
+        Ok(())
+    }
+
     /// Ends the current host and starts `host` (of `domain`), planned.
     fn start(&mut self, prefix: &[u8], domain: &str, host: &str) -> Result<(), Error> {
         if let Some(domains) = &mut self.domains

@@ -4,11 +4,12 @@
 //! reduces every shard ([`crate::mapred`]); a reduce is the same round on
 //! a shard's view, with the map outputs addressed to it for input.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::config::ScopeMode;
 use common::crawldir::CrawlDir;
 use common::filter::{Scope, UrlFilter};
+use common::runlog::RunLog;
 use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::cli::RoundFlags;
@@ -54,7 +55,8 @@ fn run_all(root: &Path, shards: &common::shards::Shards, flags: &RoundFlags) -> 
 }
 
 /// Everything `run` (or, with `shards`, a reduce) does with the crawl
-/// directory held.
+/// directory held: find the runs not yet consumed, stop if there is
+/// nothing to do, then run the round on them and the backlog.
 fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(), Error> {
     let settings = &session.settings;
     let crawl = &settings.crawl;
@@ -65,82 +67,29 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
         .map_err(Error::io(crawl.fetched_root()))?;
     runs.retain(|id| !consumed.contains(id));
     let mut mapped = crate::mapred::Mapped::default();
+    let mut jobs = Vec::new();
+    let mut history_only = std::collections::HashSet::new();
     if let Some(shards) = shards {
         mapped = crate::mapred::mapped_inputs(crawl, shards, &consumed)?;
         crate::mapred::warn_unmapped(&mapped, crawl.top(), &session.log);
         // The shard's fetched runs are read through their map outputs.
         runs = mapped.entries.clone();
-    }
-    let mut jobs = Vec::new();
-    for id in runs.iter().filter(|_| shards.is_none()) {
-        let dir = crawl.fetched_dir(id);
-        for path in fetched_warcs(&dir, &session.log)? {
-            jobs.push(Job::Warc(path));
+    } else {
+        jobs = run_jobs(crawl, &runs, &session.log)?;
+        if !crate::history::current_path(crawl.root()).exists() && !consumed.is_empty() {
+            history_only = history_jobs(session, &consumed, &mut jobs)?;
         }
-        let leftover = crawl.leftover_path(id);
-        if leftover.exists() {
-            jobs.push(Job::Leftover(leftover));
-        }
-        let log = dir.join(common::crawldir::CRAWL_LOG_FILE);
-        if log.exists() {
-            jobs.push(Job::CrawlLog(log));
-        }
-    }
-    // A crawl made before the fetch history existed gains one from the runs
-    // it consumed then (read for the history alone).
-    let mut history_only = std::collections::HashSet::new();
-    if shards.is_none()
-        && !crate::history::current_path(crawl.root()).exists()
-        && !consumed.is_empty()
-    {
-        for id in &consumed {
-            let dir = crawl.fetched_dir(id);
-            if dir.is_dir() {
-                for path in fetched_warcs(&dir, &session.log)? {
-                    history_only.insert(path.clone());
-                    jobs.push(Job::Warc(path));
-                }
-            }
-        }
-        session.log.info(format_args!(
-            "{}: no fetch history yet: it is built from the {} run(s) consumed before \
-             ({} WARC file(s)); their first refetches are spread over the interval",
-            crawl.root().display(),
-            consumed.len(),
-            history_only.len()
-        ));
     }
     let backlog = crawl.backlog_path();
     let has_backlog = has_urls(&backlog)?;
-    if runs.is_empty() {
-        // Without anything new, the backlog is only turned into a segment
-        // when no segment is waiting to be fetched: running the segmenter
-        // twice in a row does not pile up segments (and the rerun of a run
-        // killed after its commit changes nothing).
-        let pending = crawl
-            .pending_segments()
-            .map_err(Error::io(crawl.segments_dir()))?;
-        let reason = if !pending.is_empty() {
-            Some(format!(
-                "no new fetched run; {} segment(s) wait to be fetched ({})",
-                pending.len(),
-                pending.join(" ")
-            ))
-        } else if !has_backlog && due_urls(crawl)? == 0 {
-            Some(
-                "no new fetched run, the backlog is empty and no URL is due for a refetch"
-                    .to_string(),
-            )
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            session.log.tell(format_args!(
-                "{}: nothing to do: {reason}",
-                crawl.root().display()
-            ));
-            return Ok(());
-        }
+    if runs.is_empty()
+        && let Some(reason) = nothing_to_do(crawl, has_backlog)?
+    {
+        session.log.tell(format_args!(
+            "{}: nothing to do: {reason}",
+            crawl.root().display()
+        ));
+        return Ok(());
     }
 
     if settings.scope.mode == ScopeMode::Seeds && !crawl.scope_seeds_path().exists() {
@@ -166,16 +115,90 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
         history_only,
         mapped,
     };
-    let warcs = plan
-        .jobs
-        .iter()
-        .filter(|j| matches!(j, Job::Warc(_)))
-        .count();
-    let leftovers = plan
-        .jobs
-        .iter()
-        .filter(|j| matches!(j, Job::Leftover(_)))
-        .count();
+    log_inputs(&session.log, &plan);
+    let staging = session.staging(plan.input_bytes())?;
+    let report = execute(settings, &session.log, &filter, staging, plan)?;
+    session.finish(&report);
+    Ok(())
+}
+
+/// The jobs of the fetched runs `runs`: their WARC files, leftover lists
+/// and crawl logs.
+fn run_jobs(crawl: &CrawlDir, runs: &[String], log: &RunLog) -> Result<Vec<Job>, Error> {
+    let mut jobs = Vec::new();
+    for id in runs {
+        let dir = crawl.fetched_dir(id);
+        for path in fetched_warcs(&dir, log)? {
+            jobs.push(Job::Warc(path));
+        }
+        let leftover = crawl.leftover_path(id);
+        if leftover.exists() {
+            jobs.push(Job::Leftover(leftover));
+        }
+        let log = dir.join(common::crawldir::CRAWL_LOG_FILE);
+        if log.exists() {
+            jobs.push(Job::CrawlLog(log));
+        }
+    }
+    Ok(jobs)
+}
+
+/// A crawl made before the fetch history existed gains one from the runs
+/// it `consumed` then: their WARC files join the jobs, read for the
+/// history alone (the set returned).
+fn history_jobs(
+    session: &Session,
+    consumed: &[String],
+    jobs: &mut Vec<Job>,
+) -> Result<std::collections::HashSet<PathBuf>, Error> {
+    let crawl = &session.settings.crawl;
+    let mut history_only = std::collections::HashSet::new();
+    for id in consumed {
+        let dir = crawl.fetched_dir(id);
+        if dir.is_dir() {
+            for path in fetched_warcs(&dir, &session.log)? {
+                history_only.insert(path.clone());
+                jobs.push(Job::Warc(path));
+            }
+        }
+    }
+    session.log.info(format_args!(
+        "{}: no fetch history yet: it is built from the {} run(s) consumed before \
+         ({} WARC file(s)); their first refetches are spread over the interval",
+        crawl.root().display(),
+        consumed.len(),
+        history_only.len()
+    ));
+    Ok(history_only)
+}
+
+/// Why a round without a new fetched run has nothing to do, if it has
+/// not. The backlog is only turned into a segment when no segment is
+/// waiting to be fetched: running the segmenter twice in a row does not
+/// pile up segments (and the rerun of a run killed after its commit
+/// changes nothing).
+fn nothing_to_do(crawl: &CrawlDir, has_backlog: bool) -> Result<Option<String>, Error> {
+    let pending = crawl
+        .pending_segments()
+        .map_err(Error::io(crawl.segments_dir()))?;
+    Ok(if !pending.is_empty() {
+        Some(format!(
+            "no new fetched run; {} segment(s) wait to be fetched ({})",
+            pending.len(),
+            pending.join(" ")
+        ))
+    } else if !has_backlog && due_urls(crawl)? == 0 {
+        Some("no new fetched run, the backlog is empty and no URL is due for a refetch".to_string())
+    } else {
+        None
+    })
+}
+
+/// Says what the round reads: the runs, their files and their size.
+fn log_inputs(log: &RunLog, plan: &Plan) {
+    let count = |f: fn(&Job) -> bool| plan.jobs.iter().filter(|j| f(j)).count();
+    let warcs = count(|j| matches!(j, Job::Warc(_)));
+    let leftovers = count(|j| matches!(j, Job::Leftover(_)));
     let bytes: u64 = plan
         .jobs
         .iter()
@@ -187,7 +210,7 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    session.log.info(format_args!(
+    log.info(format_args!(
         "reading {} fetched run(s) ({}): {warcs} WARC file(s), {leftovers} leftover list(s){}, {:.1} MB",
         plan.consumes.len(),
         if plan.consumes.is_empty() {
@@ -195,13 +218,9 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
         } else {
             plan.consumes.join(" ")
         },
-        if has_backlog { " and the backlog" } else { "" },
+        if plan.backlog.is_some() { " and the backlog" } else { "" },
         bytes as f64 / 1e6
     ));
-    let staging = session.staging(plan.input_bytes())?;
-    let report = execute(settings, &session.log, &filter, staging, plan)?;
-    session.finish(&report);
-    Ok(())
 }
 
 /// True if the backlog exists and holds at least one line. A backlog that

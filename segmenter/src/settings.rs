@@ -141,95 +141,14 @@ impl Settings {
             .threads
             .map(NonZeroUsize::get)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
-        let bloom_explicit = o.bloom_items.is_some() || o.bloom_fp.is_some();
-        let bloom_items = o.bloom_items.unwrap_or(DEFAULT_BLOOM_ITEMS);
-        let bloom_fp = o.bloom_fp.unwrap_or(0.01);
-        if bloom_items == 0 {
-            return Err(Error::Usage("--bloom-items must be at least 1".into()));
-        }
-        if !(bloom_fp > 0.0 && bloom_fp < 0.5) {
-            return Err(Error::Usage(format!(
-                "--bloom-fp {bloom_fp}: a false-positive rate between 0 and 0.5 is needed (e.g. 0.01)"
-            )));
-        }
+        let (bloom_items, bloom_fp) = resolve_bloom(&o)?;
         let max_page_size = o.max_page_size.map_or(16 * 1024 * 1024, u64::from);
         if max_page_size == 0 {
             return Err(Error::Usage("--max-page-size must be positive".into()));
         }
-
-        let mut scope = cfg.scope.clone();
-        if let Some(mode) = flags.scope {
-            scope.mode = match mode {
-                ScopeArg::Seeds => ScopeMode::Seeds,
-                ScopeArg::List => ScopeMode::List,
-                ScopeArg::Any => ScopeMode::Any,
-            };
-        }
-        scope.hosts.extend(flags.scope_hosts.iter().cloned());
-        scope.domains.extend(flags.scope_domains.iter().cloned());
-        for name in scope.hosts.iter_mut().chain(scope.domains.iter_mut()) {
-            *name = name.trim().trim_end_matches('.').to_ascii_lowercase();
-        }
-        scope.hosts.retain(|h| !h.is_empty());
-        scope.domains.retain(|d| !d.is_empty());
-        scope.rules_file = setting_path(
-            flags.rules_file.as_deref(),
-            scope.rules_file.as_deref(),
-            crawl.top(),
-        );
-
-        let mut filter = cfg.filter.clone();
-        set(&mut filter.max_url_length, flags.max_url_length);
-        set(&mut filter.max_path_segments, flags.max_path_segments);
-        set(&mut filter.max_repeated_segment, flags.max_repeated_segment);
-        set(&mut filter.max_hops, flags.max_hops);
-        set(&mut filter.max_query_params, flags.max_query_params);
-        set(&mut filter.max_years_ahead, flags.max_years_ahead);
-        if let Some(list) = &flags.skip_extensions {
-            filter.skip_extensions = list
-                .split(',')
-                .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
-                .filter(|e| !e.is_empty())
-                .collect();
-        }
-        if filter.max_repeated_segment < 2 {
-            return Err(Error::Usage(
-                "max_repeated_segment must be at least 2 (a segment always appears once)".into(),
-            ));
-        }
-
-        let defaults = crate::history::Schedule::default();
-        let schedule = crate::history::Schedule {
-            interval: o.recrawl_interval.map_or(defaults.interval, Duration::from),
-            min: o.recrawl_min.map_or(defaults.min, Duration::from),
-            max: o.recrawl_max.map_or(defaults.max, Duration::from),
-            gone_after: o
-                .recrawl_gone_after
-                .map_or(defaults.gone_after, NonZeroU32::get),
-            failed: o.recrawl_failed.map_or(defaults.failed, Duration::from),
-        };
-        if schedule.failed.is_zero() {
-            return Err(Error::Usage(
-                "recrawl_failed 0: a URL whose retries ran out needs some time before it is \
-                 tried again (7d by default)"
-                    .into(),
-            ));
-        }
-        if schedule.min.as_secs() == 0 || schedule.min > schedule.max {
-            return Err(Error::Usage(format!(
-                "recrawl_min {:?} and recrawl_max {:?}: the shortest interval must be at least \
-                 1s and not longer than the longest",
-                schedule.min, schedule.max
-            )));
-        }
-        if schedule.interval < schedule.min || schedule.interval > schedule.max {
-            return Err(Error::Usage(format!(
-                "recrawl_interval {:?} is outside recrawl_min {:?} .. recrawl_max {:?}; set \
-                 them so that min <= interval <= max",
-                schedule.interval, schedule.min, schedule.max
-            )));
-        }
-
+        let scope = resolve_scope(cfg, flags, &crawl);
+        let filter = resolve_filter(cfg, flags)?;
+        let schedule = resolve_schedule(&o)?;
         let recrawl_share = o.recrawl_share.unwrap_or(0.5);
         if !(0.0..=1.0).contains(&recrawl_share) {
             return Err(Error::Usage(format!(
@@ -237,22 +156,7 @@ impl Settings {
                  of a host's URLs in a segment for refetches, when it has more than fit)"
             )));
         }
-
-        let d = SitemapSettings::default();
-        let sitemaps = SitemapSettings {
-            enabled: o.sitemaps.unwrap_or(d.enabled),
-            guess: o.sitemap_guess.unwrap_or(d.guess),
-            max_depth: o.sitemap_max_depth.map_or(d.max_depth, NonZeroU32::get),
-            max_entries: o
-                .sitemap_max_entries
-                .map_or(d.max_entries, NonZeroUsize::get),
-            max_bytes: o.sitemap_max_bytes.map_or(d.max_bytes, u64::from),
-        };
-        if sitemaps.max_bytes == 0 {
-            return Err(Error::Usage(
-                "--sitemap-max-bytes must be positive (50MiB is the protocol's limit)".into(),
-            ));
-        }
+        let sitemaps = resolve_sitemaps(&o)?;
 
         Ok(Settings {
             crawl,
@@ -275,7 +179,7 @@ impl Settings {
             partitions: o.partitions.map_or(1, NonZeroU32::get),
             bloom_items,
             bloom_fp,
-            bloom_explicit,
+            bloom_explicit: o.bloom_items.is_some() || o.bloom_fp.is_some(),
             max_tries: o.max_tries.unwrap_or(3),
             max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
             max_page_size,
@@ -287,6 +191,128 @@ impl Settings {
             sitemaps,
         })
     }
+}
+
+/// `--bloom-items` and `--bloom-fp` (design load and false-positive rate
+/// of a new `seen.bloom`), checked.
+fn resolve_bloom(o: &SegmenterOptions) -> Result<(u64, f64), Error> {
+    let bloom_items = o.bloom_items.unwrap_or(DEFAULT_BLOOM_ITEMS);
+    let bloom_fp = o.bloom_fp.unwrap_or(0.01);
+    if bloom_items == 0 {
+        return Err(Error::Usage("--bloom-items must be at least 1".into()));
+    }
+    if !(bloom_fp > 0.0 && bloom_fp < 0.5) {
+        return Err(Error::Usage(format!(
+            "--bloom-fp {bloom_fp}: a false-positive rate between 0 and 0.5 is needed (e.g. 0.01)"
+        )));
+    }
+    Ok((bloom_items, bloom_fp))
+}
+
+/// `[scope]` with the scope flags applied: names trimmed and lowercased,
+/// the rules file's path made absolute.
+fn resolve_scope(cfg: &CrawlConfig, flags: &RoundFlags, crawl: &CrawlDir) -> ScopeConfig {
+    let mut scope = cfg.scope.clone();
+    if let Some(mode) = flags.scope {
+        scope.mode = match mode {
+            ScopeArg::Seeds => ScopeMode::Seeds,
+            ScopeArg::List => ScopeMode::List,
+            ScopeArg::Any => ScopeMode::Any,
+        };
+    }
+    scope.hosts.extend(flags.scope_hosts.iter().cloned());
+    scope.domains.extend(flags.scope_domains.iter().cloned());
+    for name in scope.hosts.iter_mut().chain(scope.domains.iter_mut()) {
+        *name = name.trim().trim_end_matches('.').to_ascii_lowercase();
+    }
+    scope.hosts.retain(|h| !h.is_empty());
+    scope.domains.retain(|d| !d.is_empty());
+    scope.rules_file = setting_path(
+        flags.rules_file.as_deref(),
+        scope.rules_file.as_deref(),
+        crawl.top(),
+    );
+    scope
+}
+
+/// `[filter]` with the filter flags applied, checked.
+fn resolve_filter(cfg: &CrawlConfig, flags: &RoundFlags) -> Result<FilterConfig, Error> {
+    let mut filter = cfg.filter.clone();
+    set(&mut filter.max_url_length, flags.max_url_length);
+    set(&mut filter.max_path_segments, flags.max_path_segments);
+    set(&mut filter.max_repeated_segment, flags.max_repeated_segment);
+    set(&mut filter.max_hops, flags.max_hops);
+    set(&mut filter.max_query_params, flags.max_query_params);
+    set(&mut filter.max_years_ahead, flags.max_years_ahead);
+    if let Some(list) = &flags.skip_extensions {
+        filter.skip_extensions = list
+            .split(',')
+            .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
+            .filter(|e| !e.is_empty())
+            .collect();
+    }
+    if filter.max_repeated_segment < 2 {
+        return Err(Error::Usage(
+            "max_repeated_segment must be at least 2 (a segment always appears once)".into(),
+        ));
+    }
+    Ok(filter)
+}
+
+/// The `recrawl_*` intervals, checked: min <= interval <= max.
+fn resolve_schedule(o: &SegmenterOptions) -> Result<crate::history::Schedule, Error> {
+    let defaults = crate::history::Schedule::default();
+    let schedule = crate::history::Schedule {
+        interval: o.recrawl_interval.map_or(defaults.interval, Duration::from),
+        min: o.recrawl_min.map_or(defaults.min, Duration::from),
+        max: o.recrawl_max.map_or(defaults.max, Duration::from),
+        gone_after: o
+            .recrawl_gone_after
+            .map_or(defaults.gone_after, NonZeroU32::get),
+        failed: o.recrawl_failed.map_or(defaults.failed, Duration::from),
+    };
+    if schedule.failed.is_zero() {
+        return Err(Error::Usage(
+            "recrawl_failed 0: a URL whose retries ran out needs some time before it is \
+             tried again (7d by default)"
+                .into(),
+        ));
+    }
+    if schedule.min.as_secs() == 0 || schedule.min > schedule.max {
+        return Err(Error::Usage(format!(
+            "recrawl_min {:?} and recrawl_max {:?}: the shortest interval must be at least \
+             1s and not longer than the longest",
+            schedule.min, schedule.max
+        )));
+    }
+    if schedule.interval < schedule.min || schedule.interval > schedule.max {
+        return Err(Error::Usage(format!(
+            "recrawl_interval {:?} is outside recrawl_min {:?} .. recrawl_max {:?}; set \
+             them so that min <= interval <= max",
+            schedule.interval, schedule.min, schedule.max
+        )));
+    }
+    Ok(schedule)
+}
+
+/// The `sitemap*` settings, checked.
+fn resolve_sitemaps(o: &SegmenterOptions) -> Result<SitemapSettings, Error> {
+    let d = SitemapSettings::default();
+    let sitemaps = SitemapSettings {
+        enabled: o.sitemaps.unwrap_or(d.enabled),
+        guess: o.sitemap_guess.unwrap_or(d.guess),
+        max_depth: o.sitemap_max_depth.map_or(d.max_depth, NonZeroU32::get),
+        max_entries: o
+            .sitemap_max_entries
+            .map_or(d.max_entries, NonZeroUsize::get),
+        max_bytes: o.sitemap_max_bytes.map_or(d.max_bytes, u64::from),
+    };
+    if sitemaps.max_bytes == 0 {
+        return Err(Error::Usage(
+            "--sitemap-max-bytes must be positive (50MiB is the protocol's limit)".into(),
+        ));
+    }
+    Ok(sitemaps)
 }
 
 fn set<T>(slot: &mut T, flag: Option<T>) {

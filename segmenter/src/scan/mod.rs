@@ -39,6 +39,7 @@
 //! and skipped; the round goes on.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -215,18 +216,7 @@ type BatchPool = Mutex<Vec<Batch>>;
 /// workers take the other jobs (leftover, backlog, seeds) first.
 pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     let threads = cfg.threads.max(1);
-    let (warcs, mut jobs): (Vec<Job>, Vec<Job>) =
-        jobs.into_iter().partition(|j| matches!(j, Job::Warc(_)));
-    let mut warcs: Vec<PathBuf> = warcs
-        .into_iter()
-        .filter_map(|j| match j {
-            Job::Warc(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    // Largest first, so that the last job to finish is a small one.
-    jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
-    warcs.sort_by_cached_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    let (jobs, warcs) = largest_first(jobs);
     let readers = warcs.len().min(threads.div_ceil(2));
 
     let pool = rayon::ThreadPoolBuilder::new()
@@ -234,45 +224,23 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         .thread_name(|i| format!("scan-{i}"))
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
-    let next_job = AtomicUsize::new(0);
     let next_warc = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let results: Mutex<Vec<WorkerResult>> = Mutex::new(Vec::new());
     let batches: BatchPool = Mutex::new(Vec::new());
     let (tx, rx) = mpsc::sync_channel::<Batch>(2 * threads);
-    // The last worker to stop drops the receiver, which stops the readers.
-    let rx = Mutex::new(Some(rx));
-    let active = AtomicUsize::new(threads);
-    // Each worker gets its share of the sort memory, reserved here so that
-    // a --memory the machine cannot give is an error before any work.
-    let budget = (cfg.memory / threads as u64) as usize;
-    // Observations are one per fetched page, links tens: an eighth of the
-    // memory sorts them; suspects, their copies merged first, another.
-    let observe_budget = if cfg.observe { budget / 8 } else { 0 };
-    let suspect_budget = if cfg.rescue { budget / 8 } else { 0 };
-    let sorters = (0..threads)
-        .map(|_| {
-            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget - suspect_budget)?;
-            let observed = match cfg.observe {
-                true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
-                false => None,
-            };
-            let suspects = match cfg.rescue {
-                true => Some(Suspects::new(Sorter::new(
-                    cfg.spills.clone(),
-                    suspect_budget,
-                )?)),
-                false => None,
-            };
-            Ok::<_, Error>(WorkerSorters {
-                links,
-                observed,
-                suspects,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let sorters = Mutex::new(sorters);
+    let workers = Workers {
+        cfg,
+        jobs: &jobs,
+        warcs: &warcs,
+        next_job: AtomicUsize::new(0),
+        stop: &stop,
+        batches: &batches,
+        rx: Mutex::new(Some(rx)),
+        active: AtomicUsize::new(threads),
+        sorters: Mutex::new(worker_sorters(cfg, threads)?),
+        failure: Mutex::new(None),
+        results: Mutex::new(Vec::new()),
+    };
     let mut reader_counts = Counts::default();
 
     std::thread::scope(|ts| {
@@ -291,52 +259,141 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         drop(tx);
         pool.scope(|s| {
             for _ in 0..threads {
-                s.spawn(|_| {
-                    let sorter = sorters.lock().expect("no panics").pop();
-                    let mut w = Worker::new(cfg, sorter.expect("one sorter per worker"));
-                    let result = (|| {
-                        while !stop.load(Ordering::Relaxed) {
-                            let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed))
-                            else {
-                                break;
-                            };
-                            w.run(job)?;
-                        }
-                        while !stop.load(Ordering::Relaxed) {
-                            let msg = {
-                                let guard = rx.lock().expect("no panics");
-                                match guard.as_ref().map(|r| r.recv()) {
-                                    Some(Ok(msg)) => msg,
-                                    _ => break,
-                                }
-                            };
-                            w.fetched(&warcs[msg.file], msg, &batches)?;
-                        }
-                        Ok(())
-                    })();
-                    if let Err(e) = result {
-                        stop.store(true, Ordering::Relaxed);
-                        failure.lock().expect("no panics").get_or_insert(e);
-                    }
-                    if active.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        rx.lock().expect("no panics").take();
-                    }
-                    match w.finish() {
-                        Ok(r) => results.lock().expect("no panics").push(r),
-                        Err(e) => {
-                            failure.lock().expect("no panics").get_or_insert(e);
-                        }
-                    }
-                });
+                s.spawn(|_| workers.work());
             }
         });
         for h in handles {
             reader_counts += &h.join().expect("reader threads do not panic");
         }
     });
-    if let Some(e) = failure.into_inner().expect("no panics") {
+    if let Some(e) = workers.failure.into_inner().expect("no panics") {
         return Err(e);
     }
+    let results = workers.results.into_inner().expect("no panics");
+    Ok(gather(cfg, &jobs, reader_counts, results))
+}
+
+/// The WARC files apart from the other jobs, each list largest first, so
+/// that the last job to finish is a small one.
+fn largest_first(jobs: Vec<Job>) -> (Vec<Job>, Vec<PathBuf>) {
+    let (warcs, mut jobs): (Vec<Job>, Vec<Job>) =
+        jobs.into_iter().partition(|j| matches!(j, Job::Warc(_)));
+    let mut warcs: Vec<PathBuf> = warcs
+        .into_iter()
+        .filter_map(|j| match j {
+            Job::Warc(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    jobs.sort_by_cached_key(|j| std::cmp::Reverse(j.size()));
+    warcs.sort_by_cached_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    (jobs, warcs)
+}
+
+/// Each worker's sorts, with its share of the sort memory, reserved here
+/// so that a --memory the machine cannot give is an error before any work.
+fn worker_sorters(cfg: &ScanConfig<'_>, threads: usize) -> Result<Vec<WorkerSorters>, Error> {
+    let budget = (cfg.memory / threads as u64) as usize;
+    // Observations are one per fetched page, links tens: an eighth of the
+    // memory sorts them; suspects, their copies merged first, another.
+    let observe_budget = if cfg.observe { budget / 8 } else { 0 };
+    let suspect_budget = if cfg.rescue { budget / 8 } else { 0 };
+    (0..threads)
+        .map(|_| {
+            let links = Sorter::new(cfg.spills.clone(), budget - observe_budget - suspect_budget)?;
+            let observed = match cfg.observe {
+                true => Some(Sorter::new(cfg.spills.clone(), observe_budget)?),
+                false => None,
+            };
+            let suspects = match cfg.rescue {
+                true => Some(Suspects::new(Sorter::new(
+                    cfg.spills.clone(),
+                    suspect_budget,
+                )?)),
+                false => None,
+            };
+            Ok(WorkerSorters {
+                links,
+                observed,
+                suspects,
+            })
+        })
+        .collect()
+}
+
+/// What the scan's workers share: the jobs, the readers' batches, and
+/// where their results and the first failure go.
+struct Workers<'a> {
+    cfg: &'a ScanConfig<'a>,
+    jobs: &'a [Job],
+    warcs: &'a [PathBuf],
+    /// The next job to take.
+    next_job: AtomicUsize,
+    /// Set on the first failure: every thread stops.
+    stop: &'a AtomicBool,
+    batches: &'a BatchPool,
+    /// The readers' batches. The last worker to stop drops the receiver,
+    /// which stops the readers.
+    rx: Mutex<Option<mpsc::Receiver<Batch>>>,
+    /// Workers still running.
+    active: AtomicUsize,
+    /// One for each worker.
+    sorters: Mutex<Vec<WorkerSorters>>,
+    failure: Mutex<Option<Error>>,
+    results: Mutex<Vec<WorkerResult>>,
+}
+
+impl Workers<'_> {
+    /// One worker: takes jobs, then the readers' batches, until none is
+    /// left or a worker fails; leaves its result or its failure.
+    fn work(&self) {
+        let sorter = self.sorters.lock().expect("no panics").pop();
+        let mut w = Worker::new(self.cfg, sorter.expect("one sorter per worker"));
+        if let Err(e) = self.take_work(&mut w) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.failure.lock().expect("no panics").get_or_insert(e);
+        }
+        if self.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.rx.lock().expect("no panics").take();
+        }
+        match w.finish() {
+            Ok(r) => self.results.lock().expect("no panics").push(r),
+            Err(e) => {
+                self.failure.lock().expect("no panics").get_or_insert(e);
+            }
+        }
+    }
+
+    /// The jobs first, then the batches of response records.
+    fn take_work(&self, w: &mut Worker<'_>) -> Result<(), Error> {
+        while !self.stop.load(Ordering::Relaxed) {
+            let Some(job) = self.jobs.get(self.next_job.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            w.run(job)?;
+        }
+        while !self.stop.load(Ordering::Relaxed) {
+            let msg = {
+                let guard = self.rx.lock().expect("no panics");
+                match guard.as_ref().map(|r| r.recv()) {
+                    Some(Ok(msg)) => msg,
+                    _ => break,
+                }
+            };
+            w.fetched(&self.warcs[msg.file], msg, self.batches)?;
+        }
+        Ok(())
+    }
+}
+
+/// The workers' results summed (the readers' counts with them); the seeds'
+/// notes are reported.
+fn gather(
+    cfg: &ScanConfig<'_>,
+    jobs: &[Job],
+    reader_counts: Counts,
+    results: Vec<WorkerResult>,
+) -> ScanOutput {
     let mut out = ScanOutput {
         sorted: Vec::new(),
         counts: reader_counts,
@@ -346,7 +403,7 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
     };
     let mut notes = Vec::new();
     let mut piece_lines: Vec<(usize, u64)> = Vec::new();
-    for r in results.into_inner().expect("no panics") {
+    for r in results {
         out.sorted.push(r.sorted);
         out.observed.extend(r.observed);
         out.suspects.extend(r.suspects);
@@ -355,8 +412,8 @@ pub fn scan(cfg: &ScanConfig<'_>, jobs: Vec<Job>) -> Result<ScanOutput, Error> {
         notes.extend(r.seed_notes);
         piece_lines.extend(r.piece_lines);
     }
-    report_seed_notes(cfg.log, &jobs, notes, piece_lines);
-    Ok(out)
+    report_seed_notes(cfg.log, jobs, notes, piece_lines);
+    out
 }
 
 /// A reader thread: takes WARC files until none is left and sends their
@@ -371,29 +428,56 @@ fn read_warcs(
     tx: mpsc::SyncSender<Batch>,
 ) -> Counts {
     let mut counts = Counts::default();
-    let max_block = (cfg.max_page_size + HEAD_ALLOWANCE) as usize;
-    let spare = || pool.lock().expect("no panics").pop().unwrap_or_default();
+    let reader = WarcFeed {
+        cfg,
+        stop,
+        pool,
+        tx,
+        max_block: (cfg.max_page_size + HEAD_ALLOWANCE) as usize,
+    };
     loop {
         let file = next.fetch_add(1, Ordering::Relaxed);
         let Some(path) = warcs.get(file) else {
             break;
         };
+        if reader.read_file(file, path, &mut counts).is_break() {
+            break;
+        }
+    }
+    counts
+}
+
+/// A reader thread's way to the workers: the batches it fills and sends.
+struct WarcFeed<'a> {
+    cfg: &'a ScanConfig<'a>,
+    /// Set when a worker failed.
+    stop: &'a AtomicBool,
+    /// Spare batches.
+    pool: &'a BatchPool,
+    tx: mpsc::SyncSender<Batch>,
+    /// Largest record block read.
+    max_block: usize,
+}
+
+impl WarcFeed<'_> {
+    /// Sends the response records of WARC file number `file` in batches;
+    /// breaks when the workers have stopped.
+    fn read_file(&self, file: usize, path: &Path, counts: &mut Counts) -> ControlFlow<()> {
         counts.warc_files += 1;
-        let mut reader = match WarcReader::open(path, max_block) {
+        let mut reader = match WarcReader::open(path, self.max_block) {
             Ok(r) => r.resyncing(),
             Err(e) => {
-                cfg.log.warn(format_args!("{e}; file skipped"));
+                self.cfg.log.warn(format_args!("{e}; file skipped"));
                 counts.unreadable_files += 1;
-                continue;
+                return ControlFlow::Continue(());
             }
         };
-        let mut batch = spare();
-        batch.file = file;
+        let mut batch = self.spare(file);
         let mut bytes = 0;
         let mut in_file = 0u64;
         loop {
-            if stop.load(Ordering::Relaxed) {
-                return counts;
+            if self.stop.load(Ordering::Relaxed) {
+                return ControlFlow::Break(());
             }
             if batch.len == batch.records.len() {
                 batch.records.push(WarcRecord::default());
@@ -409,19 +493,18 @@ fn read_warcs(
                     bytes += record.block.len();
                     batch.len += 1;
                     if batch.len == BATCH_RECORDS || bytes >= BATCH_BYTES {
-                        let full = std::mem::replace(&mut batch, spare());
-                        batch.file = file;
+                        let full = std::mem::replace(&mut batch, self.spare(file));
                         bytes = 0;
-                        if tx.send(full).is_err() {
+                        if self.tx.send(full).is_err() {
                             // Every worker has stopped (after an error).
-                            return counts;
+                            return ControlFlow::Break(());
                         }
                     }
                 }
                 Ok(false) => {
                     if in_file == 0 {
                         counts.empty_files += 1;
-                        cfg.log.warn(format_args!(
+                        self.cfg.log.warn(format_args!(
                             "{}: empty WARC file (no record); nothing read",
                             path.display()
                         ));
@@ -429,58 +512,80 @@ fn read_warcs(
                     break;
                 }
                 Err(e) => {
-                    let go_on = match &e {
-                        // Nothing readable from the start on: not a WARC file.
-                        WarcError::Damaged {
-                            offset: 0,
-                            resumed_at: None,
-                            ..
-                        } if in_file == 0 => {
-                            counts.unreadable_files += 1;
-                            false
-                        }
-                        WarcError::Damaged {
-                            skipped,
-                            resumed_at,
-                            ..
-                        } => {
-                            counts.damaged_records += 1;
-                            counts.damaged_bytes += skipped;
-                            resumed_at.is_some()
-                        }
-                        WarcError::Truncated { .. } => {
-                            counts.truncated_files += 1;
-                            false
-                        }
-                        _ => {
-                            counts.unreadable_files += 1;
-                            false
-                        }
-                    };
+                    let go_on = self.damage(&e, in_file == 0, counts);
                     // Damage is read past; only the record it hit is lost.
                     in_file += 1;
                     if !go_on {
-                        let rest = if matches!(e, WarcError::Damaged { .. }) {
-                            ""
-                        } else {
-                            "; the rest of the file is skipped"
-                        };
-                        cfg.log.warn(format_args!("{e}{rest}"));
                         break;
                     }
-                    cfg.log.warn(format_args!("{e}"));
                 }
             }
         }
         if batch.len > 0 {
-            if tx.send(batch).is_err() {
-                return counts;
+            if self.tx.send(batch).is_err() {
+                return ControlFlow::Break(());
             }
         } else {
-            pool.lock().expect("no panics").push(batch);
+            self.pool.lock().expect("no panics").push(batch);
         }
+        ControlFlow::Continue(())
     }
-    counts
+
+    /// A spare batch for records of file number `file`.
+    fn spare(&self, file: usize) -> Batch {
+        let mut batch = self
+            .pool
+            .lock()
+            .expect("no panics")
+            .pop()
+            .unwrap_or_default();
+        batch.file = file;
+        batch
+    }
+
+    /// Counts and reports an error read in a WARC file (`first`: before
+    /// any record); true when the reader resumed past it.
+    fn damage(&self, e: &WarcError, first: bool, counts: &mut Counts) -> bool {
+        let go_on = match e {
+            // Nothing readable from the start on: not a WARC file.
+            WarcError::Damaged {
+                offset: 0,
+                resumed_at: None,
+                ..
+            } if first => {
+                counts.unreadable_files += 1;
+                false
+            }
+            WarcError::Damaged {
+                skipped,
+                resumed_at,
+                ..
+            } => {
+                counts.damaged_records += 1;
+                counts.damaged_bytes += skipped;
+                resumed_at.is_some()
+            }
+            WarcError::Truncated { .. } => {
+                counts.truncated_files += 1;
+                false
+            }
+            _ => {
+                counts.unreadable_files += 1;
+                false
+            }
+        };
+        if go_on {
+            self.cfg.log.warn(format_args!("{e}"));
+        } else {
+            let rest = if matches!(e, WarcError::Damaged { .. }) {
+                ""
+            } else {
+                "; the rest of the file is skipped"
+            };
+            self.cfg.log.warn(format_args!("{e}{rest}"));
+        }
+        go_on
+    }
 }
 
 /// A worker's sorts: candidates, observations, suspects.
@@ -703,6 +808,10 @@ impl<'a> Worker<'a> {
         ));
     }
 
+    /// One record of a fetched run: a robots.txt response gives its
+    /// sitemaps; any other page is marked fetched and observed, then gives
+    /// its redirect's target (3xx), or the URLs of a sitemap or the links of
+    /// an HTML page (2xx).
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
         // and its URL is never scheduled. Only its sitemaps are read.
@@ -711,37 +820,12 @@ impl<'a> Worker<'a> {
             .header(common::warc::VIA_FIELD)
             .and_then(|v| Via::parse(v.trim()));
         if via == Some(Via::Robots) {
-            self.counts.robots_responses += 1;
-            if self.cfg.sitemaps.enabled
-                && !self.history_only
-                && self.record.record_type() == Some("response")
-                && let Some(url) = self.record.target_uri().and_then(|u| Url::parse(u).ok())
-            {
-                let head = records::http_head(&self.record);
-                self.robots_sitemaps(&url, head.as_ref())?;
-            }
-            return Ok(());
+            return self.robots_record();
         }
         self.counts.responses += 1;
         let offset = self.record.offset;
-        let Some(uri) = self.record.target_uri() else {
-            self.counts.bad_records += 1;
-            self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: response record without WARC-Target-URI; skipped",
-                path.display()
-            ));
+        let Some(page) = self.target_uri(path, offset) else {
             return Ok(());
-        };
-        let page = match Url::parse(uri) {
-            Ok(u) => u,
-            Err(e) => {
-                self.counts.bad_records += 1;
-                self.cfg.log.warn(format_args!(
-                    "{}: offset {offset}: bad WARC-Target-URI `{uri}` ({e}); skipped",
-                    path.display()
-                ));
-                return Ok(());
-            }
         };
         let hops = self
             .record
@@ -790,57 +874,114 @@ impl<'a> Worker<'a> {
             ));
             return Ok(());
         };
-        let next_hops = hops.saturating_add(1);
         match head.status {
-            300..=399 => {
-                let head_bytes =
-                    &self.record.block[..head.body_offset.min(self.record.block.len())];
-                let Some(location) = common::http::location(head_bytes) else {
-                    return Ok(());
-                };
-                self.counts.redirects += 1;
-                // A sitemap that moved is the same sitemap: same hops, still
-                // `sitemap-file` (a redirect is no sitemap level).
-                let (hops, via) = if via == Some(Via::SitemapFile) {
-                    (hops, Via::SitemapFile)
-                } else {
-                    (next_hops, Via::Redirect)
-                };
-                match redirect_target(&page, &location) {
-                    Ok(target) => {
-                        if self.admission.admit(&target, hops, &mut self.counts) {
-                            self.push(&target, link_meta(hops, via))?;
-                        }
-                    }
-                    Err(e) => self.admission.count_url_error(&e, &mut self.counts),
-                }
-            }
+            300..=399 => self.redirect(&page, &head, via, hops),
             200..=299 => {
-                let body_offset = head.body_offset.min(self.record.block.len());
-                if self.cfg.sitemaps.enabled {
-                    let doc = SitemapDoc {
-                        path,
-                        offset,
-                        url: canonical.as_ref().unwrap_or(&page),
-                        head: &head,
-                        body_offset,
-                        hops,
-                        known_level: sitemap_level,
-                    };
-                    if self.sitemap(&doc)? {
-                        return Ok(());
-                    }
-                }
-                if self.record.block_cut {
-                    // Not a sitemap after all: too large, as any page.
-                    self.skip_too_large(path, offset, &page);
-                    return Ok(());
-                }
-                self.html_page(path, offset, &page, &head, body_offset, next_hops)?;
+                let doc = SitemapDoc {
+                    path,
+                    offset,
+                    url: canonical.as_ref().unwrap_or(&page),
+                    head: &head,
+                    body_offset: head.body_offset.min(self.record.block.len()),
+                    hops,
+                    known_level: sitemap_level,
+                };
+                self.content(&doc, &page)
             }
-            _ => {}
+            _ => Ok(()),
+        }
+    }
+
+    /// A robots.txt record: counted; its response's sitemaps are read.
+    fn robots_record(&mut self) -> Result<(), Error> {
+        self.counts.robots_responses += 1;
+        if self.cfg.sitemaps.enabled
+            && !self.history_only
+            && self.record.record_type() == Some("response")
+            && let Some(url) = self.record.target_uri().and_then(|u| Url::parse(u).ok())
+        {
+            let head = records::http_head(&self.record);
+            self.robots_sitemaps(&url, head.as_ref())?;
         }
         Ok(())
+    }
+
+    /// The record's `WARC-Target-URI`; a missing or bad one is reported and
+    /// counted.
+    fn target_uri(&mut self, path: &Path, offset: u64) -> Option<Url> {
+        let Some(uri) = self.record.target_uri() else {
+            self.counts.bad_records += 1;
+            self.cfg.log.warn(format_args!(
+                "{}: offset {offset}: response record without WARC-Target-URI; skipped",
+                path.display()
+            ));
+            return None;
+        };
+        match Url::parse(uri) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                self.counts.bad_records += 1;
+                self.cfg.log.warn(format_args!(
+                    "{}: offset {offset}: bad WARC-Target-URI `{uri}` ({e}); skipped",
+                    path.display()
+                ));
+                None
+            }
+        }
+    }
+
+    /// The target of a 3xx response of `page`, a candidate one hop further
+    /// (a sitemap that moved keeps its hops and `via`).
+    fn redirect(
+        &mut self,
+        page: &Url,
+        head: &ResponseHead,
+        via: Option<Via>,
+        hops: u32,
+    ) -> Result<(), Error> {
+        let head_bytes = &self.record.block[..head.body_offset.min(self.record.block.len())];
+        let Some(location) = common::http::location(head_bytes) else {
+            return Ok(());
+        };
+        self.counts.redirects += 1;
+        // A sitemap that moved is the same sitemap: same hops, still
+        // `sitemap-file` (a redirect is no sitemap level).
+        let (hops, via) = if via == Some(Via::SitemapFile) {
+            (hops, Via::SitemapFile)
+        } else {
+            (hops.saturating_add(1), Via::Redirect)
+        };
+        match redirect_target(page, &location) {
+            Ok(target) => {
+                if self.admission.admit(&target, hops, &mut self.counts) {
+                    self.push(&target, link_meta(hops, via))?;
+                }
+            }
+            Err(e) => self.admission.count_url_error(&e, &mut self.counts),
+        }
+        Ok(())
+    }
+
+    /// A 2xx response of `page`: read as a sitemap if it is one, else as
+    /// an HTML page (unless it was cut).
+    fn content(&mut self, doc: &SitemapDoc<'_>, page: &Url) -> Result<(), Error> {
+        if self.cfg.sitemaps.enabled && self.sitemap(doc)? {
+            return Ok(());
+        }
+        if self.record.block_cut {
+            // Not a sitemap after all: too large, as any page.
+            self.skip_too_large(doc.path, doc.offset, page);
+            return Ok(());
+        }
+        let next_hops = doc.hops.saturating_add(1);
+        self.html_page(
+            doc.path,
+            doc.offset,
+            page,
+            doc.head,
+            doc.body_offset,
+            next_hops,
+        )
     }
 
     /// Links of a 2xx response (if it is HTML).

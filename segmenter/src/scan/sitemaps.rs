@@ -182,20 +182,11 @@ impl Worker<'_> {
     /// ([`Worker::known_sitemap`]) or looks like one. False if it is not
     /// one: the caller then reads it as a page.
     pub(super) fn sitemap(&mut self, doc: &SitemapDoc<'_>) -> Result<bool, Error> {
-        let SitemapDoc {
-            path,
-            offset,
-            url: page,
-            head,
-            body_offset,
-            hops,
-            known_level,
-        } = *doc;
-        let as_sitemap = known_level.is_some();
-        let content_type = head.header("Content-Type");
+        let as_sitemap = doc.known_level.is_some();
+        let content_type = doc.head.header("Content-Type");
         let decoded = self.decoder.decode_response(
-            head,
-            &self.record.block[body_offset..],
+            doc.head,
+            &self.record.block[doc.body_offset..],
             self.cfg.max_page_size as usize,
         );
         let body = decoded.body;
@@ -225,6 +216,7 @@ impl Worker<'_> {
                 lastmod_ms: e.lastmod_ms,
             });
         });
+        let kept = body.len();
         let kind = match summary.kind {
             // Read only because it looked like XML or gzip: only the
             // sitemap roots count, and anything else (a feed, bad XML) is a
@@ -241,36 +233,49 @@ impl Worker<'_> {
         if let Some(error) = &summary.error {
             self.counts.bad_sitemaps += 1;
             self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: {page}: bad sitemap at {error}; {} URLs read before it",
-                path.display(),
+                "{}: offset {}: {}: bad sitemap at {error}; {} URLs read before it",
+                doc.path.display(),
+                doc.offset,
+                doc.url,
                 summary.entries
             ));
         }
         let Some(kind) = kind else {
             return Ok(true);
         };
+        self.count_sitemap(doc, kind, &summary, &limits, kept);
+        self.list_entries(doc.url, doc.hops, doc.known_level.unwrap_or(0))?;
+        Ok(true)
+    }
+
+    /// Counts a sitemap read (`kept`: its bytes at hand) and what it
+    /// listed; says when it was cut or over the limits.
+    fn count_sitemap(
+        &mut self,
+        doc: &SitemapDoc<'_>,
+        kind: Kind,
+        summary: &sitemap::Summary,
+        limits: &Limits,
+        kept: usize,
+    ) {
+        let (path, offset, page) = (doc.path.display(), doc.offset, doc.url);
         self.counts.sitemaps_read[kind as usize] += 1;
         self.counts.sitemap_urls += summary.entries + summary.over_limit + summary.invalid;
         self.counts.sitemap_invalid += summary.invalid;
         self.counts.sitemap_over_limit += summary.over_limit;
-        if truncated {
+        if limits.truncated {
             self.counts.sitemaps_over_limit += 1;
             self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: {page}: sitemap cut before its end ({} bytes kept; the \
-                 fetcher's --max-body and the segmenter's --max-page-size ({} bytes) cap a \
+                "{path}: offset {offset}: {page}: sitemap cut before its end ({kept} bytes kept; \
+                 the fetcher's --max-body and the segmenter's --max-page-size ({} bytes) cap a \
                  sitemap): {} URLs read, {} URLs not read, the rest of the file not read",
-                path.display(),
-                body.len(),
-                self.cfg.max_page_size,
-                summary.entries,
-                summary.over_limit,
+                self.cfg.max_page_size, summary.entries, summary.over_limit,
             ));
         } else if summary.over_limit > 0 || summary.cut_at_bytes {
             self.counts.sitemaps_over_limit += 1;
             self.cfg.log.warn(format_args!(
-                "{}: offset {offset}: {page}: sitemap over the limits ({} URLs, {} bytes): \
+                "{path}: offset {offset}: {page}: sitemap over the limits ({} URLs, {} bytes): \
                  {} URLs not read{}",
-                path.display(),
                 limits.max_entries,
                 limits.max_bytes,
                 summary.over_limit,
@@ -281,7 +286,11 @@ impl Worker<'_> {
                 }
             ));
         }
-        let level = known_level.unwrap_or(0);
+    }
+
+    /// The entries of the sitemap at `page` (with `hops`, at `level`), read
+    /// by [`Worker::sitemap`], each a candidate.
+    fn list_entries(&mut self, page: &Url, hops: u32, level: u32) -> Result<(), Error> {
         let entries = std::mem::take(&mut self.sitemaps.entries);
         let mut result = Ok(());
         for e in &entries {
@@ -291,7 +300,7 @@ impl Worker<'_> {
             }
         }
         self.sitemaps.entries = entries;
-        result.map(|()| true)
+        result
     }
 
     /// One URL a sitemap at `sitemap` (with `hops`, at `level`) lists.
