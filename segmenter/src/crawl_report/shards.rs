@@ -111,7 +111,14 @@ pub fn gather(crawl: &CrawlDir, shards: &Shards) -> Gathered {
         let logs = read_logs(view, runs.into_iter().rev().collect(), &mut part.problems);
         add_logs(&mut g.logs, logs, j);
         if let Some(last) = part.last_report {
-            g.last_report = Some(format!("shards/{j:03}/{last}"));
+            // The newest of every shard's: names hold their time.
+            let newest = g.last_report.as_ref().is_none_or(|l| {
+                let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
+                name(&last) > name(l)
+            });
+            if newest {
+                g.last_report = Some(format!("shards/{j:03}/{last}"));
+            }
         }
         let shard_dir = format!("shards/{j:03}");
         g.problems.extend(
