@@ -139,34 +139,46 @@ pub struct Gathered {
     /// The newest round report file, if any (relative to the crawl).
     pub last_report: Option<String>,
     /// A sharded crawl's shards, one row each (empty for one shard).
-    pub shards: Vec<super::shards::ShardRow>,
+    pub shards: Vec<ShardRow>,
 }
 
-/// Reads everything from `crawl` (every shard's files for a sharded crawl).
-pub fn gather(crawl: &CrawlDir) -> Gathered {
-    match common::shards::Shards::load(crawl.root()) {
-        Ok(shards) if shards.is_sharded() => return super::shards::gather(crawl, &shards),
-        Ok(_) => {}
-        Err(e) => {
-            let mut g = Gathered::default();
-            g.problems
-                .push(format!("{e}; the crawl is read as one shard"));
-            return with_problems(gather_one(crawl), g.problems);
-        }
-    }
-    gather_one(crawl)
-}
-
-/// `g` with `problems` said first.
-fn with_problems(mut g: Gathered, mut problems: Vec<String>) -> Gathered {
-    problems.append(&mut g.problems);
-    g.problems = problems;
-    g
+/// One shard of a sharded crawl, as the report's shard table shows it.
+#[derive(Debug, Default, Clone)]
+pub struct ShardRow {
+    /// Its number.
+    pub shard: u32,
+    /// Complete fetched runs (its rounds), and the pages they hold.
+    pub runs: u64,
+    /// See `runs`.
+    pub pages: u64,
+    /// Segments waiting to be fetched.
+    pub pending: usize,
+    /// Complete runs not consumed by its reduce, not mapped yet, and map
+    /// outputs of any shard addressed to it not reduced yet.
+    pub unconsumed: usize,
+    /// See `unconsumed`.
+    pub unmapped: usize,
+    /// See `unconsumed`.
+    pub unreduced: usize,
+    /// URLs in its backlog, its history, due now (`None`: unreadable).
+    pub backlog: Option<u64>,
+    /// See `backlog`.
+    pub history: Option<u64>,
+    /// See `backlog`.
+    pub due: Option<u64>,
+    /// Its seen-set: URLs and fill.
+    pub seen_items: Option<u64>,
+    /// See `seen_items`.
+    pub seen_fill: Option<f64>,
+    /// Hosts in its `hosts.db`.
+    pub hosts: Option<u64>,
+    /// The task to run again, if one failed (as `segmenter status` says).
+    pub rerun: String,
 }
 
 /// Reads everything from the crawl (or shard view) `crawl`, laid out as
-/// a one-machine crawl.
-fn gather_one(crawl: &CrawlDir) -> Gathered {
+/// a one-machine crawl (a sharded crawl's: [`super::shards`]).
+pub fn gather(crawl: &CrawlDir) -> Gathered {
     let mut g = Gathered::default();
     let journal = match common::rounds::read(crawl) {
         Ok(rounds) => rounds,

@@ -50,7 +50,16 @@ pub fn report(root: &Path, out: Option<&Path>) -> Result<(), Error> {
         crawl_href: gather::relative(&absolute(root), &page_dir),
         generated: common::timefmt::iso_seconds(std::time::SystemTime::now()),
     };
-    let gathered = gather::gather(&crawl);
+    let gathered = match common::shards::Shards::load(root) {
+        Ok(shards) if shards.is_sharded() => shards::gather(&crawl, &shards),
+        Ok(_) => gather::gather(&crawl),
+        Err(e) => {
+            let mut g = gather::gather(&crawl);
+            g.problems
+                .insert(0, format!("{e}; the crawl is read as one shard"));
+            g
+        }
+    };
     for problem in &gathered.problems {
         common::runlog::say(format_args!("report: {problem}"));
     }

@@ -20,44 +20,10 @@ use common::rounds::{End, Figures, Round};
 use common::shards::Shards;
 
 use super::gather::{
-    FetchStats, Gathered, LOG_ROUNDS, LogFacts, RoundRow, RunReport, TOP, min_delay_ms, read_hosts,
-    read_logs, read_reports, read_stats,
+    FetchStats, Gathered, LOG_ROUNDS, LogFacts, RoundRow, RunReport, ShardRow, TOP, min_delay_ms,
+    read_hosts, read_logs, read_reports, read_stats,
 };
 use crate::status::{BloomStatus, CrawlStatus, ShardTasks, Summaries};
-
-/// One shard, as the report's shard table shows it.
-#[derive(Debug, Default, Clone)]
-pub struct ShardRow {
-    /// Its number.
-    pub shard: u32,
-    /// Complete fetched runs (its rounds), and the pages they hold.
-    pub runs: u64,
-    /// See `runs`.
-    pub pages: u64,
-    /// Segments waiting to be fetched.
-    pub pending: usize,
-    /// Complete runs not consumed by its reduce, not mapped yet, and map
-    /// outputs of any shard addressed to it not reduced yet.
-    pub unconsumed: usize,
-    /// See `unconsumed`.
-    pub unmapped: usize,
-    /// See `unconsumed`.
-    pub unreduced: usize,
-    /// URLs in its backlog, its history, due now (`None`: unreadable).
-    pub backlog: Option<u64>,
-    /// See `backlog`.
-    pub history: Option<u64>,
-    /// See `backlog`.
-    pub due: Option<u64>,
-    /// Its seen-set: URLs and fill.
-    pub seen_items: Option<u64>,
-    /// See `seen_items`.
-    pub seen_fill: Option<f64>,
-    /// Hosts in its `hosts.db`.
-    pub hosts: Option<u64>,
-    /// The task to run again, if one failed (as `segmenter status` says).
-    pub rerun: String,
-}
 
 /// Reads every shard of `crawl` and adds them up.
 pub fn gather(crawl: &CrawlDir, shards: &Shards) -> Gathered {
