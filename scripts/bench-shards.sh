@@ -85,14 +85,22 @@ task() {
 }
 # pool STEP CRAWL PREFIX SEGMENTER_ARGS...: the 4 shards' tasks of STEP,
 # two at a time, the next one started as soon as one ends (as a scheduler
-# with 2 slots runs an array).
+# with 2 slots runs an array). The running tasks are tracked by pid (bash's
+# `wait -n` may return at once for a job of an earlier pool).
 pool() {
-    local step=$1 crawl=$2 prefix=$3 j running=0
+    local step=$1 crawl=$2 prefix=$3 j p pids=() alive
     shift 3
     for j in 0 1 2 3; do
-        if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
+        while [ "${#pids[@]}" -ge 2 ]; do
+            alive=()
+            for p in "${pids[@]}"; do
+                if kill -0 "$p" 2>/dev/null; then alive+=("$p"); else wait "$p"; fi
+            done
+            pids=("${alive[@]}")
+            if [ "${#pids[@]}" -ge 2 ]; then sleep 0.02; fi
+        done
         task "$step" "$crawl" "$prefix-$step-$j" "$j" "$@" &
-        running=$((running + 1))
+        pids+=("$!")
     done
     wait
 }
