@@ -27,6 +27,12 @@ WARCPROX_VERSION=2.13.1
 CDXJ_INDEXER_VERSION=1.5.0
 PYWB_VERSION=2.10.0
 WACZ_VERSION=0.6.0
+# moto, an S3 server on loopback for tests/tests/it/warc_store.rs (the WARC
+# store): its `s3` extra with flask and flask-cors, what `moto_server`
+# needs for S3 alone (about 10 s to install; wheels only).
+MOTO_VERSION=5.2.5
+FLASK_VERSION=3.1.3
+FLASK_CORS_VERSION=6.0.5
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -43,6 +49,12 @@ if [[ ! -x .venv/bin/warcio ]] || [[ ! -x .venv/bin/warcprox ]] ||
         "warcio==$WARCIO_VERSION" "brotlipy==$BROTLI_VERSION" \
         "warcprox==$WARCPROX_VERSION" "cdxj-indexer==$CDXJ_INDEXER_VERSION" \
         "pywb==$PYWB_VERSION" "wacz==$WACZ_VERSION"
+fi
+if [[ ! -x .venv/bin/moto_server ]]; then
+    echo "test.sh: installing moto $MOTO_VERSION (S3 server) into .venv/" >&2
+    [[ -x .venv/bin/pip ]] || python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+        "moto[s3]==$MOTO_VERSION" "flask==$FLASK_VERSION" "flask-cors==$FLASK_CORS_VERSION"
 fi
 # Debian's chromium, headless, for tests/tests/it/report_html.rs (renders the
 # HTML report, takes a screenshot, dumps the DOM). Installed once with
@@ -68,6 +80,7 @@ export WARCPROX="$root/.venv/bin/warcprox"
 export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"
 export WAYBACK="$root/.venv/bin/wayback"
 export WACZ="$root/.venv/bin/wacz"
+export MOTO_SERVER="$root/.venv/bin/moto_server"
 
 # A real single-node Slurm for tests/tests/it/slurm.rs: Debian's packages
 # (installed when missing and this runs as root, ~10 s), the daemons

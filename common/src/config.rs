@@ -428,6 +428,8 @@ pub struct AgentConfig {
     pub name: Option<String>,
     /// Contact URL put in the `User-Agent` header.
     pub url: Option<String>,
+    /// E-mail address sent in the `From` header (none by default).
+    pub from: Option<String>,
 }
 
 /// How the scope is decided.

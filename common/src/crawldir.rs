@@ -309,7 +309,8 @@ impl CrawlDir {
     }
 }
 
-/// The bytes of the WARC files in the runs under `fetched`.
+/// The bytes of the WARC files in the runs under `fetched`, uploaded ones
+/// included.
 fn warc_bytes_in(fetched: &Path) -> io::Result<u64> {
     let mut total = 0u64;
     for run in read_dir_if_exists(fetched)? {
@@ -323,6 +324,14 @@ fn warc_bytes_in(fetched: &Path) -> io::Result<u64> {
                 && let Ok(m) = f.metadata()
             {
                 total += m.len();
+            }
+        }
+        // Files uploaded to the WARC store, whose local copy is gone.
+        if let Ok(manifest) = crate::store::Manifest::read(&run.path()) {
+            for up in manifest.uploads() {
+                if crate::store::is_warc_name(&up.name) && !run.path().join(&up.name).exists() {
+                    total += up.size;
+                }
             }
         }
     }

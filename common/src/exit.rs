@@ -30,6 +30,11 @@ pub enum Exit {
     /// message says what to free and how much. `scripts/crawl.sh` exits with
     /// it too, also when a fetch ended at the floor (stop reason `disk`).
     Disk = 3,
+    /// 4: the WARC store (`warc_store`) could not be reached or refused an
+    /// upload, after retries: the run's files are kept in `fetched/ID/`,
+    /// `DONE` is not written; the next fetch of the segment uploads them.
+    /// `scripts/crawl.sh` stops the crawl with it (the round stays open).
+    Store = 4,
     /// 130: stopped by SIGINT or SIGTERM after a clean shutdown.
     Interrupted = 130,
     /// 131: a second signal: exited at once, leaving files a later run
@@ -142,10 +147,11 @@ mod tests {
             Exit::Failure,
             Exit::Usage,
             Exit::Disk,
+            Exit::Store,
             Exit::Interrupted,
             Exit::Killed,
         ]
         .map(Exit::code);
-        assert_eq!(codes, [0, 1, 2, 3, 130, 131]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 130, 131]);
     }
 }

@@ -41,6 +41,9 @@ pub struct RunStatus {
     /// Crawl-log lines that could not be read (a line cut by a crash, which
     /// the next fetch of the segment repairs).
     pub bad_lines: u64,
+    /// Files (WARC files and their indexes) uploaded to the WARC store, as
+    /// `uploads.v1.tsv` records them.
+    pub uploaded: u64,
 }
 
 impl RunStatus {
@@ -75,6 +78,7 @@ impl RunStatus {
             cuts: field("cuts "),
             ..RunStatus::default()
         };
+        status.uploaded = crate::store::Manifest::read(&dir)?.uploads().len() as u64;
         for line in read(CRAWL_LOG_FILE)?.as_deref().unwrap_or("").lines() {
             status.attempts += 1;
             match parse_line(line) {

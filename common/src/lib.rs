@@ -62,6 +62,8 @@
 //! - [`rounds`]: the round journal (`rounds.v1.tsv`).
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`disk`]: free disk space and the floor kept above it (`min_free_disk`).
+//! - [`store`]: the WARC store (`warc_store`): uploads to S3-compatible
+//!   object storage, their manifest, reading uploaded files back.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
 //! - [`exit`]: exit codes, error lines and stdout of both programs.
 //! - [`runlog`]: every message for people: the log of one run, on stderr and in
@@ -93,6 +95,7 @@ pub mod runlog;
 pub mod segment;
 pub mod shards;
 pub mod sitemaps;
+pub mod store;
 pub mod timefmt;
 pub mod urlnorm;
 pub mod warc;

@@ -71,7 +71,9 @@ pub enum Command {
     /// `reason=N` words), attempts
     /// (crawl-log lines), pages (HTTP responses other than robots.txt),
     /// robots, errors (no HTTP response), bad_lines (unreadable crawl-log
-    /// lines). The crawl log counts every run of the segment. With --json,
+    /// lines), uploaded (files uploaded to the WARC store, from
+    /// fetched/ID/uploads.v1.tsv). The crawl log counts every run of the
+    /// segment. With --json,
     /// one line holding a flat JSON object, for scripts (scripts/crawl.sh).
     Status(StatusArgs),
     /// The long flags of `fetch`, one per line (`--name=` when it takes a
@@ -156,6 +158,11 @@ common::options! {
         /// Contact URL sent in User-Agent (required here, in [fetcher] or in [agent] url).
         #[arg(long, value_name = "URL")]
         pub agent_url: Option<String>,
+        /// E-mail address of the crawl's operator, sent in a From header with
+        /// every request and kept in each WARC file's warcinfo record
+        /// (http-header-from); also [agent] from [default: none, no From header].
+        #[arg(long, value_name = "EMAIL")]
+        pub from: Option<String>,
         /// Longest wait honoured from a Retry-After header [default: 10m].
         #[arg(long, value_name = "DURATION")]
         pub max_retry_after: Option<DurationValue>,
@@ -301,6 +308,25 @@ common::options! {
         /// Start a new WARC file when one reaches this size [default: 1GB].
         #[arg(long, value_name = "SIZE")]
         pub warc_max_size: Option<SizeValue>,
+        /// Upload each WARC file and its CDXJ index, once closed, to this
+        /// object store: s3://BUCKET/PREFIX (S3 and compatible stores; keys,
+        /// endpoint and region from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+        /// AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP... or the AWS
+        /// profile files) or file:///PATH. Each upload is recorded in
+        /// fetched/ID/uploads.v1.tsv, then the local copy is removed; DONE
+        /// is written once every file is uploaded [default: none, the files
+        /// stay in fetched/ID/].
+        #[arg(long, value_name = "URL")]
+        pub warc_store: Option<String>,
+        /// Keep the local copy of each file uploaded to --warc-store
+        /// [default: false].
+        #[arg(long, value_name = "BOOL")]
+        pub warc_store_keep_local: Option<bool>,
+        /// Retry a failed upload, with backoff, for this long; then the run
+        /// ends with exit code 4, its files kept locally and no DONE (run
+        /// the fetch again to upload them) [default: 5m].
+        #[arg(long, value_name = "DURATION")]
+        pub warc_store_retry: Option<DurationValue>,
         /// Deflate level of the WARC records' gzip members (libdeflate's),
         /// 0 (stored) to 9 (smallest); 3 or 4 take about a quarter more CPU
         /// than 1 for files 1-2 % smaller [default: 1].

@@ -22,7 +22,12 @@
 //! when its download timeout ran out, so the host may be asked again one
 //! delay after the earlier of the two: the delay in the journal, or the one
 //! known now if longer (a robots.txt read just before the crash may have
-//! set a `Crawl-delay`). A run removes its own journal once `hosts.db`
+//! set a `Crawl-delay`). When the host's robots.txt is not known now (the
+//! dead run was reading it, or read it and was killed before the WARC file
+//! or `hosts.db` kept it), the delay is at least the longest `Crawl-delay`
+//! obeyed (`max_crawl_delay`), the most that robots.txt may have said: so
+//! no kill point breaks a delay, and only a host whose robots.txt was lost
+//! that way waits longer. A run removes its own journal once `hosts.db`
 //! holds its hosts' next contacts; a journal whose requests are all long
 //! over is removed by the next run that reads it.
 
@@ -91,11 +96,14 @@ impl LastContact {
 }
 
 /// What the journals found at the start of a run say: for each host whose
-/// last journaled request may still hold it at `now_ms`, that request.
+/// last journaled request may still hold it at `now_ms`, with its delay or
+/// with `longest_delay` (the longest one a robots.txt may set, which a host
+/// whose robots.txt is not known waits), that request.
 pub fn read_all(
     crawl: &CrawlDir,
     own_id: &str,
     download_timeout: Duration,
+    longest_delay: Duration,
     now_ms: i64,
 ) -> io::Result<HashMap<String, LastContact>> {
     let mut last: HashMap<String, LastContact> = HashMap::new();
@@ -105,6 +113,10 @@ pub fn read_all(
         Err(e) => return Err(e),
     };
     let timeout_ms = i64::try_from(download_timeout.as_millis()).unwrap_or(i64::MAX);
+    let horizon = Horizon {
+        now_ms,
+        longest_delay_ms: i64::try_from(longest_delay.as_millis()).unwrap_or(i64::MAX),
+    };
     for entry in entries {
         let entry = entry?;
         if !entry.file_type()?.is_file() {
@@ -131,7 +143,7 @@ pub fn read_all(
             // Its requests may last their whole timeout.
             for (host, start_ms, delay_ms) in read_journal(&path)? {
                 let end_ms = start_ms.saturating_add(timeout_ms);
-                keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, now_ms);
+                keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, horizon);
             }
             continue;
         }
@@ -139,7 +151,7 @@ pub fn read_all(
         let mut relevant = false;
         for (host, start_ms, delay_ms) in read_journal(&path)? {
             let end_ms = start_ms.saturating_add(timeout_ms).min(now_ms);
-            relevant |= keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, now_ms);
+            relevant |= keep_latest(&mut last, host, LastContact { end_ms, delay_ms }, horizon);
         }
         if !relevant && let Run::Dead { .. } = run {
             // Nothing in it matters any more; its run is gone.
@@ -178,15 +190,23 @@ fn run_state(crawl: &CrawlDir, id: &str) -> Run {
     }
 }
 
-/// Keeps `contact` for `host` if it still holds the host at `now_ms` (the
-/// latest end and the longest delay of its requests); true if it does.
+/// When a journaled request stops mattering.
+#[derive(Clone, Copy)]
+struct Horizon {
+    now_ms: i64,
+    /// The longest delay that may follow a request.
+    longest_delay_ms: i64,
+}
+
+/// Keeps `contact` for `host` if it may still hold the host (the latest
+/// end and the longest delay of its requests); true if it does.
 fn keep_latest(
     last: &mut HashMap<String, LastContact>,
     host: String,
     contact: LastContact,
-    now_ms: i64,
+    horizon: Horizon,
 ) -> bool {
-    if contact.next_ms(0) <= now_ms {
+    if contact.next_ms(horizon.longest_delay_ms) <= horizon.now_ms {
         return false;
     }
     let e = last.entry(host).or_insert(contact);
@@ -247,7 +267,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let got = read_all(&c, "00004", Duration::from_secs(120), now).unwrap();
+        let got = read_all(&c, "00004", Duration::from_secs(120), Duration::ZERO, now).unwrap();
         // Dead: its requests ended by now at the latest.
         assert_eq!(got["a.test"].next_ms(0), now + 2000);
         assert_eq!(got["b.test"].next_ms(0), now + 500);
@@ -259,9 +279,42 @@ mod tests {
         assert!(c.contacts_path("00003").exists(), "still relevant: kept");
         // Once its requests' timeouts and delays are over, nothing in it
         // matters: it is removed.
-        let later = read_all(&c, "00004", Duration::from_secs(120), now + 122_001).unwrap();
+        let later = read_all(
+            &c,
+            "00004",
+            Duration::from_secs(120),
+            Duration::ZERO,
+            now + 122_001,
+        )
+        .unwrap();
         assert!(later.is_empty());
         assert!(!c.contacts_path("00003").exists());
+        std::fs::remove_dir_all(c.root()).unwrap();
+    }
+
+    #[test]
+    fn a_request_is_kept_while_the_longest_delay_may_follow_it() {
+        let (_tmp, c) = crawl("longest");
+        let now = 1_000_000_000;
+        std::fs::create_dir_all(c.contacts_dir()).unwrap();
+        // A robots.txt request with no delay yet, by a run killed just now.
+        std::fs::write(
+            c.contacts_path("00003"),
+            format!("a.test\t{}\t0\n", now - 20),
+        )
+        .unwrap();
+        let read = |longest: u64| {
+            read_all(
+                &c,
+                "00004",
+                Duration::from_secs(5),
+                Duration::from_millis(longest),
+                now,
+            )
+            .unwrap()
+        };
+        assert_eq!(read(1500)["a.test"].next_ms(1500), now + 1500);
+        assert!(read(0).is_empty(), "over when no delay can follow it");
         std::fs::remove_dir_all(c.root()).unwrap();
     }
 
@@ -275,7 +328,7 @@ mod tests {
         let j = Journal::open(&c, "00007").unwrap();
         j.record("a.test", Duration::from_millis(300)).unwrap();
         let now = crate::clock::now_ms();
-        let got = read_all(&c, "00008", Duration::from_secs(10), now).unwrap();
+        let got = read_all(&c, "00008", Duration::from_secs(10), Duration::ZERO, now).unwrap();
         let next = got["a.test"].next_ms(0);
         assert!(
             next >= now + 10_000 && next <= now + 10_300 + 1000,
@@ -284,7 +337,7 @@ mod tests {
         );
         j.remove().unwrap();
         assert!(
-            read_all(&c, "00008", Duration::from_secs(10), now)
+            read_all(&c, "00008", Duration::from_secs(10), Duration::ZERO, now)
                 .unwrap()
                 .is_empty()
         );

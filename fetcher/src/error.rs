@@ -67,6 +67,10 @@ pub enum Error {
     /// started, nothing was changed (exit code 3).
     #[error("not enough free disk space to start fetching: {0}")]
     Disk(common::disk::Shortage),
+    /// The WARC store could not be reached, after retries: the run's files
+    /// are kept locally, `DONE` is not written (exit code 4).
+    #[error("{0}")]
+    Store(String),
     /// `fetcher status` was asked about a segment never fetched.
     #[error("{0}: segment {1} has not been fetched (no such directory)")]
     NotFetched(PathBuf, String),
@@ -102,6 +106,7 @@ impl Fault for Error {
         match self {
             Error::Settings(_) | Error::Usage(_) | Error::Scope(_) => Exit::Usage,
             Error::Disk(_) => Exit::Disk,
+            Error::Store(_) => Exit::Store,
             _ => Exit::Failure,
         }
     }

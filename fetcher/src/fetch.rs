@@ -97,6 +97,8 @@ struct Run<'a> {
     started: Instant,
     /// What an error message adds: how to resume.
     resume_hint: String,
+    /// Where closed WARC files go to be uploaded (with a WARC store).
+    closed_to: Option<common::store::UploadQueue>,
 }
 
 /// Fetches segment `id`, telling `log` what happens: loads it, fills the
@@ -113,6 +115,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     install_signals(signals.clone()).map_err(Error::Start)?;
     remove_temp_files(&out);
     let _work_file = RemoveOnDrop(crawl.work_path(id));
+    let uploads = crate::upload::start(s, crawl, &out, log)?;
     let run = Run {
         s,
         crawl,
@@ -125,6 +128,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
             "what was stored is kept: fix the cause and run `fetcher fetch {} {id}` again to resume",
             crawl.root().display()
         ),
+        closed_to: uploads.as_ref().map(common::store::Background::queue),
     };
     log.info(format!(
         "fetching segment {id} into {} as {}",
@@ -134,7 +138,7 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
     let ran = run_workers(&run, segment, queued, &signals)?;
-    finish(&run, ran)
+    finish(&run, ran, uploads)
 }
 
 /// The segment, less what an interrupted earlier run already did, in the
@@ -343,8 +347,14 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     )?;
     keep_resumed_robots(&mut db, &mut host_states, &segment.resumed, &s.agent_name)?;
     // Requests that runs killed before they could record them in hosts.db.
-    let journaled = contacts::read_all(crawl, id, s.download_timeout, clock::now_ms())
-        .map_err(Error::io(crawl.contacts_dir()))?;
+    let journaled = contacts::read_all(
+        crawl,
+        id,
+        s.download_timeout,
+        s.policy.max_crawl_delay,
+        clock::now_ms(),
+    )
+    .map_err(Error::io(crawl.contacts_dir()))?;
     let journal = Journal::open(crawl, id).map_err(Error::io(crawl.contacts_path(id)))?;
     let read_only = HostDb::open_read_only(crawl.hosts_db_path())?;
     let held_in_db = match (&read_only, s.key) {
@@ -355,6 +365,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     };
     let holds = Arc::new(Holds::new(
         longest_hold(s),
+        s.policy.max_crawl_delay,
         read_only,
         journaled,
         held_in_db,
@@ -536,6 +547,7 @@ fn run_workers(
 fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
     Client::new(ClientConfig {
         user_agent: s.user_agent(),
+        from: s.from.clone(),
         connect_timeout: s.connect_timeout,
         first_byte_timeout: s.first_byte_timeout,
         download_timeout: s.download_timeout,
@@ -603,7 +615,7 @@ fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
 
 /// Step 4: after a failure, keep what is on disk for the next run; else
 /// the leftover, the host state, `stats.json` and `DONE`.
-fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
+fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Result<Ended, Error> {
     let (crawl, id, log) = (run.crawl, run.id, run.log);
     let stop = ran.stop;
     if stop == Stop::Failed {
@@ -663,6 +675,10 @@ fn finish(run: &Run, ran: Ran) -> Result<Ended, Error> {
     }
     let errors = ran.shared.counters.errors.load(Ordering::Relaxed);
     drop(ran.shared);
+    // DONE only once every file of the run is in the WARC store.
+    if let Some(uploads) = uploads {
+        crate::upload::finish(run.crawl, run.id, uploads, log)?;
+    }
     write_done(
         run,
         Ending {
@@ -826,6 +842,10 @@ struct Holds {
     db: Mutex<Option<HostDb>>,
     /// The contacts journals, by host.
     journaled: HashMap<String, contacts::LastContact>,
+    /// The delay after a journaled request to a host whose robots.txt is
+    /// not known now (ms): the longest `Crawl-delay` obeyed, which the
+    /// robots.txt a dead run read (or was reading) may have said.
+    unknown_crawl_delay_ms: i64,
     /// With `--key domain` or `--key ip`: the hosts held now, in hosts.db
     /// or the journals, by queue key. A key's queue waits for every host
     /// of it, not only for those of this segment.
@@ -838,6 +858,7 @@ struct Holds {
 impl Holds {
     fn new(
         longest: Duration,
+        max_crawl_delay: Duration,
         db: Option<HostDb>,
         journaled: HashMap<String, contacts::LastContact>,
         held_in_db: HashMap<String, i64>,
@@ -857,6 +878,7 @@ impl Holds {
             longest,
             db: Mutex::new(db),
             journaled,
+            unknown_crawl_delay_ms: i64::try_from(max_crawl_delay.as_millis()).unwrap_or(i64::MAX),
             held_by_key,
             held_in_db,
         }
@@ -870,12 +892,29 @@ impl Holds {
     }
 
     /// The latest next contact earlier runs left on `host` (Unix ms), the
-    /// journaled request followed by `delay_ms` at least.
-    fn of_host(&self, host: &str, state: Option<&HostState>, delay_ms: i64) -> Option<i64> {
+    /// journaled request followed by `delay_ms` at least, or by the longest
+    /// `Crawl-delay` obeyed unless `robots_known` says that the host's
+    /// robots.txt is known now. (A run killed after it read a robots.txt,
+    /// before it kept it anywhere, leaves only the request in its journal:
+    /// whatever that robots.txt said, the host waits long enough.)
+    fn of_host(
+        &self,
+        host: &str,
+        state: Option<&HostState>,
+        delay_ms: i64,
+        robots_known: impl FnOnce() -> bool,
+    ) -> Option<i64> {
+        let journaled = self.journaled.get(host).map(|c| {
+            let delay_ms = match robots_known() {
+                true => delay_ms,
+                false => delay_ms.max(self.unknown_crawl_delay_ms),
+            };
+            c.next_ms(delay_ms)
+        });
         [
             state.and_then(|s| s.next_contact_ms),
             self.held_in_db.get(host).copied(),
-            self.journaled.get(host).map(|c| c.next_ms(delay_ms)),
+            journaled,
         ]
         .into_iter()
         .flatten()
@@ -904,8 +943,13 @@ impl Holds {
             .flatten()
             .into_iter()
             .flatten();
-        std::iter::once(self.of_host(host, stored.as_ref(), 0))
-            .chain(others.map(|h| self.of_host(h, None, 0)))
+        let kept = |state: Option<&HostState>| {
+            state
+                .and_then(|s| s.robots.as_ref())
+                .is_some_and(|r| r.reusable(now_ms))
+        };
+        std::iter::once(self.of_host(host, stored.as_ref(), 0, || kept(stored.as_ref())))
+            .chain(others.map(|h| self.of_host(h, None, 0, || false)))
             .flatten()
             .max()
             .map(|ms| self.cut(ms, now_ms))
@@ -989,7 +1033,20 @@ fn fill_frontier(
         let latest = k
             .hosts()
             .chain(others.map(String::as_str))
-            .map(|h| holds.of_host(h, host_states.get(h), delay_ms))
+            .map(|h| {
+                let state = host_states.get(h);
+                let robots_known = || match h == k.first_host {
+                    true => rules.is_some(),
+                    false => robots_cache::kept_rules(
+                        resumed.robots.get(h),
+                        state.and_then(|s| s.robots.as_ref()),
+                        now_ms,
+                        agent_name,
+                    )
+                    .is_some(),
+                };
+                holds.of_host(h, state, delay_ms, robots_known)
+            })
             .chain([k.not_before])
             .flatten()
             .max();
@@ -1105,6 +1162,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
                 ),
             ]
             .into_iter()
+            .chain(s.from.clone().map(|from| ("http-header-from".into(), from)))
             .chain(s.accept_invalid_certs.then(|| {
                 let (k, v) = crate::tls::INVALID_CERTS_FIELD;
                 (k.to_string(), v.to_string())
@@ -1114,6 +1172,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
         &run.crawl.crawl_log_path(id),
         &run.crawl.leftover_path(id),
         workers,
+        run.closed_to.clone(),
     )
     .map_err(Error::from)
 }

@@ -38,6 +38,8 @@ const MAX_HEAD: usize = 64 * 1024;
 pub struct ClientConfig {
     /// `User-Agent` header.
     pub user_agent: String,
+    /// `From` header, sent with every request when set.
+    pub from: Option<String>,
     /// Connect timeout.
     pub connect_timeout: Duration,
     /// Until the end of the response head.
@@ -290,7 +292,7 @@ impl Client {
     ) -> Result<Response, Failure> {
         let start = Instant::now();
         let date = SystemTime::now();
-        let (uri, request) = build_request(url, headers)
+        let (uri, request) = build_request(url, self.cfg.from.as_deref(), headers)
             .map_err(|message| failure(start, ErrorCode::BadUrl, message))?;
         let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
         let (response, wire) = self.send(key, request, max_body, start)?;
@@ -409,10 +411,11 @@ fn failure(start: Instant, code: ErrorCode, message: String) -> Failure {
     }
 }
 
-/// The GET request for `url` with the fetcher's `Accept-Encoding` and
-/// `headers`; an error message when `url` cannot be one.
+/// The GET request for `url` with the fetcher's `Accept-Encoding`, `From`
+/// (when set) and `headers`; an error message when `url` cannot be one.
 fn build_request(
     url: &str,
+    from: Option<&str>,
     headers: &[(&str, &str)],
 ) -> Result<(ureq::http::Uri, ureq::http::Request<()>), String> {
     let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{e}"))?;
@@ -420,6 +423,9 @@ fn build_request(
         .method("GET")
         .uri(uri.clone())
         .header("accept-encoding", ACCEPT_ENCODING);
+    if let Some(from) = from {
+        request = request.header("from", from);
+    }
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -636,6 +642,7 @@ mod tests {
     fn failures_get_the_crawl_log_code_of_their_kind() {
         let cfg = ClientConfig {
             user_agent: "t".into(),
+            from: None,
             connect_timeout: Duration::from_secs(1),
             first_byte_timeout: Duration::from_secs(2),
             download_timeout: Duration::from_secs(3),

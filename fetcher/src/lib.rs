@@ -12,7 +12,8 @@
 //! [`outcome`] (what each answer means), [`recorder`] (the writer thread:
 //! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
 //! [`contacts`] (the penalty box across runs), [`budget`] (byte budgets and
-//! the free-disk floor), [`progress`], [`stats`] and [`clock`]. The delay formula is [`common::politeness`].
+//! the free-disk floor), [`progress`], [`stats`] and [`clock`]; [`pause`] is
+//! a testing hook. The delay formula is [`common::politeness`].
 
 mod budget;
 pub mod cli;
@@ -28,6 +29,7 @@ mod host_updates;
 mod http;
 pub mod inspect;
 mod outcome;
+mod pause;
 mod progress;
 mod proxy;
 mod queue_key;
@@ -42,6 +44,7 @@ pub mod status;
 mod supervise;
 mod tls;
 mod transport;
+mod upload;
 mod worker;
 
 use common::exit::Exit;

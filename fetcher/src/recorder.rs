@@ -266,6 +266,7 @@ impl Recorder {
         crawl_log: &Path,
         leftover: &Path,
         queue: usize,
+        closed_to: Option<common::store::UploadQueue>,
     ) -> Result<Recorder, RecorderError> {
         let log_file = OpenOptions::new()
             .create(true)
@@ -275,10 +276,13 @@ impl Recorder {
                 path: crawl_log.to_path_buf(),
                 source,
             })?;
-        let warc_dir = warc.dir.clone();
-        let prefix = warc.prefix.clone();
+        let out = WarcOut {
+            dir: warc.dir.clone(),
+            prefix: warc.prefix.clone(),
+            closed_to,
+        };
         let writer = WarcWriter::new(warc).map_err(|source| RecorderError::Io {
-            path: warc_dir.clone(),
+            path: out.dir.clone(),
             source,
         })?;
         let leftover = SegmentWriter::create(leftover)?;
@@ -289,7 +293,7 @@ impl Recorder {
         let thread = std::thread::Builder::new()
             .name("store".into())
             .spawn(move || {
-                let result = run(rx, writer, warc_dir, prefix, log_file, log_path, leftover);
+                let result = run(rx, writer, out, log_file, log_path, leftover);
                 // The receiver is gone by now: workers' sends fail at once.
                 flag.store(result.is_err(), Ordering::SeqCst);
                 result
@@ -335,11 +339,18 @@ impl Recorder {
 /// coming (see `run`).
 pub const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// Where the WARC files go: their directory and name prefix, and who is
+/// told of each closed file (the uploads to the WARC store).
+struct WarcOut {
+    dir: PathBuf,
+    prefix: String,
+    closed_to: Option<common::store::UploadQueue>,
+}
+
 fn run(
     rx: Receiver<Msg>,
     mut warc: WarcWriter,
-    warc_dir: PathBuf,
-    prefix: String,
+    out: WarcOut,
     log_file: File,
     log_path: PathBuf,
     mut leftover: SegmentWriter,
@@ -380,11 +391,11 @@ fn run(
             Msg::Fetched(f) => {
                 warc.write_encoded(&f.records)
                     .map_err(|source| RecorderError::Io {
-                        path: failed_warc_file(&warc_dir, &prefix),
+                        path: failed_warc_file(&out.dir, &out.prefix),
                         source,
                     })?;
                 for closed in warc.take_closed() {
-                    file_closed(&closed, &mut totals);
+                    file_closed(&closed, &mut totals, &out);
                 }
                 totals.responses += 1;
                 totals.payload_bytes += f.payload_bytes;
@@ -402,12 +413,12 @@ fn run(
     log.flush().map_err(log_err)?;
     log.get_ref().sync_all().map_err(log_err)?;
     let warc_err = |source| RecorderError::Io {
-        path: failed_warc_file(&warc_dir, &prefix),
+        path: failed_warc_file(&out.dir, &out.prefix),
         source,
     };
     warc.close_file().map_err(warc_err)?;
     for closed in warc.take_closed() {
-        file_closed(&closed, &mut totals);
+        file_closed(&closed, &mut totals, &out);
     }
     totals.warc_files = warc.finish().map_err(warc_err)?;
     leftover.finish()?;
@@ -415,11 +426,14 @@ fn run(
 }
 
 /// A WARC file is done: synced, its CDXJ index written beside it. The one
-/// place a closed file passes through (what an upload of finished files
-/// would start from).
-fn file_closed(closed: &ClosedFile, totals: &mut RecorderTotals) {
+/// place a closed file passes through: it goes to the uploads, if the
+/// crawl has a WARC store.
+fn file_closed(closed: &ClosedFile, totals: &mut RecorderTotals, out: &WarcOut) {
     totals.indexes += 1;
     totals.indexed_captures += closed.captures;
+    if let Some(queue) = &out.closed_to {
+        queue.send(closed.warc.clone());
+    }
 }
 
 /// The WARC file a failed write went to: the newest one of the run (the

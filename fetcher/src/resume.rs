@@ -186,9 +186,22 @@ pub fn scan(dir: &Path, warc_prefix: &str, crawl_log: &Path) -> Result<Resumed, 
     }
     let last = files.last().cloned();
     for file in &files {
-        read_warc(file, Some(file) == last.as_ref(), &mut r)?;
+        read_warc(file, Some(file) == last.as_ref(), &mut r, true)?;
     }
-    r.warc_files = files;
+    // Files uploaded to the WARC store (local copy removed): read from a
+    // temporary copy; their index is in the store.
+    let all = common::store::run_warcs(dir, files.clone()).map_err(|source| ResumeError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for file in all.iter().filter(|f| !files.contains(f)) {
+        let copy = common::store::readable(file).map_err(|source| ResumeError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        read_warc(copy.path(), false, &mut r, false)?;
+    }
+    r.warc_files = all;
     scan_log(crawl_log, &mut r)?;
     add_missing_lines(&mut r);
     Ok(r)
@@ -211,7 +224,8 @@ fn add_missing_lines(r: &mut Resumed) {
 
 /// Notes every response record of `file`, reading on past damage (which
 /// is reported: the pages it held are fetched again).
-fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeError> {
+/// With `index`, the file's CDXJ index is checked and rebuilt if need be.
+fn read_warc(file: &Path, is_last: bool, r: &mut Resumed, index: bool) -> Result<(), ResumeError> {
     let len = std::fs::metadata(file)
         .map_err(|source| ResumeError::Io {
             path: file.to_path_buf(),
@@ -228,7 +242,11 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
                 file.display()
             ));
         }
-        return ensure_index(file, &mut lines, r);
+        return if index {
+            ensure_index(file, &mut lines, r)
+        } else {
+            Ok(())
+        };
     }
     let filename = file
         .file_name()
@@ -260,7 +278,10 @@ fn read_warc(file: &Path, is_last: bool, r: &mut Resumed) -> Result<(), ResumeEr
         }
         lines.extend(cdxj::line_of(&rec, &filename));
     }
-    ensure_index(file, &mut lines, r)
+    if index {
+        ensure_index(file, &mut lines, r)?;
+    }
+    Ok(())
 }
 
 /// Writes `lines` as the CDXJ index of `file`, unless the index there

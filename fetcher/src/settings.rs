@@ -49,6 +49,8 @@ pub struct Settings {
     pub agent_name: String,
     /// Contact URL.
     pub agent_url: String,
+    /// The `From` header's address (`None`: no header).
+    pub from: Option<String>,
     /// Delays, caps and failure limits.
     pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
@@ -104,6 +106,12 @@ pub struct Settings {
     pub proxy: Option<ProxyChoice>,
     /// WARC file roll-over size.
     pub warc_max_size: u64,
+    /// The WARC store (`warc_store`), checked, if any.
+    pub warc_store: Option<String>,
+    /// Keep local copies of uploaded files.
+    pub warc_store_keep_local: bool,
+    /// How long a failed upload is retried.
+    pub warc_store_retry: Duration,
     /// Gzip level of WARC records.
     pub warc_level: u32,
     /// URLs per queue held in memory.
@@ -160,6 +168,7 @@ impl Settings {
         let shared = args.shared.or(cfg.shared()?);
 
         let (agent_name, agent_url) = checked_agent(&o, &cfg)?;
+        let from = checked_from(o.from.clone().or(cfg.agent.from.clone()))?;
         let threads = checked_threads(o.threads)?;
         let policy = checked_policy(&o, &shared)?;
         let limits = TransferLimits::checked(&o)?;
@@ -178,6 +187,7 @@ impl Settings {
             shard,
             agent_name,
             agent_url,
+            from,
             policy,
             robots_retry_delay: dur(o.robots_retry_delay, 60),
             threads,
@@ -207,6 +217,9 @@ impl Settings {
             warc_max_size: o
                 .warc_max_size
                 .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
+            warc_store: checked_store(o.warc_store.as_deref())?,
+            warc_store_keep_local: o.warc_store_keep_local.unwrap_or(false),
+            warc_store_retry: dur(o.warc_store_retry, 300),
             warc_level: limits.warc_level,
             queue_batch: limits.queue_batch,
             stop_grace: dur(o.stop_grace, 10),
@@ -239,6 +252,15 @@ impl Settings {
             self.agent_url
         )
     }
+}
+
+/// The WARC store URL, checked (no connection yet); an empty one is none.
+fn checked_store(url: Option<&str>) -> Result<Option<String>, SettingsError> {
+    let Some(url) = url.filter(|u| !u.is_empty()) else {
+        return Ok(None);
+    };
+    common::store::check_url(url).map_err(|e| SettingsError::Invalid(e.to_string()))?;
+    Ok(Some(url.to_string()))
 }
 
 /// Queueing by domain needs a crawl sharded by domain: with shards by host,
@@ -422,6 +444,22 @@ fn check_agent(name: &str, url: &str, config: &std::path::Path) -> Result<(), Se
     Ok(())
 }
 
+/// The `From` address, when set: one mailbox (RFC 9110, section 10.1.2),
+/// which goes into a header as it is, so nothing but visible ASCII.
+fn checked_from(from: Option<String>) -> Result<Option<String>, SettingsError> {
+    let Some(from) = from else { return Ok(None) };
+    let from = from.trim().to_string();
+    let visible = from.bytes().all(|b| b.is_ascii_graphic());
+    let (local, domain) = from.split_once('@').unwrap_or_default();
+    if !visible || local.is_empty() || domain.is_empty() {
+        return Err(SettingsError::Invalid(format!(
+            "from = {from:?} is not an e-mail address: give the operator's address, e.g. \
+             --from ops@example.org (sent in a From header with every request)"
+        )));
+    }
+    Ok(Some(from))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,6 +502,7 @@ mod tests {
         assert!(!s.allow_private, "private addresses refused by default");
         assert!(!s.accept_invalid_certs, "certificates checked by default");
         assert_eq!(s.ca_file, None);
+        assert_eq!(s.from, None, "no From header unless asked for");
         assert_eq!(s.key, KeyMode::Host);
         assert_eq!(s.threads, None, "workers follow the segment");
         assert_eq!(s.workers(3), AUTO_THREADS_MIN, "a few to spare");
@@ -476,6 +515,27 @@ mod tests {
                 env!("CARGO_PKG_VERSION")
             )
         );
+    }
+
+    #[test]
+    fn from_takes_one_e_mail_address() {
+        let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
+        let with = |from: &str| settings(&[&agent[..], &["--from", from]].concat());
+        assert_eq!(
+            with(" ops@example.org ").unwrap().from.as_deref(),
+            Some("ops@example.org")
+        );
+        for bad in [
+            "ops",
+            "@example.org",
+            "ops@",
+            "a b@example.org",
+            "ops@x\r\nX: y",
+            "",
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains("not an e-mail address"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ fn render(status: &RunStatus, json: bool) -> String {
     }
     format!(
         "segment: {}\ndone: {}\nstop_reason: {}\nstop_detail: {}\ncuts: {}\nattempts: {}\n\
-         pages: {}\nrobots: {}\nerrors: {}\nbad_lines: {}\n",
+         pages: {}\nrobots: {}\nerrors: {}\nbad_lines: {}\nuploaded: {}\n",
         status.segment,
         status.done,
         status.stop_reason,
@@ -47,6 +47,7 @@ fn render(status: &RunStatus, json: bool) -> String {
         status.pages,
         status.robots,
         status.errors,
-        status.bad_lines
+        status.bad_lines,
+        status.uploaded
     )
 }

@@ -433,6 +433,7 @@ impl Worker {
         } else {
             Vec::new()
         };
+        crate::pause::pause_point("robots-read");
         let interrupted = RobotsAnswer::Report {
             report: RobotsReport::Interrupted,
             elapsed: None,

@@ -81,7 +81,9 @@ pub enum Command {
     Import {
         /// The crawl directory.
         crawl: PathBuf,
-        /// WARC files (any name).
+        /// WARC files (any name), or objects of an object store
+        /// (s3://BUCKET/KEY, credentials from the AWS_* environment as for
+        /// the fetcher's --warc-store), read from temporary copies.
         #[arg(value_name = "FILE", required = true)]
         files: Vec<PathBuf>,
         /// Settings shared with `run`.

@@ -28,6 +28,20 @@ use crate::session::Session;
 
 /// Runs `import`.
 pub fn import(root: &Path, files: &[PathBuf], flags: &RoundFlags) -> Result<(), Error> {
+    // Objects of a store are read from temporary copies (kept till the end).
+    let mut copies = Vec::new();
+    let mut paths = Vec::with_capacity(files.len());
+    for file in files {
+        let name = file.to_string_lossy();
+        if name.starts_with("s3://") {
+            let copy = common::store::readable_url(&name).map_err(Error::io(file))?;
+            paths.push(copy.path().to_path_buf());
+            copies.push(copy);
+        } else {
+            paths.push(file.clone());
+        }
+    }
+    let files = &paths[..];
     // Check the files before creating anything.
     for file in files {
         input_file(file)?;

@@ -75,7 +75,8 @@ impl Rounds {
 /// A WARC file of the crawl and its (checked) index.
 #[derive(Debug, Clone)]
 pub struct IndexedWarc {
-    /// The WARC file.
+    /// The WARC file (a temporary copy, of the same name, of a file
+    /// uploaded to the WARC store).
     pub warc: PathBuf,
     /// Its CDXJ index, beside it.
     pub index: PathBuf,
@@ -83,6 +84,8 @@ pub struct IndexedWarc {
     /// file name, unless a file of another shard has the same one (see
     /// [`indexed_warcs`]).
     pub name: String,
+    /// The temporary copies, removed when the last clone is dropped.
+    _copies: Option<std::sync::Arc<[common::store::Readable; 2]>>,
 }
 
 impl IndexedWarc {
@@ -122,11 +125,6 @@ pub fn indexed_warcs(
         runs += ids.len();
         for id in &ids {
             for warc in warc_files(&view.fetched_dir(id))? {
-                let index = cdxj::index_path(&warc);
-                if !fresh(&warc, &index) {
-                    build_index(&warc, &index, log)?;
-                    built += 1;
-                }
                 let own = warc
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
@@ -137,7 +135,21 @@ pub fn indexed_warcs(
                     own
                 };
                 names.insert(name.clone());
-                out.push(IndexedWarc { warc, index, name });
+                if !warc.exists() {
+                    out.push(uploaded(&warc, name)?);
+                    continue;
+                }
+                let index = cdxj::index_path(&warc);
+                if !fresh(&warc, &index) {
+                    build_index(&warc, &index, log)?;
+                    built += 1;
+                }
+                out.push(IndexedWarc {
+                    warc,
+                    index,
+                    name,
+                    _copies: None,
+                });
             }
         }
     }
@@ -184,7 +196,22 @@ fn build_index(warc: &Path, index: &Path, log: &RunLog) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `.warc.gz` and `.warc` files of a run directory, by name.
+/// A WARC file uploaded to the WARC store, and its index (uploaded with
+/// it), as temporary copies.
+fn uploaded(warc: &Path, name: String) -> Result<IndexedWarc, Error> {
+    let copy = |p: &Path| common::store::readable(p).map_err(Error::io(p));
+    let w = copy(warc)?;
+    let i = copy(&cdxj::index_path(warc))?;
+    Ok(IndexedWarc {
+        warc: w.path().to_path_buf(),
+        index: i.path().to_path_buf(),
+        name,
+        _copies: Some(std::sync::Arc::new([w, i])),
+    })
+}
+
+/// The `.warc.gz` and `.warc` files of a run directory, by name, with
+/// those uploaded to the WARC store.
 fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
@@ -197,8 +224,7 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             files.push(path);
         }
     }
-    files.sort();
-    Ok(files)
+    common::store::run_warcs(dir, files).map_err(Error::io(dir))
 }
 
 /// True if `index` exists and was written after `warc` last changed.

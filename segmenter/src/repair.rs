@@ -14,6 +14,10 @@
 //! empty state; every replacement says exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
 //! rebuilt (only the user knows the seeds): it is left for the user, and
 //! the exit status is 1.
+//!
+//! It also checks the files each fetched run uploaded to the WARC store
+//! (`fetched/ID/uploads.v1.tsv`): every object exists with the recorded
+//! size and sha256 (read whole); a difference makes the exit status 1.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -196,7 +200,16 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
         common::exit::print(&out).map_err(Error::io("stdout"))?;
         return Err(e);
     }
-    let exit = if damaged == 0 {
+    // Files uploaded to the WARC store: checked against their manifest
+    // lines (nothing to repair by hand here: the local copies are gone).
+    let bad_uploads = check_uploads(&crawl, &mut out)?;
+    let exit = if bad_uploads > 0 {
+        let _ = writeln!(
+            out,
+            "{bad_uploads} uploaded file(s) differ from their manifest lines; the objects were              changed or lost in the store: restore them from a copy, or refetch their segments"
+        );
+        Exit::Failure
+    } else if damaged == 0 {
         let _ = writeln!(out, "every state file is sound");
         Exit::Success
     } else if !accept_loss {
@@ -224,6 +237,44 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     };
     common::exit::print(&out).map_err(Error::io("stdout"))?;
     Ok(exit)
+}
+
+/// Checks the uploads recorded in every fetched run's manifest (shards
+/// included) against the objects in the store: one line per run that has
+/// uploads, one per problem; returns the problems found.
+fn check_uploads(crawl: &CrawlDir, out: &mut String) -> Result<usize, Error> {
+    let mut roots = vec![crawl.fetched_root()];
+    if let Ok(shards) = std::fs::read_dir(crawl.top().join("shards")) {
+        let mut shards: Vec<PathBuf> = shards.flatten().map(|e| e.path().join("fetched")).collect();
+        shards.sort();
+        roots.extend(shards);
+    }
+    let mut bad = 0;
+    for root in roots {
+        let Ok(runs) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut runs: Vec<PathBuf> = runs.flatten().map(|e| e.path()).collect();
+        runs.sort();
+        for run in runs {
+            if !run.join(common::store::MANIFEST_FILE).exists() {
+                continue;
+            }
+            let (checked, problems) = common::store::verify_run(&run).map_err(Error::io(&run))?;
+            if problems.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}: {checked} uploaded files match their objects",
+                    run.display()
+                );
+            }
+            for p in &problems {
+                let _ = writeln!(out, "{}: {p}", run.display());
+            }
+            bad += problems.len();
+        }
+    }
+    Ok(bad)
 }
 
 /// Checks each state file of `crawl`, and with `accept_loss` replaces the

@@ -80,10 +80,12 @@ pub fn bin_path(name: &str) -> PathBuf {
 
 /// `fetcher`, built with the current profile, without the machine's proxy
 /// variables in its environment (a proxy would take the tests' loopback
-/// requests); a test of proxies sets its own on the command.
+/// requests) nor the variable of its testing hook (`FETCHER_PAUSE_AT`); a
+/// test of proxies, or of the hook, sets its own on the command.
 pub fn fetcher_cmd() -> Command {
     let mut cmd = Command::new(bin_path("fetcher"));
     crate::proxy::clear_proxy_env(&mut cmd);
+    cmd.env_remove("FETCHER_PAUSE_AT");
     cmd
 }
 

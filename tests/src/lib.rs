@@ -20,6 +20,8 @@
 //!   `SERVFAIL`), is slow or silent, and counts queries.
 //! - [`proxy`]: an HTTP proxy on loopback (`CONNECT` tunnels and requests
 //!   in absolute form) that logs what it was asked.
+//! - [`s3`]: an S3 server on loopback (moto) and a relay in front of it
+//!   that answers 503 or goes down, for the WARC store's tests.
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
@@ -43,6 +45,7 @@ mod modgraph;
 pub mod proxy;
 pub mod report;
 pub mod rounds;
+pub mod s3;
 pub mod segment;
 pub mod server;
 pub mod tempdir;

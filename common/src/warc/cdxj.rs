@@ -28,6 +28,7 @@
 //! file (`NAME.warc.gz` → `NAME.cdxj`, [`index_path`]); [`index_warc`]
 //! builds one by reading a file (a resumed run, an older crawl).
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -64,20 +65,26 @@ pub fn index_path(warc: &Path) -> PathBuf {
 /// The first 14 digits of a `WARC-Date` (`2026-11-24T10:00:05.250Z` →
 /// `20261124100005`); `None` if it does not hold six numbers.
 pub fn timestamp14(warc_date: &str) -> Option<String> {
-    let nums: Vec<&str> = warc_date
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if nums.len() < 6 {
-        return None;
-    }
     let mut ts = String::with_capacity(14);
-    for (i, n) in nums[..6].iter().enumerate() {
-        let n: u32 = n.parse().ok()?;
-        let width = if i == 0 { 4 } else { 2 };
-        ts.push_str(&format!("{n:0width$}"));
+    push_timestamp14(&mut ts, warc_date).then_some(ts)
+}
+
+/// Appends [`timestamp14`] of `warc_date` to `out` (nothing when it has
+/// none); false when it has none.
+fn push_timestamp14(out: &mut String, warc_date: &str) -> bool {
+    use std::fmt::Write as _;
+    let start = out.len();
+    let mut nums = warc_date
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
+    for width in [4, 2, 2, 2, 2, 2] {
+        let Some(n) = nums.next().and_then(|n| n.parse::<u32>().ok()) else {
+            out.truncate(start);
+            return false;
+        };
+        let _ = write!(out, "{n:0width$}");
     }
-    Some(ts)
+    true
 }
 
 /// What one indexed record says, as its line needs it.
@@ -106,31 +113,28 @@ impl Capture<'_> {
         let mut out = String::with_capacity(256);
         out.push_str(&surt(self.url));
         out.push(' ');
-        out.push_str(&timestamp14(self.date).unwrap_or_default());
+        push_timestamp14(&mut out, self.date);
         out.push_str(" {\"url\": ");
         push_json_str(&mut out, self.url);
-        let (status, mime) = match self.record_type {
-            "response" | "revisit" => {
-                let head = self.http_head.and_then(HttpHead::parse);
-                let status = head.as_ref().map(|h| h.status.clone());
-                let mime = match self.record_type {
-                    "revisit" => Some("warc/revisit".to_string()),
-                    _ => head
-                        .as_ref()
-                        .and_then(|h| h.content_type.as_deref())
-                        .map(media_type),
-                };
-                (status, mime)
-            }
-            _ => (None, self.content_type.map(media_type)),
+        let head = match self.record_type {
+            "response" | "revisit" => self.http_head.and_then(HttpHead::parse),
+            _ => None,
+        };
+        let mime = match self.record_type {
+            "revisit" => Some("warc/revisit"),
+            "response" => head
+                .as_ref()
+                .and_then(|h| h.content_type.as_deref())
+                .map(media_type),
+            _ => self.content_type.map(media_type),
         };
         if let Some(mime) = mime {
             out.push_str(", \"mime\": ");
-            push_json_str(&mut out, &mime);
+            push_json_str(&mut out, mime);
         }
-        if let Some(status) = status {
+        if let Some(h) = &head {
             out.push_str(", \"status\": ");
-            push_json_str(&mut out, &status);
+            push_json_str(&mut out, h.status());
         }
         if let Some(digest) = self.digest {
             out.push_str(", \"digest\": ");
@@ -144,13 +148,20 @@ impl Capture<'_> {
 /// place: its gzip member's `length` and `offset`, and the file's name.
 pub fn finish_line(head: &str, length: u64, offset: u64, filename: &str) -> String {
     let mut out = String::with_capacity(head.len() + filename.len() + 64);
-    out.push_str(head);
-    out.push_str(&format!(
-        ", \"length\": \"{length}\", \"offset\": \"{offset}\", \"filename\": "
-    ));
-    push_json_str(&mut out, filename);
-    out.push('}');
+    push_line(&mut out, head, length, offset, filename);
     out
+}
+
+/// Appends the line [`finish_line`] makes to `out` (a buffer of lines).
+pub fn push_line(out: &mut String, head: &str, length: u64, offset: u64, filename: &str) {
+    use std::fmt::Write as _;
+    out.push_str(head);
+    let _ = write!(
+        out,
+        ", \"length\": \"{length}\", \"offset\": \"{offset}\", \"filename\": "
+    );
+    push_json_str(out, filename);
+    out.push('}');
 }
 
 /// The line of a record read back from `filename`, or `None` if the record
@@ -238,61 +249,78 @@ pub fn write_index(path: &Path, lines: &mut [String]) -> io::Result<()> {
 /// them: each line decoded as UTF-8, else Latin-1, trailing white space
 /// stripped; the status is the second word of the first line; the first
 /// `Content-Type` header (folded lines joined) is the one.
-struct HttpHead {
-    status: String,
+struct HttpHead<'a> {
+    /// The status line, stripped.
+    first: Cow<'a, str>,
+    /// Where the status is in `first`.
+    status: std::ops::Range<usize>,
     content_type: Option<String>,
 }
 
-impl HttpHead {
-    fn parse(block: &[u8]) -> Option<HttpHead> {
+impl<'a> HttpHead<'a> {
+    /// Reads the head; only the `Content-Type` value (and a status line
+    /// that is not UTF-8) is copied, since this runs for every page stored.
+    fn parse(block: &'a [u8]) -> Option<HttpHead<'a>> {
         let mut lines = block.split_inclusive(|&b| b == b'\n');
-        let first = python_rstrip(&decode_line(lines.next()?)).to_string();
+        let first = match decode_line(lines.next()?) {
+            Cow::Borrowed(s) => Cow::Borrowed(python_rstrip(s)),
+            Cow::Owned(s) => Cow::Owned(python_rstrip(&s).to_string()),
+        };
         if first.is_empty() {
             return None;
         }
-        let statusline = match first.split_once(' ') {
-            Some((_, rest)) => python_strip(rest).to_string(),
-            None => String::new(),
+        let status = match first.split_once(' ') {
+            Some((_, rest)) => {
+                let statusline = python_strip(rest);
+                let at = statusline.as_ptr() as usize - first.as_ptr() as usize;
+                at..at + statusline.split(' ').next().unwrap_or_default().len()
+            }
+            None => 0..0,
         };
-        let status = statusline.split(' ').next().unwrap_or_default().to_string();
-        let mut content_type = None;
-        let mut current: Option<(String, String)> = None;
-        for raw in lines {
-            let line = decode_line(raw);
-            let line = python_rstrip(&line);
-            if line.is_empty() {
-                break;
-            }
-            if line.starts_with([' ', '\t']) {
-                if let Some((_, v)) = &mut current {
-                    v.push_str(line);
-                }
-                continue;
-            }
-            if let Some((name, value)) = current.take()
-                && content_type.is_none()
-                && name.eq_ignore_ascii_case("content-type")
-            {
-                content_type = Some(value);
-            }
-            current = line.split_once(':').map(|(n, v)| {
-                (
-                    n.trim_end_matches([' ', '\t']).to_string(),
-                    python_lstrip(v).to_string(),
-                )
-            });
-        }
-        if let Some((name, value)) = current
-            && content_type.is_none()
-            && name.eq_ignore_ascii_case("content-type")
-        {
-            content_type = Some(value);
-        }
         Some(HttpHead {
+            content_type: content_type(lines),
+            first,
             status,
-            content_type,
         })
     }
+
+    /// The status: the second word of the first line.
+    fn status(&self) -> &str {
+        &self.first[self.status.clone()]
+    }
+}
+
+/// The value of the first `Content-Type` header among the header `lines`
+/// (folded lines joined), as warcio reads it.
+fn content_type<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<String> {
+    // The value of the first Content-Type header, while its folded lines
+    // may follow (the next header ends it).
+    let mut value: Option<String> = None;
+    for raw in lines {
+        let line = decode_line(raw);
+        let line = python_rstrip(&line);
+        if line.is_empty() {
+            break;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let Some(v) = &mut value {
+                v.push_str(line);
+            }
+            continue;
+        }
+        if value.is_some() {
+            // The first one is complete.
+            break;
+        }
+        if let Some((name, v)) = line.split_once(':')
+            && name
+                .trim_end_matches([' ', '\t'])
+                .eq_ignore_ascii_case("content-type")
+        {
+            value = Some(python_lstrip(v).to_string());
+        }
+    }
+    value
 }
 
 /// Where the HTTP head ends in `block` (after its blank line), as warcio
@@ -309,7 +337,7 @@ fn head_end(block: &[u8]) -> usize {
     block.len()
 }
 
-fn decode_line(line: &[u8]) -> std::borrow::Cow<'_, str> {
+fn decode_line(line: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(line) {
         Ok(s) => s.into(),
         Err(_) => line.iter().map(|&b| b as char).collect::<String>().into(),
@@ -335,11 +363,11 @@ fn python_strip(s: &str) -> &str {
 
 /// The media type of a `Content-Type` value: what comes before the first
 /// `;` or white space, stripped (an empty value stays empty).
-fn media_type(value: &str) -> String {
+fn media_type(value: &str) -> &str {
     let end = value
         .find(|c: char| c == ';' || python_space(c))
         .unwrap_or(value.len());
-    python_strip(&value[..end]).to_string()
+    python_strip(&value[..end])
 }
 
 /// Appends `s` as a JSON string the way Python's `json.dumps` writes it:

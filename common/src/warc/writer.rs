@@ -564,12 +564,13 @@ impl WarcWriter {
                 .file_name()
                 .map(|n| n.to_string_lossy())
                 .unwrap_or_default();
-            cur.lines.push_str(&cdxj::finish_line(
+            cdxj::push_line(
+                &mut cur.lines,
                 head,
                 length as u64,
                 cur.len + at as u64,
                 &name,
-            ));
+            );
             cur.line_ends.push(cur.lines.len());
         }
         cur.len += self.out.len() as u64;

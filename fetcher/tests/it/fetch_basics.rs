@@ -325,3 +325,98 @@ fn hosts_db_alone_holds_every_host_after_a_run() {
         logs_before
     );
 }
+
+/// The `http-header-from` field of each WARC file's `warcinfo` record of a
+/// run (`None` where it has none).
+fn warcinfo_from(crawl: &common::crawldir::CrawlDir, id: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for f in warc_files(crawl, id) {
+        let mut r = common::warc::WarcReader::open(&f, 64 * 1024).unwrap();
+        let mut rec = common::warc::WarcRecord::default();
+        assert!(r.read_next(&mut rec).unwrap());
+        assert_eq!(rec.record_type(), Some("warcinfo"), "{}", f.display());
+        let block = String::from_utf8_lossy(&rec.block).into_owned();
+        out.push(
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix("http-header-from: "))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
+#[test]
+fn from_is_sent_with_every_request_and_kept_in_warcinfo() {
+    use std::sync::{Arc, Mutex};
+    // Each request's path and From header.
+    type Seen = Mutex<Vec<(String, Option<String>)>>;
+    let seen: Arc<Seen> = Arc::default();
+    let answer = |body: &'static str| {
+        let seen = seen.clone();
+        move |req: &testkit::server::Request| {
+            seen.lock().unwrap().push((
+                req.path().to_string(),
+                req.header("From").map(str::to_string),
+            ));
+            Response::text(body)
+        }
+    };
+    let server = Server::builder()
+        .host(
+            "a.test",
+            Routes::new()
+                .route_fn("/robots.txt", answer("User-agent: *\nDisallow:\n"))
+                .route_fn("/1", answer("one")),
+        )
+        .host(
+            "b.test",
+            Routes::new()
+                .route_fn("/robots.txt", answer("User-agent: *\nDisallow:\n"))
+                .route_fn("/2", answer("two")),
+        )
+        .start()
+        .unwrap();
+    let crawl = crawl_dir("from");
+    let taken = |seen: &Seen| std::mem::take(&mut *seen.lock().unwrap());
+
+    // Unset (the default): no From header, no warcinfo field.
+    write_segment(&crawl, "00001", &server, &[("a.test", "/1")]);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    let asked = taken(&seen);
+    assert_eq!(asked.len(), 2, "robots.txt and /1: {asked:?}");
+    assert!(asked.iter().all(|(_, from)| from.is_none()), "{asked:?}");
+    assert_eq!(warcinfo_from(&crawl, "00001"), [None]);
+
+    // In crawl.toml: on every request (robots.txt included), as written in
+    // the request records, and in the warcinfo record of every file.
+    std::fs::write(crawl.config_path(), "[agent]\nfrom = \"ops@example.org\"\n").unwrap();
+    write_segment(&crawl, "00002", &server, &[("b.test", "/2")]);
+    fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
+    let asked = taken(&seen);
+    assert_eq!(asked.len(), 2, "robots.txt and /2: {asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|(_, from)| from.as_deref() == Some("ops@example.org")),
+        "{asked:?}"
+    );
+    assert_eq!(
+        warcinfo_from(&crawl, "00002"),
+        [Some("ops@example.org".to_string())]
+    );
+    for f in warc_files(&crawl, "00002") {
+        let mut r = common::warc::WarcReader::open(&f, 64 * 1024).unwrap();
+        let mut rec = common::warc::WarcRecord::default();
+        let mut requests = 0;
+        while r.read_next(&mut rec).unwrap() {
+            if rec.record_type() == Some("request") {
+                requests += 1;
+                let head = String::from_utf8_lossy(&rec.block).to_ascii_lowercase();
+                assert!(head.contains("\r\nfrom: ops@example.org\r\n"), "{head}");
+            }
+        }
+        assert_eq!(requests, 2);
+    }
+    warcio_check(&crawl, "00002");
+}

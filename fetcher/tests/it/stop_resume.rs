@@ -649,3 +649,91 @@ fn a_file_that_is_not_a_warc_in_place_of_the_last_is_moved_aside_with_a_warning(
         "{run_log}"
     );
 }
+
+/// Starts `cmd` with the testing hook set to pause at `point`, waits (at
+/// most 30 s) until it says it paused there, and kills it with `SIGKILL`.
+fn kill_9_at(cmd: &mut std::process::Command, point: &str) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = cmd
+        .env("FETCHER_PAUSE_AT", point)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let want = format!("fetcher: paused at {point}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let reached = loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line == want => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => break false,
+        }
+    };
+    let _ = child.kill();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(reached, "never paused at {point}:\n{}", seen.join("\n"));
+}
+
+#[test]
+fn a_kill_just_after_robots_txt_was_read_breaks_no_crawl_delay() {
+    let crawl_delay = Duration::from_secs(1);
+    let mut routes = Routes::new().route(
+        "/robots.txt",
+        Response::text("User-agent: *\nCrawl-delay: 1\n"),
+    );
+    for i in 0..3 {
+        routes = routes.route(format!("/{i}"), Response::html("page"));
+    }
+    let server = Server::builder().host("a.test", routes).start().unwrap();
+    let crawl = crawl_dir("kill-after-robots");
+    write_segment(
+        &crawl,
+        "00001",
+        &server,
+        &[("a.test", "/0"), ("a.test", "/1"), ("a.test", "/2")],
+    );
+    // The run is killed once robots.txt is read, before anything (the WARC
+    // files, hosts.db) keeps its Crawl-delay; only the contacts journal
+    // knows a request went out.
+    let cmd = || {
+        let mut cmd = fetch_cmd(&crawl, &server);
+        cmd.args(["--max-crawl-delay", "1500ms", "--tail-share", "0"]);
+        cmd
+    };
+    kill_9_at(&mut cmd(), "robots-read");
+    assert!(!crawl.is_fetched("00001"));
+    assert!(server.wait_for_requests(1, Duration::from_secs(5)));
+    assert_eq!(server.log("a.test").len(), 1, "only robots.txt was asked");
+    fetch(&mut cmd(), &crawl, 0);
+    assert!(crawl.is_fetched("00001"));
+
+    // From the server's log: robots.txt asked again by the rerun, every
+    // page asked, and no two requests closer than the Crawl-delay.
+    let mut log = server.log("a.test");
+    log.sort_by_key(|e| e.start);
+    let targets: Vec<&str> = log.iter().map(|e| e.target.as_str()).collect();
+    assert_eq!(targets[..2], ["/robots.txt", "/robots.txt"], "{targets:?}");
+    assert_eq!(targets.len(), 5, "{targets:?}");
+    for pair in log.windows(2) {
+        let gap = pair[1].start.saturating_duration_since(pair[0].end);
+        assert!(
+            gap >= crawl_delay,
+            "{} asked {} ms after {} (Crawl-delay: {} ms)",
+            pair[1].target,
+            gap.as_millis(),
+            pair[0].target,
+            crawl_delay.as_millis()
+        );
+    }
+}

@@ -20,7 +20,9 @@
 //! 1. a step that failed stops the crawl: exit 3 for a segmenter step that
 //!    found too little disk space, else 1 naming the step and its log; a
 //!    fetch that ended at the free-disk floor (stop reason `disk`) stops it
-//!    with exit 3 too. The round stays open: the next run goes on with it;
+//!    with exit 3 too; a fetch that could not upload to the WARC store
+//!    (exit 4) stops it with exit 4. The round stays open: the next run
+//!    goes on with it;
 //! 2. the open round ends (`round N`) once its segment is fetched and the
 //!    fetched run consumed;
 //! 3. a `STOP` file stops the crawl (exit 0), except between a fetch this
@@ -372,6 +374,14 @@ impl<'a, L: Lookup> Decider<'a, L> {
                      {log}); free space there, then run again: the crawl goes on where it \
                      stopped",
                     self.name()
+                ),
+            ));
+        }
+        if code == 4 && matches!(step.kind, Kind::Fetch | Kind::Resume) {
+            return Some(self.stop(
+                4,
+                format!(
+                    "{name} could not upload its WARC files to the WARC store (see {log}); they                      are kept in the run's directory and the round stays open: run again once                      the store answers, the fetch uploads them and the crawl goes on"
                 ),
             ));
         }

@@ -464,7 +464,16 @@ impl WarcFeed<'_> {
     /// breaks when the workers have stopped.
     fn read_file(&self, file: usize, path: &Path, counts: &mut Counts) -> ControlFlow<()> {
         counts.warc_files += 1;
-        let mut reader = match WarcReader::open(path, self.max_block) {
+        // An uploaded file is read from a temporary copy.
+        let local = match common::store::readable(path) {
+            Ok(l) => l,
+            Err(e) => {
+                self.cfg.log.warn(format_args!("{e}; file skipped"));
+                counts.unreadable_files += 1;
+                return ControlFlow::Continue(());
+            }
+        };
+        let mut reader = match WarcReader::open(local.path(), self.max_block) {
             Ok(r) => r.resyncing(),
             Err(e) => {
                 self.cfg.log.warn(format_args!("{e}; file skipped"));

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, LEFTOVER_NAME, STATS_FILE};
 use common::http::{ResponseHead, parse_response_head};
 use common::runlog::RunLog;
+use common::store::MANIFEST_FILE;
 use common::warc::{RevisitProfile, WarcRecord};
 
 use crate::error::Error;
@@ -17,9 +18,10 @@ fn is_warc_name(name: &str) -> bool {
     name.ends_with(".warc.gz") || name.ends_with(".warc")
 }
 
-/// The WARC files (`*.warc.gz`, `*.warc`) of a fetched run's directory, by
-/// name. Any other file, but for those the fetcher writes, is reported as
-/// skipped.
+/// The WARC files (`*.warc.gz`, `*.warc`) of a fetched run's directory,
+/// by name, with those its manifest records as uploaded to the WARC store
+/// (open them with `common::store::readable`). Any other file, but for
+/// those the fetcher writes, is reported as skipped.
 pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(Error::io(dir))? {
@@ -30,7 +32,7 @@ pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
         let known = name.starts_with('.')
             || name.starts_with(LEFTOVER_NAME)
             || name.ends_with(common::warc::cdxj::SUFFIX)
-            || [DONE_FILE, CRAWL_LOG_FILE, STATS_FILE].contains(&name.as_ref());
+            || [DONE_FILE, CRAWL_LOG_FILE, STATS_FILE, MANIFEST_FILE].contains(&name.as_ref());
         if is_warc_name(&name) && !name.starts_with('.') {
             files.push(path);
         } else if !known {
@@ -40,8 +42,8 @@ pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
             ));
         }
     }
-    files.sort();
-    Ok(files)
+    // And those uploaded to the WARC store, read from there.
+    common::store::run_warcs(dir, files).map_err(Error::io(dir))
 }
 
 /// True for the records read as fetched pages: `response` records,

@@ -24,4 +24,5 @@ mod shards;
 mod sitemaps;
 mod slurm;
 mod support;
+mod warc_store;
 mod warcio_check;

@@ -53,6 +53,9 @@ pub struct CrawlSettings {
     pub min_delay: Duration,
     /// `[fetcher] delay_factor`.
     pub delay_factor: f64,
+    /// `[fetcher] max_crawl_delay`: also how long a host whose robots.txt a
+    /// killed fetcher was reading waits after the kill.
+    pub max_crawl_delay: Duration,
     /// `[filter]`, also used to compute the expected crawl.
     pub filter: FilterConfig,
     /// `[crawl] round_time`.
@@ -76,6 +79,7 @@ impl Default for CrawlSettings {
         CrawlSettings {
             min_delay: Duration::from_millis(20),
             delay_factor: 0.5,
+            max_crawl_delay: Duration::from_secs(2),
             filter: FilterConfig::default(),
             round_time: Duration::from_secs(60),
             tail_time: Duration::from_secs(1),
@@ -132,6 +136,7 @@ impl DemoCrawl {
             filter: self.settings.filter.clone(),
             agent: self.web.demo().params().agent.clone(),
             sitemap_max_entries: self.settings.sitemap_max_entries,
+            max_crawl_delay: self.settings.max_crawl_delay,
             ..Limits::default()
         }
     }
@@ -233,7 +238,7 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
          max_hops = {}\nmax_query_params = {}\nmax_years_ahead = {}\n\n\
          [crawl]\nround_time = \"{}ms\"\nmin_free_disk = 0\n\n\
          [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"{}ms\"\n\
-         backoff_max = \"1s\"\n\
+         backoff_max = \"1s\"\nmax_crawl_delay = \"{}ms\"\n\
          delay_factor = {}\nrobots_retry_delay = \"200ms\"\nconnect_timeout = \"2s\"\n\
          first_byte_timeout = \"{}ms\"\ntail_time = \"{}ms\"\n{}",
         f.max_url_length,
@@ -245,6 +250,7 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
         s.round_time.as_millis(),
         hosts.display(),
         s.min_delay.as_millis(),
+        s.max_crawl_delay.as_millis(),
         s.delay_factor,
         s.first_byte_timeout.as_millis(),
         s.tail_time.as_millis(),

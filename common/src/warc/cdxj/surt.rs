@@ -32,7 +32,8 @@ use regex::bytes::Regex;
 /// does then.
 pub fn surt(url: &str) -> String {
     match try_surt(url.as_bytes()) {
-        Some(key) => String::from_utf8_lossy(&key).into_owned(),
+        Some(key) => String::from_utf8(key)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         None => url.to_string(),
     }
 }
@@ -87,24 +88,35 @@ fn prepare(raw: &[u8]) -> Vec<u8> {
         .copied()
         .filter(|&b| !matches!(b, b'\n' | b'\r' | b'\t'))
         .collect();
-    static SCHEME: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^[a-zA-Z][a-zA-Z0-9+\-.]*:").expect("valid"));
-    if !SCHEME.is_match(&url) {
+    if scheme_len(&url).is_none() {
         url.splice(0..0, b"http://".iter().copied());
     }
-    static REPEATED: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^(?:https?://)+").expect("valid"));
-    if let Some(m) = REPEATED.find(&url) {
-        let prefixes = &url[..m.end()];
-        let last = if prefixes.ends_with(b"https://") && prefixes.len() >= 8 {
-            8
+    // `^(?:https?://)+`: all but the last of those prefixes go.
+    let (mut end, mut last) = (0, 0);
+    loop {
+        if url[end..].starts_with(b"http://") {
+            (end, last) = (end + 7, 7);
+        } else if url[end..].starts_with(b"https://") {
+            (end, last) = (end + 8, 8);
         } else {
-            7
-        };
-        let keep = m.end() - last;
-        url.drain(..keep);
+            break;
+        }
     }
+    url.drain(..end - last);
     url
+}
+
+/// The length of the scheme that starts `url` (`^[a-zA-Z][a-zA-Z0-9+.-]*:`,
+/// without the colon); `None` if it has none. (Written out rather than a
+/// regex: this runs for every page stored.)
+fn scheme_len(url: &[u8]) -> Option<usize> {
+    if !url.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let n = url
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
+    (url[n] == b':').then_some(n)
 }
 
 /// Python's `bytes.strip()`: ASCII whitespace at both ends.
@@ -126,25 +138,37 @@ struct Parts<'a> {
 }
 
 /// The RFC 2396 split (scheme, authority, path, query; the fragment is
-/// dropped).
+/// dropped): what the regex of its appendix B,
+/// `^(([^:/?#]+):)?(//([^/?#]*))?([^?#]*)(\?([^#]*))?(#(.*))?`, with the
+/// scheme's own characters, finds; written out (see [`scheme_len`]).
 fn split(url: &[u8]) -> Option<Parts<'_>> {
-    static RFC2396: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?s-u)^(([a-zA-Z][a-zA-Z0-9+.\-]*):)?((//([^/?#]*))?([^?#]*)(\?([^#]*))?)?(#(.*))?$",
-        )
-        .expect("valid")
-    });
-    let c = RFC2396.captures(url)?;
-    let get = |i| c.get(i).map_or(&[][..], |m| m.as_bytes());
-    let mut netloc = get(5);
+    let (scheme, rest) = match scheme_len(url) {
+        Some(n) => (&url[..n], &url[n + 1..]),
+        None => (&[][..], url),
+    };
+    let rest = rest.split(|&b| b == b'#').next().unwrap_or_default();
+    let (mut netloc, rest) = match rest.strip_prefix(b"//") {
+        Some(after) => {
+            let end = after
+                .iter()
+                .position(|&b| b == b'/' || b == b'?')
+                .unwrap_or(after.len());
+            after.split_at(end)
+        }
+        None => (&[][..], rest),
+    };
+    let (path, query) = match rest.iter().position(|&b| b == b'?') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
     while let Some(rest) = netloc.strip_suffix(b":") {
         netloc = rest;
     }
     Some(Parts {
-        scheme: get(2),
+        scheme,
         netloc,
-        path: get(6),
-        query: c.get(8).map(|m| m.as_bytes()),
+        path,
+        query,
     })
 }
 
@@ -228,12 +252,15 @@ fn canonical_host(host: Vec<u8>) -> Vec<u8> {
         Some(ip) => ip.into_bytes(),
         None => escape_once(&host.to_ascii_lowercase()),
     };
-    let host = host.to_ascii_lowercase();
-    static WWW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^www\d*\.").expect("valid"));
-    match WWW.find(&host) {
-        Some(m) => host[m.end()..].to_vec(),
-        None => host,
+    let mut host = host.to_ascii_lowercase();
+    // A first label `www`, `www2`, ... goes.
+    if let Some(rest) = host.strip_prefix(b"www") {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if rest.get(digits) == Some(&b'.') {
+            host.drain(..3 + digits + 1);
+        }
     }
+    host
 }
 
 /// A host in one of the numeric IPv4 forms (`3232235777`, `192.168.1`)
@@ -247,6 +274,9 @@ fn ipv4(host: &[u8]) -> Option<String> {
             n = n.wrapping_mul(10).wrapping_add(u32::from(d - b'0'));
         }
         return Some(dotted(n));
+    }
+    if !host.iter().all(|&b| b.is_ascii_digit() || b == b'.') {
+        return None; // a name (what the two forms below hold, no more)
     }
     static DECIMAL: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^([1-9][0-9]*)(\.[0-9]+)?(\.[0-9]+)?(\.[0-9]+)?$").expect("valid")
@@ -331,6 +361,9 @@ fn strip_path_session_id(path: Vec<u8>) -> Vec<u8> {
         ]
         .map(|r| r.expect("valid"))
     });
+    if !contains_ignoring_case(&path, b".aspx") {
+        return path; // both patterns need it
+    }
     let mut path = path;
     for p in PATTERNS.iter() {
         if let Some(c) = p.captures(&path) {
@@ -360,6 +393,11 @@ fn strip_query_session_id(query: Vec<u8>) -> Vec<u8> {
         ]
         .map(|r| Regex::new(r).expect("valid"))
     });
+    // Each pattern needs one of these (`jsessionid=` holds `sessionid=`).
+    let needles: [&[u8]; 4] = [b"sessionid=", b"sid=", b"aspsessionid", b"cfid="];
+    if !needles.iter().any(|n| contains_ignoring_case(&query, n)) {
+        return query;
+    }
     let mut query = query;
     for p in PATTERNS.iter() {
         if let Some(c) = p.captures(&query) {
@@ -401,9 +439,18 @@ fn sort_query(query: &[u8]) -> Vec<u8> {
     out
 }
 
+/// True if `needle` (lower case ASCII) is in `hay`, in any case.
+fn contains_ignoring_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// Percent-decodes until nothing changes (`%2541` → `A`); a `%` not
 /// followed by two hex digits stays.
 fn unescape_repeatedly(input: &[u8]) -> Vec<u8> {
+    if !input.contains(&b'%') {
+        return input.to_vec(); // nothing to decode
+    }
     let mut cur = input.to_vec();
     loop {
         let next = unescape(&cur);
@@ -450,6 +497,60 @@ fn escape_once(input: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::surt;
+
+    /// The split and the scheme test, written out, find what the regexes
+    /// they replace found.
+    #[test]
+    fn the_split_is_the_rfc_2396_regex() {
+        use regex::bytes::Regex;
+        let rfc = Regex::new(
+            r"(?s-u)^(([a-zA-Z][a-zA-Z0-9+.\-]*):)?((//([^/?#]*))?([^?#]*)(\?([^#]*))?)?(#(.*))?$",
+        )
+        .unwrap();
+        let scheme = Regex::new(r"^[a-zA-Z][a-zA-Z0-9+\-.]*:").unwrap();
+        let urls: &[&[u8]] = &[
+            b"http://example.com/a/b?x=1#f",
+            b"https://user:pw@Example.COM:8080/?",
+            b"http://h/p?q?r#s?t",
+            b"http://h#frag/x?y",
+            b"http://h:/p",
+            b"http://h::/p",
+            b"mailto:someone@example.com",
+            b"urn:a:b",
+            b"//no-scheme/x",
+            b"/just/a/path?q",
+            b"",
+            b"?",
+            b"#",
+            b"1http://x/",
+            b"a+b-c.d:rest",
+            b"a b:rest",
+            b"http:",
+            b"http://",
+            b"http:///three/slashes",
+            b"http://h/\n?\n#\n",
+            b"http://h/\xff\xfe?\x80",
+        ];
+        for &url in urls {
+            let c = rfc.captures(url).unwrap();
+            let get = |i| c.get(i).map_or(&[][..], |m| m.as_bytes());
+            let mut netloc = get(5);
+            while let Some(rest) = netloc.strip_suffix(b":") {
+                netloc = rest;
+            }
+            let parts = super::split(url).unwrap();
+            let show = String::from_utf8_lossy(url);
+            assert_eq!(parts.scheme, get(2), "{show}");
+            assert_eq!(parts.netloc, netloc, "{show}");
+            assert_eq!(parts.path, get(6), "{show}");
+            assert_eq!(parts.query, c.get(8).map(|m| m.as_bytes()), "{show}");
+            assert_eq!(
+                super::scheme_len(url).is_some(),
+                scheme.is_match(url),
+                "{show}"
+            );
+        }
+    }
 
     /// Keys computed by the `surt` Python package 0.3.1 (`surt.surt(url)`),
     /// what `cdxj-indexer` and pywb put in their indexes.

@@ -1,0 +1,460 @@
+//! The WARC store (`warc_store = "s3://..."`) against a real S3 server on
+//! loopback (moto): a crawl whose WARC files go to the store fetches the
+//! same URLs and makes the same next segments as one that keeps them
+//! locally, its objects pass `warcio check`, and no credential is written
+//! anywhere; uploads survive a 503 storm and a store that goes down and
+//! comes back; a fetch killed (`kill -9`) during an upload is resumed and
+//! uploads everything once; a store gone for good ends the fetch with exit
+//! code 4, its files kept, and the next fetch uploads them; an object is
+//! never overwritten.
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::store::{Manifest, StoreError, WarcStore};
+use testkit::bins::{self, Finished, Signal};
+use testkit::demo::{Demo, DemoParams};
+use testkit::s3::{Fault, FaultProxy, S3Server, SECRET_KEY};
+use testkit::{TempDir, warcio};
+
+use support::{CrawlSettings, DemoCrawl, zstdcat};
+
+const STEP: Duration = Duration::from_secs(120);
+const BUCKET: &str = "warcs";
+
+fn demo() -> Demo {
+    Demo::with_params(DemoParams {
+        crawl_delay: 0.2,
+        ..DemoParams::small(11)
+    })
+}
+
+/// `fetcher fetch CRAWL` reaching the store at `endpoint`, with `args`.
+fn fetch(crawl: &Path, endpoint: std::net::SocketAddr, args: &[&str]) -> Command {
+    let mut cmd = Command::new(bins::bin_path("fetcher"));
+    cmd.arg("fetch")
+        .arg(crawl)
+        .args(["--progress", "none"])
+        .args(args)
+        .envs(S3Server::env(endpoint));
+    cmd
+}
+
+fn segmenter(args: &[&str], crawl: &Path, endpoint: std::net::SocketAddr) -> Command {
+    let mut cmd = Command::new(bins::bin_path("segmenter"));
+    cmd.arg(args[0])
+        .arg(crawl)
+        .args(&args[1..])
+        .envs(S3Server::env(endpoint));
+    cmd
+}
+
+fn run(cmd: &mut Command, dir: &Path, code: i32) -> Finished {
+    bins::run_within(cmd, dir, code, STEP)
+}
+
+/// A second crawl directory beside the demo crawl's, crawling the same
+/// server with the same settings and `extra` lines in `[fetcher]`.
+fn crawl_beside(c: &DemoCrawl, name: &str, extra: &str) -> PathBuf {
+    let dir = c.scratch.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = std::fs::read_to_string(c.crawl.join("crawl.toml")).unwrap();
+    let toml = toml.replacen("[fetcher]\n", &format!("[fetcher]\n{extra}\n"), 1);
+    std::fs::write(dir.join("crawl.toml"), toml).unwrap();
+    dir
+}
+
+/// The URLs of a segment file, sorted.
+fn segment_urls(path: &Path) -> Vec<String> {
+    let mut urls: Vec<String> = zstdcat(path)
+        .lines()
+        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
+        .collect();
+    urls.sort();
+    urls
+}
+
+/// URLs attempted, from every crawl log of the crawl.
+fn attempted(crawl: &Path) -> BTreeSet<String> {
+    support::Outcome::read(crawl)
+        .log
+        .into_iter()
+        .map(|(_, l)| l.url)
+        .collect()
+}
+
+/// Target URIs of the response records of `files`, each once per record.
+fn response_urls(files: &[PathBuf]) -> Vec<String> {
+    let mut urls = Vec::new();
+    for f in files {
+        let mut reader = common::warc::WarcReader::open(f, 1 << 22).unwrap();
+        let mut rec = common::warc::WarcRecord::default();
+        while reader.read_next(&mut rec).unwrap() {
+            if rec.record_type() == Some("response") {
+                urls.push(rec.target_uri().unwrap_or_default().to_string());
+            }
+        }
+    }
+    urls.sort();
+    urls
+}
+
+/// The objects a run's manifest records, fetched into `into`; checks each
+/// against its recorded size and sha256.
+fn objects_of(run: &Path, s3: &S3Server, into: &Path) -> Vec<PathBuf> {
+    std::fs::create_dir_all(into).unwrap();
+    let manifest = Manifest::read(run).unwrap();
+    let mut out = Vec::new();
+    for up in manifest.uploads() {
+        let key = up.url.strip_prefix(&format!("s3://{BUCKET}/")).unwrap();
+        let bytes = s3.get(BUCKET, key);
+        assert_eq!(bytes.len() as u64, up.size, "{}", up.url);
+        let path = into.join(&up.name);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(common::store::hash_file(&path).unwrap().1, up.sha256);
+        if up.name.ends_with(".warc.gz") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every file under `dir` that holds `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p)
+                && bytes.windows(needle.len()).any(|w| w == needle)
+            {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+fn local_warcs(run: &Path) -> Vec<PathBuf> {
+    warcio::warc_files(run)
+}
+
+#[test]
+fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let c = DemoCrawl::start("warc-store-same", &demo(), CrawlSettings::default());
+    let local = crawl_beside(&c, "local", "");
+    let stored = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/crawl-a\""),
+    );
+    let mut outputs = Vec::new();
+    for crawl in [&local, &stored] {
+        support::inject(crawl, &c.seeds, &c.crawl, STEP);
+        for _round in 0..2 {
+            outputs.push(run(&mut fetch(crawl, s3.addr(), &[]), crawl, 0));
+            outputs.push(run(&mut segmenter(&["run"], crawl, s3.addr()), crawl, 0));
+        }
+    }
+    // The same URLs fetched, the same next segments.
+    assert_eq!(attempted(&local), attempted(&stored));
+    for id in ["00002", "00003"] {
+        let seg = |crawl: &Path| {
+            let view = common::crawldir::CrawlDir::new(crawl);
+            segment_urls(&view.segment_path(id))
+        };
+        let (a, b) = (seg(&local), seg(&stored));
+        assert!(!a.is_empty(), "segment {id} is empty");
+        assert_eq!(a, b, "segment {id} differs");
+    }
+    // No WARC file is left locally; every object reads back, is what the
+    // manifest says, passes warcio check, and holds what the local crawl
+    // stored.
+    let mut from_store = Vec::new();
+    let mut from_local = Vec::new();
+    for id in ["00001", "00002"] {
+        let run_dir = stored.join("fetched").join(id);
+        assert!(run_dir.join("DONE").is_file());
+        assert!(
+            local_warcs(&run_dir).is_empty(),
+            "{}",
+            bins::listing(&run_dir)
+        );
+        let objects = objects_of(&run_dir, &s3, &c.scratch.path().join("objects").join(id));
+        assert!(!objects.is_empty());
+        warcio::check(&objects).unwrap_or_else(|e| panic!("warcio check: {e}"));
+        let keys = s3.keys(BUCKET, &format!("crawl-a/fetched/{id}/"));
+        assert_eq!(
+            keys.len(),
+            Manifest::read(&run_dir).unwrap().uploads().len(),
+            "{keys:?}"
+        );
+        assert!(keys.iter().any(|k| k.ends_with(".cdxj")), "{keys:?}");
+        from_store.extend(response_urls(&objects));
+        from_local.extend(response_urls(&local_warcs(&local.join("fetched").join(id))));
+    }
+    from_store.sort();
+    from_local.sort();
+    assert_eq!(from_store, from_local);
+    // The secret key is nowhere: not in the crawl, its logs, or any output.
+    assert_eq!(
+        files_holding(&stored, SECRET_KEY.as_bytes()),
+        Vec::<PathBuf>::new()
+    );
+    for out in &outputs {
+        assert!(!out.stdout.contains(SECRET_KEY) && !out.stderr.contains(SECRET_KEY));
+    }
+    // `segmenter index` reads the uploaded files' indexes from the store:
+    // the crawl's index has as many captures as the local crawl's.
+    for crawl in [&local, &stored] {
+        run(&mut segmenter(&["index"], crawl, s3.addr()), crawl, 0);
+    }
+    let captures = |crawl: &Path| {
+        std::fs::read_to_string(crawl.join("index.cdxj"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert!(captures(&local) > 10);
+    assert_eq!(captures(&local), captures(&stored));
+    // `segmenter import` takes an object of the store.
+    let (name, key) = first_upload(&stored.join("fetched/00001"));
+    assert!(name.ends_with(".warc.gz"), "{name}");
+    let imported = c.scratch.path().join("imported");
+    let object = format!("s3://{BUCKET}/{key}");
+    run(
+        &mut segmenter(
+            &["import", &object, "--min-free-disk", "0"],
+            &imported,
+            s3.addr(),
+        ),
+        &imported,
+        0,
+    );
+    assert!(
+        !segment_urls(&common::crawldir::CrawlDir::new(&imported).segment_path("00001")).is_empty()
+    );
+    // `segmenter repair` checks the objects against the manifest.
+    let ok = run(&mut segmenter(&["repair"], &stored, s3.addr()), &stored, 0);
+    assert!(ok.stdout.contains("uploaded files match"), "{}", ok.stdout);
+    let (_, key) = first_upload(&stored.join("fetched/00001"));
+    s3.put(BUCKET, &key, b"not what was uploaded");
+    let bad = run(&mut segmenter(&["repair"], &stored, s3.addr()), &stored, 1);
+    assert!(
+        bad.stdout.contains(&key) && bad.stdout.contains("size"),
+        "{}",
+        bad.stdout
+    );
+}
+
+/// The name and object key of the first upload of a run.
+fn first_upload(run: &Path) -> (String, String) {
+    let m = Manifest::read(run).unwrap();
+    let up = &m.uploads()[0];
+    let key = up.url.strip_prefix(&format!("s3://{BUCKET}/")).unwrap();
+    (up.name.clone(), key.to_string())
+}
+
+/// Small WARC files (several per run) and a short retry time.
+const MANY_FILES: &str = "warc_max_size = \"4KiB\"\nwarc_store_retry = \"20s\"";
+
+#[test]
+fn uploads_ride_out_a_503_storm_and_a_store_that_goes_down_and_comes_back() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    let c = DemoCrawl::start("warc-store-faults", &demo(), CrawlSettings::default());
+    let crawl = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/c\"\n{MANY_FILES}"),
+    );
+    support::inject(&crawl, &c.seeds, &c.crawl, STEP);
+    // A storm of 503s: every upload is retried until it lands.
+    proxy.slow_down(12);
+    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
+    let (_, faulted) = proxy.counts();
+    assert_eq!(faulted, 12);
+    let run1 = crawl.join("fetched/00001");
+    assert!(run1.join("DONE").is_file());
+    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o1"));
+    assert!(objects.len() >= 2, "{} files", objects.len());
+    assert!(local_warcs(&run1).is_empty());
+    let log_pages = stored_in_log(&run1);
+    assert_eq!(response_urls(&objects), log_pages);
+
+    // The store goes down after the first upload of the next run, and
+    // comes back two seconds later: nothing is lost, nothing stored twice.
+    run(&mut segmenter(&["run"], &crawl, proxy.addr()), &crawl, 0);
+    proxy.down_after_puts(proxy.puts() + 1);
+    let fetching = bins::spawn(&mut fetch(&crawl, proxy.addr(), &[])).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    proxy.set(Fault::None);
+    proxy.down_after_puts(usize::MAX);
+    let out = fetching.finish(STEP);
+    bins::assert_code(&out, 0, Some(&crawl));
+    assert!(proxy.counts().1 > 12, "the store never went down");
+    let run2 = crawl.join("fetched/00002");
+    assert!(run2.join("DONE").is_file());
+    let objects = objects_of(&run2, &s3, &c.scratch.path().join("o2"));
+    // Each response once: none lost, none stored twice.
+    assert_eq!(response_urls(&objects), stored_in_log(&run2));
+}
+
+/// URLs the crawl log of `run` says got an HTTP response, robots.txt
+/// included (as the WARC holds them), once per response, sorted.
+fn stored_in_log(run: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(run.join("crawl.log")).unwrap();
+    let mut urls: Vec<String> = text
+        .lines()
+        .filter_map(|l| common::crawllog::parse_line(l).ok())
+        .filter(|l| matches!(l.status, common::crawllog::Status::Http(_)))
+        .map(|l| l.url)
+        .collect();
+    urls.sort();
+    urls
+}
+
+#[test]
+fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    let c = DemoCrawl::start("warc-store-kill", &demo(), CrawlSettings::default());
+    let crawl = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/c\"\n{MANY_FILES}"),
+    );
+    support::inject(&crawl, &c.seeds, &c.crawl, STEP);
+    // The first upload hangs; the fetcher is killed while it waits.
+    proxy.set(Fault::Hold);
+    let fetching = bins::spawn(&mut fetch(&crawl, proxy.addr(), &[])).unwrap();
+    let deadline = std::time::Instant::now() + STEP;
+    while proxy.counts().1 == 0 {
+        assert!(std::time::Instant::now() < deadline, "no upload was tried");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fetching.signal(Signal::Kill).unwrap();
+    let killed = fetching.finish(STEP);
+    assert_ne!(killed.code(), Some(0));
+    let run1 = crawl.join("fetched/00001");
+    assert!(!run1.join("DONE").exists());
+    proxy.set(Fault::None);
+    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
+    assert!(run1.join("DONE").is_file());
+    assert!(local_warcs(&run1).is_empty(), "{}", bins::listing(&run1));
+    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
+    assert_eq!(response_urls(&objects), stored_in_log(&run1));
+}
+
+#[test]
+fn a_store_gone_for_good_ends_the_fetch_with_exit_4_and_the_next_fetch_uploads() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    proxy.set(Fault::Down);
+    let c = DemoCrawl::start("warc-store-down", &demo(), CrawlSettings::default());
+    let crawl = crawl_beside(
+        &c,
+        "stored",
+        &format!(
+            "warc_store = \"s3://{BUCKET}/c\"\nwarc_max_size = \"4KiB\"\nwarc_store_retry = \"1s\""
+        ),
+    );
+    // crawl.sh: the fetch cannot upload; the crawl stops with exit code 4,
+    // saying so, the round open.
+    let mut crawl_sh = Command::new(support::crawl_sh());
+    crawl_sh
+        .arg(&crawl)
+        .arg("--bin")
+        .arg(bins::bin_dir())
+        .arg("--seeds")
+        .arg(&c.seeds)
+        .envs(S3Server::env(proxy.addr()));
+    let out = support::Background::start(crawl_sh, c.scratch.path(), "crawl-sh").finish(STEP);
+    bins::assert_code(&out, 4, Some(&crawl));
+    assert!(
+        out.stderr.contains("could not upload its WARC files"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains(SECRET_KEY) && !out.stderr.contains(SECRET_KEY));
+    let run1 = crawl.join("fetched/00001");
+    let log = std::fs::read_dir(crawl.join("logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        log.contains(&format!("s3://{BUCKET}/c/fetched/00001/")),
+        "{log}"
+    );
+    assert!(log.contains("DONE is not written"), "{log}");
+    assert!(!run1.join("DONE").exists());
+    let kept = local_warcs(&run1);
+    assert!(kept.len() >= 2, "{}", bins::listing(&run1));
+    assert_eq!(response_urls(&kept), stored_in_log(&run1));
+
+    // The store is back: the next fetch of the segment uploads everything
+    // and completes the run, fetching nothing twice.
+    proxy.set(Fault::None);
+    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
+    assert!(run1.join("DONE").is_file());
+    assert!(local_warcs(&run1).is_empty(), "{}", bins::listing(&run1));
+    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
+    assert_eq!(response_urls(&objects), stored_in_log(&run1));
+    assert_eq!(
+        files_holding(&crawl, SECRET_KEY.as_bytes()),
+        Vec::<PathBuf>::new()
+    );
+}
+
+#[test]
+fn two_attempts_of_one_task_never_overwrite_an_object() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let scratch = TempDir::new("warc-store-attempts");
+    let env = S3Server::env(s3.addr())
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v));
+    let store = WarcStore::open_with_env(&format!("s3://{BUCKET}/t"), env).unwrap();
+    let a = scratch.path().join("a.warc.gz");
+    std::fs::write(&a, b"first attempt").unwrap();
+    let key = store.key_of(Path::new("fetched/00001/a.warc.gz"));
+    let up = store.upload(&a, &key).unwrap();
+    assert_eq!(up.url, format!("s3://{BUCKET}/t/fetched/00001/a.warc.gz"));
+    // The same bytes again (a killed attempt's upload, redone): fine.
+    assert_eq!(store.upload(&a, &key).unwrap(), up);
+    // Another attempt with other bytes under the same name: refused.
+    std::fs::write(&a, b"second attempt").unwrap();
+    let e = store.upload(&a, &key).unwrap_err();
+    assert!(matches!(e, StoreError::Collision { .. }), "{e}");
+    assert_eq!(s3.get(BUCKET, &key), b"first attempt");
+    // A file larger than a part goes up in parts, and reads back whole.
+    let big = scratch.path().join("big.warc.gz");
+    let mut rng = testkit::Rng::new(7);
+    let bytes: Vec<u8> = (0..common::store::PART_SIZE + 300_000)
+        .map(|_| rng.next_u64() as u8)
+        .collect();
+    std::fs::write(&big, &bytes).unwrap();
+    let key = store.key_of(Path::new("fetched/00001/big.warc.gz"));
+    let up = store.upload(&big, &key).unwrap();
+    assert_eq!(up.size, bytes.len() as u64);
+    assert!(s3.get(BUCKET, &key) == bytes);
+    std::fs::write(&big, b"short").unwrap();
+    assert!(matches!(
+        store.upload(&big, &key).unwrap_err(),
+        StoreError::Collision { .. }
+    ));
+}
