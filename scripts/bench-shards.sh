@@ -9,7 +9,13 @@
 #   a. S = 1: one `segmenter run` over the 4 runs;
 #   b. S = 4, one task at a time: `segmenter map --shard I` for I = 0..3
 #      (shard I holds run I), then `segmenter reduce --shard J` for J = 0..3;
-#   c. S = 4, two tasks at a time on the 2 cores (maps, then reduces).
+#   c. S = 4, two tasks at a time on the 2 cores (maps, then reduces; the
+#      next task starts when one ends, as a scheduler with 2 slots runs an
+#      array).
+# b and c are run twice: with the segmenter's default threads (one per CPU
+# of the machine: one task alone already uses both cores) and with one
+# thread a task (--threads 1, what the Slurm driver passes to a task given
+# one CPU: SLURM_CPUS_PER_TASK).
 # Prints total CPU seconds, the peak RSS of the largest task and the wall
 # time, each with its target:
 #   CPU of b within 1.15 x that of a; peak RSS of any task of b <= that of a;
@@ -71,44 +77,78 @@ four_crawl() {
         j=$((j + 1))
     done
 }
-task() { "$gnutime" -f '%e %M %U %S' -o "$work/$3.time" "$bin" "$1" "$2" --shard "$4" "${flags[@]}" 2>"$work/$3.report"; }
+# task STEP CRAWL NAME SHARD [SEGMENTER_ARGS...]
+task() {
+    local step=$1 crawl=$2 name=$3 j=$4
+    shift 4
+    "$gnutime" -f '%e %M %U %S' -o "$work/$name.time" "$bin" "$step" "$crawl" --shard "$j" "${flags[@]}" "$@" 2>"$work/$name.report"
+}
+# pool STEP CRAWL PREFIX SEGMENTER_ARGS...: the 4 shards' tasks of STEP,
+# two at a time, the next one started as soon as one ends (as a scheduler
+# with 2 slots runs an array). The running tasks are tracked by pid (bash's
+# `wait -n` may return at once for a job of an earlier pool).
+pool() {
+    local step=$1 crawl=$2 prefix=$3 j p pids=() alive
+    shift 3
+    for j in 0 1 2 3; do
+        while [ "${#pids[@]}" -ge 2 ]; do
+            alive=()
+            for p in "${pids[@]}"; do
+                if kill -0 "$p" 2>/dev/null; then alive+=("$p"); else wait "$p"; fi
+            done
+            pids=("${alive[@]}")
+            if [ "${#pids[@]}" -ge 2 ]; then sleep 0.02; fi
+        done
+        task "$step" "$crawl" "$prefix-$step-$j" "$j" "$@" &
+        pids+=("$!")
+    done
+    wait
+}
+now() { date +%s.%N; }
 four=$work/shards-four
-four_crawl "$four"
-start=$(date +%s.%N)
-for j in 0 1 2 3; do task map "$four" "b-map-$j" "$j"; done
-for j in 0 1 2 3; do task reduce "$four" "b-reduce-$j" "$j"; done
-wall_b=$(echo "$(date +%s.%N) - $start" | bc)
-
-four_crawl "$four"
-start=$(date +%s.%N)
-for pair in "0 1" "2 3"; do
-    for j in $pair; do task map "$four" "c-map-$j" "$j" & done
-    wait
+rm -f "$work"/[bc]*-*.time
+# Each way: the segmenter's default threads (one per CPU of the machine),
+# then one thread a task (--threads 1, what the Slurm driver passes for a
+# task given one CPU).
+for way in default one; do
+    targs=()
+    [ "$way" = one ] && targs=(--threads 1)
+    four_crawl "$four"
+    start=$(now)
+    for j in 0 1 2 3; do task map "$four" "b$way-map-$j" "$j" "${targs[@]}"; done
+    for j in 0 1 2 3; do task reduce "$four" "b$way-reduce-$j" "$j" "${targs[@]}"; done
+    declare "wall_b_$way=$(printf '%.2f' "$(echo "$(now) - $start" | bc)")"
+    four_crawl "$four"
+    start=$(now)
+    pool map "$four" "c$way" "${targs[@]}"
+    pool reduce "$four" "c$way" "${targs[@]}"
+    declare "wall_c_$way=$(printf '%.2f' "$(echo "$(now) - $start" | bc)")"
 done
-for pair in "0 1" "2 3"; do
-    for j in $pair; do task reduce "$four" "c-reduce-$j" "$j" & done
-    wait
-done
-wall_c=$(echo "$(date +%s.%N) - $start" | bc)
 
 cpu_of() { cat "$@" | awk '{s += $3 + $4} END {printf "%.2f", s}'; }
 rss_of() { cat "$@" | awk '$2 > m {m = $2} END {printf "%d", m / 1024}'; }
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN{printf "%.2f", x/y}'; }
 wall_a=$(awk '{print $1}' "$work/one.time")
 cpu_a=$(cpu_of "$work/one.time")
-cpu_b=$(cpu_of "$work"/b-*.time)
 rss_a=$(rss_of "$work/one.time")
-rss_b=$(rss_of "$work"/b-*.time)
 echo
-echo "== $(ls "$dealt"/runs/*/*.warc.gz | wc -l) WARC files ($(cat "$dealt"/runs/*/*.warc.gz | wc -c | awk '{printf "%.0f", $1/1e6}') MB) in 4 fetched runs"
+echo "== $(ls "$dealt"/runs/*/*.warc.gz | wc -l) WARC files ($(cat "$dealt"/runs/*/*.warc.gz | wc -c | awk '{printf "%.0f", $1/1e6}') MB) in 4 fetched runs; load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "a. S = 1, segmenter run:        wall $wall_a s, CPU $cpu_a s, peak RSS $rss_a MiB"
-echo "b. S = 4, one task at a time:   wall $wall_b s, CPU $cpu_b s, peak RSS of a task $rss_b MiB"
-echo "   CPU b / a:        $(awk -v b="$cpu_b" -v a="$cpu_a" 'BEGIN{printf "%.2f", b/a}')  (target <= 1.15)"
-echo "   peak RSS b / a:   $(awk -v b="$rss_b" -v a="$rss_a" 'BEGIN{printf "%.2f", b/a}')  (target <= 1.00)"
-echo "   per task:"
-for f in "$work"/b-*.time; do
-    printf '     %-12s wall %6s s  CPU %6s s  RSS %5d MiB\n' "$(basename "$f" .time)" "$(awk '{print $1}' "$f")" "$(cpu_of "$f")" "$(( $(awk '{print $2}' "$f") / 1024 ))"
+for way in default one; do
+    wall_b=$(eval echo "\$wall_b_$way") wall_c=$(eval echo "\$wall_c_$way")
+    cpu_b=$(cpu_of "$work"/b$way-*.time)
+    rss_b=$(rss_of "$work"/b$way-*.time)
+    case $way in default) label="threads: the default ($(nproc), one per CPU)" ;; *) label="threads: 1 a task (--threads 1)" ;; esac
+    echo "-- $label"
+    echo "b. S = 4, one task at a time:   wall $wall_b s, CPU $cpu_b s, peak RSS of a task $rss_b MiB"
+    echo "   CPU b / a:        $(ratio "$cpu_b" "$cpu_a")  (target <= 1.15)"
+    echo "   peak RSS b / a:   $(ratio "$rss_b" "$rss_a")  (target <= 1.00)"
+    echo "   per task:"
+    for f in "$work"/b$way-*.time; do
+        printf '     %-18s wall %6s s  CPU %6s s  RSS %5d MiB\n' "$(basename "$f" .time)" "$(awk '{print $1}' "$f")" "$(cpu_of "$f")" "$(( $(awk '{print $2}' "$f") / 1024 ))"
+    done
+    echo "c. S = 4, two tasks at a time:  wall $wall_c s, CPU $(cpu_of "$work"/c$way-*.time) s"
+    echo "   wall c / b:       $(ratio "$wall_c" "$wall_b")  (target <= 0.60)"
 done
-echo "c. S = 4, two tasks at a time:  wall $wall_c s"
-echo "   wall c / b:       $(awk -v c="$wall_c" -v b="$wall_b" 'BEGIN{printf "%.2f", c/b}')  (target <= 0.60)"
 grep -E '^(scheduled|segment )' "$work/one.report" | sed 's/^/   a: /'
-for j in 0 1 2 3; do grep -E '^scheduled' "$work/b-reduce-$j.report" | sed "s/^/   b reduce $j: /"; done
+for j in 0 1 2 3; do grep -E '^scheduled' "$work/bone-reduce-$j.report" | sed "s/^/   b reduce $j: /"; done

@@ -2,7 +2,8 @@
 # task.sh: one task of a sharded crawl's round, for a batch engine's job array
 # (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
 #
-# Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--bin DIR] [-- FETCHER_ARGS...]
+# Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR]
+#                        [-- FETCHER_ARGS...]
 #
 #   fetch   shard J's part of the fetch step: fetch its pending segment (an
 #           unfinished run is resumed: nothing stored is fetched again), then
@@ -12,7 +13,10 @@
 #           what every shard's map addressed to it
 #
 # The index J is --index, else SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or
-# AWS_BATCH_JOB_ARRAY_INDEX. A task holds CRAWL/shards/JJJ/.task.lock (flock)
+# AWS_BATCH_JOB_ARRAY_INDEX. --threads N is the segmenter's worker threads
+# for the map and the reduce (one per CPU the task was given: the Slurm
+# driver passes SLURM_CPUS_PER_TASK); without it, the segmenter takes the
+# CPUs it may run on (which, without a cgroup, are all the machine's). A task holds CRAWL/shards/JJJ/.task.lock (flock)
 # while it runs: a second task of the same shard refuses at once. A task
 # killed anywhere is run again as it was: every step resumes from the files.
 #
@@ -26,18 +30,22 @@
 set -uo pipefail
 
 prog=task.sh
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--bin DIR] [-- FETCHER_ARGS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR] [-- FETCHER_ARGS...]" >&2; exit 2; }
 
 [ $# -ge 2 ] || die_usage "missing arguments"
 crawl=$1 step=$2
 shift 2
 case "$step" in fetch|reduce) ;; *) die_usage "unknown step '$step' (fetch or reduce)" ;; esac
 index= bindir=
-fetch_args=()
+fetch_args=() segmenter_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --index) [ $# -ge 2 ] || die_usage "--index needs a value"; index=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --threads)
+            [ $# -ge 2 ] || die_usage "--threads needs a value"
+            case "$2" in ''|*[!0-9]*|0) die_usage "--threads takes a whole number above 0" ;; esac
+            segmenter_args=(--threads "$2"); shift 2 ;;
         --) shift; fetch_args+=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
     esac
@@ -82,7 +90,7 @@ if [ "$step" = fetch ]; then
     else
         echo "$prog: shard $index: no segment to fetch"
     fi
-    "$segmenter" map "$crawl" --shard "$index"
+    "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"
 else
-    "$segmenter" reduce "$crawl" --shard "$index"
+    "$segmenter" reduce "$crawl" --shard "$index" "${segmenter_args[@]}"
 fi

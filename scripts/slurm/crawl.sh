@@ -72,9 +72,10 @@ write_script() {
 # Task \$SLURM_ARRAY_TASK_ID of the $step step: shard \$SLURM_ARRAY_TASK_ID of
 # $crawl. A failed attempt is run again (each step resumes from the files),
 # at most $retries more times; 75 (the shard is locked by another task) is
-# not retried.
+# not retried. The segmenter runs one thread per CPU Slurm gave the task
+# (SLURM_CPUS_PER_TASK, set by --cpus-per-task; 1 CPU without it).
 for attempt in \$(seq 0 $retries); do
-    "$scripts/task.sh" "$crawl" $step --bin "$bindir"
+    "$scripts/task.sh" "$crawl" $step --bin "$bindir" --threads "\${SLURM_CPUS_PER_TASK:-1}"
     code=\$?
     case \$code in 0|75) exit \$code ;; esac
     echo "crawl-$step: attempt \$attempt of shard \$SLURM_ARRAY_TASK_ID exited \$code" >&2

@@ -7,10 +7,12 @@ use std::ops::AddAssign;
 
 use common::filter::Reject;
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Counters kept by each scan worker and summed with `+=`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// Counters kept by each scan worker and summed with `+=`. Read back from
+/// JSON (a map's `counts.json`) with every counter optional (0 if absent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Counts {
     /// Fetched runs read.
     pub runs: u64,
@@ -65,7 +67,10 @@ pub struct Counts {
     pub invalid_urls: u64,
     /// Refusals by each filter, in [`Reject::ALL`] order (in JSON, an
     /// object keyed by the reason's name).
-    #[serde(serialize_with = "rejects_by_name")]
+    #[serde(
+        serialize_with = "rejects_by_name",
+        deserialize_with = "rejects_from_names"
+    )]
     pub rejects: [u64; Reject::ALL.len()],
     /// Copies of URLs scheduled in an earlier round (refused by `seen.bloom`).
     pub dupes: u64,
@@ -97,7 +102,10 @@ pub struct Counts {
     pub sitemaps_guessed: u64,
     /// Sitemaps read, by kind (urlset, sitemapindex, rss, atom, text; in
     /// JSON, an object keyed by the kind).
-    #[serde(serialize_with = "sitemaps_by_kind")]
+    #[serde(
+        serialize_with = "sitemaps_by_kind",
+        deserialize_with = "sitemaps_from_kinds"
+    )]
     pub sitemaps_read: [u64; 5],
     /// Responses fetched as sitemaps that are no sitemap (an HTML page at
     /// `/sitemap.xml`): read as pages.
@@ -245,4 +253,57 @@ fn sitemaps_by_kind<S: Serializer>(read: &[u64; 5], s: S) -> Result<S::Ok, S::Er
         map.serialize_entry(kind, n)?;
     }
     map.end()
+}
+
+/// A count by name read back into its array, in the order of `names`; a
+/// name this build does not know is an error (a newer writer's file).
+fn by_names<'de, D: Deserializer<'de>, const N: usize>(
+    d: D,
+    names: [&str; N],
+    what: &str,
+) -> Result<[u64; N], D::Error> {
+    let map = std::collections::BTreeMap::<String, u64>::deserialize(d)?;
+    let mut out = [0; N];
+    for (name, n) in map {
+        let i = names.iter().position(|k| *k == name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown {what} {name:?} (written by a newer segmenter?)"
+            ))
+        })?;
+        out[i] = n;
+    }
+    Ok(out)
+}
+
+fn rejects_from_names<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<[u64; Reject::ALL.len()], D::Error> {
+    by_names(d, Reject::ALL.map(Reject::name), "reject reason")
+}
+
+fn sitemaps_from_kinds<'de, D: Deserializer<'de>>(d: D) -> Result<[u64; 5], D::Error> {
+    by_names(d, crate::sitemap::Kind::NAMES, "sitemap kind")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_back_from_json_and_absent_counters_are_zero() {
+        let mut c = Counts {
+            links: 12,
+            records: 3,
+            ..Counts::default()
+        };
+        c.reject(Reject::Scope);
+        c.sitemaps_read[2] = 4;
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<Counts>(&text).unwrap(), c);
+        let partial: Counts = serde_json::from_str(r#"{"links": 5}"#).unwrap();
+        assert_eq!(partial.links, 5);
+        assert_eq!(partial.rejects, [0; Reject::ALL.len()]);
+        let newer = serde_json::from_str::<Counts>(r#"{"rejects": {"no-such": 1}}"#);
+        assert!(newer.unwrap_err().to_string().contains("no-such"));
+    }
 }

@@ -7,7 +7,8 @@
 //! an index at least as new as itself, builds those that have none (a crawl
 //! made before the indexes, a file repaired since) by reading the file, and
 //! merges them into one sorted file: a k-way merge of sorted files, one
-//! line of each in memory (in passes of at most [`FAN_IN`] files).
+//! line of each in memory (in passes of at most [`FAN_IN`] files). A
+//! sharded crawl's runs are every shard's (`shards/JJJ/fetched/`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -79,78 +80,132 @@ pub struct IndexedWarc {
     pub warc: PathBuf,
     /// Its CDXJ index, beside it.
     pub index: PathBuf,
+    /// Its name in a package and in the merged index (`filename`): its
+    /// file name, unless a file of another shard has the same one (see
+    /// [`indexed_warcs`]).
+    pub name: String,
     /// The temporary copies, removed when the last clone is dropped.
     _copies: Option<std::sync::Arc<[common::store::Readable; 2]>>,
 }
 
+impl IndexedWarc {
+    /// The file's own name, when [`IndexedWarc::name`] is another.
+    fn renamed_from(&self) -> Option<String> {
+        let own = self.warc.file_name()?.to_string_lossy().into_owned();
+        (own != self.name).then_some(own)
+    }
+}
+
 /// The WARC files of the complete runs `rounds` takes, oldest run first,
 /// each with an up-to-date index (built where missing or older than its
-/// file; each build is logged). An error if no run is taken.
+/// file; each build is logged); of every shard in turn for a sharded
+/// crawl (`shards/JJJ/fetched/`). An error if no run is taken.
+///
+/// Names stay as the fetcher wrote them (`crawl-ID-TIMESTAMP-SERIAL-HOST`).
+/// In a sharded crawl two shards' runs have the same IDs; a name taken
+/// twice (two tasks that opened a file of the same run ID in the same
+/// millisecond on one machine) is told apart by `-sJJJ`, the shard, before
+/// its `.warc.gz`, in the package and the merged index.
 pub fn indexed_warcs(
     crawl: &CrawlDir,
     rounds: &Rounds,
     log: &RunLog,
 ) -> Result<Vec<IndexedWarc>, Error> {
-    let runs: Vec<String> = crawl
-        .completed_runs()
-        .map_err(Error::io(crawl.fetched_root()))?
-        .into_iter()
-        .filter(|id| rounds.contains(id))
-        .collect();
-    if runs.is_empty() {
-        return Err(Error::Usage(format!(
-            "{}: no complete fetched run (fetched/ID/DONE) in the rounds asked for; \
-             `segmenter status` lists the crawl's runs",
-            crawl.root().display()
-        )));
-    }
+    let shards = common::shards::Shards::load(crawl.root())?;
     let mut out = Vec::new();
-    let mut built = 0;
-    for id in &runs {
-        let dir = crawl.fetched_dir(id);
-        for warc in warc_files(&dir)? {
-            if !warc.exists() {
-                out.push(uploaded(&warc)?);
-                continue;
+    let (mut runs, mut built) = (0, 0);
+    let mut names = std::collections::HashSet::new();
+    for (j, view) in shards.views(crawl).iter().enumerate() {
+        let ids: Vec<String> = view
+            .completed_runs()
+            .map_err(Error::io(view.fetched_root()))?
+            .into_iter()
+            .filter(|id| rounds.contains(id))
+            .collect();
+        runs += ids.len();
+        for id in &ids {
+            for warc in warc_files(&view.fetched_dir(id))? {
+                let own = warc
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let name = if names.contains(&own) {
+                    shard_name(&own, j)
+                } else {
+                    own
+                };
+                names.insert(name.clone());
+                if !warc.exists() {
+                    out.push(uploaded(&warc, name)?);
+                    continue;
+                }
+                let index = cdxj::index_path(&warc);
+                if !fresh(&warc, &index) {
+                    build_index(&warc, &index, log)?;
+                    built += 1;
+                }
+                out.push(IndexedWarc {
+                    warc,
+                    index,
+                    name,
+                    _copies: None,
+                });
             }
-            let index = cdxj::index_path(&warc);
-            if !fresh(&warc, &index) {
-                let mut lines = cdxj::index_warc(&warc).map_err(|e| Error::Io {
-                    path: warc.clone(),
-                    source: io::Error::other(e.to_string()),
-                })?;
-                cdxj::write_index(&index, &mut lines).map_err(Error::io(&index))?;
-                log.info(format!(
-                    "{}: index built ({} captures): the file had none, or a newer file",
-                    index.display(),
-                    lines.len()
-                ));
-                built += 1;
-            }
-            out.push(IndexedWarc {
-                warc,
-                index,
-                _copies: None,
-            });
         }
     }
+    if runs == 0 {
+        return Err(Error::Usage(format!(
+            "{}: no complete fetched run (fetched/ID/DONE{}) in the rounds asked for; \
+             `segmenter status` lists the crawl's runs",
+            crawl.root().display(),
+            if shards.is_sharded() {
+                ", in any shard's shards/JJJ/"
+            } else {
+                ""
+            }
+        )));
+    }
     log.info(format!(
-        "{} WARC files in {} runs; {built} indexes built, the others as the fetcher wrote them",
+        "{} WARC files in {runs} runs; {built} indexes built, the others as the fetcher wrote them",
         out.len(),
-        runs.len()
     ));
     Ok(out)
 }
 
+/// `NAME-sJJJ.warc.gz` for `NAME.warc.gz` of shard `j` (`.warc` alike).
+fn shard_name(name: &str, j: usize) -> String {
+    let (stem, ext) = match name.strip_suffix(".warc.gz") {
+        Some(stem) => (stem, ".warc.gz"),
+        None => (name.strip_suffix(".warc").unwrap_or(name), ".warc"),
+    };
+    format!("{stem}-s{j:03}{ext}")
+}
+
+/// Builds the index of `warc` (it had none, or an older one).
+fn build_index(warc: &Path, index: &Path, log: &RunLog) -> Result<(), Error> {
+    let mut lines = cdxj::index_warc(warc).map_err(|e| Error::Io {
+        path: warc.to_path_buf(),
+        source: io::Error::other(e.to_string()),
+    })?;
+    cdxj::write_index(index, &mut lines).map_err(Error::io(index))?;
+    log.info(format!(
+        "{}: index built ({} captures): the file had none, or a newer file",
+        index.display(),
+        lines.len()
+    ));
+    Ok(())
+}
+
 /// A WARC file uploaded to the WARC store, and its index (uploaded with
 /// it), as temporary copies.
-fn uploaded(warc: &Path) -> Result<IndexedWarc, Error> {
+fn uploaded(warc: &Path, name: String) -> Result<IndexedWarc, Error> {
     let copy = |p: &Path| common::store::readable(p).map_err(Error::io(p));
     let w = copy(warc)?;
     let i = copy(&cdxj::index_path(warc))?;
     Ok(IndexedWarc {
         warc: w.path().to_path_buf(),
         index: i.path().to_path_buf(),
+        name,
         _copies: Some(std::sync::Arc::new([w, i])),
     })
 }
@@ -181,11 +236,44 @@ fn fresh(warc: &Path, index: &Path) -> bool {
     }
 }
 
-/// Merges the sorted `indexes` into `out`, in order; returns the lines
+/// Merges the indexes of `warcs` into `out`, in order, each capture's
+/// `filename` the file's [`IndexedWarc::name`]; returns the lines written.
+pub fn merge_warc_indexes(
+    warcs: &[IndexedWarc],
+    scratch: &Path,
+    out: &mut impl Write,
+) -> Result<u64, Error> {
+    let inputs: Vec<Input> = warcs
+        .iter()
+        .map(|w| Input {
+            path: w.index.clone(),
+            rename: w.renamed_from().map(|own| {
+                (
+                    format!("\"filename\": \"{own}\""),
+                    format!("\"filename\": \"{}\"", w.name),
+                )
+            }),
+        })
+        .collect();
+    merge_inputs(inputs, scratch, out)
+}
+
+/// A sorted file to merge, and the text its lines change on the way
+/// (`"filename": "OLD"` to `"filename": "NEW"`), if any: the JSON's last
+/// field, so the order of one file's lines stays.
+struct Input {
+    path: PathBuf,
+    rename: Option<(String, String)>,
+}
+
+/// Merges the sorted `inputs` into `out`, in order; returns the lines
 /// written. More than [`FAN_IN`] files are merged in passes through
 /// temporary files in `scratch`.
-pub fn merge_into(indexes: &[PathBuf], scratch: &Path, out: &mut impl Write) -> Result<u64, Error> {
-    let mut inputs = indexes.to_vec();
+fn merge_inputs(
+    mut inputs: Vec<Input>,
+    scratch: &Path,
+    out: &mut impl Write,
+) -> Result<u64, Error> {
     let mut temporary = Vec::new();
     while inputs.len() > FAN_IN {
         let mut next = Vec::new();
@@ -195,7 +283,7 @@ pub fn merge_into(indexes: &[PathBuf], scratch: &Path, out: &mut impl Write) -> 
             merge_group(group, &mut w)?;
             w.flush().map_err(Error::io(&path))?;
             temporary.push(path.clone());
-            next.push(path);
+            next.push(Input { path, rename: None });
         }
         inputs = next;
     }
@@ -206,13 +294,23 @@ pub fn merge_into(indexes: &[PathBuf], scratch: &Path, out: &mut impl Write) -> 
     lines
 }
 
-fn merge_group(paths: &[PathBuf], out: &mut impl Write) -> Result<u64, Error> {
-    let mut readers = Vec::with_capacity(paths.len());
+fn merge_group(inputs: &[Input], out: &mut impl Write) -> Result<u64, Error> {
+    let mut readers = Vec::with_capacity(inputs.len());
     let mut heap = BinaryHeap::new();
-    for (i, p) in paths.iter().enumerate() {
-        let mut r = BufReader::with_capacity(1 << 16, File::open(p).map_err(Error::io(p))?);
+    let next_line = |r: &mut BufReader<File>, i: usize| -> Result<Option<String>, Error> {
         let mut line = String::new();
-        if r.read_line(&mut line).map_err(Error::io(p))? > 0 {
+        if r.read_line(&mut line).map_err(Error::io(&inputs[i].path))? == 0 {
+            return Ok(None);
+        }
+        if let Some((old, new)) = &inputs[i].rename {
+            line = line.replacen(old.as_str(), new, 1);
+        }
+        Ok(Some(line))
+    };
+    for (i, input) in inputs.iter().enumerate() {
+        let p = &input.path;
+        let mut r = BufReader::with_capacity(1 << 16, File::open(p).map_err(Error::io(p))?);
+        if let Some(line) = next_line(&mut r, i)? {
             heap.push(Reverse((line, i)));
         }
         readers.push(r);
@@ -227,12 +325,7 @@ fn merge_group(paths: &[PathBuf], out: &mut impl Write) -> Result<u64, Error> {
             source: e,
         })?;
         written += 1;
-        line.clear();
-        if readers[i]
-            .read_line(&mut line)
-            .map_err(Error::io(&paths[i]))?
-            > 0
-        {
+        if let Some(line) = next_line(&mut readers[i], i)? {
             heap.push(Reverse((line, i)));
         }
     }
@@ -251,11 +344,10 @@ pub fn index(crawl: &Path, rounds: &Rounds, out: Option<&Path>) -> Result<(), Er
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
     let mut file = AtomicFile::create(&out_path).map_err(Error::io(&out_path))?;
     let lines = {
         let mut w = BufWriter::with_capacity(1 << 16, &mut file);
-        let lines = merge_into(&indexes, &scratch, &mut w)?;
+        let lines = merge_warc_indexes(&warcs, &scratch, &mut w)?;
         w.flush().map_err(Error::io(&out_path))?;
         lines
     };
@@ -287,6 +379,15 @@ mod tests {
     }
 
     #[test]
+    fn a_shards_name_goes_before_the_extension() {
+        assert_eq!(
+            shard_name("crawl-00003-20260101-00000-h.warc.gz", 2),
+            "crawl-00003-20260101-00000-h-s002.warc.gz"
+        );
+        assert_eq!(shard_name("x.warc", 11), "x-s011.warc");
+    }
+
+    #[test]
     fn merging_keeps_every_line_in_order() {
         let dir = common::testutil::TempDir::new("index-merge");
         let mut paths = Vec::new();
@@ -300,7 +401,11 @@ mod tests {
             paths.push(p);
         }
         let mut out = Vec::new();
-        assert_eq!(merge_into(&paths, dir.path(), &mut out).unwrap(), 1500);
+        let inputs = paths
+            .into_iter()
+            .map(|path| Input { path, rename: None })
+            .collect();
+        assert_eq!(merge_inputs(inputs, dir.path(), &mut out).unwrap(), 1500);
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1500);

@@ -23,7 +23,8 @@
 //! `to-JJJ.cand1.zst` (the candidates for shard J; the sort's spill format,
 //! see [`crate::sort`]: keys in `domain TAB host TAB hash url` order, each
 //! URL once), `observed.cand1.zst` (the history's observations, in the same
-//! format) and `DONE` (`segmenter-mapped v1`, then `RUN ID`, `SHARD I`,
+//! format), `counts.json` (what the scan counted, for the round report of
+//! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v1`, then `RUN ID`, `SHARD I`,
 //! one `to-JJJ N` line per destination with its URL count, `observed N`,
 //! and `end`).
 //!
@@ -73,6 +74,13 @@ pub fn candidates_name(j: u32) -> String {
 pub fn observed_name() -> String {
     format!("observed.cand{MAPPED_VERSION}.zst")
 }
+
+/// `counts.json`: what the map's scan counted (links found, rejects by
+/// reason, pages, sitemaps ...), which the reduce of the run's own shard
+/// adds to its round report.
+pub const COUNTS_NAME: &str = "counts.json";
+/// The format version of `counts.json`.
+pub const COUNTS_VERSION: u64 = 1;
 
 /// `RUN-sIII`: the entry of `consumed.txt` of a reduce that read shard
 /// `i`'s run `run`.
@@ -218,6 +226,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     )?;
     drop(seen);
     std::fs::remove_dir_all(spills.path()).map_err(Error::io(spills.path()))?;
+    write_counts(&tmp.join(COUNTS_NAME), id, &scanned.counts)?;
     let mut marker = format!("{MARKER_HEADER}\nRUN {id}\nSHARD {}\n", shard_number(crawl));
     for (j, n) in routed.iter().enumerate() {
         let _ = writeln!(marker, "to-{j:03} {n}");
@@ -237,7 +246,50 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The map's line in the log.
+/// Writes `counts.json`: `{"version": 1, "run": ID, "counts": {...}}`,
+/// the counts as a round report's `counts`.
+fn write_counts(path: &Path, id: &str, counts: &Counts) -> Result<(), Error> {
+    let v = serde_json::json!({"version": COUNTS_VERSION, "run": id, "counts": counts});
+    let mut text = serde_json::to_string_pretty(&v).expect("plain JSON");
+    text.push('\n');
+    write_atomic(path, text.as_bytes()).map_err(Error::io(path))
+}
+
+/// Reads a map's `counts.json`; `None` if the map predates it (no file).
+/// A file that cannot be read is an error that says what to do.
+pub fn read_counts(path: &Path) -> Result<Option<Counts>, Error> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path)(e)),
+    };
+    let bad = |why: String| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{why}. Repair: delete the run's mapped/ directory and map the run again \
+                 (`segmenter map CRAWL --shard I`)"
+            ),
+        ),
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a map's counts ({e})")))?;
+    match v.get("version").and_then(serde_json::Value::as_u64) {
+        Some(n) if n <= COUNTS_VERSION => {}
+        n => {
+            return Err(bad(format!(
+                "version {n:?}: this segmenter reads up to version {COUNTS_VERSION}"
+            )));
+        }
+    }
+    let counts = serde_json::from_value(v.get("counts").cloned().unwrap_or_default())
+        .map_err(|e| bad(format!("not a map's counts ({e})")))?;
+    Ok(Some(counts))
+}
+
+/// The map's line, on stderr and in the shard's log (the counts are also
+/// in `counts.json`, for the round report).
 fn log_map(
     session: &Session,
     id: &str,
@@ -246,7 +298,7 @@ fn log_map(
     observed: u64,
     started: std::time::Instant,
 ) {
-    session.log.tell(format_args!(
+    session.log.info(format_args!(
         "mapped {}: {} WARC record(s), {} link(s), {} candidate(s) routed ({}), {} \
          observation(s) for the history, {:.1} s",
         session.settings.crawl.fetched_dir(id).display(),
@@ -396,7 +448,10 @@ pub fn warn_unmapped(mapped: &Mapped, whole: &Path, log: &common::runlog::RunLog
 /// `seen` (filtered in this pass, before anything is inserted, so the
 /// result does not depend on timing), those it holds as suspects for the
 /// rescue (when `rescue`), the observations as they are; copies in the
-/// round's spill directory, since the merge removes what it merged.
+/// round's spill directory, since the merge removes what it merged. The
+/// counts of the maps of the shard's own runs (`counts.json`) are added to
+/// the round's (but `dupes` and `candidates`, which the reduce counts);
+/// returns those runs (a map older than `counts.json` has none).
 pub fn stage_mapped(
     mapped: &Mapped,
     seen: &Seen,
@@ -404,7 +459,17 @@ pub fn stage_mapped(
     spills: &Arc<SpillDir>,
     memory: u64,
     scanned: &mut ScanOutput,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
+    let mut counted = Vec::new();
+    for path in &mapped.observed {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if let Some(mut c) = read_counts(&dir.join(COUNTS_NAME))? {
+            // The reduce counts its own seen check and candidates.
+            (c.dupes, c.candidates) = (0, 0);
+            scanned.counts += &c;
+            counted.push(run_of(dir));
+        }
+    }
     let counts = &mut scanned.counts;
     let mut suspects = match rescue {
         true => Some(Suspects::new(Sorter::new(
@@ -448,5 +513,14 @@ pub fn stage_mapped(
         copies.push(out);
     }
     scanned.observed.push(Sorted::of_spills(copies));
-    Ok(())
+    Ok(counted)
+}
+
+/// The run ID of `fetched/ID/mapped/`.
+fn run_of(mapped_dir: &Path) -> String {
+    mapped_dir
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }

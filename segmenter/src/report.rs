@@ -17,8 +17,10 @@ use serde::{Serialize, Serializer};
 use crate::counts::Counts;
 
 /// Version of the JSON report's layout (`"version"` in the file); raised
-/// when a key changes meaning or goes away.
-pub const JSON_VERSION: u64 = 1;
+/// when a key changes meaning or goes away. 2: a `reduce`'s `counts` also
+/// hold the counts of the maps of its shard's own runs (listed in
+/// `mapped`); in version 1 they held only the reduce's own inputs.
+pub const JSON_VERSION: u64 = 2;
 
 /// The selection stage's counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -150,6 +152,9 @@ pub struct Report {
     pub command: &'static str,
     /// Fetched runs consumed.
     pub consumed: Vec<String>,
+    /// A `reduce`'s: its shard's own runs whose map counts (`counts.json`)
+    /// `counts` holds (links, rejects, pages, sitemaps ...); empty otherwise.
+    pub mapped: Vec<String>,
     /// Scan counters.
     pub counts: Counts,
     /// Selection counters.
@@ -274,6 +279,19 @@ impl Report {
                     "none".to_string()
                 } else {
                     self.consumed.join(" ")
+                },
+            );
+        }
+        if self.command == "reduce" {
+            out.line(
+                "maps counted:",
+                if self.mapped.is_empty() {
+                    "none (the figures below up to the dupes are the maps')".to_string()
+                } else {
+                    format!(
+                        "{} (the figures below up to the dupes are their maps')",
+                        self.mapped.join(" ")
+                    )
                 },
             );
         }

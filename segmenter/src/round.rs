@@ -146,12 +146,13 @@ fn build(
         fan_in: (settings.memory / 4 / READER_COST).clamp(4, 64) as usize,
     };
 
-    let mut scanned = cx.scan(&hosts_db, &mut plan)?;
+    let (mut scanned, map_counts) = cx.scan(&hosts_db, &mut plan)?;
     let scan_time = started.elapsed();
     pause_point("scanned");
     let mut report = Report {
         command: plan.command,
         counts: std::mem::take(&mut scanned.counts),
+        mapped: map_counts,
         ..Report::default()
     };
 
@@ -251,12 +252,12 @@ struct Steps<'a> {
 
 impl Steps<'_> {
     /// Scans the plan's inputs (taken from it) and stages the map outputs
-    /// a reduce reads.
+    /// a reduce reads; with the runs whose map counts it added.
     fn scan(
         &self,
         hosts_db: &std::sync::Mutex<Option<common::hoststate::HostDb>>,
         plan: &mut Plan,
-    ) -> Result<ScanOutput, Error> {
+    ) -> Result<(ScanOutput, Vec<String>), Error> {
         let settings = self.settings;
         let seen = self.seen;
         let cfg = ScanConfig {
@@ -280,8 +281,9 @@ impl Steps<'_> {
             shard_hosts_dbs: None,
         };
         let mut scanned = scan(&cfg, std::mem::take(&mut plan.jobs))?;
+        let mut map_counts = Vec::new();
         if !plan.mapped.entries.is_empty() {
-            crate::mapred::stage_mapped(
+            map_counts = crate::mapred::stage_mapped(
                 &plan.mapped,
                 seen,
                 !seen.is_empty(),
@@ -290,7 +292,7 @@ impl Steps<'_> {
                 &mut scanned,
             )?;
         }
-        Ok(scanned)
+        Ok((scanned, map_counts))
     }
 
     /// The suspects the scan sorted, merged (`None`: there are none).

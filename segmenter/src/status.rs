@@ -205,17 +205,23 @@ pub fn round_figures(logs_dir: &Path, id: &str) -> Result<Figures, String> {
             .and_then(serde_json::Value::as_array)
             .is_some_and(|ids| ids.iter().any(|c| c.as_str() == Some(id)))
     };
-    let Some((path, v)) = newest_run_report(logs_dir, consumed_it)? else {
+    let Some((_, v)) = newest_run_report(logs_dir, consumed_it)? else {
         return Ok(Figures::default());
     };
-    let last = LastRound::of(&path, &v);
+    Ok(figures_of(&v))
+}
+
+/// The round journal's figures of the report `v` of a `run` (or a
+/// shard's `reduce`).
+pub(crate) fn figures_of(v: &serde_json::Value) -> Figures {
+    let last = LastRound::of(Path::new(""), v);
     let segments: Vec<u64> = v
         .get("segments")
         .and_then(serde_json::Value::as_array)
         .map(|s| s.iter().filter_map(|s| s.get("urls")?.as_u64()).collect())
         .unwrap_or_default();
     let n = |x: Option<u64>| x.unwrap_or(0);
-    Ok(Figures {
+    Figures {
         new_urls: segments.iter().sum(),
         new_segments: segments.len() as u64,
         history_new: n(last.round_history_new),
@@ -227,7 +233,7 @@ pub fn round_figures(logs_dir: &Path, id: &str) -> Result<Figures, String> {
         sitemap_urls_new: n(last.round_sitemap_urls_new),
         sitemap_urls_rejected: n(last.round_sitemap_urls_rejected),
         bad_sitemaps: n(last.round_bad_sitemaps),
-    })
+    }
 }
 
 /// The newest report of a `run` in `dir` that `wanted` accepts, with its
@@ -329,7 +335,8 @@ pub fn status(root: &Path, shard: Option<u32>, json: bool, backlog: bool) -> Res
             }
         }
         if json {
-            let v = serde_json::json!({"shards": shards.shards, "key": shards.key.to_string(), "per_shard": each});
+            let totals = shard_totals(&each);
+            let v = serde_json::json!({"shards": shards.shards, "key": shards.key.to_string(), "totals": totals, "per_shard": each});
             text = format!("{v}\n");
         }
         return common::exit::print(&text).map_err(Error::io("stdout"));
@@ -348,19 +355,49 @@ pub fn status(root: &Path, shard: Option<u32>, json: bool, backlog: bool) -> Res
     common::exit::print(&text).map_err(Error::io("stdout"))
 }
 
+/// The sums of the shards' figures (`totals` of a sharded crawl's
+/// `--json`): list lengths and counts; a count is `null` if any shard's is.
+fn shard_totals(each: &[serde_json::Value]) -> serde_json::Value {
+    let mut totals = serde_json::Map::new();
+    for key in ["segments", "pending", "unconsumed", "unmapped"] {
+        let n: usize = each
+            .iter()
+            .map(|v| v[key].as_array().map_or(0, Vec::len))
+            .sum();
+        totals.insert(key.to_string(), n.into());
+    }
+    for key in [
+        "unreduced",
+        "backlog_urls",
+        "history_urls",
+        "due_urls",
+        "bloom_items",
+        "bloom_bytes",
+        "bloom_rescued",
+    ] {
+        let n: Option<u64> = each.iter().map(|v| v[key].as_u64()).sum();
+        totals.insert(key.to_string(), n.into());
+    }
+    totals.into()
+}
+
 /// What a shard's tasks have left to do.
-struct ShardTasks {
+pub(crate) struct ShardTasks {
     /// Complete runs of the shard not mapped yet.
-    unmapped: Vec<String>,
+    pub(crate) unmapped: Vec<String>,
     /// Map outputs, of every shard, addressed to it and not reduced yet.
-    unreduced: usize,
+    pub(crate) unreduced: usize,
     /// A pending segment's fetch started and did not end (`fetched/ID/`
     /// without `DONE`).
     fetch_started: bool,
 }
 
 impl ShardTasks {
-    fn read(view: &CrawlDir, shards: &common::shards::Shards) -> Result<ShardTasks, Error> {
+    /// Reads what shard `view`'s tasks have left to do.
+    pub(crate) fn read(
+        view: &CrawlDir,
+        shards: &common::shards::Shards,
+    ) -> Result<ShardTasks, Error> {
         let consumed = read_consumed(&view.consumed_path())?;
         let inputs = crate::mapred::mapped_inputs(view, shards, &consumed)?;
         Ok(ShardTasks {
@@ -377,7 +414,7 @@ impl ShardTasks {
     /// The task to run again for this shard, if one failed (or did not
     /// run yet): its fetch when a run is unfinished or unmapped, else its reduce when
     /// map outputs wait for it; empty if none.
-    fn rerun(&self, root: &Path, j: u32) -> String {
+    pub(crate) fn rerun(&self, root: &Path, j: u32) -> String {
         let step = if self.fetch_started || !self.unmapped.is_empty() {
             "fetch"
         } else if self.unreduced > 0 {

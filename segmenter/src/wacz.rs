@@ -3,7 +3,7 @@
 //! exchange:
 //!
 //! ```text
-//! archive/NAME.warc.gz      every WARC file of the runs taken, stored (not compressed again)
+//! archive/NAME.warc.gz      every WARC file of the runs taken (of every shard), stored as is
 //! indexes/index.cdxj        their CDXJ indexes merged (segmenter index)
 //! pages/pages.jsonl         one line per 2xx HTML page: url, ts, title
 //! datapackage.json          every file with its sha256 and size
@@ -35,7 +35,7 @@ use zip::{CompressionMethod, ZipWriter};
 
 use crate::error::Error;
 use crate::extract::page_title;
-use crate::index::{IndexedWarc, Rounds, indexed_warcs, merge_into};
+use crate::index::{IndexedWarc, Rounds, indexed_warcs, merge_warc_indexes};
 
 /// The WACZ version written (`wacz_version`).
 pub const WACZ_VERSION: &str = "1.1.1";
@@ -179,8 +179,7 @@ fn write_package(
     let (captures, pages) = std::thread::scope(|threads| {
         let lists = threads.spawn(|| lists(warcs, part, scratch));
         let copied = warcs.iter().try_for_each(|w| {
-            let name = w.warc.file_name().map(|n| n.to_string_lossy().into_owned());
-            let path = format!("archive/{}", name.unwrap_or_default());
+            let path = format!("archive/{}", w.name);
             let size = std::fs::metadata(&w.warc)
                 .map_err(Error::io(&w.warc))?
                 .len();
@@ -232,23 +231,17 @@ fn write_package(
 /// Makes the merged index and the pages list (scratch files); returns
 /// their captures and pages.
 fn lists(warcs: &[IndexedWarc], part: &Path, scratch: &Scratch) -> Result<(u64, u64), Error> {
-    let indexes: Vec<PathBuf> = warcs.iter().map(|w| w.index.clone()).collect();
     let dir = part.parent().unwrap_or(Path::new(".")).to_path_buf();
     let captures = {
         let path = &scratch.index;
         let mut w = BufWriter::new(File::create(path).map_err(Error::io(path))?);
-        let n = merge_into(&indexes, &dir, &mut w)?;
+        let n = merge_warc_indexes(warcs, &dir, &mut w)?;
         w.flush().map_err(Error::io(path))?;
         n
     };
     let files: HashMap<String, PathBuf> = warcs
         .iter()
-        .filter_map(|w| {
-            Some((
-                w.warc.file_name()?.to_string_lossy().into_owned(),
-                w.warc.clone(),
-            ))
-        })
+        .map(|w| (w.name.clone(), w.warc.clone()))
         .collect();
     let pages = write_pages(&files, &scratch.index, &scratch.pages)?;
     Ok((captures, pages))

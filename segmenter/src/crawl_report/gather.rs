@@ -12,7 +12,7 @@ use std::path::Path;
 use common::crawldir::CrawlDir;
 use common::crawllog::Status;
 use common::hoststate::{HostDb, HostOverview};
-use common::rounds::Round;
+use common::rounds::{Figures, Round};
 use common::segment::Via;
 use serde_json::Value;
 
@@ -47,6 +47,10 @@ pub struct RunReport {
     pub damaged_records: u64,
     /// Hosts held back, by reason.
     pub held_hosts: BTreeMap<String, u64>,
+    /// What it wrote and learnt, as the round journal keeps it.
+    pub figures: Figures,
+    /// Its wall time, ms.
+    pub elapsed_ms: u64,
 }
 
 /// What a fetched run's `stats.json` says (its last process, if resumed).
@@ -60,6 +64,16 @@ pub struct FetchStats {
     pub truncated: u64,
     /// True if the run was resumed (the figures are the last process's).
     pub resumed: bool,
+    /// When the (last) process started and ended, Unix ms, if said.
+    pub started_ms: Option<i64>,
+    /// See `started_ms`.
+    pub ended_ms: Option<i64>,
+    /// Its wall time, ms.
+    pub fetch_ms: u64,
+    /// URLs in the segment.
+    pub segment_urls: Option<u64>,
+    /// Why the run ended.
+    pub stop_reason: Option<String>,
 }
 
 /// One round, as the journal, its round report and its fetch stats tell it.
@@ -124,9 +138,46 @@ pub struct Gathered {
     pub problems: Vec<String>,
     /// The newest round report file, if any (relative to the crawl).
     pub last_report: Option<String>,
+    /// A sharded crawl's shards, one row each (empty for one shard).
+    pub shards: Vec<ShardRow>,
 }
 
-/// Reads everything from `crawl`.
+/// One shard of a sharded crawl, as the report's shard table shows it.
+#[derive(Debug, Default, Clone)]
+pub struct ShardRow {
+    /// Its number.
+    pub shard: u32,
+    /// Complete fetched runs (its rounds), and the pages they hold.
+    pub runs: u64,
+    /// See `runs`.
+    pub pages: u64,
+    /// Segments waiting to be fetched.
+    pub pending: usize,
+    /// Complete runs not consumed by its reduce, not mapped yet, and map
+    /// outputs of any shard addressed to it not reduced yet.
+    pub unconsumed: usize,
+    /// See `unconsumed`.
+    pub unmapped: usize,
+    /// See `unconsumed`.
+    pub unreduced: usize,
+    /// URLs in its backlog, its history, due now (`None`: unreadable).
+    pub backlog: Option<u64>,
+    /// See `backlog`.
+    pub history: Option<u64>,
+    /// See `backlog`.
+    pub due: Option<u64>,
+    /// Its seen-set: URLs and fill.
+    pub seen_items: Option<u64>,
+    /// See `seen_items`.
+    pub seen_fill: Option<f64>,
+    /// Hosts in its `hosts.db`.
+    pub hosts: Option<u64>,
+    /// The task to run again, if one failed (as `segmenter status` says).
+    pub rerun: String,
+}
+
+/// Reads everything from the crawl (or shard view) `crawl`, laid out as
+/// a one-machine crawl (a sharded crawl's: [`super::shards`]).
 pub fn gather(crawl: &CrawlDir) -> Gathered {
     let mut g = Gathered::default();
     let journal = match common::rounds::read(crawl) {
@@ -165,20 +216,7 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
         Err(e) => g.problems.push(format!("segmenter status: {e}")),
     }
     read_hosts(crawl, &mut g);
-    g.min_delay_ms = match common::config::CrawlConfig::load(&crawl.config_path())
-        .map_err(|e| e.to_string())
-        .and_then(|c| c.shared().map_err(|e| e.to_string()))
-        .and_then(|s| s.policy())
-    {
-        Ok(policy) => policy.min_delay.as_millis() as u64,
-        Err(why) => {
-            g.problems.push(format!(
-                "{}: {why}; the default min_delay is assumed",
-                crawl.config_path().display()
-            ));
-            common::politeness::Policy::default().min_delay.as_millis() as u64
-        }
-    };
+    g.min_delay_ms = min_delay_ms(crawl, &mut g.problems);
     let runs: Vec<String> = g
         .rounds
         .iter()
@@ -190,8 +228,27 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
     g
 }
 
-/// The `run` reports of `logs/`, by the fetched run each consumed.
-fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String, RunReport> {
+/// The crawl's smallest delay between requests to a host, ms (`crawl.toml`).
+pub(super) fn min_delay_ms(crawl: &CrawlDir, problems: &mut Vec<String>) -> u64 {
+    match common::config::CrawlConfig::load(&crawl.config_path())
+        .map_err(|e| e.to_string())
+        .and_then(|c| c.shared().map_err(|e| e.to_string()))
+        .and_then(|s| s.policy())
+    {
+        Ok(policy) => policy.min_delay.as_millis() as u64,
+        Err(why) => {
+            problems.push(format!(
+                "{}: {why}; the default min_delay is assumed",
+                crawl.config_path().display()
+            ));
+            common::politeness::Policy::default().min_delay.as_millis() as u64
+        }
+    }
+}
+
+/// The `run` (and a shard's `reduce`) reports of `logs/`, by the fetched
+/// run each consumed (a reduce's own runs by their ID).
+pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String, RunReport> {
     let dir = crawl.logs_dir();
     let mut files = match crate::status::report_files(&dir) {
         Ok(files) => files,
@@ -218,7 +275,10 @@ fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String, RunReport
                 continue;
             }
         };
-        if v.get("command").and_then(Value::as_str) != Some("run") {
+        if !matches!(
+            v.get("command").and_then(Value::as_str),
+            Some("run" | "reduce")
+        ) {
             continue;
         }
         g.last_report = Some(format!("logs/{name}"));
@@ -266,11 +326,17 @@ fn run_report(file: String, v: &Value) -> RunReport {
         bloom_grew: v.pointer("/bloom/growth").is_some_and(|g| !g.is_null()),
         damaged_records: n("/counts/damaged_records"),
         held_hosts,
+        figures: crate::status::figures_of(v),
+        elapsed_ms: (f("/elapsed") * 1000.0) as u64,
     }
 }
 
 /// `fetched/ID/stats.json`; a file that is there but cannot be read is a problem.
-fn read_stats(crawl: &CrawlDir, id: &str, problems: &mut Vec<String>) -> Option<FetchStats> {
+pub(super) fn read_stats(
+    crawl: &CrawlDir,
+    id: &str,
+    problems: &mut Vec<String>,
+) -> Option<FetchStats> {
     let path = crawl.fetched_dir(id).join("stats.json");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -300,16 +366,31 @@ fn read_stats(crawl: &CrawlDir, id: &str, problems: &mut Vec<String>) -> Option<
                 .collect()
         })
         .unwrap_or_default();
+    let time = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .and_then(common::timefmt::parse_iso)
+            .map(common::timefmt::unix_millis)
+    };
     Some(FetchStats {
         outcomes,
         warc_bytes: n("warc_bytes"),
         truncated: n("truncated"),
         resumed: v.get("resumed").and_then(Value::as_bool).unwrap_or(false),
+        started_ms: time("started"),
+        ended_ms: time("finished"),
+        fetch_ms: (v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0) * 1000.0) as u64,
+        segment_urls: v.get("segment_urls").and_then(Value::as_u64),
+        stop_reason: v
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
     })
 }
 
 /// The host overview and the Crawl-delays from `hosts.db`, read only.
-fn read_hosts(crawl: &CrawlDir, g: &mut Gathered) {
+pub(super) fn read_hosts(crawl: &CrawlDir, g: &mut Gathered) {
     let now = common::timefmt::unix_millis(std::time::SystemTime::now());
     let read = HostDb::open_read_only(crawl.hosts_db_path()).and_then(|db| match db {
         Some(db) => Ok(Some((db.overview(TOP, now)?, db.crawl_delays()?))),
@@ -326,7 +407,11 @@ fn read_hosts(crawl: &CrawlDir, g: &mut Gathered) {
 }
 
 /// Streams the crawl logs of `runs`, in order.
-fn read_logs(crawl: &CrawlDir, runs: Vec<String>, problems: &mut Vec<String>) -> LogFacts {
+pub(super) fn read_logs(
+    crawl: &CrawlDir,
+    runs: Vec<String>,
+    problems: &mut Vec<String>,
+) -> LogFacts {
     let mut facts = LogFacts::default();
     for id in runs {
         let path = crawl.crawl_log_path(&id);

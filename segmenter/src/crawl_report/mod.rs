@@ -4,11 +4,14 @@
 //! ([`charts`], drawn by `plotters` as inline SVG). Built from the files the
 //! crawl keeps ([`gather`]), never from WARC bodies; written to a temporary
 //! file and renamed into place (default `CRAWL/report.html`). A file that is
-//! missing or damaged is named on the page, and the rest is shown.
+//! missing or damaged is named on the page, and the rest is shown. A
+//! sharded crawl's page adds up every shard's files ([`shards`]) and has a
+//! table of the shards.
 
 mod charts;
 mod gather;
 mod page;
+mod shards;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -47,7 +50,16 @@ pub fn report(root: &Path, out: Option<&Path>) -> Result<(), Error> {
         crawl_href: gather::relative(&absolute(root), &page_dir),
         generated: common::timefmt::iso_seconds(std::time::SystemTime::now()),
     };
-    let gathered = gather::gather(&crawl);
+    let gathered = match common::shards::Shards::load(root) {
+        Ok(shards) if shards.is_sharded() => shards::gather(&crawl, &shards),
+        Ok(_) => gather::gather(&crawl),
+        Err(e) => {
+            let mut g = gather::gather(&crawl);
+            g.problems
+                .insert(0, format!("{e}; the crawl is read as one shard"));
+            g
+        }
+    };
     for problem in &gathered.problems {
         common::runlog::say(format_args!("report: {problem}"));
     }

@@ -87,6 +87,7 @@ pub fn render(g: &Gathered, place: &Place) -> String {
     );
     summary(&mut out, g);
     problems(&mut out, g);
+    shard_table(&mut out, g);
     over_time(&mut out, g);
     outcomes(&mut out, g);
     hosts(&mut out, g);
@@ -120,6 +121,9 @@ fn summary(out: &mut String, g: &Gathered) {
         .map(|f| f.warc_bytes)
         .sum();
     out.push_str("<dl class=\"tiles\">");
+    if !g.shards.is_empty() {
+        tile(out, "shards", "shards", &g.shards.len().to_string());
+    }
     tile(out, "rounds", "rounds", &g.rounds.len().to_string());
     tile(out, "pages", "pages fetched", &pages.to_string());
     tile(out, "warc-bytes", "WARC bytes stored", &human::bytes(bytes));
@@ -169,6 +173,49 @@ fn summary(out: &mut String, g: &Gathered) {
         );
     }
     out.push_str("</dl>\n");
+}
+
+/// A sharded crawl's shards, one row each: where each stands, and the
+/// task to run again where one failed.
+fn shard_table(out: &mut String, g: &Gathered) {
+    if g.shards.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2 id=\"shards\">Shards</h2>\n<p>A crawl of {} shards, each in <code>shards/JJJ/</code>. \
+         A shard's round is one of its fetched runs; the crawl's round k below adds up round k \
+         of every shard (the longest fetch and reduce), and its figures add up every shard's \
+         state.</p>",
+        g.shards.len()
+    );
+    out.push_str("<table id=\"shards-table\"><tr><th>shard</th><th>rounds</th><th>pages</th><th>segments to fetch</th><th>runs not consumed</th><th>not mapped</th><th>map outputs not reduced</th><th>backlog</th><th>history</th><th>due now</th><th>seen URLs</th><th>seen fill</th><th>hosts</th><th class=\"l\">to run again</th></tr>\n");
+    for r in &g.shards {
+        let _ = writeln!(
+            out,
+            "<tr data-shard=\"{j}\"><td>{j:03}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            r.runs,
+            r.pages,
+            r.pending,
+            r.unconsumed,
+            r.unmapped,
+            r.unreduced,
+            opt(r.backlog),
+            opt(r.history),
+            opt(r.due),
+            opt(r.seen_items),
+            r.seen_fill
+                .map_or("?".into(), |f| format!("{:.2}%", f * 100.0)),
+            opt(r.hosts),
+            if r.rerun.is_empty() {
+                "–".to_string()
+            } else {
+                format!("<code>{}</code>", esc(&r.rerun))
+            },
+            j = r.shard,
+        );
+    }
+    out.push_str("</table>\n");
 }
 
 fn problems(out: &mut String, g: &Gathered) {
@@ -869,6 +916,35 @@ fn health(out: &mut String, g: &Gathered) {
     history_due(out, g);
 }
 
+/// "Where to look next" of a sharded crawl: each shard's directory.
+fn shard_links(out: &mut String, g: &Gathered, place: &Place) {
+    if let Some(r) = &g.last_report {
+        let _ = writeln!(
+            out,
+            "<li>the newest reduce report: {}</li>",
+            place.link(r, r)
+        );
+    }
+    for r in &g.shards {
+        let dir = format!("shards/{:03}", r.shard);
+        let _ = writeln!(
+            out,
+            "<li>shard {:03}: {} (its reports and logs), {}, {}</li>",
+            r.shard,
+            place.link(&format!("{dir}/logs/"), &format!("{dir}/logs/")),
+            place.link(&format!("{dir}/fetched/"), "fetched/"),
+            place.link(&format!("{dir}/hosts.db"), "hosts.db"),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<li>{}: the Slurm tasks' output (<code>slurm-STEP-JOB_TASK.log</code>); {}: the crawl's settings</li>",
+        place.link("logs/", "logs/"),
+        place.link("crawl.toml", "crawl.toml")
+    );
+    out.push_str("<li>where every shard stands now: <code>segmenter status CRAWL</code> (<code>--json</code>: one object with <code>per_shard</code>)</li>\n</ul>\n");
+}
+
 /// The seen-set as `segmenter status` reads it now.
 fn seen_now(out: &mut String, g: &Gathered) {
     let Some(b) = g.status.as_ref().map(|s| &s.bloom) else {
@@ -933,6 +1009,10 @@ fn history_due(out: &mut String, g: &Gathered) {
 
 fn next_steps(out: &mut String, g: &Gathered, place: &Place) {
     out.push_str("<h2 id=\"next\">6. Where to look next</h2>\n<ul>\n");
+    if !g.shards.is_empty() {
+        shard_links(out, g, place);
+        return;
+    }
     let _ = writeln!(
         out,
         "<li>{}: one line per round (its figures and times)</li>",

@@ -119,8 +119,10 @@ fn status_shows_the_last_runs_figures_from_its_json_report() {
     assert!(log.contains("sitemap urls new:"), "{log}");
 
     let r = read_json(path);
-    assert_eq!(r["version"], 1);
+    assert_eq!(r["version"], 2);
     assert_eq!(r["command"], "run");
+    // Only a reduce's report lists the runs whose map counts it holds.
+    assert_eq!(r["mapped"], serde_json::json!([]));
     assert_eq!(r["consumed"], serde_json::json!(["00001"]));
     assert_eq!(r["counts"]["sitemaps_read"]["urlset"], 1);
     assert_eq!(r["counts"]["sitemap_urls"], 3);

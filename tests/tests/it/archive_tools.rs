@@ -258,7 +258,7 @@ fn package_and_validate(c: &DemoCrawl) {
 
 /// The entry `name` of the ZIP file `zip`, as text (with Python's zipfile,
 /// an independent reader).
-fn unzip(zip: &Path, name: &str) -> String {
+pub(crate) fn unzip(zip: &Path, name: &str) -> String {
     let python = python_tool("python3", "PYTHON3_VENV");
     let out = run_tool(
         &python,

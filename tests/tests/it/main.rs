@@ -19,6 +19,7 @@ mod raw_wire;
 mod recrawl;
 mod report_html;
 mod seen_growth;
+mod sharded_outputs;
 mod shards;
 mod sitemaps;
 mod slurm;

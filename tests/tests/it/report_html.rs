@@ -61,14 +61,14 @@ fn browse(dir: &Path, page: &Path, args: &[String]) -> Finished {
     out
 }
 
-fn segmenter(args: &[&std::ffi::OsStr]) -> Command {
+pub(crate) fn segmenter(args: &[&std::ffi::OsStr]) -> Command {
     let mut cmd = Command::new(bins::bin_path("segmenter"));
     cmd.args(args);
     cmd
 }
 
 /// `segmenter report CRAWL` (to CRAWL/report.html): its stdout.
-fn build_report(crawl: &Path) -> String {
+pub(crate) fn build_report(crawl: &Path) -> String {
     bins::run(
         &mut segmenter(&["report".as_ref(), crawl.as_os_str()]),
         crawl,
@@ -77,7 +77,7 @@ fn build_report(crawl: &Path) -> String {
 }
 
 /// The text of the element with `id` in `html` (tags inside removed).
-fn text_of(html: &str, id: &str) -> String {
+pub(crate) fn text_of(html: &str, id: &str) -> String {
     let at = html
         .find(&format!("id=\"{id}\""))
         .unwrap_or_else(|| panic!("no element with id {id} in the page"));
@@ -87,7 +87,7 @@ fn text_of(html: &str, id: &str) -> String {
 }
 
 /// The cells of the rounds table's row of round `n`.
-fn round_row(html: &str, n: u64) -> Vec<String> {
+pub(crate) fn round_row(html: &str, n: u64) -> Vec<String> {
     let at = html
         .find(&format!("<tr data-round=\"{n}\">"))
         .unwrap_or_else(|| panic!("no row for round {n} in the page"));
@@ -119,7 +119,7 @@ fn links(html: &str) -> Vec<String> {
 
 /// The page makes no request outside itself: no script, stylesheet, font or
 /// frame; no `src`/`href` naming another host; links are relative paths.
-fn assert_self_contained(html: &str) {
+pub(crate) fn assert_self_contained(html: &str) {
     for value in links(html) {
         let v = value.trim().to_ascii_lowercase();
         assert!(

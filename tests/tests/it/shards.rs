@@ -22,7 +22,7 @@ const STEP: Duration = Duration::from_secs(120);
 /// Bound of the number of rounds of a crawl of the small demo.
 const MAX_ROUNDS: usize = 40;
 
-fn demo() -> Demo {
+pub(crate) fn demo() -> Demo {
     Demo::with_params(DemoParams {
         crawl_delay: 0.2,
         ..DemoParams::small(7)
@@ -65,7 +65,7 @@ fn earliest(view: &CrawlDir) -> Option<i64> {
 /// Fetches every shard's pending segment, then `segmenter run`, until no
 /// shard has a segment to fetch; the number of rounds. When every URL left
 /// waits (the demo's host that fails), it waits as `crawl.sh` would.
-fn crawl_to_the_end(c: &DemoCrawl, shards: u32) -> usize {
+pub(crate) fn crawl_to_the_end(c: &DemoCrawl, shards: u32) -> usize {
     let top = CrawlDir::new(&c.crawl);
     let views: Vec<(CrawlDir, Option<u32>)> = if shards > 1 {
         (0..shards).map(|j| (top.shard(j), Some(j))).collect()

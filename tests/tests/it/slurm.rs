@@ -215,6 +215,11 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     // The sbatch scripts are kept, readable, and every task wrote its log.
     let script = std::fs::read_to_string(c.crawl.join("slurm/fetch.sbatch")).unwrap();
     assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    // One segmenter thread per CPU Slurm gave the task.
+    assert!(
+        script.contains("--threads \"${SLURM_CPUS_PER_TASK:-1}\""),
+        "{script}"
+    );
     let logs = std::fs::read_dir(c.crawl.join("logs"))
         .unwrap()
         .filter(|e| {
