@@ -117,7 +117,9 @@ fn stale_copies_of_dead_readers_are_removed_live_ones_kept() {
     // A dead pid whose lock is held: a reader of another pid namespace.
     let held_dir = tmp.join(format!(".store-{dead}-1"));
     std::fs::create_dir_all(&held_dir).unwrap();
-    let held = crate::lock::try_lock(&held_dir.join(".lock")).unwrap().unwrap();
+    let held = crate::lock::try_lock(&held_dir.join(".lock"))
+        .unwrap()
+        .unwrap();
     let live_dir = tmp.join(format!(".store-{}-3", std::process::id()));
     std::fs::create_dir_all(&live_dir).unwrap();
     std::fs::write(live_dir.join("b.warc.gz"), b"copy").unwrap();
@@ -154,7 +156,11 @@ fn stale_copies_of_dead_readers_are_removed_live_ones_kept() {
 #[test]
 fn a_copy_holds_the_lock_of_its_directory_and_removes_it_when_dropped() {
     let (dir, _lock) = copy_dir().unwrap();
-    assert!(crate::lock::try_lock(&dir.join(COPY_LOCK)).unwrap().is_none());
+    assert!(
+        crate::lock::try_lock(&dir.join(COPY_LOCK))
+            .unwrap()
+            .is_none()
+    );
     let copy = Readable {
         path: dir.join("x.warc.gz"),
         copy_lock: Some(_lock),

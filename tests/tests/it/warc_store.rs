@@ -535,7 +535,10 @@ fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
         (0..2).map(|j| top.shard(j).root().to_path_buf()).collect()
     };
     let attempted_all = |crawl: &Path| -> BTreeSet<String> {
-        shard_roots(crawl).iter().flat_map(|r| attempted(r)).collect()
+        shard_roots(crawl)
+            .iter()
+            .flat_map(|r| attempted(r))
+            .collect()
     };
     // The same URLs fetched, over two rounds of both shards.
     let urls = attempted_all(&local);
@@ -576,7 +579,9 @@ fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
             let objects = objects_of(&run_dir, &s3, &into);
             assert!(!objects.is_empty(), "shard {j} run {id}");
             from_store.extend(response_urls(&objects));
-            from_local.extend(response_urls(&local_warcs(&l_root.join("fetched").join(id))));
+            from_local.extend(response_urls(&local_warcs(
+                &l_root.join("fetched").join(id),
+            )));
         }
         let consumed = std::fs::read_to_string(view.consumed_path()).unwrap_or_default();
         assert!(!consumed.is_empty(), "shard {j}: no run consumed");
