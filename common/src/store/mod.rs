@@ -5,7 +5,11 @@
 //!
 //! A closed file is uploaded whole ([`WarcStore::upload`]): in one request
 //! up to [`PART_SIZE`], in parts of that size above it (memory: one part),
-//! create-if-absent, so that an object is never overwritten; an upload that
+//! create-if-absent, so that an object is never overwritten (in parts: to
+//! a staging name `KEY.uploading`, then copied create-if-absent on the
+//! server and removed; above 5 GiB, which S3 does not copy in one part,
+//! straight to its name after a look: there the unique names are what
+//! keeps objects from being overwritten); an upload that
 //! fails is retried with backoff until a time limit. The upload is then
 //! recorded in the run's manifest (`fetched/ID/uploads.v1.tsv`, [`manifest`])
 //! with its size and sha256, and only then may the local copy be removed.
@@ -50,6 +54,15 @@ pub use upload::{Background, RunUploads, UploadQueue};
 /// Size of one part of a multipart upload, and the largest file uploaded
 /// in one request. Memory held by an upload is about one part.
 pub const PART_SIZE: usize = 8 * 1024 * 1024;
+
+/// Suffix of the staging name of a file uploaded in parts (`KEY.uploading`),
+/// copied to `KEY` once complete and removed. A run killed meanwhile
+/// leaves it; the next upload of the file overwrites and removes it.
+pub const STAGING_SUFFIX: &str = ".uploading";
+
+/// The largest object S3 copies in one part (UploadPartCopy): larger files
+/// are uploaded in parts to their name directly, after a look.
+const MAX_COPY_SIZE: u64 = 5 << 30;
 
 /// How long an upload is retried, unless set (`warc_store_retry`).
 pub const DEFAULT_RETRY_TIME: Duration = Duration::from_secs(300);
@@ -285,15 +298,62 @@ impl WarcStore {
                 Err(e) => Err(Attempt::Store(e)),
             };
         }
-        // Multipart uploads have no create-if-absent: look first.
+        // Already there (a killed run's upload): no need to send it again.
         match self.client.head(&path).await {
             Ok(_) => return Err(Attempt::Exists),
             Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(Attempt::Store(e)),
         }
+        // object_store completes a multipart upload without a condition:
+        // the parts go to a staging name, which is then copied to the
+        // object's name create-if-absent (S3: one part copied on the
+        // server, completed with `If-None-Match: *`) and removed. S3
+        // copies at most 5 GiB in one part: a larger file goes straight to
+        // its name, after the look above (names are unique: see the module
+        // doc).
+        if size > MAX_COPY_SIZE {
+            return self.put_parts(&mut file, &path, size).await;
+        }
+        let staging = ObjectPath::from(format!("{key}{STAGING_SUFFIX}"));
+        self.put_parts(&mut file, &staging, size).await?;
+        let copied = self.client.copy_if_not_exists(&staging, &path).await;
+        let _ = self.client.delete(&staging).await;
+        match copied {
+            Ok(()) => Ok(()),
+            Err(object_store::Error::AlreadyExists { .. }) => Err(Attempt::Exists),
+            Err(e) => Err(Attempt::Store(e)),
+        }
+    }
+
+    /// The server-side copy create-if-absent of an upload in parts, from
+    /// `from` to `to`, alone (for the tests: whether the store honours
+    /// it); `Ok(false)` when `to` exists, left as it was.
+    #[cfg(feature = "testutil")]
+    pub fn copy_if_absent(&self, from: &str, to: &str) -> Result<bool, StoreError> {
+        let copied = self.runtime.block_on(
+            self.client
+                .copy_if_not_exists(&ObjectPath::from(from), &ObjectPath::from(to)),
+        );
+        match copied {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(StoreError::Unreachable {
+                url: self.url_of(to),
+                message: clean(&e),
+            }),
+        }
+    }
+
+    /// Uploads `size` bytes of `file` to `path` in parts of [`PART_SIZE`].
+    async fn put_parts(
+        &self,
+        file: &mut std::fs::File,
+        path: &ObjectPath,
+        size: u64,
+    ) -> Result<(), Attempt> {
         let mut upload = self
             .client
-            .put_multipart(&path)
+            .put_multipart(path)
             .await
             .map_err(Attempt::Store)?;
         let mut sent = 0u64;
@@ -457,6 +517,9 @@ fn s3_client(
                 .with_connect_timeout(Duration::from_secs(10))
                 .with_timeout(Duration::from_secs(120)),
         )
+        // A copy create-if-absent (the last step of an upload in parts):
+        // one part copied, completed with `If-None-Match: *`.
+        .with_copy_if_not_exists(object_store::aws::S3CopyIfNotExists::Multipart)
         .with_retry(RetryConfig {
             max_retries: 2,
             retry_timeout: Duration::from_secs(30),

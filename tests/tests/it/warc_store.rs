@@ -473,6 +473,23 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
     let up = store.upload(&big, &key).unwrap();
     assert_eq!(up.size, bytes.len() as u64);
     assert!(s3.get(BUCKET, &key) == bytes);
+    // Through a staging name, copied create-if-absent and removed.
+    assert_eq!(
+        s3.keys(BUCKET, "t/fetched/00001/"),
+        ["t/fetched/00001/a.warc.gz", "t/fetched/00001/big.warc.gz"]
+    );
+    // The copy is create-if-absent on the server: one that finds the
+    // object there (another upload between the look and the copy) leaves
+    // it as it was.
+    s3.put(BUCKET, "t/other.uploading", b"other bytes");
+    assert!(!store.copy_if_absent("t/other.uploading", &key).unwrap());
+    assert!(s3.get(BUCKET, &key) == bytes);
+    assert!(
+        store
+            .copy_if_absent("t/other.uploading", "t/other")
+            .unwrap()
+    );
+    assert_eq!(s3.get(BUCKET, "t/other"), b"other bytes");
     std::fs::write(&big, b"short").unwrap();
     assert!(matches!(
         store.upload(&big, &key).unwrap_err(),
