@@ -5,13 +5,19 @@
 //!
 //! A closed file is uploaded whole ([`WarcStore::upload`]): in one request
 //! up to [`PART_SIZE`], in parts of that size above it (memory: one part),
-//! create-if-absent, so that an object is never overwritten; an upload that
+//! create-if-absent, so that an object is never overwritten (in parts: to
+//! a staging name `KEY.uploading`, then copied create-if-absent on the
+//! server and removed; above 5 GiB, which S3 does not copy in one part,
+//! straight to its name after a look: there the unique names are what
+//! keeps objects from being overwritten); an upload that
 //! fails is retried with backoff until a time limit. The upload is then
 //! recorded in the run's manifest (`fetched/ID/uploads.v1.tsv`, [`manifest`])
 //! with its size and sha256, and only then may the local copy be removed.
 //! Readers list a run's WARC files with [`run_warcs`] (local files and
 //! uploaded ones) and open each with [`readable`], which fetches an uploaded
-//! file to a temporary file when it is not local.
+//! file to a temporary file when it is not local (`TMPDIR/.store-PID-N/`,
+//! removed when dropped; the first copy a process makes removes those of
+//! readers that were killed, [`remove_stale_copies`]).
 //!
 //! Object names: `PREFIX/fetched/ID/NAME` (`PREFIX/shards/JJJ/fetched/ID/NAME`
 //! in a sharded crawl), where NAME is the file's own name, which holds the
@@ -48,6 +54,15 @@ pub use upload::{Background, RunUploads, UploadQueue};
 /// Size of one part of a multipart upload, and the largest file uploaded
 /// in one request. Memory held by an upload is about one part.
 pub const PART_SIZE: usize = 8 * 1024 * 1024;
+
+/// Suffix of the staging name of a file uploaded in parts (`KEY.uploading`),
+/// copied to `KEY` once complete and removed. A run killed meanwhile
+/// leaves it; the next upload of the file overwrites and removes it.
+pub const STAGING_SUFFIX: &str = ".uploading";
+
+/// The largest object S3 copies in one part (UploadPartCopy): larger files
+/// are uploaded in parts to their name directly, after a look.
+const MAX_COPY_SIZE: u64 = 5 << 30;
 
 /// How long an upload is retried, unless set (`warc_store_retry`).
 pub const DEFAULT_RETRY_TIME: Duration = Duration::from_secs(300);
@@ -283,15 +298,62 @@ impl WarcStore {
                 Err(e) => Err(Attempt::Store(e)),
             };
         }
-        // Multipart uploads have no create-if-absent: look first.
+        // Already there (a killed run's upload): no need to send it again.
         match self.client.head(&path).await {
             Ok(_) => return Err(Attempt::Exists),
             Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(Attempt::Store(e)),
         }
+        // object_store completes a multipart upload without a condition:
+        // the parts go to a staging name, which is then copied to the
+        // object's name create-if-absent (S3: one part copied on the
+        // server, completed with `If-None-Match: *`) and removed. S3
+        // copies at most 5 GiB in one part: a larger file goes straight to
+        // its name, after the look above (names are unique: see the module
+        // doc).
+        if size > MAX_COPY_SIZE {
+            return self.put_parts(&mut file, &path, size).await;
+        }
+        let staging = ObjectPath::from(format!("{key}{STAGING_SUFFIX}"));
+        self.put_parts(&mut file, &staging, size).await?;
+        let copied = self.client.copy_if_not_exists(&staging, &path).await;
+        let _ = self.client.delete(&staging).await;
+        match copied {
+            Ok(()) => Ok(()),
+            Err(object_store::Error::AlreadyExists { .. }) => Err(Attempt::Exists),
+            Err(e) => Err(Attempt::Store(e)),
+        }
+    }
+
+    /// The server-side copy create-if-absent of an upload in parts, from
+    /// `from` to `to`, alone (for the tests: whether the store honours
+    /// it); `Ok(false)` when `to` exists, left as it was.
+    #[cfg(feature = "testutil")]
+    pub fn copy_if_absent(&self, from: &str, to: &str) -> Result<bool, StoreError> {
+        let copied = self.runtime.block_on(
+            self.client
+                .copy_if_not_exists(&ObjectPath::from(from), &ObjectPath::from(to)),
+        );
+        match copied {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(StoreError::Unreachable {
+                url: self.url_of(to),
+                message: clean(&e),
+            }),
+        }
+    }
+
+    /// Uploads `size` bytes of `file` to `path` in parts of [`PART_SIZE`].
+    async fn put_parts(
+        &self,
+        file: &mut std::fs::File,
+        path: &ObjectPath,
+        size: u64,
+    ) -> Result<(), Attempt> {
         let mut upload = self
             .client
-            .put_multipart(&path)
+            .put_multipart(path)
             .await
             .map_err(Attempt::Store)?;
         let mut sent = 0u64;
@@ -455,6 +517,9 @@ fn s3_client(
                 .with_connect_timeout(Duration::from_secs(10))
                 .with_timeout(Duration::from_secs(120)),
         )
+        // A copy create-if-absent (the last step of an upload in parts):
+        // one part copied, completed with `If-None-Match: *`.
+        .with_copy_if_not_exists(object_store::aws::S3CopyIfNotExists::Multipart)
         .with_retry(RetryConfig {
             max_retries: 2,
             retry_timeout: Duration::from_secs(30),
@@ -548,7 +613,9 @@ pub fn run_warcs(dir: &Path, local: Vec<PathBuf>) -> io::Result<Vec<PathBuf>> {
 #[derive(Debug)]
 pub struct Readable {
     path: PathBuf,
-    temporary: bool,
+    /// For a temporary copy: the lock of its directory, held while it
+    /// lives ([`remove_stale_copies`]).
+    copy_lock: Option<crate::lock::FileLock>,
 }
 
 impl Readable {
@@ -559,15 +626,16 @@ impl Readable {
 
     /// True when this is a copy fetched from the store.
     pub fn fetched(&self) -> bool {
-        self.temporary
+        self.copy_lock.is_some()
     }
 }
 
 impl Drop for Readable {
     fn drop(&mut self) {
-        if self.temporary {
+        if self.copy_lock.is_some() {
             let _ = std::fs::remove_file(&self.path);
             if let Some(dir) = self.path.parent() {
+                let _ = std::fs::remove_file(dir.join(COPY_LOCK));
                 let _ = std::fs::remove_dir(dir);
             }
         }
@@ -582,7 +650,7 @@ pub fn readable(path: &Path) -> io::Result<Readable> {
     if path.exists() {
         return Ok(Readable {
             path: path.to_path_buf(),
-            temporary: false,
+            copy_lock: None,
         });
     }
     let not_found = || {
@@ -601,13 +669,10 @@ pub fn readable(path: &Path) -> io::Result<Readable> {
     };
     // In a directory of its own, under the file's own name (a WACZ
     // package names its files after them).
-    let tmp_dir =
-        std::env::temp_dir().join(format!(".store-{}-{}", std::process::id(), next_copy()));
-    std::fs::create_dir_all(&tmp_dir)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp_dir.display())))?;
+    let (tmp_dir, lock) = copy_dir()?;
     let copy = Readable {
         path: tmp_dir.join(&*name),
-        temporary: true,
+        copy_lock: Some(lock),
     };
     fetch_copy(up, copy.path()).map_err(|e| io::Error::other(crate::exit::chain(&e)))?;
     Ok(copy)
@@ -619,12 +684,10 @@ pub fn readable_url(url: &str) -> io::Result<Readable> {
     let fail = |e: StoreError| io::Error::other(crate::exit::chain(&e));
     let (store, key) = store_of_url(url).map_err(fail)?;
     let name = key.rsplit('/').next().unwrap_or("object").to_string();
-    let tmp_dir =
-        std::env::temp_dir().join(format!(".store-{}-{}", std::process::id(), next_copy()));
-    std::fs::create_dir_all(&tmp_dir)?;
+    let (tmp_dir, lock) = copy_dir()?;
     let copy = Readable {
         path: tmp_dir.join(name),
-        temporary: true,
+        copy_lock: Some(lock),
     };
     let mut file = std::fs::File::create(copy.path())?;
     store.read_object(&key, &mut file).map_err(fail)?;
@@ -632,9 +695,79 @@ pub fn readable_url(url: &str) -> io::Result<Readable> {
     Ok(copy)
 }
 
-fn next_copy() -> u64 {
+/// Prefix of the directories of temporary copies in `TMPDIR`:
+/// `.store-PID-N`, PID the reader's process id.
+const COPY_DIR_PREFIX: &str = ".store-";
+
+/// The lock file in the directory of a temporary copy, locked by its
+/// reader while the copy lives.
+const COPY_LOCK: &str = ".lock";
+
+/// A new directory for one temporary copy, `TMPDIR/.store-PID-N`, and
+/// the lock of it. The first call of a process removes the copies that
+/// readers killed before their copies were dropped left behind
+/// ([`remove_stale_copies`]).
+fn copy_dir() -> io::Result<(PathBuf, crate::lock::FileLock)> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    static CLEANED: std::sync::Once = std::sync::Once::new();
+    let tmp = std::env::temp_dir();
+    CLEANED.call_once(|| {
+        remove_stale_copies(&tmp);
+    });
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = tmp.join(format!("{COPY_DIR_PREFIX}{}-{n}", std::process::id()));
+    let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir).map_err(with_path)?;
+    match crate::lock::try_lock(&dir.join(COPY_LOCK)).map_err(with_path)? {
+        Some(lock) => Ok((dir, lock)),
+        None => Err(with_path(io::Error::other(
+            "locked by another reader; remove the directory if no reader runs",
+        ))),
+    }
+}
+
+/// Removes from `tmp` the directories of temporary copies
+/// (`.store-PID-N`) whose process is gone: a reader killed (`kill -9`)
+/// while it held a copy leaves it there. Whether a process lives is asked
+/// of `/proc/PID`, so this removes nothing where there is no `/proc`
+/// (outside Linux), nor anything that is not such a directory; a directory
+/// whose process id has since been reused stays until that process ends
+/// too. A directory whose lock (`.lock`, held by its reader) is taken stays
+/// as well: its reader lives where `/proc` does not show it (another PID
+/// namespace sharing `TMPDIR`). Returns the number of directories removed.
+pub fn remove_stale_copies(tmp: &Path) -> usize {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return 0;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(COPY_DIR_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || pid == std::process::id() || proc.join(pid.to_string()).exists() {
+            continue;
+        }
+        // Held while removing: a reader that locks it now finds it gone.
+        let Ok(Some(_lock)) = crate::lock::try_lock(&entry.path().join(COPY_LOCK)) else {
+            continue;
+        };
+        if std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Downloads an uploaded file to `to`, checking its size and sha256.

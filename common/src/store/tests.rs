@@ -103,3 +103,71 @@ fn a_torn_manifest_line_is_not_read_and_is_cut_before_the_next() {
     assert!(e.contains("line 2"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn stale_copies_of_dead_readers_are_removed_live_ones_kept() {
+    let tmp = temp("stale");
+    // A process that has ended: its pid names no process now.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let dead_dir = tmp.join(format!(".store-{dead}-0"));
+    std::fs::create_dir_all(&dead_dir).unwrap();
+    std::fs::write(dead_dir.join("a.warc.gz"), b"copy").unwrap();
+    // A dead pid whose lock is held: a reader of another pid namespace.
+    let held_dir = tmp.join(format!(".store-{dead}-1"));
+    std::fs::create_dir_all(&held_dir).unwrap();
+    let held = crate::lock::try_lock(&held_dir.join(".lock"))
+        .unwrap()
+        .unwrap();
+    let live_dir = tmp.join(format!(".store-{}-3", std::process::id()));
+    std::fs::create_dir_all(&live_dir).unwrap();
+    std::fs::write(live_dir.join("b.warc.gz"), b"copy").unwrap();
+    // Not copies: left alone whatever their names hold.
+    let others = [
+        tmp.join(".store-notapid-1"),
+        tmp.join(format!(".store-{dead}")),
+        tmp.join("store-1-1"),
+    ];
+    for o in &others {
+        std::fs::create_dir_all(o).unwrap();
+    }
+    let file = tmp.join(format!(".store-{dead}-9"));
+    std::fs::write(&file, b"a file").unwrap();
+
+    let removed = remove_stale_copies(&tmp);
+    if cfg!(target_os = "linux") {
+        assert_eq!(removed, 1);
+        assert!(!dead_dir.exists());
+    } else {
+        assert_eq!(removed, 0);
+        assert!(dead_dir.exists());
+    }
+    assert!(live_dir.join("b.warc.gz").is_file());
+    assert!(held_dir.is_dir());
+    drop(held);
+    for o in &others {
+        assert!(o.is_dir(), "{}", o.display());
+    }
+    assert!(file.is_file());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn a_copy_holds_the_lock_of_its_directory_and_removes_it_when_dropped() {
+    let (dir, _lock) = copy_dir().unwrap();
+    assert!(
+        crate::lock::try_lock(&dir.join(COPY_LOCK))
+            .unwrap()
+            .is_none()
+    );
+    let copy = Readable {
+        path: dir.join("x.warc.gz"),
+        copy_lock: Some(_lock),
+    };
+    std::fs::write(copy.path(), b"copy").unwrap();
+    assert_eq!(remove_stale_copies(dir.parent().unwrap()), 0);
+    assert!(copy.path().is_file());
+    drop(copy);
+    assert!(!dir.exists());
+}

@@ -222,26 +222,7 @@ fn package_and_validate(c: &DemoCrawl) {
             .arg(&out),
         &c.crawl,
     );
-    let validate = run_tool(
-        &python_tool("wacz", "WACZ"),
-        &["validate".as_ref(), "-f".as_ref(), out.as_os_str()],
-    );
-    let said = String::from_utf8_lossy(&validate.stdout);
-    assert!(
-        validate.status.success() && said.contains("Validation succeeded"),
-        "{said}\n{}",
-        String::from_utf8_lossy(&validate.stderr)
-    );
-    let pages = unzip(&out, "pages/pages.jsonl");
-    let mut lines = pages.lines();
-    assert!(lines.next().unwrap().contains("\"json-pages-1.0\""));
-    let listed: BTreeSet<String> = lines
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            assert!(v["ts"].as_str().unwrap().ends_with('Z'), "{l}");
-            v["url"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let listed = wacz_pages(&out);
     let html_pages: BTreeSet<String> = c
         .outcome()
         .log
@@ -253,7 +234,34 @@ fn package_and_validate(c: &DemoCrawl) {
         .collect();
     assert!(html_pages.len() > 50, "{}", html_pages.len());
     assert_eq!(listed, html_pages);
+    let pages = unzip(&out, "pages/pages.jsonl");
     assert!(pages.contains("\"title\": \"") || pages.contains("\"title\":\""));
+}
+
+/// Checks the WACZ package `wacz` with `wacz validate`; the URLs its
+/// pages list (`pages/pages.jsonl`) holds.
+pub(crate) fn wacz_pages(wacz: &Path) -> BTreeSet<String> {
+    let validate = run_tool(
+        &python_tool("wacz", "WACZ"),
+        &["validate".as_ref(), "-f".as_ref(), wacz.as_os_str()],
+    );
+    let said = String::from_utf8_lossy(&validate.stdout);
+    assert!(
+        validate.status.success() && said.contains("Validation succeeded"),
+        "{}: {said}\n{}",
+        wacz.display(),
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    let pages = unzip(wacz, "pages/pages.jsonl");
+    let mut lines = pages.lines();
+    assert!(lines.next().unwrap().contains("\"json-pages-1.0\""));
+    lines
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["ts"].as_str().unwrap().ends_with('Z'), "{l}");
+            v["url"].as_str().unwrap().to_string()
+        })
+        .collect()
 }
 
 /// The entry `name` of the ZIP file `zip`, as text (with Python's zipfile,

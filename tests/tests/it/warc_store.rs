@@ -2,7 +2,11 @@
 //! loopback (moto): a crawl whose WARC files go to the store fetches the
 //! same URLs and makes the same next segments as one that keeps them
 //! locally, its objects pass `warcio check`, and no credential is written
-//! anywhere; uploads survive a 503 storm and a store that goes down and
+//! anywhere, and `segmenter index` and `wacz` read the uploaded files back
+//! (the package passes `wacz validate`); a crawl of two shards, fetched,
+//! mapped and reduced shard by shard, puts each shard's files under
+//! `PREFIX/shards/JJJ/` and fetches what it fetches with local files;
+//! uploads survive a 503 storm and a store that goes down and
 //! comes back; a fetch killed (`kill -9`) during an upload is resumed and
 //! uploads everything once; a store gone for good ends the fetch with exit
 //! code 4, its files kept, and the next fetch uploads them; an object is
@@ -227,6 +231,23 @@ fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
     };
     assert!(captures(&local) > 10);
     assert_eq!(captures(&local), captures(&stored));
+    // `segmenter wacz` packages the uploaded files, read back from the
+    // store: `wacz validate` accepts the package, and it lists the pages of
+    // the local crawl's.
+    let mut listed = Vec::new();
+    for crawl in [&local, &stored] {
+        let package = crawl.with_extension("wacz");
+        run(
+            segmenter(&["wacz"], crawl, s3.addr())
+                .arg("--out")
+                .arg(&package),
+            crawl,
+            0,
+        );
+        listed.push(crate::archive_tools::wacz_pages(&package));
+    }
+    assert!(listed[0].len() > 10, "{} pages", listed[0].len());
+    assert_eq!(listed[0], listed[1]);
     // `segmenter import` takes an object of the store.
     let (name, key) = first_upload(&stored.join("fetched/00001"));
     assert!(name.ends_with(".warc.gz"), "{name}");
@@ -452,9 +473,145 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
     let up = store.upload(&big, &key).unwrap();
     assert_eq!(up.size, bytes.len() as u64);
     assert!(s3.get(BUCKET, &key) == bytes);
+    // Through a staging name, copied create-if-absent and removed.
+    assert_eq!(
+        s3.keys(BUCKET, "t/fetched/00001/"),
+        ["t/fetched/00001/a.warc.gz", "t/fetched/00001/big.warc.gz"]
+    );
+    // The copy is create-if-absent on the server: one that finds the
+    // object there (another upload between the look and the copy) leaves
+    // it as it was.
+    s3.put(BUCKET, "t/other.uploading", b"other bytes");
+    assert!(!store.copy_if_absent("t/other.uploading", &key).unwrap());
+    assert!(s3.get(BUCKET, &key) == bytes);
+    assert!(
+        store
+            .copy_if_absent("t/other.uploading", "t/other")
+            .unwrap()
+    );
+    assert_eq!(s3.get(BUCKET, "t/other"), b"other bytes");
     std::fs::write(&big, b"short").unwrap();
     assert!(matches!(
         store.upload(&big, &key).unwrap_err(),
         StoreError::Collision { .. }
     ));
+}
+
+/// `segmenter inject CRAWL SEEDS --shards 2`.
+fn inject_shards(crawl: &Path, seeds: &Path) {
+    let mut cmd = Command::new(bins::bin_path("segmenter"));
+    cmd.arg("inject")
+        .arg(crawl)
+        .arg(seeds)
+        .args(["--shards", "2", "--min-free-disk", "0"]);
+    run(&mut cmd, crawl, 0);
+}
+
+/// One round of a 2-shard crawl as a cluster runs it, step by step: every
+/// shard's fetch (`--shard J`), then every shard's map, then every shard's
+/// reduce.
+fn sharded_round(crawl: &Path, endpoint: std::net::SocketAddr) {
+    let top = common::crawldir::CrawlDir::new(crawl);
+    for j in 0..2u32 {
+        if !top.shard(j).pending_segments().unwrap().is_empty() {
+            let shard = j.to_string();
+            run(&mut fetch(crawl, endpoint, &["--shard", &shard]), crawl, 0);
+        }
+    }
+    for step in ["map", "reduce"] {
+        for j in 0..2u32 {
+            let shard = j.to_string();
+            run(
+                &mut segmenter(&[step, "--shard", &shard], crawl, endpoint),
+                crawl,
+                0,
+            );
+        }
+    }
+}
+
+#[test]
+fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let c = DemoCrawl::start("warc-store-shards", &demo(), CrawlSettings::default());
+    let local = crawl_beside(&c, "local", "");
+    let stored = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/sharded\""),
+    );
+    for crawl in [&local, &stored] {
+        inject_shards(crawl, &c.seeds);
+        for _round in 0..2 {
+            sharded_round(crawl, s3.addr());
+        }
+    }
+    let shard_roots = |crawl: &Path| -> Vec<PathBuf> {
+        let top = common::crawldir::CrawlDir::new(crawl);
+        (0..2).map(|j| top.shard(j).root().to_path_buf()).collect()
+    };
+    let attempted_all = |crawl: &Path| -> BTreeSet<String> {
+        shard_roots(crawl)
+            .iter()
+            .flat_map(|r| attempted(r))
+            .collect()
+    };
+    // The same URLs fetched, over two rounds of both shards.
+    let urls = attempted_all(&local);
+    assert!(urls.len() > 10, "{} URLs", urls.len());
+    assert_eq!(urls, attempted_all(&stored));
+    // Each shard's runs went to PREFIX/shards/JJJ/fetched/ID/, all of
+    // them, and hold what the local crawl stored; nothing is left locally.
+    let mut from_store = Vec::new();
+    let mut from_local = Vec::new();
+    let mut runs = 0;
+    for (j, (s_root, l_root)) in shard_roots(&stored)
+        .into_iter()
+        .zip(shard_roots(&local))
+        .enumerate()
+    {
+        let view = common::crawldir::CrawlDir::new(&stored).shard(j as u32);
+        for id in ["00001", "00002"] {
+            let run_dir = s_root.join("fetched").join(id);
+            if !run_dir.exists() {
+                continue;
+            }
+            runs += 1;
+            assert!(run_dir.join("DONE").is_file());
+            assert!(run_dir.join("mapped/DONE").is_file());
+            assert!(
+                local_warcs(&run_dir).is_empty(),
+                "{}",
+                bins::listing(&run_dir)
+            );
+            let prefix = format!("sharded/shards/{j:03}/fetched/{id}/");
+            let keys = s3.keys(BUCKET, &prefix);
+            let manifest = Manifest::read(&run_dir).unwrap();
+            assert_eq!(keys.len(), manifest.uploads().len(), "{keys:?}");
+            for up in manifest.uploads() {
+                assert_eq!(up.url, format!("s3://{BUCKET}/{prefix}{}", up.name));
+            }
+            let into = c.scratch.path().join(format!("objects-{j}-{id}"));
+            let objects = objects_of(&run_dir, &s3, &into);
+            assert!(!objects.is_empty(), "shard {j} run {id}");
+            from_store.extend(response_urls(&objects));
+            from_local.extend(response_urls(&local_warcs(
+                &l_root.join("fetched").join(id),
+            )));
+        }
+        let consumed = std::fs::read_to_string(view.consumed_path()).unwrap_or_default();
+        assert!(!consumed.is_empty(), "shard {j}: no run consumed");
+    }
+    assert!(runs >= 3, "{runs} runs fetched");
+    // Nothing outside the shards' prefixes.
+    let all = s3.keys(BUCKET, "sharded/");
+    assert!(
+        all.iter().all(|k| k.starts_with("sharded/shards/")),
+        "{all:?}"
+    );
+    from_store.sort();
+    from_local.sort();
+    assert!(!from_store.is_empty());
+    assert_eq!(from_store, from_local);
 }
