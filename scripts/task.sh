@@ -3,7 +3,7 @@
 # (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
 #
 # Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR]
-#                        [-- FETCHER_ARGS...]
+#                        [--lock-wait SECONDS] [-- FETCHER_ARGS...]
 #
 #   fetch   shard J's part of the fetch step: fetch its pending segment (an
 #           unfinished run is resumed: nothing stored is fetched again), then
@@ -16,32 +16,40 @@
 # AWS_BATCH_JOB_ARRAY_INDEX. --threads N is the segmenter's worker threads
 # for the map and the reduce (one per CPU the task was given: the Slurm
 # driver passes SLURM_CPUS_PER_TASK); without it, the segmenter takes the
-# CPUs it may run on (which, without a cgroup, are all the machine's). A task holds CRAWL/shards/JJJ/.task.lock (flock)
-# while it runs: a second task of the same shard refuses at once. A task
-# killed anywhere is run again as it was: every step resumes from the files.
+# CPUs it may run on (which, without a cgroup, are all the machine's). A task
+# holds CRAWL/shards/JJJ/.task.lock (flock) while it runs. A second task of
+# the same shard waits for it --lock-wait seconds (default 30: long enough
+# for a cancelled or timed-out task to finish stopping, its fetcher takes at
+# most 10 s), then refuses. A task killed anywhere is run again as it was:
+# every step resumes from the files.
 #
 # Exit codes:
 #   0   done (also: nothing to do for this shard)
 #   1   a step failed (its message names its log)
 #   2   usage error (no index, index out of range, binary not found)
 #   3   stopped at the free-disk floor
-#   75  another task holds this shard's lock (the same index runs twice)
+#   75  another task held this shard's lock for --lock-wait seconds (the
+#       same index runs twice)
 #   130 interrupted; run the task again to resume
 set -uo pipefail
 
 prog=task.sh
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR] [-- FETCHER_ARGS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
 
 [ $# -ge 2 ] || die_usage "missing arguments"
 crawl=$1 step=$2
 shift 2
 case "$step" in fetch|reduce) ;; *) die_usage "unknown step '$step' (fetch or reduce)" ;; esac
-index= bindir=
+index= bindir= lock_wait=30
 fetch_args=() segmenter_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --index) [ $# -ge 2 ] || die_usage "--index needs a value"; index=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --lock-wait)
+            [ $# -ge 2 ] || die_usage "--lock-wait needs a value"
+            case "$2" in ''|*[!0-9]*) die_usage "--lock-wait takes whole seconds" ;; esac
+            lock_wait=$2; shift 2 ;;
         --threads)
             [ $# -ge 2 ] || die_usage "--threads needs a value"
             case "$2" in ''|*[!0-9]*|0) die_usage "--threads takes a whole number above 0" ;; esac
@@ -72,8 +80,13 @@ mkdir -p "$shard_dir" || exit 1
 
 exec 9>"$shard_dir/.task.lock" || { echo "$prog: $shard_dir/.task.lock: cannot open the lock file" >&2; exit 1; }
 if ! flock -n 9; then
-    echo "$prog: $shard_dir: another task of shard $index holds the lock (the same index runs twice?); this one does nothing" >&2
-    exit 75
+    # A cancelled task may still be stopping (its fetcher finishes the
+    # requests in flight): wait for it, a bounded time.
+    echo "$prog: $shard_dir: another task of shard $index holds the lock; waiting at most ${lock_wait}s for it to end" >&2
+    if ! flock -w "$lock_wait" 9; then
+        echo "$prog: $shard_dir: another task of shard $index holds the lock after ${lock_wait}s (the same index runs twice?); this one does nothing" >&2
+        exit 75
+    fi
 fi
 
 trap 'exit 130' INT TERM HUP

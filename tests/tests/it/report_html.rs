@@ -88,9 +88,14 @@ pub(crate) fn text_of(html: &str, id: &str) -> String {
 
 /// The cells of the rounds table's row of round `n`.
 pub(crate) fn round_row(html: &str, n: u64) -> Vec<String> {
+    table_row(html, "round", n)
+}
+
+/// The cells of the table row marked `data-WHAT="n"`.
+pub(crate) fn table_row(html: &str, what: &str, n: u64) -> Vec<String> {
     let at = html
-        .find(&format!("<tr data-round=\"{n}\">"))
-        .unwrap_or_else(|| panic!("no row for round {n} in the page"));
+        .find(&format!("<tr data-{what}=\"{n}\">"))
+        .unwrap_or_else(|| panic!("no row for {what} {n} in the page"));
     let row = &html[at..at + html[at..].find("</tr>").unwrap()];
     row.split("<td")
         .skip(1)

@@ -12,7 +12,9 @@ use testkit::bins;
 use testkit::warcio::{python_tool, run_tool};
 
 use crate::archive_tools::unzip;
-use crate::report_html::{assert_self_contained, build_report, round_row, segmenter, text_of};
+use crate::report_html::{
+    assert_self_contained, build_report, round_row, segmenter, table_row, text_of,
+};
 use crate::support::{CrawlSettings, DemoCrawl};
 
 #[test]
@@ -138,17 +140,7 @@ fn map_counts(view: &common::crawldir::CrawlDir, id: &str) -> Value {
 
 /// The cells of the shard table's row of shard `j`.
 fn shard_row(html: &str, j: u64) -> Vec<String> {
-    let at = html
-        .find(&format!("<tr data-shard=\"{j}\">"))
-        .unwrap_or_else(|| panic!("no row for shard {j} in the page"));
-    let row = &html[at..at + html[at..].find("</tr>").unwrap()];
-    row.split("<td")
-        .skip(1)
-        .map(|c| {
-            let c = &c[c.find('>').unwrap() + 1..];
-            c[..c.find("</td>").unwrap()].to_string()
-        })
-        .collect()
+    table_row(html, "shard", j)
 }
 
 /// `segmenter report`: every figure is the shards' together, as

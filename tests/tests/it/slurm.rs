@@ -76,8 +76,8 @@ fn a_task_takes_its_index_from_the_engine_and_one_task_per_shard_runs_at_once() 
     let out = task(&[("AWS_BATCH_JOB_ARRAY_INDEX", "2")], &["reduce"], 2);
     assert!(out.stderr.contains("numbered 0 to 1"), "{}", out.stderr);
 
-    // A task of shard 1 holds its lock: a second one refuses (75), and
-    // does nothing; shard 0 is not held by it.
+    // A task of shard 1 holds its lock: a second one waits --lock-wait,
+    // then refuses (75) and does nothing; shard 0 is not held by it.
     let lock = CrawlDir::new(&c.crawl).shard(1).root().join(".task.lock");
     let mut holder = Command::new("flock")
         .arg(&lock)
@@ -89,13 +89,19 @@ fn a_task_takes_its_index_from_the_engine_and_one_task_per_shard_runs_at_once() 
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
-    let out = task(&[("SLURM_ARRAY_TASK_ID", "1")], &["fetch"], 75);
+    let asked = std::time::Instant::now();
+    let out = task(
+        &[("SLURM_ARRAY_TASK_ID", "1")],
+        &["fetch", "--lock-wait", "1"],
+        75,
+    );
     assert!(
         out.stderr
-            .contains("another task of shard 1 holds the lock"),
+            .contains("another task of shard 1 holds the lock after 1s"),
         "{}",
         out.stderr
     );
+    assert!(asked.elapsed() >= Duration::from_secs(1), "it waited");
     assert!(
         !CrawlDir::new(&c.crawl)
             .shard(1)

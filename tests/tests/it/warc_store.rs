@@ -72,6 +72,34 @@ fn crawl_beside(c: &DemoCrawl, name: &str, extra: &str) -> PathBuf {
     dir
 }
 
+/// A store behind a fault relay, and a crawl directory beside a demo
+/// crawl's that keeps its WARC files in `s3://BUCKET/c`, with `extra` lines
+/// in `[fetcher]`.
+struct Relayed {
+    s3: S3Server,
+    proxy: FaultProxy,
+    c: DemoCrawl,
+    crawl: PathBuf,
+}
+
+fn relayed(name: &str, extra: &str) -> Relayed {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    let c = DemoCrawl::start(name, &demo(), CrawlSettings::default());
+    let crawl = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/c\"\n{extra}"),
+    );
+    Relayed {
+        s3,
+        proxy,
+        c,
+        crawl,
+    }
+}
+
 /// The URLs of a segment file, sorted.
 fn segment_urls(path: &Path) -> Vec<String> {
     let mut urls: Vec<String> = zstdcat(path)
@@ -291,15 +319,12 @@ const MANY_FILES: &str = "warc_max_size = \"4KiB\"\nwarc_store_retry = \"20s\"";
 
 #[test]
 fn uploads_ride_out_a_503_storm_and_a_store_that_goes_down_and_comes_back() {
-    let s3 = S3Server::start();
-    s3.create_bucket(BUCKET);
-    let proxy = FaultProxy::start(s3.addr());
-    let c = DemoCrawl::start("warc-store-faults", &demo(), CrawlSettings::default());
-    let crawl = crawl_beside(
-        &c,
-        "stored",
-        &format!("warc_store = \"s3://{BUCKET}/c\"\n{MANY_FILES}"),
-    );
+    let Relayed {
+        s3,
+        proxy,
+        c,
+        crawl,
+    } = relayed("warc-store-faults", MANY_FILES);
     support::inject(&crawl, &c.seeds, &c.crawl, STEP);
     // A storm of 503s: every upload is retried until it lands.
     proxy.slow_down(12);
@@ -348,15 +373,12 @@ fn stored_in_log(run: &Path) -> Vec<String> {
 
 #[test]
 fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
-    let s3 = S3Server::start();
-    s3.create_bucket(BUCKET);
-    let proxy = FaultProxy::start(s3.addr());
-    let c = DemoCrawl::start("warc-store-kill", &demo(), CrawlSettings::default());
-    let crawl = crawl_beside(
-        &c,
-        "stored",
-        &format!("warc_store = \"s3://{BUCKET}/c\"\n{MANY_FILES}"),
-    );
+    let Relayed {
+        s3,
+        proxy,
+        c,
+        crawl,
+    } = relayed("warc-store-kill", MANY_FILES);
     support::inject(&crawl, &c.seeds, &c.crawl, STEP);
     // The first upload hangs; the fetcher is killed while it waits.
     proxy.set(Fault::Hold);
@@ -381,18 +403,16 @@ fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
 
 #[test]
 fn a_store_gone_for_good_ends_the_fetch_with_exit_4_and_the_next_fetch_uploads() {
-    let s3 = S3Server::start();
-    s3.create_bucket(BUCKET);
-    let proxy = FaultProxy::start(s3.addr());
-    proxy.set(Fault::Down);
-    let c = DemoCrawl::start("warc-store-down", &demo(), CrawlSettings::default());
-    let crawl = crawl_beside(
-        &c,
-        "stored",
-        &format!(
-            "warc_store = \"s3://{BUCKET}/c\"\nwarc_max_size = \"4KiB\"\nwarc_store_retry = \"1s\""
-        ),
+    let Relayed {
+        s3,
+        proxy,
+        c,
+        crawl,
+    } = relayed(
+        "warc-store-down",
+        "warc_max_size = \"4KiB\"\nwarc_store_retry = \"1s\"",
     );
+    proxy.set(Fault::Down);
     // crawl.sh: the fetch cannot upload; the crawl stops with exit code 4,
     // saying so, the round open.
     let mut crawl_sh = Command::new(support::crawl_sh());
