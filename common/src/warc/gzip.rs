@@ -13,10 +13,20 @@ use libdeflater::{CompressionLvl, Compressor, Crc};
 /// no extra flags, unknown OS.
 const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
+/// Records shorter than this are stored in their member as they are (a
+/// stored deflate block) instead of compressed. Compressing a record costs
+/// libdeflate about 6.7 µs of set-up (its 128 KiB hash table and Huffman
+/// codes) whatever the record's size: as much as the rest of storing a page
+/// for the request and metadata records of a fetch (700 and 500 bytes),
+/// which it shrinks by 90–180 bytes. Readers see the same records.
+pub(crate) const STORED_BELOW: usize = 1024;
+
 /// Compresses records into gzip members, reusing its compressor and its
 /// buffer.
 pub(crate) struct MemberWriter {
     deflate: Compressor,
+    /// Level 0: the short records, stored.
+    store: Compressor,
     /// The parts of a record put end to end, as libdeflate wants one slice.
     joined: Vec<u8>,
 }
@@ -28,13 +38,15 @@ impl MemberWriter {
         let level = CompressionLvl::new(level.min(12) as i32).unwrap_or_default();
         MemberWriter {
             deflate: Compressor::new(level),
+            store: Compressor::new(CompressionLvl::new(0).unwrap_or_default()),
             joined: Vec::new(),
         }
     }
 
     /// Appends to `out` the raw deflate stream of `parts` put end to end
-    /// (no gzip header or trailer); returns their CRC-32 and length, for
-    /// the trailer of a member that [`finish_member`] completes.
+    /// (no gzip header or trailer), stored if they are shorter than
+    /// [`STORED_BELOW`]; returns their CRC-32 and length, for the trailer of
+    /// a member that [`finish_member`] completes.
     pub(crate) fn deflate_raw(
         &mut self,
         parts: &[&[u8]],
@@ -59,9 +71,14 @@ impl MemberWriter {
         let mut crc = Crc::new();
         crc.update(input);
         let start = out.len();
-        let bound = self.deflate.deflate_compress_bound(input.len());
+        let deflate = if input.len() < STORED_BELOW {
+            &mut self.store
+        } else {
+            &mut self.deflate
+        };
+        let bound = deflate.deflate_compress_bound(input.len());
         out.resize(start + bound, 0);
-        match self.deflate.deflate_compress(input, &mut out[start..]) {
+        match deflate.deflate_compress(input, &mut out[start..]) {
             Ok(n) => out.truncate(start + n),
             Err(e) => {
                 out.truncate(start);
@@ -204,5 +221,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn short_records_are_stored_and_longer_ones_compressed() {
+        let line = b"WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000000>\r\n";
+        let short: Vec<u8> = line
+            .iter()
+            .cycle()
+            .take(STORED_BELOW - 1)
+            .copied()
+            .collect();
+        let long: Vec<u8> = line.iter().cycle().take(STORED_BELOW).copied().collect();
+        let mut w = MemberWriter::new(1);
+        let mut out = Vec::new();
+        w.member(&[&short[..10], &short[10..]], &mut out).unwrap();
+        // Header, one final stored block (1 + 4 bytes) holding the record
+        // as it is, trailer.
+        assert_eq!(out.len(), HEADER.len() + 5 + short.len() + 8);
+        assert_eq!(&out[HEADER.len() + 5..][..short.len()], &short[..]);
+        assert_eq!(gunzip(&out), short);
+        out.clear();
+        w.member(&[&long], &mut out).unwrap();
+        assert!(out.len() < long.len() / 4, "{} bytes", out.len());
+        assert_eq!(gunzip(&out), long);
     }
 }
