@@ -41,6 +41,7 @@
 # modes, the fetcher's own default in flat and latency), BODY (bytes per
 # page), HOSTS and PER_HOST (the shape), LATENCY_MS (latency mode), FETCHER
 # (another fetcher binary to measure, e.g. one built from an older commit),
+# SEGMENTER (likewise, the segmenter that packages the WACZ in flat mode),
 # FETCH_ARGS (more fetcher flags, e.g. "--warc-level 1").
 set -euo pipefail
 
@@ -79,6 +80,7 @@ cargo build --quiet --release -p fetcher --bin fetcher --example bench_server \
   -p segmenter --bin segmenter
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 fetcher=${FETCHER:-$bin/fetcher}
+segmenter=${SEGMENTER:-$bin/segmenter}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-fetch.XXXXXX")
 crawl="$work/crawl"
@@ -177,7 +179,7 @@ if [[ "$mode" == flat ]]; then
   sync
   zip_t=$(timed bash -c 'zip -0 -q -j "$0" "${@}" && sync "$0"' "$work/same-files.zip" \
     "$run_dir"/*.warc.gz "$run_dir"/*.cdxj)
-  wacz_t=$(timed "$bin/segmenter" wacz "$crawl" --out "$work/bench.wacz")
+  wacz_t=$(timed "$segmenter" wacz "$crawl" --out "$work/bench.wacz")
   pack_line="$zip_t $(stat -c %s "$work/same-files.zip") $wacz_t $(stat -c %s "$work/bench.wacz")"
 fi
 
