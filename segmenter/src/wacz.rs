@@ -597,3 +597,59 @@ fn find_ascii_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
         hay.len() - p >= needle.len() && hay[p..p + needle.len()].eq_ignore_ascii_case(needle)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A gzip member with a file name in its header (flag FNAME), holding
+    /// a WARC response record whose HTTP head is long enough that the
+    /// title comes after the first bytes inflated, with a `<meta charset>`
+    /// after the title.
+    fn member(title: &[u8]) -> Vec<u8> {
+        let mut body = b"<html><head><title>".to_vec();
+        body.extend_from_slice(title);
+        body.extend_from_slice(b"</title><meta charset=\"windows-1252\"></head><body>");
+        body.extend(std::iter::repeat_n(b'x', 100_000));
+        let mut http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: ".to_vec();
+        http.extend(std::iter::repeat_n(b'p', 3000));
+        http.extend_from_slice(b"\r\n\r\n");
+        http.extend_from_slice(&body);
+        let mut record = format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nContent-Length: {}\r\n\r\n",
+            http.len()
+        )
+        .into_bytes();
+        record.extend_from_slice(&http);
+        record.extend_from_slice(b"\r\n\r\n");
+        let mut gz = flate2::GzBuilder::new()
+            .filename("record.warc")
+            .write(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&record).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn a_title_is_read_from_the_start_of_its_record() {
+        let dir = common::testutil::TempDir::new("wacz-title");
+        let first = member(b"caf\xe9");
+        let second = member(b"second page");
+        let path = dir.write("a.warc.gz", [&first[..], &second[..]].concat());
+        let mut reader = TitleReader::new();
+        let title = reader.title(&path, 0, first.len() as u64);
+        // é in windows-1252, as the <meta> after the title says.
+        assert_eq!(title.as_deref(), Some("café"));
+        // Stopped 1 KB past the title, far from the record's end.
+        assert!(
+            reader.record.len() < 3000 + 1024 + 4096,
+            "{}",
+            reader.record.len()
+        );
+        let title = reader.title(&path, first.len() as u64, second.len() as u64);
+        assert_eq!(title.as_deref(), Some("second page"));
+        // Not a gzip member: no title.
+        assert_eq!(reader.title(&path, 5, 100), None);
+    }
+}
