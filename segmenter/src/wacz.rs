@@ -467,8 +467,8 @@ thread_local! {
 
 /// Reads pages' titles from their records: the WARC file last read kept
 /// open (one open per file and thread), and the buffers and inflate state
-/// reused from record to record (a fresh decoder per page was a tenth of
-/// the command's CPU).
+/// reused from record to record (a fresh decoder per page allocated and
+/// cleared its state each time).
 struct TitleReader {
     open: Option<(PathBuf, File)>,
     /// Compressed bytes of the record read so far.
