@@ -16,8 +16,8 @@ use common::progress::ProgressArgs;
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v4.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v4.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v5.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v5.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -333,7 +333,7 @@ pub enum Command {
     /// (items, design load, size, fill, estimated false-positive rate,
     /// journal, rescues; the bit array checked).
     Inspect {
-        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
+        /// A `*.v5.tsv.zst` file (or `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
         /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`), or
         /// `seen.bloom` (or its `.prev`).
         file: PathBuf,

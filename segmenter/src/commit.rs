@@ -4,7 +4,7 @@
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
-//! [`crate::seen`]), the new `backlog.v4.tsv.zst`, `consumed.txt`, the new
+//! [`crate::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
 //! `history.v2.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
@@ -508,7 +508,7 @@ mod tests {
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
         let mut w =
-            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v4.tsv.zst"))
+            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v5.tsv.zst"))
                 .unwrap();
         w.write(&common::segment::SegmentRecord {
             host: "a.test".into(),
@@ -525,7 +525,7 @@ mod tests {
 
     fn staged_bytes(s: &Staging) -> (Vec<u8>, Vec<u8>) {
         (
-            fs::read(s.segments_dir().join("00002.v4.tsv.zst")).unwrap(),
+            fs::read(s.segments_dir().join("00002.v5.tsv.zst")).unwrap(),
             fs::read(s.bloom_path()).unwrap(),
         )
     }
@@ -538,7 +538,7 @@ mod tests {
         let moved = s.commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v4.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v5.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -577,12 +577,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v5.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v4.tsv.zst"),
+            s.segments_dir().join("00002.v5.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -602,7 +602,7 @@ mod tests {
         let (_tmp, c) = crawl("damaged-staged");
         let s = stage(&c);
         let dir = c.root().join(STAGING_DIR);
-        let listed = "segments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n";
+        let listed = "segments/00002.v5.tsv.zst\nseen.bloom\nconsumed.txt\n";
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::write(c.consumed_path(), b"00001\n").unwrap();
@@ -619,7 +619,7 @@ mod tests {
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::rename(
-            s.segments_dir().join("00002.v4.tsv.zst"),
+            s.segments_dir().join("00002.v5.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -643,7 +643,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v4.tsv.zst"));
+        assert!(safe_relative("segments/00002.v5.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

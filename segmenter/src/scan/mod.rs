@@ -96,7 +96,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
-    /// A fetched run's `leftover.v4.tsv.zst` (or an older version's).
+    /// A fetched run's `leftover.v5.tsv.zst` (or an older version's).
     Leftover(PathBuf),
     /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
     /// the history (they have no WARC record).

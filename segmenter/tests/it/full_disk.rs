@@ -94,7 +94,7 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
 
     // Room for seen.bloom, not for the segment.
     let (error, context) = run_with_file_limit(&crawl, 64 * 1024, &[]);
-    assert!(error.contains("00002.v4.tsv.zst"), "{context}");
+    assert!(error.contains("00002.v5.tsv.zst"), "{context}");
     // The run's log says why it failed.
     let message = error.trim_start_matches("segmenter: ");
     let logged = fs::read_dir(crawl.dir.logs_dir())

@@ -337,7 +337,7 @@ fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
         1,
         "only / was asked"
     );
-    let leftover = support::zstdcat(&root.join("fetched").join(&id).join("leftover.v4.tsv.zst"));
+    let leftover = support::zstdcat(&root.join("fetched").join(&id).join("leftover.v5.tsv.zst"));
     let line = |text: &str| -> Vec<String> {
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
@@ -351,7 +351,7 @@ fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
     c.run();
     let next = root
         .join("segments")
-        .join(format!("{:05}.v4.tsv.zst", id.parse::<u32>().unwrap() + 1));
+        .join(format!("{:05}.v5.tsv.zst", id.parse::<u32>().unwrap() + 1));
     let carried = line(&support::zstdcat(&next));
     assert_eq!(
         carried[7..],

@@ -329,7 +329,7 @@ impl Outcome {
                 }
                 out.warc_files.push(file);
             }
-            let leftover = dir.join("leftover.v4.tsv.zst");
+            let leftover = dir.join("leftover.v5.tsv.zst");
             if leftover.exists() {
                 out.segment_files.push(leftover);
             }
@@ -347,7 +347,7 @@ impl Outcome {
             segs.sort();
             out.segment_files.extend(segs);
         }
-        let backlog = crawl.join("backlog.v4.tsv.zst");
+        let backlog = crawl.join("backlog.v5.tsv.zst");
         if backlog.exists() {
             out.segment_files.push(backlog);
         }
