@@ -5,7 +5,7 @@
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
 //! [`crate::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
-//! `history.v2.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! `history.v3.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by
@@ -432,16 +432,29 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             }
         }
     }
-    // Likewise the history: a version 1 file is the generation the new one
-    // replaces, kept as its `.prev` (the reader takes either version).
+    // Likewise the history: an older version's file is the generation the
+    // new one replaces, kept as its `.prev` (the reader takes any version).
     let history = root.join(crate::history::FILE_NAME);
-    let v1 = root.join(crate::history::V1_FILE_NAME);
-    if history.exists() && v1.exists() {
+    if history.exists() {
         let prev = prev_path(&history);
-        fs::rename(&v1, &prev).map_err(Error::io(&prev))?;
-        let v1_prev = prev_path(&v1);
-        if v1_prev.exists() {
-            fs::remove_file(&v1_prev).map_err(Error::io(&v1_prev))?;
+        let mut kept = false;
+        for name in crate::history::OLD_FILE_NAMES {
+            let old = root.join(name);
+            let old_prev = prev_path(&old);
+            if old_prev.exists() {
+                fs::remove_file(&old_prev).map_err(Error::io(&old_prev))?;
+            }
+            if !old.exists() {
+                continue;
+            }
+            // The newest old file is the one the round read: it stays as
+            // the .prev; an even older one goes.
+            if kept {
+                fs::remove_file(&old).map_err(Error::io(&old))?;
+            } else {
+                fs::rename(&old, &prev).map_err(Error::io(&prev))?;
+                kept = true;
+            }
         }
     }
     let segments = root.join("segments");

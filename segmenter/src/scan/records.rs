@@ -76,16 +76,23 @@ pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
     })
 }
 
-/// What a page record says about its fetch, for the history: `WARC-Date`,
-/// status, payload digest and validators. `None` without a readable date.
-pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
-    let date = rec.header("WARC-Date")?.trim();
-    // WARC-Date may carry more (or fewer) digits of a second than the
-    // milliseconds `parse_iso` reads: whole seconds are enough here.
-    let time = common::timefmt::parse_iso(date).or_else(|| {
+/// A `WARC-Date` (or `WARC-Refers-To-Date`) as a time. It may carry more
+/// (or fewer) digits of a second than the milliseconds `parse_iso` reads:
+/// whole seconds are enough then.
+fn warc_date(date: &str) -> Option<std::time::SystemTime> {
+    let date = date.trim();
+    common::timefmt::parse_iso(date).or_else(|| {
         let secs = date.get(..19)?;
         common::timefmt::parse_iso(&format!("{secs}Z"))
-    })?;
+    })
+}
+
+/// What a page record says about its fetch, for the history: `WARC-Date`,
+/// status, payload digest, validators, and the record holding the payload
+/// (its own `WARC-Record-ID` and date, or for a revisit the ones it refers
+/// to). `None` without a readable date.
+pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
+    let time = warc_date(rec.header("WARC-Date")?)?;
     let kind = match rec.record_type() {
         Some("revisit") => match rec.header("WARC-Profile").and_then(RevisitProfile::of_uri) {
             Some(RevisitProfile::ServerNotModified) => Kind::NotModified,
@@ -94,8 +101,19 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<O
         },
         _ => Kind::Full,
     };
+    let fetched_ms = common::timefmt::unix_millis(time);
+    let (record_id, record_ms) = match kind {
+        Kind::Full => (rec.header("WARC-Record-ID"), Some(fetched_ms)),
+        _ => (
+            rec.header("WARC-Refers-To"),
+            rec.header("WARC-Refers-To-Date")
+                .and_then(warc_date)
+                .map(common::timefmt::unix_millis),
+        ),
+    };
+    let record_id = clean_value(record_id.unwrap_or(""));
     Some(Observation {
-        fetched_ms: common::timefmt::unix_millis(time),
+        fetched_ms,
         hops,
         status: head.status,
         robots: false,
@@ -103,5 +121,12 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<O
         digest: clean_value(rec.header("WARC-Payload-Digest").unwrap_or("")).to_string(),
         etag: clean_value(head.header("ETag").unwrap_or("")).to_string(),
         last_modified: clean_value(head.header("Last-Modified").unwrap_or("")).to_string(),
+        // (A record ID without its date, or a date without the ID, is no
+        // reference a revisit can make.)
+        record_id: match record_ms {
+            Some(_) => record_id.to_string(),
+            None => String::new(),
+        },
+        record_ms: record_ms.filter(|_| !record_id.is_empty()),
     })
 }
