@@ -334,7 +334,7 @@ pub enum Command {
     /// journal, rescues; the bit array checked).
     Inspect {
         /// A `*.v5.tsv.zst` file (or `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
-        /// `history.v3.tsv.zst` (or a version 1 `history.v1.tsv.zst`), or
+        /// `history.v3.tsv.zst` (or an older `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
         /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.
