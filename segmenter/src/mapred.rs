@@ -550,3 +550,21 @@ fn run_of(mapped_dir: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_map_output_is_read_by_its_names() {
+        let dir = common::testutil::TempDir::new("mapped-version");
+        let mapped = dir.path();
+        assert_eq!(mapped_version(mapped), MAPPED_VERSION, "nothing there");
+        std::fs::write(mapped.join("observed.cand1.zst"), b"").unwrap();
+        assert_eq!(mapped_version(mapped), 1);
+        assert_eq!(candidates_name_of(3, 1), "to-003.cand1.zst");
+        std::fs::write(mapped.join(observed_name()), b"").unwrap();
+        assert_eq!(mapped_version(mapped), 2);
+        assert_eq!(candidates_name(3), "to-003.cand2.zst");
+    }
+}
