@@ -403,17 +403,35 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
     assert_eq!(backlog(&crawl).len(), 2);
+    // A refetch waits with the record its revisit would name.
+    let h = history(&crawl);
+    let names_its_response = |r: &common::segment::SegmentRecord| {
+        r.record_id.starts_with("<urn:uuid:")
+            && r.record_id == field(&h, &r.url, "record_id")
+            && r.fetched
+                .map(|ms| common::timefmt::iso_millis(common::timefmt::from_unix_millis(ms)))
+                == Some(field(&h, &r.url, "record_date").to_string())
+    };
+    for r in backlog(&crawl) {
+        assert!(names_its_response(&r), "{r:?} {h:?}");
+    }
     mark_fetched_empty(&crawl, "00002");
     // Due again while two of them still wait.
     std::thread::sleep(Duration::from_millis(1100));
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "due in:"), 1, "{report}");
-    let mut waiting = urls(&backlog(&crawl));
-    let scheduled: Vec<String> = segments(&crawl)
+    let waiting_recs = backlog(&crawl);
+    let segments = segments(&crawl);
+    let later: Vec<_> = segments
         .iter()
         .filter(|(id, _)| id.as_str() > "00002")
-        .flat_map(|(_, recs)| urls(recs))
+        .flat_map(|(_, recs)| recs.iter().cloned())
         .collect();
+    for r in waiting_recs.iter().chain(&later) {
+        assert!(names_its_response(r), "backlog and due: {r:?}");
+    }
+    let mut waiting = urls(&waiting_recs);
+    let scheduled = urls(&later);
     waiting.extend(scheduled);
     waiting.sort();
     assert_eq!(
