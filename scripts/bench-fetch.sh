@@ -75,6 +75,8 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 cargo build --quiet --release -p fetcher --bin fetcher --example bench_server \
   -p segmenter --bin segmenter
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -84,17 +86,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-fetch.XXXXXX")
 crawl="$work/crawl"
 server_pid=""
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    touch "$crawl/bench-stop"
-    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null || true
-  fi
+  stop_server "$server_pid" "$crawl"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-# CPU seconds (user + system) of a live process, from /proc (100 ticks/s).
-cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
 # Asks the server for its counts (requests served, most in flight on one
 # host, most in flight in all, since the last mark) and prints them.

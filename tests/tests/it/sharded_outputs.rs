@@ -154,14 +154,7 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
         "{}",
         text_of(&html, "problems")
     );
-    let status: Value = serde_json::from_str(
-        &bins::run(
-            &mut segmenter(&["status".as_ref(), c.crawl.as_os_str(), "--json".as_ref()]),
-            &c.crawl,
-        )
-        .stdout,
-    )
-    .unwrap();
+    let status = crate::support::status_json(&c.crawl);
     let totals = &status["totals"];
     let per_shard = status["per_shard"].as_array().unwrap();
     assert_eq!(per_shard.len(), 4);
@@ -190,14 +183,7 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
     let mut most_runs = 0;
     for (j, s) in per_shard.iter().enumerate() {
         let view = top.shard(j as u32);
-        let shard_pages = crate::support::Outcome::read(view.root())
-            .log
-            .iter()
-            .filter(|(_, l)| {
-                matches!(l.status, common::crawllog::Status::Http(_))
-                    && l.via != common::segment::Via::Robots
-            })
-            .count() as u64;
+        let shard_pages = crate::support::Outcome::read(view.root()).pages_logged();
         let shard_hosts = common::hoststate::HostDb::open_read_only(view.hosts_db_path())
             .unwrap()
             .map_or(0, |db| db.overview(1, 0).unwrap().hosts);
