@@ -514,10 +514,7 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
     assert_eq!(s3.get(BUCKET, &key), b"first attempt");
     // A file larger than a part goes up in parts, and reads back whole.
     let big = scratch.path().join("big.warc.gz");
-    let mut rng = testkit::Rng::new(7);
-    let bytes: Vec<u8> = (0..common::store::PART_SIZE + 300_000)
-        .map(|_| rng.next_u64() as u8)
-        .collect();
+    let bytes = noise(common::store::PART_SIZE + 300_000, 7);
     std::fs::write(&big, &bytes).unwrap();
     let key = store.key_of(Path::new("fetched/00001/big.warc.gz"));
     let up = store.upload(&big, &key).unwrap();
@@ -545,6 +542,56 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
         store.upload(&big, &key).unwrap_err(),
         StoreError::Collision { .. }
     ));
+}
+
+/// `n` bytes that do not compress, from `seed`.
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = testkit::Rng::new(seed);
+    (0..n).map(|_| rng.next_u64() as u8).collect()
+}
+
+#[test]
+fn a_store_without_server_side_copies_takes_large_files_straight_to_their_names() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    proxy.refuse_copies();
+    let scratch = TempDir::new("warc-store-no-copies");
+    let env = S3Server::env(proxy.addr())
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v));
+    let store = WarcStore::open_with_env(&format!("s3://{BUCKET}/t"), env).unwrap();
+    let size = common::store::PART_SIZE + 300_000;
+    let mut keys = Vec::new();
+    for (i, seed) in [(0, 1), (1, 2)] {
+        let file = scratch.path().join(format!("big-{i}.warc.gz"));
+        let bytes = noise(size, seed);
+        std::fs::write(&file, &bytes).unwrap();
+        let key = store.key_of(&Path::new("fetched/00001").join(file.file_name().unwrap()));
+        let refused_before = proxy.counts().1;
+        let up = store.upload(&file, &key).unwrap();
+        assert_eq!(up.size, size as u64);
+        assert!(s3.get(BUCKET, &key) == bytes, "{key}: not the file's bytes");
+        let refused = proxy.counts().1 - refused_before;
+        if i == 0 {
+            // The copy was asked for (and retried), refused, and the file
+            // went up again to its own name.
+            assert!(refused >= 1, "no copy was asked for");
+        } else {
+            // Once refused, never asked again.
+            assert_eq!(refused, 0);
+        }
+        keys.push(key);
+    }
+    // No staging object left behind.
+    assert_eq!(s3.keys(BUCKET, "t/"), keys);
+    // Other bytes under a name taken: the look before the upload refuses
+    // them, and the object stays as it was.
+    let other = scratch.path().join("big-0.warc.gz");
+    std::fs::write(&other, noise(size, 3)).unwrap();
+    let e = store.upload(&other, &keys[0]).unwrap_err();
+    assert!(matches!(e, StoreError::Collision { .. }), "{e}");
+    assert!(s3.get(BUCKET, &keys[0]) == noise(size, 1));
 }
 
 /// `segmenter inject CRAWL SEEDS --shards 2`.
