@@ -159,7 +159,7 @@ pub enum Command {
     /// for a refetch now); bloom_* (seen.bloom: items, design load, bytes,
     /// journal hashes, fill, estimated and target false-positive rates,
     /// URLs rescued over the crawl); last_round and round_* (what the last
-    /// `run` found: new URLs, rescued URLs, how it wrote seen.bloom,
+    /// `run`, or a shard's last `reduce`, found: new URLs, rescued URLs, how it wrote seen.bloom,
     /// history, sitemaps, retries exhausted, URLs held by budgets and
     /// backoff, links over the page cap, URLs refused for their extension;
     /// from its logs/segmenter-TIMESTAMP.json, null before the first run).

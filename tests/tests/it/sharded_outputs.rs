@@ -197,6 +197,13 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
         assert_eq!(row[8], s["history_urls"].to_string(), "shard {j}: {row:?}");
         assert_eq!(row[10], s["bloom_items"].to_string(), "shard {j}: {row:?}");
         assert_eq!(row[12], shard_hosts.to_string(), "shard {j}: {row:?}");
+        // A shard's last round is its last reduce.
+        assert!(
+            s["last_round"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("segmenter-")),
+            "shard {j}: {s}"
+        );
         pages += shard_pages;
         hosts += shard_hosts;
         most_runs = most_runs.max(runs);
