@@ -37,7 +37,7 @@ fn chromium() -> PathBuf {
 /// Chromium, headless, with a scratch profile under `dir` and every host
 /// name mapped to nothing (no DNS query, no connection), on `page`, with
 /// `args` (`--screenshot=...` or `--dump-dom`).
-fn browse(dir: &Path, page: &Path, args: &[String]) -> Finished {
+pub(crate) fn browse(dir: &Path, page: &Path, args: &[String]) -> Finished {
     let profile = dir.join(format!("chromium-profile-{}", args.len()));
     let mut cmd = Command::new(chromium());
     cmd.args([
