@@ -336,8 +336,15 @@ impl Drop for FaultProxy {
     }
 }
 
-/// Answers with an S3 error document, and closes.
-fn answer_error(mut conn: TcpStream, status: &str, code: &str, message: &str) -> io::Result<()> {
+/// Answers with an S3 error document (a fault, counted), and closes.
+fn answer_error(
+    mut conn: TcpStream,
+    st: &ProxyState,
+    status: &str,
+    code: &str,
+    message: &str,
+) -> io::Result<()> {
+    st.faulted.fetch_add(1, Ordering::SeqCst);
     let msg = format!(
         "<?xml version=\"1.0\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
     );
@@ -376,9 +383,9 @@ fn relay(conn: TcpStream, upstream: SocketAddr, st: &ProxyState) -> io::Result<(
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
     {
-        st.faulted.fetch_add(1, Ordering::SeqCst);
         return answer_error(
             conn,
+            st,
             "503 Slow Down",
             "SlowDown",
             "Please reduce your request rate.",
@@ -389,9 +396,9 @@ fn relay(conn: TcpStream, upstream: SocketAddr, st: &ProxyState) -> io::Result<(
             .to_ascii_lowercase()
             .contains("\r\nx-amz-copy-source:")
     {
-        st.faulted.fetch_add(1, Ordering::SeqCst);
         return answer_error(
             conn,
+            st,
             "501 Not Implemented",
             "NotImplemented",
             "A header you provided implies functionality that is not implemented.",
