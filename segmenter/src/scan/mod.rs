@@ -57,13 +57,13 @@ use url::Url;
 use crate::candidates::{Admission, Meta};
 use crate::counts::Counts;
 use crate::error::Error;
-use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
 use crate::seen::Seen;
 use crate::seen::rescue::Suspects;
 use crate::sort::{Sorted, Sorter, SpillDir};
+use common::extract::{Body, LinkExtractor, redirect_target};
 use common::runlog::RunLog;
 
 mod lists;

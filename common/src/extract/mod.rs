@@ -38,7 +38,7 @@ use std::cell::RefCell;
 use std::ops::{AddAssign, Range};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::urlnorm::{self, UrlError};
+use crate::urlnorm::{self, UrlError};
 use encoding_rs::{Encoding, UTF_8};
 use lol_html::html_content::{Attribute, Element};
 use lol_html::{
@@ -439,7 +439,7 @@ impl Extractor {
         out.reset();
         let (media, header_charset) = page
             .content_type
-            .map(common::http::split_content_type)
+            .map(crate::http::split_content_type)
             .unwrap_or(("", None));
         let declared = sniff::declared(media);
         if declared == sniff::Declared::Other {
@@ -820,7 +820,7 @@ fn encode_query<'a>(enc: &'static Encoding, s: &'a str) -> Cow<'a, [u8]> {
 /// element is found in the bytes and only its text is decoded.
 pub fn page_title(content_type: Option<&str>, body: &[u8]) -> Option<String> {
     let header_charset = content_type
-        .map(common::http::split_content_type)
+        .map(crate::http::split_content_type)
         .and_then(|(_, c)| c);
     let detected = charset::detect(header_charset, body);
     let body = &body[detected.bom_len.min(body.len())..body.len().min(64 * 1024)];

@@ -1,9 +1,10 @@
-//! The links of a stored response: the narrow seam between the scan and the
-//! HTML link extractor. The scan hands over one response (its parsed head
+//! The links of a response: the narrow seam between its readers (the
+//! segmenter's scan, the fetcher's metadata records) and the HTML link
+//! extractor. A reader hands over one response (its parsed head
 //! and body) at a time and gets canonical URLs and counts back; nothing
-//! else in the segmenter knows how links are found.
+//! else knows how links are found.
 
-use common::http::ResponseHead;
+use crate::http::ResponseHead;
 use url::Url;
 
 use super::{ExtractOptions, Extractor, Page, PageKind, PageLinks, Skipped};

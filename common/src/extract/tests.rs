@@ -632,7 +632,7 @@ fn garbage_and_pathological_pages() {
     let mut ex = Extractor::new(options());
 
     // Pseudo-random bytes (a fixed seed), declared as HTML and as nothing.
-    let mut rng = common::testutil::Rng::new(1);
+    let mut rng = crate::testutil::Rng::new(1);
     let noise: Vec<u8> = (0..1 << 20).map(|_| rng.next_u64() as u8).collect();
     assert_eq!(
         extract_with(&mut ex, HTML, None, &noise).kind,
