@@ -7,7 +7,7 @@
 use crate::http::ResponseHead;
 use url::Url;
 
-use super::{ExtractOptions, Extractor, Page, PageKind, PageLinks, Skipped};
+use super::{ExtractOptions, Extractor, LinkContext, Page, PageKind, PageLinks, Skipped};
 
 /// What kind of body a 2xx response had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,5 +92,10 @@ impl LinkExtractor {
     /// The links of the last page.
     pub fn links(&self) -> &[Url] {
         &self.out.links
+    }
+
+    /// The links of the last page with where each was found.
+    pub fn links_with_context(&self) -> impl Iterator<Item = (&Url, LinkContext)> {
+        self.out.links.iter().zip(self.out.contexts.iter().copied())
     }
 }

@@ -785,3 +785,31 @@ fn page_titles_are_read_in_the_page_encoding() {
     assert_eq!(page_title(Some("text/html"), b"<title>  </title>"), None);
     assert_eq!(page_title(None, b"<p>no title</p>"), None);
 }
+
+#[test]
+fn each_link_says_where_it_was_found() {
+    let mut extractor = Extractor::new(options());
+    let body = br#"<html><head><link rel=canonical href=/c>
+        <meta http-equiv=refresh content="5; url=/m"></head>
+        <body><a href=/a>a</a><a href=/n rel=nofollow>n</a><map><area href=/ar></map>
+        <frameset><frame src=/f></frameset><iframe src=/i></iframe>"#;
+    let got = extract_with(&mut extractor, HTML, None, body);
+    let pairs: Vec<(&str, &str)> = got
+        .links
+        .iter()
+        .zip(&got.contexts)
+        .map(|(u, c)| (u.path(), c.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("/c", "link/@href"),
+            ("/m", "meta/@content"),
+            ("/a", "a/@href"),
+            ("/ar", "area/@href"),
+            ("/f", "frame/@src"),
+            ("/i", "iframe/@src"),
+        ]
+    );
+    assert_eq!(got.skipped.nofollow, 1);
+}
