@@ -7,7 +7,7 @@
 //! responses whose body is HTML have links; a body cut at `max_body` gives
 //! the links of what was kept. One [`Outlinks`] per worker thread, reused.
 
-use common::body::BodyDecoder;
+use common::body::{BodyDecoder, Outcome};
 use common::extract::{Body, LinkExtractor, PageSummary};
 use common::warc::{METADATA_LINKS_SUMMARY, METADATA_OUTLINKS};
 
@@ -21,6 +21,7 @@ pub const MAX_OUTLINKS: usize = 6000;
 pub struct Outlinks {
     extractor: LinkExtractor,
     decoder: BodyDecoder,
+    robots_name: String,
 }
 
 impl Outlinks {
@@ -30,6 +31,7 @@ impl Outlinks {
         Outlinks {
             extractor: LinkExtractor::new(MAX_OUTLINKS, Some(robots_name.to_string())),
             decoder: BodyDecoder::default(),
+            robots_name: robots_name.to_string(),
         }
     }
 
@@ -58,27 +60,51 @@ impl Outlinks {
         if summary.body != Body::Html {
             return;
         }
+        let body = Read {
+            bytes: decoded.body.len(),
+            decoded: match decoded.outcome {
+                Outcome::Complete => "complete",
+                Outcome::Cut => "cut",
+                Outcome::Incomplete(_) => "incomplete",
+                Outcome::Failed(_) => "failed",
+            },
+        };
         fields.reserve(self.extractor.links().len() + 1);
         for (link, context) in self.extractor.links_with_context() {
             fields.push((METADATA_OUTLINKS, format!("{link} L {}", context.as_str())));
         }
-        fields.push((METADATA_LINKS_SUMMARY, links_summary(&summary)));
+        let value = links_summary(&summary, &body, &self.robots_name);
+        fields.push((METADATA_LINKS_SUMMARY, value));
     }
 }
 
-/// The `crawlLinks` value: the links listed, then those not listed by
-/// reason (`listed 12 nofollow 1 scheme 2 invalid 0 same-page 0 over-cap 0
-/// incomplete 0`).
-fn links_summary(s: &PageSummary) -> String {
+/// How the body was read for its links.
+struct Read {
+    /// Decoded bytes read.
+    bytes: usize,
+    /// How decoding went: `complete`, `cut` (at `max_body`), `incomplete`
+    /// (a damaged or cut stream), `failed` (read as received).
+    decoded: &'static str,
+}
+
+/// The `crawlLinks` value: the links listed, those not listed by reason,
+/// then how the page was read (`listed 12 nofollow 1 scheme 2 invalid 0
+/// same-page 0 over-cap 0 incomplete 0 body 10422 decoded complete
+/// robots-name benchbot`), so that a reader knows whether parsing the
+/// page itself would give the same links.
+fn links_summary(s: &PageSummary, body: &Read, robots_name: &str) -> String {
     let k = &s.skipped;
     format!(
-        "listed {} nofollow {} scheme {} invalid {} same-page {} over-cap {} incomplete {}",
+        "listed {} nofollow {} scheme {} invalid {} same-page {} over-cap {} incomplete {} \
+         body {} decoded {} robots-name {robots_name}",
         s.found - k.total(),
         k.nofollow,
         k.scheme,
         k.invalid,
         k.same_page,
         k.over_cap,
-        u8::from(s.incomplete)
+        u8::from(s.incomplete),
+        body.bytes,
+        body.decoded,
     )
 }

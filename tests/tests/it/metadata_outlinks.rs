@@ -4,14 +4,19 @@
 //! fetcher; each HTML page's record lists exactly the links of the served
 //! HTML that the segmenter follows (nofollow respected), closed by the
 //! `crawlLinks` summary; `warcio check` passes; `--metadata-outlinks false`
-//! keeps the records without the links.
+//! keeps the records without the links. A demo crawl's round made from
+//! the links listed in metadata records is the round made by parsing the
+//! same pages, and the round made from files without listed links.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::warc::{WarcReader, WarcRecord};
+use testkit::demo::{Demo, DemoParams};
 use testkit::server::{Response, Routes, Server};
 use testkit::{TempDir, bins, warcio};
+
+use crate::support::{self, CrawlSettings, DemoCrawl};
 
 const HOME: &str = r##"<!doctype html><html><head>
 <link rel=canonical href="/">
@@ -165,7 +170,10 @@ fn metadata_records_list_each_pages_outlinks() {
     assert_eq!(values(home, "outlink"), expected);
     assert_eq!(
         values(home, "crawlLinks"),
-        ["listed 5 nofollow 1 scheme 2 invalid 0 same-page 1 over-cap 0 incomplete 0"]
+        [
+            "listed 5 nofollow 1 scheme 2 invalid 0 same-page 1 over-cap 0 incomplete 0 \
+          body 397 decoded complete robots-name linkbot"
+        ]
     );
     // The summary closes the list.
     assert_eq!(home.last().unwrap().0, "crawlLinks");
@@ -175,7 +183,11 @@ fn metadata_records_list_each_pages_outlinks() {
     assert!(values(nofollow, "outlink").is_empty(), "{nofollow:?}");
     assert_eq!(
         values(nofollow, "crawlLinks"),
-        ["listed 0 nofollow 2 scheme 0 invalid 0 same-page 0 over-cap 0 incomplete 0"]
+        [format!(
+            "listed 0 nofollow 2 scheme 0 invalid 0 same-page 0 over-cap 0 incomplete 0 \
+             body {} decoded complete robots-name linkbot",
+            NOFOLLOW.len()
+        )]
     );
     // Chunked on the wire: read decoded.
     assert_eq!(
@@ -215,4 +227,117 @@ fn metadata_records_list_each_pages_outlinks() {
         values(&off[&url("/old")], "outlink"),
         [format!("{} R location", url("/a"))]
     );
+}
+
+/// The segment files a round wrote (decompressed, by name) and the
+/// round's counts from its JSON report.
+fn round_result(crawl: &Path) -> (BTreeMap<String, String>, serde_json::Value) {
+    let mut segments = BTreeMap::new();
+    for e in std::fs::read_dir(crawl.join("segments")).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with(".zst") {
+            segments.insert(name, support::zstdcat(&path));
+        }
+    }
+    let mut reports: Vec<PathBuf> = std::fs::read_dir(crawl.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("segmenter-") && n.ends_with(".json")
+        })
+        .collect();
+    reports.sort();
+    let last = std::fs::read_to_string(reports.last().expect("a segmenter report")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&last).unwrap();
+    (segments, report["counts"].clone())
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let out = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn links_from_metadata_records_make_the_segment_parsing_makes() {
+    let demo = Demo::with_params(DemoParams {
+        crawl_delay: 0.0,
+        ..DemoParams::small(31)
+    });
+    let c = DemoCrawl::start("metadata-scan", &demo, CrawlSettings::default());
+    let segmenter =
+        |args: &[&std::ffi::OsStr]| bins::run(bins::segmenter_cmd().args(args), &c.crawl);
+    let fetch = |crawl: &Path, flags: &[&str]| {
+        bins::run(
+            bins::fetcher_cmd()
+                .arg("fetch")
+                .arg(crawl)
+                .args(["--progress", "none"])
+                .args(flags),
+            crawl,
+        )
+    };
+    segmenter(&["inject".as_ref(), c.crawl.as_os_str(), c.seeds.as_os_str()]);
+    fetch(&c.crawl, &[]);
+    segmenter(&["run".as_ref(), c.crawl.as_os_str()]);
+    // The second round's pages fetched twice: with their links listed in
+    // the metadata records, and without (as an older fetcher wrote them).
+    let without = c.scratch.path().join("without");
+    copy_dir(&c.crawl, &without);
+    fetch(&c.crawl, &[]);
+    fetch(&without, &["--metadata-outlinks", "false"]);
+    let parsed = c.scratch.path().join("parsed");
+    copy_dir(&c.crawl, &parsed);
+
+    segmenter(&["run".as_ref(), c.crawl.as_os_str()]);
+    let p = parsed.as_os_str();
+    segmenter(&[
+        "run".as_ref(),
+        p,
+        "--metadata-outlinks".as_ref(),
+        "false".as_ref(),
+    ]);
+    segmenter(&["run".as_ref(), without.as_os_str()]);
+
+    // Every HTML page's links were read from its metadata record.
+    let (segments, mut counts) = round_result(&c.crawl);
+    let pages = counts["html_pages"].as_u64().unwrap();
+    assert!(pages > 20, "{counts}");
+    assert_eq!(
+        counts["links_listed_pages"].as_u64(),
+        Some(pages),
+        "{counts}"
+    );
+    let new_urls: usize = segments.values().map(|s| s.lines().count()).sum();
+    assert!(new_urls > 20, "{segments:?}");
+    counts["links_listed_pages"] = 0.into();
+    // Same WARC files, links parsed: the same segments, the same counts.
+    assert_eq!(round_result(&parsed), (segments.clone(), counts.clone()));
+    // Files without listed links, fetched separately: parsed, with the
+    // same result (but for the not-before times of hosts that failed,
+    // which depend on when the fetch ran).
+    let (w_segments, w_counts) = round_result(&without);
+    assert_eq!(w_counts, counts);
+    let timeless = |segments: &BTreeMap<String, String>| -> BTreeMap<String, Vec<String>> {
+        let line = |l: &str| {
+            let mut f: Vec<&str> = l.split('\t').collect();
+            f[6] = "-";
+            f.join("\t")
+        };
+        segments
+            .iter()
+            .map(|(name, text)| (name.clone(), text.lines().map(line).collect()))
+            .collect()
+    };
+    assert_eq!(timeless(&w_segments), timeless(&segments));
 }
