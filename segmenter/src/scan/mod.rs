@@ -10,7 +10,10 @@
 //!
 //! What becomes a candidate, and with which hops (see docs/guide.md, "What a
 //! round reads"):
-//! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
+//! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1
+//!   (taken from the page's metadata record when the fetcher listed its
+//!   links there and parsing would find the same, see [`listed`]; the
+//!   reader threads keep a response and its metadata record in one batch);
 //! - the `Location` of a 3xx response: also + 1 (a redirect counts as a hop,
 //!   so a chain of redirects that mints new URLs ends at `max_hops` like a
 //!   chain of links); of a `sitemap-file`, the same hops and `via` (a sitemap
