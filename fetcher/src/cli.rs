@@ -243,10 +243,16 @@ common::options! {
         #[arg(long, value_name = "BOOL")]
         pub conditional_requests: Option<bool>,
         /// Write a WARC metadata record after each response (how the URL was
-        /// found, hops, fetch time, the redirect target), as Heritrix does
-        /// [default: true].
+        /// found, hops, fetch time, the redirect target, the page's links),
+        /// as Heritrix does [default: true].
         #[arg(long, value_name = "BOOL")]
         pub metadata_records: Option<bool>,
+        /// List the links of each 2xx HTML page in its metadata record
+        /// (`outlink: URL L a/@href`, canonical, as the segmenter follows
+        /// them; costs the fetcher a parse of each page). `false` keeps the
+        /// records without the links [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub metadata_outlinks: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

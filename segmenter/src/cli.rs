@@ -159,7 +159,7 @@ pub enum Command {
     /// for a refetch now); bloom_* (seen.bloom: items, design load, bytes,
     /// journal hashes, fill, estimated and target false-positive rates,
     /// URLs rescued over the crawl); last_round and round_* (what the last
-    /// `run` found: new URLs, rescued URLs, how it wrote seen.bloom,
+    /// `run`, or a shard's last `reduce`, found: new URLs, rescued URLs, how it wrote seen.bloom,
     /// history, sitemaps, retries exhausted, URLs held by budgets and
     /// backoff, links over the page cap, URLs refused for their extension;
     /// from its logs/segmenter-TIMESTAMP.json, null before the first run).
@@ -486,6 +486,12 @@ common::options! {
         /// Larger stored responses are reported and skipped [default: 16MiB]
         #[arg(long, value_name = "SIZE", help_heading = "Extraction")]
         pub max_page_size: Option<SizeValue>,
+        /// Take a page's links from its WARC metadata record when the
+        /// fetcher listed them there (`crawlLinks`) and they are what
+        /// parsing the page would give; `false` parses every page
+        /// [default: true]
+        #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
+        pub metadata_outlinks: Option<bool>,
         /// A fetched URL is due again this long after its first fetch
         /// (`30d`, `12h`, `2s`) [default: 30d]
         #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]

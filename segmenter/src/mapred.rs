@@ -225,6 +225,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         max_tries: settings.max_tries,
         max_links_per_page: settings.max_links_per_page,
         max_page_size: settings.max_page_size,
+        metadata_outlinks: settings.metadata_outlinks,
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: true,

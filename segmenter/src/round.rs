@@ -266,6 +266,7 @@ impl Steps<'_> {
             max_tries: settings.max_tries,
             max_links_per_page: settings.max_links_per_page,
             max_page_size: settings.max_page_size,
+            metadata_outlinks: settings.metadata_outlinks,
             robots_name: settings.agent_name.as_deref(),
             seen,
             seen_is_empty: seen.is_empty(),
