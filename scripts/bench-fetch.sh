@@ -25,8 +25,15 @@
 #               at the end: MB/s of each and their ratio (target: WACZ at
 #               least half as fast). To weigh the
 #               CDXJ indexes and metadata records, run it with
-#               FETCH_ARGS="--metadata-records false", and with FETCHER set
-#               to a build from before them.
+#               FETCH_ARGS="--metadata-records false" (or
+#               "--metadata-outlinks false": the records without the
+#               pages' links), and with FETCHER set to a build from before
+#               them. Last, `segmenter run` makes the next round from the
+#               run twice, on two copies of the crawl: taking the pages'
+#               links from the metadata records (where the fetcher listed
+#               them) and parsing every page (--metadata-outlinks false):
+#               scan time and CPU of each, their ratio, and the CPU of a
+#               whole round (fetch + segment) per 1,000 pages.
 #   latency     2,000 hosts × 20 URLs whose server answers 200 ms after each
 #               request: pages/s (target ≥ 2,000), peak RSS (target
 #               < 300 MB) and, counted by the server, the most requests in
@@ -76,6 +83,8 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 cargo build --quiet --release -p fetcher --bin fetcher --example bench_server \
   -p segmenter --bin segmenter
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -86,17 +95,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-fetch.XXXXXX")
 crawl="$work/crawl"
 server_pid=""
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    touch "$crawl/bench-stop"
-    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null || true
-  fi
+  stop_server "$server_pid" "$crawl"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-# CPU seconds (user + system) of a live process, from /proc (100 ticks/s).
-cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
 # Asks the server for its counts (requests served, most in flight on one
 # host, most in flight in all, since the last mark) and prints them.
@@ -114,9 +116,11 @@ mark() {
 # Runs a command; prints "WALL CPU MAXRSS_KB" of it (children's rusage).
 timed() {
   python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
+import os, resource, subprocess, sys, time
 t0 = time.monotonic()
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if os.environ.get("TIMED_STDERR"):
+    open(os.environ["TIMED_STDERR"], "wb").write(r.stderr)
 wall = time.monotonic() - t0
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 if r.returncode != 0:
@@ -183,14 +187,34 @@ if [[ "$mode" == flat ]]; then
   pack_line="$zip_t $(stat -c %s "$work/same-files.zip") $wacz_t $(stat -c %s "$work/bench.wacz")"
 fi
 
+# The next round from the run: links from the metadata records, then by
+# parsing, each on its own copy of the crawl (a round changes the crawl).
+seg_line=""
+if [[ "$mode" == flat ]]; then
+  [[ -f "$crawl/crawl.toml" ]] ||
+    printf '[agent]\nname = "benchbot"\nurl = "http://bench.test/about"\n' >"$crawl/crawl.toml"
+  cp -a "$crawl" "$work/crawl-listed"
+  cp -a "$crawl" "$work/crawl-parsed"
+  seg_run() {
+    local copy=$1 flag=$2 t
+    t=$(TIMED_STDERR="$work/$copy.report" timed "$bin/segmenter" run "$work/$copy" \
+      --progress none --scope any --metadata-outlinks "$flag")
+    echo "$t $(grep '^elapsed:' "$work/$copy.report" | awk '{ print $5 }')" \
+      "$(grep '^pages scanned:' "$work/$copy.report" | awk '{ print $3, substr($4, 2) }')"
+  }
+  seg_line="$(seg_run crawl-listed true) $(seg_run crawl-parsed false)"
+fi
+
 python3 - "$crawl/fetched/00001/stats.json" "$start" "$end" "$server_cpu0" "$server_cpu1" \
-  "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" "$pack_line" <<'PY'
+  "$mode" "$hosts" "$per_host" "$delay" "$urls" "$fetch_mark" "$wget_line" "$pack_line" \
+  "$seg_line" <<'PY'
 import json, os, sys
 stats = json.load(open(sys.argv[1]))
 start, end, s0, s1 = map(float, sys.argv[2:6])
 mode, hosts, per_host, delay = sys.argv[6], int(sys.argv[7]), int(sys.argv[8]), float(sys.argv[9])
 urls, fetch_mark, wget_line = int(sys.argv[10]), sys.argv[11].split(), sys.argv[12].split()
 pack_line = sys.argv[13].split()
+seg_line = sys.argv[14].split()
 wall = end - start
 pages = stats["responses"] - stats["robots_responses"]
 fetch_cpu = stats["cpu_seconds"]
@@ -254,5 +278,16 @@ if mode == "flat":
           f"({p_cpu:.2f} CPU s, peak RSS {p_rss / 1000:.1f} MB)")
     print(f"wacz/zip -0      {p_rate / z_rate:.2f} × the MB/s "
           f"(target ≥ 0.5: {'PASS' if p_rate / z_rate >= 0.5 else 'FAIL'})")
+    l_wall, l_cpu, _, l_scan, l_pages, l_listed = map(float, seg_line[:6])
+    q_wall, q_cpu, _, q_scan, q_pages, q_listed = map(float, seg_line[6:])
+    per_k = lambda cpu: 1000 * cpu / max(pages, 1)
+    print(f"segmenter run    links from metadata records: scan {l_scan:.2f} s, round {l_wall:.2f} s, "
+          f"{per_k(l_cpu):.3f} CPU s/1000 pages ({l_listed:.0f} of {l_pages:.0f} pages listed)")
+    print(f"segmenter run    links parsed: scan {q_scan:.2f} s, round {q_wall:.2f} s, "
+          f"{per_k(q_cpu):.3f} CPU s/1000 pages ({q_listed:.0f} of {q_pages:.0f} pages listed)")
+    print(f"listed/parsed    {l_scan / max(q_scan, 1e-9):.2f} × the scan time, "
+          f"{l_cpu / max(q_cpu, 1e-9):.2f} × the round's CPU")
+    print(f"whole round      fetch + segment CPU s/1000 pages: {per_k(fetch_cpu + l_cpu):.3f} "
+          f"(links from metadata records), {per_k(fetch_cpu + q_cpu):.3f} (parsed)")
 sys.exit(0 if ok else 1)
 PY

@@ -31,6 +31,8 @@ warc_max=${WARC_MAX:-16MB}
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 moto="$root/.venv/bin/moto_server"
 [[ -x "$moto" ]] || { echo "$moto is missing: run scripts/test.sh once (it installs moto)" >&2; exit 2; }
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
@@ -43,16 +45,10 @@ crawl="$work/crawl"
 moto_pid="" server_pid=""
 cleanup() {
   [[ -n "$moto_pid" ]] && kill "$moto_pid" 2>/dev/null || true
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    touch "$crawl/bench-stop"
-    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null || true
-  fi
+  stop_server "$server_pid" "$crawl"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$moto" -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &

@@ -21,23 +21,18 @@ body=${BODY:-2000}
 
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 cargo build --quiet --release -p fetcher --bin fetcher --example bench_tls_server
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-tls.XXXXXX")
 server_pid=""
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    touch "$work/bench-stop"
-    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null || true
-  fi
+  stop_server "$server_pid" "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-# CPU seconds (user + system) of a live process, from /proc (100 ticks/s).
-cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
 "$bin/examples/bench_tls_server" "$work" "$hosts" "$per_host" "$body" >"$work/server.out" &
 server_pid=$!

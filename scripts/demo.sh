@@ -183,7 +183,7 @@ warcs=$(find "$crawl/fetched" -name '*.warc.gz' | wc -l)
 sitemaps=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 == "sitemap-file"' | wc -l)
 by_sitemap=$(cat_logs | awk -F'\t' '$2 ~ /^2/ && $7 == "sitemap"' | wc -l)
 bytes=$(du -sh "$crawl" | cut -f1)
-last=$(cd "$crawl/segments" && find . -name '*.v4.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
+last=$(cd "$crawl/segments" && find . -name '*.v5.tsv.zst' | sort | tail -n 1 | sed 's|^\./||')
 first_run=$(cd "$crawl/fetched" && find . -mindepth 1 -maxdepth 1 -type d | sort | head -n 1 | sed 's|^\./||')
 c=$(show "$crawl")
 
@@ -196,7 +196,7 @@ $(resume_hint)
 
 Where to look (crawl directory $c, $bytes, $warcs WARC files; commands for the repository root):
 
-  segments     $c/segments/*.v4.tsv.zst (the next one to fetch: $last)
+  segments     $c/segments/*.v5.tsv.zst (the next one to fetch: $last)
                zstdcat $c/segments/$last | cut -f1 | uniq -c | sort -rn | head
                $(show "$bin")/segmenter inspect $c/segments/$last
 

@@ -26,7 +26,7 @@ fn main() {
         None => 5_000_000,
     };
     let dir = args.next().map_or_else(std::env::temp_dir, Into::into);
-    let path = dir.join(format!("bench-segment-{}.v4.tsv.zst", std::process::id()));
+    let path = dir.join(format!("bench-segment-{}.v5.tsv.zst", std::process::id()));
 
     // Records are built before timing so that only the format is measured.
     // About 200 URLs per host, paths of realistic length and variety.

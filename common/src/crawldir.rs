@@ -7,10 +7,10 @@
 //! CRAWL/hosts.db                   per-host state (SQLite)
 //! CRAWL/scope.seeds                registrable domains of the seeds, one per line
 //! CRAWL/consumed.txt               fetched runs already turned into segments
-//! CRAWL/backlog.v4.tsv.zst         URLs over a cap, waiting for a later segment
-//! CRAWL/segments/ID.v4.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
+//! CRAWL/backlog.v5.tsv.zst         URLs over a cap, waiting for a later segment
+//! CRAWL/segments/ID.v5.tsv.zst     segments; ID is 00001, 00002, ... or 00002-p01 with partitions
 //! CRAWL/fetched/ID/                what fetching segment ID produced (DONE when complete):
-//!   crawl-ID-*.warc.gz, crawl.log, leftover.v4.tsv.zst, stats.json, DONE; while a
+//!   crawl-ID-*.warc.gz, crawl.log, leftover.v5.tsv.zst, stats.json, DONE; while a
 //!   fetcher works on it, .lock and .work.tsv
 //! CRAWL/logs/                      one log per program run (round-NNNNN.log per crawl.sh round)
 //! CRAWL/contacts/ID.tsv            requests of fetcher run ID as they start (until it ends cleanly)
@@ -177,7 +177,7 @@ impl CrawlDir {
     pub fn consumed_path(&self) -> PathBuf {
         self.root.join("consumed.txt")
     }
-    /// `backlog.v4.tsv.zst` (or an older version's file, if that is there).
+    /// `backlog.v5.tsv.zst` (or an older version's file, if that is there).
     pub fn backlog_path(&self) -> PathBuf {
         versioned(&self.root, "backlog")
     }
@@ -222,7 +222,7 @@ impl CrawlDir {
     pub fn contacts_path(&self, id: &str) -> PathBuf {
         self.contacts_dir().join(format!("{id}.tsv"))
     }
-    /// `segments/ID.v4.tsv.zst` (or an older version's file, if that is there).
+    /// `segments/ID.v5.tsv.zst` (or an older version's file, if that is there).
     pub fn segment_path(&self, id: &str) -> PathBuf {
         versioned(&self.segments_dir(), id)
     }
@@ -230,7 +230,7 @@ impl CrawlDir {
     pub fn fetched_dir(&self, id: &str) -> PathBuf {
         self.fetched_root().join(id)
     }
-    /// `fetched/ID/leftover.v4.tsv.zst` (or an older version's file, if that is there).
+    /// `fetched/ID/leftover.v5.tsv.zst` (or an older version's file, if that is there).
     pub fn leftover_path(&self, id: &str) -> PathBuf {
         versioned(&self.fetched_dir(id), LEFTOVER_NAME)
     }
@@ -353,7 +353,7 @@ fn versioned(dir: &Path, base: &str) -> PathBuf {
         .unwrap_or_else(|| dir.join(format!("{base}{}", segment::FILE_SUFFIX)))
 }
 
-/// `00003.v4.tsv.zst` (or another version this build reads) → `00003`;
+/// `00003.v5.tsv.zst` (or another version this build reads) → `00003`;
 /// `None` for other names (temporary files included).
 pub fn segment_id_of_file_name(name: &str) -> Option<&str> {
     let stem = name.strip_suffix(".tsv.zst")?;
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(segment_id_of_file_name(".00003.v1.tsv.zst.tmp12"), None);
         assert_eq!(segment_id_of_file_name("00003.v2.tsv.zst"), Some("00003"));
         assert_eq!(segment_id_of_file_name("00003.v3.tsv.zst"), Some("00003"));
-        assert_eq!(segment_id_of_file_name("00003.v4.tsv.zst"), Some("00003"));
+        assert_eq!(segment_id_of_file_name("00003.v5.tsv.zst"), Some("00003"));
         assert_eq!(segment_id_of_file_name("00003.v9.tsv.zst"), None);
         assert_eq!(segment_id_of_file_name("00003.tsv.zst"), None);
     }
@@ -472,7 +472,7 @@ mod tests {
         .unwrap();
         assert_eq!(dir.pending_segments().unwrap(), ["00002"]);
         assert!(dir.segment_path("00002").ends_with("00002.v1.tsv.zst"));
-        assert!(dir.segment_path("00003").ends_with("00003.v4.tsv.zst"));
+        assert!(dir.segment_path("00003").ends_with("00003.v5.tsv.zst"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

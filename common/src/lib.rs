@@ -49,6 +49,8 @@
 //! - [`segment`]: zstd-compressed, tab-separated lists of URLs to fetch.
 //! - [`warc`]: WARC 1.1 writer and reader, one gzip member per record.
 //! - [`http`]: parsing the HTTP message stored in a WARC record.
+//! - [`extract`]: the links of an HTML page (read by the fetcher for its
+//!   metadata records and by the segmenter for the next segment).
 //! - [`crawllog`]: one line per URL the fetcher attempted.
 //! - [`bloom`]: a Bloom filter living in a memory-mapped file (`seen.bloom`).
 //! - [`hoststate`]: per-host state kept across runs in SQLite (`hosts.db`).
@@ -80,6 +82,7 @@ pub mod crawldir;
 pub mod crawllog;
 pub mod disk;
 pub mod exit;
+pub mod extract;
 pub mod fetched;
 pub mod filter;
 pub mod hoststate;

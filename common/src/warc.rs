@@ -63,9 +63,11 @@ pub const HOPS_FIELD: &str = "X-Crawl-Hops";
 /// what the headers say is coded). Format 3 adds a `metadata` record per
 /// fetch ([`METADATA_OUTLINKS`]), millisecond `WARC-Date`s,
 /// `WARC-Warcinfo-ID`, `WARC-Protocol`, `WARC-Cipher-Suite`, `WARC-Refers-To`
-/// and the CDXJ index beside each file; the records of formats 2 and 3
-/// read alike.
-pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 3");
+/// and the CDXJ index beside each file. Format 4 lists the links of each
+/// 2xx HTML page in its metadata record ([`METADATA_OUTLINKS`] lines `L`,
+/// then [`METADATA_LINKS_SUMMARY`]). The records of formats 2 to 4 read
+/// alike.
+pub const HTTP_RECORDS_FIELD: (&str, &str) = ("http-records", "as-exchanged; format 4");
 
 /// The format version [`HTTP_RECORDS_FIELD`] gives, read from its value
 /// (`as-exchanged; format 3` → 3); 1 for a file without the field.
@@ -78,8 +80,17 @@ pub fn format_version(http_records: Option<&str>) -> u32 {
 
 /// The field of the fetcher's `metadata` records that lists a link of the
 /// page (Heritrix's form: `outlink: URL HOP CONTEXT`, `L` for a link, `R`
-/// for a redirect's `Location`).
+/// for a redirect's `Location`; `CONTEXT` is where the link was found:
+/// `a/@href`, `location`).
 pub const METADATA_OUTLINKS: &str = "outlink";
+
+/// The field of the fetcher's `metadata` records that closes the complete
+/// link list of an HTML page: `listed N nofollow N scheme N invalid N
+/// same-page N over-cap N incomplete 0|1` (the `outlink: ... L` lines
+/// before it, then the links not listed, by reason). A record without it
+/// lists no page links: not HTML, not 2xx, outlinks turned off, or written
+/// before format 4.
+pub const METADATA_LINKS_SUMMARY: &str = "crawlLinks";
 
 /// Why a fetch is stored as a `revisit` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use common::progress::ProgressArgs;
 ///
 /// Every host of the segment is active at once, with at most one request in
 /// flight per host and never sooner than that host's delay allows. Output goes
-/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v4.tsv.zst,
+/// to CRAWL/fetched/ID/: WARC files, crawl.log, leftover.v5.tsv.zst,
 /// stats.json and DONE (written last).
 ///
 /// Exit codes: 0 run complete (also after a tail, time-limit, min-hosts, disk or
@@ -34,7 +34,7 @@ pub enum Command {
     /// Fetch one segment (default: the oldest pending one).
     ///
     /// Writes CRAWL/fetched/ID/: WARC files, crawl.log (one line per URL
-    /// attempted), leftover.v4.tsv.zst (URLs not fetched, for the next
+    /// attempted), leftover.v5.tsv.zst (URLs not fetched, for the next
     /// segment), stats.json and DONE (last). A run that was killed is
     /// resumed by running the same command again: nothing stored is
     /// fetched twice.
@@ -99,7 +99,7 @@ pub fn fetch_flags() -> String {
 /// `fetcher inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A segment or leftover file (`*.v4.tsv.zst`, or an older `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`).
+    /// A segment or leftover file (`*.v5.tsv.zst`, or an older `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`).
     pub file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -243,10 +243,16 @@ common::options! {
         #[arg(long, value_name = "BOOL")]
         pub conditional_requests: Option<bool>,
         /// Write a WARC metadata record after each response (how the URL was
-        /// found, hops, fetch time, the redirect target), as Heritrix does
-        /// [default: true].
+        /// found, hops, fetch time, the redirect target, the page's links),
+        /// as Heritrix does [default: true].
         #[arg(long, value_name = "BOOL")]
         pub metadata_records: Option<bool>,
+        /// List the links of each 2xx HTML page in its metadata record
+        /// (`outlink: URL L a/@href`, canonical, as the segmenter follows
+        /// them; costs the fetcher a parse of each page). `false` keeps the
+        /// records without the links [default: true].
+        #[arg(long, value_name = "BOOL")]
+        pub metadata_outlinks: Option<bool>,
         /// Politeness queue key [default: host].
         #[arg(long, value_enum)]
         pub key: Option<crate::queue_key::KeyMode>,

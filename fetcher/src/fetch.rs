@@ -590,6 +590,7 @@ fn share(
         revisit_identical: s.revisit_identical,
         conditional_requests: s.conditional_requests,
         metadata_records: s.metadata_records,
+        metadata_outlinks: s.metadata_outlinks,
         policy: s.policy.clone(),
         filter,
         seen,

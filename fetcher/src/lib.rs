@@ -9,7 +9,8 @@
 //! [`round_end`] (when a round's tail ends it), [`robots`] (RFC 9309) and
 //! [`robots_cache`], [`dns`] (names, behind a cache), [`proxy`], [`transport`]
 //! and [`http`], [`worker`] with
-//! [`outcome`] (what each answer means), [`recorder`] (the writer thread:
+//! [`outcome`] (what each answer means), [`outlinks`] (a page's links for its
+//! metadata record), [`recorder`] (the writer thread:
 //! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
 //! [`contacts`] (the penalty box across runs), [`budget`] (byte budgets and
 //! the free-disk floor), [`progress`], [`stats`] and [`clock`]; [`pause`] is
@@ -29,6 +30,7 @@ mod host_updates;
 mod http;
 pub mod inspect;
 mod outcome;
+mod outlinks;
 mod pause;
 mod progress;
 mod proxy;

@@ -54,6 +54,8 @@ pub struct Before {
     pub digest: String,
     /// When it was fetched.
     pub fetched: Option<std::time::SystemTime>,
+    /// Its `WARC-Record-ID` (empty: unknown).
+    pub record_id: String,
     /// Store a 200 with the same payload as a revisit.
     pub identical: bool,
 }
@@ -64,10 +66,12 @@ impl Before {
         let refetch = rec.via == Via::Recrawl
             || !rec.etag.is_empty()
             || !rec.last_modified.is_empty()
-            || !rec.digest.is_empty();
+            || !rec.digest.is_empty()
+            || !rec.record_id.is_empty();
         refetch.then(|| Before {
             digest: rec.digest.clone(),
             fetched: rec.fetched.map(common::timefmt::from_unix_millis),
+            record_id: rec.record_id.clone(),
             identical,
         })
     }
@@ -89,7 +93,7 @@ impl Before {
         };
         Some(Revisit {
             profile,
-            refers_to: None,
+            refers_to: (!self.record_id.is_empty()).then(|| self.record_id.clone()),
             refers_to_date: self.fetched,
         })
     }

@@ -84,6 +84,8 @@ pub struct Settings {
     pub conditional_requests: bool,
     /// Write a `metadata` record per response.
     pub metadata_records: bool,
+    /// List a page's links in its `metadata` record.
+    pub metadata_outlinks: bool,
     /// Queue key.
     pub key: KeyMode,
     /// Permit private addresses.
@@ -204,6 +206,7 @@ impl Settings {
             revisit_identical: o.revisit_identical.unwrap_or(true),
             conditional_requests: o.conditional_requests.unwrap_or(true),
             metadata_records: o.metadata_records.unwrap_or(true),
+            metadata_outlinks: o.metadata_outlinks.unwrap_or(true),
             key,
             allow_private: o.allow_private,
             hosts_file,

@@ -2,6 +2,7 @@
 //! with no lock held, hands the result to the writer thread and reports
 //! back to the frontier.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, 
 use crate::host_updates::HostUpdate;
 use crate::http::{Client, Failure, Response};
 use crate::outcome::{self, Verdict};
+use crate::outlinks::Outlinks;
 use crate::progress::Counters;
 use crate::queue_key::KeyOf;
 use crate::recorder::{Before, Encoders, Fetched, Msg, error_line};
@@ -127,6 +129,8 @@ pub struct Shared {
     pub conditional_requests: bool,
     /// Write a `metadata` record per response.
     pub metadata_records: bool,
+    /// List a page's links in its `metadata` record.
+    pub metadata_outlinks: bool,
     /// Politeness (for Retry-After).
     pub policy: Policy,
     /// Checks for redirect targets (only when following redirects).
@@ -173,6 +177,8 @@ pub struct Worker {
     shared: Arc<Shared>,
     recorder: SyncSender<Msg>,
     hosts: Sender<HostUpdate>,
+    /// Reads the links of pages for their metadata records (made on first use).
+    outlinks: RefCell<Option<Outlinks>>,
 }
 
 impl Worker {
@@ -186,6 +192,7 @@ impl Worker {
             shared,
             recorder,
             hosts,
+            outlinks: RefCell::new(None),
         }
     }
 
@@ -276,10 +283,16 @@ impl Worker {
             note,
         };
         let revisit = before.as_ref().and_then(|b| b.revisit(&r));
-        let metadata = self
-            .shared
-            .metadata_records
-            .then(|| metadata_fields(url, via, hops, &r));
+        let metadata = self.shared.metadata_records.then(|| {
+            let mut fields = metadata_fields(url, via, hops, &r);
+            if self.shared.metadata_outlinks {
+                let mut outlinks = self.outlinks.borrow_mut();
+                let outlinks =
+                    outlinks.get_or_insert_with(|| Outlinks::new(&self.shared.agent_name));
+                outlinks.append(url, &r, self.shared.max_body, &mut fields);
+            }
+            fields
+        });
         let records = match self.shared.encoders.encode(
             url,
             via,
@@ -760,6 +773,7 @@ impl Worker {
 /// redirects from a seed). Heritrix's `via` (the page a link was found on)
 /// and `hopsFromSeed` (the path of hop types) are not kept in segments,
 /// so they are not written.
+/// The links of a page are added by [`Outlinks::append`].
 fn metadata_fields(url: &str, via: Via, hops: u32, r: &Response) -> Vec<(&'static str, String)> {
     let mut fields = Vec::with_capacity(5);
     if via == Via::Seed {

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+use common::extract::{ExtractOptions, Extractor, Page, PageLinks, Skipped};
 use rayon::prelude::*;
-use segmenter::extract::{ExtractOptions, Extractor, Page, PageLinks, Skipped};
 use url::Url;
 
 struct Doc {

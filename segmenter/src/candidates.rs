@@ -123,16 +123,18 @@ impl Meta {
 }
 
 /// What a refetch brings of its last full response (the segment line's
-/// `etag`, `last_modified`, `digest` and `fetched`): what the fetcher needs
+/// `etag`, `last_modified`, `digest`, `fetched` and `record_id`): what the fetcher needs
 /// for a conditional request and a `revisit` record. It travels beside a
 /// candidate's [`Meta`] through the sort as bytes (empty for a URL that has
 /// none), so that a refetch read back from a leftover or a backlog keeps it;
 /// when copies of one URL meet, the one with the newest fetch is kept
 /// ([`LastFetch::keep_newest`]).
 ///
-/// The bytes are `FETCHED TAB digest TAB etag TAB last_modified`: the fetch
-/// time as 16 hex digits (`-` × 16 when unknown), so that the newest sorts
-/// last, then the fields as the segment line has them (they hold no tab).
+/// The bytes are `FETCHED TAB digest TAB etag TAB last_modified TAB
+/// record_id`: the fetch time as 16 hex digits (`-` × 16 when unknown), so
+/// that the newest sorts last, then the fields as the segment line has them
+/// (they hold no tab). Map outputs of version 1 ([`crate::mapred`]) carry
+/// the first four fields only: read with no record ID.
 pub struct LastFetch;
 
 impl LastFetch {
@@ -144,6 +146,7 @@ impl LastFetch {
             && rec.last_modified.is_empty()
             && rec.digest.is_empty()
             && rec.fetched.is_none()
+            && rec.record_id.is_empty()
         {
             return;
         }
@@ -151,7 +154,7 @@ impl LastFetch {
             Some(ms) => out.extend_from_slice(format!("{:016x}", ms.max(0)).as_bytes()),
             None => out.extend_from_slice(&[b'-'; 16]),
         }
-        for field in [&rec.digest, &rec.etag, &rec.last_modified] {
+        for field in [&rec.digest, &rec.etag, &rec.last_modified, &rec.record_id] {
             out.push(b'\t');
             out.extend_from_slice(field.as_bytes());
         }
@@ -164,12 +167,13 @@ impl LastFetch {
         rec.last_modified.clear();
         rec.digest.clear();
         rec.fetched = None;
+        rec.record_id.clear();
         let Ok(text) = std::str::from_utf8(bytes) else {
             return;
         };
         let mut f = text.split('\t');
-        let (Some(time), Some(digest), Some(etag), Some(last_modified), None) =
-            (f.next(), f.next(), f.next(), f.next(), f.next())
+        let (Some(time), Some(digest), Some(etag), Some(last_modified), record_id, None) =
+            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
         else {
             return;
         };
@@ -177,6 +181,7 @@ impl LastFetch {
         rec.digest.push_str(digest);
         rec.etag.push_str(etag);
         rec.last_modified.push_str(last_modified);
+        rec.record_id.push_str(record_id.unwrap_or_default());
     }
 
     /// Merges another copy's bytes into `kept`: the newest fetch wins (ties
@@ -363,6 +368,7 @@ mod tests {
             last_modified: "Tue, 24 Nov 2026 09:00:00 GMT".into(),
             digest: "sha1:ABC".into(),
             fetched: Some(ms),
+            record_id: format!("<urn:uuid:{ms}>"),
             ..SegmentRecord::default()
         };
         let (mut older, mut newer) = (Vec::new(), Vec::new());
@@ -382,6 +388,18 @@ mod tests {
         assert!(none.is_empty());
         LastFetch::apply(&none, &mut back);
         assert_eq!(back, SegmentRecord::default());
+        // The four fields of a version 1 map output: no record ID.
+        LastFetch::apply(
+            b"00000000000007d0\tsha1:ABC\t\"v2\"\tTue, 24 Nov 2026 09:00:00 GMT",
+            &mut back,
+        );
+        assert_eq!(
+            back,
+            SegmentRecord {
+                record_id: String::new(),
+                ..rec(2_000, "\"v2\"")
+            }
+        );
     }
 
     #[test]

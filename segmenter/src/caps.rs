@@ -257,6 +257,8 @@ pub struct Pick {
     pub digest: String,
     /// When a refetch was last fetched (Unix ms).
     pub fetched: Option<i64>,
+    /// The `WARC-Record-ID` of that fetch (empty: unknown).
+    pub record_id: String,
 }
 
 impl Pick {
@@ -399,6 +401,7 @@ impl HostCap {
                 last_modified: String::new(),
                 digest: String::new(),
                 fetched: None,
+                record_id: String::new(),
             });
         }
         let slot = &mut self.picks[self.len];
@@ -410,11 +413,13 @@ impl HostCap {
         slot.last_modified.clear();
         slot.digest.clear();
         slot.fetched = None;
+        slot.record_id.clear();
         if let Some(r) = prior {
             slot.etag.push_str(&r.etag);
             slot.last_modified.push_str(&r.last_modified);
             slot.digest.push_str(&r.digest);
             slot.fetched = r.fetched;
+            slot.record_id.push_str(&r.record_id);
         }
         self.new += usize::from(!self.picks[self.len].is_refetch());
         self.len += 1;

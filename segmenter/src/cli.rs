@@ -16,8 +16,8 @@ use common::progress::ProgressArgs;
 /// consumed: links of HTML pages, redirect targets, the leftover and retry
 /// lists, and the backlog. It canonicalizes, filters, drops URLs seen before
 /// (`seen.bloom`), caps URLs per host, sorts by domain and writes
-/// `segments/ID.v4.tsv.zst`. The new segments, `seen.bloom`,
-/// `backlog.v4.tsv.zst` and `consumed.txt` change together or not at all.
+/// `segments/ID.v5.tsv.zst`. The new segments, `seen.bloom`,
+/// `backlog.v5.tsv.zst` and `consumed.txt` change together or not at all.
 #[derive(Debug, Parser)]
 #[command(
     name = "segmenter",
@@ -112,7 +112,7 @@ pub enum Command {
     /// (its WARC files, leftover list and crawl log), once: links,
     /// redirects, sitemaps and re-entering URLs go through the canonical
     /// form and the scope and trap filters, and are written, sorted, into
-    /// fetched/ID/mapped/to-KKK.cand1.zst for each destination shard K,
+    /// fetched/ID/mapped/to-KKK.cand2.zst for each destination shard K,
     /// with what the fetches say for shard J's history; the marker
     /// mapped/DONE comes last. Writes nothing else. Rerun after a kill: it
     /// does the run again.
@@ -129,8 +129,8 @@ pub enum Command {
     /// Reduce step of a sharded crawl's round: write shard J's next
     /// segment from what every shard's map addressed to it.
     ///
-    /// Reads every map output for shard J (fetched/ID/mapped/to-JJJ.cand1.zst
-    /// of every shard) not listed in CRAWL/shards/JJJ/consumed.txt, drops
+    /// Reads every map output for shard J (fetched/ID/mapped/to-JJJ.cand2.zst
+    /// of every shard; .cand1.zst from an older build) not listed in CRAWL/shards/JJJ/consumed.txt, drops
     /// the URLs shard J has seen, and does the rest of a `run` round on
     /// shard J: backlog, due refetches, history, caps, plan, segments;
     /// committed all or nothing.
@@ -159,7 +159,7 @@ pub enum Command {
     /// for a refetch now); bloom_* (seen.bloom: items, design load, bytes,
     /// journal hashes, fill, estimated and target false-positive rates,
     /// URLs rescued over the crawl); last_round and round_* (what the last
-    /// `run` found: new URLs, rescued URLs, how it wrote seen.bloom,
+    /// `run`, or a shard's last `reduce`, found: new URLs, rescued URLs, how it wrote seen.bloom,
     /// history, sitemaps, retries exhausted, URLs held by budgets and
     /// backoff, links over the page cap, URLs refused for their extension;
     /// from its logs/segmenter-TIMESTAMP.json, null before the first run).
@@ -333,8 +333,8 @@ pub enum Command {
     /// (items, design load, size, fill, estimated false-positive rate,
     /// journal, rescues; the bit array checked).
     Inspect {
-        /// A `*.v4.tsv.zst` file (or `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
-        /// `history.v2.tsv.zst` (or a version 1 `history.v1.tsv.zst`), or
+        /// A `*.v5.tsv.zst` file (or `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
+        /// `history.v3.tsv.zst` (or an older `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
         /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.
@@ -486,6 +486,12 @@ common::options! {
         /// Larger stored responses are reported and skipped [default: 16MiB]
         #[arg(long, value_name = "SIZE", help_heading = "Extraction")]
         pub max_page_size: Option<SizeValue>,
+        /// Take a page's links from its WARC metadata record when the
+        /// fetcher listed them there (`crawlLinks`) and they are what
+        /// parsing the page would give; `false` parses every page
+        /// [default: true]
+        #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
+        pub metadata_outlinks: Option<bool>,
         /// A fetched URL is due again this long after its first fetch
         /// (`30d`, `12h`, `2s`) [default: 30d]
         #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]

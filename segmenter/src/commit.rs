@@ -4,8 +4,8 @@
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
-//! [`crate::seen`]), the new `backlog.v4.tsv.zst`, `consumed.txt`, the new
-//! `history.v2.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! [`crate::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
+//! `history.v3.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by
@@ -432,16 +432,29 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             }
         }
     }
-    // Likewise the history: a version 1 file is the generation the new one
-    // replaces, kept as its `.prev` (the reader takes either version).
+    // Likewise the history: an older version's file is the generation the
+    // new one replaces, kept as its `.prev` (the reader takes any version).
     let history = root.join(crate::history::FILE_NAME);
-    let v1 = root.join(crate::history::V1_FILE_NAME);
-    if history.exists() && v1.exists() {
+    if history.exists() {
         let prev = prev_path(&history);
-        fs::rename(&v1, &prev).map_err(Error::io(&prev))?;
-        let v1_prev = prev_path(&v1);
-        if v1_prev.exists() {
-            fs::remove_file(&v1_prev).map_err(Error::io(&v1_prev))?;
+        let mut kept = false;
+        for name in crate::history::OLD_FILE_NAMES {
+            let old = root.join(name);
+            let old_prev = prev_path(&old);
+            if old_prev.exists() {
+                fs::remove_file(&old_prev).map_err(Error::io(&old_prev))?;
+            }
+            if !old.exists() {
+                continue;
+            }
+            // The newest old file is the one the round read: it stays as
+            // the .prev; an even older one goes.
+            if kept {
+                fs::remove_file(&old).map_err(Error::io(&old))?;
+            } else {
+                fs::rename(&old, &prev).map_err(Error::io(&prev))?;
+                kept = true;
+            }
         }
     }
     let segments = root.join("segments");
@@ -508,7 +521,7 @@ mod tests {
     fn stage(c: &CrawlDir) -> Staging {
         let s = Staging::create(c).unwrap();
         let mut w =
-            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v4.tsv.zst"))
+            common::segment::SegmentWriter::create(s.segments_dir().join("00002.v5.tsv.zst"))
                 .unwrap();
         w.write(&common::segment::SegmentRecord {
             host: "a.test".into(),
@@ -525,7 +538,7 @@ mod tests {
 
     fn staged_bytes(s: &Staging) -> (Vec<u8>, Vec<u8>) {
         (
-            fs::read(s.segments_dir().join("00002.v4.tsv.zst")).unwrap(),
+            fs::read(s.segments_dir().join("00002.v5.tsv.zst")).unwrap(),
             fs::read(s.bloom_path()).unwrap(),
         )
     }
@@ -538,7 +551,7 @@ mod tests {
         let moved = s.commit().unwrap();
         assert_eq!(
             moved,
-            ["segments/00002.v4.tsv.zst", "seen.bloom", "consumed.txt"]
+            ["segments/00002.v5.tsv.zst", "seen.bloom", "consumed.txt"]
         );
         assert_eq!(fs::read(c.segment_path("00002")).unwrap(), seg);
         assert_eq!(fs::read(c.consumed_path()).unwrap(), b"00001\n");
@@ -577,12 +590,12 @@ mod tests {
         let dir = c.root().join(STAGING_DIR);
         fs::write(
             dir.join(MARKER),
-            format!("{MARKER_HEADER}\nsegments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n"),
+            format!("{MARKER_HEADER}\nsegments/00002.v5.tsv.zst\nseen.bloom\nconsumed.txt\n"),
         )
         .unwrap();
         // As if killed after the first rename.
         fs::rename(
-            s.segments_dir().join("00002.v4.tsv.zst"),
+            s.segments_dir().join("00002.v5.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -602,7 +615,7 @@ mod tests {
         let (_tmp, c) = crawl("damaged-staged");
         let s = stage(&c);
         let dir = c.root().join(STAGING_DIR);
-        let listed = "segments/00002.v4.tsv.zst\nseen.bloom\nconsumed.txt\n";
+        let listed = "segments/00002.v5.tsv.zst\nseen.bloom\nconsumed.txt\n";
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::write(c.consumed_path(), b"00001\n").unwrap();
@@ -619,7 +632,7 @@ mod tests {
         fs::write(dir.join(MARKER), format!("{MARKER_HEADER}\n{listed}")).unwrap();
         fs::write(s.consumed_path(), b"").unwrap();
         fs::rename(
-            s.segments_dir().join("00002.v4.tsv.zst"),
+            s.segments_dir().join("00002.v5.tsv.zst"),
             c.segment_path("00002"),
         )
         .unwrap();
@@ -643,7 +656,7 @@ mod tests {
 
     #[test]
     fn marker_paths_cannot_escape() {
-        assert!(safe_relative("segments/00002.v4.tsv.zst"));
+        assert!(safe_relative("segments/00002.v5.tsv.zst"));
         assert!(safe_relative("seen.bloom"));
         assert!(!safe_relative("../x"));
         assert!(!safe_relative("segments/../../x"));

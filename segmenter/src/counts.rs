@@ -28,6 +28,9 @@ pub struct Counts {
     pub robots_responses: u64,
     /// Responses read as HTML.
     pub html_pages: u64,
+    /// Of them, pages whose links were read from their WARC metadata
+    /// record (listed by the fetcher) rather than parsed.
+    pub links_listed_pages: u64,
     /// Bytes of HTML bodies read.
     pub html_bytes: u64,
     /// Links found in pages (before any filter).
@@ -185,6 +188,7 @@ impl AddAssign<&Counts> for Counts {
         self.robots_responses += o.robots_responses;
         self.revisits += o.revisits;
         self.html_pages += o.html_pages;
+        self.links_listed_pages += o.links_listed_pages;
         self.html_bytes += o.html_bytes;
         self.links += o.links;
         self.redirects += o.redirects;

@@ -5,7 +5,7 @@
 //! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
 //! [`next`], [`prune`], [`index`], [`wacz`], [`crawl_report`] for `report`) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
-//! [`output`] → [`commit`]. [`extract`] finds the links of a page.
+//! [`output`] → [`commit`]. Links of a page come from [`common::extract`].
 //! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers).
 
 mod backlog;
@@ -17,7 +17,6 @@ mod counts;
 mod crawl_report;
 pub mod cycle;
 pub mod error;
-pub mod extract;
 mod fasthash;
 mod health;
 mod history;
@@ -46,6 +45,8 @@ mod status;
 mod wacz;
 
 use common::exit::Exit;
+// `crate::extract` for the modules that read pages (the extractor lives in `common`).
+use common::extract;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;

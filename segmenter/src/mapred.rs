@@ -19,14 +19,17 @@
 //!   a `run` round on shard J's view: backlog, due refetches, history, caps,
 //!   plan, sort, segments; committed all or nothing as `run` commits.
 //!
-//! `mapped/` holds, in format version 1:
-//! `to-JJJ.cand1.zst` (the candidates for shard J; the sort's spill format,
+//! `mapped/` holds, in format version 2:
+//! `to-JJJ.cand2.zst` (the candidates for shard J; the sort's spill format,
 //! see [`crate::sort`]: keys in `domain TAB host TAB hash url` order, each
-//! URL once), `observed.cand1.zst` (the history's observations, in the same
+//! URL once), `observed.cand2.zst` (the history's observations, in the same
 //! format), `counts.json` (what the scan counted, for the round report of
-//! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v1`, then `RUN ID`, `SHARD I`,
+//! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v2`, then `RUN ID`, `SHARD I`,
 //! one `to-JJJ N` line per destination with its URL count, `observed N`,
-//! and `end`).
+//! and `end`). Version 1 (`*.cand1.zst`, `segmenter-mapped v1`) is still
+//! read: its refetches carry no record ID
+//! ([`crate::candidates::LastFetch`]), nor do its observations
+//! ([`crate::history::Observation`]).
 //!
 //! Map and reduce are separate tasks (not fused with fetch into one
 //! program) so that the scheduler can run them as arrays; the driver runs
@@ -62,17 +65,38 @@ const MAPPED_TMP: &str = ".mapped-tmp";
 /// The marker written last inside `mapped/`.
 pub const MAPPED_DONE: &str = "DONE";
 /// The map output's format version.
-pub const MAPPED_VERSION: u32 = 1;
-const MARKER_HEADER: &str = "segmenter-mapped v1";
+pub const MAPPED_VERSION: u32 = 2;
+const MARKER_HEADER: &str = "segmenter-mapped v2";
 
-/// `to-JJJ.cand1.zst`: the candidates for shard `j`.
+/// `to-JJJ.cand2.zst`: the candidates for shard `j`.
 pub fn candidates_name(j: u32) -> String {
-    format!("to-{j:03}.cand{MAPPED_VERSION}.zst")
+    candidates_name_of(j, MAPPED_VERSION)
 }
 
-/// `observed.cand1.zst`: the fetch history's observations.
+/// `observed.cand2.zst`: the fetch history's observations.
 pub fn observed_name() -> String {
-    format!("observed.cand{MAPPED_VERSION}.zst")
+    observed_name_of(MAPPED_VERSION)
+}
+
+/// The candidates for shard `j` in a map output of format `version`.
+fn candidates_name_of(j: u32, version: u32) -> String {
+    format!("to-{j:03}.cand{version}.zst")
+}
+
+/// The observations in a map output of format `version`.
+fn observed_name_of(version: u32) -> String {
+    format!("observed.cand{version}.zst")
+}
+
+/// The format version of the complete map output `mapped` (a `mapped/`
+/// directory): 1 when it holds the observations of version 1 (a map by an
+/// older build), else the current one.
+fn mapped_version(mapped: &Path) -> u32 {
+    if !mapped.join(observed_name()).exists() && mapped.join(observed_name_of(1)).exists() {
+        1
+    } else {
+        MAPPED_VERSION
+    }
 }
 
 /// `counts.json`: what the map's scan counted (links found, rejects by
@@ -201,6 +225,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         max_tries: settings.max_tries,
         max_links_per_page: settings.max_links_per_page,
         max_page_size: settings.max_page_size,
+        metadata_outlinks: settings.metadata_outlinks,
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: true,
@@ -418,9 +443,11 @@ pub fn mapped_inputs(
                 continue;
             }
             let mapped = from.fetched_dir(&id).join(MAPPED_DIR);
-            out.candidates.push(mapped.join(candidates_name(j)));
+            let version = mapped_version(&mapped);
+            out.candidates
+                .push(mapped.join(candidates_name_of(j, version)));
             if i == j {
-                out.observed.push(mapped.join(observed_name()));
+                out.observed.push(mapped.join(observed_name_of(version)));
                 out.entries.push(id.clone());
             }
             out.entries.push(entry);
@@ -523,4 +550,22 @@ fn run_of(mapped_dir: &Path) -> String {
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_map_output_is_read_by_its_names() {
+        let dir = common::testutil::TempDir::new("mapped-version");
+        let mapped = dir.path();
+        assert_eq!(mapped_version(mapped), MAPPED_VERSION, "nothing there");
+        std::fs::write(mapped.join("observed.cand1.zst"), b"").unwrap();
+        assert_eq!(mapped_version(mapped), 1);
+        assert_eq!(candidates_name_of(3, 1), "to-003.cand1.zst");
+        std::fs::write(mapped.join(observed_name()), b"").unwrap();
+        assert_eq!(mapped_version(mapped), 2);
+        assert_eq!(candidates_name(3), "to-003.cand2.zst");
+    }
 }

@@ -64,6 +64,7 @@ pub fn fill_record(
     rec.last_modified.clone_from(&pick.last_modified);
     rec.digest.clone_from(&pick.digest);
     rec.fetched = pick.fetched;
+    rec.record_id.clone_from(&pick.record_id);
     rec.not_before = match fate {
         Fate::Segment => not_before.max(pick.meta.not_before_ms()),
         Fate::Backlog | Fate::Fetched => None,

@@ -303,7 +303,13 @@ impl Report {
         out.line("responses:", c.responses.to_string());
         out.line("robots.txt responses:", c.robots_responses.to_string());
         out.line("revisit records:", c.revisits.to_string());
-        out.line("pages scanned:", c.html_pages.to_string());
+        out.line(
+            "pages scanned:",
+            format!(
+                "{} ({} with links listed in metadata records)",
+                c.html_pages, c.links_listed_pages
+            ),
+        );
         out.line("html bytes:", c.html_bytes.to_string());
         out.line("links found:", c.links.to_string());
         out.line("nofollow links:", c.nofollow.to_string());

@@ -266,6 +266,7 @@ impl Steps<'_> {
             max_tries: settings.max_tries,
             max_links_per_page: settings.max_links_per_page,
             max_page_size: settings.max_page_size,
+            metadata_outlinks: settings.metadata_outlinks,
             robots_name: settings.agent_name.as_deref(),
             seen,
             seen_is_empty: seen.is_empty(),
@@ -665,7 +666,9 @@ fn merge_history<'a>(
         rec.etag.clone_from(&e.etag);
         rec.last_modified.clone_from(&e.last_modified);
         rec.digest.clone_from(&e.digest);
-        rec.fetched = Some(e.fetched_ms);
+        // The response that holds the payload, what a revisit refers to.
+        rec.fetched = Some(e.payload_ms());
+        rec.record_id.clone_from(&e.record_id);
         match due.write(&rec) {
             // (A history line always makes a segment line; one that
             // would not is reported and skipped.)
@@ -1093,6 +1096,7 @@ impl Chooser<'_, '_> {
                 last_modified: String::new(),
                 digest: String::new(),
                 fetched: None,
+                record_id: String::new(),
             };
             sink.push(Fate::Fetched, host, &pick, sel);
             return;
@@ -1170,6 +1174,7 @@ impl Chooser<'_, '_> {
                 last_modified: rec.last_modified.clone(),
                 digest: rec.digest.clone(),
                 fetched: rec.fetched,
+                record_id: rec.record_id.clone(),
             };
             let host = HostNow {
                 name: rec.host.clone(),

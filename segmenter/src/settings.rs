@@ -68,6 +68,8 @@ pub struct Settings {
     pub max_links_per_page: usize,
     /// Larger responses are skipped.
     pub max_page_size: u64,
+    /// Read a page's links from its metadata record when it lists them.
+    pub metadata_outlinks: bool,
     /// `[scope]` with the scope flags applied (paths absolute).
     pub scope: ScopeConfig,
     /// `[filter]` with the filter flags applied.
@@ -183,6 +185,7 @@ impl Settings {
             max_tries: o.max_tries.unwrap_or(3),
             max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
             max_page_size,
+            metadata_outlinks: o.metadata_outlinks.unwrap_or(true),
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),

@@ -99,10 +99,10 @@ impl BloomStatus {
     }
 }
 
-/// What the last `segmenter run` did, from its JSON report. Every key is
-/// `null` (`?` in text) before the first `run`, or if its report cannot be
-/// read (the reason goes to stderr); a `round_history_*` figure also when
-/// the run merged no history.
+/// What the last `segmenter run` (a shard's `reduce`) did, from its JSON
+/// report. Every key is `null` (`?` in text) before the first `run`, or if
+/// its report cannot be read (the reason goes to stderr); a
+/// `round_history_*` figure also when the run merged no history.
 #[derive(Debug, Default, Serialize)]
 pub struct LastRound {
     /// The report's name without `.json` (`segmenter-TIMESTAMP`, the stem
@@ -236,7 +236,8 @@ pub(crate) fn figures_of(v: &serde_json::Value) -> Figures {
     }
 }
 
-/// The newest report of a `run` in `dir` that `wanted` accepts, with its
+/// The newest report of a `run` (or a shard's `reduce`, the same step of
+/// a sharded round) in `dir` that `wanted` accepts, with its
 /// path; `None` if there is none (or no `dir`). A report that cannot be
 /// read on the way is an error naming it.
 fn newest_run_report(
@@ -256,7 +257,8 @@ fn newest_run_report(
     reports.sort();
     for (_, path) in reports.into_iter().rev() {
         let v = read_report(&path).map_err(|why| format!("{}: {why}", path.display()))?;
-        if v.get("command").and_then(serde_json::Value::as_str) == Some("run") && wanted(&v) {
+        let command = v.get("command").and_then(serde_json::Value::as_str);
+        if matches!(command, Some("run" | "reduce")) && wanted(&v) {
             return Ok(Some((path, v)));
         }
     }

@@ -247,6 +247,9 @@ struct ProxyState {
     slow_downs: AtomicUsize,
     /// After this many relayed PUT requests, go [`Fault::Down`].
     down_after_puts: AtomicUsize,
+    /// Answer server-side copies (`x-amz-copy-source`) with `501 Not
+    /// Implemented`, as a store without `UploadPartCopy`.
+    refuse_copies: AtomicBool,
     puts: AtomicUsize,
     /// Requests seen, and those answered with a fault.
     seen: AtomicU64,
@@ -263,6 +266,7 @@ impl FaultProxy {
             fault: Mutex::new(Fault::None),
             slow_downs: AtomicUsize::new(0),
             down_after_puts: AtomicUsize::new(usize::MAX),
+            refuse_copies: AtomicBool::new(false),
             puts: AtomicUsize::new(0),
             seen: AtomicU64::new(0),
             faulted: AtomicU64::new(0),
@@ -305,6 +309,12 @@ impl FaultProxy {
         self.state.down_after_puts.store(n, Ordering::SeqCst);
     }
 
+    /// From now on answers every server-side copy with `501 Not
+    /// Implemented`, as a store that has no `UploadPartCopy`.
+    pub fn refuse_copies(&self) {
+        self.state.refuse_copies.store(true, Ordering::SeqCst);
+    }
+
     /// PUT requests relayed so far.
     pub fn puts(&self) -> usize {
         self.state.puts.load(Ordering::SeqCst)
@@ -324,6 +334,26 @@ impl Drop for FaultProxy {
         self.state.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(self.addr);
     }
+}
+
+/// Answers with an S3 error document (a fault, counted), and closes.
+fn answer_error(
+    mut conn: TcpStream,
+    st: &ProxyState,
+    status: &str,
+    code: &str,
+    message: &str,
+) -> io::Result<()> {
+    st.faulted.fetch_add(1, Ordering::SeqCst);
+    let msg = format!(
+        "<?xml version=\"1.0\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    );
+    write!(
+        conn,
+        "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{msg}",
+        msg.len()
+    )?;
+    conn.shutdown(Shutdown::Write)
 }
 
 fn relay(conn: TcpStream, upstream: SocketAddr, st: &ProxyState) -> io::Result<()> {
@@ -353,15 +383,26 @@ fn relay(conn: TcpStream, upstream: SocketAddr, st: &ProxyState) -> io::Result<(
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
     {
-        st.faulted.fetch_add(1, Ordering::SeqCst);
-        let msg = b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
-        write!(
+        return answer_error(
             conn,
-            "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            msg.len()
-        )?;
-        conn.write_all(msg)?;
-        return conn.shutdown(Shutdown::Write);
+            st,
+            "503 Slow Down",
+            "SlowDown",
+            "Please reduce your request rate.",
+        );
+    }
+    if st.refuse_copies.load(Ordering::SeqCst)
+        && String::from_utf8_lossy(&head)
+            .to_ascii_lowercase()
+            .contains("\r\nx-amz-copy-source:")
+    {
+        return answer_error(
+            conn,
+            st,
+            "501 Not Implemented",
+            "NotImplemented",
+            "A header you provided implies functionality that is not implemented.",
+        );
     }
     let is_put = head.starts_with(b"PUT ");
     // One request per connection: ask the server to close after it.

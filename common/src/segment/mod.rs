@@ -1,13 +1,13 @@
 //! Segment files: the list of URLs a fetcher run takes.
 //!
-//! Format version 4, file suffix `.v4.tsv.zst`: zstd-compressed UTF-8 text,
-//! one URL per line, eleven tab-separated fields, no header:
+//! Format version 5, file suffix `.v5.tsv.zst`: zstd-compressed UTF-8 text,
+//! one URL per line, twelve tab-separated fields, no header:
 //!
 //! ```text
-//! host  url  hops  inlinks  via  tries  not_before  etag  last_modified  digest  fetched
-//! example.com  https://example.com/a  2  5  link  0  -  -  -  -  -      (fields separated by one tab)
-//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z  -  -  -  -
-//! example.com  https://example.com/c  1  0  recrawl  0  -  "v2"  Tue, 24 Nov 2026 09:00:00 GMT  sha1:2OFW...  2026-10-24T09:00:00.000Z
+//! host  url  hops  inlinks  via  tries  not_before  etag  last_modified  digest  fetched  record_id
+//! example.com  https://example.com/a  2  5  link  0  -  -  -  -  -  -      (fields separated by one tab)
+//! example.com  https://example.com/b  1  1  leftover  0  2026-11-24T10:00:05.250Z  -  -  -  -  -
+//! example.com  https://example.com/c  1  0  recrawl  0  -  "v2"  Tue, 24 Nov 2026 09:00:00 GMT  sha1:2OFW...  2026-10-24T09:00:00.000Z  <urn:uuid:0f6c...>
 //! ```
 //! - `host`: the queue key (lower-case host, no port); lines of one registrable
 //!   domain are adjacent, so `zstdcat F | cut -f1 | uniq -c` counts URLs per host.
@@ -26,13 +26,16 @@
 //!   response with the same payload is stored as a `revisit` record.
 //! - `fetched`: `-`, or the time of that response (`WARC-Refers-To-Date`
 //!   of a `revisit` record).
+//! - `record_id`: `-`, or the `WARC-Record-ID` of that response
+//!   (`WARC-Refers-To` of a `revisit` record).
 //!
-//! Leftover files (`fetched/ID/leftover.v4.tsv.zst`) and the backlog use the same format.
-//! Version 3 files (`.v3.tsv.zst`: the same fields, but without the via
-//! words `sitemap` and `sitemap-file`), version 2 files (`.v2.tsv.zst`, the
-//! first seven fields) and version 1 files (`.v1.tsv.zst`, the first six
-//! fields, no `not_before`) are still read; files are always written in
-//! version 4.
+//! Leftover files (`fetched/ID/leftover.v5.tsv.zst`) and the backlog use the same format.
+//! Version 4 files (`.v4.tsv.zst`: the first eleven fields, no
+//! `record_id`), version 3 files (`.v3.tsv.zst`: the same eleven, but
+//! without the via words `sitemap` and `sitemap-file`), version 2 files
+//! (`.v2.tsv.zst`, the first seven fields) and version 1 files
+//! (`.v1.tsv.zst`, the first six fields, no `not_before`) are still read
+//! (a missing field is `-`); files are always written in version 5.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -45,11 +48,11 @@ mod summary;
 pub use summary::{HostCount, SegmentSummary};
 
 /// File-name suffix of every file written in the segment format, version included.
-pub const FILE_SUFFIX: &str = ".v4.tsv.zst";
+pub const FILE_SUFFIX: &str = ".v5.tsv.zst";
 /// The format version written by this library.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Every format version this library reads, newest first.
-pub const READ_VERSIONS: [u32; 4] = [4, 3, 2, 1];
+pub const READ_VERSIONS: [u32; 5] = [5, 4, 3, 2, 1];
 
 /// The file-name suffix of format `version` (`.v1.tsv.zst`).
 pub fn file_suffix(version: u32) -> String {
@@ -163,6 +166,8 @@ pub struct SegmentRecord {
     pub digest: String,
     /// When that response was fetched (Unix ms), if known.
     pub fetched: Option<i64>,
+    /// Its `WARC-Record-ID` (`<urn:uuid:...>`; empty: unknown).
+    pub record_id: String,
 }
 
 impl SegmentRecord {
@@ -203,6 +208,12 @@ impl SegmentRecord {
             Some(ms) => out.extend_from_slice(
                 crate::timefmt::iso_millis(unix_ms_to_time(ms.min(LAST_TIME_MS))).as_bytes(),
             ),
+        }
+        out.push(b'\t');
+        if self.record_id.is_empty() || self.record_id == "-" {
+            out.push(b'-');
+        } else {
+            out.extend_from_slice(self.record_id.as_bytes());
         }
         out.push(b'\n');
     }
@@ -289,9 +300,9 @@ const ZSTD_LEVEL: i32 = 1;
 const WRITE_CHUNK: usize = 128 * 1024;
 /// Size of the reader's buffer of decompressed text.
 const READ_BUFFER: usize = 256 * 1024;
-/// Fields of a line of the current format (version 2 has the first seven,
-/// version 1 the first six).
-const FIELDS: usize = 11;
+/// Fields of a line of the current format (versions 3 and 4 have the
+/// first eleven, version 2 the first seven, version 1 the first six).
+const FIELDS: usize = 12;
 
 /// 9999-12-31T23:59:59.999Z, the last time the text form can hold.
 const LAST_TIME_MS: i64 = 253_402_300_799_999;
@@ -385,7 +396,7 @@ pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 /// use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 /// # let dir = std::env::temp_dir().join(format!("segment-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("00001.v4.tsv.zst");
+/// let path = dir.join("00001.v5.tsv.zst");
 /// let mut w = SegmentWriter::create(&path).unwrap();
 /// let rec = SegmentRecord {
 ///     host: "example.com".into(),
@@ -446,6 +457,7 @@ impl SegmentWriter {
             .and_then(|()| check_validator("etag", &rec.etag))
             .and_then(|()| check_validator("last_modified", &rec.last_modified))
             .and_then(|()| check_validator("digest", &rec.digest))
+            .and_then(|()| check_validator("record_id", &rec.record_id))
             .and_then(|()| match rec.via {
                 Via::Robots => {
                     Err("via `robots` belongs in the crawl log, not in a segment".into())
@@ -688,8 +700,9 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         return Err("empty line".into());
     }
     let expected = match version {
-        1 => FIELDS - 5,
-        2 => FIELDS - 4,
+        1 => FIELDS - 6,
+        2 => FIELDS - 5,
+        3 | 4 => FIELDS - 1,
         _ => FIELDS,
     };
     let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
@@ -704,9 +717,13 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         let names = match version {
             1 => "host, url, hops, inlinks, via, tries",
             2 => "host, url, hops, inlinks, via, tries, not_before",
-            _ => {
+            3 | 4 => {
                 "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
                  fetched"
+            }
+            _ => {
+                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
+                 fetched, record_id"
             }
         };
         return Err(format!(
@@ -725,6 +742,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
         last_modified,
         digest,
         fetched,
+        record_id,
     ] = fields;
     let host = std::str::from_utf8(host).map_err(|_| "host is not valid UTF-8".to_string())?;
     let url = std::str::from_utf8(url).map_err(|_| "URL is not valid UTF-8".to_string())?;
@@ -760,6 +778,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     let etag = validator("etag", etag)?;
     let last_modified = validator("last_modified", last_modified)?;
     let digest = validator("digest", digest)?;
+    let record_id = validator("record_id", record_id)?;
     let not_before = parse_time("not_before", not_before)?;
     let fetched = parse_time("fetched", fetched)?;
     rec.host.clear();
@@ -778,6 +797,8 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     rec.digest.clear();
     rec.digest.push_str(digest);
     rec.fetched = fetched;
+    rec.record_id.clear();
+    rec.record_id.push_str(record_id);
     Ok(())
 }
 
@@ -857,7 +878,7 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_field_and_the_text_format() {
         let dir = TempDir::new("roundtrip");
-        let path = dir.join("00001.v4.tsv.zst");
+        let path = dir.join("00001.v5.tsv.zst");
         let records = vec![
             rec("example.com", "https://example.com/", 0, 0, Via::Seed, 0),
             rec(
@@ -895,6 +916,7 @@ mod tests {
                 last_modified: "Tue, 24 Nov 2026 09:00:00 GMT".into(),
                 digest: "sha1:ABC".into(),
                 fetched: Some(1_795_514_405_250),
+                record_id: "<urn:uuid:7d1c5a2e-0b4f-4c3e-9a61-2f0e8b7c6d5a>".into(),
                 ..rec("c.test", "http://c.test/r", 1, 0, Via::Recrawl, 0)
             },
         ];
@@ -917,19 +939,19 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-\t-\t-\t-\t-"
+            "example.com\thttps://example.com/a?b=c\t2\t5\tlink\t0\t-\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[3],
-            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-\t-\t-\t-\t-"
+            "a.test\thttp://a.test/x\t4294967295\t4294967295\tretry\t4294967295\t-\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[6],
-            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z\t-\t-\t-\t-"
+            "c.test\thttp://c.test/\t1\t0\tleftover\t0\t2026-11-24T10:00:05.250Z\t-\t-\t-\t-\t-"
         );
         assert_eq!(
             lines[7],
-            "c.test\thttp://c.test/r\t1\t0\trecrawl\t0\t-\tW/\"v 2\"\tTue, 24 Nov 2026 09:00:00 GMT\tsha1:ABC\t2026-11-24T10:00:05.250Z"
+            "c.test\thttp://c.test/r\t1\t0\trecrawl\t0\t-\tW/\"v 2\"\tTue, 24 Nov 2026 09:00:00 GMT\tsha1:ABC\t2026-11-24T10:00:05.250Z\t<urn:uuid:7d1c5a2e-0b4f-4c3e-9a61-2f0e8b7c6d5a>"
         );
         assert!(text.ends_with('\n'));
         assert_eq!(lines.len(), records.len());
@@ -942,19 +964,19 @@ mod tests {
         original.encode_line(&mut line);
         assert_eq!(
             line,
-            b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\t-\t-\t-\t-\n"
+            b"a.test\thttp://a.test/x?y=1\t2\t7\tlink\t1\t-\t-\t-\t-\t-\t-\n"
         );
         let mut back = rec("old", "http://old/", 9, 9, Via::Seed, 9);
         back.not_before = Some(5);
         back.parse_line(line.strip_suffix(b"\n").unwrap()).unwrap();
         assert_eq!(back, original);
-        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-\t-\t-\t-\t-");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t-1\t0\tlink\t0\t-\t-\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("hops"));
         assert_eq!(back, original, "a bad line leaves the record unchanged");
-        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon\t-\t-\t-\t-");
+        let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0\tsoon\t-\t-\t-\t-\t-");
         assert!(err.unwrap_err().contains("not_before"));
         let err = back.parse_line(b"a.test\thttp://a.test/\t1\t0\tlink\t0");
-        assert!(err.unwrap_err().contains("expected 11"));
+        assert!(err.unwrap_err().contains("expected 12"));
         assert_eq!(back, original);
         // A time past the year 9999 is written as the last one that reads back.
         let far = SegmentRecord {
@@ -970,7 +992,7 @@ mod tests {
     #[test]
     fn an_empty_segment_is_a_valid_file_with_no_records() {
         let dir = TempDir::new("empty-seg");
-        let path = dir.join("e.v4.tsv.zst");
+        let path = dir.join("e.v5.tsv.zst");
         assert_eq!(SegmentWriter::create(&path).unwrap().finish().unwrap(), 0);
         assert!(std::fs::metadata(&path).unwrap().len() > 0);
         let (good, bad, _) = read_all(&path);
@@ -980,7 +1002,7 @@ mod tests {
     #[test]
     fn writer_rejects_fields_that_would_break_a_line_and_goes_on() {
         let dir = TempDir::new("invalid");
-        let path = dir.join("s.v4.tsv.zst");
+        let path = dir.join("s.v5.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         w.write(&rec("ok.test", "http://ok.test/1", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -1000,7 +1022,7 @@ mod tests {
                 matches!(&err, SegmentError::InvalidRecord { record: 2, .. }),
                 "{err:?}"
             );
-            assert!(err.to_string().contains("s.v4.tsv.zst"), "{err}");
+            assert!(err.to_string().contains("s.v5.tsv.zst"), "{err}");
         }
         w.write(&rec("ok.test", "http://ok.test/2", 0, 0, Via::Seed, 0))
             .unwrap();
@@ -1014,7 +1036,7 @@ mod tests {
     #[test]
     fn nothing_is_visible_before_finish_and_a_dropped_writer_leaves_nothing() {
         let dir = TempDir::new("atomic");
-        let path = dir.join("s.v4.tsv.zst");
+        let path = dir.join("s.v5.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..50_000 {
             w.write(&rec(
@@ -1173,7 +1195,7 @@ mod tests {
     #[test]
     fn the_callers_strings_are_reused() {
         let dir = TempDir::new("reuse");
-        let path = dir.join("s.v4.tsv.zst");
+        let path = dir.join("s.v5.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         for i in 0..1000 {
             w.write(&rec(
@@ -1255,7 +1277,7 @@ mod tests {
     #[test]
     fn a_truncated_zstd_stream_is_a_fatal_error_naming_the_file() {
         let dir = TempDir::new("truncated");
-        let path = dir.join("t.v4.tsv.zst");
+        let path = dir.join("t.v5.tsv.zst");
         let mut w = SegmentWriter::create(&path).unwrap();
         let mut rng = Rng::new(1);
         for i in 0..20_000 {
@@ -1278,7 +1300,7 @@ mod tests {
             let e = fatal_error(&path);
             assert!(matches!(e, SegmentError::Io { .. }), "cut {cut}: {e:?}");
             let msg = e.to_string();
-            assert!(msg.contains("t.v4.tsv.zst"), "cut {cut}: {msg}");
+            assert!(msg.contains("t.v5.tsv.zst"), "cut {cut}: {msg}");
         }
         // Cutting inside the frame says "truncated".
         std::fs::write(&path, &full[..full.len() / 2]).unwrap();
@@ -1289,20 +1311,20 @@ mod tests {
     #[test]
     fn a_newer_format_version_is_refused() {
         let dir = TempDir::new("version");
-        let path = dir.join("00001.v5.tsv.zst");
+        let path = dir.join("00001.v6.tsv.zst");
         write_raw(
             &path,
-            b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\t-\n",
+            b"a.test\thttp://a.test/\t0\t0\tseed\t0\t-\t-\t-\t-\t-\t-\n",
         );
         let e = SegmentReader::open(&path)
             .err()
-            .expect("v5 must be refused");
+            .expect("v6 must be refused");
         assert!(e.is_fatal());
         assert!(matches!(
             e,
-            SegmentError::UnsupportedVersion { found: 5, .. }
+            SegmentError::UnsupportedVersion { found: 6, .. }
         ));
-        assert!(e.to_string().contains("00001.v5.tsv.zst"), "{e}");
+        assert!(e.to_string().contains("00001.v6.tsv.zst"), "{e}");
         assert!(
             SegmentWriter::create(dir.join("00002.v1.tsv.zst")).is_err(),
             "only the current version is written"
@@ -1394,10 +1416,10 @@ mod tests {
 
     #[test]
     fn concatenated_segments_read_as_one() {
-        // `cat a.v4.tsv.zst b.v4.tsv.zst > c.v4.tsv.zst` is a valid segment.
+        // `cat a.v5.tsv.zst b.v5.tsv.zst > c.v5.tsv.zst` is a valid segment.
         let dir = TempDir::new("concat");
         let mut all = Vec::new();
-        for (name, host) in [("a.v4.tsv.zst", "a.test"), ("b.v4.tsv.zst", "b.test")] {
+        for (name, host) in [("a.v5.tsv.zst", "a.test"), ("b.v5.tsv.zst", "b.test")] {
             let path = dir.join(name);
             let mut w = SegmentWriter::create(&path).unwrap();
             w.write(&rec(host, &format!("http://{host}/"), 0, 0, Via::Seed, 0))
@@ -1405,7 +1427,7 @@ mod tests {
             w.finish().unwrap();
             all.extend(std::fs::read(&path).unwrap());
         }
-        let path = dir.join("c.v4.tsv.zst");
+        let path = dir.join("c.v5.tsv.zst");
         std::fs::write(&path, all).unwrap();
         let (good, bad, _) = read_all(&path);
         assert!(bad.is_empty());
@@ -1430,7 +1452,7 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(bad[0].1.contains("unknown via \"sitemap\""), "{}", bad[0].1);
 
-        let v4 = dir.join("00002.v4.tsv.zst");
+        let v5 = dir.join("00002.v5.tsv.zst");
         let records = [
             rec("a.test", "http://a.test/s", 1, 0, Via::Sitemap, 0),
             rec(
@@ -1442,16 +1464,62 @@ mod tests {
                 0,
             ),
         ];
-        let mut w = SegmentWriter::create(&v4).unwrap();
+        let mut w = SegmentWriter::create(&v5).unwrap();
         for r in &records {
             w.write(r).unwrap();
         }
         w.finish().unwrap();
         let text =
-            String::from_utf8(zstd::decode_all(&std::fs::read(&v4).unwrap()[..]).unwrap()).unwrap();
+            String::from_utf8(zstd::decode_all(&std::fs::read(&v5).unwrap()[..]).unwrap()).unwrap();
         assert!(text.contains("\tsitemap-file\t"), "{text}");
-        let (good, bad, _) = read_all(&v4);
+        let (good, bad, _) = read_all(&v5);
         assert_eq!(good, records);
         assert!(bad.is_empty());
+    }
+
+    #[test]
+    fn version_4_files_are_read_with_eleven_fields_and_no_record_id() {
+        let dir = TempDir::new("v4");
+        let v4 = dir.join("00001.v4.tsv.zst");
+        write_raw(
+            &v4,
+            b"a.test\thttp://a.test/r\t1\t0\trecrawl\t0\t-\t\"v1\"\t-\tsha1:ABC\t2026-11-24T10:00:05.250Z\n\
+              a.test\thttp://a.test/s\t1\t0\tsitemap\t0\t-\t-\t-\t-\t-\n\
+              a.test\thttp://a.test/x\t1\t0\tlink\t0\t-\t-\t-\t-\t-\t<urn:uuid:x>\n",
+        );
+        let (good, bad, _) = read_all(&v4);
+        assert_eq!(
+            good,
+            [
+                SegmentRecord {
+                    etag: "\"v1\"".into(),
+                    digest: "sha1:ABC".into(),
+                    fetched: Some(1_795_514_405_250),
+                    record_id: String::new(),
+                    ..rec("a.test", "http://a.test/r", 1, 0, Via::Recrawl, 0)
+                },
+                rec("a.test", "http://a.test/s", 1, 0, Via::Sitemap, 0),
+            ]
+        );
+        assert_eq!(bad.len(), 1, "twelve fields are not version 4");
+        assert!(bad[0].1.contains("expected 11"), "{}", bad[0].1);
+        // Written again, the same URLs are a version 5 file with `-` for
+        // the record ID.
+        let v5 = dir.join("00002.v5.tsv.zst");
+        let mut w = SegmentWriter::create(&v5).unwrap();
+        for r in &good {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap();
+        let text =
+            String::from_utf8(zstd::decode_all(&std::fs::read(&v5).unwrap()[..]).unwrap()).unwrap();
+        assert!(
+            text.starts_with(
+                "a.test\thttp://a.test/r\t1\t0\trecrawl\t0\t-\t\"v1\"\t-\tsha1:ABC\t\
+                 2026-11-24T10:00:05.250Z\t-\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(read_all(&v5).0, good);
     }
 }

@@ -8,6 +8,8 @@
 //! create-if-absent, so that an object is never overwritten (in parts: to
 //! a staging name `KEY.uploading`, then copied create-if-absent on the
 //! server and removed; above 5 GiB, which S3 does not copy in one part,
+//! and on a store that refuses that copy (`501 Not Implemented`: no
+//! `UploadPartCopy`, or no conditional `CompleteMultipartUpload`),
 //! straight to its name after a look: there the unique names are what
 //! keeps objects from being overwritten); an upload that
 //! fails is retried with backoff until a time limit. The upload is then
@@ -36,9 +38,10 @@ pub mod manifest;
 mod profile;
 pub mod upload;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
@@ -123,6 +126,9 @@ pub struct WarcStore {
     runtime: tokio::runtime::Runtime,
     /// Retries of one upload stop after this long.
     pub retry_time: Duration,
+    /// The store refused the server-side copy create-if-absent once:
+    /// files in parts go straight to their names from then on.
+    copy_refused: AtomicBool,
 }
 
 impl std::fmt::Debug for WarcStore {
@@ -211,6 +217,7 @@ impl WarcStore {
             client,
             runtime,
             retry_time: DEFAULT_RETRY_TIME,
+            copy_refused: AtomicBool::new(false),
         })
     }
 
@@ -311,7 +318,7 @@ impl WarcStore {
         // copies at most 5 GiB in one part: a larger file goes straight to
         // its name, after the look above (names are unique: see the module
         // doc).
-        if size > MAX_COPY_SIZE {
+        if size > MAX_COPY_SIZE || self.copy_refused.load(Ordering::Relaxed) {
             return self.put_parts(&mut file, &path, size).await;
         }
         let staging = ObjectPath::from(format!("{key}{STAGING_SUFFIX}"));
@@ -321,6 +328,19 @@ impl WarcStore {
         match copied {
             Ok(()) => Ok(()),
             Err(object_store::Error::AlreadyExists { .. }) => Err(Attempt::Exists),
+            Err(e) if is_not_implemented(&e) => {
+                self.copy_refused.store(true, Ordering::Relaxed);
+                crate::runlog::say(format_args!(
+                    "{}: the store does not copy create-if-absent ({}); files over {} MiB \
+                     now go straight to their names, kept from being overwritten by their \
+                     unique names and a look before each upload",
+                    self.url_of(key),
+                    clean(&e),
+                    PART_SIZE >> 20
+                ));
+                file.seek(io::SeekFrom::Start(0)).map_err(Attempt::Local)?;
+                self.put_parts(&mut file, &path, size).await
+            }
             Err(e) => Err(Attempt::Store(e)),
         }
     }
@@ -501,6 +521,14 @@ fn clean(e: &object_store::Error) -> String {
         Some(i) => format!("{}...", &text[..i]),
         None => text,
     }
+}
+
+/// Whether the store answered that it does not do what was asked
+/// (`501 Not Implemented`, or an S3 error `NotImplemented`), as against
+/// failing to do it.
+fn is_not_implemented(e: &object_store::Error) -> bool {
+    let text = crate::exit::chain(e);
+    text.contains("501 Not Implemented") || text.contains("<Code>NotImplemented</Code>")
 }
 
 fn s3_client(

@@ -125,7 +125,7 @@ fn atomic_files() {
 /// path survives, the temporary file goes.
 fn segments() {
     let dir = TempDir::new("full-segment");
-    let path = dir.join("00001.v4.tsv.zst");
+    let path = dir.join("00001.v5.tsv.zst");
     let rec = |i: u64, rng: &mut Rng| SegmentRecord {
         host: "a.test".into(),
         url: format!("http://a.test/{i}/{:x}{:x}", rng.next_u64(), rng.next_u64()),
@@ -160,9 +160,9 @@ fn segments() {
     };
     limit_file_size(None);
     assert!(e.is_fatal(), "{e}");
-    assert!(e.to_string().contains("00001.v4.tsv.zst"), "{e}");
+    assert!(e.to_string().contains("00001.v5.tsv.zst"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(names(dir.path()), ["00001.v4.tsv.zst"]);
+    assert_eq!(names(dir.path()), ["00001.v5.tsv.zst"]);
     let mut r = SegmentReader::open(&path).unwrap();
     let mut back = SegmentRecord::default();
     assert!(r.read_next(&mut back).unwrap());

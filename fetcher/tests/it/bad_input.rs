@@ -29,7 +29,7 @@ fn malformed_segment_lines_are_named_skipped_and_counted() {
         .unwrap();
     let crawl = crawl_dir("malformed-line");
     let text = format!(
-        "a.test\t{}\t0\t1\tseed\t0\t-\t-\t-\t-\t-\nthis line has no fields\na.test\t{}\tmany\t1\tseed\t0\t-\t-\t-\t-\t-\na.test\t{}\t0\t1\tseed\t0\t-\t-\t-\t-\t-\n",
+        "a.test\t{}\t0\t1\tseed\t0\t-\t-\t-\t-\t-\t-\nthis line has no fields\na.test\t{}\tmany\t1\tseed\t0\t-\t-\t-\t-\t-\t-\na.test\t{}\t0\t1\tseed\t0\t-\t-\t-\t-\t-\t-\n",
         server.url("a.test", "/1"),
         server.url("a.test", "/bad"),
         server.url("a.test", "/2"),

@@ -465,7 +465,7 @@ fn unfinished_run(test: &str, server: &Server, per_host: usize) -> (TempCrawl, V
         0,
     );
     let dir = crawl.fetched_dir("00001");
-    for name in ["DONE", "stats.json", "leftover.v4.tsv.zst"] {
+    for name in ["DONE", "stats.json", "leftover.v5.tsv.zst"] {
         std::fs::remove_file(dir.join(name)).unwrap();
     }
     assert!(!crawl.is_fetched("00001"));

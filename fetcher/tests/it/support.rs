@@ -102,7 +102,7 @@ pub fn crawl_log(crawl: &CrawlDir, id: &str) -> Vec<LogLine> {
         .collect()
 }
 
-/// Records of `fetched/ID/leftover.v4.tsv.zst`.
+/// Records of `fetched/ID/leftover.v5.tsv.zst`.
 pub fn leftover(crawl: &CrawlDir, id: &str) -> Vec<SegmentRecord> {
     read_segment(&crawl.leftover_path(id))
 }

@@ -131,7 +131,7 @@ impl Lookup for OnDisk<'_> {
     }
 
     fn history(&self) -> Result<(u64, u64), String> {
-        let path = self.crawl.root().join(crate::history::FILE_NAME);
+        let path = crate::history::current_path(self.crawl.root());
         if !path.exists() {
             return Ok((0, 0));
         }

@@ -26,7 +26,7 @@ impl Lookup for Files {
         self.segments
             .get(id)
             .copied()
-            .ok_or_else(|| format!("segments/{id}.v4.tsv.zst: no such file"))
+            .ok_or_else(|| format!("segments/{id}.v5.tsv.zst: no such file"))
     }
     fn figures(&self, id: &str) -> Result<Figures, String> {
         Ok(self.figures.get(id).copied().unwrap_or_default())
@@ -579,7 +579,7 @@ fn errors_reading_a_file_stop_the_crawl_naming_it() {
     let d = decide(&f, &Files::default());
     assert_eq!(answer(&d), (Kind::Stop, Some("1")));
     assert!(
-        d.reason.contains("segments/00001.v4.tsv.zst: no such file"),
+        d.reason.contains("segments/00001.v5.tsv.zst: no such file"),
         "{}",
         d.reason
     );

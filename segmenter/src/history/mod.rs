@@ -1,13 +1,13 @@
 //! The fetch history: one line per URL ever fetched, kept by the segmenter
 //! from every fetched run it consumes, and the refetch schedule it decides.
 //!
-//! `CRAWL/history.v2.tsv.zst`, zstd-compressed UTF-8 text, framed like the
+//! `CRAWL/history.v3.tsv.zst`, zstd-compressed UTF-8 text, framed like the
 //! list files (a header line, then a counted, hashed end line, so that a cut
 //! or changed file is told from a short one):
 //!
 //! ```text
-//! # history v2
-//! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified
+//! # history v3
+//! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified  record_id  record_date
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //! (fields separated by one tab; `-` for a missing value). Lines are sorted
@@ -30,12 +30,20 @@
 //!   `robots`.
 //! - `digest`, `etag`, `last_modified`: the payload digest and the
 //!   validators of the last full response, sent back in conditional requests.
+//! - `record_id`, `record_date`: the `WARC-Record-ID` and `WARC-Date` of
+//!   the response that holds that payload (`-`: unknown), what a `revisit`
+//!   record of the URL names in `WARC-Refers-To` and `WARC-Refers-To-Date`.
+//!   A revisit leaves them as they were (or takes the ones it refers to),
+//!   so that a chain of revisits points at the response, not at the
+//!   revisit before.
 //!
-//! Version 1 (`history.v1.tsv.zst`, header `# history v1`: the same
-//! columns, without the state `failed`) is still read; a round writes
-//! version 2 and keeps the version 1 file as `history.v2.tsv.zst.prev`.
-//! A build before version 2 does not read a `.v2.` file (it would refuse
-//! the state `failed`).
+//! Version 2 (`history.v2.tsv.zst`, header `# history v2`: the first
+//! thirteen columns) and version 1 (`history.v1.tsv.zst`, header `# history
+//! v1`: the same, without the state `failed`) are still read, their record
+//! IDs unknown (a revisit of such a URL has no `WARC-Refers-To` until the
+//! page is stored whole again); a round writes version 3 and keeps the
+//! older file as `history.v3.tsv.zst.prev`. A build before version 3 does
+//! not read a `.v3.` file (it would refuse fifteen columns).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -56,22 +64,28 @@ pub use observe::{Kind, Observation};
 pub use summary::HistorySummary;
 
 /// The history's file name in the crawl directory.
-pub const FILE_NAME: &str = "history.v2.tsv.zst";
-/// The file name of a version 1 history (read when there is no version 2).
-pub const V1_FILE_NAME: &str = "history.v1.tsv.zst";
-const HEADER: &str = "# history v2";
-const HEADER_V1: &str = "# history v1";
+pub const FILE_NAME: &str = "history.v3.tsv.zst";
+/// The file names of the older versions still read (when there is no
+/// current file), newest first.
+pub const OLD_FILE_NAMES: [&str; 2] = ["history.v2.tsv.zst", "history.v1.tsv.zst"];
+/// The format version written.
+pub const VERSION: u32 = 3;
+const HEADER: &str = "# history v3";
+/// The header lines read, with their format versions.
+const HEADERS: [(&str, u32); 3] = [(HEADER, VERSION), ("# history v2", 2), ("# history v1", 1)];
 /// zstd level of the history: level 1, as for segments (the history is
 /// rewritten whole every round; with level 3 the merge of 10 M URLs took
 /// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
 const ZSTD_LEVEL: i32 = 1;
-const COLUMNS: usize = 13;
+const COLUMNS: usize = 15;
+/// The columns of versions 1 and 2 (the first thirteen).
+const OLD_COLUMNS: usize = 13;
 /// The column names, in order (for messages and docs/formats.md).
-pub const COLUMN_NAMES: &str =
-    "host url hops fetched status interval changes strikes due state digest etag last_modified";
+pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes strikes due state \
+    digest etag last_modified record_id record_date";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy history.v2.tsv.zst.prev (the history of the \
+pub const HISTORY_REPAIR: &str = "Repair: copy history.v3.tsv.zst.prev (the history of the \
     round before: the fetches of the last consumed run are not in it, and their URLs are \
     fetched again when due) over it, or move it away: the next run rebuilds the history \
     from the consumed runs still in fetched/ (intervals and change counts start again)";
@@ -152,6 +166,11 @@ pub struct Entry {
     pub etag: String,
     /// Its `Last-Modified` (empty: none).
     pub last_modified: String,
+    /// The `WARC-Record-ID` of the response holding the payload of
+    /// `digest` (empty: unknown).
+    pub record_id: String,
+    /// That response's `WARC-Date`, Unix ms (`None`: unknown).
+    pub record_ms: Option<i64>,
 }
 
 fn dash(s: &str) -> &[u8] {
@@ -184,18 +203,35 @@ impl Entry {
         push_time(out, self.due_ms);
         out.push(b'\t');
         out.extend_from_slice(self.state.as_str().as_bytes());
-        for v in [&self.digest, &self.etag, &self.last_modified] {
+        for v in [
+            &self.digest,
+            &self.etag,
+            &self.last_modified,
+            &self.record_id,
+        ] {
             out.push(b'\t');
             out.extend_from_slice(dash(v));
         }
+        out.push(b'\t');
+        match self.record_ms {
+            Some(ms) => push_time(out, ms),
+            None => out.push(b'-'),
+        }
         out.push(b'\n');
+    }
+
+    /// The time of the response holding the payload: `record_ms`, or for
+    /// an entry that does not know it (an older history), the last fetch.
+    pub fn payload_ms(&self) -> i64 {
+        self.record_ms.unwrap_or(self.fetched_ms)
     }
 
     /// Parses one line (without its newline) of a file of format `version`
     /// into `self`, reusing its strings; on error `self` is left in an
     /// unspecified state.
     pub fn parse_into(&mut self, line: &str, version: u32) -> Result<(), String> {
-        let mut fields = [""; COLUMNS];
+        // (An older version's missing columns read as `-`.)
+        let mut fields = ["-"; COLUMNS];
         let mut count = 0;
         for f in line.split('\t') {
             if count < COLUMNS {
@@ -203,9 +239,14 @@ impl Entry {
             }
             count += 1;
         }
-        if count != COLUMNS {
+        let expected = if version >= 3 { COLUMNS } else { OLD_COLUMNS };
+        if count != expected {
+            let names = match COLUMN_NAMES.match_indices(' ').nth(expected - 1) {
+                Some((end, _)) => &COLUMN_NAMES[..end],
+                None => COLUMN_NAMES,
+            };
             return Err(format!(
-                "expected {COLUMNS} tab-separated fields ({COLUMN_NAMES}), found {count}"
+                "expected {expected} tab-separated fields ({names}), found {count}"
             ));
         }
         let [
@@ -222,6 +263,8 @@ impl Entry {
             digest,
             etag,
             last_modified,
+            record_id,
+            record_date,
         ] = fields;
         if host.is_empty() || url.is_empty() {
             return Err("host or URL is empty".into());
@@ -246,6 +289,10 @@ impl Entry {
         self.changes = small("changes", changes)?;
         self.strikes = small("strikes", strikes)?;
         self.due_ms = time("due", due)?;
+        self.record_ms = match record_date {
+            "-" => None,
+            s => Some(time("record_date", s)?),
+        };
         self.state = State::parse(state, version).ok_or_else(|| {
             let words = match version {
                 1 => "active, gone, moved, robots",
@@ -260,6 +307,7 @@ impl Entry {
             (&mut self.digest, undash(digest)),
             (&mut self.etag, undash(etag)),
             (&mut self.last_modified, undash(last_modified)),
+            (&mut self.record_id, undash(record_id)),
         ] {
             slot.clear();
             slot.push_str(v);
@@ -417,11 +465,15 @@ impl Schedule {
                     e.state = State::Active;
                     if obs.kind == Kind::Full || obs.kind == Kind::Identical {
                         if !obs.digest.is_empty() {
+                            keep_record(e, obs);
                             e.digest.clone_from(&obs.digest);
                         }
                         e.etag.clone_from(&obs.etag);
                         e.last_modified.clone_from(&obs.last_modified);
                     } else {
+                        if obs.kind == Kind::NotModified && !obs.record_id.is_empty() {
+                            keep_record(e, obs);
+                        }
                         // A 304 may send fresh validators; it keeps the others.
                         if !obs.etag.is_empty() {
                             e.etag.clone_from(&obs.etag);
@@ -444,6 +496,8 @@ impl Schedule {
                 404 | 410 => {
                     e.strikes = e.strikes.saturating_add(1);
                     e.digest.clear();
+                    e.record_id.clear();
+                    e.record_ms = None;
                     e.etag.clear();
                     e.last_modified.clear();
                     if e.strikes >= self.gone_after.max(1) {
@@ -472,6 +526,21 @@ impl Schedule {
             .fetched_ms
             .saturating_add((e.interval_s as i64).saturating_mul(1000));
         outcome
+    }
+}
+
+/// Sets the record holding the payload of `obs` (a full response, or a
+/// revisit whose payload digest goes into `e`): a full response's own, the
+/// one a revisit names; a revisit that names none leaves `e`'s as it is when
+/// the digest is the same (the payload is still in that record), unknown
+/// when it is another.
+fn keep_record(e: &mut Entry, obs: &Observation) {
+    if obs.kind == Kind::Full || !obs.record_id.is_empty() {
+        e.record_id.clone_from(&obs.record_id);
+        e.record_ms = obs.record_ms;
+    } else if obs.digest != e.digest {
+        e.record_id.clear();
+        e.record_ms = None;
     }
 }
 
@@ -516,7 +585,7 @@ pub enum HistoryError {
 /// history).
 pub struct HistoryReader {
     path: PathBuf,
-    /// The format version of the file (1 or 2).
+    /// The format version of the file (1 to 3).
     version: u32,
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     line: String,
@@ -541,7 +610,7 @@ impl HistoryReader {
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
         let mut r = HistoryReader {
             path: path.to_path_buf(),
-            version: 2,
+            version: VERSION,
             input: BufReader::with_capacity(256 * 1024, decoder),
             line: String::new(),
             number: 0,
@@ -549,18 +618,25 @@ impl HistoryReader {
             hash: Xxh3::new(),
             ended: false,
         };
-        match r.read_line()? {
-            Some(true) if r.line == HEADER => Ok(Some(r)),
-            Some(true) if r.line == HEADER_V1 => {
-                r.version = 1;
+        let header = r.read_line()?.and_then(|complete| {
+            HEADERS
+                .iter()
+                .find(|(h, _)| complete && r.line == *h)
+                .map(|(_, v)| *v)
+        });
+        match header {
+            Some(version) => {
+                r.version = version;
                 Ok(Some(r))
             }
-            _ => Err(r.damaged(format!("line 1 is not `{HEADER}` (or `{HEADER_V1}`)"))),
+            None => Err(r.damaged(format!(
+                "line 1 is not `{HEADER}` (or `# history v2`, `# history v1`)"
+            ))),
         }
     }
 
-    /// Opens the history of the crawl directory `root`: version 2, or else
-    /// version 1 ([`current_path`]); `None` if there is none.
+    /// Opens the history of the crawl directory `root`: the current
+    /// version, or else an older one ([`current_path`]); `None` if there is none.
     pub fn open_in(root: &Path) -> Result<Option<HistoryReader>, HistoryError> {
         HistoryReader::open(&current_path(root))
     }
@@ -667,13 +743,19 @@ impl HistoryReader {
     }
 }
 
-/// The history file of the crawl directory `root`: `history.v2.tsv.zst`,
-/// or a version 1 file when only that exists (a crawl made by a build
-/// before version 2, until its next round).
+/// The history file of the crawl directory `root`: `history.v3.tsv.zst`,
+/// or an older version's file when only that exists (a crawl made by an
+/// older build, until its next round).
 pub fn current_path(root: &Path) -> PathBuf {
-    let v2 = root.join(FILE_NAME);
-    let v1 = root.join(V1_FILE_NAME);
-    if !v2.exists() && v1.exists() { v1 } else { v2 }
+    let current = root.join(FILE_NAME);
+    if current.exists() {
+        return current;
+    }
+    OLD_FILE_NAMES
+        .iter()
+        .map(|name| root.join(name))
+        .find(|p| p.exists())
+        .unwrap_or(current)
 }
 
 /// Writes a history file atomically (nothing at the path before

@@ -5,7 +5,10 @@
 //! in sorters of their own: the key's URL part is `URL NUL FIELDS` under a
 //! zero hash, so a host's observations come out by URL, and those of one URL
 //! by fetch time (the first field, fixed-width hex), oldest first, the
-//! order the history applies them in.
+//! order the history applies them in. The fields after the key's URL are
+//! `TIME hops status kind digest etag last_modified record_id record_date`
+//! (tab-separated); map outputs of version 1 ([`crate::mapred`]) have the
+//! first seven, read with the record unknown.
 
 use super::clean_value;
 
@@ -72,6 +75,13 @@ pub struct Observation {
     pub etag: String,
     /// `Last-Modified` (empty: none).
     pub last_modified: String,
+    /// The `WARC-Record-ID` of the response holding the payload: this
+    /// record's own for a full response, the one a revisit refers to
+    /// (`WARC-Refers-To`) for a revisit (empty: unknown).
+    pub record_id: String,
+    /// That response's `WARC-Date`, Unix ms (a revisit's
+    /// `WARC-Refers-To-Date`; `None`: unknown).
+    pub record_ms: Option<i64>,
 }
 
 impl Observation {
@@ -86,15 +96,20 @@ impl Observation {
         } else {
             self.status.to_string()
         };
+        let record_ms = match self.record_ms {
+            Some(ms) => format!("{:016x}", ms.max(0)),
+            None => "-".to_string(),
+        };
         let _ = write!(
             out,
-            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}",
+            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{record_ms}",
             self.fetched_ms.max(0),
             self.hops,
             self.kind.code(),
             clean_value(&self.digest),
             clean_value(&self.etag),
             clean_value(&self.last_modified),
+            clean_value(&self.record_id),
         );
     }
 
@@ -110,7 +125,7 @@ impl Observation {
             "r" => (true, 0),
             s => (false, s.parse().ok()?),
         };
-        let obs = Observation {
+        let mut obs = Observation {
             fetched_ms: time,
             hops,
             status,
@@ -119,7 +134,17 @@ impl Observation {
             digest: f.next()?.to_string(),
             etag: f.next()?.to_string(),
             last_modified: f.next()?.to_string(),
+            record_id: String::new(),
+            record_ms: None,
         };
+        // (Without the record's two fields: a version 1 map output.)
+        if let Some(record_id) = f.next() {
+            obs.record_id = record_id.to_string();
+            obs.record_ms = match f.next()? {
+                "-" => None,
+                ms => Some(i64::from_str_radix(ms, 16).ok()?),
+            };
+        }
         f.next().is_none().then_some((url, obs))
     }
 }
@@ -139,6 +164,8 @@ mod tests {
             digest: "sha1:ABC".into(),
             etag: "\"v1\"".into(),
             last_modified: String::new(),
+            record_id: "<urn:uuid:1>".into(),
+            record_ms: Some(ms - 1),
         };
         let mut a = String::new();
         obs(5).encode("http://a.test/", &mut a);
@@ -154,5 +181,17 @@ mod tests {
         };
         r.encode("http://a.test/", &mut a);
         assert_eq!(Observation::decode(&a).unwrap().1, r);
+        // As a version 1 map output has it: no record.
+        let old = "http://a.test/\u{0}0000000000000005\t2\t200\ti\tsha1:ABC\t\"v1\"\t";
+        let (url, back) = Observation::decode(old).unwrap();
+        assert_eq!(url, "http://a.test/");
+        assert_eq!(
+            back,
+            Observation {
+                record_id: String::new(),
+                record_ms: None,
+                ..obs(5)
+            }
+        );
     }
 }

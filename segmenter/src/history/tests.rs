@@ -12,6 +12,27 @@ fn obs(ms: i64, status: u16, kind: Kind, digest: &str) -> Observation {
         digest: digest.into(),
         etag: "\"e\"".into(),
         last_modified: String::new(),
+        record_id: String::new(),
+        record_ms: None,
+    }
+}
+
+/// A fetch stored as record `id`: a full response's own ID and date, or
+/// the ones a revisit refers to (`refers`, `None` for a revisit naming none).
+fn stored(ms: i64, kind: Kind, digest: &str, refers: Option<(&str, i64)>) -> Observation {
+    let (record_id, record_ms) = match refers {
+        Some((id, at)) => (id.to_string(), Some(at)),
+        None => (String::new(), None),
+    };
+    Observation {
+        record_id,
+        record_ms,
+        ..obs(
+            ms,
+            if kind == Kind::NotModified { 304 } else { 200 },
+            kind,
+            digest,
+        )
     }
 }
 
@@ -181,11 +202,16 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
     );
     let mut line = Vec::new();
     a.encode_line(&mut line);
+    // Versions 1 and 2 end before the record's two columns.
+    let line = String::from_utf8(line)
+        .unwrap()
+        .replace("\t-\t-\n", "\n")
+        .into_bytes();
     let write = |text: &str| {
-        let path = dir.join(V1_FILE_NAME);
+        let path = dir.join(OLD_FILE_NAMES[1]);
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let n = text.lines().count();
-        let whole = format!("{HEADER_V1}\n{text}# end {n} xxh3 {hash:016x}\n");
+        let whole = format!("# history v1\n{text}# end {n} xxh3 {hash:016x}\n");
         std::fs::write(&path, zstd::encode_all(whole.as_bytes(), 1).unwrap()).unwrap();
         path
     };
@@ -193,7 +219,7 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
     assert_eq!(
         current_path(dir.path()),
         path,
-        "no version 2: the version 1 file"
+        "no version 3 nor 2: the version 1 file"
     );
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
     assert_eq!(r.next_entry().unwrap(), Some(a.clone()));
@@ -228,4 +254,112 @@ fn changed_bounds_apply_to_urls_already_in_the_history() {
     };
     assert!(s.rescale(&mut short));
     assert_eq!((short.interval_s, short.due_ms), (10, 58_000));
+}
+
+#[test]
+fn a_version_2_file_is_read_with_no_record_and_a_v3_line_keeps_it() {
+    let dir = common::testutil::TempDir::new("history-v2");
+    let line = "a.test\thttp://a.test/\t1\t2026-11-24T10:00:05.250Z\t200\t100\t0\t0\t\
+                2026-11-24T10:01:45.250Z\tactive\tsha1:A\t\"e\"\t-\n";
+    let text = format!(
+        "# history v2\n{line}# end 1 xxh3 {:016x}\n",
+        xxhash_rust::xxh3::xxh3_64(line.as_bytes())
+    );
+    let path = dir.join(OLD_FILE_NAMES[0]);
+    std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
+    assert_eq!(current_path(dir.path()), path);
+    let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
+    let e = r.next_entry().unwrap().unwrap();
+    assert_eq!((e.digest.as_str(), e.etag.as_str()), ("sha1:A", "\"e\""));
+    assert_eq!((e.record_id.as_str(), e.record_ms), ("", None));
+    assert_eq!(
+        e.payload_ms(),
+        e.fetched_ms,
+        "unknown: the last fetch's date"
+    );
+    assert_eq!(r.next_entry().unwrap(), None);
+    // Written in version 3: two more columns, `-` while unknown.
+    let mut out = Vec::new();
+    e.encode_line(&mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        line.replace("\n", "\t-\t-\n")
+    );
+    // A version 3 line must have all fifteen.
+    let mut back = Entry::default();
+    let err = back.parse_into(line.trim_end(), 3).unwrap_err();
+    assert!(
+        err.contains("expected 15") && err.contains("record_date"),
+        "{err}"
+    );
+}
+
+#[test]
+fn revisits_keep_the_record_of_the_response_that_holds_the_payload() {
+    let s = schedule();
+    let first = ("<urn:uuid:1>", 1000);
+    let mut e = s.first(
+        "a.test",
+        "http://a.test/",
+        &stored(1000, Kind::Full, "sha1:A", Some(first)),
+    );
+    assert_eq!(
+        (e.record_id.as_str(), e.record_ms),
+        (first.0, Some(first.1))
+    );
+    // A revisit that names the response, then one that names none (an
+    // older fetcher), then a 304: still the first response.
+    for (ms, kind, refers) in [
+        (2000, Kind::Identical, Some(first)),
+        (3000, Kind::Identical, None),
+        (4000, Kind::NotModified, Some(first)),
+        (5000, Kind::NotModified, None),
+    ] {
+        s.apply(&mut e, &stored(ms, kind, "sha1:A", refers), false);
+        assert_eq!(e.fetched_ms, ms);
+        assert_eq!(
+            (e.record_id.as_str(), e.record_ms),
+            (first.0, Some(first.1))
+        );
+        assert_eq!(e.payload_ms(), 1000);
+    }
+    // The file keeps them.
+    let mut line = Vec::new();
+    e.encode_line(&mut line);
+    let line = String::from_utf8(line).unwrap();
+    assert!(
+        line.ends_with("\tsha1:A\t\"e\"\t-\t<urn:uuid:1>\t1970-01-01T00:00:01.000Z\n"),
+        "{line}"
+    );
+    let mut back = Entry::default();
+    back.parse_into(line.trim_end(), 3).unwrap();
+    assert_eq!(back, e);
+    // A changed page: its new response.
+    s.apply(
+        &mut e,
+        &stored(6000, Kind::Full, "sha1:B", Some(("<urn:uuid:6>", 6000))),
+        false,
+    );
+    assert_eq!(
+        (e.record_id.as_str(), e.record_ms),
+        ("<urn:uuid:6>", Some(6000))
+    );
+    // A revisit of another payload naming no record: unknown.
+    s.apply(
+        &mut e,
+        &stored(7000, Kind::Identical, "sha1:C", None),
+        false,
+    );
+    assert_eq!((e.record_id.as_str(), e.record_ms), ("", None));
+    // Gone: nothing to refer to.
+    s.apply(
+        &mut e,
+        &stored(8000, Kind::Full, "sha1:D", Some(("<urn:uuid:8>", 8000))),
+        false,
+    );
+    s.apply(&mut e, &obs(9000, 404, Kind::Full, ""), false);
+    assert_eq!(
+        (e.digest.as_str(), e.record_id.as_str(), e.record_ms),
+        ("", "", None)
+    );
 }

@@ -10,7 +10,10 @@
 //!
 //! What becomes a candidate, and with which hops (see docs/guide.md, "What a
 //! round reads"):
-//! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1;
+//! - a link in an HTML response (status 2xx): the page's `X-Crawl-Hops` + 1
+//!   (taken from the page's metadata record when the fetcher listed its
+//!   links there and parsing would find the same, see [`listed`]; the
+//!   reader threads keep a response and its metadata record in one batch);
 //! - the `Location` of a 3xx response: also + 1 (a redirect counts as a hop,
 //!   so a chain of redirects that mints new URLs ends at `max_hops` like a
 //!   chain of links); of a `sitemap-file`, the same hops and `via` (a sitemap
@@ -57,15 +60,16 @@ use url::Url;
 use crate::candidates::{Admission, Meta};
 use crate::counts::Counts;
 use crate::error::Error;
-use crate::extract::{Body, LinkExtractor, redirect_target};
 use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
 use crate::seen::Seen;
 use crate::seen::rescue::Suspects;
 use crate::sort::{Sorted, Sorter, SpillDir};
+use common::extract::{Body, LinkExtractor, PageSummary, redirect_target};
 use common::runlog::RunLog;
 
+mod listed;
 mod lists;
 mod records;
 mod sitemaps;
@@ -96,7 +100,7 @@ const MIN_SEEDS_PIECE: u64 = 4 << 20;
 pub enum Job {
     /// A WARC file (`.warc.gz` or `.warc`, of a fetched run or imported).
     Warc(PathBuf),
-    /// A fetched run's `leftover.v4.tsv.zst` (or an older version's).
+    /// A fetched run's `leftover.v5.tsv.zst` (or an older version's).
     Leftover(PathBuf),
     /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
     /// the history (they have no WARC record).
@@ -137,6 +141,9 @@ pub struct ScanConfig<'a> {
     pub max_links_per_page: usize,
     /// Larger responses are skipped.
     pub max_page_size: u64,
+    /// Take a page's links from its `metadata` record when that lists
+    /// them ([`listed`]) rather than parse the page.
+    pub metadata_outlinks: bool,
     /// Our robots product token (`[agent] name`), for robots directives.
     pub robots_name: Option<&'a str>,
     /// The staged `seen.bloom` (only read during the scan).
@@ -204,6 +211,20 @@ struct Batch {
     /// `records[..len]` are the records; the rest are spare buffers.
     records: Vec<WarcRecord>,
     len: usize,
+    /// The block of each record's `metadata` record, which may list its
+    /// links ([`listed`]); empty when there is none.
+    metadata: Vec<Vec<u8>>,
+}
+
+impl Batch {
+    /// Makes the record just read (`records[len]`) the batch's next one.
+    fn accept(&mut self) {
+        if self.metadata.len() <= self.len {
+            self.metadata.resize_with(self.len + 1, Vec::new);
+        }
+        self.metadata[self.len].clear();
+        self.len += 1;
+    }
 }
 
 /// Spare batches, passed back from the workers to the readers.
@@ -495,20 +516,37 @@ impl WarcFeed<'_> {
                 Ok(true) => {
                     counts.records += 1;
                     in_file += 1;
-                    let record = &batch.records[batch.len];
-                    if !records::is_page(record) {
+                    let at = batch.len;
+                    if !records::is_page(&batch.records[at]) {
+                        // The metadata record that follows a response goes
+                        // with it (so a full batch waits for it).
+                        if self.cfg.metadata_outlinks
+                            && at > 0
+                            && listed::is_metadata_of(&batch.records[at], &batch.records[at - 1])
+                        {
+                            std::mem::swap(
+                                &mut batch.metadata[at - 1],
+                                &mut batch.records[at].block,
+                            );
+                        }
                         continue;
                     }
-                    bytes += record.block.len();
-                    batch.len += 1;
                     if batch.len == BATCH_RECORDS || bytes >= BATCH_BYTES {
-                        let full = std::mem::replace(&mut batch, self.spare(file));
+                        // Full: this page starts the next batch.
+                        let mut next = self.spare(file);
+                        if next.records.is_empty() {
+                            next.records.push(WarcRecord::default());
+                        }
+                        std::mem::swap(&mut batch.records[at], &mut next.records[0]);
+                        let full = std::mem::replace(&mut batch, next);
                         bytes = 0;
                         if self.tx.send(full).is_err() {
                             // Every worker has stopped (after an error).
                             return ControlFlow::Break(());
                         }
                     }
+                    bytes += batch.records[batch.len].block.len();
+                    batch.accept();
                 }
                 Ok(false) => {
                     if in_file == 0 {
@@ -634,6 +672,8 @@ struct Worker<'a> {
     /// Decodes stored bodies (as received) before extraction.
     decoder: BodyDecoder,
     record: WarcRecord,
+    /// The block of `record`'s metadata record (empty: none).
+    metadata: Vec<u8>,
     segment_record: SegmentRecord,
     links: Vec<Url>,
     line: Vec<u8>,
@@ -662,6 +702,7 @@ impl<'a> Worker<'a> {
             extractor: None,
             decoder: BodyDecoder::default(),
             record: WarcRecord::default(),
+            metadata: Vec::new(),
             segment_record: SegmentRecord::default(),
             links: Vec::new(),
             line: Vec::new(),
@@ -781,10 +822,15 @@ impl<'a> Worker<'a> {
     fn fetched(&mut self, path: &Path, mut batch: Batch, pool: &BatchPool) -> Result<(), Error> {
         let mut result = Ok(());
         self.history_only = self.cfg.history_only.contains(path);
-        for record in &mut batch.records[..batch.len] {
+        let pages = batch.records[..batch.len]
+            .iter_mut()
+            .zip(&mut batch.metadata);
+        for (record, metadata) in pages {
             std::mem::swap(&mut self.record, record);
+            std::mem::swap(&mut self.metadata, metadata);
             result = self.warc_record(path);
             std::mem::swap(&mut self.record, record);
+            std::mem::swap(&mut self.metadata, metadata);
             if result.is_err() {
                 break;
             }
@@ -797,6 +843,12 @@ impl<'a> Worker<'a> {
                 *record = WarcRecord::default();
             }
             kept += record.block.capacity();
+        }
+        for metadata in &mut batch.metadata {
+            if kept + metadata.capacity() > SPARE_BATCH_BYTES {
+                *metadata = Vec::new();
+            }
+            kept += metadata.capacity();
         }
         batch.len = 0;
         self.publish();
@@ -993,7 +1045,8 @@ impl<'a> Worker<'a> {
         )
     }
 
-    /// Links of a 2xx response (if it is HTML).
+    /// Links of a 2xx response (if it is HTML): listed by its metadata
+    /// record when that can be trusted ([`listed`]), else parsed.
     fn html_page(
         &mut self,
         path: &Path,
@@ -1003,6 +1056,59 @@ impl<'a> Worker<'a> {
         body_offset: usize,
         hops: u32,
     ) -> Result<(), Error> {
+        let mut links = std::mem::take(&mut self.links);
+        links.clear();
+        let read = match self.listed_links(&mut links) {
+            Some(read) => Some(read),
+            None => self.parse_page(path, offset, page, head, body_offset, &mut links),
+        };
+        let result = match read {
+            Some(read) => {
+                self.count_page(path, offset, page, &read);
+                self.admit_links(&mut links, hops)
+            }
+            None => Ok(()),
+        };
+        self.links = links;
+        result
+    }
+
+    /// The links the record's metadata record lists, into `links`, if it
+    /// lists them as parsing would find them.
+    fn listed_links(&mut self, links: &mut Vec<Url>) -> Option<PageRead> {
+        if self.metadata.is_empty() {
+            return None;
+        }
+        let limits = listed::Limits {
+            max_page_size: self.cfg.max_page_size,
+            max_links: self.cfg.max_links_per_page,
+            robots_name: self.cfg.robots_name,
+        };
+        let listed = listed::links(&self.metadata, &limits, links)?;
+        self.counts.links_listed_pages += 1;
+        let kept = links.len() as u64;
+        Some(PageRead {
+            summary: PageSummary {
+                body: Body::Html,
+                found: kept + listed.skipped.total(),
+                skipped: listed.skipped,
+                incomplete: false,
+            },
+            body_bytes: listed.body_bytes,
+        })
+    }
+
+    /// The links of the page parsed, into `links`; `None` if it is not
+    /// HTML (reported if labelled HTML).
+    fn parse_page(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        page: &Url,
+        head: &ResponseHead,
+        body_offset: usize,
+        links: &mut Vec<Url>,
+    ) -> Option<PageRead> {
         // Records before format 2 hold decoded bodies with their coding
         // headers renamed, so this leaves them as they are.
         let decoded = self.decoder.decode_response(
@@ -1030,19 +1136,29 @@ impl<'a> Worker<'a> {
             .get_or_insert_with(|| LinkExtractor::new(max_links, robots_name.map(str::to_string)));
         let summary = extractor.page(page, head, body);
         match summary.body {
-            Body::Other => return Ok(()),
+            Body::Other => return None,
             Body::Mislabelled => {
                 self.counts.not_html += 1;
                 self.cfg.log.warn(format_args!(
                     "{}: offset {offset}: {page}: labelled HTML but the body is binary; skipped",
                     path.display()
                 ));
-                return Ok(());
+                return None;
             }
             Body::Html => {}
         }
+        links.extend_from_slice(extractor.links());
+        Some(PageRead {
+            summary,
+            body_bytes: body.len() as u64,
+        })
+    }
+
+    /// Counts an HTML page and what its links were.
+    fn count_page(&mut self, path: &Path, offset: u64, page: &Url, read: &PageRead) {
+        let summary = &read.summary;
         self.counts.html_pages += 1;
-        self.counts.html_bytes += body.len() as u64;
+        self.counts.html_bytes += read.body_bytes;
         self.counts.links += summary.found;
         self.counts.nofollow += summary.skipped.nofollow;
         self.counts.over_page_cap += summary.skipped.over_cap;
@@ -1059,25 +1175,28 @@ impl<'a> Worker<'a> {
                 path.display()
             ));
         }
-        // One page is one in-link, however often it repeats a link.
-        let mut links = std::mem::take(&mut self.links);
-        links.clear();
-        links.extend_from_slice(extractor.links());
+    }
+
+    /// The links of a page, candidates `hops` from a seed: one page is one
+    /// in-link, however often it repeats a link.
+    fn admit_links(&mut self, links: &mut Vec<Url>, hops: u32) -> Result<(), Error> {
         links.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         links.dedup_by(|a, b| a.as_str() == b.as_str());
         let meta = link_meta(hops, Via::Link);
-        let mut result = Ok(());
-        for url in &links {
+        for url in links.iter() {
             if self.admission.admit(url, hops, &mut self.counts) {
-                result = self.push(url, meta).map(|_| ());
-                if result.is_err() {
-                    break;
-                }
+                self.push(url, meta)?;
             }
         }
-        self.links = links;
-        result
+        Ok(())
     }
+}
+
+/// An HTML page read for its links.
+struct PageRead {
+    summary: PageSummary,
+    /// Decoded bytes of the page.
+    body_bytes: u64,
 }
 
 fn link_meta(hops: u32, via: Via) -> Meta {

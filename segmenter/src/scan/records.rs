@@ -76,16 +76,23 @@ pub fn http_head(rec: &WarcRecord) -> Option<ResponseHead> {
     })
 }
 
-/// What a page record says about its fetch, for the history: `WARC-Date`,
-/// status, payload digest and validators. `None` without a readable date.
-pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
-    let date = rec.header("WARC-Date")?.trim();
-    // WARC-Date may carry more (or fewer) digits of a second than the
-    // milliseconds `parse_iso` reads: whole seconds are enough here.
-    let time = common::timefmt::parse_iso(date).or_else(|| {
+/// A `WARC-Date` (or `WARC-Refers-To-Date`) as a time. It may carry more
+/// (or fewer) digits of a second than the milliseconds `parse_iso` reads:
+/// whole seconds are enough then.
+fn warc_date(date: &str) -> Option<std::time::SystemTime> {
+    let date = date.trim();
+    common::timefmt::parse_iso(date).or_else(|| {
         let secs = date.get(..19)?;
         common::timefmt::parse_iso(&format!("{secs}Z"))
-    })?;
+    })
+}
+
+/// What a page record says about its fetch, for the history: `WARC-Date`,
+/// status, payload digest, validators, and the record holding the payload
+/// (its own `WARC-Record-ID` and date, or for a revisit the ones it refers
+/// to). `None` without a readable date.
+pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<Observation> {
+    let time = warc_date(rec.header("WARC-Date")?)?;
     let kind = match rec.record_type() {
         Some("revisit") => match rec.header("WARC-Profile").and_then(RevisitProfile::of_uri) {
             Some(RevisitProfile::ServerNotModified) => Kind::NotModified,
@@ -94,8 +101,27 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<O
         },
         _ => Kind::Full,
     };
+    let fetched_ms = common::timefmt::unix_millis(time);
+    let (record_id, record_ms) = match kind {
+        Kind::Full => (rec.header("WARC-Record-ID"), Some(fetched_ms)),
+        // A revisit that stands for a capture of another URL (a
+        // deduplicating crawler's) is no reference for this URL's own.
+        _ if rec
+            .header("WARC-Refers-To-Target-URI")
+            .is_some_and(|u| Some(u.trim()) != rec.target_uri().map(str::trim)) =>
+        {
+            (None, None)
+        }
+        _ => (
+            rec.header("WARC-Refers-To"),
+            rec.header("WARC-Refers-To-Date")
+                .and_then(warc_date)
+                .map(common::timefmt::unix_millis),
+        ),
+    };
+    let record_id = clean_value(record_id.unwrap_or(""));
     Some(Observation {
-        fetched_ms: common::timefmt::unix_millis(time),
+        fetched_ms,
         hops,
         status: head.status,
         robots: false,
@@ -103,5 +129,80 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<O
         digest: clean_value(rec.header("WARC-Payload-Digest").unwrap_or("")).to_string(),
         etag: clean_value(head.header("ETag").unwrap_or("")).to_string(),
         last_modified: clean_value(head.header("Last-Modified").unwrap_or("")).to_string(),
+        // (A record ID without its date, or a date without the ID, is no
+        // reference a revisit can make.)
+        record_id: match record_ms {
+            Some(_) => record_id.to_string(),
+            None => String::new(),
+        },
+        record_ms: record_ms.filter(|_| !record_id.is_empty()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: &str, fields: &[(&str, &str)]) -> WarcRecord {
+        let mut headers = vec![
+            ("WARC-Type".to_string(), kind.to_string()),
+            (
+                "WARC-Record-ID".to_string(),
+                "<urn:uuid:00000000-0000-4000-8000-000000000002>".to_string(),
+            ),
+            (
+                "WARC-Date".to_string(),
+                "2026-11-25T10:00:00.500Z".to_string(),
+            ),
+            ("WARC-Target-URI".to_string(), "http://a.test/".to_string()),
+        ];
+        headers.extend(fields.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+        WarcRecord {
+            headers,
+            block: b"HTTP/1.1 200 OK\r\nETag: \"e\"\r\n\r\nbody".to_vec(),
+            ..WarcRecord::default()
+        }
+    }
+
+    fn observed(rec: &WarcRecord) -> Observation {
+        observation(rec, &http_head(rec).unwrap(), 1).unwrap()
+    }
+
+    #[test]
+    fn the_record_holding_the_payload_is_the_response_or_the_one_a_revisit_names() {
+        let first = "<urn:uuid:00000000-0000-4000-8000-000000000001>";
+        let response = observed(&record("response", &[]));
+        assert_eq!(response.kind, Kind::Full);
+        assert_eq!(
+            response.record_id,
+            "<urn:uuid:00000000-0000-4000-8000-000000000002>"
+        );
+        assert_eq!(response.record_ms, Some(response.fetched_ms));
+        let identical = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        let revisit = |more: &[(&str, &str)]| {
+            let mut fields = vec![("WARC-Profile", identical)];
+            fields.extend_from_slice(more);
+            observed(&record("revisit", &fields))
+        };
+        let named = revisit(&[
+            ("WARC-Refers-To", first),
+            ("WARC-Refers-To-Target-URI", "http://a.test/"),
+            ("WARC-Refers-To-Date", "2026-11-24T10:00:00.250Z"),
+        ]);
+        assert_eq!(named.kind, Kind::Identical);
+        assert_eq!(named.record_id, first, "not the revisit's own ID");
+        assert_eq!(named.record_ms, Some(1_795_514_400_250));
+        // Without a date, or for a capture of another URL: no reference.
+        for more in [
+            &[("WARC-Refers-To", first)][..],
+            &[
+                ("WARC-Refers-To", first),
+                ("WARC-Refers-To-Target-URI", "http://b.test/"),
+                ("WARC-Refers-To-Date", "2026-11-24T10:00:00.250Z"),
+            ][..],
+        ] {
+            let r = revisit(more);
+            assert_eq!((r.record_id.as_str(), r.record_ms), ("", None), "{more:?}");
+        }
+    }
 }

@@ -29,7 +29,7 @@ use crate::history::{HISTORY_REPAIR, HistoryReader};
 /// The files holding a crawl's exact sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExactSets {
-    /// The fetch history (`history.v2.tsv.zst`, or a version 1 file), if
+    /// The fetch history (`history.v3.tsv.zst`, or a version 1 file), if
     /// there is one.
     pub history: Option<PathBuf>,
     /// Files in the segment format: the backlog, segments, leftover lists.
@@ -228,11 +228,11 @@ mod tests {
             .map(|i| format!("http://h{}.test/b{i}", i % 7))
             .collect();
         let segment: Vec<String> = (0..5_000).map(|i| format!("http://s.test/{i}")).collect();
-        write_list(&dir.join("backlog.v4.tsv.zst"), &backlog);
-        write_list(&dir.join("00003.v4.tsv.zst"), &segment);
+        write_list(&dir.join("backlog.v5.tsv.zst"), &backlog);
+        write_list(&dir.join("00003.v5.tsv.zst"), &segment);
         let sets = ExactSets {
             history: Some(dir.join("no-history.v1.tsv.zst")),
-            lists: vec![dir.join("backlog.v4.tsv.zst"), dir.join("00003.v4.tsv.zst")],
+            lists: vec![dir.join("backlog.v5.tsv.zst"), dir.join("00003.v5.tsv.zst")],
         };
         let params = BloomParams::optimal(100_000, 0.01).unwrap();
         let mut files = Vec::new();
@@ -261,9 +261,9 @@ mod tests {
         assert!(files[0] == files[1], "the same file on every run");
 
         // A damaged file stops the rebuild with an error naming it.
-        std::fs::write(dir.join("00003.v4.tsv.zst"), b"not zstd").unwrap();
+        std::fs::write(dir.join("00003.v5.tsv.zst"), b"not zstd").unwrap();
         let mut f = BloomFilter::create(dir.join("c.bloom"), params).unwrap();
         let e = rebuild(&sets, &mut f, Some(&log)).unwrap_err().to_string();
-        assert!(e.contains("00003.v4.tsv.zst"), "{e}");
+        assert!(e.contains("00003.v5.tsv.zst"), "{e}");
     }
 }

@@ -1,4 +1,4 @@
-//! The fetch history (`history.v2.tsv.zst`): what each round records from
+//! The fetch history (`history.v3.tsv.zst`): what each round records from
 //! the fetched runs it consumes, how the refetch interval adapts, which URLs
 //! are retired, and that a damaged history is refused.
 
@@ -25,7 +25,7 @@ const FLAGS: [&str; 8] = [
 
 /// The history's entries by URL: the columns by name.
 fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>> {
-    let path = crawl.root().join("history.v2.tsv.zst");
+    let path = crawl.root().join("history.v3.tsv.zst");
     let text =
         String::from_utf8(zstd::decode_all(fs::File::open(&path).unwrap()).unwrap()).unwrap();
     let names = [
@@ -42,8 +42,10 @@ fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>
         "digest",
         "etag",
         "last_modified",
+        "record_id",
+        "record_date",
     ];
-    assert!(text.starts_with("# history v2\n"), "{text}");
+    assert!(text.starts_with("# history v3\n"), "{text}");
     let mut out = BTreeMap::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -159,10 +161,10 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
     assert_eq!(field(&h, "http://a.test/old", "state"), "gone");
     assert_eq!(field(&h, "http://a.test/old", "status"), "410");
     // The history of the round before is kept for repair.
-    assert!(crawl.root().join("history.v2.tsv.zst.prev").is_file());
+    assert!(crawl.root().join("history.v3.tsv.zst.prev").is_file());
 
     // `segmenter inspect` tells the states and when URLs are due.
-    let path = crawl.root().join("history.v2.tsv.zst");
+    let path = crawl.root().join("history.v3.tsv.zst");
     let out = bins::run(
         &mut segmenter_cmd(&["inspect", path.to_str().unwrap()]),
         crawl.root(),
@@ -204,7 +206,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
     fetched(&crawl, "00002", &pages[..5], ago(50));
-    let path = crawl.root().join("history.v2.tsv.zst");
+    let path = crawl.root().join("history.v3.tsv.zst");
     let whole = fs::read(&path).unwrap();
     // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
     let text = zstd::decode_all(&whole[..]).unwrap();
@@ -223,7 +225,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         args.extend_from_slice(&FLAGS);
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
         assert!(
-            out.stderr.contains("history.v2.tsv.zst") && out.stderr.contains("Repair"),
+            out.stderr.contains("history.v3.tsv.zst") && out.stderr.contains("Repair"),
             "{what}: {}",
             out.stderr
         );
@@ -349,7 +351,7 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
     fetched(&crawl, "00001", &old, ago(50_000));
     run_round(&crawl, &FLAGS);
     // As a crawl made before the history: consumed runs, no history.
-    let path = crawl.root().join("history.v2.tsv.zst");
+    let path = crawl.root().join("history.v3.tsv.zst");
     fs::remove_file(&path).unwrap();
     fetched(
         &crawl,
@@ -401,17 +403,35 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "refetches scheduled:"), 1, "{report}");
     assert_eq!(backlog(&crawl).len(), 2);
+    // A refetch waits with the record its revisit would name.
+    let h = history(&crawl);
+    let names_its_response = |r: &common::segment::SegmentRecord| {
+        r.record_id.starts_with("<urn:uuid:")
+            && r.record_id == field(&h, &r.url, "record_id")
+            && r.fetched
+                .map(|ms| common::timefmt::iso_millis(common::timefmt::from_unix_millis(ms)))
+                == Some(field(&h, &r.url, "record_date").to_string())
+    };
+    for r in backlog(&crawl) {
+        assert!(names_its_response(&r), "{r:?} {h:?}");
+    }
     mark_fetched_empty(&crawl, "00002");
     // Due again while two of them still wait.
     std::thread::sleep(Duration::from_millis(1100));
     let report = run_round(&crawl, &flags);
     assert_eq!(figure(&report, "due in:"), 1, "{report}");
-    let mut waiting = urls(&backlog(&crawl));
-    let scheduled: Vec<String> = segments(&crawl)
+    let waiting_recs = backlog(&crawl);
+    let segments = segments(&crawl);
+    let later: Vec<_> = segments
         .iter()
         .filter(|(id, _)| id.as_str() > "00002")
-        .flat_map(|(_, recs)| urls(recs))
+        .flat_map(|(_, recs)| recs.iter().cloned())
         .collect();
+    for r in waiting_recs.iter().chain(&later) {
+        assert!(names_its_response(r), "backlog and due: {r:?}");
+    }
+    let mut waiting = urls(&waiting_recs);
+    let scheduled = urls(&later);
     waiting.extend(scheduled);
     waiting.sort();
     assert_eq!(
@@ -465,7 +485,7 @@ fn a_url_whose_retries_ran_out_stays_in_the_history_and_comes_back() {
 }
 
 #[test]
-fn a_version_1_history_is_read_and_replaced_by_version_2() {
+fn a_version_1_history_is_read_and_replaced_by_version_3() {
     let crawl = seeded("history-v1");
     fetched(
         &crawl,
@@ -475,14 +495,29 @@ fn a_version_1_history_is_read_and_replaced_by_version_2() {
     );
     run_round(&crawl, &FLAGS);
     let before = history(&crawl);
-    // As a build before version 2 left it.
-    let v2 = crawl.root().join("history.v2.tsv.zst");
+    assert!(
+        before
+            .values()
+            .all(|e| e["record_id"].starts_with("<urn:uuid:")),
+        "{before:?}"
+    );
+    // As a build before version 2 left it: the first thirteen columns.
+    let v3 = crawl.root().join("history.v3.tsv.zst");
     let v1 = crawl.root().join("history.v1.tsv.zst");
-    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v2).unwrap()).unwrap()).unwrap();
-    let text = text.replacen("# history v2\n", "# history v1\n", 1);
+    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v3).unwrap()).unwrap()).unwrap();
+    let lines: String = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').take(13).collect::<Vec<_>>().join("\t") + "\n")
+        .collect();
+    let text = format!(
+        "# history v1\n{lines}# end {} xxh3 {:016x}\n",
+        lines.lines().count(),
+        xxhash_rust::xxh3::xxh3_64(lines.as_bytes())
+    );
     fs::write(&v1, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
-    fs::remove_file(&v2).unwrap();
-    let _ = fs::remove_file(crawl.root().join("history.v2.tsv.zst.prev"));
+    fs::remove_file(&v3).unwrap();
+    let _ = fs::remove_file(crawl.root().join("history.v3.tsv.zst.prev"));
     let status = bins::run(
         &mut segmenter_cmd(&["status", crawl.root().to_str().unwrap()]),
         crawl.root(),
@@ -492,9 +527,17 @@ fn a_version_1_history_is_read_and_replaced_by_version_2() {
     mark_fetched_empty(&crawl, "00002");
     let report = run_round(&crawl, &FLAGS);
     assert!(report.contains("history:"), "{report}");
-    assert_eq!(history(&crawl), before, "the entries carried over");
+    // The entries carried over, their record unknown.
+    let unknown = |mut h: BTreeMap<String, BTreeMap<&'static str, String>>| {
+        for e in h.values_mut() {
+            e.insert("record_id", "-".into());
+            e.insert("record_date", "-".into());
+        }
+        h
+    };
+    assert_eq!(history(&crawl), unknown(before));
     assert!(!v1.exists(), "the version 1 file is replaced");
-    let prev = crawl.root().join("history.v2.tsv.zst.prev");
+    let prev = crawl.root().join("history.v3.tsv.zst.prev");
     let kept =
         String::from_utf8(zstd::decode_all(fs::File::open(&prev).unwrap()).unwrap()).unwrap();
     assert!(

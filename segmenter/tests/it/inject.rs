@@ -135,7 +135,7 @@ fn inspect_prints_text_and_json() {
     let seg = crawl.dir.segment_path("00001");
     let args = ["inspect", seg.to_str().unwrap()];
     let text = bins::run(&mut segmenter_cmd(&args), crawl.root()).stdout;
-    assert!(text.contains("format version:   4"), "{text}");
+    assert!(text.contains("format version:   5"), "{text}");
     assert!(text.lines().any(|l| l == "URLs:             4"), "{text}");
     assert!(text.lines().any(|l| l == "hosts:            3"), "{text}");
     assert!(
@@ -149,7 +149,7 @@ fn inspect_prints_text_and_json() {
     assert_eq!(v["urls"], 4);
     assert_eq!(v["hosts"], 3);
     assert_eq!(v["domains"], 2);
-    assert_eq!(v["format_version"], 4);
+    assert_eq!(v["format_version"], 5);
     assert_eq!(v["not_before_urls"], 0);
     assert_eq!(v["grouped_by_domain"], true);
     assert_eq!(v["top_hosts"][0]["host"], "a.test");

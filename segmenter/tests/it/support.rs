@@ -208,7 +208,7 @@ pub fn write_done(crawl: &TempCrawl, id: &str, pages: &[Page]) -> Vec<PathBuf> {
     write_fetched(crawl, id, pages, 1 << 20, true)
 }
 
-/// Writes `fetched/ID/leftover.v4.tsv.zst`.
+/// Writes `fetched/ID/leftover.v5.tsv.zst`.
 pub fn write_leftover(crawl: &TempCrawl, id: &str, recs: &[SegmentRecord]) {
     fs::create_dir_all(crawl.dir.fetched_dir(id)).unwrap();
     let mut w = SegmentWriter::create(crawl.dir.leftover_path(id)).unwrap();
@@ -236,6 +236,7 @@ pub fn rec(url: &str, hops: u32, via: Via, tries: u32) -> SegmentRecord {
         last_modified: String::new(),
         digest: String::new(),
         fetched: None,
+        record_id: String::new(),
     }
 }
 

@@ -128,12 +128,12 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     let files: Vec<(&str, PathBuf)> = vec![
         ("consumed.txt", c.crawl.join("consumed.txt")),
         ("scope.seeds", c.crawl.join("scope.seeds")),
-        ("backlog", c.crawl.join("backlog.v4.tsv.zst")),
+        ("backlog", c.crawl.join("backlog.v5.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
-        ("history", c.crawl.join("history.v2.tsv.zst")),
+        ("history", c.crawl.join("history.v3.tsv.zst")),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
-        ("leftover", run.join("leftover.v4.tsv.zst")),
+        ("leftover", run.join("leftover.v5.tsv.zst")),
         ("DONE", run.join("DONE")),
         ("stats.json", run.join("stats.json")),
     ];
@@ -214,7 +214,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     copy_tree(&after_round, &unfinished);
     bins::assert_code(&fetch(&unfinished), 0, Some(&unfinished));
     let run_dir = unfinished.join("fetched").join(&next);
-    for name in ["DONE", "stats.json", "leftover.v4.tsv.zst"] {
+    for name in ["DONE", "stats.json", "leftover.v5.tsv.zst"] {
         std::fs::remove_file(run_dir.join(name)).unwrap();
     }
     std::fs::write(run_dir.join(".work.tsv"), b"host\turl\n").unwrap();
@@ -254,10 +254,10 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
     };
     for name in [
         "consumed.txt.prev",
-        "backlog.v4.tsv.zst.prev",
+        "backlog.v5.tsv.zst.prev",
         "seen.bloom.prev",
         "scope.seeds.prev",
-        "history.v2.tsv.zst.prev",
+        "history.v3.tsv.zst.prev",
     ] {
         if !pristine.join(name).is_file() {
             continue;
@@ -488,7 +488,7 @@ fn accounted_for(crawl: &Path, id: &str, urls: &BTreeSet<String>) -> bool {
     if !run.join("DONE").is_file() {
         return false;
     }
-    let mut seen = read_urls(&run.join("leftover.v4.tsv.zst"));
+    let mut seen = read_urls(&run.join("leftover.v5.tsv.zst"));
     let log = std::fs::read_to_string(run.join("crawl.log")).unwrap_or_default();
     for line in log.lines() {
         match common::crawllog::parse_line(line) {
@@ -566,7 +566,7 @@ fn pending_segment(crawl: &Path) -> String {
 /// Every URL the crawl has scheduled or holds back: the segments not yet
 /// fetched and the backlog.
 fn scheduled(crawl: &Path) -> BTreeSet<String> {
-    let mut files = vec![crawl.join("backlog.v4.tsv.zst")];
+    let mut files = vec![crawl.join("backlog.v5.tsv.zst")];
     for e in std::fs::read_dir(crawl.join("segments")).unwrap() {
         let path = e.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();

@@ -190,7 +190,7 @@ fn a_crawl_stops_at_the_disk_floor_and_goes_on_when_space_comes_back() {
     // in the leftover.
     let warcs: Vec<PathBuf> = Outcome::read(&crawl).warc_files;
     testkit::warcio::check(&warcs).unwrap_or_else(|e| panic!("warcio check: {e}"));
-    let left = support::zstdcat(&crawl.join("fetched/00002/leftover.v4.tsv.zst"));
+    let left = support::zstdcat(&crawl.join("fetched/00002/leftover.v5.tsv.zst"));
     assert_eq!(left.lines().count() as u64, cut);
 
     // Still no room: the next run's first step refuses, changing nothing.

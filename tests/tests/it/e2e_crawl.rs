@@ -292,13 +292,13 @@ fn check_files_with_standard_tools(outcome: &Outcome) -> Vec<String> {
         for (n, line) in text.lines().enumerate() {
             let fields: Vec<&str> = line.split('\t').collect();
             assert!(
-                fields.len() == 11
+                fields.len() == 12
                     && fields[1].starts_with("http://")
                     && fields[1].contains(&format!("//{}", fields[0]))
                     && fields[2].parse::<u32>().is_ok()
                     && (fields[6] == "-" || common::timefmt::parse_iso(fields[6]).is_some()),
                 "{} line {}: not `host url hops inlinks via tries not_before etag \
-                 last_modified digest fetched`: {line:?}",
+                 last_modified digest fetched record_id`: {line:?}",
                 file.display(),
                 n + 1
             );

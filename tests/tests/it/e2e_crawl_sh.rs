@@ -446,7 +446,7 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     let stats = std::fs::read_to_string(run.join("stats.json")).unwrap();
     assert!(stats.contains("\"stop_reason\": \"signal\""), "{stats}");
     let leftover =
-        common::segment::SegmentSummary::compute(run.join("leftover.v4.tsv.zst"), 1).unwrap();
+        common::segment::SegmentSummary::compute(run.join("leftover.v5.tsv.zst"), 1).unwrap();
     assert!(
         leftover.via.get("leftover").is_some_and(|&n| n > 0),
         "{leftover:?}"

@@ -69,14 +69,7 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
 
     // The figures are those of the crawl left behind.
     let outcome = Outcome::read(&dir.join("crawl"));
-    let pages = outcome
-        .log
-        .iter()
-        .filter(|(_, l)| {
-            matches!(l.status, common::crawllog::Status::Http(_))
-                && l.via != common::segment::Via::Robots
-        })
-        .count() as u64;
+    let pages = outcome.pages_logged();
     assert!(
         text.contains("==> demo crawl done: 2 rounds in all, "),
         "{text}"

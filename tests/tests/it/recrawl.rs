@@ -133,7 +133,7 @@ impl Crawl {
     }
 
     fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v2.tsv.zst");
+        let path = self.root.join("history.v3.tsv.zst");
         let text = support::zstdcat(&path);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
@@ -337,7 +337,7 @@ fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
         1,
         "only / was asked"
     );
-    let leftover = support::zstdcat(&root.join("fetched").join(&id).join("leftover.v4.tsv.zst"));
+    let leftover = support::zstdcat(&root.join("fetched").join(&id).join("leftover.v5.tsv.zst"));
     let line = |text: &str| -> Vec<String> {
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
@@ -346,17 +346,21 @@ fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
     };
     let left = line(&leftover);
     assert_eq!(left[7], "\"a0\"", "the leftover keeps the ETag: {left:?}");
+    assert!(
+        left[11].starts_with("<urn:uuid:"),
+        "and the record ID: {left:?}"
+    );
 
     // The next segment carries the validators, digest and fetch time on.
     c.run();
     let next = root
         .join("segments")
-        .join(format!("{:05}.v4.tsv.zst", id.parse::<u32>().unwrap() + 1));
+        .join(format!("{:05}.v5.tsv.zst", id.parse::<u32>().unwrap() + 1));
     let carried = line(&support::zstdcat(&next));
     assert_eq!(
         carried[7..],
         left[7..],
-        "etag, last_modified, digest, fetched"
+        "etag, last_modified, digest, fetched, record_id"
     );
     assert!(carried[9].starts_with("sha1:"), "{carried:?}");
 
@@ -374,4 +378,86 @@ fn a_refetch_left_over_keeps_its_validators_into_the_next_segment() {
     let not_modified = revisits(&records, "/server-not-modified");
     assert_eq!(not_modified.len(), 1, "/a answered 304");
     assert_eq!(not_modified[0].target_uri(), Some(page.as_str()));
+    assert_eq!(
+        not_modified[0].header("WARC-Refers-To"),
+        Some(left[11].as_str()),
+        "the revisit names the response the leftover carried"
+    );
+}
+
+/// The first response of each URL of the site (`WARC-Record-ID`, `WARC-Date`).
+fn responses(records: &[WarcRecord]) -> std::collections::HashMap<String, (String, String)> {
+    records
+        .iter()
+        .filter(|r| r.record_type() == Some("response"))
+        .map(|r| {
+            let field = |name: &str| r.header(name).unwrap_or_default().to_string();
+            (
+                field("WARC-Target-URI"),
+                (field("WARC-Record-ID"), field("WARC-Date")),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_revisit_refers_to_the_first_response_round_after_round() {
+    let (_site, server, _scratch, root, seeds) = setup("recrawl-refers");
+    let c = Crawl { root: root.clone() };
+    c.segmenter(&["inject", root.to_str().unwrap(), seeds.to_str().unwrap()]);
+    // The home page, then its links: the responses revisits will name.
+    let mut first = responses(&c.records(&c.fetch()));
+    c.run();
+    first.extend(responses(&c.records(&c.fetch())));
+    c.run();
+    // `/` answers 304 to its ETag, `/b` the same page: revisits. The
+    // third round's revisits stand for the first responses too, not for
+    // the second round's revisits.
+    let mut revisited = Vec::new();
+    for (round, wait) in [(2, 4.2), (3, 6.2)] {
+        wait_until_due(wait);
+        let report = c.run();
+        assert!(figure(&report, "refetches scheduled:") >= 2, "{report}");
+        let id = c.fetch();
+        let records = c.records(&id);
+        for (path, profile) in [
+            ("/", "/server-not-modified"),
+            ("/b", "/identical-payload-digest"),
+        ] {
+            let url = server.url("site.test", path);
+            let found = revisits(&records, profile);
+            let revisit = found
+                .iter()
+                .find(|r| r.target_uri() == Some(url.as_str()))
+                .unwrap_or_else(|| panic!("round {round}: no revisit of {url}"));
+            let (id, date) = &first[&url];
+            assert!(id.starts_with("<urn:uuid:"), "{id}");
+            assert_eq!(
+                revisit.header("WARC-Refers-To"),
+                Some(id.as_str()),
+                "round {round}: {url}"
+            );
+            assert_eq!(
+                revisit.header("WARC-Refers-To-Date"),
+                Some(date.as_str()),
+                "round {round}: {url}"
+            );
+            assert_eq!(
+                revisit.header("WARC-Refers-To-Target-URI"),
+                Some(url.as_str())
+            );
+            revisited.push(revisit.header("WARC-Record-ID").unwrap().to_string());
+        }
+        warcio::check(&c.warcs(&id)).unwrap();
+        c.run();
+    }
+    assert_eq!(revisited.len(), 4);
+    // The history names the first response of `/b`, with its date.
+    let b = server.url("site.test", "/b");
+    let line = c.history_line(&b);
+    assert_eq!(
+        (line[13].as_str(), line[14].as_str()),
+        (first[&b].0.as_str(), first[&b].1.as_str()),
+        "{line:?}"
+    );
 }

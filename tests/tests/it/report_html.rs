@@ -37,7 +37,7 @@ fn chromium() -> PathBuf {
 /// Chromium, headless, with a scratch profile under `dir` and every host
 /// name mapped to nothing (no DNS query, no connection), on `page`, with
 /// `args` (`--screenshot=...` or `--dump-dom`).
-fn browse(dir: &Path, page: &Path, args: &[String]) -> Finished {
+pub(crate) fn browse(dir: &Path, page: &Path, args: &[String]) -> Finished {
     let profile = dir.join(format!("chromium-profile-{}", args.len()));
     let mut cmd = Command::new(chromium());
     cmd.args([
@@ -212,29 +212,14 @@ fn a_real_crawls_report_shows_its_figures_and_charts_in_a_browser() {
 
     // The figures the browser shows.
     let dom = browse(c.scratch.path(), &page, &["--dump-dom".into()]).stdout;
-    let status: Value = serde_json::from_str(
-        &bins::run(
-            &mut segmenter(&["status".as_ref(), c.crawl.as_os_str(), "--json".as_ref()]),
-            &c.crawl,
-        )
-        .stdout,
-    )
-    .unwrap();
+    let status = crate::support::status_json(&c.crawl);
     let journal = common::rounds::read(&common::crawldir::CrawlDir::new(&c.crawl)).unwrap();
     assert_eq!(journal.len(), 2);
     assert_eq!(text_of(&dom, "rounds"), "2");
     let pages: u64 = journal.iter().map(|r| r.pages).sum();
     assert!(pages > 10, "{pages}");
     // The pages the crawl logs hold: HTTP responses other than robots.txt.
-    let logged = c
-        .outcome()
-        .log
-        .iter()
-        .filter(|(_, l)| {
-            matches!(l.status, common::crawllog::Status::Http(_))
-                && l.via != common::segment::Via::Robots
-        })
-        .count() as u64;
+    let logged = c.outcome().pages_logged();
     assert_eq!(pages, logged);
     assert_eq!(text_of(&dom, "pages"), pages.to_string());
     assert_eq!(text_of(&dom, "backlog"), status["backlog_urls"].to_string());

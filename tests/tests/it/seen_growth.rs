@@ -131,7 +131,7 @@ impl Crawl {
 
     /// The URLs of segment `id`, in their order.
     fn segment(&self, id: &str) -> Vec<String> {
-        let path = self.root.join("segments").join(format!("{id}.v4.tsv.zst"));
+        let path = self.root.join("segments").join(format!("{id}.v5.tsv.zst"));
         zstdcat(&path)
             .lines()
             .map(|l| l.split('\t').nth(1).unwrap().to_string())
@@ -140,7 +140,7 @@ impl Crawl {
 
     /// Every URL scheduled, in the segments and the backlog: each once.
     fn scheduled(&self) -> BTreeSet<String> {
-        let backlog = self.root.join("backlog.v4.tsv.zst");
+        let backlog = self.root.join("backlog.v5.tsv.zst");
         let all: Vec<String> = (1..=self.reports.len())
             .flat_map(|i| self.segment(&format!("{i:05}")))
             .chain(

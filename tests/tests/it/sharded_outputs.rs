@@ -13,7 +13,7 @@ use testkit::warcio::{python_tool, run_tool};
 
 use crate::archive_tools::unzip;
 use crate::report_html::{
-    assert_self_contained, build_report, round_row, segmenter, table_row, text_of,
+    assert_self_contained, browse, build_report, round_row, segmenter, table_row, text_of,
 };
 use crate::support::{CrawlSettings, DemoCrawl};
 
@@ -147,21 +147,16 @@ fn shard_row(html: &str, j: u64) -> Vec<String> {
 /// `segmenter status --json` totals them, and each shard has its row.
 fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
     build_report(&c.crawl);
-    let html = std::fs::read_to_string(c.crawl.join("report.html")).unwrap();
-    assert_self_contained(&html);
+    let page = c.crawl.join("report.html");
+    assert_self_contained(&std::fs::read_to_string(&page).unwrap());
+    // What a browser shows of it.
+    let html = browse(c.scratch.path(), &page, &["--dump-dom".into()]).stdout;
     assert!(
         !html.contains("id=\"problems\""),
         "{}",
         text_of(&html, "problems")
     );
-    let status: Value = serde_json::from_str(
-        &bins::run(
-            &mut segmenter(&["status".as_ref(), c.crawl.as_os_str(), "--json".as_ref()]),
-            &c.crawl,
-        )
-        .stdout,
-    )
-    .unwrap();
+    let status = crate::support::status_json(&c.crawl);
     let totals = &status["totals"];
     let per_shard = status["per_shard"].as_array().unwrap();
     assert_eq!(per_shard.len(), 4);
@@ -190,14 +185,7 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
     let mut most_runs = 0;
     for (j, s) in per_shard.iter().enumerate() {
         let view = top.shard(j as u32);
-        let shard_pages = crate::support::Outcome::read(view.root())
-            .log
-            .iter()
-            .filter(|(_, l)| {
-                matches!(l.status, common::crawllog::Status::Http(_))
-                    && l.via != common::segment::Via::Robots
-            })
-            .count() as u64;
+        let shard_pages = crate::support::Outcome::read(view.root()).pages_logged();
         let shard_hosts = common::hoststate::HostDb::open_read_only(view.hosts_db_path())
             .unwrap()
             .map_or(0, |db| db.overview(1, 0).unwrap().hosts);
@@ -211,6 +199,13 @@ fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
         assert_eq!(row[8], s["history_urls"].to_string(), "shard {j}: {row:?}");
         assert_eq!(row[10], s["bloom_items"].to_string(), "shard {j}: {row:?}");
         assert_eq!(row[12], shard_hosts.to_string(), "shard {j}: {row:?}");
+        // A shard's last round is its last reduce.
+        assert!(
+            s["last_round"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("segmenter-")),
+            "shard {j}: {s}"
+        );
         pages += shard_pages;
         hosts += shard_hosts;
         most_runs = most_runs.max(runs);

@@ -309,7 +309,7 @@ fn pages_listed_only_in_sitemaps_are_fetched_and_nothing_the_protocol_refuses() 
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["via"]["sitemap-file"], 5, "{}", out.stdout);
     assert_eq!(v["via"]["sitemap"], 6, "{}", out.stdout);
-    assert_eq!(v["format_version"], 4);
+    assert_eq!(v["format_version"], 5);
 
     // Round 3: the five other sitemaps of the index.
     c.fetch();

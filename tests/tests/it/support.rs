@@ -329,7 +329,7 @@ impl Outcome {
                 }
                 out.warc_files.push(file);
             }
-            let leftover = dir.join("leftover.v4.tsv.zst");
+            let leftover = dir.join("leftover.v5.tsv.zst");
             if leftover.exists() {
                 out.segment_files.push(leftover);
             }
@@ -347,7 +347,7 @@ impl Outcome {
             segs.sort();
             out.segment_files.extend(segs);
         }
-        let backlog = crawl.join("backlog.v4.tsv.zst");
+        let backlog = crawl.join("backlog.v5.tsv.zst");
         if backlog.exists() {
             out.segment_files.push(backlog);
         }
@@ -366,6 +366,17 @@ impl Outcome {
         m
     }
 
+    /// Pages the crawl logs hold: lines of an HTTP response, robots.txt
+    /// fetches left out.
+    pub fn pages_logged(&self) -> u64 {
+        self.log
+            .iter()
+            .filter(|(_, l)| {
+                matches!(l.status, Status::Http(_)) && l.via != common::segment::Via::Robots
+            })
+            .count() as u64
+    }
+
     /// Crawl-log lines by URL.
     pub fn log_by_url(&self) -> HashMap<&str, Vec<&LogLine>> {
         let mut m: HashMap<&str, Vec<&LogLine>> = HashMap::new();
@@ -374,6 +385,16 @@ impl Outcome {
         }
         m
     }
+}
+
+/// What `segmenter status --json` prints for `crawl`.
+pub fn status_json(crawl: &Path) -> serde_json::Value {
+    let out = bins::run(
+        bins::segmenter_cmd().args(["status".as_ref(), crawl.as_os_str(), "--json".as_ref()]),
+        crawl,
+    );
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{}: status --json: {e}\n{}", crawl.display(), out.stdout))
 }
 
 /// Whether `url` is a robots.txt URL (`/robots.txt` at the root).

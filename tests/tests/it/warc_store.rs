@@ -82,6 +82,33 @@ struct Relayed {
     crawl: PathBuf,
 }
 
+/// A store, and two crawl directories beside a demo crawl's: `local`
+/// keeps its WARC files on disk, `stored` in `s3://BUCKET/PREFIX`.
+struct LocalAndStored {
+    s3: S3Server,
+    c: DemoCrawl,
+    local: PathBuf,
+    stored: PathBuf,
+}
+
+fn local_and_stored(name: &str, prefix: &str) -> LocalAndStored {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let c = DemoCrawl::start(name, &demo(), CrawlSettings::default());
+    let local = crawl_beside(&c, "local", "");
+    let stored = crawl_beside(
+        &c,
+        "stored",
+        &format!("warc_store = \"s3://{BUCKET}/{prefix}\""),
+    );
+    LocalAndStored {
+        s3,
+        c,
+        local,
+        stored,
+    }
+}
+
 fn relayed(name: &str, extra: &str) -> Relayed {
     let s3 = S3Server::start();
     s3.create_bucket(BUCKET);
@@ -175,21 +202,14 @@ fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     found
 }
 
-fn local_warcs(run: &Path) -> Vec<PathBuf> {
-    warcio::warc_files(run)
-}
-
 #[test]
 fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
-    let s3 = S3Server::start();
-    s3.create_bucket(BUCKET);
-    let c = DemoCrawl::start("warc-store-same", &demo(), CrawlSettings::default());
-    let local = crawl_beside(&c, "local", "");
-    let stored = crawl_beside(
-        &c,
-        "stored",
-        &format!("warc_store = \"s3://{BUCKET}/crawl-a\""),
-    );
+    let LocalAndStored {
+        s3,
+        c,
+        local,
+        stored,
+    } = local_and_stored("warc-store-same", "crawl-a");
     let mut outputs = Vec::new();
     for crawl in [&local, &stored] {
         support::inject(crawl, &c.seeds, &c.crawl, STEP);
@@ -218,7 +238,7 @@ fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
         let run_dir = stored.join("fetched").join(id);
         assert!(run_dir.join("DONE").is_file());
         assert!(
-            local_warcs(&run_dir).is_empty(),
+            warcio::warc_files(&run_dir).is_empty(),
             "{}",
             bins::listing(&run_dir)
         );
@@ -233,7 +253,9 @@ fn a_crawl_with_its_warcs_in_s3_fetches_and_segments_as_one_with_local_files() {
         );
         assert!(keys.iter().any(|k| k.ends_with(".cdxj")), "{keys:?}");
         from_store.extend(response_urls(&objects));
-        from_local.extend(response_urls(&local_warcs(&local.join("fetched").join(id))));
+        from_local.extend(response_urls(&warcio::warc_files(
+            &local.join("fetched").join(id),
+        )));
     }
     from_store.sort();
     from_local.sort();
@@ -335,7 +357,7 @@ fn uploads_ride_out_a_503_storm_and_a_store_that_goes_down_and_comes_back() {
     assert!(run1.join("DONE").is_file());
     let objects = objects_of(&run1, &s3, &c.scratch.path().join("o1"));
     assert!(objects.len() >= 2, "{} files", objects.len());
-    assert!(local_warcs(&run1).is_empty());
+    assert!(warcio::warc_files(&run1).is_empty());
     let log_pages = stored_in_log(&run1);
     assert_eq!(response_urls(&objects), log_pages);
 
@@ -396,7 +418,11 @@ fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
     proxy.set(Fault::None);
     run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
     assert!(run1.join("DONE").is_file());
-    assert!(local_warcs(&run1).is_empty(), "{}", bins::listing(&run1));
+    assert!(
+        warcio::warc_files(&run1).is_empty(),
+        "{}",
+        bins::listing(&run1)
+    );
     let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
     assert_eq!(response_urls(&objects), stored_in_log(&run1));
 }
@@ -443,7 +469,7 @@ fn a_store_gone_for_good_ends_the_fetch_with_exit_4_and_the_next_fetch_uploads()
     );
     assert!(log.contains("DONE is not written"), "{log}");
     assert!(!run1.join("DONE").exists());
-    let kept = local_warcs(&run1);
+    let kept = warcio::warc_files(&run1);
     assert!(kept.len() >= 2, "{}", bins::listing(&run1));
     assert_eq!(response_urls(&kept), stored_in_log(&run1));
 
@@ -452,7 +478,11 @@ fn a_store_gone_for_good_ends_the_fetch_with_exit_4_and_the_next_fetch_uploads()
     proxy.set(Fault::None);
     run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
     assert!(run1.join("DONE").is_file());
-    assert!(local_warcs(&run1).is_empty(), "{}", bins::listing(&run1));
+    assert!(
+        warcio::warc_files(&run1).is_empty(),
+        "{}",
+        bins::listing(&run1)
+    );
     let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
     assert_eq!(response_urls(&objects), stored_in_log(&run1));
     assert_eq!(
@@ -484,10 +514,7 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
     assert_eq!(s3.get(BUCKET, &key), b"first attempt");
     // A file larger than a part goes up in parts, and reads back whole.
     let big = scratch.path().join("big.warc.gz");
-    let mut rng = testkit::Rng::new(7);
-    let bytes: Vec<u8> = (0..common::store::PART_SIZE + 300_000)
-        .map(|_| rng.next_u64() as u8)
-        .collect();
+    let bytes = noise(common::store::PART_SIZE + 300_000, 7);
     std::fs::write(&big, &bytes).unwrap();
     let key = store.key_of(Path::new("fetched/00001/big.warc.gz"));
     let up = store.upload(&big, &key).unwrap();
@@ -515,6 +542,56 @@ fn two_attempts_of_one_task_never_overwrite_an_object() {
         store.upload(&big, &key).unwrap_err(),
         StoreError::Collision { .. }
     ));
+}
+
+/// `n` bytes that do not compress, from `seed`.
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = testkit::Rng::new(seed);
+    (0..n).map(|_| rng.next_u64() as u8).collect()
+}
+
+#[test]
+fn a_store_without_server_side_copies_takes_large_files_straight_to_their_names() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let proxy = FaultProxy::start(s3.addr());
+    proxy.refuse_copies();
+    let scratch = TempDir::new("warc-store-no-copies");
+    let env = S3Server::env(proxy.addr())
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v));
+    let store = WarcStore::open_with_env(&format!("s3://{BUCKET}/t"), env).unwrap();
+    let size = common::store::PART_SIZE + 300_000;
+    let mut keys = Vec::new();
+    for (i, seed) in [(0, 1), (1, 2)] {
+        let file = scratch.path().join(format!("big-{i}.warc.gz"));
+        let bytes = noise(size, seed);
+        std::fs::write(&file, &bytes).unwrap();
+        let key = store.key_of(&Path::new("fetched/00001").join(file.file_name().unwrap()));
+        let refused_before = proxy.counts().1;
+        let up = store.upload(&file, &key).unwrap();
+        assert_eq!(up.size, size as u64);
+        assert!(s3.get(BUCKET, &key) == bytes, "{key}: not the file's bytes");
+        let refused = proxy.counts().1 - refused_before;
+        if i == 0 {
+            // The copy was asked for (and retried), refused, and the file
+            // went up again to its own name.
+            assert!(refused >= 1, "no copy was asked for");
+        } else {
+            // Once refused, never asked again.
+            assert_eq!(refused, 0);
+        }
+        keys.push(key);
+    }
+    // No staging object left behind.
+    assert_eq!(s3.keys(BUCKET, "t/"), keys);
+    // Other bytes under a name taken: the look before the upload refuses
+    // them, and the object stays as it was.
+    let other = scratch.path().join("big-0.warc.gz");
+    std::fs::write(&other, noise(size, 3)).unwrap();
+    let e = store.upload(&other, &keys[0]).unwrap_err();
+    assert!(matches!(e, StoreError::Collision { .. }), "{e}");
+    assert!(s3.get(BUCKET, &keys[0]) == noise(size, 1));
 }
 
 /// `segmenter inject CRAWL SEEDS --shards 2`.
@@ -552,15 +629,12 @@ fn sharded_round(crawl: &Path, endpoint: std::net::SocketAddr) {
 
 #[test]
 fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
-    let s3 = S3Server::start();
-    s3.create_bucket(BUCKET);
-    let c = DemoCrawl::start("warc-store-shards", &demo(), CrawlSettings::default());
-    let local = crawl_beside(&c, "local", "");
-    let stored = crawl_beside(
-        &c,
-        "stored",
-        &format!("warc_store = \"s3://{BUCKET}/sharded\""),
-    );
+    let LocalAndStored {
+        s3,
+        c,
+        local,
+        stored,
+    } = local_and_stored("warc-store-shards", "sharded");
     for crawl in [&local, &stored] {
         inject_shards(crawl, &c.seeds);
         for _round in 0..2 {
@@ -601,7 +675,7 @@ fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
             assert!(run_dir.join("DONE").is_file());
             assert!(run_dir.join("mapped/DONE").is_file());
             assert!(
-                local_warcs(&run_dir).is_empty(),
+                warcio::warc_files(&run_dir).is_empty(),
                 "{}",
                 bins::listing(&run_dir)
             );
@@ -616,7 +690,7 @@ fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
             let objects = objects_of(&run_dir, &s3, &into);
             assert!(!objects.is_empty(), "shard {j} run {id}");
             from_store.extend(response_urls(&objects));
-            from_local.extend(response_urls(&local_warcs(
+            from_local.extend(response_urls(&warcio::warc_files(
                 &l_root.join("fetched").join(id),
             )));
         }

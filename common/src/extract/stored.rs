@@ -1,12 +1,13 @@
-//! The links of a stored response: the narrow seam between the scan and the
-//! HTML link extractor. The scan hands over one response (its parsed head
+//! The links of a response: the narrow seam between its readers (the
+//! segmenter's scan, the fetcher's metadata records) and the HTML link
+//! extractor. A reader hands over one response (its parsed head
 //! and body) at a time and gets canonical URLs and counts back; nothing
-//! else in the segmenter knows how links are found.
+//! else knows how links are found.
 
-use common::http::ResponseHead;
+use crate::http::ResponseHead;
 use url::Url;
 
-use super::{ExtractOptions, Extractor, Page, PageKind, PageLinks, Skipped};
+use super::{ExtractOptions, Extractor, LinkContext, Page, PageKind, PageLinks, Skipped};
 
 /// What kind of body a 2xx response had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,5 +92,10 @@ impl LinkExtractor {
     /// The links of the last page.
     pub fn links(&self) -> &[Url] {
         &self.out.links
+    }
+
+    /// The links of the last page with where each was found.
+    pub fn links_with_context(&self) -> impl Iterator<Item = (&Url, LinkContext)> {
+        self.out.links.iter().zip(self.out.contexts.iter().copied())
     }
 }

@@ -632,7 +632,7 @@ fn garbage_and_pathological_pages() {
     let mut ex = Extractor::new(options());
 
     // Pseudo-random bytes (a fixed seed), declared as HTML and as nothing.
-    let mut rng = common::testutil::Rng::new(1);
+    let mut rng = crate::testutil::Rng::new(1);
     let noise: Vec<u8> = (0..1 << 20).map(|_| rng.next_u64() as u8).collect();
     assert_eq!(
         extract_with(&mut ex, HTML, None, &noise).kind,
@@ -784,4 +784,32 @@ fn page_titles_are_read_in_the_page_encoding() {
     );
     assert_eq!(page_title(Some("text/html"), b"<title>  </title>"), None);
     assert_eq!(page_title(None, b"<p>no title</p>"), None);
+}
+
+#[test]
+fn each_link_says_where_it_was_found() {
+    let mut extractor = Extractor::new(options());
+    let body = br#"<html><head><link rel=canonical href=/c>
+        <meta http-equiv=refresh content="5; url=/m"></head>
+        <body><a href=/a>a</a><a href=/n rel=nofollow>n</a><map><area href=/ar></map>
+        <frameset><frame src=/f></frameset><iframe src=/i></iframe>"#;
+    let got = extract_with(&mut extractor, HTML, None, body);
+    let pairs: Vec<(&str, &str)> = got
+        .links
+        .iter()
+        .zip(&got.contexts)
+        .map(|(u, c)| (u.path(), c.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("/c", "link/@href"),
+            ("/m", "meta/@content"),
+            ("/a", "a/@href"),
+            ("/ar", "area/@href"),
+            ("/f", "frame/@src"),
+            ("/i", "iframe/@src"),
+        ]
+    );
+    assert_eq!(got.skipped.nofollow, 1);
 }

@@ -38,7 +38,7 @@ use std::cell::RefCell;
 use std::ops::{AddAssign, Range};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::urlnorm::{self, UrlError};
+use crate::urlnorm::{self, UrlError};
 use encoding_rs::{Encoding, UTF_8};
 use lol_html::html_content::{Attribute, Element};
 use lol_html::{
@@ -111,6 +111,38 @@ impl PageKind {
     }
 }
 
+/// Where in the page a link was found: the element and attribute, named
+/// as Heritrix names them in its `outlink:` lines (`a/@href`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkContext {
+    /// `<a href>`.
+    AHref,
+    /// `<area href>`.
+    AreaHref,
+    /// `<frame src>`.
+    FrameSrc,
+    /// `<iframe src>`.
+    IframeSrc,
+    /// `<link rel=canonical href>`.
+    LinkHref,
+    /// The URL of `<meta http-equiv=refresh content>`.
+    MetaContent,
+}
+
+impl LinkContext {
+    /// The element and attribute, `a/@href`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkContext::AHref => "a/@href",
+            LinkContext::AreaHref => "area/@href",
+            LinkContext::FrameSrc => "frame/@src",
+            LinkContext::IframeSrc => "iframe/@src",
+            LinkContext::LinkHref => "link/@href",
+            LinkContext::MetaContent => "meta/@content",
+        }
+    }
+}
+
 /// Links not kept, by reason. Counts add up across pages with `+=`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Skipped {
@@ -149,6 +181,8 @@ impl AddAssign for Skipped {
 pub struct PageLinks {
     /// Canonical URLs of the kept links, in document order (not deduplicated).
     pub links: Vec<Url>,
+    /// Where each of [`PageLinks::links`] was found (same length, same order).
+    pub contexts: Vec<LinkContext>,
     /// What was skipped, by reason.
     pub skipped: Skipped,
     /// HTML or not (when not, there are no links).
@@ -170,6 +204,7 @@ impl Default for PageLinks {
     fn default() -> Self {
         PageLinks {
             links: Vec::new(),
+            contexts: Vec::new(),
             skipped: Skipped::default(),
             kind: PageKind::NotHtml,
             encoding: UTF_8,
@@ -183,6 +218,7 @@ impl Default for PageLinks {
 impl PageLinks {
     fn reset(&mut self) {
         self.links.clear();
+        self.contexts.clear();
         self.skipped = Skipped::default();
         self.kind = PageKind::NotHtml;
         self.encoding = UTF_8;
@@ -275,6 +311,7 @@ enum Span {
 #[derive(Debug, Clone)]
 struct Candidate {
     kind: Kind,
+    context: LinkContext,
     nofollow: bool,
     value: Span,
 }
@@ -334,10 +371,11 @@ impl Collect<'_> {
         None
     }
 
-    fn push(&mut self, kind: Kind, nofollow: bool, value: Span) {
+    fn push(&mut self, kind: Kind, context: LinkContext, nofollow: bool, value: Span) {
         if self.candidates.len() < self.limit {
             self.candidates.push(Candidate {
                 kind,
+                context,
                 nofollow,
                 value,
             });
@@ -347,7 +385,7 @@ impl Collect<'_> {
     }
 
     /// `a`, `area`, `frame`, `iframe`: the link in `attr`.
-    fn on_link(&mut self, el: &Element<'_, '_>, attr: &str, rel: bool) {
+    fn on_link(&mut self, el: &Element<'_, '_>, attr: &str, rel: bool, context: LinkContext) {
         let attrs = el.attributes();
         let Some(value) = self.attr(attrs, attr) else {
             return;
@@ -356,7 +394,7 @@ impl Collect<'_> {
             && self
                 .attr(attrs, "rel")
                 .is_some_and(|r| directives::has_token(self.bytes(&r), b"nofollow"));
-        self.push(Kind::Link, nofollow, value);
+        self.push(Kind::Link, context, nofollow, value);
     }
 
     /// `link rel=canonical href=...`.
@@ -371,7 +409,7 @@ impl Collect<'_> {
         }
         let nofollow = directives::has_token(rel, b"nofollow");
         if let Some(href) = self.attr(attrs, "href") {
-            self.push(Kind::Link, nofollow, href);
+            self.push(Kind::Link, LinkContext::LinkHref, nofollow, href);
         }
     }
 
@@ -387,7 +425,7 @@ impl Collect<'_> {
                 .trim_ascii()
                 .eq_ignore_ascii_case(b"refresh")
             {
-                self.push(Kind::Refresh, false, content);
+                self.push(Kind::Refresh, LinkContext::MetaContent, false, content);
             }
             return;
         }
@@ -439,7 +477,7 @@ impl Extractor {
         out.reset();
         let (media, header_charset) = page
             .content_type
-            .map(common::http::split_content_type)
+            .map(crate::http::split_content_type)
             .unwrap_or(("", None));
         let declared = sniff::declared(media);
         if declared == sniff::Declared::Other {
@@ -531,19 +569,19 @@ impl Extractor {
             element_content_handlers: vec![
                 (
                     Cow::Borrowed(&sel.a),
-                    handler(|c, el| c.on_link(el, "href", true)),
+                    handler(|c, el| c.on_link(el, "href", true, LinkContext::AHref)),
                 ),
                 (
                     Cow::Borrowed(&sel.area),
-                    handler(|c, el| c.on_link(el, "href", true)),
+                    handler(|c, el| c.on_link(el, "href", true, LinkContext::AreaHref)),
                 ),
                 (
                     Cow::Borrowed(&sel.frame),
-                    handler(|c, el| c.on_link(el, "src", false)),
+                    handler(|c, el| c.on_link(el, "src", false, LinkContext::FrameSrc)),
                 ),
                 (
                     Cow::Borrowed(&sel.iframe),
-                    handler(|c, el| c.on_link(el, "src", false)),
+                    handler(|c, el| c.on_link(el, "src", false, LinkContext::IframeSrc)),
                 ),
                 (
                     Cow::Borrowed(&sel.link),
@@ -630,7 +668,8 @@ impl Extractor {
                 Kind::Refresh => directives::refresh_url(value),
             };
             if let Some(href) = href {
-                classify_and_resolve(href, &resolver, base, base_is_page, max, out);
+                let link = (href, cand.context);
+                classify_and_resolve(link, &resolver, base, base_is_page, max, out);
             }
             self.refs = refs;
         }
@@ -639,7 +678,7 @@ impl Extractor {
 
 /// The last steps for one link: scheme, same page, cap, then canonical form.
 fn classify_and_resolve(
-    href: &str,
+    (href, context): (&str, LinkContext),
     resolver: &Resolver,
     base: &Url,
     base_is_page: bool,
@@ -663,7 +702,10 @@ fn classify_and_resolve(
         return;
     }
     match resolver.canonical(base, href) {
-        Ok(url) => out.links.push(url),
+        Ok(url) => {
+            out.links.push(url);
+            out.contexts.push(context);
+        }
         Err(UrlError::Scheme { .. }) => out.skipped.scheme += 1,
         Err(_) => out.skipped.invalid += 1,
     }
@@ -820,7 +862,7 @@ fn encode_query<'a>(enc: &'static Encoding, s: &'a str) -> Cow<'a, [u8]> {
 /// element is found in the bytes and only its text is decoded.
 pub fn page_title(content_type: Option<&str>, body: &[u8]) -> Option<String> {
     let header_charset = content_type
-        .map(common::http::split_content_type)
+        .map(crate::http::split_content_type)
         .and_then(|(_, c)| c);
     let detected = charset::detect(header_charset, body);
     let body = &body[detected.bom_len.min(body.len())..body.len().min(64 * 1024)];

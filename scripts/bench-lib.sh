@@ -1,0 +1,17 @@
+# Sourced by the benchmark scripts: what they all do with the loopback
+# servers they start.
+# shellcheck shell=bash
+
+# stop_server PID DIR: ask the benchmark server PID to stop (it watches for
+# DIR/bench-stop), give it 5 s to finish, then kill it.
+stop_server() {
+  local pid=$1 dir=$2
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
+  touch "$dir/bench-stop"
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill "$pid" 2>/dev/null || true
+}
+
+# cpu_of PID: CPU seconds (user + system) of a live process, from /proc
+# (100 ticks/s).
+cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
