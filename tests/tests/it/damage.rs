@@ -369,8 +369,10 @@ impl Campaign {
             let before = snapshot(dir);
             let out = step(dir);
             let named = mentions(&out, dir, t.rel);
+            let mut changed = Vec::new();
             let verdict = if out.code() != Some(0) {
-                if named && snapshot(dir) == before {
+                changed = changed_files(&before, &snapshot(dir));
+                if named && changed.is_empty() {
                     Verdict::Refused
                 } else {
                     Verdict::BadRefusal
@@ -386,10 +388,15 @@ impl Campaign {
             };
             if verdict >= Verdict::Silent && t.guarded {
                 self.failures.push(format!(
-                    "{} ({}): {}: {verdict:?}\n{}",
+                    "{} ({}): {}: {verdict:?}{}\n{}",
                     t.kind,
                     t.rel.display(),
                     d.name,
+                    if changed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (files changed: {})", changed.join(", "))
+                    },
                     bins::report(&out, None)
                 ));
             }
@@ -600,6 +607,20 @@ fn mentions(out: &Finished, crawl: &Path, rel: &Path) -> bool {
 /// files (a refused run still writes its log) and SQLite's shared-memory
 /// index (`hosts.db-shm`, rebuilt by every reader, not data).
 /// The files of a crawl directory whose damage is tested (logs aside).
+/// The files added, removed or changed from `before` to `after`.
+fn changed_files(
+    before: &BTreeMap<PathBuf, Vec<u8>>,
+    after: &BTreeMap<PathBuf, Vec<u8>>,
+) -> Vec<String> {
+    let mut paths: BTreeSet<&PathBuf> = before.keys().collect();
+    paths.extend(after.keys());
+    paths
+        .into_iter()
+        .filter(|p| before.get(*p) != after.get(*p))
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files::snapshot(dir, |p| p.starts_with("logs") || files::is_lock_or_index(p))
 }
