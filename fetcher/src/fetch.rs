@@ -331,11 +331,15 @@ fn keep_resumed_robots(
     Ok(())
 }
 
-/// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
-/// and every key of the segment into the frontier.
-fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
-    let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
-    let loaded = &segment.loaded;
+/// `hosts.db` opened for writing, and the states of the segment's hosts.
+/// They are read before the file is opened for writing (which puts it in
+/// WAL mode): a row that does not read refuses the run with the file as it
+/// was found. Should the file not open read-only (a write-ahead log
+/// without its index beside it), they are read after.
+fn open_host_states(
+    crawl: &CrawlDir,
+    loaded: &feed::Loaded,
+) -> Result<(HostDb, HashMap<String, HostState>), Error> {
     let hosts = || {
         loaded
             .keys
@@ -343,19 +347,24 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
             .flat_map(KeyRanges::hosts)
             .map(str::to_string)
     };
-    // The hosts' states are read before hosts.db is opened for writing
-    // (which puts it in WAL mode): a row that does not read refuses the
-    // run with the file as it was found. Should the file not open read-only
-    // (a write-ahead log without its index beside it), they are read after.
     let early = match HostDb::open_read_only(crawl.hosts_db_path()) {
         Ok(Some(ro)) => Some(host_updates::load(&ro, hosts())?),
         Ok(None) | Err(_) => None,
     };
-    let mut db = HostDb::open(crawl.hosts_db_path())?;
-    let mut host_states = match early {
+    let db = HostDb::open(crawl.hosts_db_path())?;
+    let states = match early {
         Some(states) => states,
         None => host_updates::load(&db, hosts())?,
     };
+    Ok((db, states))
+}
+
+/// Step 2: the holds earlier runs left (hosts.db, the contacts journals),
+/// and every key of the segment into the frontier.
+fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
+    let (s, crawl, id, log) = (run.s, run.crawl, run.id, run.log);
+    let loaded = &segment.loaded;
+    let (mut db, mut host_states) = open_host_states(crawl, loaded)?;
     keep_resumed_robots(&mut db, &mut host_states, &segment.resumed, &s.agent_name)?;
     // Requests that runs killed before they could record them in hosts.db.
     let journaled = contacts::read_all(

@@ -421,6 +421,22 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         }
         moved.push(rel.to_string());
     }
+    retire_old_versions(root)?;
+    let segments = root.join("segments");
+    if segments.is_dir() {
+        sync_dir(&segments).map_err(Error::io(&segments))?;
+    }
+    sync_dir(root).map_err(Error::io(root))?;
+    pause_point("moved");
+    fs::remove_file(&marker_path).map_err(Error::io(&marker_path))?;
+    fs::remove_dir_all(dir).map_err(Error::io(dir))?;
+    sync_dir(root).map_err(Error::io(root))?;
+    Ok(moved)
+}
+
+/// The files a commit's new ones replace when their format version
+/// changed (the new names differ, so the old files would stay).
+fn retire_old_versions(root: &Path) -> Result<(), Error> {
     // The backlog just moved in replaces one of an older format version,
     // if the crawl has one (the new name differs: the old file would stay).
     let backlog = format!("backlog{}", common::segment::FILE_SUFFIX);
@@ -457,16 +473,7 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             }
         }
     }
-    let segments = root.join("segments");
-    if segments.is_dir() {
-        sync_dir(&segments).map_err(Error::io(&segments))?;
-    }
-    sync_dir(root).map_err(Error::io(root))?;
-    pause_point("moved");
-    fs::remove_file(&marker_path).map_err(Error::io(&marker_path))?;
-    fs::remove_dir_all(dir).map_err(Error::io(dir))?;
-    sync_dir(root).map_err(Error::io(root))?;
-    Ok(moved)
+    Ok(())
 }
 
 /// `segments/NAME` or a plain file name, nothing that climbs out.

@@ -699,37 +699,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     if line.is_empty() {
         return Err("empty line".into());
     }
-    let expected = match version {
-        1 => FIELDS - 6,
-        2 => FIELDS - 5,
-        3 | 4 => FIELDS - 1,
-        _ => FIELDS,
-    };
-    let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
-    let mut count = 0;
-    for field in line.split(|&b| b == b'\t') {
-        if count < FIELDS {
-            fields[count] = field;
-        }
-        count += 1;
-    }
-    if count != expected {
-        let names = match version {
-            1 => "host, url, hops, inlinks, via, tries",
-            2 => "host, url, hops, inlinks, via, tries, not_before",
-            3 | 4 => {
-                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
-                 fetched"
-            }
-            _ => {
-                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
-                 fetched, record_id"
-            }
-        };
-        return Err(format!(
-            "expected {expected} tab-separated fields ({names}), found {count}"
-        ));
-    }
+    let fields = split_fields(line, version)?;
     let [
         host,
         url,
@@ -754,20 +724,7 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     }
     let hops = parse_u32("hops", hops)?;
     let inlinks = parse_u32("inlinks", inlinks)?;
-    let via = std::str::from_utf8(via)
-        .ok()
-        .and_then(Via::parse)
-        .filter(|v| *v != Via::Robots)
-        // The sitemap words came with version 4: an older file holding
-        // one was not written by this program.
-        .filter(|v| version >= 4 || !matches!(v, Via::Sitemap | Via::SitemapFile))
-        .ok_or_else(|| {
-            format!(
-                "unknown via {:?} (expected seed, link, redirect, leftover, retry, backlog, \
-                 recrawl, sitemap or sitemap-file)",
-                String::from_utf8_lossy(via)
-            )
-        })?;
+    let via = parse_via(via, version)?;
     let tries = parse_u32("tries", tries)?;
     fn validator<'a>(name: &str, v: &'a [u8]) -> Result<&'a str, String> {
         match v {
@@ -800,6 +757,61 @@ fn parse_line(line: &[u8], rec: &mut SegmentRecord, version: u32) -> Result<(), 
     rec.record_id.clear();
     rec.record_id.push_str(record_id);
     Ok(())
+}
+
+/// The fields of a line of format `version`, the missing ones of older
+/// versions `-`; an error if there are not as many as the format has.
+fn split_fields(line: &[u8], version: u32) -> Result<[&[u8]; FIELDS], String> {
+    let expected = match version {
+        1 => FIELDS - 6,
+        2 => FIELDS - 5,
+        3 | 4 => FIELDS - 1,
+        _ => FIELDS,
+    };
+    let mut fields: [&[u8]; FIELDS] = [b"-"; FIELDS];
+    let mut count = 0;
+    for field in line.split(|&b| b == b'\t') {
+        if count < FIELDS {
+            fields[count] = field;
+        }
+        count += 1;
+    }
+    if count != expected {
+        let names = match version {
+            1 => "host, url, hops, inlinks, via, tries",
+            2 => "host, url, hops, inlinks, via, tries, not_before",
+            3 | 4 => {
+                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
+                 fetched"
+            }
+            _ => {
+                "host, url, hops, inlinks, via, tries, not_before, etag, last_modified, digest, \
+                 fetched, record_id"
+            }
+        };
+        return Err(format!(
+            "expected {expected} tab-separated fields ({names}), found {count}"
+        ));
+    }
+    Ok(fields)
+}
+
+/// The `via` field of a line of format `version`.
+fn parse_via(via: &[u8], version: u32) -> Result<Via, String> {
+    std::str::from_utf8(via)
+        .ok()
+        .and_then(Via::parse)
+        .filter(|v| *v != Via::Robots)
+        // The sitemap words came with version 4: an older file holding
+        // one was not written by this program.
+        .filter(|v| version >= 4 || !matches!(v, Via::Sitemap | Via::SitemapFile))
+        .ok_or_else(|| {
+            format!(
+                "unknown via {:?} (expected seed, link, redirect, leftover, retry, backlog, \
+                 recrawl, sitemap or sitemap-file)",
+                String::from_utf8_lossy(via)
+            )
+        })
 }
 
 /// A time field: `-` (none) or ISO 8601 UTC with milliseconds, as Unix ms.
