@@ -240,15 +240,7 @@ fn round_result(crawl: &Path) -> (BTreeMap<String, String>, serde_json::Value) {
             segments.insert(name, support::zstdcat(&path));
         }
     }
-    let mut reports: Vec<PathBuf> = std::fs::read_dir(crawl.join("logs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("segmenter-") && n.ends_with(".json")
-        })
-        .collect();
-    reports.sort();
+    let reports = support::segmenter_reports(&crawl.join("logs"));
     let last = std::fs::read_to_string(reports.last().expect("a segmenter report")).unwrap();
     let report: serde_json::Value = serde_json::from_str(&last).unwrap();
     (segments, report["counts"].clone())

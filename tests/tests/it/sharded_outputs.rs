@@ -42,16 +42,7 @@ fn a_sharded_crawls_report_index_and_package_cover_every_shard() {
 
 /// The JSON reports of `reduce` in `logs`, oldest first.
 fn reduce_reports(logs: &std::path::Path) -> Vec<Value> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(logs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("segmenter-") && n.ends_with(".json")
-        })
-        .collect();
-    names.sort();
-    names
+    crate::support::segmenter_reports(logs)
         .iter()
         .map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap())
         .filter(|v| v["command"] == "reduce")

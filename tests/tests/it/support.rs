@@ -387,6 +387,21 @@ impl Outcome {
     }
 }
 
+/// The segmenter's JSON reports in `logs` (`segmenter-*.json`), oldest
+/// first.
+pub fn segmenter_reports(logs: &Path) -> Vec<PathBuf> {
+    let mut reports: Vec<PathBuf> = std::fs::read_dir(logs)
+        .unwrap_or_else(|e| panic!("{}: {e}", logs.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("segmenter-") && n.ends_with(".json")
+        })
+        .collect();
+    reports.sort();
+    reports
+}
+
 /// What `segmenter status --json` prints for `crawl`.
 pub fn status_json(crawl: &Path) -> serde_json::Value {
     let out = bins::run(
