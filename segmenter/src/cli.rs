@@ -488,8 +488,8 @@ common::options! {
         pub max_page_size: Option<SizeValue>,
         /// Take a page's links from its WARC metadata record when the
         /// fetcher listed them there (`crawlLinks`) and they are what
-        /// parsing the page would give; `false` parses every page
-        /// [default: true]
+        /// parsing the page would give, instead of parsing it (measured to
+        /// save nothing: see the guide) [default: false]
         #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
         pub metadata_outlinks: Option<bool>,
         /// A fetched URL is due again this long after its first fetch

@@ -185,7 +185,7 @@ impl Settings {
             max_tries: o.max_tries.unwrap_or(3),
             max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
             max_page_size,
-            metadata_outlinks: o.metadata_outlinks.unwrap_or(true),
+            metadata_outlinks: o.metadata_outlinks.unwrap_or(false),
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),
