@@ -52,6 +52,16 @@ pub struct BodyDecoder {
 const ZSTD_WINDOW_LOG_MAX: u32 = 23;
 
 impl BodyDecoder {
+    /// Frees buffers grown past `keep` bytes by a large body, so that an
+    /// idle decoder holds little.
+    pub fn trim(&mut self, keep: usize) {
+        for buf in [&mut self.a, &mut self.b] {
+            if buf.capacity() > keep {
+                *buf = Vec::new();
+            }
+        }
+    }
+
     /// Decodes the body of a stored response whose head is `head` and whose
     /// body bytes (as received) are `raw`, keeping at most `max` decoded bytes.
     pub fn decode_response<'a>(

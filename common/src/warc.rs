@@ -86,8 +86,10 @@ pub const METADATA_OUTLINKS: &str = "outlink";
 
 /// The field of the fetcher's `metadata` records that closes the complete
 /// link list of an HTML page: `listed N nofollow N scheme N invalid N
-/// same-page N over-cap N incomplete 0|1` (the `outlink: ... L` lines
-/// before it, then the links not listed, by reason). A record without it
+/// same-page N over-cap N incomplete 0|1 body BYTES decoded
+/// complete|cut|incomplete|failed robots-name TOKEN` (the `outlink: ... L`
+/// lines before it, the links not listed by reason, then how the body was
+/// read and whose robots directives were obeyed). A record without it
 /// lists no page links: not HTML, not 2xx, outlinks turned off, or written
 /// before format 4.
 pub const METADATA_LINKS_SUMMARY: &str = "crawlLinks";

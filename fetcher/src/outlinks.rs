@@ -17,6 +17,10 @@ use crate::http::Response;
 /// the rest are counted as over the cap in the summary.
 pub const MAX_OUTLINKS: usize = 6000;
 
+/// A decoding buffer grown past this by a large body is freed after it:
+/// one worker per host can be many workers, each with its own buffers.
+const KEEP_BUFFER: usize = 1 << 20;
+
 /// Reads the links of fetched pages; buffers reused from page to page.
 pub struct Outlinks {
     extractor: LinkExtractor,
@@ -53,11 +57,16 @@ impl Outlinks {
         ) else {
             return;
         };
+        // Images, PDFs, JSON...: not decoded only to be passed over.
+        if !common::extract::may_be_html(head.header("Content-Type")) {
+            return;
+        }
         let max = usize::try_from(max_body).unwrap_or(usize::MAX);
         let raw = &r.block[head.body_offset.min(r.block.len())..];
         let decoded = self.decoder.decode_response(&head, raw, max);
         let summary = self.extractor.page(&page, &head, decoded.body);
         if summary.body != Body::Html {
+            self.decoder.trim(KEEP_BUFFER);
             return;
         }
         let body = Read {
@@ -75,6 +84,7 @@ impl Outlinks {
         }
         let value = links_summary(&summary, &body, &self.robots_name);
         fields.push((METADATA_LINKS_SUMMARY, value));
+        self.decoder.trim(KEEP_BUFFER);
     }
 }
 

@@ -128,3 +128,19 @@ fn the_cap_holds_against_bombs() {
         (PAGE[..4].to_vec(), Outcome::Cut)
     );
 }
+
+#[test]
+fn trim_frees_only_buffers_a_large_body_grew() {
+    let mut d = BodyDecoder::default();
+    let big = vec![b'x'; 3 << 20];
+    let raw = gzip(&big);
+    let got = d.decode(None, Some("gzip"), &raw, 8 << 20);
+    assert_eq!(got.body.len(), big.len());
+    assert!(d.a.capacity().max(d.b.capacity()) >= big.len());
+    d.trim(1 << 20);
+    assert!(d.a.capacity() <= 1 << 20 && d.b.capacity() <= 1 << 20);
+    // Still decodes after.
+    let raw = gzip(PAGE);
+    let got = d.decode(None, Some("gzip"), &raw, 1 << 20);
+    assert_eq!(got.body, PAGE);
+}

@@ -228,6 +228,14 @@ impl PageLinks {
     }
 }
 
+/// Whether a response with this `Content-Type` header may be HTML (declared
+/// HTML, or a generic type or none, whose body is then sniffed): the
+/// others are never read for links, so a caller need not decode them.
+pub fn may_be_html(content_type: Option<&str>) -> bool {
+    let media = content_type.map_or("", |ct| crate::http::split_content_type(ct).0);
+    sniff::declared(media) != sniff::Declared::Other
+}
+
 /// The target of a 3xx response: its `Location` resolved against the URL
 /// of the response and canonicalized. An empty `Location` is invalid.
 pub fn redirect_target(response_url: &Url, location: &str) -> Result<Url, UrlError> {

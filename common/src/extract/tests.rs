@@ -813,3 +813,24 @@ fn each_link_says_where_it_was_found() {
     );
     assert_eq!(got.skipped.nofollow, 1);
 }
+
+#[test]
+fn only_html_or_generic_types_may_be_html() {
+    for ct in [
+        Some("text/html; charset=utf-8"),
+        Some("application/xhtml+xml"),
+        Some("text/plain"),
+        Some("application/octet-stream"),
+        None,
+    ] {
+        assert!(may_be_html(ct), "{ct:?}");
+    }
+    for ct in [
+        "image/png",
+        "application/pdf",
+        "application/json",
+        "text/css",
+    ] {
+        assert!(!may_be_html(Some(ct)), "{ct}");
+    }
+}

@@ -603,10 +603,6 @@ fn mentions(out: &Finished, crawl: &Path, rel: &Path) -> bool {
     })
 }
 
-/// Every file under `dir` with its contents, except the run logs, lock
-/// files (a refused run still writes its log) and SQLite's shared-memory
-/// index (`hosts.db-shm`, rebuilt by every reader, not data).
-/// The files of a crawl directory whose damage is tested (logs aside).
 /// The files added, removed or changed from `before` to `after`.
 fn changed_files(
     before: &BTreeMap<PathBuf, Vec<u8>>,
@@ -621,6 +617,9 @@ fn changed_files(
         .collect()
 }
 
+/// Every file under `dir` with its contents, except the run logs, lock
+/// files (a refused run still writes its log) and SQLite's shared-memory
+/// index (`hosts.db-shm`, rebuilt by every reader, not data).
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files::snapshot(dir, |p| p.starts_with("logs") || files::is_lock_or_index(p))
 }
