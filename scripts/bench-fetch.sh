@@ -133,13 +133,7 @@ PY
 
 "$bin/examples/bench_server" "$crawl" "$hosts" "$per_host" "$body" $latency >"$work/server.out" &
 server_pid=$!
-for _ in $(seq 1200); do
-  grep -q '^ready' "$work/server.out" 2>/dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "bench server failed" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q '^ready' "$work/server.out" || { echo "bench server not ready after 10 minutes" >&2; exit 1; }
-urls=$(awk '/^ready/ { print $2 }' "$work/server.out")
+urls=$(wait_ready "$server_pid" "$work/server.out" 600)
 
 fetch_args=(fetch "$crawl" 00001
   --agent-name benchbot --agent-url http://bench.test/about --allow-private

@@ -15,3 +15,17 @@ stop_server() {
 # cpu_of PID: CPU seconds (user + system) of a live process, from /proc
 # (100 ticks/s).
 cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
+
+# wait_ready PID FILE SECONDS: wait (at most SECONDS) for the benchmark
+# server PID to write its `ready URLS ...` line to FILE, then print URLS;
+# fails, saying why, if the server dies or is not ready in time.
+wait_ready() {
+  local pid=$1 file=$2 secs=$3
+  for _ in $(seq $((secs * 2))); do
+    grep -q '^ready' "$file" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { echo "bench server failed" >&2; return 1; }
+    sleep 0.5
+  done
+  grep -q '^ready' "$file" || { echo "bench server not ready after $secs s" >&2; return 1; }
+  awk '/^ready/ { print $2 }' "$file"
+}

@@ -75,12 +75,7 @@ m1=$(cpu_of "$moto_pid")
 # 2. The fetcher on the flat web, without and with the store.
 "$bin/examples/bench_server" "$crawl" "$hosts" "$per_host" "$body" >"$work/server.out" &
 server_pid=$!
-for _ in $(seq 1200); do
-  grep -q '^ready' "$work/server.out" 2>/dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "bench server failed" >&2; exit 1; }
-  sleep 0.5
-done
-urls=$(awk '/^ready/ { print $2 }' "$work/server.out")
+urls=$(wait_ready "$server_pid" "$work/server.out" 600)
 cp -a "$crawl" "$work/crawl-store"
 fetch_line=()
 for mode in local store; do

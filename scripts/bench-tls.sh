@@ -36,13 +36,7 @@ trap cleanup EXIT
 
 "$bin/examples/bench_tls_server" "$work" "$hosts" "$per_host" "$body" >"$work/server.out" &
 server_pid=$!
-for _ in $(seq 600); do
-  grep -q '^ready' "$work/server.out" 2>/dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "bench server failed" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q '^ready' "$work/server.out" || { echo "bench server not ready after 5 minutes" >&2; exit 1; }
-urls=$(awk '/^ready/ { print $2 }' "$work/server.out")
+urls=$(wait_ready "$server_pid" "$work/server.out" 300)
 echo "$urls URLs over $hosts hosts, body $body bytes, no delay, $threads threads"
 
 results=()
