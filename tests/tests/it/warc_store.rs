@@ -379,6 +379,23 @@ fn uploads_ride_out_a_503_storm_and_a_store_that_goes_down_and_comes_back() {
     assert_eq!(response_urls(&objects), stored_in_log(&run2));
 }
 
+/// The store answering again: the next fetch of segment 00001 uploads
+/// what a run left, writes `DONE`, keeps no local WARC file, and every
+/// response the crawl log names is stored once.
+fn fetch_again_uploads_everything(crawl: &Path, proxy: &FaultProxy, s3: &S3Server, scratch: &Path) {
+    let run1 = crawl.join("fetched/00001");
+    proxy.set(Fault::None);
+    run(&mut fetch(crawl, proxy.addr(), &[]), crawl, 0);
+    assert!(run1.join("DONE").is_file());
+    assert!(
+        warcio::warc_files(&run1).is_empty(),
+        "{}",
+        bins::listing(&run1)
+    );
+    let objects = objects_of(&run1, s3, &scratch.join("o"));
+    assert_eq!(response_urls(&objects), stored_in_log(&run1));
+}
+
 /// URLs the crawl log of `run` says got an HTTP response, robots.txt
 /// included (as the WARC holds them), once per response, sorted.
 fn stored_in_log(run: &Path) -> Vec<String> {
@@ -415,16 +432,7 @@ fn a_fetch_killed_during_an_upload_is_resumed_and_uploads_everything_once() {
     assert_ne!(killed.code(), Some(0));
     let run1 = crawl.join("fetched/00001");
     assert!(!run1.join("DONE").exists());
-    proxy.set(Fault::None);
-    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
-    assert!(run1.join("DONE").is_file());
-    assert!(
-        warcio::warc_files(&run1).is_empty(),
-        "{}",
-        bins::listing(&run1)
-    );
-    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
-    assert_eq!(response_urls(&objects), stored_in_log(&run1));
+    fetch_again_uploads_everything(&crawl, &proxy, &s3, c.scratch.path());
 }
 
 #[test]
@@ -475,16 +483,7 @@ fn a_store_gone_for_good_ends_the_fetch_with_exit_4_and_the_next_fetch_uploads()
 
     // The store is back: the next fetch of the segment uploads everything
     // and completes the run, fetching nothing twice.
-    proxy.set(Fault::None);
-    run(&mut fetch(&crawl, proxy.addr(), &[]), &crawl, 0);
-    assert!(run1.join("DONE").is_file());
-    assert!(
-        warcio::warc_files(&run1).is_empty(),
-        "{}",
-        bins::listing(&run1)
-    );
-    let objects = objects_of(&run1, &s3, &c.scratch.path().join("o"));
-    assert_eq!(response_urls(&objects), stored_in_log(&run1));
+    fetch_again_uploads_everything(&crawl, &proxy, &s3, c.scratch.path());
     assert_eq!(
         files_holding(&crawl, SECRET_KEY.as_bytes()),
         Vec::<PathBuf>::new()
