@@ -212,6 +212,61 @@ pub fn parse_line(s: &str) -> Result<LogLine, String> {
     })
 }
 
+/// What a crawl log's lines add up to: `fetcher status` (through
+/// [`crate::fetched::RunStatus`]) and the fetcher's metrics file count with
+/// it, so that both say what `awk` on the file would.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Lines: URLs attempted, robots.txt included.
+    pub attempts: u64,
+    /// HTTP responses other than robots.txt.
+    pub pages: u64,
+    /// Their body bytes as received (the `bytes` column).
+    pub page_bytes: u64,
+    /// Their count per status class: index 1 is `1xx` ... index 5 `5xx`;
+    /// index 0 any other status.
+    pub classes: [u64; 6],
+    /// robots.txt HTTP responses.
+    pub robots: u64,
+    /// Attempts that got no HTTP response, per code (in the order of
+    /// [`ErrorCode::ALL`]).
+    pub errors: [u64; ErrorCode::ALL.len()],
+    /// The `time` of the newest page line.
+    pub last_page: Option<SystemTime>,
+    /// Lines that could not be read (a line cut by a crash).
+    pub bad_lines: u64,
+}
+
+impl Tally {
+    /// Counts one line (with or without its newline).
+    pub fn add(&mut self, line: &str) {
+        self.attempts += 1;
+        let Ok(l) = parse_line(line) else {
+            self.bad_lines += 1;
+            return;
+        };
+        match (l.status, l.via) {
+            (Status::Http(_), Via::Robots) => self.robots += 1,
+            (Status::Http(code), _) => {
+                self.pages += 1;
+                self.page_bytes += l.bytes;
+                let class = usize::from(code / 100);
+                self.classes[if class < self.classes.len() { class } else { 0 }] += 1;
+                self.last_page = self.last_page.max(Some(l.time));
+            }
+            (Status::Error(code), _) => {
+                let i = ErrorCode::ALL.iter().position(|c| *c == code);
+                self.errors[i.expect("every code is in ALL")] += 1;
+            }
+        }
+    }
+
+    /// Attempts that got no HTTP response.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
