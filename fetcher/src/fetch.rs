@@ -1,6 +1,7 @@
 //! `fetcher fetch CRAWL [SEGMENT_ID]`: one run over one segment, from
 //! choosing the segment to writing `DONE`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -28,6 +29,7 @@ use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
+use crate::metrics::FetchMetrics;
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
@@ -137,7 +139,10 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     ));
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
-    let ran = run_workers(&run, segment, queued, &signals)?;
+    // Written now, every progress interval, and last when dropped (the
+    // run over, however it ended).
+    let metrics = RefCell::new(FetchMetrics::start(s, id, run.started_at));
+    let ran = run_workers(&run, segment, queued, &signals, &metrics)?;
     finish(&run, ran, uploads)
 }
 
@@ -476,6 +481,7 @@ fn run_workers(
     segment: Segment,
     queued: Queued,
     signals: &AtomicU32,
+    metrics: &RefCell<FetchMetrics>,
 ) -> Result<Ran, Error> {
     let (s, crawl, log) = (run.s, run.crawl, run.log);
     let Segment {
@@ -530,6 +536,7 @@ fn run_workers(
         workers: crew.first(),
         log,
         disk: &disk,
+        metrics,
     });
     let workers = crew.count();
     crew.join();
