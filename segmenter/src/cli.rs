@@ -243,6 +243,32 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the crawl's metrics file for a monitoring system: where the
+    /// crawl stands between steps, in Prometheus' text format.
+    ///
+    /// Writes crawl-NAME.cycle.prom into [crawl] metrics_dir (default
+    /// CRAWL/metrics/; NAME is [crawl] metrics_name, by default the crawl
+    /// directory's name), atomically: the phase (the step the driver is
+    /// at), the round, segments and URLs waiting (per shard), the STOP
+    /// file, free disk space against min_free_disk. `next --record`
+    /// writes it at every step of scripts/crawl.sh; scripts/slurm/crawl.sh
+    /// runs this command at each of its steps. The fetcher writes its own
+    /// file while it runs (crawl-NAME.fetch.prom).
+    Metrics {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The step the driver is at [default: the step round.json last
+        /// recorded; idle for a sharded crawl]
+        #[arg(long, value_enum, value_name = "PHASE")]
+        phase: Option<crate::metrics::Phase>,
+        /// When the driver started, in seconds since 1970 (bash's
+        /// $EPOCHREALTIME) [default: not said]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        since: Option<i64>,
+        /// Print the file's text on stdout instead of writing the file.
+        #[arg(long)]
+        print: bool,
+    },
     /// Remove the programs' files in CRAWL/logs/ older than the retention.
     ///
     /// Candidates: round-NNNNN.log, inject.log, fetcher-*.log,
