@@ -158,6 +158,12 @@ impl FetchMetrics {
             self.every.as_secs_f64(),
         )
         .one(
+            "crawl_fetch_written_timestamp_seconds",
+            Kind::Gauge,
+            "When the fetcher wrote this file.",
+            seconds(SystemTime::now()),
+        )
+        .one(
             LAST_PAGE,
             Kind::Gauge,
             "Time of the last page stored, in this run or an earlier one (0: none yet).",

@@ -253,6 +253,8 @@ fn the_fetchers_file_follows_its_crawl_log_while_it_runs_and_after() {
             "{text}"
         );
         assert_eq!(p.value("crawl_fetch_interval_seconds"), 0.1);
+        let written = p.value("crawl_fetch_written_timestamp_seconds");
+        assert!(written >= started && written <= common::metrics::seconds(SystemTime::now()));
     }
     assert!(
         during >= 1,
