@@ -217,8 +217,9 @@ pub enum Command {
     /// CODE). Without --record it only reads. A driver calls it with
     /// --record --since (when it started) between its steps, with
     /// --exit-code of the step it ran: the step handed out is kept in
-    /// CRAWL/round.json and each round that ends is appended to
-    /// CRAWL/rounds.v1.tsv, which numbers the rounds.
+    /// CRAWL/round.json, each round that ends is appended to
+    /// CRAWL/rounds.v1.tsv, which numbers the rounds, and the metrics file
+    /// is rewritten (see `segmenter metrics`).
     Next {
         /// The crawl directory.
         crawl: PathBuf,
