@@ -288,6 +288,37 @@ mod tests {
     }
 
     #[test]
+    fn a_tally_counts_pages_classes_errors_and_the_last_page() {
+        let mut t = Tally::default();
+        let mut text = String::new();
+        let mut robots = line(Status::Http(404), "");
+        robots.via = Via::Robots;
+        let mut later = line(Status::Http(503), "");
+        later.time = from_unix_millis(1_795_408_023_000);
+        later.bytes = 7;
+        for l in [
+            line(Status::Http(200), ""),
+            robots,
+            later,
+            line(Status::Http(301), "redirect https://example.com/b"),
+            line(Status::Http(99), ""),
+            line(Status::Error(ErrorCode::Timeout), ""),
+        ] {
+            format_line(&l, &mut text);
+        }
+        text.push_str("2026-11-23T04:27:0");
+        for l in text.lines() {
+            t.add(l);
+        }
+        assert_eq!((t.attempts, t.pages, t.robots, t.bad_lines), (7, 4, 1, 1));
+        assert_eq!(t.page_bytes, 5120 * 3 + 7);
+        assert_eq!(t.classes, [1, 0, 1, 1, 0, 1]);
+        assert_eq!(t.error_count(), 1);
+        assert_eq!(t.errors[2], 1, "timeout is the third code");
+        assert_eq!(t.last_page, Some(from_unix_millis(1_795_408_023_000)));
+    }
+
+    #[test]
     fn the_documented_format() {
         let mut out = String::new();
         format_line(&line(Status::Http(200), ""), &mut out);

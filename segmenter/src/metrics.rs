@@ -360,3 +360,58 @@ fn sharded_round(parts: &[(Option<u32>, CrawlDir)], phase: Phase) -> u64 {
     }
     round
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cycle::Kind as K;
+
+    #[test]
+    fn each_step_has_its_phase() {
+        let cases = [
+            (K::Inject, None, Phase::Inject),
+            (K::Injected, Some("3"), Phase::Idle),
+            (K::Fetch, Some("00002"), Phase::Fetch),
+            (K::Resume, Some("00002"), Phase::Fetch),
+            (K::Segment, None, Phase::Segment),
+            (K::Wait, Some("4"), Phase::Wait),
+            (K::Round, Some("2"), Phase::Idle),
+            (K::Stop, Some("0"), Phase::Stopped),
+            (K::Stop, Some("3"), Phase::Failed),
+            (K::Stop, Some("1"), Phase::Failed),
+        ];
+        for (kind, arg, phase) in cases {
+            assert_eq!(Phase::of_step(kind, arg), phase, "{kind:?} {arg:?}");
+        }
+    }
+
+    #[test]
+    fn a_sharded_round_is_the_newest_segment_fetched_or_waiting() {
+        let dir = common::testutil::TempDir::new("metrics-sharded-round");
+        let parts: Vec<(Option<u32>, CrawlDir)> = (0..2)
+            .map(|j| (Some(j), CrawlDir::new(dir.join(&format!("s{j}")))))
+            .collect();
+        for (_, c) in &parts {
+            c.create_subdirs().unwrap();
+        }
+        assert_eq!(sharded_round(&parts, Phase::Fetch), 0);
+        // Shard 0 fetched 00001 and 00002 waits; shard 1 fetches 00002.
+        for (j, id) in [(0, "00001"), (1, "00001"), (1, "00002")] {
+            std::fs::create_dir_all(parts[j].1.fetched_dir(id)).unwrap();
+            std::fs::write(parts[j].1.segment_path(id), b"").unwrap();
+        }
+        std::fs::write(parts[0].1.fetched_dir("00001").join("DONE"), b"").unwrap();
+        std::fs::write(parts[1].1.fetched_dir("00001").join("DONE"), b"").unwrap();
+        std::fs::write(parts[0].1.segment_path("00002"), b"").unwrap();
+        assert_eq!(sharded_round(&parts, Phase::Idle), 2);
+        assert_eq!(sharded_round(&parts, Phase::Fetch), 2);
+        std::fs::write(parts[0].1.segment_path("00003"), b"").unwrap();
+        std::fs::write(parts[1].1.fetched_dir("00002").join("DONE"), b"").unwrap();
+        assert_eq!(sharded_round(&parts, Phase::Idle), 2);
+        assert_eq!(
+            sharded_round(&parts, Phase::Fetch),
+            2,
+            "00002 waits in shard 0"
+        );
+    }
+}
