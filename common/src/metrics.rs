@@ -66,22 +66,12 @@ impl Exposition {
 
     /// A family of one sample.
     pub fn one(&mut self, name: &str, kind: Kind, help: &str, value: f64) -> &mut Self {
-        self.family(name, kind, help, "", &[("", value)])
+        self.by(name, kind, help, "", &[("", value)])
     }
 
-    /// A family of one sample per value of the label `label`.
+    /// A family of one sample per value of the label `label` (no label
+    /// of its own if `label` is empty).
     pub fn by<S: AsRef<str>>(
-        &mut self,
-        name: &str,
-        kind: Kind,
-        help: &str,
-        label: &str,
-        values: &[(S, f64)],
-    ) -> &mut Self {
-        self.family(name, kind, help, label, values)
-    }
-
-    fn family<S: AsRef<str>>(
         &mut self,
         name: &str,
         kind: Kind,

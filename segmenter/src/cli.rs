@@ -261,7 +261,7 @@ pub enum Command {
         /// The step the driver is at [default: the step round.json last
         /// recorded; idle for a sharded crawl]
         #[arg(long, value_enum, value_name = "PHASE")]
-        phase: Option<crate::metrics::Phase>,
+        phase: Option<crate::phase::Phase>,
         /// When the driver started, in seconds since 1970 (bash's
         /// $EPOCHREALTIME) [default: not said]
         #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]

@@ -30,6 +30,7 @@ mod metrics;
 mod next;
 mod output;
 mod partition;
+mod phase;
 mod progress;
 mod prune;
 mod repair;

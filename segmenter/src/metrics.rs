@@ -25,63 +25,19 @@ use common::rounds::Round;
 use crate::cycle::read::on_disk;
 use crate::cycle::{Decision, DriverState, Lookup as _};
 use crate::error::Error;
+use crate::phase::Phase;
 
-/// The step a driver is at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Phase {
-    /// Injecting the seeds.
-    Inject,
-    /// Fetching a segment.
-    Fetch,
-    /// Building the next segments (`run`, or a sharded crawl's maps and
-    /// reduces).
-    Segment,
-    /// Waiting for held hosts.
-    Wait,
-    /// No step runs: a round ended (or the seeds were injected).
-    Idle,
-    /// The driver was told to stop (exit 0).
-    Stopped,
-    /// The driver was told to stop on an error.
-    Failed,
-}
-
-impl Phase {
-    /// Every phase, in the file's order.
-    const ALL: [Phase; 7] = [
-        Phase::Inject,
-        Phase::Fetch,
-        Phase::Segment,
-        Phase::Wait,
-        Phase::Idle,
-        Phase::Stopped,
-        Phase::Failed,
-    ];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Phase::Inject => "inject",
-            Phase::Fetch => "fetch",
-            Phase::Segment => "segment",
-            Phase::Wait => "wait",
-            Phase::Idle => "idle",
-            Phase::Stopped => "stopped",
-            Phase::Failed => "failed",
-        }
-    }
-
-    /// The phase of a step of the cycle (a `stop`'s arg is its exit code).
-    fn of_step(kind: crate::cycle::Kind, arg: Option<&str>) -> Phase {
-        use crate::cycle::Kind as K;
-        match kind {
-            K::Inject => Phase::Inject,
-            K::Fetch | K::Resume => Phase::Fetch,
-            K::Segment => Phase::Segment,
-            K::Wait => Phase::Wait,
-            K::Injected | K::Round => Phase::Idle,
-            K::Stop if arg == Some("0") => Phase::Stopped,
-            K::Stop => Phase::Failed,
-        }
+/// The phase of a step of the cycle (a `stop`'s arg is its exit code).
+fn phase_of_step(kind: crate::cycle::Kind, arg: Option<&str>) -> Phase {
+    use crate::cycle::Kind as K;
+    match kind {
+        K::Inject => Phase::Inject,
+        K::Fetch | K::Resume => Phase::Fetch,
+        K::Segment => Phase::Segment,
+        K::Wait => Phase::Wait,
+        K::Injected | K::Round => Phase::Idle,
+        K::Stop if arg == Some("0") => Phase::Stopped,
+        K::Stop => Phase::Failed,
     }
 }
 
@@ -101,7 +57,7 @@ struct At {
 /// failure is said on stderr and changes nothing else: the driver goes on.
 pub fn after_decision(crawl: &CrawlDir, decision: &Decision, now_ms: i64, since_ms: i64) {
     let at = At {
-        phase: Phase::of_step(decision.kind, decision.arg.as_deref()),
+        phase: phase_of_step(decision.kind, decision.arg.as_deref()),
         since_ms: now_ms,
         open_round: decision.state.open.as_ref().map(|o| o.number),
         driver_ms: (since_ms != i64::MAX).then_some(since_ms),
@@ -131,7 +87,7 @@ pub fn command(
     let step = state.step.as_ref();
     let at = At {
         phase: phase
-            .or_else(|| step.map(|s| Phase::of_step(s.kind, s.arg.as_deref())))
+            .or_else(|| step.map(|s| phase_of_step(s.kind, s.arg.as_deref())))
             .unwrap_or(Phase::Idle),
         since_ms: match (phase, step) {
             (None, Some(s)) => s.started_ms,
@@ -381,7 +337,7 @@ mod tests {
             (K::Stop, Some("1"), Phase::Failed),
         ];
         for (kind, arg, phase) in cases {
-            assert_eq!(Phase::of_step(kind, arg), phase, "{kind:?} {arg:?}");
+            assert_eq!(phase_of_step(kind, arg), phase, "{kind:?} {arg:?}");
         }
     }
 
