@@ -1,7 +1,6 @@
 //! `fetcher fetch CRAWL [SEGMENT_ID]`: one run over one segment, from
 //! choosing the segment to writing `DONE`.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -141,8 +140,8 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     let queued = queue(&run, &mut segment)?;
     // Written now, every progress interval, and last when dropped (the
     // run over, however it ended).
-    let metrics = RefCell::new(FetchMetrics::start(s, id, run.started_at));
-    let ran = run_workers(&run, segment, queued, &signals, &metrics)?;
+    let _metrics = FetchMetrics::start(s, id, run.started_at, queued.frontier.clone());
+    let ran = run_workers(&run, segment, queued, &signals)?;
     finish(&run, ran, uploads)
 }
 
@@ -481,7 +480,6 @@ fn run_workers(
     segment: Segment,
     queued: Queued,
     signals: &AtomicU32,
-    metrics: &RefCell<FetchMetrics>,
 ) -> Result<Ran, Error> {
     let (s, crawl, log) = (run.s, run.crawl, run.log);
     let Segment {
@@ -536,7 +534,6 @@ fn run_workers(
         workers: crew.first(),
         log,
         disk: &disk,
-        metrics,
     });
     let workers = crew.count();
     crew.join();

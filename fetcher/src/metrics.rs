@@ -1,8 +1,11 @@
 //! The fetcher's metrics file, `crawl-NAME.fetch.prom` (or
 //! `crawl-NAME.fetch-JJJ.prom` in shard J; see [`common::metrics`]):
-//! written when the segment is loaded, every progress interval while the
-//! run goes on (whatever `--progress` shows), and once more when the run
-//! has ended, with `crawl_fetch_running 0`.
+//! written by a thread of its own when the segment is loaded, every
+//! progress interval while the run goes on (whatever `--progress` shows;
+//! also while the run ends: leftover, host state, uploads), and once more
+//! when the run has ended, with `crawl_fetch_running 0`. So
+//! `crawl_fetch_written_timestamp_seconds` moves as long as the process
+//! lives.
 //!
 //! Pages, bytes, statuses and errors are counted from the segment's crawl
 //! log, read on from where the last write stopped (whole lines only), so
@@ -14,7 +17,10 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
 
 use common::crawllog::{ErrorCode, Tally};
 use common::disk::DiskFloor;
@@ -26,15 +32,20 @@ use crate::settings::Settings;
 /// The name of the gauge carried from one run to the next.
 const LAST_PAGE: &str = "crawl_fetch_last_page_timestamp_seconds";
 
-/// The metrics file of one run.
+/// The metrics file of one run, written by its own thread until dropped.
 pub struct FetchMetrics {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the thread knows of the file.
+struct MetricsFile {
     place: Place,
     file: PathBuf,
     labels: Vec<(&'static str, String)>,
     segment: String,
     started: SystemTime,
     every: Duration,
-    next_at: Instant,
     log: LogTail,
     /// The last page of earlier runs (seconds since 1970; 0: none).
     last_page_before: f64,
@@ -59,8 +70,75 @@ struct Queues {
 
 impl FetchMetrics {
     /// Starts the file of the run over segment `id` (the segment loaded,
-    /// its crawl log repaired) and writes it a first time.
-    pub fn start(s: &Settings, id: &str, started: SystemTime) -> FetchMetrics {
+    /// its crawl log repaired, `frontier` filled): written at once, then
+    /// every interval until the handle is dropped, and a last time then.
+    /// A thread that cannot start costs the file only (said once).
+    pub fn start(
+        s: &Settings,
+        id: &str,
+        started: SystemTime,
+        frontier: Arc<Frontier>,
+    ) -> FetchMetrics {
+        let mut file = MetricsFile::new(s, id, started);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let every = file.every;
+        let thread = std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn(move || {
+                file.write(Some(Queues::of(&frontier)));
+                // A message or a closed channel: the run is over.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    file.write(Some(Queues::of(&frontier)));
+                }
+                file.write(None);
+            });
+        match thread {
+            Ok(thread) => FetchMetrics {
+                stop: Some(stop),
+                thread: Some(thread),
+            },
+            Err(e) => {
+                common::runlog::say(format_args!("the metrics file is not written: {e}"));
+                FetchMetrics {
+                    stop: None,
+                    thread: None,
+                }
+            }
+        }
+    }
+}
+
+impl Drop for FetchMetrics {
+    /// Stops the thread, which writes the file a last time: the crawl log
+    /// as the run left it, no queues.
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Queues {
+    /// What `frontier` says now.
+    fn of(frontier: &Frontier) -> Queues {
+        let counts = frontier.counts();
+        let census = frontier.census();
+        Queues {
+            ready: counts.ready,
+            busy: counts.busy,
+            penalty: counts.penalty,
+            with_work: counts.with_work,
+            held: frontier.pace().blocked,
+            backed_off: census.backed_off,
+            robots_pending: counts.robots_pending,
+            urls_left: census.urls_left,
+        }
+    }
+}
+
+impl MetricsFile {
+    fn new(s: &Settings, id: &str, started: SystemTime) -> MetricsFile {
         let shard = s.shard.as_ref().map(|(_, j)| *j);
         let file = s.metrics.fetch_file(shard);
         let every = if s.progress_interval.is_zero() {
@@ -68,7 +146,7 @@ impl FetchMetrics {
         } else {
             s.progress_interval
         };
-        let mut m = FetchMetrics {
+        MetricsFile {
             last_page_before: common::metrics::read_sample(&file, LAST_PAGE)
                 .filter(|v| v.is_finite())
                 .unwrap_or(0.0),
@@ -78,35 +156,10 @@ impl FetchMetrics {
             segment: id.to_string(),
             started,
             every,
-            next_at: Instant::now() + every,
             log: LogTail::new(s.crawl.crawl_log_path(id)),
             disk: (s.crawl.root().to_path_buf(), s.disk_floor),
             warned: false,
-        };
-        m.write(Some(Queues::default()));
-        m
-    }
-
-    /// Writes the file if an interval has passed since the last write.
-    pub fn tick(&mut self, frontier: &Frontier) {
-        let now = Instant::now();
-        if now < self.next_at {
-            return;
         }
-        self.next_at = now + self.every;
-        let counts = frontier.counts();
-        let census = frontier.census();
-        let queues = Queues {
-            ready: counts.ready,
-            busy: counts.busy,
-            penalty: counts.penalty,
-            with_work: counts.with_work,
-            held: frontier.pace().blocked,
-            backed_off: census.backed_off,
-            robots_pending: counts.robots_pending,
-            urls_left: census.urls_left,
-        };
-        self.write(Some(queues));
     }
 
     /// Reads the crawl log on and writes the file; `None`: the run has
@@ -285,13 +338,6 @@ impl FetchMetrics {
             "The free space the fetcher keeps (min_free_disk); it ends the round there.",
             space.map_or(f64::NAN, |s| self.disk.1.bytes(s.total) as f64),
         );
-    }
-}
-
-impl Drop for FetchMetrics {
-    /// The last write: the crawl log as the run left it, no queues.
-    fn drop(&mut self) {
-        self.write(None);
     }
 }
 

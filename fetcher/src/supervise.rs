@@ -1,10 +1,9 @@
-//! Watching a run: the progress display and the metrics file, the
-//! stopping criteria (signals, the round's tail ([`crate::round_end`]),
-//! `--time-limit`, `--min-hosts`, the free-disk floor and the byte budgets
-//! ([`crate::budget`])), the grace period for requests in flight, and a
-//! failed writer, which stops everything at once.
+//! Watching a run: the progress display, the stopping criteria (signals,
+//! the round's tail ([`crate::round_end`]), `--time-limit`, `--min-hosts`,
+//! the free-disk floor and the byte budgets ([`crate::budget`])), the grace
+//! period for requests in flight, and a failed writer, which stops
+//! everything at once.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
@@ -16,7 +15,6 @@ use common::disk::DiskFloor;
 use common::human::bytes_precise as human;
 
 use crate::budget::{Cut, Spend};
-use crate::metrics::FetchMetrics;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::round_end::Ending;
@@ -127,8 +125,6 @@ pub struct Supervised<'a> {
     pub log: &'a RunLog,
     /// The free-disk floor.
     pub disk: &'a DiskWatch,
-    /// The metrics file, rewritten every progress interval.
-    pub metrics: &'a RefCell<FetchMetrics>,
 }
 
 /// Watches the run until the frontier is idle: draws progress, and on a
@@ -143,7 +139,6 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
         recorder,
         workers,
         log,
-        metrics,
         ..
     } = run;
     let mut detail = None;
@@ -183,7 +178,6 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
         pacer.tick(log, |window| {
             progress.line(window, Instant::now(), &shared.counters, frontier.counts())
         });
-        metrics.borrow_mut().tick(frontier);
         if stop == Stop::Complete {
             let Some((why_stop, why, said)) = criterion(run, &mut clocks) else {
                 continue;
