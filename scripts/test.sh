@@ -33,6 +33,10 @@ WACZ_VERSION=0.6.0
 MOTO_VERSION=5.2.5
 FLASK_VERSION=3.1.3
 FLASK_CORS_VERSION=6.0.5
+# prometheus_client, Prometheus' own Python client: its parser of the text
+# exposition format reads the metrics files in tests/tests/it/metrics.rs
+# (pure Python, no dependency; about 2 s to install).
+PROMETHEUS_CLIENT_VERSION=0.26.0
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -55,6 +59,12 @@ if [[ ! -x .venv/bin/moto_server ]]; then
     [[ -x .venv/bin/pip ]] || python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check \
         "moto[s3]==$MOTO_VERSION" "flask==$FLASK_VERSION" "flask-cors==$FLASK_CORS_VERSION"
+fi
+if ! .venv/bin/python -c 'import prometheus_client' 2>/dev/null; then
+    echo "test.sh: installing prometheus_client $PROMETHEUS_CLIENT_VERSION into .venv/" >&2
+    [[ -x .venv/bin/pip ]] || python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+        "prometheus-client==$PROMETHEUS_CLIENT_VERSION"
 fi
 # Debian's chromium, headless, for tests/tests/it/report_html.rs (renders the
 # HTML report, takes a screenshot, dumps the DOM). Installed once with
@@ -81,6 +91,7 @@ export CDXJ_INDEXER="$root/.venv/bin/cdxj-indexer"
 export WAYBACK="$root/.venv/bin/wayback"
 export WACZ="$root/.venv/bin/wacz"
 export MOTO_SERVER="$root/.venv/bin/moto_server"
+export METRICS_PYTHON="$root/.venv/bin/python"
 
 # A real single-node Slurm for tests/tests/it/slurm.rs: Debian's packages
 # (installed when missing and this runs as root, ~10 s), the daemons

@@ -21,6 +21,7 @@
 //! max_crawl_bytes = "500GB"    # WARC bytes of the whole crawl (default: none)
 //! max_host_bytes = "1GB"       # WARC bytes of one host over the crawl (default: none)
 //! keep_logs = "30d"            # logs older than this are pruned (0: kept)
+//! metrics_dir = "metrics"      # the metrics files (Prometheus text format)
 //!
 //! [fetcher]                    # read by the fetcher (see `fetcher --help`);
 //! min_delay = "5s"             #   its politeness keys are also read by the
@@ -111,6 +112,12 @@ pub struct CrawlSection {
     /// ([`DEFAULT_KEEP_LOGS`] if unset; 0 keeps them all): `segmenter
     /// prune`, which `crawl.sh` runs, removes older ones.
     pub keep_logs: Option<DurationValue>,
+    /// Where the metrics files go ([`crate::metrics`]; relative to the
+    /// crawl directory; default `metrics`).
+    pub metrics_dir: Option<PathBuf>,
+    /// The crawl's name in its metrics files and their `crawl` label
+    /// (default: the crawl directory's name).
+    pub metrics_name: Option<String>,
 }
 
 /// How long logs are kept unless `[crawl] keep_logs` says otherwise.

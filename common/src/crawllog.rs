@@ -212,6 +212,61 @@ pub fn parse_line(s: &str) -> Result<LogLine, String> {
     })
 }
 
+/// What a crawl log's lines add up to: `fetcher status` (through
+/// [`crate::fetched::RunStatus`]) and the fetcher's metrics file count with
+/// it, so that both say what `awk` on the file would.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Lines: URLs attempted, robots.txt included.
+    pub attempts: u64,
+    /// HTTP responses other than robots.txt.
+    pub pages: u64,
+    /// Their body bytes as received (the `bytes` column).
+    pub page_bytes: u64,
+    /// Their count per status class: index 1 is `1xx` ... index 5 `5xx`;
+    /// index 0 any other status.
+    pub classes: [u64; 6],
+    /// robots.txt HTTP responses.
+    pub robots: u64,
+    /// Attempts that got no HTTP response, per code (in the order of
+    /// [`ErrorCode::ALL`]).
+    pub errors: [u64; ErrorCode::ALL.len()],
+    /// The `time` of the newest page line.
+    pub last_page: Option<SystemTime>,
+    /// Lines that could not be read (a line cut by a crash).
+    pub bad_lines: u64,
+}
+
+impl Tally {
+    /// Counts one line (with or without its newline).
+    pub fn add(&mut self, line: &str) {
+        self.attempts += 1;
+        let Ok(l) = parse_line(line) else {
+            self.bad_lines += 1;
+            return;
+        };
+        match (l.status, l.via) {
+            (Status::Http(_), Via::Robots) => self.robots += 1,
+            (Status::Http(code), _) => {
+                self.pages += 1;
+                self.page_bytes += l.bytes;
+                let class = usize::from(code / 100);
+                self.classes[if class < self.classes.len() { class } else { 0 }] += 1;
+                self.last_page = self.last_page.max(Some(l.time));
+            }
+            (Status::Error(code), _) => {
+                let i = ErrorCode::ALL.iter().position(|c| *c == code);
+                self.errors[i.expect("every code is in ALL")] += 1;
+            }
+        }
+    }
+
+    /// Attempts that got no HTTP response.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +285,37 @@ mod tests {
             hops: 1,
             note: note.into(),
         }
+    }
+
+    #[test]
+    fn a_tally_counts_pages_classes_errors_and_the_last_page() {
+        let mut t = Tally::default();
+        let mut text = String::new();
+        let mut robots = line(Status::Http(404), "");
+        robots.via = Via::Robots;
+        let mut later = line(Status::Http(503), "");
+        later.time = from_unix_millis(1_795_408_023_000);
+        later.bytes = 7;
+        for l in [
+            line(Status::Http(200), ""),
+            robots,
+            later,
+            line(Status::Http(301), "redirect https://example.com/b"),
+            line(Status::Http(99), ""),
+            line(Status::Error(ErrorCode::Timeout), ""),
+        ] {
+            format_line(&l, &mut text);
+        }
+        text.push_str("2026-11-23T04:27:0");
+        for l in text.lines() {
+            t.add(l);
+        }
+        assert_eq!((t.attempts, t.pages, t.robots, t.bad_lines), (7, 4, 1, 1));
+        assert_eq!(t.page_bytes, 5120 * 3 + 7);
+        assert_eq!(t.classes, [1, 0, 1, 1, 0, 1]);
+        assert_eq!(t.error_count(), 1);
+        assert_eq!(t.errors[2], 1, "timeout is the third code");
+        assert_eq!(t.last_page, Some(from_unix_millis(1_795_408_023_000)));
     }
 
     #[test]

@@ -9,8 +9,7 @@ use std::io;
 use serde::Serialize;
 
 use crate::crawldir::{CRAWL_LOG_FILE, CrawlDir, DONE_FILE};
-use crate::crawllog::{Status, parse_line};
-use crate::segment::Via;
+use crate::crawllog::Tally;
 
 /// The state of one fetched segment.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -79,17 +78,15 @@ impl RunStatus {
             ..RunStatus::default()
         };
         status.uploaded = crate::store::Manifest::read(&dir)?.uploads().len() as u64;
+        let mut tally = Tally::default();
         for line in read(CRAWL_LOG_FILE)?.as_deref().unwrap_or("").lines() {
-            status.attempts += 1;
-            match parse_line(line) {
-                Ok(l) => match (l.status, l.via) {
-                    (Status::Http(_), Via::Robots) => status.robots += 1,
-                    (Status::Http(_), _) => status.pages += 1,
-                    (Status::Error(_), _) => status.errors += 1,
-                },
-                Err(_) => status.bad_lines += 1,
-            }
+            tally.add(line);
         }
+        status.attempts = tally.attempts;
+        status.pages = tally.pages;
+        status.robots = tally.robots;
+        status.errors = tally.error_count();
+        status.bad_lines = tally.bad_lines;
         Ok(Some(status))
     }
 }

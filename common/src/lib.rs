@@ -64,6 +64,8 @@
 //! - [`rounds`]: the round journal (`rounds.v1.tsv`).
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`disk`]: free disk space and the floor kept above it (`min_free_disk`).
+//! - [`metrics`]: the crawl's figures for a monitoring system (Prometheus'
+//!   text format, for node_exporter's textfile collector).
 //! - [`store`]: the WARC store (`warc_store`): uploads to S3-compatible
 //!   object storage, their manifest, reading uploaded files back.
 //! - [`timefmt`]: ISO 8601 / WARC timestamps without a calendar dependency.
@@ -90,6 +92,7 @@ pub mod http;
 pub mod human;
 pub mod listfile;
 pub mod lock;
+pub mod metrics;
 pub mod politeness;
 pub mod progress;
 pub mod robots_txt;

@@ -28,6 +28,7 @@ use crate::feed::{self, Admit, KeyRanges};
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
+use crate::metrics::FetchMetrics;
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
@@ -137,6 +138,9 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
     ));
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
+    // Written now, every progress interval, and last when dropped (the
+    // run over, however it ended).
+    let _metrics = FetchMetrics::start(s, id, run.started_at, queued.frontier.clone());
     let ran = run_workers(&run, segment, queued, &signals)?;
     finish(&run, ran, uploads)
 }

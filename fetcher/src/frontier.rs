@@ -190,6 +190,16 @@ pub struct Counts {
     pub with_work: usize,
 }
 
+/// A pass over every key, for the metrics file ([`Frontier::census`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    /// URLs not handed out yet, of keys not given up.
+    pub urls_left: u64,
+    /// Keys with work that failed since their last success: their delay
+    /// is backed off.
+    pub backed_off: usize,
+}
+
 /// What is left of one key when the run ends.
 #[derive(Debug)]
 pub struct KeyLeftover {
@@ -1015,6 +1025,20 @@ impl Frontier {
             robots_pending: st.robots_pending,
             with_work: st.with_work,
         }
+    }
+
+    /// URLs waiting and keys backing off: a pass over every key, so
+    /// called once per metrics interval, not per tick.
+    pub fn census(&self) -> Census {
+        let st = self.lock();
+        let mut c = Census::default();
+        for k in st.keys.iter().filter(|k| !k.stopped()) {
+            c.urls_left += k.urls_left;
+            if k.status != Status::Done && k.timing.consecutive_failures > 0 {
+                c.backed_off += 1;
+            }
+        }
+        c
     }
 
     /// True if keys are ready and no worker waits to serve them.

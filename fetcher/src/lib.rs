@@ -13,7 +13,8 @@
 //! metadata record), [`recorder`] (the writer thread:
 //! WARC, crawl log, leftover), [`resume`], [`host_updates`] and
 //! [`contacts`] (the penalty box across runs), [`budget`] (byte budgets and
-//! the free-disk floor), [`progress`], [`stats`] and [`clock`]; [`pause`] is
+//! the free-disk floor), [`progress`], [`metrics`] (the metrics file for a
+//! monitoring system), [`stats`] and [`clock`]; [`pause`] is
 //! a testing hook. The delay formula is [`common::politeness`].
 
 mod budget;
@@ -29,6 +30,7 @@ mod frontier;
 mod host_updates;
 mod http;
 pub mod inspect;
+mod metrics;
 mod outcome;
 mod outlinks;
 mod pause;

@@ -124,6 +124,8 @@ pub struct Settings {
     pub progress: ProgressMode,
     /// Time between plain progress lines (zero: none).
     pub progress_interval: Duration,
+    /// Where the metrics file goes (`[crawl] metrics_dir`, `metrics_name`).
+    pub metrics: common::metrics::Place,
     /// `--log FILE`: the file the run's log is appended to.
     pub log: Option<PathBuf>,
     /// `[scope]`, for redirect targets followed in the run.
@@ -230,6 +232,12 @@ impl Settings {
             progress_interval: o
                 .progress_interval
                 .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
+            metrics: common::metrics::Place::of(&cfg, crawl.top()).map_err(|message| {
+                common::config::ConfigError::Invalid {
+                    path: crawl.config_path(),
+                    message,
+                }
+            })?,
             log: args.log.clone(),
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),

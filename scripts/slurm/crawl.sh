@@ -20,7 +20,8 @@
 # to go on from where the crawl stands.
 #
 # The sbatch scripts are written to CRAWL/slurm/ (readable on their own);
-# every task's output goes to CRAWL/logs/slurm-STEP-JOB_TASK.log.
+# every task's output goes to CRAWL/logs/slurm-STEP-JOB_TASK.log. The step
+# the crawl is at goes to its metrics file (segmenter metrics --phase).
 #
 # Exit codes: 0 the crawl ended, or --rounds done, or STOP; 1 a round
 # failed (the message names the logs); 2 usage error.
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
         --rounds) [ $# -ge 2 ] || die_usage "--rounds needs a value"; rounds=$2; shift 2 ;;
         --retries) [ $# -ge 2 ] || die_usage "--retries needs a value"; retries=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
-        -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; sbatch_opts=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
     esac
@@ -106,12 +107,19 @@ wait_round() {
     ! grep -qv '^COMPLETED$' <<<"$states"
 }
 
+# The crawl's metrics file for a monitoring system (segmenter metrics): the
+# step the crawl is at, rewritten at each step; a failure costs only the file.
+since=$EPOCHREALTIME
+metrics() { "$bindir/segmenter" metrics "$crawl" --phase "$1" --since "$since" || echo "$prog: the metrics file was not written" >&2; }
+trap 'code=$?; if [ $code = 0 ]; then metrics stopped; else metrics failed; fi' EXIT
+
 n=0
 while :; do
     if [ -e "$crawl/STOP" ]; then echo "$prog: $crawl/STOP exists: stopping"; exit 0; fi
     if ! work_left; then echo "$prog: nothing left to fetch: the crawl has ended"; exit 0; fi
     if [ -n "$rounds" ] && [ "$n" -ge "$rounds" ]; then echo "$n round(s) done; run again to go on"; exit 0; fi
     n=$((n + 1))
+    metrics fetch
     fetch=$(sbatch --parsable "${sbatch_opts[@]}" "$crawl/slurm/fetch.sbatch") ||
         { echo "$prog: round $n: sbatch of the fetch array failed" >&2; exit 1; }
     fetch=${fetch%%;*}
@@ -124,4 +132,5 @@ while :; do
         exit 1
     fi
     echo "round $n: done (fetch array $fetch, reduce array $reduce)"
+    metrics idle
 done

@@ -217,8 +217,9 @@ pub enum Command {
     /// CODE). Without --record it only reads. A driver calls it with
     /// --record --since (when it started) between its steps, with
     /// --exit-code of the step it ran: the step handed out is kept in
-    /// CRAWL/round.json and each round that ends is appended to
-    /// CRAWL/rounds.v1.tsv, which numbers the rounds.
+    /// CRAWL/round.json, each round that ends is appended to
+    /// CRAWL/rounds.v1.tsv, which numbers the rounds, and the metrics file
+    /// is rewritten (see `segmenter metrics`).
     Next {
         /// The crawl directory.
         crawl: PathBuf,
@@ -242,6 +243,32 @@ pub enum Command {
         /// Print one JSON object instead of the line.
         #[arg(long)]
         json: bool,
+    },
+    /// Write the crawl's metrics file for a monitoring system: where the
+    /// crawl stands between steps, in Prometheus' text format.
+    ///
+    /// Writes crawl-NAME.cycle.prom into [crawl] metrics_dir (default
+    /// CRAWL/metrics/; NAME is [crawl] metrics_name, by default the crawl
+    /// directory's name), atomically: the phase (the step the driver is
+    /// at), the round, segments and URLs waiting (per shard), the STOP
+    /// file, free disk space against min_free_disk. `next --record`
+    /// writes it at every step of scripts/crawl.sh; scripts/slurm/crawl.sh
+    /// runs this command at each of its steps. The fetcher writes its own
+    /// file while it runs (crawl-NAME.fetch.prom).
+    Metrics {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The step the driver is at [default: the step round.json last
+        /// recorded; idle for a sharded crawl]
+        #[arg(long, value_enum, value_name = "PHASE")]
+        phase: Option<crate::phase::Phase>,
+        /// When the driver started, in seconds since 1970 (bash's
+        /// $EPOCHREALTIME) [default: not said]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        since: Option<i64>,
+        /// Print the file's text on stdout instead of writing the file.
+        #[arg(long)]
+        print: bool,
     },
     /// Remove the programs' files in CRAWL/logs/ older than the retention.
     ///

@@ -6,7 +6,8 @@
 //! [`next`], [`prune`], [`index`], [`wacz`], [`crawl_report`] for `report`) does the work through
 //! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
 //! [`output`] → [`commit`]. Links of a page come from [`common::extract`].
-//! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers).
+//! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers);
+//! [`metrics`] writes where it stands for a monitoring system.
 
 mod backlog;
 mod candidates;
@@ -25,10 +26,11 @@ mod index;
 mod inject;
 mod inspect;
 mod mapred;
-
+mod metrics;
 mod next;
 mod output;
 mod partition;
+mod phase;
 mod progress;
 mod prune;
 mod repair;
@@ -106,6 +108,12 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             };
             next::next(&crawl, driver, json)?
         }
+        Command::Metrics {
+            crawl,
+            phase,
+            since,
+            print,
+        } => metrics::command(&crawl, phase, since, print)?,
         Command::Prune {
             crawl,
             keep_logs,

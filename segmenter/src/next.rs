@@ -12,8 +12,9 @@
 //! LOG is the step's log, relative to CRAWL; REASON is the rest of the
 //! line. `--json` prints the same as one JSON object. Without `--record`
 //! it only reads: what a driver starting now would be told. With it (the
-//! driver's call), the step is recorded as handed out (`round.json`) and a
-//! round that ended is appended to the round journal (`rounds.v1.tsv`).
+//! driver's call), the step is recorded as handed out (`round.json`), a
+//! round that ended is appended to the round journal (`rounds.v1.tsv`) and
+//! the driver's metrics file is rewritten ([`crate::metrics`]).
 
 use std::path::Path;
 
@@ -53,6 +54,7 @@ pub fn next(root: &Path, driver: Driver, json: bool) -> Result<(), Error> {
     let decision = cycle::decide(&facts, &cycle::read::on_disk(&crawl));
     if driver.record {
         cycle::read::record(&crawl, &decision)?;
+        crate::metrics::after_decision(&crawl, &decision, facts.now_ms, driver.since_ms);
     }
     common::exit::print(&render(&crawl, &decision, json)).map_err(Error::io("stdout"))
 }

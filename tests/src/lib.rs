@@ -25,6 +25,7 @@
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
+//! - [`prom`]: metrics files as Prometheus' own parser reads them.
 //! - [`files`]: directory trees copied, and read to compare before and after.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
 //!   kept and named when the test fails) and a crawl directory in one.
@@ -42,6 +43,7 @@ pub mod docs;
 pub mod files;
 #[cfg(test)]
 mod modgraph;
+pub mod prom;
 pub mod proxy;
 pub mod report;
 pub mod rounds;

@@ -66,6 +66,14 @@ fn keys() -> Vec<KeyInfo> {
     keys.extend(flag_keys(prune, |id| {
         (id == "keep_logs").then_some("crawl")
     }));
+    // `[crawl] metrics_dir` and `metrics_name` are read by `next --record`
+    // and `segmenter metrics` (no flag).
+    keys.extend(["metrics_dir", "metrics_name"].map(|key| KeyInfo {
+        section: "crawl".to_string(),
+        key: key.to_string(),
+        help: None,
+        default_in_help: false,
+    }));
     let scope = debug_fields(&ScopeConfig::default());
     assert_eq!(
         scope.len(),

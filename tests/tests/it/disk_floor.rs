@@ -133,11 +133,12 @@ fn stored(crawl: &Path) -> BTreeSet<String> {
 }
 
 /// Every file under `dir` but the logs, lock files and the driver's own
-/// record of its last step (`round.json`, which says that the step was refused),
-/// with its bytes.
+/// records of its last step (`round.json`, which says that the step was
+/// refused, and the metrics files, which say it failed), with its bytes.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     testkit::files::snapshot(dir, |p| {
         p.starts_with("logs")
+            || p.starts_with("metrics")
             || p.to_string_lossy().ends_with(".lock")
             || p == Path::new("round.json")
     })

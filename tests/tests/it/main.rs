@@ -15,6 +15,7 @@ mod e2e_kill;
 mod e2e_rounds;
 mod latency_web;
 mod metadata_outlinks;
+mod metrics;
 mod outage;
 mod raw_wire;
 mod recrawl;

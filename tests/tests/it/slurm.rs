@@ -206,6 +206,7 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     let out = first.finish(Duration::from_secs(120));
     bins::assert_code(&out, 1, Some(&c.crawl));
     assert!(out.stderr.contains("failed: see"), "{}", out.stderr);
+    assert_eq!(phase(&c.crawl), "failed", "the driver's metrics file");
     let retried = std::fs::read_dir(c.crawl.join("logs"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
@@ -265,4 +266,41 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     assert!(missed.is_empty(), "not fetched: {missed:?}");
     let violations = c.politeness_violations();
     assert!(violations.is_empty(), "{violations:?}");
+
+    // The metrics files: the driver's, which says it stopped, and one per
+    // fetch task, each with its shard's label, the fetch over.
+    assert_eq!(phase(&c.crawl), "stopped");
+    let metrics = c.crawl.join("metrics");
+    let names: BTreeSet<String> = std::fs::read_dir(&metrics)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut expected: BTreeSet<String> = (0..4)
+        .map(|j| format!("crawl-crawl.fetch-{j:03}.prom"))
+        .collect();
+    expected.insert("crawl-crawl.cycle.prom".into());
+    assert_eq!(names, expected);
+    for j in 0..4u32 {
+        let text = std::fs::read_to_string(metrics.join(format!("crawl-crawl.fetch-{j:03}.prom")))
+            .unwrap();
+        let p = &testkit::prom::parse(std::slice::from_ref(&text))[0];
+        let running = p.samples("crawl_fetch_running");
+        assert_eq!(running.len(), 1, "{text}");
+        assert_eq!(running[0].labels["shard"], j.to_string(), "{text}");
+        assert_eq!(running[0].value(), 0.0, "{text}");
+    }
+}
+
+/// The phase the driver's metrics file says.
+fn phase(crawl: &Path) -> String {
+    let text = std::fs::read_to_string(crawl.join("metrics/crawl-crawl.cycle.prom")).unwrap();
+    let p = &testkit::prom::parse(std::slice::from_ref(&text))[0];
+    let on: Vec<String> = p
+        .samples("crawl_phase")
+        .into_iter()
+        .filter(|s| s.value() == 1.0)
+        .map(|s| s.labels["phase"].clone())
+        .collect();
+    assert_eq!(on.len(), 1, "{text}");
+    on[0].clone()
 }
