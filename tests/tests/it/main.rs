@@ -22,6 +22,7 @@ mod report_html;
 mod seen_growth;
 mod sharded_outputs;
 mod shards;
+mod short_rounds;
 mod sitemaps;
 mod slurm;
 mod support;
