@@ -195,7 +195,7 @@ fn load(run: &Run) -> Result<Segment, Error> {
                 already_done += 1;
                 if is_retryable(*status) {
                     // A failed attempt before the crash counts as a try.
-                    let job = Job::from_record(r).retry();
+                    let job = Job::from_record(r).retry(true);
                     retries.push((key_of(&r.host), job));
                 }
                 Admit::Skip
