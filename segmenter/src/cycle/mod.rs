@@ -24,7 +24,8 @@
 //!    (exit 4) stops it with exit 4. The round stays open: the next run
 //!    goes on with it;
 //! 2. the open round ends (`round N`) once its segment is fetched and the
-//!    fetched run consumed;
+//!    fetched run consumed (journal end `stop` if a signal or `STOP` cut
+//!    its fetch, `done` otherwise);
 //! 3. a `STOP` file stops the crawl (exit 0), except between a fetch this
 //!    driver completed and its round's segmenter run; a round whose fetch
 //!    was handed out but is not complete ends there (journal end `stop`);
@@ -441,7 +442,13 @@ impl<'a, L: Lookup> Decider<'a, L> {
             return Ok(None);
         }
         let figures = self.look.figures(&id)?;
-        let round = self.close(End::Done, &run, figures);
+        // A fetch that a signal stopped early (the driver passes STOP on as
+        // one) ended the round there, though its run was segmented.
+        let end = match run.stop_reason.as_str() {
+            "signal" => End::Stop,
+            _ => End::Done,
+        };
+        let round = self.close(end, &run, figures);
         let mut d = self.answer(
             Kind::Round,
             Some(round.number.to_string()),

@@ -291,8 +291,25 @@ fn stop_ends_the_crawl_but_lets_a_completed_fetch_be_segmented_first() {
     f.state.step = Some(step(Kind::Fetch, Some("00002"), Some(4), NOW - 1000));
     f.pending = vec![];
     f.unconsumed = vec!["00002".into()];
-    let files = Files::default().with_run("00002", "signal", 2);
-    assert_eq!(answer(&decide(&f, &files)), (Kind::Segment, None));
+    let mut files = Files::default().with_run("00002", "signal", 2);
+    let d = decide(&f, &files);
+    assert_eq!(answer(&d), (Kind::Segment, None));
+    // Once segmented, the round ends as stopped (its fetch was cut), with
+    // its round line and figures; then the crawl stops.
+    let mut segmented = f.clone();
+    segmented.state = d.state;
+    segmented.now_ms = NOW + 2_000;
+    segmented.unconsumed = vec![];
+    segmented.segments.push("00003".into());
+    segmented.pending = vec!["00003".into()];
+    files.figures.insert("00002".into(), Figures::default());
+    let d = decide(&segmented, &files);
+    assert_eq!(answer(&d), (Kind::Round, Some("4")));
+    let round = d.ended.unwrap();
+    assert_eq!((round.end, round.pages), (End::Stop, 2));
+    assert_eq!(round.stop_reason.as_deref(), Some("signal"));
+    segmented.state = d.state;
+    assert_eq!(answer(&decide(&segmented, &files)), (Kind::Stop, Some("0")));
 
     // A fetch that did not complete: the round ends there, as stopped.
     f.pending = vec!["00002".into()];
