@@ -16,6 +16,7 @@ mod e2e_rounds;
 mod latency_web;
 mod metadata_outlinks;
 mod outage;
+mod prune;
 mod raw_wire;
 mod recrawl;
 mod report_html;
