@@ -101,7 +101,8 @@ fn views(crawl: &Path, shards: u32) -> Vec<CrawlDir> {
 
 /// What the segments of `views` held: for each segment, the URLs it
 /// holds more than once with the `via` of each copy; and the lines of
-/// each `via` over all segments.
+/// each `via` over all segments (`lines` for all, `urls` for the distinct
+/// URLs of each segment, summed).
 fn segment_lines(views: &[CrawlDir]) -> (Vec<String>, BTreeMap<String, usize>) {
     let mut twice = Vec::new();
     let mut vias: BTreeMap<String, usize> = BTreeMap::new();
@@ -109,7 +110,9 @@ fn segment_lines(views: &[CrawlDir]) -> (Vec<String>, BTreeMap<String, usize>) {
         for id in view.segment_ids().unwrap() {
             let path = view.segment_path(&id);
             let mut copies: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for line in zstdcat(&path).lines() {
+            let text = zstdcat(&path);
+            *vias.entry("lines".into()).or_default() += text.lines().count();
+            for line in text.lines() {
                 let f: Vec<&str> = line.split('\t').collect();
                 *vias.entry(f[4].to_string()).or_default() += 1;
                 copies
@@ -117,6 +120,7 @@ fn segment_lines(views: &[CrawlDir]) -> (Vec<String>, BTreeMap<String, usize>) {
                     .or_default()
                     .push(format!("{} (digest {})", f[4], f[9]));
             }
+            *vias.entry("urls".into()).or_default() += copies.len();
             for (url, c) in copies.into_iter().filter(|(_, c)| c.len() > 1) {
                 twice.push(format!("{}: {url} as {}", path.display(), c.join(", ")));
             }
@@ -169,7 +173,7 @@ fn asked_twice_in_a_round(server: &Server, clock: &ClockBase, views: &[CrawlDir]
 fn check(server: &Server, clock: &ClockBase, views: &[CrawlDir]) {
     let (twice, vias) = segment_lines(views);
     let asked = asked_twice_in_a_round(server, clock, views);
-    eprintln!("segment lines by via: {vias:?}");
+    eprintln!("segment lines (all, distinct URLs, by via): {vias:?}");
     assert!(
         twice.is_empty() && asked.is_empty(),
         "{} URL(s) twice in a segment:\n{}\n{} URL(s) asked twice in a round:\n{}",
