@@ -125,6 +125,18 @@ fn journal_round(number: u64, pages: u64, stop_reason: &str, ended_ms: i64) -> R
     }
 }
 
+/// `f` two seconds after the driver was given `d` (a segmenter run): the
+/// run consumed fetched run 00002 and wrote segment 00003.
+fn segmented(f: &Facts, d: Decision) -> Facts {
+    let mut after = f.clone();
+    after.state = d.state;
+    after.now_ms = NOW + 2_000;
+    after.unconsumed = vec![];
+    after.segments.push("00003".into());
+    after.pending = vec!["00003".into()];
+    after
+}
+
 fn answer(d: &Decision) -> (Kind, Option<&str>) {
     (d.kind, d.arg.as_deref())
 }
@@ -182,12 +194,7 @@ fn the_fetched_run_is_segmented_and_then_the_round_ends_with_its_line() {
     assert_eq!(d.state.open.as_ref().unwrap().fetch_ms, 30_000);
 
     // The segmenter consumed it and wrote segment 00003.
-    let mut f2 = f.clone();
-    f2.state = d.state;
-    f2.now_ms = NOW + 2_000;
-    f2.unconsumed = vec![];
-    f2.segments.push("00003".into());
-    f2.pending = vec!["00003".into()];
+    let f2 = segmented(&f, d);
     files.figures.insert(
         "00002".into(),
         Figures {
@@ -296,12 +303,7 @@ fn stop_ends_the_crawl_but_lets_a_completed_fetch_be_segmented_first() {
     assert_eq!(answer(&d), (Kind::Segment, None));
     // Once segmented, the round ends as stopped (its fetch was cut), with
     // its round line and figures; then the crawl stops.
-    let mut segmented = f.clone();
-    segmented.state = d.state;
-    segmented.now_ms = NOW + 2_000;
-    segmented.unconsumed = vec![];
-    segmented.segments.push("00003".into());
-    segmented.pending = vec!["00003".into()];
+    let mut segmented = segmented(&f, d);
     files.figures.insert("00002".into(), Figures::default());
     let d = decide(&segmented, &files);
     assert_eq!(answer(&d), (Kind::Round, Some("4")));

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use testkit::TempDir;
 use testkit::bins;
 use testkit::server::{Request, Response, Server};
 
@@ -62,26 +61,14 @@ fn prune_removes_what_empty_rounds_leave_and_never_the_archive() {
         .local_addr()
         .unwrap()
         .port();
-    let scratch = TempDir::new("prune-empty-rounds");
-    let crawl = scratch.path().join("crawl");
-    std::fs::create_dir_all(&crawl).unwrap();
-    let hosts = scratch.path().join("hosts");
-    std::fs::write(
-        &hosts,
-        format!("{}{ip} refused.test\n", server.hosts_file()),
-    )
-    .unwrap();
-    std::fs::write(
-        crawl.join("crawl.toml"),
-        format!(
-            "[agent]\nname = \"prunebot\"\nurl = \"https://example.org/bot.html\"\n\
-             [crawl]\nround_time = \"5s\"\nmin_free_disk = 0\n\
-             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"10ms\"\n\
-             robots_retry_delay = \"50ms\"\nbackoff_max = \"100ms\"\nconnect_timeout = \"1s\"\n",
-            hosts.display()
-        ),
-    )
-    .unwrap();
+    let (scratch, crawl) = support::loopback_crawl(
+        "prune-empty-rounds",
+        &server,
+        &format!("{ip} refused.test\n"),
+        "min_delay = \"10ms\"\nrobots_retry_delay = \"50ms\"\nbackoff_max = \"100ms\"\n\
+         connect_timeout = \"1s\"\n",
+        "[crawl]\nround_time = \"5s\"\nmin_free_disk = 0\n",
+    );
     let seeds = scratch.path().join("seeds.txt");
     std::fs::write(
         &seeds,

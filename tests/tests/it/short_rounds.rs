@@ -52,29 +52,20 @@ fn setup(name: &str, shards: u32) -> (Server, TempDir, PathBuf) {
         builder = builder.host(host, site);
     }
     let server = builder.start().unwrap();
-    let scratch = TempDir::new(name);
-    let crawl = scratch.path().join("crawl");
-    std::fs::create_dir_all(&crawl).unwrap();
-    let hosts = scratch.path().join("hosts");
-    std::fs::write(&hosts, server.hosts_file()).unwrap();
     // The segmenter plans 2 s rounds of one request per 100 ms and host
     // (about 19 URLs), of which `max_per_host` take 6; the fetcher stops
     // after 400 ms (about 4 requests per host): every round leaves URLs
     // over and keeps a backlog, and a page is due again a second after
     // its fetch.
-    std::fs::write(
-        crawl.join("crawl.toml"),
-        format!(
-            "[agent]\nname = \"soakbot\"\nurl = \"https://example.org/bot.html\"\n\
-             [crawl]\nround_time = \"2s\"\nmin_free_disk = 0\n\
-             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"100ms\"\n\
-             delay_factor = 0\ntime_limit = \"400ms\"\n\
-             [segmenter]\nmax_per_host = 6\nrecrawl_interval = \"1s\"\nrecrawl_min = \"1s\"\n\
-             recrawl_max = \"4s\"\n",
-            hosts.display()
-        ),
-    )
-    .unwrap();
+    let (scratch, crawl) = support::loopback_crawl(
+        name,
+        &server,
+        "",
+        "min_delay = \"100ms\"\ndelay_factor = 0\ntime_limit = \"400ms\"\n",
+        "[crawl]\nround_time = \"2s\"\nmin_free_disk = 0\n\
+         [segmenter]\nmax_per_host = 6\nrecrawl_interval = \"1s\"\nrecrawl_min = \"1s\"\n\
+         recrawl_max = \"4s\"\n",
+    );
     let seeds = scratch.path().join("seeds.txt");
     let text: String = HOSTS
         .iter()
