@@ -200,7 +200,7 @@ pub struct HostWaiting {
     /// Waiting URLs of a host over `limit`, not kept: a copy of one of
     /// them is not caught (warned about at the end of the round).
     pub unchecked: u64,
-    /// The host with the most such URLs, and how many.
+    /// The first host with such URLs, and how many it had.
     pub unchecked_host: (String, u64),
 }
 
@@ -358,4 +358,42 @@ pub fn sort_again(
         out.write(&rec)?;
     }
     Ok(out.finish()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiting_url_is_kept_once_and_the_bound_is_said() {
+        let h = |i: u32| BloomHash::of(format!("http://a.test/{i}").as_bytes());
+        // Room for two hashes.
+        let mut w = HostWaiting::new(2 * WAITING_ENTRY);
+        assert!(!w.holds(h(1)));
+        assert!(w.insert("a.test", h(1)) && w.insert("a.test", h(2)));
+        assert!(
+            !w.insert("a.test", h(1)),
+            "a second line of a URL that waits"
+        );
+        assert!(w.holds(h(2)));
+        // Over the bound: taken, not kept, counted with its host.
+        assert!(w.insert("a.test", h(3)) && w.insert("a.test", h(4)));
+        assert!(!w.holds(h(3)));
+        assert!(!w.insert("a.test", h(2)), "those kept are still caught");
+        assert_eq!(
+            (w.unchecked, w.unchecked_host.clone()),
+            (2, ("a.test".into(), 2))
+        );
+        // The next host starts afresh.
+        w.clear();
+        assert!(!w.holds(h(1)) && w.insert("b.test", h(1)));
+    }
+
+    #[test]
+    fn a_host_key_splits_into_its_domain_and_host() {
+        let mut key = Vec::new();
+        host_key("www.example.co.uk", &mut key);
+        assert_eq!(key, b"example.co.uk\twww.example.co.uk\t");
+        assert_eq!(split_host_key(&key), ("example.co.uk", "www.example.co.uk"));
+    }
 }

@@ -426,8 +426,8 @@ impl Steps<'_> {
         if selected.unchecked.0 > 0 {
             self.log.warn(format_args!(
                 "{} URLs waiting in the backlog were not kept to catch copies (a host had more \
-                 than fit in a quarter of --memory; {} of {}): a copy of one of them that \
-                 came again this round may be in a segment twice",
+                 than fit in a quarter of --memory: {} of {}): a copy of one of them that \
+                 came again this round may be in a segment twice; give a larger --memory",
                 selected.unchecked.0, selected.unchecked.1.1, selected.unchecked.1.0
             ));
         }
@@ -900,7 +900,7 @@ struct Selected {
     /// The registrable domains met (when asked for).
     domains: Vec<String>,
     /// Waiting URLs not kept to catch copies ([`HostWaiting`]), and the
-    /// host with the most of them.
+    /// first host that had some, with how many.
     unchecked: (u64, (String, u64)),
 }
 
