@@ -283,10 +283,12 @@ fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
 /// The frontier filled, with what it was filled from that the run keeps.
 struct Queued {
     frontier: Arc<Frontier>,
+    /// The holds of earlier runs (with hosts.db opened to read). Before
+    /// `db`: dropped first on an early return, so that `db` closes last and
+    /// leaves hosts.db out of WAL mode (see [`HostFiles`]).
+    holds: Arc<Holds>,
     /// hosts.db, for the host writer.
     db: HostDb,
-    /// The holds of earlier runs (with hosts.db opened to read).
-    holds: Arc<Holds>,
     /// The state of the segment's hosts, as loaded.
     host_states: HashMap<String, HostState>,
     journal: Journal,

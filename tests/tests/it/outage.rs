@@ -249,7 +249,8 @@ fn an_outage_backs_the_host_off_and_costs_it_no_url() {
 
     // The hosts come back: within two rounds every URL is fetched (the
     // first round's segment was planned with the hosts backed off), at the
-    // hosts' own pace again.
+    // hosts' own pace again. (Rounds of 10 s, so that a loaded machine's
+    // slower responses still leave every URL room in the second.)
     down.store(false, Ordering::SeqCst);
     let stored = |crawl: &std::path::Path| -> BTreeSet<String> {
         Outcome::read(crawl)
@@ -260,7 +261,7 @@ fn an_outage_backs_the_host_off_and_costs_it_no_url() {
             .collect()
     };
     for _ in 0..2 {
-        let out = crawl_sh_run(&["--rounds", "1"]);
+        let out = crawl_sh_run(&["--rounds", "1", "--round-time", "10s"]);
         eprintln!("after the outage: {}", out.stdout.trim());
     }
     let got = stored(&crawl);
