@@ -519,6 +519,15 @@ impl HostDb {
     /// kept it from finishing (the log then still holds the rest, and the
     /// next run folds it in).
     pub fn checkpoint(&self) -> Result<bool, HostDbError> {
+        // A connection that has not read the file since it went into WAL
+        // mode (a run that wrote nothing) has not opened the log yet, and
+        // SQLite refuses to leave WAL mode then ("database table is
+        // locked"): a read opens it.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(|e| self.sql_error(e))?;
         let busy: i64 = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
@@ -1403,6 +1412,14 @@ mod tests {
         assert!(r.get("a.example").unwrap().is_some());
         drop(r);
         assert_eq!(beside(), 0);
+        // Nor does a connection that wrote and read nothing (a fetch whose
+        // hosts were all held): SQLite would not leave WAL mode before its
+        // first read.
+        let db = HostDb::open(&path).unwrap();
+        assert!(matches!(db.checkpoint(), Ok(true)));
+        drop(db);
+        assert_eq!(beside(), 0);
+        assert_eq!(std::fs::read(&path).unwrap()[18], 1);
     }
 
     #[test]

@@ -249,9 +249,13 @@ fn an_outage_backs_the_host_off_and_costs_it_no_url() {
 
     // The hosts come back: within two rounds every URL is fetched (the
     // first round's segment was planned with the hosts backed off), at the
-    // hosts' own pace again. (Rounds of 10 s, so that a loaded machine's
-    // slower responses still leave every URL room in the second.)
+    // hosts' own pace again. The rounds start once the hold the outage left
+    // on them is over (the last backoff, rounded up to the second in the
+    // segment): a round that starts before would end at once, its hosts
+    // held, without asking them. (Rounds of 10 s, so that a loaded
+    // machine's slower responses still leave every URL room in the second.)
     down.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(BACKOFF_MAX_MS + 1200));
     let stored = |crawl: &std::path::Path| -> BTreeSet<String> {
         Outcome::read(crawl)
             .stored
