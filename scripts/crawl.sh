@@ -60,7 +60,8 @@ different meanings (`--threads`) must be given with --fetcher-arg or
 
 Settings for both programs are best kept in CRAWL/crawl.toml.
 Logs: CRAWL/logs/round-NNNNN.log (one per round, every step's output); logs
-older than [crawl] keep_logs (30d) are pruned at the start of each run.
+and the spent files of fetched runs (segments, leftover lists; never WARC
+files) older than [crawl] keep_logs (30d) are pruned at the start of each run.
 Rounds are numbered by the round journal CRAWL/rounds.v1.tsv (one line each).
 After each round, CRAWL/report.html (segmenter report) is rebuilt; a failure
 there is written to the round's log and does not stop the crawl.
@@ -268,7 +269,8 @@ report_round() {
         echo "$prog: 'segmenter report $crawl' failed (exit code $?); the round is not affected" >>"$round_log"
 }
 
-# Logs past their retention go first (a failure only costs disk space).
+# Logs and spent files past their retention go first (a failure only costs
+# disk space).
 "$segmenter" prune "$crawl" || echo "$prog: 'segmenter prune $crawl' failed (it says why above); going on"
 
 since=$EPOCHREALTIME

@@ -42,7 +42,10 @@
 //! `synchronous=NORMAL`: a crash loses at most the last transaction, never
 //! the file. At the end of each run the fetcher folds the write-ahead log
 //! into the file and leaves WAL mode ([`HostDb::checkpoint`]), so that
-//! between runs `hosts.db` is one plain file, whole by itself.
+//! between runs `hosts.db` is one plain file, whole by itself; a connection
+//! opened to write does the same when it is dropped, on whatever path the
+//! program ends (only `kill -9`, a power cut or a second signal leave the
+//! log beside the file, for the next run to fold in).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -306,6 +309,23 @@ pub struct HostDb {
     conn: Connection,
     /// The query reading one host, for the file's schema version.
     select: &'static str,
+    /// Opened to write (in WAL mode): closed, it leaves WAL mode.
+    writable: bool,
+}
+
+impl Drop for HostDb {
+    /// A connection opened to write leaves WAL mode when it closes, however
+    /// the program ends (an error, an early return): `hosts.db` is then one
+    /// plain file, and a reader (`segmenter`, `sqlite3`) opens it without
+    /// creating `hosts.db-wal` and `-shm` beside it, which a read-only
+    /// connection could not remove. A connection of another program that
+    /// still has the file open keeps it in WAL mode; the last one to write
+    /// leaves it.
+    fn drop(&mut self) {
+        if self.writable {
+            let _ = self.checkpoint();
+        }
+    }
 }
 
 impl std::fmt::Debug for HostDb {
@@ -330,7 +350,7 @@ impl HostDb {
         } else {
             create_new(&path)?;
         }
-        let mut conn = Connection::open(&path).map_err(sql)?;
+        let conn = Connection::open(&path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
 
         // Check what the file is before changing anything (journal mode included).
@@ -339,14 +359,23 @@ impl HostDb {
         quick_check(&conn, &path)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
+        // From here on, an error closes it through `Drop`: out of WAL mode.
+        let mut db = HostDb {
+            path: path.clone(),
+            conn,
+            select: SELECT_HOST,
+            writable: true,
+        };
+        db.conn
+            .pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
 
         if version != SCHEMA_VERSION {
             // Create or upgrade the schema under the write lock, checking
             // again, so that two programs opening the file together do not
             // both do it.
-            let tx = conn
+            let tx = db
+                .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(sql)?;
             let version = user_version(&tx).map_err(sql)?;
@@ -360,11 +389,7 @@ impl HostDb {
             }
             tx.commit().map_err(sql)?;
         }
-        Ok(HostDb {
-            path,
-            conn,
-            select: SELECT_HOST,
-        })
+        Ok(db)
     }
 
     /// Opens the database at `path` to read only, changing nothing in it (a
@@ -390,7 +415,12 @@ impl HostDb {
             3 => SELECT_HOST_V3,
             _ => SELECT_HOST,
         };
-        Ok(Some(HostDb { path, conn, select }))
+        Ok(Some(HostDb {
+            path,
+            conn,
+            select,
+            writable: false,
+        }))
     }
 
     /// The database file.
@@ -489,6 +519,15 @@ impl HostDb {
     /// kept it from finishing (the log then still holds the rest, and the
     /// next run folds it in).
     pub fn checkpoint(&self) -> Result<bool, HostDbError> {
+        // A connection that has not read the file since it went into WAL
+        // mode (a run that wrote nothing) has not opened the log yet, and
+        // SQLite refuses to leave WAL mode then ("database table is
+        // locked"): a read opens it.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(|e| self.sql_error(e))?;
         let busy: i64 = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
@@ -1348,6 +1387,39 @@ mod tests {
             vec![3, 4, 5, 6, 7],
             "the last five are kept"
         );
+    }
+
+    #[test]
+    fn a_connection_opened_to_write_leaves_the_file_alone_when_dropped() {
+        let dir = TempDir::new("drop-wal");
+        let path = dir.join("hosts.db");
+        let beside = || {
+            ["-wal", "-shm"]
+                .iter()
+                .filter(|s| dir.join(&format!("hosts.db{s}")).exists())
+                .count()
+        };
+        let mut db = HostDb::open(&path).unwrap();
+        db.put_many(&[full_state("a.example")]).unwrap();
+        assert_eq!(beside(), 2, "in WAL mode while open");
+        // Dropped without `checkpoint` (an error on the way out).
+        drop(db);
+        assert_eq!(beside(), 0);
+        // Byte 18 of the header: 1 out of WAL mode, 2 in it.
+        assert_eq!(std::fs::read(&path).unwrap()[18], 1);
+        // A reader then leaves nothing beside it either.
+        let r = HostDb::open_read_only(&path).unwrap().unwrap();
+        assert!(r.get("a.example").unwrap().is_some());
+        drop(r);
+        assert_eq!(beside(), 0);
+        // Nor does a connection that wrote and read nothing (a fetch whose
+        // hosts were all held): SQLite would not leave WAL mode before its
+        // first read.
+        let db = HostDb::open(&path).unwrap();
+        assert!(matches!(db.checkpoint(), Ok(true)));
+        drop(db);
+        assert_eq!(beside(), 0);
+        assert_eq!(std::fs::read(&path).unwrap()[18], 1);
     }
 
     #[test]

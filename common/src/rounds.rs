@@ -15,8 +15,8 @@
 //! seconds have three decimals; `-` is "none" (no segment, no stop reason, an
 //! unknown count). The columns, in order: `round`, `segment` (the segment
 //! fetched), `started`, `ended`, `end` (`done`: fetched and segmented, its
-//! round line printed; `stop`: a STOP file ended it before its fetch was
-//! complete), `urls` (in the segment), `pages` (HTTP responses other than
+//! round line printed; `stop`: a STOP file or a signal ended its fetch
+//! before it was complete), `urls` (in the segment), `pages` (HTTP responses other than
 //! robots.txt, over every run of the segment), `new_urls` and
 //! `new_segments` (what the round's own `segmenter run` wrote), then that
 //! run's `history_new`, `refreshed_unchanged`, `refreshed_changed`,
@@ -48,7 +48,9 @@ pub const HEADER: &str = "#round\tsegment\tstarted\tended\tend\turls\tpages\tnew
 pub enum End {
     /// Its segment was fetched and the fetched run segmented.
     Done,
-    /// A STOP file stopped the crawl before its fetch was complete.
+    /// A STOP file (or a signal) stopped its fetch before it was complete:
+    /// the fetch stopped cleanly and was segmented (stop reason `signal`),
+    /// or the crawl stopped before that.
     Stop,
 }
 

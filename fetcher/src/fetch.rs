@@ -199,7 +199,7 @@ fn load(run: &Run) -> Result<Segment, Error> {
                 already_done += 1;
                 if is_retryable(*status) {
                     // A failed attempt before the crash counts as a try.
-                    let job = Job::from_record(r).retry();
+                    let job = Job::from_record(r).retry(true);
                     retries.push((key_of(&r.host), job));
                 }
                 Admit::Skip
@@ -287,10 +287,12 @@ fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
 /// The frontier filled, with what it was filled from that the run keeps.
 struct Queued {
     frontier: Arc<Frontier>,
+    /// The holds of earlier runs (with hosts.db opened to read). Before
+    /// `db`: dropped first on an early return, so that `db` closes last and
+    /// leaves hosts.db out of WAL mode (see [`HostFiles`]).
+    holds: Arc<Holds>,
     /// hosts.db, for the host writer.
     db: HostDb,
-    /// The holds of earlier runs (with hosts.db opened to read).
-    holds: Arc<Holds>,
     /// The state of the segment's hosts, as loaded.
     host_states: HashMap<String, HostState>,
     journal: Journal,
@@ -455,9 +457,7 @@ struct Ran {
     stop_detail: Option<String>,
     recorder: Recorder,
     tx: SyncSender<Msg>,
-    hosts: HostWriter,
-    /// Closed before the host writer: see [`Holds::close`].
-    holds: Arc<Holds>,
+    hosts: HostFiles,
     shared: Arc<Shared>,
     /// The segment's counts, for `stats.json`.
     segment: SegmentCounts,
@@ -498,7 +498,10 @@ fn run_workers(
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
     }
-    let hosts = HostWriter::start(queued.db, queued.host_states);
+    let hosts = HostFiles {
+        holds: queued.holds,
+        writer: Some(HostWriter::start(queued.db, queued.host_states)),
+    };
     let client = client(s, dns.clone(), tls, queues);
     let shared = share(
         run,
@@ -555,7 +558,6 @@ fn run_workers(
         recorder,
         tx,
         hosts,
-        holds: queued.holds,
         shared,
         segment: SegmentCounts {
             lines: loaded.lines,
@@ -640,9 +642,16 @@ fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
 
 /// Step 4: after a failure, keep what is on disk for the next run; else
 /// the leftover, the host state, `stats.json` and `DONE`.
-fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Result<Ended, Error> {
+fn finish(
+    run: &Run,
+    mut ran: Ran,
+    uploads: Option<common::store::Background>,
+) -> Result<Ended, Error> {
     let (crawl, id, log) = (run.crawl, run.id, run.log);
     let stop = ran.stop;
+    // The workers have ended: every host update is sent. hosts.db is saved
+    // and closed first, whatever happens next.
+    let saved = ran.hosts.close();
     if stop == Stop::Failed {
         // Nothing more can be stored (or read): keep what is on disk for
         // the next run to resume from, and write no leftover and no DONE.
@@ -654,7 +663,6 @@ fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Re
             .unwrap_or_else(|e| e.into_inner())
             .take();
         drop(ran.shared);
-        let _ = ran.hosts.finish();
         let cause = match (ran.recorder.finish(), failure) {
             (Err(e), _) => e.to_string(),
             (Ok(_), Some(msg)) => msg,
@@ -675,8 +683,7 @@ fn finish(run: &Run, ran: Ran, uploads: Option<common::store::Background>) -> Re
         .recorder
         .finish()
         .map_err(|e| Error::stopped(e, &run.resume_hint))?;
-    ran.holds.close();
-    match ran.hosts.finish() {
+    match saved {
         // hosts.db holds every host's next contact: the journal is done with.
         Ok(whole) => {
             if !whole {
@@ -980,6 +987,49 @@ impl Holds {
             .map(|ms| self.cut(ms, now_ms))
             .filter(|&ms| ms > now_ms)
             .map(instant_of)
+    }
+}
+
+/// hosts.db as a run holds it once its workers may start: opened to read
+/// for the holds of hosts met on the way, and to write by the host writer.
+/// [`HostFiles::close`] closes them in that order, so that the writer's
+/// connection is the last and leaves `hosts.db` one plain file, without
+/// `-wal` and `-shm` beside it (see [`common::hoststate`]); dropped without
+/// it (a run that ends early on an error), it does the same, waiting a
+/// bounded time for the writer.
+struct HostFiles {
+    holds: Arc<Holds>,
+    writer: Option<HostWriter>,
+}
+
+/// How long a run that ends on an error waits for the host writer to save
+/// and close hosts.db.
+const HOST_WRITER_GRACE: Duration = Duration::from_secs(10);
+
+impl HostFiles {
+    /// A sender of host updates for a worker.
+    fn sender(&self) -> std::sync::mpsc::Sender<host_updates::HostUpdate> {
+        self.writer.as_ref().expect("open").sender()
+    }
+
+    /// Saves what is pending and closes hosts.db: true if `hosts.db` alone
+    /// is whole ([`HostWriter::finish`]). Call once, when the workers have
+    /// ended.
+    fn close(&mut self) -> Result<bool, common::hoststate::HostDbError> {
+        self.holds.close();
+        match self.writer.take() {
+            Some(w) => w.finish(),
+            None => Ok(false),
+        }
+    }
+}
+
+impl Drop for HostFiles {
+    fn drop(&mut self) {
+        self.holds.close();
+        if let Some(w) = self.writer.take() {
+            let _ = w.finish_within(HOST_WRITER_GRACE);
+        }
     }
 }
 

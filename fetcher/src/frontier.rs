@@ -51,10 +51,11 @@ impl Job {
         }
     }
 
-    /// The same URL to try again in a later run: `via` retry, one more try.
-    pub fn retry(&self) -> Job {
+    /// The same URL to try again in a later run: `via` retry, with one
+    /// more try if the failure was its own (see [`crate::outcome::own_failure`]).
+    pub fn retry(&self, own_failure: bool) -> Job {
         Job {
-            rec: self.to_record(Via::Retry, self.rec.tries + 1),
+            rec: self.to_record(Via::Retry, self.rec.tries + u32::from(own_failure)),
             redirects: self.redirects,
         }
     }
@@ -137,7 +138,9 @@ pub struct FetchReport {
     pub failed: bool,
     /// Wait asked by Retry-After (already capped).
     pub retry_after: Option<Duration>,
-    /// The URL to write to leftover as a retry (transient failure).
+    /// The URL to try again in a later run (a transient failure), as it
+    /// was asked: it goes to the leftover as a retry, with one more try
+    /// unless its host was failing already ([`crate::outcome::own_failure`]).
     pub retry: Option<Job>,
     /// The request was abandoned at shutdown: put the URL back, untried.
     pub interrupted: Option<Job>,
@@ -940,7 +943,12 @@ impl Frontier {
             None => st.requests_done += 1,
         }
         if let Some(job) = report.retry {
-            st.keys[key].retries.push(job);
+            // (Before this failure is counted: was the host failing already?)
+            let own = crate::outcome::own_failure(
+                report.failed,
+                st.keys[key].timing.consecutive_failures,
+            );
+            st.keys[key].retries.push(job.retry(own));
         }
         if let Some(code) = report.give_up {
             st.keys[key].abandoned.get_or_insert(code);

@@ -103,6 +103,21 @@ impl HostWriter {
             .join()
             .unwrap_or(Ok(false))
     }
+
+    /// [`HostWriter::finish`], waiting at most `limit` for the thread (a
+    /// run ending on an error, whose workers may not all have ended: their
+    /// senders keep the thread going). `None` if it had not ended by then.
+    pub fn finish_within(mut self, limit: Duration) -> Option<Result<bool, HostDbError>> {
+        drop(self.tx.take());
+        let thread = self.thread.take().expect("finish once");
+        let started = std::time::Instant::now();
+        while !thread.is_finished() && started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        thread
+            .is_finished()
+            .then(|| thread.join().unwrap_or(Ok(false)))
+    }
 }
 
 const BATCH_EVERY: Duration = Duration::from_secs(2);

@@ -20,6 +20,10 @@
 //! | `robots`, `url-too-long` (no request)     | no      | no     |
 //! | host given up: `dns`, `robots-unavailable`, `crawl-delay`, `host-dropped` | yes | no |
 //!
+//! A retry costs its URL a try when it is its own failure: not while its
+//! host was failing already ([`own_failure`]), and not for a host given up
+//! for `robots-unavailable` or `host-dropped` ([`leftover_via`]).
+//!
 //! "Counts" also means the failure backs the host off: each consecutive
 //! failure doubles its delay ([`common::politeness`]), kept in `hosts.db`
 //! across runs.
@@ -31,10 +35,15 @@
 //!
 //! "Retried" URLs go to the leftover as `retry` with one more try, so that
 //! the segmenter gives them up after `--max-tries` rounds (and keeps them
-//! in the fetch history as `failed`, due again much later). A URL that was
-//! never attempted uses no try ([`leftover_via`]). A request cut by
-//! the run stopping ([`may_be_cut_by_stop`]) is put back untried after a
-//! signal, and counts as a `timeout` when the stop ends the round.
+//! in the fetch history as `failed`, due again much later), but only when
+//! the failure is the URL's own ([`own_failure`]): while its whole host
+//! fails (its request before failed too: an outage, a maintenance window),
+//! a failure belongs to the host's backoff, which holds the host back
+//! across rounds and parks it, and the URL keeps its tries. A URL that was
+//! never attempted uses no try ([`leftover_via`]), nor does one whose
+//! host's robots.txt could not be read. A request cut by the run stopping
+//! ([`may_be_cut_by_stop`]) is put back untried after a signal, and counts
+//! as a `timeout` when the stop ends the round.
 
 use common::crawllog::{ErrorCode, Status};
 use common::segment::Via;
@@ -102,6 +111,17 @@ pub fn is_retryable(s: Status) -> bool {
     }
 }
 
+/// True if a failed attempt (`failed`: one that counts against its host)
+/// costs its URL a try: only when the host was not failing before it
+/// (`failures_before`: its failures in a row, carried across runs in
+/// `hosts.db`). Once a host fails, the failures that follow are the
+/// host's, until it answers again: its backoff holds it, and its URLs come
+/// back whole when it recovers. A retry that does not count against its
+/// host (a name that does not exist) always costs a try.
+pub fn own_failure(failed: bool, failures_before: u32) -> bool {
+    !failed || failures_before == 0
+}
+
 /// True if a `Retry-After` of a response with `status` holds its host.
 pub fn honours_retry_after(status: u16) -> bool {
     matches!(status, 429 | 503)
@@ -117,20 +137,22 @@ pub fn may_be_cut_by_stop(code: ErrorCode) -> bool {
 }
 
 /// How a URL that was not attempted goes to leftover. A URL merely not
-/// reached (the round ended) and one whose host was dropped after other
-/// URLs of it failed (`host-dropped`: `--max-failures` in a row) stay
-/// `leftover` with their tries: a URL that was not asked uses no try, so an
-/// outage costs a host none of its frontier (the host's failures back it
-/// off in `hosts.db` instead). The other give-ups send the host's URLs as
-/// `retry` with one more try: `robots-unavailable` (the robots.txt requests
-/// were made on their behalf: the only attempt they could get), a
-/// `crawl-delay` above the cap, a name that does not exist. A host that
-/// stays that way runs out of tries (`segmenter --max-tries`) instead of
-/// coming back every round, and its URLs then wait in the fetch history as
-/// `failed`, due again at `recrawl_failed`: never dropped.
+/// reached (the round ended), one whose host was dropped after other URLs
+/// of it failed (`host-dropped`: `--max-failures` in a row) and one whose
+/// host's robots.txt could not be read (`robots-unavailable`: the host is
+/// down) stay `leftover` with their tries: a URL that was not asked uses no
+/// try, so an outage costs a host none of its frontier (the host's failures
+/// back it off in `hosts.db` instead, and park it after `park_after`: asked
+/// once a day). The other give-ups send the host's URLs as `retry` with one
+/// more try: a `crawl-delay` above the cap, a name that does not exist. A
+/// host that stays that way runs out of tries (`segmenter --max-tries`)
+/// instead of coming back every round, and its URLs then wait in the fetch
+/// history as `failed`, due again at `recrawl_failed`: never dropped.
 pub fn leftover_via(code: Option<ErrorCode>, tries: u32) -> (Via, u32) {
     match code {
-        None | Some(ErrorCode::HostDropped) => (Via::Leftover, tries),
+        None | Some(ErrorCode::HostDropped | ErrorCode::RobotsUnavailable) => {
+            (Via::Leftover, tries)
+        }
         Some(_) => (Via::Retry, tries + 1),
     }
 }
@@ -194,6 +216,17 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_while_the_host_fails_is_the_hosts() {
+        assert!(
+            own_failure(true, 0),
+            "the host answered before: the URL's own"
+        );
+        assert!(!own_failure(true, 1), "the host was failing: its backoff's");
+        assert!(!own_failure(true, 7));
+        assert!(own_failure(false, 3), "no such name: always a try");
+    }
+
+    #[test]
     fn a_url_not_attempted_uses_no_try() {
         assert_eq!(leftover_via(None, 1), (Via::Leftover, 1));
         assert_eq!(
@@ -203,8 +236,8 @@ mod tests {
         );
         assert_eq!(
             leftover_via(Some(ErrorCode::RobotsUnavailable), 2),
-            (Via::Retry, 3),
-            "the robots.txt requests were its attempts"
+            (Via::Leftover, 2),
+            "a host whose robots.txt cannot be read is down: its backoff holds it"
         );
         assert_eq!(
             leftover_via(Some(ErrorCode::CrawlDelay), 0),

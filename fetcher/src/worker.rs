@@ -637,7 +637,7 @@ impl Worker {
         report.failed = failed;
         report.response_time = Some(r.elapsed);
         if retry {
-            report.retry = Some(job.retry());
+            report.retry = Some(job.clone());
         }
         if failed {
             sh.counters.error();
@@ -720,7 +720,7 @@ impl Worker {
             learned = Some((took, true));
         }
         if retry {
-            report.retry = Some(job.retry());
+            report.retry = Some(job);
         }
         Step::Done(Box::new(report), learned)
     }

@@ -9,12 +9,19 @@
 //! those a segment takes (a scope narrowed since drops them then), so a
 //! round reads the backlog once, without parsing its URLs.
 //!
+//! A URL that waits is handed out once: [`Waiting`] also reads the
+//! segments not fetched yet, and [`HostWaiting`] keeps the URLs of the host
+//! at hand that wait there or in the backlog, so that a copy that comes
+//! again in the round (a refetch come due while it waits, the leftover copy
+//! of one, a second backlog line) is dropped and the waiting one kept.
+//!
 //! A line that is not in the format is reported and skipped; a host met
 //! out of order (a file not written by the selection, a public suffix list
 //! changed since) cannot be merged with the new URLs: its URLs stay in the
 //! backlog, the report counts them, and the new backlog is sorted again at
 //! the end of the round ([`sort_again`]), so they wait one round.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,6 +31,7 @@ use common::urlnorm::registrable_domain;
 
 use crate::candidates::{LastFetch, Meta, split_key};
 use crate::error::{BACKLOG_REPAIR, Error};
+use crate::fasthash::FastHash;
 use crate::sort::{Sorter, SpillDir, merge};
 use common::runlog::RunLog;
 
@@ -39,6 +47,17 @@ pub struct BacklogStream<'a> {
     pub read: u64,
     /// Malformed lines skipped.
     pub bad_lines: u64,
+}
+
+/// The registrable domain and the host of a `domain TAB host TAB` prefix
+/// ([`host_key`]).
+pub fn split_host_key(prefix: &[u8]) -> (&str, &str) {
+    let text = std::str::from_utf8(prefix).unwrap_or_default();
+    let mut parts = text.split('\t');
+    (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    )
 }
 
 /// The `domain TAB host TAB` prefix of a host, as the sort keys have it.
@@ -91,6 +110,12 @@ impl<'a> BacklogStream<'a> {
         self.next.as_ref().map(|(p, _)| p.as_slice())
     }
 
+    /// True if the next host comes out of order (see [`BacklogStream::take_host`]).
+    pub fn next_is_out_of_order(&self) -> bool {
+        self.peek()
+            .is_some_and(|p| !self.last.is_empty() && p <= self.last.as_slice())
+    }
+
     /// Hands every record of the next host to `each`, with a flag saying
     /// whether the host came out of order (then its records cannot be
     /// merged and go back to the backlog untouched).
@@ -104,7 +129,7 @@ impl<'a> BacklogStream<'a> {
         let prefix = prefix.clone();
         // (A host met again after others is out of order too: its first
         // group had its share of the round.)
-        let out_of_order = !self.last.is_empty() && prefix.as_slice() <= self.last.as_slice();
+        let out_of_order = self.next_is_out_of_order();
         if !out_of_order {
             self.last.clone_from(&prefix);
         }
@@ -119,67 +144,159 @@ impl<'a> BacklogStream<'a> {
     }
 }
 
-/// The URLs waiting for a segment, read side by side host by host: the
-/// backlog and the fetch history's URLs due again (both in
-/// `domain TAB host TAB` order).
+/// The URLs that already wait, read beside the merge host by host (all in
+/// `domain TAB host TAB` order): the backlog, which the round schedules,
+/// and the segments not fetched yet, read only to know what waits there.
 pub struct Waiting<'a> {
     /// The backlog.
     pub backlog: Option<BacklogStream<'a>>,
-    /// The URLs due again ([`crate::history`]), written by this round.
-    pub due: Option<BacklogStream<'a>>,
-    /// Due URLs skipped because they already wait in the backlog as
-    /// refetches (held there longer than their interval).
-    pub due_waiting: u64,
+    /// The segments not yet fetched (not consumed).
+    pub pending: Vec<ListCursor>,
 }
 
 impl Waiting<'_> {
-    /// The prefix of the next host waiting in either, if any.
+    /// The prefix of the next host of the backlog, if any.
     pub fn peek(&self) -> Option<&[u8]> {
-        let a = self.backlog.as_ref().and_then(BacklogStream::peek);
-        let b = self.due.as_ref().and_then(BacklogStream::peek);
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        self.backlog.as_ref().and_then(BacklogStream::peek)
+    }
+
+    /// True if the backlog's next host comes out of order.
+    pub fn next_is_out_of_order(&self) -> bool {
+        self.backlog
+            .as_ref()
+            .is_some_and(BacklogStream::next_is_out_of_order)
+    }
+
+    /// Hands every record of the backlog's next host to `each` (see
+    /// [`BacklogStream::take_host`]).
+    pub fn take_host(
+        &mut self,
+        each: impl FnMut(&SegmentRecord, bool) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        match &mut self.backlog {
+            Some(b) => b.take_host(each),
+            None => Ok(()),
         }
     }
 
-    /// Hands every waiting record of the next host to `each` (see
-    /// [`BacklogStream::take_host`]): the backlog's, then the due ones but
-    /// those the backlog already holds as refetches (a URL is handed out
-    /// once).
-    pub fn take_host(
-        &mut self,
-        mut each: impl FnMut(&SegmentRecord, bool) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        let Some(next) = self.peek().map(<[u8]>::to_vec) else {
-            return Ok(());
-        };
-        let mut refetches = std::collections::HashSet::new();
-        let due_too = self
-            .due
-            .as_ref()
-            .is_some_and(|d| d.peek() == Some(next.as_slice()));
-        if let Some(b) = &mut self.backlog
-            && b.peek() == Some(next.as_slice())
-        {
-            b.take_host(|rec, out_of_order| {
-                if due_too && rec.via == Via::Recrawl {
-                    refetches.insert(rec.url.clone());
-                }
-                each(rec, out_of_order)
-            })?;
+    /// Hands the URLs of the host `prefix` that wait in a segment not yet
+    /// fetched to `each`.
+    pub fn pending_urls(&mut self, prefix: &[u8], mut each: impl FnMut(&str)) -> Result<(), Error> {
+        for list in &mut self.pending {
+            list.take_host(prefix, &mut each)?;
         }
-        if let Some(d) = &mut self.due
-            && due_too
-        {
-            let skipped = &mut self.due_waiting;
-            d.take_host(|rec, out_of_order| {
-                if refetches.contains(&rec.url) {
-                    *skipped += 1;
+        Ok(())
+    }
+}
+
+/// The URLs of the host being scheduled that already wait (in the backlog,
+/// or in a segment not yet fetched), by their 127-bit hash: a copy of one
+/// that comes again (a refetch come due, a leftover, a second backlog line)
+/// is not handed out a second time.
+pub struct HostWaiting {
+    hashes: HashSet<BloomHash, FastHash>,
+    /// The most hashes kept for one host (its memory bound).
+    limit: usize,
+    /// Waiting URLs of a host over `limit`, not kept: a copy of one of
+    /// them is not caught (warned about at the end of the round).
+    pub unchecked: u64,
+    /// The first host with such URLs, and how many it had.
+    pub unchecked_host: (String, u64),
+}
+
+/// Memory counted for one hash in [`HostWaiting`] (the hash and the
+/// table's overhead).
+const WAITING_ENTRY: u64 = 32;
+
+impl HostWaiting {
+    /// Keeps at most `memory` bytes of hashes for one host.
+    pub fn new(memory: u64) -> HostWaiting {
+        HostWaiting {
+            hashes: HashSet::with_hasher(FastHash),
+            limit: usize::try_from(memory / WAITING_ENTRY).unwrap_or(usize::MAX),
+            unchecked: 0,
+            unchecked_host: (String::new(), 0),
+        }
+    }
+
+    /// Forgets the last host's URLs (call when a host starts).
+    pub fn clear(&mut self) {
+        self.hashes.clear();
+    }
+
+    /// Notes a waiting URL of `host`; false if it waits already (a copy).
+    pub fn insert(&mut self, host: &str, hash: BloomHash) -> bool {
+        if self.hashes.len() >= self.limit {
+            if self.hashes.contains(&hash) {
+                return false;
+            }
+            self.unchecked += 1;
+            if self.unchecked_host.0 == host {
+                self.unchecked_host.1 += 1;
+            } else if self.unchecked_host.1 == 0 {
+                self.unchecked_host = (host.to_string(), 1);
+            }
+            return true;
+        }
+        self.hashes.insert(hash)
+    }
+
+    /// True if the URL of `hash` waits already.
+    pub fn holds(&self, hash: BloomHash) -> bool {
+        !self.hashes.is_empty() && self.hashes.contains(&hash)
+    }
+}
+
+/// A file of the segment format (grouped by host), read host by host: a
+/// segment not yet fetched, a leftover list, the backlog.
+pub struct ListCursor {
+    reader: SegmentReader,
+    rec: SegmentRecord,
+    prefix: Vec<u8>,
+    have: bool,
+}
+
+impl ListCursor {
+    /// Opens the file at `path`.
+    pub fn open(path: &Path) -> Result<ListCursor, Error> {
+        let mut c = ListCursor {
+            reader: SegmentReader::open(path)?,
+            rec: SegmentRecord::default(),
+            prefix: Vec::new(),
+            have: false,
+        };
+        c.advance()?;
+        Ok(c)
+    }
+
+    fn advance(&mut self) -> Result<(), Error> {
+        loop {
+            match self.reader.read_next(&mut self.rec) {
+                Ok(true) => {
+                    host_key(&self.rec.host, &mut self.prefix);
+                    self.have = true;
                     return Ok(());
                 }
-                each(rec, out_of_order)
-            })?;
+                Ok(false) => {
+                    self.have = false;
+                    return Ok(());
+                }
+                // Reported by the readers that use the file.
+                Err(e) if !e.is_fatal() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Hands the URLs of the host `prefix` to `each`, skipping the hosts
+    /// before it. (A host out of order in the file is not found.)
+    pub fn take_host(&mut self, prefix: &[u8], mut each: impl FnMut(&str)) -> Result<(), Error> {
+        while self.have && self.prefix.as_slice() < prefix {
+            self.advance()?;
+        }
+        while self.have && self.prefix.as_slice() == prefix {
+            each(&self.rec.url);
+            self.advance()?;
         }
         Ok(())
     }
@@ -241,4 +358,42 @@ pub fn sort_again(
         out.write(&rec)?;
     }
     Ok(out.finish()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiting_url_is_kept_once_and_the_bound_is_said() {
+        let h = |i: u32| BloomHash::of(format!("http://a.test/{i}").as_bytes());
+        // Room for two hashes.
+        let mut w = HostWaiting::new(2 * WAITING_ENTRY);
+        assert!(!w.holds(h(1)));
+        assert!(w.insert("a.test", h(1)) && w.insert("a.test", h(2)));
+        assert!(
+            !w.insert("a.test", h(1)),
+            "a second line of a URL that waits"
+        );
+        assert!(w.holds(h(2)));
+        // Over the bound: taken, not kept, counted with its host.
+        assert!(w.insert("a.test", h(3)) && w.insert("a.test", h(4)));
+        assert!(!w.holds(h(3)));
+        assert!(!w.insert("a.test", h(2)), "those kept are still caught");
+        assert_eq!(
+            (w.unchecked, w.unchecked_host.clone()),
+            (2, ("a.test".into(), 2))
+        );
+        // The next host starts afresh.
+        w.clear();
+        assert!(!w.holds(h(1)) && w.insert("b.test", h(1)));
+    }
+
+    #[test]
+    fn a_host_key_splits_into_its_domain_and_host() {
+        let mut key = Vec::new();
+        host_key("www.example.co.uk", &mut key);
+        assert_eq!(key, b"example.co.uk\twww.example.co.uk\t");
+        assert_eq!(split_host_key(&key), ("example.co.uk", "www.example.co.uk"));
+    }
 }

@@ -61,10 +61,10 @@ impl Meta {
         self.not_before_s = self.not_before_s.max(other.not_before_s);
     }
 
-    /// A URL read back from the backlog (or from the history's due URLs):
-    /// exempt from the seen check (it went into `seen.bloom` when it went
-    /// into the backlog), its not-before kept; a refetch stays `recrawl`,
-    /// a sitemap to read `sitemap-file`.
+    /// A URL read back from the backlog: exempt from the seen check (it
+    /// went into `seen.bloom` when it went into the backlog), its
+    /// not-before kept; a refetch stays `recrawl`, a sitemap to read
+    /// `sitemap-file`.
     pub fn of_backlog(rec: &common::segment::SegmentRecord) -> Meta {
         Meta {
             hops: rec.hops,

@@ -380,9 +380,9 @@ impl HostCap {
         self.share = share.clamp(0.0, 1.0);
     }
 
-    /// Adds a URL of the current host; `prior` is the segment line it was
-    /// read from (the backlog, the history's due URLs), whose validators,
-    /// digest and last fetch time it keeps. When the selector is full,
+    /// Adds a URL of the current host; `prior` is what it carries of its
+    /// last fetch (a backlog line, a leftover, a URL due again): the
+    /// validators, digest and last fetch time it keeps. When the selector is full,
     /// the worse URLs are passed to `emit` with [`Fate::Backlog`], best first.
     pub fn add<E>(
         &mut self,

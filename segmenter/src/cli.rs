@@ -270,19 +270,24 @@ pub enum Command {
         #[arg(long)]
         print: bool,
     },
-    /// Remove the programs' files in CRAWL/logs/ older than the retention.
+    /// Remove the logs and the spent files older than the retention.
     ///
-    /// Candidates: round-NNNNN.log, inject.log, fetcher-*.log,
-    /// segmenter-*.log and segmenter-*.json whose last write is older than
-    /// --keep-logs (else [crawl] keep_logs in crawl.toml, else 30d; 0 keeps
-    /// them all). The log of the round in progress and the newest report of
-    /// a `run` are kept; other files are never touched. scripts/crawl.sh
-    /// runs it once per run.
+    /// The retention is --keep-logs, else [crawl] keep_logs in crawl.toml,
+    /// else 30d; 0 keeps everything. Logs: round-NNNNN.log, inject.log,
+    /// fetcher-*.log, segmenter-*.log and segmenter-*.json in CRAWL/logs/
+    /// whose last write is older; the log of the round in progress and the
+    /// newest report of a `run` are kept, other files never touched. Spent
+    /// files, of the fetched runs consumed whose DONE is older: the run's
+    /// segment, its leftover list, lock file and map outputs, and the whole
+    /// run of a fetch that stored nothing; never a WARC file, its CDXJ
+    /// index, nor the crawl.log and stats.json of a run that stored pages;
+    /// the newest segment and the round in progress are kept.
+    /// scripts/crawl.sh runs it once per run.
     Prune {
         /// The crawl directory.
         crawl: PathBuf,
-        /// Keep the files written in this time (`30d`, `12h`; 0 keeps all)
-        /// [default: 30d]
+        /// Keep the logs written and the runs fetched in this time (`30d`,
+        /// `12h`; 0 keeps all) [default: 30d]
         #[arg(long, value_name = "DURATION")]
         keep_logs: Option<DurationValue>,
         /// Say what would be removed, remove nothing.

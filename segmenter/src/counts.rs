@@ -64,6 +64,10 @@ pub struct Counts {
     pub backlog_in: u64,
     /// URLs due again, from the fetch history.
     pub due_in: u64,
+    /// Copies of URLs that wait already (in the backlog, or in a segment
+    /// not yet fetched) that came again: a refetch come due, a leftover, a
+    /// second backlog line. Dropped: the waiting URL is handed out once.
+    pub waiting_copies: u64,
     /// Malformed lines in leftover or backlog files.
     pub bad_lines: u64,
     /// URLs that are not valid URLs.
@@ -205,6 +209,7 @@ impl AddAssign<&Counts> for Counts {
         self.retries_exhausted += o.retries_exhausted;
         self.backlog_in += o.backlog_in;
         self.due_in += o.due_in;
+        self.waiting_copies += o.waiting_copies;
         self.bad_lines += o.bad_lines;
         self.invalid_urls += o.invalid_urls;
         for (a, b) in self.rejects.iter_mut().zip(o.rejects) {

@@ -3,13 +3,20 @@
 //! commit.
 //!
 //! ```text
-//! jobs ─scan (N workers)─▶ sorters ─merge─▶ each URL once, by (domain, host, url)
-//!      ─seen.bloom─▶ new or re-entered ─per-host cap─▶ segments │ backlog ─commit─▶ CRAWL
-//!   └─fetches seen─▶ sorters ─merge with history─▶ new history, due URLs ─┘ (beside the backlog)
+//! jobs ─scan (N workers)─▶ sorters ──────────────────────────────┐
+//!   └─fetches seen─▶ sorters ─merge with history─▶ new history,   │
+//!                                                 due URLs, sorted┤
+//!        ─merge─▶ each URL once, by (domain, host, url) ─seen.bloom─▶ new or re-entered
+//!        ─not already waiting (backlog, segments not fetched)─▶ per-host cap, with the backlog
+//!        ─▶ segments │ backlog ─commit─▶ CRAWL
 //! ```
 //!
 //! `run` also merges the fetches of the runs it reads into the fetch history
-//! ([`crate::history`]); the URLs due for a refetch join the backlog's.
+//! ([`crate::history`]); the URLs due for a refetch join the round's merge,
+//! where a leftover copy of one (its fetch cut by the end of a round) meets
+//! it. The backlog is read beside the merge, host by host; a URL that waits
+//! there or in a segment not yet fetched is handed out once, whatever other
+//! copies of it come in the round ([`crate::backlog::HostWaiting`]).
 
 use std::collections::BTreeSet;
 use std::sync::mpsc;
@@ -20,9 +27,9 @@ use common::bloom::BloomHash;
 use common::crawldir::{CONSUMED_LIST, SCOPE_SEEDS_LIST};
 use common::filter::UrlFilter;
 use common::listfile;
-use common::segment::{SegmentRecord, SegmentWriter, Via};
+use common::segment::{SegmentRecord, Via};
 
-use crate::backlog::{BacklogStream, Waiting};
+use crate::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
 use crate::candidates::{LastFetch, Meta, host_prefix, split_key};
 use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::commit::{Staging, pause_point, read_consumed};
@@ -37,7 +44,7 @@ use crate::scan::{Job, ScanConfig, ScanOutput, scan};
 use crate::seen::rescue::{NotInHistory, Rescue};
 use crate::seen::{ExactSets, Finish, Origin, Seen};
 use crate::settings::Settings;
-use crate::sort::{Merger, SpillDir, merge};
+use crate::sort::{Merger, Sorter, SpillDir, merge};
 use common::progress::Pacer;
 use common::runlog::RunLog;
 
@@ -159,7 +166,7 @@ fn build(
     let mut suspects = cx.merge_suspects(std::mem::take(&mut scanned.suspects))?;
     // A `run` looks the suspects up in the history as its merge writes it.
     let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
-    let pages = match plan.history {
+    let (pages, due) = match plan.history {
         true => cx.merge_history(
             &plan,
             std::mem::take(&mut scanned.observed),
@@ -167,17 +174,25 @@ fn build(
             &mut not_in_history,
             &mut report,
         )?,
-        false => crate::history::PageCounts::default(),
+        false => (crate::history::PageCounts::default(), None),
     };
 
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let exact = RoundSets::new(crawl, &staging, &plan, &old_consumed)?;
     let mut sorted = std::mem::take(&mut scanned.sorted);
     sorted.extend(cx.rescue(&exact, suspects, not_in_history, &mut report)?);
+    sorted.extend(due);
     let merger = merge(sorted, &spills, cx.fan_in)?;
 
     let hosts_db = hosts_db.into_inner().expect("no panics");
-    let selected = cx.select(merger, &plan, &old_consumed, hosts_db, pages, &mut report)?;
+    let budget = cx.budget(hosts_db, pages)?;
+    let selected = cx.select(
+        merger,
+        &plan,
+        (&old_consumed, &exact.unconsumed),
+        budget,
+        &mut report,
+    )?;
     seen.add_rescued(report.selection.rescued);
     let after = exact.after(&staging)?;
     report.bloom = seen.finish(&Finish {
@@ -307,7 +322,7 @@ impl Steps<'_> {
     /// Merges the fetches seen (`observed`) into the staged history,
     /// looking the suspects up in it meanwhile (those not found go to
     /// `not_in_history`); records the merge in the report and returns the
-    /// pages counted per host and domain.
+    /// pages counted per host and domain, and the URLs due again, sorted.
     fn merge_history(
         &self,
         plan: &Plan,
@@ -315,7 +330,7 @@ impl Steps<'_> {
         suspects: &mut Option<Merger>,
         not_in_history: &mut NotInHistory,
         report: &mut Report,
-    ) -> Result<crate::history::PageCounts, Error> {
+    ) -> Result<(crate::history::PageCounts, Option<crate::sort::Sorted>), Error> {
         let started = Instant::now();
         let observations = merge(observed, self.spills, self.fan_in)?;
         let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
@@ -323,18 +338,19 @@ impl Steps<'_> {
             Some(s) => Some(Lookup::new(s, &mut each)?),
             None => None,
         };
-        let (merged, pages) = merge_history(
+        let (merged, pages, due) = merge_history(
             self.settings,
-            self.log,
             self.staging,
+            self.spills,
             !plan.history_only.is_empty(),
             observations,
             lookup,
         )?;
         report.history = Some(merged);
+        report.counts.due_in = due.urls;
         report.history_time = started.elapsed();
         pause_point("history");
-        Ok(pages)
+        Ok((pages, Some(due.sorted)))
     }
 
     /// Looks the suspects up in the exact sets (for a `run`, those the
@@ -370,14 +386,15 @@ impl Steps<'_> {
 
     /// The selection ([`select`]) of the merged URLs and the waiting ones
     /// into the staged segments and backlog, numbered after the segments
-    /// of the runs consumed; records the selection in the report.
+    /// of the runs `consumed`, within `budget`; the segments not yet
+    /// fetched (`unconsumed`) are read for the URLs that wait there.
+    /// Records the selection in the report.
     fn select(
         &self,
         merger: Merger,
         plan: &Plan,
-        consumed: &[String],
-        hosts_db: Option<common::hoststate::HostDb>,
-        pages: crate::history::PageCounts,
+        (consumed, unconsumed): (&[String], &[std::path::PathBuf]),
+        budget: Budget,
         report: &mut Report,
     ) -> Result<Selected, Error> {
         let (settings, crawl, staging) = (self.settings, &self.settings.crawl, self.staging);
@@ -389,8 +406,7 @@ impl Steps<'_> {
             settings.partitions,
             settings.max_segment_size,
         )?;
-        let (waiting, carry) = self.waiting(plan)?;
-        let budget = self.budget(hosts_db, pages)?;
+        let (waiting, carry) = self.waiting(plan, unconsumed)?;
         let mut selected = select(
             Inputs {
                 merger,
@@ -398,6 +414,7 @@ impl Steps<'_> {
                 carry,
                 filter: self.filter,
                 share: settings.recrawl_share,
+                memory: settings.memory / 4,
             },
             self.seen,
             self.progress,
@@ -406,6 +423,14 @@ impl Steps<'_> {
             plan.record_seed_domains,
             &mut report.counts,
         )?;
+        if selected.unchecked.0 > 0 {
+            self.log.warn(format_args!(
+                "{} URLs waiting in the backlog were not kept to catch copies (a host had more \
+                 than fit in a quarter of --memory: {} of {}): a copy of one of them that \
+                 came again this round may be in a segment twice; give a larger --memory",
+                selected.unchecked.0, selected.unchecked.1.1, selected.unchecked.1.0
+            ));
+        }
         if selected.selection.out_of_order > 0 {
             self.sort_backlog_again(selected.selection.out_of_order)?;
         }
@@ -413,9 +438,13 @@ impl Steps<'_> {
         Ok(selected)
     }
 
-    /// The backlog and the URLs due again, read beside the merge, and
-    /// whether the backlog is carried as it is.
-    fn waiting(&self, plan: &Plan) -> Result<(Waiting<'_>, bool), Error> {
+    /// The backlog and the segments not yet fetched (`unconsumed`), read
+    /// beside the merge, and whether the backlog is carried as it is.
+    fn waiting(
+        &self,
+        plan: &Plan,
+        unconsumed: &[std::path::PathBuf],
+    ) -> Result<(Waiting<'_>, bool), Error> {
         let (backlog, carry) = match &plan.backlog {
             Some((path, how)) => (
                 Some(BacklogStream::open(path, self.log)?),
@@ -423,16 +452,11 @@ impl Steps<'_> {
             ),
             None => (None, false),
         };
-        let due = match plan.history {
-            true => Some(BacklogStream::open(&due_path(self.staging), self.log)?),
-            false => None,
-        };
-        let waiting = Waiting {
-            backlog,
-            due,
-            due_waiting: 0,
-        };
-        Ok((waiting, carry))
+        let pending = unconsumed
+            .iter()
+            .map(|p| ListCursor::open(p))
+            .collect::<Result<_, _>>()?;
+        Ok((Waiting { backlog, pending }, carry))
     }
 
     /// Each host's budget for the round, from its state in `hosts.db`, the
@@ -627,29 +651,35 @@ impl RoundSets {
 }
 
 /// Merges the fetches a `run` read (`observations`) into the fetch history,
-/// staged, looking `lookup`'s URLs up in it as it is written; writes the
-/// URLs due again for the selection ([`due_path`]). With `spread_new`, the
-/// first refetches of URLs new to the history are spread over their
-/// interval.
+/// staged, looking `lookup`'s URLs up in it as it is written; the URLs due
+/// again go into a sort of their own ([`Due`]), which joins the round's
+/// merge. With `spread_new`, the first refetches of URLs new to the history
+/// are spread over their interval.
 fn merge_history<'a>(
     settings: &'a Settings,
-    log: &RunLog,
     staging: &Staging,
+    spills: &std::sync::Arc<SpillDir>,
     spread_new: bool,
     observations: Merger,
     lookup: Option<Lookup<'a>>,
-) -> Result<(crate::history::HistoryCounts, crate::history::PageCounts), Error> {
+) -> Result<
+    (
+        crate::history::HistoryCounts,
+        crate::history::PageCounts,
+        Due,
+    ),
+    Error,
+> {
     let crawl = &settings.crawl;
     let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
     let out =
         HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
-    let path = due_path(staging);
-    let mut due = SegmentWriter::create(&path)?;
-    let mut rec = SegmentRecord {
-        via: Via::Recrawl,
-        ..SegmentRecord::default()
-    };
-    let merged = crate::history::Merge {
+    let budget = usize::try_from(settings.memory / 8).unwrap_or(usize::MAX);
+    let mut sorter = Sorter::new(spills.clone(), budget)?;
+    let mut urls = 0;
+    let mut rec = SegmentRecord::default();
+    let mut carried = Vec::new();
+    let (merged, pages) = crate::history::Merge {
         old,
         observations,
         out,
@@ -660,27 +690,51 @@ fn merge_history<'a>(
         count_pages: settings.max_host_pages.is_some() || settings.max_domain_pages.is_some(),
     }
     .run(|e| {
-        rec.host.clone_from(&e.host);
-        rec.url.clone_from(&e.url);
-        rec.hops = e.hops;
+        // What a refetch carries: the validators, and the response that
+        // holds the payload (what a revisit refers to).
         rec.etag.clone_from(&e.etag);
         rec.last_modified.clone_from(&e.last_modified);
         rec.digest.clone_from(&e.digest);
-        // The response that holds the payload, what a revisit refers to.
         rec.fetched = Some(e.payload_ms());
         rec.record_id.clone_from(&e.record_id);
-        match due.write(&rec) {
-            // (A history line always makes a segment line; one that
-            // would not is reported and skipped.)
-            Err(e) if !e.is_fatal() => {
-                log.warn(format_args!("{e}; not refetched"));
-                Ok(())
-            }
-            r => r.map_err(Error::from),
-        }
+        LastFetch::encode(&rec, &mut carried);
+        let meta = Meta {
+            hops: e.hops,
+            inlinks: 0,
+            tries: 0,
+            via: Via::Recrawl,
+            exempt: true,
+            fetched: false,
+            rescued: false,
+            not_before_s: 0,
+        };
+        urls += 1;
+        sorter.push_carrying(
+            &e.host,
+            &e.url,
+            BloomHash::of(e.url.as_bytes()),
+            meta,
+            &carried,
+        )
     })?;
-    due.finish()?;
-    Ok(merged)
+    Ok((
+        merged,
+        pages,
+        Due {
+            sorted: sorter.finish(),
+            urls,
+        },
+    ))
+}
+
+/// The URLs the history merge found due again, sorted as the round's
+/// candidates: they join the round's merge, so that a refetch that is also
+/// in a leftover list (its fetch cut by the end of a round) is one URL,
+/// its copies merged (the newest last fetch, the most tries).
+pub struct Due {
+    sorted: crate::sort::Sorted,
+    /// URLs handed out.
+    urls: u64,
 }
 
 /// The hash of a URL already in `seen.bloom` (a backlog URL): not inserted
@@ -765,15 +819,10 @@ impl Sink<'_> {
         }
     }
 
-    /// Counts the URLs read from the backlog and from the URLs due again,
-    /// and their bad lines.
+    /// Counts the URLs read from the backlog and their bad lines.
     fn count_waiting(&mut self, waiting: &Waiting) {
         if let Some(b) = &waiting.backlog {
             self.counts.backlog_in = b.read;
-            self.counts.bad_lines += b.bad_lines;
-        }
-        if let Some(b) = &waiting.due {
-            self.counts.due_in = b.read - waiting.due_waiting;
             self.counts.bad_lines += b.bad_lines;
         }
     }
@@ -850,6 +899,9 @@ struct Selected {
     backlog: u64,
     /// The registrable domains met (when asked for).
     domains: Vec<String>,
+    /// Waiting URLs not kept to catch copies ([`HostWaiting`]), and the
+    /// first host that had some, with how many.
+    unchecked: (u64, (String, u64)),
 }
 
 /// What the selection reads: the round's URLs out of the merge, the
@@ -863,13 +915,8 @@ struct Inputs<'a> {
     filter: &'a UrlFilter,
     /// The share of a host's cap for refetches.
     share: f64,
-}
-
-/// Where the history merge writes the URLs due again (scratch space).
-fn due_path(staging: &Staging) -> std::path::PathBuf {
-    staging
-        .sort_dir()
-        .join(format!("due{}", common::segment::FILE_SUFFIX))
+    /// Bytes for the waiting URLs of one host ([`HostWaiting`]).
+    memory: u64,
 }
 
 /// Every URL out of the merge, and every URL of the backlog, is scheduled:
@@ -894,7 +941,9 @@ fn select(
         carry,
         filter,
         share,
+        memory,
     } = inputs;
+    let mut unchecked = (0, (String::new(), 0));
     let mut selection = Selection::default();
     let mut domains = Vec::new();
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
@@ -940,8 +989,13 @@ fn select(
             sel: &mut selection,
             domains: collect_domains.then_some(&mut domains),
             carry,
+            waiting_urls: HostWaiting::new(memory),
         };
         let result = chooser.choose(merger, &mut waiting);
+        unchecked = (
+            chooser.waiting_urls.unchecked,
+            std::mem::take(&mut chooser.waiting_urls.unchecked_host),
+        );
         let mut sink = chooser.sink;
         sink.count_waiting(&waiting);
         if sink.batch.len > 0 {
@@ -957,6 +1011,7 @@ fn select(
         segments,
         backlog: backlog_size,
         domains,
+        unchecked,
     })
 }
 
@@ -1010,6 +1065,8 @@ struct Chooser<'a, 's> {
     domains: Option<&'a mut Vec<String>>,
     /// The backlog is carried into the new one, not scheduled (`inject`).
     carry: bool,
+    /// The URLs of the current host that wait already.
+    waiting_urls: HostWaiting,
 }
 
 impl Chooser<'_, '_> {
@@ -1026,17 +1083,22 @@ impl Chooser<'_, '_> {
             let Some(parts) = split_key(&key) else {
                 continue;
             };
-            self.sel.unique += 1;
             let prefix = host_prefix(&key);
             if prefix != self.current.as_slice() {
                 // The waiting hosts before this one, then this one
                 // with its waiting URLs.
                 self.backlog_before(waiting, Some(prefix))?;
-                self.start(prefix, parts.domain, parts.host)?;
+                self.start(prefix, parts.domain, parts.host, waiting)?;
                 if waiting.peek() == Some(prefix) {
                     self.backlog_host(waiting)?;
                 }
             }
+            if self.waiting_urls.holds(parts.hash) {
+                // It waits already: that copy is the one handed out.
+                self.sink.counts.waiting_copies += 1;
+                continue;
+            }
+            self.sel.unique += 1;
             let prior = (!carried.is_empty()).then(|| {
                 LastFetch::apply(&carried, &mut prior);
                 &prior
@@ -1048,8 +1110,15 @@ impl Chooser<'_, '_> {
         Ok(())
     }
 
-    /// Ends the current host and starts `host` (of `domain`), planned.
-    fn start(&mut self, prefix: &[u8], domain: &str, host: &str) -> Result<(), Error> {
+    /// Ends the current host and starts `host` (of `domain`), planned,
+    /// with the URLs of it that wait in a segment not yet fetched.
+    fn start(
+        &mut self,
+        prefix: &[u8],
+        domain: &str,
+        host: &str,
+        waiting: &mut Waiting,
+    ) -> Result<(), Error> {
         if let Some(domains) = &mut self.domains
             && domains.last().is_none_or(|d| d != domain)
         {
@@ -1064,6 +1133,11 @@ impl Chooser<'_, '_> {
         self.host.started = (self.sel.backlogged, self.sel.scheduled - self.sel.refetches);
         self.cap.set_cap(self.host.plan.cap);
         self.cap.set_new_limit(self.host.plan.new_limit);
+        let urls = &mut self.waiting_urls;
+        urls.clear();
+        waiting.pending_urls(prefix, |url| {
+            urls.insert(host, BloomHash::of(url.as_bytes()));
+        })?;
         Ok(())
     }
 
@@ -1126,25 +1200,19 @@ impl Chooser<'_, '_> {
                 return Ok(());
             }
             let next = next.to_vec();
-            backlog.take_host(|rec, out_of_order| {
-                if out_of_order || self.carry {
-                    self.waiting(rec, Fate::Backlog, out_of_order);
-                    return Ok(());
-                }
-                if next != self.current {
-                    let domain = std::str::from_utf8(&next[..next.len() - rec.host.len() - 2])
-                        .unwrap_or_default()
-                        .to_string();
-                    self.start(&next, &domain, &rec.host)?;
-                }
-                self.waiting(rec, Fate::Segment, false);
-                Ok(())
-            })?;
+            let scheduled = !self.carry && !backlog.next_is_out_of_order();
+            if scheduled && next != self.current {
+                let (domain, host) = crate::backlog::split_host_key(&next);
+                let (domain, host) = (domain.to_string(), host.to_string());
+                self.start(&next, &domain, &host, backlog)?;
+            }
+            self.backlog_host(backlog)?;
         }
         Ok(())
     }
 
-    /// The backlog's URLs of the current host.
+    /// The backlog's URLs of its next host (the current one, unless it is
+    /// carried or out of order).
     fn backlog_host(&mut self, backlog: &mut Waiting) -> Result<(), Error> {
         backlog.take_host(|rec, out_of_order| {
             let fate = if out_of_order || self.carry {
@@ -1160,6 +1228,16 @@ impl Chooser<'_, '_> {
     /// A URL of the backlog: to the current host's cap (`Fate::Segment`),
     /// or straight back to the backlog (carried, or `out_of_order`).
     fn waiting(&mut self, rec: &SegmentRecord, fate: Fate, out_of_order: bool) {
+        if fate == Fate::Segment
+            && !self
+                .waiting_urls
+                .insert(&rec.host, BloomHash::of(rec.url.as_bytes()))
+        {
+            // A second line of a URL that waits (or waits in a segment not
+            // yet fetched): one is enough.
+            self.sink.counts.waiting_copies += 1;
+            return;
+        }
         let meta = Meta::of_backlog(rec);
         // Its URL went into seen.bloom when it went into the backlog.
         let hash = ALREADY_SEEN;

@@ -98,9 +98,18 @@ impl Session {
     /// Prints the report (stderr and log), keeps it as JSON in
     /// `logs/segmenter-TIMESTAMP.json` (beside the run's own log, under the
     /// same name) and warns about the Bloom filter's load. Called once the
-    /// round has committed: a round that did not leaves no JSON report.
+    /// round has committed: a round that did not leaves no JSON report, nor
+    /// does a `run` that consumed no fetched run and wrote no segment (one
+    /// from cron with nothing to do: only the backlog went round).
     pub fn finish(&self, report: &Report) {
         self.log.block(&report.render());
+        let nothing_done = matches!(report.command, "run" | "reduce")
+            && report.consumed.is_empty()
+            && report.segments.is_empty();
+        if nothing_done {
+            self.notes(report);
+            return;
+        }
         let path = match self.log.path() {
             Some(own) if !self.log.is_appended() => own,
             _ => self.settings.crawl.new_log_path("segmenter"),
@@ -114,6 +123,12 @@ impl Session {
                 path.display()
             ));
         }
+        self.notes(report);
+    }
+
+    /// Warns about the Bloom filter's load, and says when no segment was
+    /// written.
+    fn notes(&self, report: &Report) {
         if report.bloom.past_design_load() {
             self.log.warn(format_args!(
                 "{}: past its design load ({} items for {} designed, est. false-positive rate {:.4} for a target of {}): it grows at the next round",

@@ -205,6 +205,11 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
         "{requests_before} requests for {} pages stored: fetching went on after the failure",
         stored_before.len()
     );
+    // The failed run closed hosts.db cleanly: one plain file, which a
+    // reader (the segmenter) opens without leaving a file beside it.
+    assert_hosts_db_alone(&crawl);
+    drop(common::hoststate::HostDb::open_read_only(crawl.hosts_db_path()).unwrap());
+    assert_hosts_db_alone(&crawl);
 
     // With space again, the same command completes the segment.
     fetch(&mut fetch_cmd(&crawl, &server), &crawl, 0);
@@ -233,4 +238,18 @@ fn a_full_disk_stops_the_run_naming_the_file_and_the_rerun_completes() {
         .filter(|u| stored_before.contains(u))
         .collect();
     assert!(asked_again.is_empty(), "fetched twice: {asked_again:?}");
+}
+
+/// `hosts.db` is one plain SQLite file: not in WAL mode, without
+/// `hosts.db-wal` or `hosts.db-shm` beside it.
+fn assert_hosts_db_alone(crawl: &common::crawldir::CrawlDir) {
+    let beside: Vec<String> = ["-wal", "-shm"]
+        .iter()
+        .map(|s| format!("{}{s}", crawl.hosts_db_path().display()))
+        .filter(|p| std::path::Path::new(p).exists())
+        .collect();
+    assert!(beside.is_empty(), "left beside hosts.db: {beside:?}");
+    // The journal mode is byte 18 of the header: 2 in WAL mode, 1 without.
+    let header = std::fs::read(crawl.hosts_db_path()).unwrap();
+    assert_eq!(header[18], 1, "hosts.db left in WAL mode");
 }

@@ -122,14 +122,14 @@ fn silent_and_trickling_servers_time_out_without_holding_others() {
         status_of(&lines, &server.url("mute-robots.test", "/x")),
         Status::Error(ErrorCode::RobotsUnavailable)
     );
-    // Held back by its robots.txt, it counts one try (the robots.txt
-    // request was made for it), so that a host that never answers runs out
-    // of tries (then waits in the fetch history as failed).
+    // Held back by its robots.txt, it uses no try: a host that does not
+    // answer is held by its backoff (and parked after `park_after`), and
+    // its URLs come back whole when it answers again.
     assert!(
         left.iter()
             .any(|r| r.url == server.url("mute-robots.test", "/x")
-                && r.via == Via::Retry
-                && r.tries == 1),
+                && r.via == Via::Leftover
+                && r.tries == 0),
         "{left:?}"
     );
     warcio_check(&crawl, "00001");
@@ -262,14 +262,16 @@ fn retry_after_and_failing_hosts() {
     assert_eq!(dropped, 7);
     let left = leftover(&crawl, "00001");
     assert_eq!(left.iter().filter(|r| r.host == "broken.test").count(), 10);
-    // The 3 attempted come back as retries with one more try; the 7 never
+    // The 3 attempted come back as retries: the first with one more try
+    // (the host had answered its robots.txt), the two after it with none
+    // (the host was failing: those failures are its backoff's); the 7 never
     // asked use no try: an outage costs a host none of its frontier.
-    assert_eq!(
+    let retried = |tries: u32| {
         left.iter()
-            .filter(|r| r.host == "broken.test" && r.via == Via::Retry && r.tries == 1)
-            .count(),
-        3
-    );
+            .filter(|r| r.host == "broken.test" && r.via == Via::Retry && r.tries == tries)
+            .count()
+    };
+    assert_eq!((retried(1), retried(0)), (1, 2), "{left:#?}");
     assert_eq!(
         left.iter()
             .filter(|r| r.host == "broken.test" && r.via == Via::Leftover && r.tries == 0)
@@ -393,31 +395,26 @@ fn refused_connections_are_logged_and_drop_the_host() {
             Status::Error(ErrorCode::RobotsUnavailable)
         );
     }
-    // Nothing is lost: every URL of both given-up hosts comes back. up.test's
-    // pages asked (refused) with one more try, those never asked (dropped
-    // after failures) with none; down.test's, whose robots.txt was refused,
-    // with one more try each (the robots.txt request was made for them).
+    // Nothing is lost: every URL of both given-up hosts comes back. Of
+    // up.test's two pages asked (refused), the first costs its URL a try
+    // (the host had answered before it), the second none (the host was
+    // failing: its backoff's); those never asked (dropped after failures)
+    // come back untried, and so do down.test's, whose robots.txt was
+    // refused (a host that does not answer is held by its backoff).
     let left = leftover(&crawl, "00002");
     assert_eq!(left.len(), 10, "{left:#?}");
-    let tried = |r: &common::segment::SegmentRecord| r.via == Via::Retry && r.tries == 1;
-    let untried = |r: &common::segment::SegmentRecord| r.via == Via::Leftover && r.tries == 0;
-    let asked = lines
-        .iter()
-        .filter(|l| l.via != Via::Robots && l.status == Status::Error(ErrorCode::Refused))
-        .count();
+    let is = |via: Via, tries: u32| {
+        move |r: &&common::segment::SegmentRecord| r.via == via && r.tries == tries
+    };
     let up_left: Vec<_> = left.iter().filter(|r| r.host == "up.test").collect();
-    assert_eq!(
-        up_left.iter().filter(|r| tried(r)).count(),
-        asked,
-        "{left:#?}"
-    );
-    assert_eq!(
-        up_left.iter().filter(|r| untried(r)).count(),
-        5 - asked,
-        "{left:#?}"
-    );
+    let count = |via, tries| up_left.iter().copied().filter(is(via, tries)).count();
+    assert_eq!(count(Via::Retry, 1), 1, "{left:#?}");
+    assert_eq!(count(Via::Retry, 0), 1, "{left:#?}");
+    assert_eq!(count(Via::Leftover, 0), 3, "{left:#?}");
     assert!(
-        left.iter().filter(|r| r.host == "down.test").all(tried),
+        left.iter()
+            .filter(|r| r.host == "down.test")
+            .all(|r| is(Via::Leftover, 0)(&r)),
         "{left:#?}"
     );
 }

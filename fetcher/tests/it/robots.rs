@@ -182,11 +182,16 @@ fn status_policy_redirects_and_rules() {
         && l.url == server.url("moved.test", "/robots.txt")
         && l.status == Status::Http(301)));
 
-    // Skipped and unavailable hosts' URLs wait in the leftover file as
-    // retries with one more try counted, so that a host that stays so runs
-    // out of tries instead of coming back every round.
+    // Skipped and unavailable hosts' URLs wait in the leftover file: those
+    // of a host skipped for its Crawl-delay as retries with one more try
+    // counted, so that a host that stays so runs out of tries instead of
+    // coming back every round; those of a host whose robots.txt failed
+    // with their tries (the host is down: its backoff holds it).
     let left = leftover(&crawl, "00001");
-    for (host, via, tries) in [("down.test", Via::Retry, 1), ("slow.test", Via::Retry, 1)] {
+    for (host, via, tries) in [
+        ("down.test", Via::Leftover, 0),
+        ("slow.test", Via::Retry, 1),
+    ] {
         for p in paths {
             let url = server.url(host, p);
             assert!(

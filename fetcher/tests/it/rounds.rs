@@ -265,15 +265,15 @@ fn a_round_ends_when_only_waiting_hosts_are_left() {
     assert_eq!(hole_robots.status, Status::Error(ErrorCode::Timeout));
     assert!(hole_robots.note.contains("abandoned when the round ended"));
 
-    // The URLs of both hosts wait in the leftover, as retries (their
-    // robots.txt failed in this run), until their robots.txt may be asked
-    // again, about a minute from now.
+    // The URLs of both hosts wait in the leftover, with their tries (their
+    // robots.txt failed in this run: the hosts are down), until their
+    // robots.txt may be asked again, about a minute from now.
     let left = leftover(&crawl, "00001");
     assert_eq!(left.len(), 6, "{left:?}");
     let now = common::timefmt::unix_millis(std::time::SystemTime::now());
     for r in &left {
         assert!(r.host == "down.test" || r.host == "hole.test", "{r:?}");
-        assert_eq!((r.via, r.tries), (Via::Retry, 1), "{r:?}");
+        assert_eq!((r.via, r.tries), (Via::Leftover, 0), "{r:?}");
         let nb = r
             .not_before
             .unwrap_or_else(|| panic!("no not_before: {r:?}"));

@@ -24,7 +24,8 @@
 //!    (exit 4) stops it with exit 4. The round stays open: the next run
 //!    goes on with it;
 //! 2. the open round ends (`round N`) once its segment is fetched and the
-//!    fetched run consumed;
+//!    fetched run consumed (journal end `stop` if a signal or `STOP` cut
+//!    its fetch, `done` otherwise);
 //! 3. a `STOP` file stops the crawl (exit 0), except between a fetch this
 //!    driver completed and its round's segmenter run; a round whose fetch
 //!    was handed out but is not complete ends there (journal end `stop`);
@@ -35,9 +36,14 @@
 //!    in a row), else stop; after a complete round that got no HTTP
 //!    response at all, wrote no more URLs than it had, with an empty
 //!    backlog: stop (`nothing fetchable left`; the next run tries again);
-//! 7. a segment waits: `fetch` (or `resume`) it;
+//! 7. a segment waits: `fetch` (or `resume`) it; unless the crawl has ended
+//!    for now: the last round was complete, got no HTTP response and found
+//!    nothing new, the backlog is empty, only what that round wrote waits,
+//!    and nothing is due for a refetch: stop (exit 0), naming when the next
+//!    refetch comes due, without a round;
 //! 8. nothing waits: if the backlog or the fetch history may fill a
-//!    segment, `segment` once; then (or else) stop, saying why.
+//!    segment, `segment` once; then (or else) stop, saying why and when the
+//!    next refetch comes due.
 //!
 //! A round is numbered when it opens, from the round journal
 //! (`rounds.v1.tsv`, [`common::rounds`]); the round in progress and the
@@ -187,6 +193,17 @@ pub struct SegmentFacts {
     pub earliest_not_before_ms: Option<i64>,
 }
 
+/// What the fetch history holds for the cycle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HistoryFacts {
+    /// URLs in it.
+    pub urls: u64,
+    /// Of them, URLs due for a refetch now.
+    pub due_now: u64,
+    /// When the first URL not due now comes due, Unix milliseconds.
+    pub next_due_ms: Option<i64>,
+}
+
 /// The questions that cost a read of a file. An error says which file and
 /// why; it stops the crawl with exit code 1.
 pub trait Lookup {
@@ -198,8 +215,8 @@ pub trait Lookup {
     fn figures(&self, id: &str) -> Result<Figures, String>;
     /// URLs waiting in the backlog.
     fn backlog_urls(&self) -> Result<u64, String>;
-    /// URLs in the fetch history, and those due for a refetch now.
-    fn history(&self) -> Result<(u64, u64), String>;
+    /// What the fetch history holds: its URLs, those due now, the next due.
+    fn history(&self) -> Result<HistoryFacts, String>;
 }
 
 /// The answer: the step, why, and what to record.
@@ -297,6 +314,9 @@ impl<'a, L: Lookup> Decider<'a, L> {
             return self.segment();
         }
         if let Some(d) = self.after_round()? {
+            return Ok(d);
+        }
+        if let Some(d) = self.ended()? {
             return Ok(d);
         }
         match self.f.pending.first() {
@@ -441,7 +461,13 @@ impl<'a, L: Lookup> Decider<'a, L> {
             return Ok(None);
         }
         let figures = self.look.figures(&id)?;
-        let round = self.close(End::Done, &run, figures);
+        // A fetch that a signal stopped early (the driver passes STOP on as
+        // one) ended the round there, though its run was segmented.
+        let end = match run.stop_reason.as_str() {
+            "signal" => End::Stop,
+            _ => End::Done,
+        };
+        let round = self.close(end, &run, figures);
         let mut d = self.answer(
             Kind::Round,
             Some(round.number.to_string()),
@@ -628,19 +654,82 @@ impl<'a, L: Lookup> Decider<'a, L> {
         }
     }
 
-    /// A complete round that got no HTTP response, after which no URL is
-    /// new and none waits in the backlog: what is left waits on hosts that
-    /// cannot be fetched now.
+    /// A round that went its course (complete, ended by its tail, its held
+    /// hosts or its time limit: not cut by a signal, the disk or a budget)
+    /// and got no HTTP response, after which no URL is new and none waits
+    /// in the backlog: what is left waits on hosts that cannot be fetched
+    /// now.
     fn fetched_nothing(&self, last: &Round) -> Result<bool, String> {
         let complete = matches!(
             last.stop_reason.as_deref(),
-            Some("complete" | "tail" | "held")
+            Some("complete" | "tail" | "held" | "time-limit")
         );
         Ok(last.end == End::Done
             && last.pages == 0
             && last.figures.new_urls <= last.urls.unwrap_or(0)
             && complete
             && self.look.backlog_urls()? == 0)
+    }
+
+    /// Rule 7, before a fetch: the crawl has ended for now. The journal's
+    /// last round (whichever driver ran it) was complete and got no HTTP
+    /// response, wrote no URL it did not have, the backlog is empty, what
+    /// waits is only what that round wrote (never fetched since), and
+    /// nothing of the fetch history is due: another round would fetch
+    /// nothing. Stop, saying when the next refetch comes due (a run after
+    /// then fetches the URLs left too).
+    fn ended(&self) -> Result<Option<Decision>, String> {
+        let Some(last) = self.f.rounds.last() else {
+            return Ok(None);
+        };
+        let fetch_handed_out = self.open.as_ref().is_some_and(|o| o.segment.is_some());
+        // (A round whose hosts were held is fetched again: they may be
+        // asked by now.)
+        let held = last.stop_reason.as_deref() == Some("held");
+        if self.f.pending.is_empty() || fetch_handed_out || held {
+            return Ok(None);
+        }
+        let Some(number) = last.segment.as_deref().and_then(segment_number) else {
+            return Ok(None);
+        };
+        // Segments the round's own run wrote: numbered after its segment.
+        let written = number.saturating_add(last.figures.new_segments);
+        let its_own = |id: &String| segment_number(id).is_some_and(|n| n > number && n <= written);
+        if !self.f.pending.iter().all(its_own) || !self.fetched_nothing(last)? {
+            return Ok(None);
+        }
+        let mut urls = 0;
+        for id in &self.f.pending {
+            if self.look.fetched(id)?.is_some() {
+                // A fetch of it was started (and cut): it goes on.
+                return Ok(None);
+            }
+            urls += self.look.segment(id)?.urls;
+        }
+        let h = self.look.history()?;
+        if h.due_now > 0 {
+            return Ok(None);
+        }
+        let reason = format!(
+            "nothing left to fetch in {} now: the crawl has ended: round {} got no HTTP \
+             response (see {}) and found nothing new; its {urls} URL(s) left wait in segment(s) \
+             {} for hosts that did not answer, and {}",
+            self.name(),
+            last.number,
+            self.f
+                .crawl
+                .crawl_log_path(last.segment.as_deref().unwrap_or("-"))
+                .display(),
+            self.f.pending.join(" "),
+            next_refetch(
+                &h,
+                &format!(
+                    "a run after then tries them again (`fetcher fetch {}` tries them now)",
+                    self.name()
+                )
+            )
+        );
+        Ok(Some(self.stop(0, reason)))
     }
 
     /// Rule 7: fetch segment `id`.
@@ -684,7 +773,8 @@ impl<'a, L: Lookup> Decider<'a, L> {
         let tried =
             self.own_is(&[Kind::Segment]).is_some() && self.open.as_ref().is_some_and(|o| o.tried);
         let backlog = self.look.backlog_urls()?;
-        let (history, due) = self.look.history()?;
+        let h = self.look.history()?;
+        let due = h.due_now;
         if !tried && (backlog > 0 || due > 0) {
             let open = self.open_round();
             open.tried = true;
@@ -701,12 +791,10 @@ impl<'a, L: Lookup> Decider<'a, L> {
                 "nothing to fetch now in {name}: {backlog} URL(s) wait in the backlog for hosts \
                  that may not be asked yet; a later run goes on"
             )
-        } else if history > 0 {
+        } else if h.urls > 0 {
             format!(
-                "nothing left to fetch in {name} now: no new URL, and none of the {history} \
-                 URL(s) of the fetch history is due for a refetch yet (segmenter inspect \
-                 {name}/{} says when); a later run goes on",
-                crate::history::FILE_NAME
+                "nothing left to fetch in {name} now: the crawl has ended: no new URL, and {}",
+                next_refetch(&h, "a run after then refetches them")
             )
         } else {
             format!("nothing left to fetch in {name}")
@@ -723,6 +811,30 @@ impl<'a, L: Lookup> Decider<'a, L> {
         let mut d = self.stop(0, reason);
         d.discarded = discarded.filter(|_| tried);
         Ok(d)
+    }
+}
+
+/// The number at the start of a segment ID (`00012-p01` → 12).
+fn segment_number(id: &str) -> Option<u64> {
+    let digits = id.split('-').next()?;
+    digits.parse().ok()
+}
+
+/// When the fetch history has something to refetch next, said for a stop
+/// message: "none of its N URL(s) is due for a refetch before DATE: THEN",
+/// or that none will come due.
+fn next_refetch(h: &HistoryFacts, then: &str) -> String {
+    match h.next_due_ms {
+        Some(ms) => format!(
+            "none of the {} URL(s) of the fetch history is due for a refetch before {}: {then}",
+            h.urls,
+            common::timefmt::iso_seconds(common::timefmt::from_unix_millis(ms))
+        ),
+        None if h.urls > 0 => format!(
+            "none of the {} URL(s) of the fetch history will come due (each is retired)",
+            h.urls
+        ),
+        None => "the fetch history is empty".to_string(),
     }
 }
 

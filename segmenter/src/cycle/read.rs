@@ -9,7 +9,7 @@ use common::fetched::RunStatus;
 use common::rounds::{self, Figures};
 use common::segment::SegmentSummary;
 
-use super::{Decision, DriverState, Facts, Lookup, SegmentFacts};
+use super::{Decision, DriverState, Facts, HistoryFacts, Lookup, SegmentFacts};
 use crate::error::Error;
 
 /// Reads the [`Facts`] of `crawl`: its segments and fetched runs,
@@ -130,14 +130,18 @@ impl Lookup for OnDisk<'_> {
             .map_err(|e| e.to_string())
     }
 
-    fn history(&self) -> Result<(u64, u64), String> {
+    fn history(&self) -> Result<HistoryFacts, String> {
         let path = crate::history::current_path(self.crawl.root());
         if !path.exists() {
-            return Ok((0, 0));
+            return Ok(HistoryFacts::default());
         }
         let now = common::timefmt::unix_millis(std::time::SystemTime::now());
         crate::history::HistorySummary::compute(&path, now, 0)
-            .map(|s| (s.urls, s.due.now))
+            .map(|s| HistoryFacts {
+                urls: s.urls,
+                due_now: s.due.now,
+                next_due_ms: s.next_due_ms,
+            })
             .map_err(|e| e.to_string())
     }
 }

@@ -15,7 +15,7 @@ struct Files {
     segments: HashMap<String, SegmentFacts>,
     figures: HashMap<String, Figures>,
     backlog: u64,
-    history: (u64, u64),
+    history: HistoryFacts,
 }
 
 impl Lookup for Files {
@@ -34,7 +34,7 @@ impl Lookup for Files {
     fn backlog_urls(&self) -> Result<u64, String> {
         Ok(self.backlog)
     }
-    fn history(&self) -> Result<(u64, u64), String> {
+    fn history(&self) -> Result<HistoryFacts, String> {
         Ok(self.history)
     }
 }
@@ -125,6 +125,18 @@ fn journal_round(number: u64, pages: u64, stop_reason: &str, ended_ms: i64) -> R
     }
 }
 
+/// `f` two seconds after the driver was given `d` (a segmenter run): the
+/// run consumed fetched run 00002 and wrote segment 00003.
+fn segmented(f: &Facts, d: Decision) -> Facts {
+    let mut after = f.clone();
+    after.state = d.state;
+    after.now_ms = NOW + 2_000;
+    after.unconsumed = vec![];
+    after.segments.push("00003".into());
+    after.pending = vec!["00003".into()];
+    after
+}
+
 fn answer(d: &Decision) -> (Kind, Option<&str>) {
     (d.kind, d.arg.as_deref())
 }
@@ -182,12 +194,7 @@ fn the_fetched_run_is_segmented_and_then_the_round_ends_with_its_line() {
     assert_eq!(d.state.open.as_ref().unwrap().fetch_ms, 30_000);
 
     // The segmenter consumed it and wrote segment 00003.
-    let mut f2 = f.clone();
-    f2.state = d.state;
-    f2.now_ms = NOW + 2_000;
-    f2.unconsumed = vec![];
-    f2.segments.push("00003".into());
-    f2.pending = vec!["00003".into()];
+    let f2 = segmented(&f, d);
     files.figures.insert(
         "00002".into(),
         Figures {
@@ -291,8 +298,20 @@ fn stop_ends_the_crawl_but_lets_a_completed_fetch_be_segmented_first() {
     f.state.step = Some(step(Kind::Fetch, Some("00002"), Some(4), NOW - 1000));
     f.pending = vec![];
     f.unconsumed = vec!["00002".into()];
-    let files = Files::default().with_run("00002", "signal", 2);
-    assert_eq!(answer(&decide(&f, &files)), (Kind::Segment, None));
+    let mut files = Files::default().with_run("00002", "signal", 2);
+    let d = decide(&f, &files);
+    assert_eq!(answer(&d), (Kind::Segment, None));
+    // Once segmented, the round ends as stopped (its fetch was cut), with
+    // its round line and figures; then the crawl stops.
+    let mut segmented = segmented(&f, d);
+    files.figures.insert("00002".into(), Figures::default());
+    let d = decide(&segmented, &files);
+    assert_eq!(answer(&d), (Kind::Round, Some("4")));
+    let round = d.ended.unwrap();
+    assert_eq!((round.end, round.pages), (End::Stop, 2));
+    assert_eq!(round.stop_reason.as_deref(), Some("signal"));
+    segmented.state = d.state;
+    assert_eq!(answer(&decide(&segmented, &files)), (Kind::Stop, Some("0")));
 
     // A fetch that did not complete: the round ends there, as stopped.
     f.pending = vec!["00002".into()];
@@ -492,6 +511,12 @@ fn a_round_that_got_no_response_and_found_nothing_new_stops_the_run() {
         "nothing fetchable left in /c: no URL of segment 00003 got an HTTP response (see \
          /c/fetched/00003/crawl.log); its 5 URL(s) wait for the next run"
     );
+    // A round that ran to its time limit too; not one cut by a budget.
+    f.rounds[0].stop_reason = Some("time-limit".into());
+    assert_eq!(answer(&decide(&f, &files)).0, Kind::Stop);
+    f.rounds[0].stop_reason = Some("run-bytes".into());
+    assert_eq!(answer(&decide(&f, &files)).0, Kind::Fetch);
+    f.rounds[0].stop_reason = Some("complete".into());
     // Not with URLs in the backlog, nor when it found more than it had.
     let mut with_backlog = Files::default().with_segment("00002", 5);
     with_backlog.backlog = 1;
@@ -545,19 +570,102 @@ fn with_nothing_waiting_and_nothing_due_the_run_stops_saying_why() {
     );
     assert_eq!(d.discarded, None);
     let mut files = Files {
-        history: (5, 0),
+        history: HistoryFacts {
+            urls: 5,
+            due_now: 0,
+            next_due_ms: Some(NOW + 86_400_000),
+        },
         ..Files::default()
     };
     let d = decide(&f, &files);
-    assert!(
-        d.reason
-            .starts_with("nothing left to fetch in /c now: no new URL, and none of the 5 URL(s)"),
-        "{}",
-        d.reason
+    assert_eq!(
+        d.reason,
+        "nothing left to fetch in /c now: the crawl has ended: no new URL, and none of the 5 \
+         URL(s) of the fetch history is due for a refetch before 2026-03-02T12:00:00Z: a run \
+         after then refetches them"
     );
     // URLs due: a segment is tried.
-    files.history = (5, 2);
+    files.history.due_now = 2;
     assert_eq!(answer(&decide(&f, &files)).0, Kind::Segment);
+}
+
+/// A crawl whose last round (3, of another driver) fetched segment 00003,
+/// got no HTTP response and wrote its 5 URLs again into segment 00004;
+/// the history's next refetch is a day away.
+fn ended_crawl() -> (Facts, Files) {
+    let mut f = facts();
+    let mut last = journal_round(3, 0, "complete", NOW - 100_000);
+    last.figures.new_urls = 5;
+    f.rounds = vec![last];
+    f.segments = vec![
+        "00001".into(),
+        "00002".into(),
+        "00003".into(),
+        "00004".into(),
+    ];
+    f.pending = vec!["00004".into()];
+    let mut files = Files::default().with_segment("00004", 5);
+    files.history = HistoryFacts {
+        urls: 40,
+        due_now: 0,
+        next_due_ms: Some(NOW + 86_400_000),
+    };
+    (f, files)
+}
+
+#[test]
+fn a_crawl_that_has_ended_says_so_without_a_round() {
+    let (f, files) = ended_crawl();
+    let d = decide(&f, &files);
+    assert_eq!(answer(&d), (Kind::Stop, Some("0")));
+    assert_eq!(
+        d.reason,
+        "nothing left to fetch in /c now: the crawl has ended: round 3 got no HTTP response \
+         (see /c/fetched/00003/crawl.log) and found nothing new; its 5 URL(s) left wait in \
+         segment(s) 00004 for hosts that did not answer, and none of the 40 URL(s) of the \
+         fetch history is due for a refetch before 2026-03-02T12:00:00Z: a run after then \
+         tries them again (`fetcher fetch /c` tries them now)"
+    );
+    assert_eq!((d.ended, d.discarded), (None, None));
+    assert_eq!(d.state.open, None, "no round is opened");
+
+    // Any of these and the segment is fetched: a refetch due now; URLs
+    // in the backlog; a round that found more than it had, or whose hosts
+    // were held; a segment it did not write (seeds injected since).
+    let fetches = |f: &Facts, files: &Files| answer(&decide(f, files)).0 == Kind::Fetch;
+    let mut due = Files::default().with_segment("00004", 5);
+    due.history = HistoryFacts {
+        due_now: 1,
+        ..files.history
+    };
+    assert!(fetches(&f, &due));
+    let mut backlog = Files::default().with_segment("00004", 5);
+    backlog.history = files.history;
+    backlog.backlog = 3;
+    assert!(fetches(&f, &backlog));
+    for change in [
+        |f: &mut Facts| f.rounds[0].figures.new_urls = 6,
+        |f: &mut Facts| f.rounds[0].pages = 1,
+        |f: &mut Facts| f.rounds[0].stop_reason = Some("held".into()),
+        |f: &mut Facts| f.pending.push("00005".into()),
+    ] {
+        let mut g = f.clone();
+        change(&mut g);
+        let mut files = Files::default()
+            .with_segment("00004", 5)
+            .with_segment("00005", 1);
+        files.history = due.history;
+        files.history.due_now = 0;
+        assert!(fetches(&g, &files), "{:?}", g.rounds);
+    }
+    // A fetch of it that was cut goes on.
+    let cut = Files {
+        history: files.history,
+        ..Files::default()
+            .with_segment("00004", 5)
+            .with_run("00004", "", 0)
+    };
+    assert_eq!(answer(&decide(&f, &cut)).0, Kind::Resume);
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub struct HistorySummary {
     /// Active and failed URLs due now, within an hour, a day, a week, 30 days, later
     /// (each bucket excludes the ones before).
     pub due: DueBuckets,
+    /// When the first active or failed URL not due now comes due (Unix
+    /// ms; `None`: there is none).
+    pub next_due_ms: Option<i64>,
     /// Pages seen to change at least once.
     pub changed_urls: u64,
     /// Hosts with the most URLs due now: (host, URLs, due now).
@@ -105,6 +108,9 @@ impl HistorySummary {
                         s.failed += 1;
                     }
                     let wait = e.due_ms - now_ms;
+                    if wait > 0 {
+                        s.next_due_ms = Some(s.next_due_ms.map_or(e.due_ms, |t| t.min(e.due_ms)));
+                    }
                     let b = &mut s.due;
                     const H: i64 = 3_600_000;
                     match wait {

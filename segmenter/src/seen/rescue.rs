@@ -23,9 +23,8 @@ use std::sync::Arc;
 
 use common::bloom::BloomHash;
 use common::runlog::RunLog;
-use common::segment::{SegmentReader, SegmentRecord};
 
-use crate::backlog::host_key;
+use crate::backlog::{ListCursor, host_key};
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader};
@@ -370,60 +369,6 @@ impl HistoryCursor {
             self.advance()?;
         }
         Ok(self.have && self.prefix == prefix && self.url == url)
-    }
-}
-
-/// A file of the segment format (grouped by host), read host by host.
-struct ListCursor {
-    reader: SegmentReader,
-    rec: SegmentRecord,
-    prefix: Vec<u8>,
-    have: bool,
-}
-
-impl ListCursor {
-    fn open(path: &std::path::Path) -> Result<ListCursor, Error> {
-        let mut c = ListCursor {
-            reader: SegmentReader::open(path)?,
-            rec: SegmentRecord::default(),
-            prefix: Vec::new(),
-            have: false,
-        };
-        c.advance()?;
-        Ok(c)
-    }
-
-    fn advance(&mut self) -> Result<(), Error> {
-        loop {
-            match self.reader.read_next(&mut self.rec) {
-                Ok(true) => {
-                    host_key(&self.rec.host, &mut self.prefix);
-                    self.have = true;
-                    return Ok(());
-                }
-                Ok(false) => {
-                    self.have = false;
-                    return Ok(());
-                }
-                // Reported by the readers that use the file.
-                Err(e) if !e.is_fatal() => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// Hands the URLs of the host `prefix` to `each`, skipping the hosts
-    /// before it. (A host out of order in the file is not found: its
-    /// suspects are rescued, and may then be scheduled twice.)
-    fn take_host(&mut self, prefix: &[u8], mut each: impl FnMut(&str)) -> Result<(), Error> {
-        while self.have && self.prefix.as_slice() < prefix {
-            self.advance()?;
-        }
-        while self.have && self.prefix.as_slice() == prefix {
-            each(&self.rec.url);
-            self.advance()?;
-        }
-        Ok(())
     }
 }
 

@@ -84,18 +84,6 @@ fn page_budgets_cut_at_their_limit_and_the_rest_waits() {
     );
 }
 
-/// The newest JSON round report of the crawl.
-fn newest_json_report(crawl: &TempCrawl) -> serde_json::Value {
-    let mut reports: Vec<_> = std::fs::read_dir(crawl.dir.logs_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    reports.sort();
-    let text = std::fs::read_to_string(reports.last().unwrap()).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 #[test]
 fn failing_hosts_and_hosts_over_their_bytes_are_held_with_their_reason() {
     let crawl = TempCrawl::new("holds");

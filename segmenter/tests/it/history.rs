@@ -386,7 +386,13 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
 
 #[test]
 fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
-    let crawl = seeded("history-once");
+    // The pages were scheduled (they are seeds) before they were fetched.
+    let crawl = TempCrawl::new("history-once");
+    inject(
+        &crawl,
+        "http://a.test/p0\nhttp://a.test/p1\nhttp://a.test/p2\n",
+        &[],
+    );
     let flags = [
         "--recrawl-interval",
         "1s",
@@ -419,7 +425,11 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
     // Due again while two of them still wait.
     std::thread::sleep(Duration::from_millis(1100));
     let report = run_round(&crawl, &flags);
-    assert_eq!(figure(&report, "due in:"), 1, "{report}");
+    // The history hands all three out again; the two that wait in the
+    // backlog keep their waiting copy, their new one is dropped.
+    assert_eq!(figure(&report, "due in:"), 3, "{report}");
+    let json = newest_json_report(&crawl);
+    assert_eq!(json["counts"]["waiting_copies"], 2, "{json}");
     let waiting_recs = backlog(&crawl);
     let segments = segments(&crawl);
     let later: Vec<_> = segments
@@ -439,6 +449,53 @@ fn a_refetch_waiting_in_the_backlog_is_not_handed_out_twice() {
         ["http://a.test/p0", "http://a.test/p1", "http://a.test/p2"],
         "each URL once"
     );
+}
+
+#[test]
+fn a_refetch_waiting_in_a_segment_not_yet_fetched_is_not_handed_out_again() {
+    let seeds = "http://a.test/p0\nhttp://a.test/p1\nhttp://b.test/p0\nhttp://b.test/p1\n";
+    let crawl = TempCrawl::new("history-pending");
+    inject(&crawl, seeds, &[]);
+    let pages: Vec<Page> = seeds
+        .lines()
+        .map(|u| page(u, "<p>p</p>", "\"p\""))
+        .collect();
+    fetched(&crawl, "00001", &pages, ago(100));
+    // All four due: a round cut in two segments, a.test's and b.test's.
+    let flags = [
+        "--recrawl-interval",
+        "1s",
+        "--recrawl-min",
+        "1s",
+        "--max-segment-size",
+        "2",
+    ];
+    run_round(&crawl, &flags);
+    let hosts_of = |recs: &[common::segment::SegmentRecord]| {
+        let mut h: Vec<String> = recs.iter().map(|r| r.host.clone()).collect();
+        h.dedup();
+        h
+    };
+    let first = segments(&crawl);
+    assert_eq!(hosts_of(&first["00002"]), ["a.test"], "{first:?}");
+    assert_eq!(hosts_of(&first["00003"]), ["b.test"], "{first:?}");
+    // Segment 00002 fetched (nothing stored), 00003 still waits; all four
+    // come due again.
+    mark_fetched_empty(&crawl, "00002");
+    std::thread::sleep(Duration::from_millis(1100));
+    run_round(&crawl, &flags);
+    let after = segments(&crawl);
+    let new: Vec<String> = after
+        .iter()
+        .filter(|(id, _)| id.as_str() > "00003")
+        .flat_map(|(_, recs)| urls(recs))
+        .collect();
+    assert_eq!(
+        new,
+        ["http://a.test/p0", "http://a.test/p1"],
+        "b.test's URLs wait in segment 00003: {after:?}"
+    );
+    assert_eq!(newest_json_report(&crawl)["counts"]["waiting_copies"], 2);
 }
 
 #[test]

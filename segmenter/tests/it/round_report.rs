@@ -291,3 +291,36 @@ fn logs_are_kept_by_runs_that_did_something_and_pruned_after_their_retention() {
     let (v, _) = status_json(&crawl);
     assert!(v["round_scheduled"].is_u64(), "{v}");
 }
+
+/// A `run` that consumed no fetched run and wrote no segment (the backlog
+/// only went round: its host may not be asked yet) keeps no JSON report,
+/// as a run with nothing to do keeps none; `segmenter status` still shows
+/// the figures of the last run that did something.
+#[test]
+fn a_run_that_only_carried_the_backlog_keeps_no_report() {
+    use common::hoststate::{HostDb, HostState};
+    let crawl = TempCrawl::new("backlog-only");
+    // Over a day away: a.test waits in the backlog whole.
+    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+    let mut db = HostDb::open(crawl.dir.hosts_db_path()).unwrap();
+    db.put_many(&[HostState {
+        host: "a.test".into(),
+        next_contact_ms: Some(now + 86_400_000),
+        ..HostState::default()
+    }])
+    .unwrap();
+    drop(db);
+    inject(&crawl, "http://a.test/\nhttp://b.test/\n", &[]);
+    mark_fetched_empty(&crawl, "00001");
+    run_round(&crawl, &[]);
+    assert_eq!(backlog(&crawl).len(), 1, "a.test's seed waits");
+    let kept = reports(&crawl);
+    let text = run_round(&crawl, &[]);
+    assert!(text.contains("backlog in:            1"), "{text}");
+    assert_eq!(reports(&crawl), kept, "{text}");
+    let (v, _) = status_json(&crawl);
+    assert_eq!(
+        v["last_round"],
+        kept.last().unwrap().file_stem().unwrap().to_str().unwrap()
+    );
+}

@@ -286,3 +286,15 @@ pub fn list_entries(path: &Path) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// The newest JSON round report of the crawl.
+pub fn newest_json_report(crawl: &TempCrawl) -> serde_json::Value {
+    let mut reports: Vec<_> = std::fs::read_dir(crawl.dir.logs_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    reports.sort();
+    let text = std::fs::read_to_string(reports.last().unwrap()).unwrap();
+    serde_json::from_str(&text).unwrap()
+}

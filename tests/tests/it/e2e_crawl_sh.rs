@@ -453,6 +453,17 @@ fn a_second_run_exits_at_once_and_stop_ends_the_first_cleanly() {
     );
     let consumed = std::fs::read_to_string(c.crawl.join("consumed.txt")).unwrap();
     assert!(consumed.lines().any(|l| l == "00002"), "{consumed}");
+    // The journal says the round was stopped, and why its fetch ended.
+    let journal = common::rounds::read(&common::crawldir::CrawlDir::new(&c.crawl)).unwrap();
+    let round = journal
+        .iter()
+        .find(|r| r.segment.as_deref() == Some("00002"))
+        .expect("the round of segment 00002 in the journal");
+    assert_eq!(
+        (round.end, round.stop_reason.as_deref()),
+        (common::rounds::End::Stop, Some("signal")),
+        "{round:?}"
+    );
 
     // While STOP is there, runs stop at once.
     let out = c.run_crawl_sh(&[]);

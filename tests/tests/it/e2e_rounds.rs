@@ -3,8 +3,9 @@
 //! host, one host far larger than the others, many small ones), crawled by
 //! `scripts/crawl.sh` to its end: no round lasts longer than its target
 //! because of one host, none waits for the black hole, politeness holds
-//! across every round boundary, and the crawl still reaches every page a
-//! correct crawl reaches.
+//! across every round boundary, the crawl still reaches every page a
+//! correct crawl reaches, and once at its end it says so without another
+//! round.
 
 use crate::support;
 
@@ -103,6 +104,22 @@ fn no_round_waits_for_one_host_and_every_page_is_reached() {
         some(&missed, 20),
         some(&extra, 20)
     );
+
+    // Run again, the crawl says it has ended (naming when the next refetch
+    // is due) and stops with exit code 0, without a round: no journal line,
+    // no fetched run.
+    let journal = || std::fs::read_to_string(c.crawl.join("rounds.v1.tsv")).unwrap();
+    let runs = || std::fs::read_dir(c.crawl.join("fetched")).unwrap().count();
+    let (lines, fetched) = (journal(), runs());
+    let again = c.run_crawl_sh(&[]);
+    testkit::bins::assert_code(&again, 0, Some(&c.crawl));
+    assert!(
+        again.stdout.contains("the crawl has ended")
+            && again.stdout.contains("is due for a refetch before 20"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!((journal(), runs()), (lines, fetched), "{}", again.stdout);
 
     // Politeness across every round boundary, from the servers' side.
     let violations = c.politeness_violations();

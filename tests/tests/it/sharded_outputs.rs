@@ -15,14 +15,14 @@ use crate::archive_tools::unzip;
 use crate::report_html::{
     assert_self_contained, browse, build_report, round_row, segmenter, table_row, text_of,
 };
-use crate::support::{CrawlSettings, DemoCrawl};
+use crate::support::DemoCrawl;
 
 #[test]
 fn a_sharded_crawls_report_index_and_package_cover_every_shard() {
     let c = DemoCrawl::start(
         "sharded-outputs",
         &crate::shards::demo(),
-        CrawlSettings::default(),
+        crate::shards::settings(),
     );
     bins::run(
         &mut segmenter(&[

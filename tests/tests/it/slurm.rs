@@ -169,7 +169,7 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
         crawl_delay: 0.2,
         ..DemoParams::small(7)
     });
-    let c = DemoCrawl::start("slurm", &demo, CrawlSettings::default());
+    let c = DemoCrawl::start("slurm", &demo, crate::shards::settings());
     inject_shards(&c, 4);
     let driver = || {
         let mut cmd = Command::new(repo_root().join("scripts/slurm/crawl.sh"));

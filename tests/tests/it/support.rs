@@ -41,6 +41,36 @@ pub fn inject(crawl: &Path, seeds: &Path, dir: &Path, bound: Duration) -> Finish
     )
 }
 
+/// A scratch directory named `name` with an empty crawl directory for the
+/// hosts `server` serves (and those of `extra_hosts`, lines of a hosts
+/// file): its `crawl.toml` names an agent, lets the fetcher reach loopback
+/// through that hosts file, then adds `fetcher` (more `[fetcher]` keys) and
+/// `sections` (other sections, whole). Returns the scratch directory and
+/// the crawl directory.
+pub fn loopback_crawl(
+    name: &str,
+    server: &testkit::server::Server,
+    extra_hosts: &str,
+    fetcher: &str,
+    sections: &str,
+) -> (TempDir, PathBuf) {
+    let scratch = TempDir::new(name);
+    let crawl = scratch.path().join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    let hosts = scratch.path().join("hosts");
+    std::fs::write(&hosts, format!("{}{extra_hosts}", server.hosts_file())).unwrap();
+    std::fs::write(
+        crawl.join("crawl.toml"),
+        format!(
+            "[agent]\nname = \"testbot\"\nurl = \"https://example.org/testbot.html\"\n\
+             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\n{fetcher}{sections}",
+            hosts.display()
+        ),
+    )
+    .unwrap();
+    (scratch, crawl)
+}
+
 /// `scripts/crawl.sh`.
 pub fn crawl_sh() -> PathBuf {
     testkit::repo_root().join("scripts").join("crawl.sh")
