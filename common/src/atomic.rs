@@ -118,6 +118,46 @@ pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(".tmp")
 }
 
+/// Removes the temporary files a killed writer of `dest` left beside it:
+/// those whose writing process no longer runs on this machine and that are
+/// older than `min_age` (the age keeps a writer on another machine that
+/// shares the directory safe). For files rewritten often by one process at
+/// a time, such as a metrics file, where a `kill -9` would otherwise leave
+/// one hidden file per kill. Best effort: errors are ignored.
+pub fn remove_stale_temps(dest: &Path, min_age: std::time::Duration) {
+    let (Some(dir), Some(name)) = (dest.parent(), dest.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.tmp", name.to_string_lossy());
+    let proc_fs = Path::new("/proc/self").exists();
+    let Ok(entries) = fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        let running = pid.parse::<u32>().map_or(true, |pid| {
+            !proc_fs || pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+        });
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= min_age);
+        if !running && old {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +206,29 @@ mod tests {
         let t = temp_path(&dest);
         assert_ne!(t, temp_path(&dest));
         assert!(is_temp_name(t.file_name().unwrap().to_str().unwrap()));
+    }
+
+    #[test]
+    fn stale_temps_of_dead_writers_are_removed_and_live_ones_kept() {
+        let dir = TempDir::new("atomic-stale");
+        let dest = dir.join("m.prom");
+        // No process has pid 4294967; this one is running.
+        let dead = dir.join(".m.prom.tmp4294967-0");
+        let live = dir.join(&format!(".m.prom.tmp{}-9", std::process::id()));
+        let other = dir.join(".n.prom.tmp4294967-0");
+        for p in [&dead, &live, &other] {
+            fs::write(p, b"x").unwrap();
+        }
+        remove_stale_temps(&dest, std::time::Duration::from_secs(3600));
+        assert!(
+            dead.exists(),
+            "a young leftover may be another machine's write"
+        );
+        remove_stale_temps(&dest, std::time::Duration::ZERO);
+        if Path::new("/proc/self").exists() {
+            assert!(!dead.exists(), "a dead writer's leftover is removed");
+        }
+        assert!(live.exists(), "a running writer's file is kept");
+        assert!(other.exists(), "another file's leftovers are not touched");
     }
 }

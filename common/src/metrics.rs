@@ -227,9 +227,11 @@ impl Place {
     }
 
     /// Writes `text` to `file` (one of this place's) atomically, creating
-    /// the directory first if needed.
+    /// the directory first if needed, and removes what a killed writer of
+    /// the same file left (a hidden temporary file per `kill -9`).
     pub fn write(&self, file: &Path, text: &str) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
+        crate::atomic::remove_stale_temps(file, std::time::Duration::from_secs(2));
         crate::atomic::write_atomic(file, text.as_bytes())
     }
 }
