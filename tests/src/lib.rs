@@ -13,6 +13,10 @@
 //!   set of URLs a correct crawl fetches ([`demo::Demo::expected`]).
 //! - [`rounds`]: the rounds benchmark's web, one large host and many small
 //!   ones, whose politeness floor is known.
+//! - [`scale`]: the scale benchmark's web, thousands of hosts whose pages
+//!   and links are computed from their URLs, what a correct crawl of it
+//!   fetches, its PageRank, and a one-thread server that counts what a
+//!   polite crawl never does.
 //! - [`bins`]: the project's binaries next to the test executable, run with
 //!   a timeout and a report on failure.
 //! - [`warcio`]: the real `warcio check` and `warcio index`.
@@ -32,7 +36,7 @@
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
 //! (or the rounds web, or a synthetic many-host web for benchmarks) to
-//! scripts.
+//! scripts, and `scale-web`, which serves and describes the scale web.
 #![deny(missing_docs)]
 
 pub mod bins;
@@ -46,6 +50,7 @@ pub mod proxy;
 pub mod report;
 pub mod rounds;
 pub mod s3;
+pub mod scale;
 pub mod segment;
 pub mod server;
 pub mod tempdir;
