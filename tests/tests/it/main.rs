@@ -19,6 +19,7 @@ mod outage;
 mod raw_wire;
 mod recrawl;
 mod report_html;
+mod scale_bench;
 mod seen_growth;
 mod sharded_outputs;
 mod shards;
