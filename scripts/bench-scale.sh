@@ -271,7 +271,9 @@ TOML
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "$prog: the scale web (seed $seed): $hosts hosts x $pages pages on loopback port $port;" \
-    "$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["expected"]; print(f"{e[\"urls\"]} URLs a correct crawl fetches ({e[\"pages\"]} pages, {e[\"redirects\"]} redirects, {e[\"gone\"]} 404s), {e[\"max_hops\"]} hops deep")' "$work/web.json")"
+    "$(python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["expected"]
+print("%(urls)d URLs a correct crawl fetches (%(pages)d pages, %(redirects)d redirects, %(gone)d 404s), %(max_hops)d hops deep" % e)' "$work/web.json")"
 echo "$prog: min_delay ${delay}s, max_per_host $max_per_host (rounds of $per_round pages at most); $(nproc) CPUs, load average $(load)"
 
 # Runs a driver ($2...) for crawl $1 (its name under $work), each stdout

@@ -29,6 +29,8 @@
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
+//! - [`serving`]: what the programs serving a web to scripts share (errors
+//!   naming their subject, the ready file, signals).
 //! - [`files`]: directory trees copied, and read to compare before and after.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
 //!   kept and named when the test fails) and a crawl directory in one.
@@ -53,6 +55,7 @@ pub mod s3;
 pub mod scale;
 pub mod segment;
 pub mod server;
+pub mod serving;
 pub mod tempdir;
 pub mod warcio;
 

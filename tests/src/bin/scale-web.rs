@@ -12,6 +12,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use testkit::scale::serve::{ScaleServer, ServeOptions, Tally};
 use testkit::scale::{FIRST_SCALE_ADDRESS, Node, SCALE_AGENT, ScaleParams, ScaleWeb, pagerank};
+use testkit::serving::{Failure, Lifetime, fail};
 
 /// Serve or describe the scale web: HOSTS hosts hNNNNN.scale.test of PAGES
 /// pages each, a few KB of HTML whose links are computed from the URL
@@ -192,17 +193,6 @@ impl WebArgs {
     }
 }
 
-/// An error worth one line: what it concerns and what happened.
-struct Failure {
-    subject: String,
-    error: io::Error,
-}
-
-fn fail(subject: impl AsRef<Path>) -> impl FnOnce(io::Error) -> Failure {
-    let subject = subject.as_ref().display().to_string();
-    move |error| Failure { subject, error }
-}
-
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve {
@@ -258,27 +248,15 @@ struct Files<'a> {
 }
 
 fn serve(web: ScaleWeb, options: ServeOptions, files: &Files<'_>) -> Result<(), Failure> {
-    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
-    if let Some(ready) = files.ready {
-        match std::fs::remove_file(ready) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
-            _ => {}
-        }
-    }
-    // Installed before anything is served: a signal that comes early still
-    // stops the server cleanly.
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR1])
-        .map_err(fail("signal handlers"))?;
+    use signal_hook::consts::{SIGINT, SIGUSR1};
+    let mut run = Lifetime::begin(files.ready, &[SIGUSR1])?;
     let first = options.first_address;
     let server = ScaleServer::start(web, options).map_err(fail(format!("{first} and up")))?;
     common::atomic::write_atomic(files.seeds, server.seeds_file().as_bytes())
         .map_err(fail(files.seeds))?;
     common::atomic::write_atomic(files.hosts, server.hosts_file().as_bytes())
         .map_err(fail(files.hosts))?;
-    if let Some(ready) = files.ready {
-        let text = format!("port={}\npid={}\n", server.port(), std::process::id());
-        common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
-    }
+    run.ready(server.port())?;
     let p = server.web().params();
     eprintln!(
         "scale-web: serving {} hosts x {} pages (seed {}) from {first} port {}; seeds in {}; \
@@ -289,24 +267,17 @@ fn serve(web: ScaleWeb, options: ServeOptions, files: &Files<'_>) -> Result<(), 
         server.port(),
         files.seeds.display()
     );
-    let mut stopped_by = "SIGTERM";
-    for signal in signals.forever() {
-        let tally = server.tally();
-        write_tally(&tally, files.tally)?;
-        if signal != SIGUSR1 {
-            stopped_by = if signal == SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
-            break;
+    let stopped_by = loop {
+        let signal = run.next_signal();
+        write_tally(&server.tally(), files.tally)?;
+        match signal {
+            SIGUSR1 => continue,
+            SIGINT => break "SIGINT",
+            _ => break "SIGTERM",
         }
-    }
+    };
     eprintln!("scale-web: stopping ({stopped_by})");
     drop(server);
-    if let Some(ready) = files.ready {
-        let _ = std::fs::remove_file(ready);
-    }
     Ok(())
 }
 
