@@ -44,13 +44,14 @@
 #   --shards S      SHARDS: shards of the Slurm crawl; 0 skips it (default 4)
 #   --seed N        SEED: which web (default 1)
 #   --timeout S     TIMEOUT: the most one crawl may take (default 7200)
-#   --bin DIR       use the fetcher, segmenter and scale-web in DIR instead
-#                   of building them (release)
+#   --bin DIR       use the fetcher, segmenter, scale-web and run-meter in
+#                   DIR instead of building them (release)
 #   --work DIR      work there (created; kept) instead of a temporary
 #                   directory removed at the end
 #   --keep          keep the temporary work directory (its path is printed)
-# Without --keep or --work, each crawl's WARC files are removed once it is
-# measured (a crawl of 1,000,000 pages holds about 5 GB of them).
+#   --keep-warc     keep each crawl's WARC files (by default they are
+#                   removed once the crawl is measured: a crawl of
+#                   1,000,000 pages holds about 3.5 GB of them)
 #
 # The script exits 1 when a crawl is wrong (it did not end; the server
 # counted a fault; a URL a correct crawl fetches was not fetched, or one was
@@ -67,7 +68,7 @@ delay=${DELAY:-0}
 shards=${SHARDS:-4}
 seed=${SEED:-1}
 timeout=${TIMEOUT:-7200}
-bin="" work="" keep=0
+bin="" work="" keep=0 keep_warc=0
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "$prog: $*" >&2; exit 2; }
@@ -86,6 +87,7 @@ while [ $# -gt 0 ]; do
         --bin) need "$1" $#; bin=$2; shift 2 ;;
         --work) need "$1" $#; work=$2; shift 2 ;;
         --keep) keep=1; shift ;;
+        --keep-warc) keep_warc=1; shift ;;
         *) die "unknown argument '$1' (try --help)" ;;
     esac
 done
@@ -95,15 +97,16 @@ for v in hosts pages per_round shards seed timeout; do whole "--${v//_/-}" "${!v
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the measurements"
 # Loopback only: no proxy from the environment.
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
-# 10,000 listeners and their connections.
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# 10,000 listeners and the connections of up to four fetchers.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "$bin" ]; then
-    (cd "$root" && cargo build --release --locked --quiet --bin fetcher --bin segmenter --bin scale-web)
+    (cd "$root" && cargo build --release --locked --quiet --bin fetcher --bin segmenter \
+        --bin scale-web --bin run-meter)
     bin=${CARGO_TARGET_DIR:-$root/target}/release
 fi
-for b in fetcher segmenter scale-web; do
+for b in fetcher segmenter scale-web run-meter; do
     [ -x "$bin/$b" ] || die "$bin/$b: not found or not executable"
 done
 bin=$(cd "$bin" && pwd)
@@ -139,47 +142,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "$prog: interrupted" >&2; exit 130' INT TERM HUP
 
-# --- The wrapper: every fetcher and segmenter run, measured. ---------------
-# $work/bin/NAME runs $bin/NAME and appends one JSON line to steps.jsonl:
-# the program, its arguments, start and end (s since the epoch), user and
-# system CPU, peak RSS (KB) and /proc/PID/io (read before it is reaped).
-# Signals are passed on; the exit code is the program's.
+# --- Every fetcher and segmenter run, measured. --------------------------
+# $work/bin/NAME runs $bin/NAME through run-meter, which appends one JSON
+# line to steps.jsonl: the program, its arguments, start and end, user and
+# system CPU, peak RSS and its I/O (/proc/PID/io). It starts in about a
+# millisecond, passes signals on and exits with the program's code.
 mkdir -p "$work/bin"
 for b in fetcher segmenter; do
-    cat >"$work/bin/$b" <<PY
-#!/usr/bin/env python3
-import json, os, signal, sys, time
-LOG, REAL = "$work/steps.jsonl", "$bin/$b"
-start = time.time()
-pid = os.posix_spawn(REAL, [REAL] + sys.argv[1:], os.environ)
-def forward(sig, _frame):
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-    signal.signal(s, forward)
-try:
-    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-except ChildProcessError:
-    pass
-io = {}
-try:
-    for line in open(f"/proc/{pid}/io"):
-        k, v = line.split(":")
-        io[k] = int(v)
-except OSError:
-    pass
-_, status, ru = os.wait4(pid, 0)
-code = os.waitstatus_to_exitcode(status)
-rec = {"prog": "$b", "args": sys.argv[1:], "start": start, "end": time.time(),
-       "utime": ru.ru_utime, "stime": ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
-       "rchar": io.get("rchar"), "wchar": io.get("wchar"),
-       "write_bytes": io.get("write_bytes"), "code": code}
-with open(LOG, "a") as f:
-    f.write(json.dumps(rec) + "\n")
-sys.exit(code if code >= 0 else 128 - code)
-PY
+    printf '#!/bin/sh\nexec "%s" "%s" "%s" "$@"\n' "$bin/run-meter" "$work/steps.jsonl" "$bin/$b" >"$work/bin/$b"
     chmod +x "$work/bin/$b"
 done
 
@@ -326,9 +296,9 @@ final_reads() {
     python3 "$work/snapshot.py" "$work/$1" "$work/$1.final.jsonl"
 }
 
-# Removes a measured crawl's WARC files (a temporary work directory only).
+# Removes a measured crawl's WARC files, unless --keep-warc.
 drop_warc() {
-    [ "$temporary" = 1 ] && [ "$keep" = 0 ] || return 0
+    [ "$keep_warc" = 0 ] || return 0
     find "$work/$1" -name '*.warc.gz' -delete
 }
 
@@ -466,6 +436,16 @@ def fig(ss):
     return wall, sum(cpu(s) for s in ss), max(s["maxrss_kb"] for s in ss) / 1024
 
 
+def busy(runs, lo, hi):
+    """Seconds of [lo, hi] during which at least one of `runs` ran."""
+    total, reach = 0.0, lo
+    for a, b in sorted((max(s["start"], lo), min(s["end"], hi)) for s in runs):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
 def analyse(name):
     """The crawl's rounds: its runs, pages and bytes on disk per round."""
     ends = [float(line.split("\t", 1)[0]) for line in open(path(name + ".out"))
@@ -493,6 +473,8 @@ def analyse(name):
     for i, r in enumerate(rounds):
         r["disk"] = disks[i] if i < len(disks) else None
         r["wall"] = ends[i] - (ends[i - 1] if i else begin)
+        r["idle"] = r["wall"] - busy([s for ss in r["steps"].values() for s in ss],
+                                     ends[i - 1] if i else begin, ends[i])
     return {"rounds": rounds, "final": final, "runs": runs, "wall": ends[-1] - begin}
 
 
@@ -500,7 +482,8 @@ def print_rounds(rounds):
     sharded = any("map" in r["steps"] for r in rounds)
     cols = ["fetch", "map", "reduce"] if sharded else ["fetch", "segment", "report"]
     head = "".join(f"{c + ': wall CPU s, RSS MB':>28}" for c in cols)
-    print(f"  {'round':>5} {'pages':>8} {'wall s':>7}{head} {'other':>6}  bytes/page so far: WARC index state logs")
+    print(f"  {'round':>5} {'pages':>8} {'wall s':>7}{head} {'other':>6} {'idle':>6}  "
+          "bytes/page so far: WARC index state logs")
     done = 0
     for i, r in enumerate(rounds):
         done += r["pages"]
@@ -513,7 +496,7 @@ def print_rounds(rounds):
         if r["disk"] and done:
             b = r["disk"]["bytes"]
             disk = " ".join(f"{b[k] / done:>6.0f}" for k in ("warc", "index", "state", "logs"))
-        print(f"  {i + 1:>5} {r['pages']:>8} {r['wall']:>7.1f}{cells} {other:>6.2f}  {disk}")
+        print(f"  {i + 1:>5} {r['pages']:>8} {r['wall']:>7.1f}{cells} {other:>6.2f} {r['idle']:>6.2f}  {disk}")
 
 
 def check(name, runs_code):
@@ -662,13 +645,17 @@ def growth(name, a):
     disks = [r["disk"] for r in rounds if r["disk"]]
     if len(disks) < 3:
         return
-    print(f"  state files replaced or changed at most of the {len(disks) - 1} round ends (size first seen -> last):")
+    print(f"  state files replaced (a new file renamed into place) or changed in place at most of the "
+          f"{len(disks) - 1} round ends, and their size when first seen and at the end:")
     for p, (size, _, _) in sorted(disks[-1]["state"].items()):
-        changed = sum(1 for a0, b0 in zip(disks, disks[1:]) if p in a0["state"] and p in b0["state"]
-                      and a0["state"][p][1:] != b0["state"][p][1:])
-        if changed >= (len(disks) - 1) / 2:
+        pairs = [(a0["state"][p], b0["state"][p]) for a0, b0 in zip(disks, disks[1:])
+                 if p in a0["state"] and p in b0["state"]]
+        replaced = sum(1 for x, y in pairs if x[1] != y[1])
+        changed = sum(1 for x, y in pairs if x[1] == y[1] and x[2] != y[2])
+        if replaced + changed >= (len(disks) - 1) / 2:
             first = next(d["state"][p][0] for d in disks if p in d["state"])
-            print(f"    {p:<44} {changed:>3} x  {first / MB:9.3f} -> {size / MB:9.3f} MB")
+            print(f"    {p:<44} replaced {replaced:>3} x, changed {changed:>3} x  "
+                  f"{first / MB:9.3f} -> {size / MB:9.3f} MB")
 
 
 for name, a in crawls.items():
