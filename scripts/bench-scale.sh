@@ -313,6 +313,7 @@ final_reads one
 # What it fetched: every URL with an HTTP status, robots.txt left out.
 find "$work/one" -name crawl.log -path '*/fetched/*' -exec cat {} + |
     awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { print $6 }' >"$work/one.urls"
+drop_warc one
 
 # --- Shards under Slurm. --------------------------------------------------
 shards_rc=skipped
@@ -369,7 +370,6 @@ ref_start=$EPOCHREALTIME
 ref_end=$EPOCHREALTIME
 take_tally "$work/ref.tally.json"
 python3 "$work/snapshot.py" "$work/ref" "$work/ref.final.jsonl"
-drop_warc one
 drop_warc ref
 
 # --- The figures. ---------------------------------------------------------
