@@ -657,12 +657,13 @@ def growth(name, a):
     """Each step's cost per 1,000 pages in the first and last full rounds,
     and the state files rewritten in most rounds."""
     rounds = a["rounds"]
-    full = [i for i, r in enumerate(rounds) if r["pages"] >= 0.9 * per_round] or \
-        [i for i, r in enumerate(rounds) if r["pages"]]
+    most = max(r["pages"] for r in rounds)
+    full = [i for i, r in enumerate(rounds) if r["pages"] >= min(0.9 * per_round, 0.5 * most)]
     if len(full) < 2:
         return
     i, j = full[0], full[-1]
-    print(f"\nwhat grows with the crawl's age ({name}): rounds {i + 1} and {j + 1}, per 1,000 pages of the round")
+    print(f"\nwhat grows with the crawl's age ({name}): rounds {i + 1} and {j + 1} (the first and the last "
+          f"of {rounds[i]['pages']} and {rounds[j]['pages']} pages), per 1,000 pages of the round")
 
     def per_k(x, k, what):
         v = sum(cpu(s) if what == "cpu" else (s.get(what) or 0) / MB for s in rounds[x]["steps"].get(k, []))
