@@ -506,8 +506,7 @@ def analyse(name):
     for i, r in enumerate(rounds):
         r["disk"] = disks[i] if i < len(disks) else None
         r["wall"] = ends[i] - (ends[i - 1] if i else begin)
-        r["idle"] = r["wall"] - busy([s for ss in r["steps"].values() for s in ss],
-                                     ends[i - 1] if i else begin, ends[i])
+        r["idle"] = r["wall"] - busy(runs, ends[i - 1] if i else begin, ends[i])
     return {"rounds": rounds, "final": final, "runs": runs, "wall": ends[-1] - begin}
 
 
