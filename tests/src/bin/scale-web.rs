@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use testkit::scale::serve::{ScaleServer, ServeOptions, Tally};
 use testkit::scale::{FIRST_SCALE_ADDRESS, Node, SCALE_AGENT, ScaleParams, ScaleWeb, pagerank};
 use testkit::serving::{Failure, Lifetime, fail};
@@ -21,12 +21,6 @@ use testkit::serving::{Failure, Lifetime, fail};
 /// seeds round by round.
 #[derive(Parser, Debug)]
 #[command(name = "scale-web", version)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand, Debug)]
 enum Command {
     /// Serve the web until SIGTERM or SIGINT.
     ///
@@ -194,7 +188,7 @@ impl WebArgs {
 }
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let result = match Command::parse() {
         Command::Serve {
             web,
             port,

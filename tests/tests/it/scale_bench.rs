@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use testkit::scale::{Node, ScaleParams, ScaleWeb};
-use testkit::{TempDir, bins, repo_root};
+use testkit::{TempDir, bins, files, repo_root};
 
 const HOSTS: u32 = 60;
 const PAGES: u32 = 40;
@@ -24,22 +24,14 @@ const PAGES: u32 = 40;
 /// Every URL with an HTTP status in the crawl logs under `crawl` (robots.txt
 /// left out), with the number of times it was fetched.
 fn fetched(web: &ScaleWeb, crawl: &Path) -> BTreeMap<Node, usize> {
-    let mut logs = Vec::new();
-    let mut dirs = vec![crawl.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.file_name().is_some_and(|n| n == "crawl.log") {
-                logs.push(path);
-            }
-        }
-    }
+    let logs = files::snapshot(crawl, |rel| {
+        let path = crawl.join(rel);
+        path.is_file() && path.file_name().is_none_or(|n| n != "crawl.log")
+    });
     assert!(!logs.is_empty(), "no crawl log under {}", crawl.display());
     let mut out = BTreeMap::new();
-    for log in logs {
-        for line in std::fs::read_to_string(&log).unwrap().lines() {
+    for (log, bytes) in logs {
+        for line in String::from_utf8_lossy(&bytes).lines() {
             let f: Vec<&str> = line.split('\t').collect();
             if f[1].parse::<u16>().is_err() || f[6] == "robots" {
                 continue;
