@@ -38,6 +38,74 @@ fn proc_io(pid: u32) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// What a program's run came to.
+struct Ended {
+    /// Its exit code, or minus the signal that ended it.
+    code: i32,
+    usage: libc::rusage,
+    /// `/proc/PID/io`, read before the program was reaped.
+    io: Vec<(String, u64)>,
+}
+
+/// Passes SIGTERM, SIGINT and SIGHUP on to `pid`, from a thread.
+fn forward_signals(pid: u32) {
+    let forward = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ]);
+    if let Ok(mut signals) = forward {
+        std::thread::spawn(move || {
+            for s in signals.forever() {
+                // SAFETY: kill(2) with a pid this process started and has
+                // not reaped yet, and a plain signal number.
+                unsafe { libc::kill(pid as libc::pid_t, s) };
+            }
+        });
+    }
+}
+
+/// Waits for the end of the child `pid` without reaping it, reads its I/O,
+/// then reaps it.
+fn wait_for(pid: u32) -> Ended {
+    let interrupted = || std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+    let waited = loop {
+        // SAFETY: an all-zero siginfo_t is a valid value (plain integers).
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid siginfo buffer for the call.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || !interrupted() {
+            break r == 0;
+        }
+    };
+    let io = if waited { proc_io(pid) } else { Vec::new() };
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value (plain integers).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = loop {
+        // SAFETY: `usage` and `status` are valid out-parameters of wait4(2).
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+        if r >= 0 || !interrupted() {
+            break r >= 0;
+        }
+    };
+    let code = if !reaped {
+        1
+    } else if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    Ended { code, usage, io }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 || args[0] == "--help" || args[0] == "-h" {
@@ -59,59 +127,11 @@ fn main() -> ExitCode {
             return ExitCode::from(127);
         }
     };
-    let pid = child.id();
-    let forward = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ]);
-    if let Ok(mut signals) = forward {
-        std::thread::spawn(move || {
-            for s in signals.forever() {
-                // SAFETY: kill(2) with a pid this process started and has
-                // not reaped yet, and a plain signal number.
-                unsafe { libc::kill(pid as libc::pid_t, s) };
-            }
-        });
-    }
-    // Wait for the end without reaping, read its I/O, then reap it.
-    let waited = loop {
-        // SAFETY: an all-zero siginfo_t is a valid value (plain integers).
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid siginfo buffer for the call.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break r == 0;
-        }
-    };
-    let io = if waited { proc_io(pid) } else { Vec::new() };
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero rusage is a valid value (plain integers).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = loop {
-        // SAFETY: `usage` and `status` are valid out-parameters of wait4(2).
-        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break r >= 0;
-        }
-    };
+    forward_signals(child.id());
+    let ended = wait_for(child.id());
     drop(child);
-    let code: i32 = if !reaped {
-        1
-    } else if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -libc::WTERMSIG(status)
-    };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let io_of = |name: &str| io.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+    let io_of = |name: &str| ended.io.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     let prog = std::path::Path::new(program)
         .file_name()
         .map_or(program.clone(), |n| n.to_string_lossy().into_owned());
@@ -120,13 +140,13 @@ fn main() -> ExitCode {
         "args": rest,
         "start": start,
         "end": now(),
-        "utime": secs(usage.ru_utime),
-        "stime": secs(usage.ru_stime),
-        "maxrss_kb": usage.ru_maxrss,
+        "utime": secs(ended.usage.ru_utime),
+        "stime": secs(ended.usage.ru_stime),
+        "maxrss_kb": ended.usage.ru_maxrss,
         "rchar": io_of("rchar"),
         "wchar": io_of("wchar"),
         "write_bytes": io_of("write_bytes"),
-        "code": code,
+        "code": ended.code,
     });
     let appended = std::fs::OpenOptions::new()
         .create(true)
@@ -136,6 +156,7 @@ fn main() -> ExitCode {
     if let Err(e) = appended {
         eprintln!("run-meter: {log}: {e}");
     }
+    let code = ended.code;
     ExitCode::from(if code >= 0 {
         code as u8
     } else {
