@@ -13,6 +13,10 @@
 //!   set of URLs a correct crawl fetches ([`demo::Demo::expected`]).
 //! - [`rounds`]: the rounds benchmark's web, one large host and many small
 //!   ones, whose politeness floor is known.
+//! - [`scale`]: the scale benchmark's web, thousands of hosts whose pages
+//!   and links are computed from their URLs, what a correct crawl of it
+//!   fetches, its PageRank, and a one-thread server that counts what a
+//!   polite crawl never does.
 //! - [`bins`]: the project's binaries next to the test executable, run with
 //!   a timeout and a report on failure.
 //! - [`warcio`]: the real `warcio check` and `warcio index`.
@@ -26,6 +30,8 @@
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
 //! - [`prom`]: metrics files as Prometheus' own parser reads them.
+//! - [`serving`]: what the programs serving a web to scripts share (errors
+//!   naming their subject, the ready file, signals).
 //! - [`files`]: directory trees copied, and read to compare before and after.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
 //!   kept and named when the test fails) and a crawl directory in one.
@@ -33,7 +39,7 @@
 //!
 //! The package also builds the `demo-web` binary, which serves the demo web
 //! (or the rounds web, or a synthetic many-host web for benchmarks) to
-//! scripts.
+//! scripts, and `scale-web`, which serves and describes the scale web.
 #![deny(missing_docs)]
 
 pub mod bins;
@@ -48,8 +54,10 @@ pub mod proxy;
 pub mod report;
 pub mod rounds;
 pub mod s3;
+pub mod scale;
 pub mod segment;
 pub mod server;
+pub mod serving;
 pub mod tempdir;
 pub mod warcio;
 

@@ -798,7 +798,12 @@ pub(crate) fn consecutive_addresses(first: Ipv4Addr, n: usize) -> io::Result<Vec
     Ok(out)
 }
 
-fn bind_all(addrs: &[Ipv4Addr], port: Option<u16>) -> io::Result<(Vec<TcpListener>, u16)> {
+/// One listener per address of `addrs`, all on `port` or, without one, on
+/// a port free on every address (tried again when one is taken).
+pub(crate) fn bind_all(
+    addrs: &[Ipv4Addr],
+    port: Option<u16>,
+) -> io::Result<(Vec<TcpListener>, u16)> {
     let Some(&first) = addrs.first() else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -25,7 +25,8 @@
 //! line for line (the test `cdxj_indexer` checks it).
 //!
 //! The fetcher writes each WARC file's index beside it when it closes the
-//! file (`NAME.warc.gz` → `NAME.cdxj`, [`index_path`]); [`index_warc`]
+//! file (`NAME.warc.gz` → `NAME.cdxj`, [`index_path`]), sorted in bounded
+//! memory ([`IndexSorter`]); [`index_warc`]
 //! builds one by reading a file (a resumed run, an older crawl).
 
 use std::borrow::Cow;
@@ -35,8 +36,10 @@ use std::path::{Path, PathBuf};
 use crate::atomic::AtomicFile;
 use crate::warc::{WarcError, WarcReader, WarcRecord, payload_digest};
 
+mod sorter;
 mod surt;
 
+pub use sorter::{IndexSorter, RUN_BYTES};
 pub use surt::surt;
 
 /// File-name suffix of an index beside its WARC file.

@@ -381,8 +381,8 @@ pub struct ClosedFile {
 /// `write` call, so a crash leaves at most one torn exchange at the end of
 /// the file, which [`recover`](super::recover) cuts off. Each record gets
 /// the `WARC-Warcinfo-ID` of its file. The CDXJ lines of the file's
-/// captures are kept in memory (about 250 bytes each) and written, sorted,
-/// beside the file when it is closed ([`ClosedFile`]).
+/// captures are gathered in bounded memory ([`cdxj::IndexSorter`]) and
+/// written, sorted, beside the file when it is closed ([`ClosedFile`]).
 ///
 /// ```no_run
 /// use common::warc::{Exchange, WarcWriter, WarcWriterConfig, DEFAULT_MAX_FILE_SIZE};
@@ -434,9 +434,8 @@ struct OpenFile {
     /// `WARC/1.1` and the `WARC-Warcinfo-ID` line that start each record.
     prefix: Vec<u8>,
     prefix_crc: crc32fast::Hasher,
-    /// CDXJ lines of the file's captures, end to end, and where each ends.
-    lines: String,
-    line_ends: Vec<usize>,
+    /// CDXJ lines of the file's captures.
+    index: cdxj::IndexSorter,
 }
 
 impl WarcWriter {
@@ -564,14 +563,8 @@ impl WarcWriter {
                 .file_name()
                 .map(|n| n.to_string_lossy())
                 .unwrap_or_default();
-            cdxj::push_line(
-                &mut cur.lines,
-                head,
-                length as u64,
-                cur.len + at as u64,
-                &name,
-            );
-            cur.line_ends.push(cur.lines.len());
+            cur.index
+                .push_line(head, length as u64, cur.len + at as u64, &name);
         }
         cur.len += self.out.len() as u64;
         cur.exchanges += 1;
@@ -612,20 +605,15 @@ impl WarcWriter {
         let Some(cur) = self.current.take() else {
             return Ok(());
         };
-        let mut lines: Vec<String> = Vec::with_capacity(cur.line_ends.len());
-        let mut from = 0;
-        for &end in &cur.line_ends {
-            lines.push(cur.lines[from..end].to_string());
-            from = end;
-        }
-        drop(cur.lines);
         let index = cdxj::index_path(&cur.path);
-        cdxj::write_index(&index, &mut lines)
+        let captures = cur
+            .index
+            .write(&index)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", index.display())))?;
         self.closed.push(ClosedFile {
             warc: cur.path,
             index,
-            captures: lines.len() as u64,
+            captures,
         });
         Ok(())
     }
@@ -666,8 +654,7 @@ impl WarcWriter {
             dir_synced: false,
             prefix,
             prefix_crc,
-            lines: String::new(),
-            line_ends: Vec::new(),
+            index: cdxj::IndexSorter::new(&self.cfg.dir),
         });
         Ok(())
     }

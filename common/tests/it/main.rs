@@ -5,4 +5,5 @@
 mod alloc_counts;
 mod full_disk;
 mod warc_bombs;
+mod warc_index;
 mod watch_alloc;

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use testkit::demo::{Demo, DemoParams, Exclusion, FIRST_DEMO_ADDRESS, Limits, ServeOptions};
 use testkit::rounds::{FIRST_ROUNDS_ADDRESS, RoundsParams, RoundsServeOptions, RoundsWeb};
 use testkit::server::{ClockBase, Observer, Server, same_page_everywhere};
+use testkit::serving::{Failure, Lifetime, fail};
 
 /// Serve the crawler's demo web (58 hosts named NAME.demo.test, one
 /// loopback address each) or describe it; serve the rounds benchmark's web or
@@ -218,17 +219,6 @@ impl DemoArgs {
     }
 }
 
-/// An error worth one line: what it concerns and what happened.
-struct Failure {
-    subject: String,
-    error: io::Error,
-}
-
-fn fail(subject: impl AsRef<Path>) -> impl FnOnce(io::Error) -> Failure {
-    let subject = subject.as_ref().display().to_string();
-    move |error| Failure { subject, error }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -324,7 +314,7 @@ fn serve(
     request_log: Option<&Path>,
     ready_file: Option<&Path>,
 ) -> Result<(), Failure> {
-    let mut run = Lifetime::begin(ready_file)?;
+    let mut run = Lifetime::begin(ready_file, &[])?;
 
     let demo = args.demo();
     let mut options = ServeOptions {
@@ -358,7 +348,7 @@ fn serve(
         seeds_out.display(),
         hosts_out.display()
     );
-    let signal = run.wait_for_signal();
+    let signal = run.wait_for_stop();
     eprintln!(
         "demo-web: stopping ({signal} after {} requests)",
         web.server().requests_served()
@@ -409,7 +399,7 @@ fn rounds_web(
     first_address: Ipv4Addr,
     out: &Outputs<'_>,
 ) -> Result<(), Failure> {
-    let mut run = Lifetime::begin(out.ready)?;
+    let mut run = Lifetime::begin(out.ready, &[])?;
     let web = RoundsWeb::generate(params);
     let mut options = RoundsServeOptions {
         port,
@@ -446,7 +436,7 @@ fn rounds_web(
         largest.requests(),
         out.seeds.display()
     );
-    let signal = run.wait_for_signal();
+    let signal = run.wait_for_stop();
     eprintln!(
         "demo-web: stopping ({signal} after {} requests)",
         served.server().requests_served()
@@ -469,7 +459,7 @@ fn synth(
     hosts_out: &Path,
     ready_file: Option<&Path>,
 ) -> Result<(), Failure> {
-    let mut run = Lifetime::begin(ready_file)?;
+    let mut run = Lifetime::begin(ready_file, &[])?;
     let mut page = String::from("<!DOCTYPE html>\n<html><head><title>bench</title></head><body>\n");
     while page.len() + 20 < args.body_size {
         page.push_str("<p>benchmark page</p>\n");
@@ -511,70 +501,13 @@ fn synth(
         args.hosts * args.urls_per_host,
         urls_out.display()
     );
-    let signal = run.wait_for_signal();
+    let signal = run.wait_for_stop();
     eprintln!(
         "demo-web: stopping ({signal} after {} requests)",
         server.requests_served()
     );
     drop(server);
     Ok(())
-}
-
-/// A serving run's life as scripts see it: the ready file (`--ready-file`)
-/// is cleared first, written with the port and pid once the hosts answer,
-/// and removed when the run ends (after the server has stopped, since the
-/// server is dropped before this).
-struct Lifetime<'a> {
-    ready_file: Option<&'a Path>,
-    signals: signal_hook::iterator::Signals,
-}
-
-impl<'a> Lifetime<'a> {
-    /// Clears a stale ready file and installs the signal handlers before
-    /// anything is served, so that a signal arriving while the hosts start
-    /// up still stops the server cleanly.
-    fn begin(ready_file: Option<&'a Path>) -> Result<Lifetime<'a>, Failure> {
-        if let Some(ready) = ready_file {
-            match std::fs::remove_file(ready) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(fail(ready)(e)),
-                _ => {}
-            }
-        }
-        let signals = signal_hook::iterator::Signals::new([
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGINT,
-        ])
-        .map_err(fail("signal handlers"))?;
-        Ok(Lifetime {
-            ready_file,
-            signals,
-        })
-    }
-
-    /// Writes the ready file: the hosts answer on `port`.
-    fn ready(&self, port: u16) -> Result<(), Failure> {
-        if let Some(ready) = self.ready_file {
-            let text = format!("port={port}\npid={}\n", std::process::id());
-            common::atomic::write_atomic(ready, text.as_bytes()).map_err(fail(ready))?;
-        }
-        Ok(())
-    }
-
-    /// Blocks until SIGINT or SIGTERM; returns its name.
-    fn wait_for_signal(&mut self) -> &'static str {
-        match self.signals.forever().next() {
-            Some(signal_hook::consts::SIGINT) => "SIGINT",
-            _ => "SIGTERM",
-        }
-    }
-}
-
-impl Drop for Lifetime<'_> {
-    fn drop(&mut self) {
-        if let Some(ready) = self.ready_file {
-            let _ = std::fs::remove_file(ready);
-        }
-    }
 }
 
 fn describe(demo: &Demo, port: u16, json: bool) {

@@ -21,6 +21,7 @@ mod prune;
 mod raw_wire;
 mod recrawl;
 mod report_html;
+mod scale_bench;
 mod seen_growth;
 mod sharded_outputs;
 mod shards;

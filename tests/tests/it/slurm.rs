@@ -20,7 +20,7 @@ use testkit::repo_root;
 
 /// The Slurm of the test setup, or `None` (with the reason printed) where
 /// it is not required and not there.
-fn slurm_conf() -> Option<PathBuf> {
+pub(crate) fn slurm_conf() -> Option<PathBuf> {
     match std::env::var_os("SLURM_CONF") {
         Some(conf) if Path::new(&conf).is_file() => Some(PathBuf::from(conf)),
         _ if std::env::var("CRAWL_TEST_SLURM").as_deref() == Ok("required") => panic!(
