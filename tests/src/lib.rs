@@ -26,6 +26,9 @@
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
 //! - [`files`]: directory trees copied, and read to compare before and after.
+//! - [`lol_html_reader`]: the link extractor's former reader (`lol_html`),
+//!   the oracle of its replacement.
+//! - [`prose`]: the pages the fetch benchmark's server sends.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
 //!   kept and named when the test fails) and a crawl directory in one.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
@@ -40,8 +43,10 @@ pub mod demo;
 pub mod dns;
 pub mod docs;
 pub mod files;
+pub mod lol_html_reader;
 #[cfg(test)]
 mod modgraph;
+pub mod prose;
 pub mod proxy;
 pub mod report;
 pub mod rounds;

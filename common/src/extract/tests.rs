@@ -676,29 +676,60 @@ fn garbage_and_pathological_pages() {
     assert_eq!(got.links.len(), 2);
     assert_eq!(got.links[1].as_str(), "http://example.com/after");
 
-    // ... and unclosed at the end of a page, beyond the parser's memory bound:
-    // the links before it are kept and the page is marked incomplete.
+    // ... and unclosed at the end of a page: a tag cut off by the end is no
+    // tag (the standard's "EOF in tag"); the links before it are kept and
+    // the page was read to its end, however long the open tag (the reader
+    // holds no copy of it).
     let mut ex_small = Extractor::new(ExtractOptions {
-        max_parser_memory: 1 << 20,
+        max_parser_memory: 64 << 10,
         ..options()
     });
     let mut open = b"<a href=/before></a><a href='/".to_vec();
     open.resize(open.len() + (4 << 20), b'x');
     let got = extract_with(&mut ex_small, HTML, None, &open);
     assert_eq!(strings(&got), ["http://example.com/before"]);
-    assert!(got.incomplete);
+    assert!(!got.incomplete);
 
-    // Every element left open costs the parser memory (it keeps a stack of
-    // open elements); past the bound, the page is incomplete and keeps the
-    // links found so far.
+    // Elements left open cost the reader nothing (it keeps no stack of
+    // HTML elements): the last link of 100,000 open `<div>`s is found.
     let mut unclosed = b"<a href=/first></a>".to_vec();
     for _ in 0..100_000 {
         unclosed.extend_from_slice(b"<div>");
     }
     unclosed.extend_from_slice(b"<a href=/last>");
     let got = extract_with(&mut ex_small, HTML, None, &unclosed);
+    assert_eq!(
+        strings(&got),
+        ["http://example.com/first", "http://example.com/last"]
+    );
+    assert!(!got.incomplete);
+
+    // What does cost memory: SVG nested in SVG (one byte of the namespace
+    // stack each) and the attributes of one link element (32 bytes each).
+    // Past the bound, the page is incomplete and keeps the links found so
+    // far.
+    let mut nested = b"<a href=/first></a>".to_vec();
+    for _ in 0..100_000 {
+        nested.extend_from_slice(b"<svg>");
+    }
+    nested.extend_from_slice(b"<a href=/last>");
+    let got = extract_with(&mut ex_small, HTML, None, &nested);
     assert_eq!(strings(&got), ["http://example.com/first"]);
     assert!(got.incomplete);
+    let mut crowded = b"<a href=/first></a><a".to_vec();
+    for i in 0..10_000 {
+        crowded.extend_from_slice(format!(" rel=r{i}").as_bytes());
+    }
+    crowded.extend_from_slice(b" href=/last>");
+    let got = extract_with(&mut ex_small, HTML, None, &crowded);
+    assert_eq!(strings(&got), ["http://example.com/first"]);
+    assert!(got.incomplete);
+    // Within the bound, the same element is read whole.
+    let got = extract_with(&mut ex, HTML, None, &crowded);
+    assert_eq!(
+        strings(&got),
+        ["http://example.com/first", "http://example.com/last"]
+    );
 
     // A 50 MB page of links: the cap holds, the rest are counted.
     let mut huge = Vec::with_capacity(50 << 20);
