@@ -28,6 +28,8 @@
 //! page, so the cost per page is close to one pass over its bytes.
 //! [`redirect_target`] gives the target of a 3xx response.
 
+#[cfg(any(test, feature = "testutil"))]
+pub mod cases;
 mod charset;
 mod collect;
 mod directives;
@@ -317,9 +319,11 @@ impl Extractor {
     }
 
     /// [`Extractor::extract_into`] with `reader` in place of this crate's
-    /// tokenizer: everything else (encodings, sniffing, which tags and
-    /// attributes are links, nofollow, resolution) is the same, so that two
-    /// readers can be compared on the links they give.
+    /// tokenizer, and every link resolved the general way
+    /// (`urlnorm::canonicalize_relative`), as this extractor did before it
+    /// had its own tokenizer: everything else (encodings, sniffing, which
+    /// tags and attributes are links, nofollow) is the same, so that the
+    /// two can be compared on the links they give.
     pub fn extract_with_reader(
         &mut self,
         page: &Page<'_>,
@@ -369,16 +373,11 @@ impl Extractor {
             (transcoded.as_bytes(), UTF_8)
         };
 
+        let direct = matches!(reader, Reader::Tokenizer);
         let (base, meta_nofollow) = self.read(input, parse_encoding, out, reader);
         out.nofollow |= meta_nofollow;
-        self.resolve(
-            page.url,
-            input,
-            parse_encoding,
-            detected.encoding,
-            base,
-            out,
-        );
+        let encodings = (parse_encoding, detected.encoding);
+        self.resolve(page.url, input, encodings, base, direct, out);
 
         self.candidates.clear();
         // Keep the buffers for the next page, unless one huge page grew
@@ -438,14 +437,15 @@ impl Extractor {
         (collect.base, collect.meta_nofollow)
     }
 
-    /// Turns the candidates into canonical URLs.
+    /// Turns the candidates into canonical URLs (`encodings`: the one
+    /// `input` is in and the page's own; `direct`: see [`Resolver::new`]).
     fn resolve(
         &mut self,
         page_url: &Url,
         input: &[u8],
-        parse_encoding: &'static Encoding,
-        document_encoding: &'static Encoding,
+        (parse_encoding, document_encoding): (&'static Encoding, &'static Encoding),
         base: Option<Range<usize>>,
+        direct: bool,
         out: &mut PageLinks,
     ) {
         let text = |range: Range<usize>| -> Cow<'_, str> {
@@ -471,7 +471,7 @@ impl Extractor {
         let base = base_url.as_ref().unwrap_or(page_url);
         let base_is_page =
             base[..url::Position::AfterQuery] == page_url[..url::Position::AfterQuery];
-        let mut resolver = Resolver::new(document_encoding, base, &mut self.scratch);
+        let mut resolver = Resolver::new(document_encoding, base, &mut self.scratch, direct);
 
         let max = self.options.max_links;
         for cand in &self.candidates {

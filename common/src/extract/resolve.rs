@@ -208,14 +208,18 @@ pub(super) struct Resolver<'a> {
     base: &'a Url,
     plain: Option<Plain<'a>>,
     scratch: &'a mut Scratch,
+    direct: bool,
 }
 
 impl<'a> Resolver<'a> {
     /// Links of a page in `document_encoding` resolve against `base`.
+    /// `direct`: whether plain links may go the direct way (see the
+    /// module's documentation); without it, every link goes the general way.
     pub(super) fn new(
         document_encoding: &'static Encoding,
         base: &'a Url,
         scratch: &'a mut Scratch,
+        direct: bool,
     ) -> Resolver<'a> {
         let query_encoding = document_encoding.output_encoding();
         scratch.made.clear();
@@ -224,6 +228,7 @@ impl<'a> Resolver<'a> {
             base,
             plain: Plain::of(base),
             scratch,
+            direct,
         }
     }
 
@@ -248,7 +253,9 @@ impl<'a> Resolver<'a> {
     /// Resolves and canonicalizes a trimmed href of this `kind`; `made`
     /// holds the links made so far on this page.
     fn canonical(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Result<Url, UrlError> {
-        if let Some(url) = self.direct(href, kind, made) {
+        if self.direct
+            && let Some(url) = self.direct(href, kind, made)
+        {
             return Ok(url);
         }
         // An ASCII href is encoded the same in every encoding the parser

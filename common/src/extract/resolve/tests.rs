@@ -83,7 +83,7 @@ fn the_direct_way_gives_the_general_way_s_url() {
     for base in BASES {
         let base = Url::parse(base).unwrap();
         for &href in HREFS {
-            let mut resolver = Resolver::new(encoding_rs::UTF_8, &base, &mut scratch);
+            let mut resolver = Resolver::new(encoding_rs::UTF_8, &base, &mut scratch, true);
             let kind = scheme_kind(href);
             if kind == SchemeKind::Other {
                 continue;
@@ -110,7 +110,7 @@ fn the_direct_way_gives_the_general_way_s_url() {
 fn plain_links_go_the_direct_way() {
     let base = Url::parse("https://doc.example.org/stable/std/index.html").unwrap();
     let mut scratch = Scratch::default();
-    let mut resolver = Resolver::new(encoding_rs::UTF_8, &base, &mut scratch);
+    let mut resolver = Resolver::new(encoding_rs::UTF_8, &base, &mut scratch, true);
     for (href, want) in [
         (
             "../core/x.html#m",
