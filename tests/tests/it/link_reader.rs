@@ -30,11 +30,15 @@ use url::Url;
 const KNOWN: &[(&str, &str)] = &[
     (
         "a self-closing svg holds nothing: style after it is raw text",
-        "13.2.6.4.7, \"in body\", a start tag whose tag name is \"svg\": the element          is inserted and, when the token is self-closing, popped at once; the page          goes on in HTML, where <style> is raw text (lol_html enters SVG anyway)",
+        "13.2.6.4.7, \"in body\", a start tag whose tag name is \"svg\": the element \
+         is inserted and, when the token is self-closing, popped at once; the page \
+         goes on in HTML, where <style> is raw text (lol_html enters SVG anyway)",
     ),
     (
         "a breakout tag leaves nested SVG altogether",
-        "13.2.6.5, a start tag such as <p> in foreign content: elements are popped          until the current node is an HTML element or an integration point, so out of          every svg element open (lol_html leaves only the innermost)",
+        "13.2.6.5, a start tag such as <p> in foreign content: elements are popped \
+         until the current node is an HTML element or an integration point, so out of \
+         every svg element open (lol_html leaves only the innermost)",
     ),
 ];
 
@@ -197,10 +201,12 @@ fn html_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The page of the documentation in `dir` at `path`, at the URL it has on
-/// the web.
+/// The page of the documentation in `dir` at `path`, at the URL and with
+/// the head that the segmenter's documentation WARC gives it
+/// (`segmenter/examples/docs-warc.rs`, as `scripts/bench-segment.sh docs`
+/// builds it): the same pages as the WARC's response records.
 fn docs_page(dir: &Path, path: &Path) -> Input {
-    let base = Url::parse("https://doc.rust-lang.org/stable/").expect("a URL");
+    let base = Url::parse("https://doc.rust-lang.org/").expect("a URL");
     let rel = path.strip_prefix(dir).expect("under the directory");
     let url = base.join(&rel.to_string_lossy()).expect("a page URL");
     Input {
