@@ -21,7 +21,7 @@
 //! `valgrind --tool=callgrind --toggle-collect='*bench_extract::measure*'`,
 //! whose instruction count divided by the pages is the cost per page
 //! whatever else runs on the machine. Pages get URLs under
-//! `https://doc.rust-lang.org/stable/` so that their relative links resolve
+//! `https://doc.rust-lang.org/` so that their relative links resolve
 //! as on the web.
 
 use std::path::{Path, PathBuf};
@@ -187,7 +187,7 @@ fn read_docs(dir: &Path, sample: usize) -> Result<Vec<Doc>, String> {
     let mut files = Vec::new();
     walk(dir, &mut files).map_err(|e| format!("{}: {e}", dir.display()))?;
     files.sort();
-    let base = Url::parse("https://doc.rust-lang.org/stable/").map_err(|e| e.to_string())?;
+    let base = Url::parse("https://doc.rust-lang.org/").map_err(|e| e.to_string())?;
     let mut docs = Vec::with_capacity(files.len() / sample + 1);
     for path in files.iter().step_by(sample) {
         let body = match std::fs::read(path) {
