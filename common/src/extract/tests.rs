@@ -24,6 +24,17 @@ fn strings(links: &PageLinks) -> Vec<&str> {
     links.links.iter().map(Url::as_str).collect()
 }
 
+/// A page with a link to `/first`, `times` copies of `tag` and a link to
+/// `/last`.
+fn between_two_links(tag: &[u8], times: usize) -> Vec<u8> {
+    let mut page = b"<a href=/first></a>".to_vec();
+    for _ in 0..times {
+        page.extend_from_slice(tag);
+    }
+    page.extend_from_slice(b"<a href=/last>");
+    page
+}
+
 fn check(rows: &[Case]) {
     // One extractor for the whole table: state must not leak between pages.
     let mut extractor = Extractor::new(options());
@@ -272,11 +283,7 @@ fn garbage_and_pathological_pages() {
 
     // Elements left open cost the reader nothing (it keeps no stack of
     // HTML elements): the last link of 100,000 open `<div>`s is found.
-    let mut unclosed = b"<a href=/first></a>".to_vec();
-    for _ in 0..100_000 {
-        unclosed.extend_from_slice(b"<div>");
-    }
-    unclosed.extend_from_slice(b"<a href=/last>");
+    let unclosed = between_two_links(b"<div>", 100_000);
     let got = extract_with(&mut ex_small, HTML, None, &unclosed);
     assert_eq!(
         strings(&got),
@@ -288,11 +295,7 @@ fn garbage_and_pathological_pages() {
     // stack each) and the attributes of one link element (32 bytes each).
     // Past the bound, the page is incomplete and keeps the links found so
     // far.
-    let mut nested = b"<a href=/first></a>".to_vec();
-    for _ in 0..100_000 {
-        nested.extend_from_slice(b"<svg>");
-    }
-    nested.extend_from_slice(b"<a href=/last>");
+    let nested = between_two_links(b"<svg>", 100_000);
     let got = extract_with(&mut ex_small, HTML, None, &nested);
     assert_eq!(strings(&got), ["http://example.com/first"]);
     assert!(got.incomplete);
