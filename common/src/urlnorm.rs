@@ -358,7 +358,8 @@ fn needs_rewrite(url: &Url) -> bool {
     param_is_session(&query[param_start..])
 }
 
-fn param_is_session(param: &[u8]) -> bool {
+/// Whether a query parameter (`name=value` or `name`) carries a session id.
+pub(crate) fn param_is_session(param: &[u8]) -> bool {
     let name = match param.iter().position(|&b| b == b'=') {
         Some(n) => &param[..n],
         None => param,

@@ -557,6 +557,19 @@ impl RobotsState {
     }
 }
 
+/// An HTML page of the demo web as it is served ([`Demo::html_pages`]).
+#[derive(Debug, Clone)]
+pub struct DemoPage {
+    /// Its URL.
+    pub url: String,
+    /// Its `Content-Type` header.
+    pub content_type: &'static str,
+    /// Its `X-Robots-Tag` header, if it has one.
+    pub x_robots_tag: Option<&'static str>,
+    /// Its body.
+    pub body: Vec<u8>,
+}
+
 /// A generated demo web (cheap to clone).
 #[derive(Clone)]
 pub struct Demo {
@@ -626,6 +639,31 @@ impl Demo {
             .map(|l| self.inner.url(l, port))
             .collect();
         all.sort();
+        all
+    }
+
+    /// Every HTML page with a fixed address (sorted by URL), as it is served
+    /// on `port`: for reading pages without a server (the link readers'
+    /// differential test).
+    pub fn html_pages(&self, port: u16) -> Vec<DemoPage> {
+        let mut all: Vec<DemoPage> = self
+            .inner
+            .pages
+            .iter()
+            .filter_map(|(loc, resource)| match resource {
+                Resource::Html(page) => {
+                    let (content_type, body) = render::encode(page, port);
+                    Some(DemoPage {
+                        url: self.inner.url(loc, port),
+                        content_type,
+                        x_robots_tag: page.x_robots_nofollow.then_some("nofollow"),
+                        body,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        all.sort_by(|a, b| a.url.cmp(&b.url));
         all
     }
 

@@ -33,6 +33,9 @@
 //! - [`serving`]: what the programs serving a web to scripts share (errors
 //!   naming their subject, the ready file, signals).
 //! - [`files`]: directory trees copied, and read to compare before and after.
+//! - [`lol_html_reader`]: the link extractor's former reader (`lol_html`),
+//!   the oracle of its replacement.
+//! - [`prose`]: the pages the fetch benchmark's server sends.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
 //!   kept and named when the test fails) and a crawl directory in one.
 //! - [`Rng`]: the seeded generator of every test (`common::testutil::Rng`).
@@ -47,9 +50,11 @@ pub mod demo;
 pub mod dns;
 pub mod docs;
 pub mod files;
+pub mod lol_html_reader;
 #[cfg(test)]
 mod modgraph;
 pub mod prom;
+pub mod prose;
 pub mod proxy;
 pub mod report;
 pub mod rounds;

@@ -15,12 +15,12 @@
 /// then uses `value` itself).
 pub(crate) fn decode_into(value: &str, out: &mut String) -> bool {
     out.clear();
-    let Some(first) = value.find('&') else {
+    let Some(first) = super::tokenizer::find(b'&', value.as_bytes()) else {
         return false;
     };
     out.push_str(&value[..first]);
     let mut rest = &value[first..];
-    while let Some(amp) = rest.find('&') {
+    while let Some(amp) = super::tokenizer::find(b'&', rest.as_bytes()) {
         out.push_str(&rest[..amp]);
         rest = &rest[amp + 1..];
         match reference(rest) {

@@ -20,31 +20,36 @@
 //!   references in attribute values (`&amp;`) are decoded;
 //! - at most [`ExtractOptions::max_links`] links are kept per page.
 //!
-//! The parser is `lol_html`, a streaming tokenizer: it only builds tokens
-//! for the elements asked for, and the extractor reads attribute values in
-//! place, so the cost per page is close to one pass over the bytes.
+//! The page is read by this module's own tokenizer (`tokenizer.rs`), which
+//! follows the HTML standard's tokenizer for what is markup (comments,
+//! raw-text elements such as `<script>`, quoted and unquoted attributes,
+//! SVG and MathML) but builds no tree and copies nothing: it reports only
+//! the start tags that may carry links, their attributes as ranges of the
+//! page, so the cost per page is close to one pass over its bytes.
 //! [`redirect_target`] gives the target of a 3xx response.
 
+#[cfg(any(test, feature = "testutil"))]
+pub mod cases;
 mod charset;
+mod collect;
 mod directives;
 mod entities;
+mod resolve;
 mod sniff;
 mod stored;
 #[cfg(test)]
 mod tests;
+mod tokenizer;
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::ops::{AddAssign, Range};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::urlnorm::{self, UrlError};
+use collect::{Candidate, Collect, Kind, candidate_limit};
 use encoding_rs::{Encoding, UTF_8};
-use lol_html::html_content::{Attribute, Element};
-use lol_html::{
-    AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings, Selector,
-    Settings,
-};
+use resolve::{Resolver, Scratch, classify_and_resolve, is_c0_or_space};
+use tokenizer::{Handler, Tokenizer};
 use url::Url;
 
 pub use charset::CharsetSource;
@@ -72,10 +77,10 @@ pub struct ExtractOptions {
     /// Our robots product token: `<meta name=TOKEN content=nofollow>` and
     /// `X-Robots-Tag: TOKEN: nofollow` apply to us as `robots` does.
     pub robots_name: Option<String>,
-    /// A bound on the parser's own memory per page (bytes): its stack of
-    /// open elements (about 128 bytes for each element not yet closed) and
-    /// the buffer for markup cut off at the end of the page. Past the bound,
-    /// the links found so far are kept and [`PageLinks::incomplete`] is set.
+    /// A bound on the reader's own memory per page (bytes): the attributes
+    /// of one link-bearing tag (32 bytes each) and the stack of SVG and
+    /// MathML elements not yet closed (one byte each). Past the bound, the
+    /// links found so far are kept and [`PageLinks::incomplete`] is set.
     pub max_parser_memory: usize,
 }
 
@@ -193,9 +198,9 @@ pub struct PageLinks {
     pub charset_source: CharsetSource,
     /// The page forbids following its links (robots meta or header).
     pub nofollow: bool,
-    /// The parser stopped before the end of the page (over
-    /// [`ExtractOptions::max_parser_memory`]: a huge tag left open at the
-    /// end, or a flood of elements never closed); the links before that
+    /// The reader stopped before the end of the page (over
+    /// [`ExtractOptions::max_parser_memory`]: a link element with a flood
+    /// of attributes, or SVG nested beyond reason); the links before that
     /// point are reported.
     pub incomplete: bool,
 }
@@ -252,219 +257,47 @@ pub fn redirect_target(response_url: &Url, location: &str) -> Result<Url, UrlErr
 /// Reads links out of pages; one per thread, reused across pages.
 pub struct Extractor {
     options: ExtractOptions,
-    selectors: Selectors,
-    /// Link-bearing attributes found by the parser, resolved after it ends
+    tokenizer: Tokenizer,
+    /// Link-bearing attributes found by the reader, resolved after it ends
     /// (when `<base>` and the robots meta of the whole page are known).
     candidates: Vec<Candidate>,
-    /// Attribute values the parser could not locate in the input (never
-    /// expected; kept so that such a value is not lost).
-    arena: String,
     /// Character references decoded.
     refs: String,
-    /// A page in an encoding the parser cannot read (UTF-16, ISO-2022-JP), as UTF-8.
+    /// The buffers of link resolution.
+    scratch: Scratch,
+    /// A page in an encoding the reader cannot read (UTF-16, ISO-2022-JP), as UTF-8.
     transcoded: String,
 }
 
-/// The selectors, parsed once.
-struct Selectors {
-    a: Selector,
-    area: Selector,
-    frame: Selector,
-    iframe: Selector,
-    link: Selector,
-    meta: Selector,
-    base: Selector,
+/// What reads the start tags of a page: this crate's tokenizer, or (for
+/// comparing readers) another one.
+enum Reader<'a, 'r> {
+    Tokenizer,
+    Other(&'a mut TagReader<'r>),
 }
 
-impl Selectors {
-    fn new() -> Selectors {
-        let parse = |s: &str| -> Selector {
-            match s.parse() {
-                Ok(sel) => sel,
-                // The selectors are constants of this file; a test parses them.
-                Err(e) => unreachable!("selector {s}: {e}"),
-            }
-        };
-        // Element names only: with attribute conditions (`a[href]`),
-        // lol_html takes a slower matching path for every such tag, which
-        // cost about 20 % of the parsing speed on the Rust documentation;
-        // the handlers look for the attributes they need themselves.
-        Selectors {
-            a: parse("a"),
-            area: parse("area"),
-            frame: parse("frame"),
-            iframe: parse("iframe"),
-            link: parse("link"),
-            meta: parse("meta"),
-            base: parse("base"),
-        }
-    }
-}
+/// Another reader of start tags than this crate's tokenizer, for tests that
+/// compare readers: given a page's bytes and their encoding (UTF-8 or
+/// another ASCII-compatible one), it calls the [`TagSink`] for each start
+/// tag in document order (at least those of `a`, `area`, `frame`, `iframe`,
+/// `link`, `meta` and `base`), and returns false if it stopped before the
+/// end of the page.
+pub type TagReader<'r> = dyn FnMut(&[u8], &'static Encoding, &mut TagSink<'_>) -> bool + 'r;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// `href`/`src` of a link element.
-    Link,
-    /// The `content` of a `meta http-equiv=refresh`.
-    Refresh,
-}
-
-/// Where a value lies: in the parsed input or in the arena.
-#[derive(Debug, Clone)]
-enum Span {
-    Input(Range<usize>),
-    Arena(Range<usize>),
-}
-
-#[derive(Debug, Clone)]
-struct Candidate {
-    kind: Kind,
-    context: LinkContext,
-    nofollow: bool,
-    value: Span,
-}
-
-/// Only this many link candidates are held per page; further ones are
-/// counted over the cap unseen (a 50 MB page of links must not hold
-/// millions of them).
-fn candidate_limit(max_links: usize) -> usize {
-    max_links.saturating_mul(16).max(100_000)
-}
-
-/// What the element handlers gather while the parser runs.
-struct Collect<'a> {
-    input: &'a [u8],
-    candidates: &'a mut Vec<Candidate>,
-    arena: &'a mut String,
-    robots_name: Option<&'a str>,
-    limit: usize,
-    over_limit: u64,
-    base: Option<Span>,
-    meta_nofollow: bool,
-}
-
-impl Collect<'_> {
-    fn bytes(&self, span: &Span) -> &[u8] {
-        match span {
-            Span::Input(r) => self.input.get(r.clone()).unwrap_or_default(),
-            Span::Arena(r) => self.arena.as_bytes().get(r.clone()).unwrap_or_default(),
-        }
-    }
-
-    /// The value of attribute `name` (lower case), located in the input.
-    fn attr(&mut self, attrs: &[Attribute<'_>], name: &str) -> Option<Span> {
-        for a in attrs {
-            let located = a.name_source_location().zip(a.value_source_location());
-            let in_input = located.and_then(|(n, v)| {
-                let (n, v) = (n.bytes(), v.bytes());
-                let name_bytes = self.input.get(n)?;
-                self.input.get(v.clone())?;
-                Some((name_bytes, v))
-            });
-            match in_input {
-                Some((name_bytes, value)) => {
-                    if name_bytes.eq_ignore_ascii_case(name.as_bytes()) {
-                        return Some(Span::Input(value));
-                    }
-                }
-                None => {
-                    if a.name() == name {
-                        let start = self.arena.len();
-                        self.arena.push_str(&a.value());
-                        return Some(Span::Arena(start..self.arena.len()));
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    fn push(&mut self, kind: Kind, context: LinkContext, nofollow: bool, value: Span) {
-        if self.candidates.len() < self.limit {
-            self.candidates.push(Candidate {
-                kind,
-                context,
-                nofollow,
-                value,
-            });
-        } else {
-            self.over_limit += 1;
-        }
-    }
-
-    /// `a`, `area`, `frame`, `iframe`: the link in `attr`.
-    fn on_link(&mut self, el: &Element<'_, '_>, attr: &str, rel: bool, context: LinkContext) {
-        let attrs = el.attributes();
-        let Some(value) = self.attr(attrs, attr) else {
-            return;
-        };
-        let nofollow = rel
-            && self
-                .attr(attrs, "rel")
-                .is_some_and(|r| directives::has_token(self.bytes(&r), b"nofollow"));
-        self.push(Kind::Link, context, nofollow, value);
-    }
-
-    /// `link rel=canonical href=...`.
-    fn on_link_element(&mut self, el: &Element<'_, '_>) {
-        let attrs = el.attributes();
-        let Some(rel) = self.attr(attrs, "rel") else {
-            return;
-        };
-        let rel = self.bytes(&rel);
-        if !directives::has_token(rel, b"canonical") {
-            return;
-        }
-        let nofollow = directives::has_token(rel, b"nofollow");
-        if let Some(href) = self.attr(attrs, "href") {
-            self.push(Kind::Link, LinkContext::LinkHref, nofollow, href);
-        }
-    }
-
-    /// `meta http-equiv=refresh` and the robots metas.
-    fn on_meta(&mut self, el: &Element<'_, '_>) {
-        let attrs = el.attributes();
-        let Some(content) = self.attr(attrs, "content") else {
-            return;
-        };
-        if let Some(equiv) = self.attr(attrs, "http-equiv") {
-            if self
-                .bytes(&equiv)
-                .trim_ascii()
-                .eq_ignore_ascii_case(b"refresh")
-            {
-                self.push(Kind::Refresh, LinkContext::MetaContent, false, content);
-            }
-            return;
-        }
-        if let Some(name) = self.attr(attrs, "name") {
-            let name = self.bytes(&name).trim_ascii();
-            let ours = name.eq_ignore_ascii_case(b"robots")
-                || self
-                    .robots_name
-                    .is_some_and(|r| name.eq_ignore_ascii_case(r.as_bytes()));
-            if ours && directives::forbids_follow(self.bytes(&content)) {
-                self.meta_nofollow = true;
-            }
-        }
-    }
-
-    fn on_base(&mut self, el: &Element<'_, '_>) {
-        if self.base.is_none() {
-            self.base = self.attr(el.attributes(), "href");
-        }
-    }
-}
+/// Where a [`TagReader`] reports a start tag: its name, then each
+/// attribute's name and value (as written, quotes left out) as byte ranges
+/// of the page.
+pub type TagSink<'s> = dyn FnMut(&[u8], &[(Range<usize>, Range<usize>)]) + 's;
 
 impl Extractor {
     /// An extractor with `options`.
     pub fn new(options: ExtractOptions) -> Extractor {
         Extractor {
+            tokenizer: Tokenizer::new(options.max_parser_memory),
             options,
-            selectors: Selectors::new(),
             candidates: Vec::new(),
-            arena: String::new(),
             refs: String::new(),
+            scratch: Scratch::default(),
             transcoded: String::new(),
         }
     }
@@ -482,6 +315,25 @@ impl Extractor {
     /// Never fails: anything wrong with the page shows in the counts and in
     /// [`PageLinks::kind`].
     pub fn extract_into(&mut self, page: &Page<'_>, out: &mut PageLinks) {
+        self.extract_with(page, out, Reader::Tokenizer);
+    }
+
+    /// [`Extractor::extract_into`] with `reader` in place of this crate's
+    /// tokenizer, and every link resolved the general way
+    /// (`urlnorm::canonicalize_relative`), as this extractor did before it
+    /// had its own tokenizer: everything else (encodings, sniffing, which
+    /// tags and attributes are links, nofollow) is the same, so that the
+    /// two can be compared on the links they give.
+    pub fn extract_with_reader(
+        &mut self,
+        page: &Page<'_>,
+        out: &mut PageLinks,
+        reader: &mut TagReader<'_>,
+    ) {
+        self.extract_with(page, out, Reader::Other(reader));
+    }
+
+    fn extract_with(&mut self, page: &Page<'_>, out: &mut PageLinks, reader: Reader<'_, '_>) {
         out.reset();
         let (media, header_charset) = page
             .content_type
@@ -495,8 +347,8 @@ impl Extractor {
         out.encoding = detected.encoding;
         out.charset_source = detected.source;
         let body = &page.body[detected.bom_len..];
-        let ascii_compatible = AsciiCompatibleEncoding::new(detected.encoding);
-        let binary = ascii_compatible.is_some() && sniff::looks_binary(body);
+        let ascii_compatible = detected.encoding.is_ascii_compatible();
+        let binary = ascii_compatible && sniff::looks_binary(body);
         out.kind = match declared {
             sniff::Declared::Html if binary => PageKind::Binary,
             sniff::Declared::Html => PageKind::Html,
@@ -510,157 +362,116 @@ impl Extractor {
             directives::header_forbids_follow(v, self.options.robots_name.as_deref())
         });
 
-        // The parser reads ASCII-compatible encodings itself; the others are
+        // The tokenizer reads ASCII-compatible encodings as they are (every
+        // byte that matters to markup is ASCII in them); the others are
         // turned into UTF-8 first.
         let mut transcoded = std::mem::take(&mut self.transcoded);
-        let (input, parse_encoding) = match ascii_compatible {
-            Some(enc) => (body, enc),
-            None => {
-                transcode(detected.encoding, body, &mut transcoded);
-                (transcoded.as_bytes(), AsciiCompatibleEncoding::utf_8())
-            }
+        let (input, parse_encoding) = if ascii_compatible {
+            (body, detected.encoding)
+        } else {
+            transcode(detected.encoding, body, &mut transcoded);
+            (transcoded.as_bytes(), UTF_8)
         };
 
-        let (base, meta_nofollow) = self.parse(input, parse_encoding, out);
+        let direct = matches!(reader, Reader::Tokenizer);
+        let (base, meta_nofollow) = self.read(input, parse_encoding, out, reader);
         out.nofollow |= meta_nofollow;
-        self.resolve(
-            page.url,
-            input,
-            parse_encoding.into(),
-            detected.encoding,
-            base,
-            out,
-        );
+        let encodings = (parse_encoding, detected.encoding);
+        self.resolve(page.url, input, encodings, base, direct, out);
 
         self.candidates.clear();
-        self.arena.clear();
         // Keep the buffers for the next page, unless one huge page grew
         // them far beyond what ordinary pages need.
         if transcoded.capacity() > KEEP_BUFFER {
             transcoded = String::new();
         }
-        if self.arena.capacity() > KEEP_BUFFER {
-            self.arena = String::new();
+        if self.candidates.capacity() * size_of::<Candidate>() > KEEP_BUFFER {
+            self.candidates = Vec::new();
         }
+        self.scratch.trim(KEEP_BUFFER);
         self.transcoded = transcoded;
     }
 
-    /// Runs the parser over `input`, filling `self.candidates`; returns the
+    /// Runs the reader over `input`, filling `self.candidates`; returns the
     /// `<base href>` and whether a robots meta said nofollow.
-    fn parse(
+    fn read(
         &mut self,
         input: &[u8],
-        encoding: AsciiCompatibleEncoding,
+        encoding: &'static Encoding,
         out: &mut PageLinks,
-    ) -> (Option<Span>, bool) {
+        reader: Reader<'_, '_>,
+    ) -> (Option<Range<usize>>, bool) {
         self.candidates.clear();
-        self.arena.clear();
-        let state = RefCell::new(Collect {
-            input,
+        let mut collect = Collect {
             candidates: &mut self.candidates,
-            arena: &mut self.arena,
             robots_name: self.options.robots_name.as_deref(),
             limit: candidate_limit(self.options.max_links),
             over_limit: 0,
             base: None,
             meta_nofollow: false,
-        });
-        let sel = &self.selectors;
-        let state_ref = &state;
-        let handler = |f: fn(&mut Collect<'_>, &Element<'_, '_>)| {
-            ElementContentHandlers::default().element(move |el: &mut Element<'_, '_>| {
-                f(&mut state_ref.borrow_mut(), el);
-                Ok(())
-            })
         };
-        let settings = Settings {
-            element_content_handlers: vec![
-                (
-                    Cow::Borrowed(&sel.a),
-                    handler(|c, el| c.on_link(el, "href", true, LinkContext::AHref)),
-                ),
-                (
-                    Cow::Borrowed(&sel.area),
-                    handler(|c, el| c.on_link(el, "href", true, LinkContext::AreaHref)),
-                ),
-                (
-                    Cow::Borrowed(&sel.frame),
-                    handler(|c, el| c.on_link(el, "src", false, LinkContext::FrameSrc)),
-                ),
-                (
-                    Cow::Borrowed(&sel.iframe),
-                    handler(|c, el| c.on_link(el, "src", false, LinkContext::IframeSrc)),
-                ),
-                (
-                    Cow::Borrowed(&sel.link),
-                    handler(|c, el| c.on_link_element(el)),
-                ),
-                (Cow::Borrowed(&sel.meta), handler(|c, el| c.on_meta(el))),
-                (Cow::Borrowed(&sel.base), handler(|c, el| c.on_base(el))),
-            ],
-            encoding,
-            memory_settings: MemorySettings {
-                max_allowed_memory_usage: self.options.max_parser_memory,
-                ..MemorySettings::default()
-            },
-            // Ambiguous markup is parsed as well as a tokenizer can; a
-            // crawler wants the links, not a refusal.
-            strict: false,
-            ..Settings::new()
-        };
-        // The parser is third-party code fed with anything the web serves:
-        // should it ever panic, this page is reported incomplete and the
-        // run goes on.
-        let finished = catch_unwind(AssertUnwindSafe(|| {
-            let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-            rewriter.write(input).is_ok() && rewriter.end().is_ok()
+        let tokenizer = &mut self.tokenizer;
+        // Should the reader ever panic on some page (a bug), that page is
+        // reported incomplete with the links found before, and the run
+        // goes on.
+        let finished = catch_unwind(AssertUnwindSafe(|| match reader {
+            Reader::Tokenizer => tokenizer.run(input, &mut collect).is_ok(),
+            Reader::Other(other) => {
+                let mut attrs = Vec::new();
+                other(input, encoding, &mut |name, list| {
+                    attrs.clear();
+                    attrs.extend(list.iter().map(|(name, value)| tokenizer::Attr {
+                        name: name.clone(),
+                        value: value.clone(),
+                    }));
+                    let tag = tokenizer::StartTag {
+                        tag: tokenizer::classify(name),
+                        attrs: &attrs,
+                    };
+                    collect.start_tag(input, &tag);
+                })
+            }
         }));
         out.incomplete = !matches!(finished, Ok(true));
-        let state = state.into_inner();
-        out.skipped.over_cap += state.over_limit;
-        (state.base, state.meta_nofollow)
+        out.skipped.over_cap += collect.over_limit;
+        (collect.base, collect.meta_nofollow)
     }
 
-    /// Turns the candidates into canonical URLs.
+    /// Turns the candidates into canonical URLs (`encodings`: the one
+    /// `input` is in and the page's own; `direct`: see [`Resolver::new`]).
     fn resolve(
         &mut self,
         page_url: &Url,
         input: &[u8],
-        parse_encoding: &'static Encoding,
-        document_encoding: &'static Encoding,
-        base: Option<Span>,
+        (parse_encoding, document_encoding): (&'static Encoding, &'static Encoding),
+        base: Option<Range<usize>>,
+        direct: bool,
         out: &mut PageLinks,
     ) {
-        let query_encoding = document_encoding.output_encoding();
-        let resolver = Resolver {
-            query_encoding: (query_encoding != UTF_8).then_some(query_encoding),
-        };
-        let arena = self.arena.as_str();
-        let bytes = |span: &Span| -> &[u8] {
-            match span {
-                Span::Input(r) => input.get(r.clone()).unwrap_or_default(),
-                Span::Arena(r) => arena.as_bytes().get(r.clone()).unwrap_or_default(),
-            }
-        };
-        let text = |span: &Span| -> Cow<'_, str> {
-            let raw = bytes(span);
-            match span {
-                Span::Arena(_) => String::from_utf8_lossy(raw),
-                Span::Input(_) => parse_encoding.decode_without_bom_handling(raw).0,
+        let text = |range: Range<usize>| -> Cow<'_, str> {
+            let raw = input.get(range).unwrap_or_default();
+            // ASCII (most values) reads the same in every encoding the
+            // tokenizer reads.
+            match std::str::from_utf8(raw) {
+                Ok(text) if raw.is_ascii() || parse_encoding == UTF_8 => Cow::Borrowed(text),
+                _ => parse_encoding.decode_without_bom_handling(raw).0,
             }
         };
 
         // The document's base URL: the first <base href>, when it parses.
-        let base_url = base.and_then(|span| {
-            let href = text(&span);
+        let base_url = base.and_then(|range| {
+            let href = text(range);
             let href = decode_refs(&href, &mut self.refs);
-            resolver
-                .parse(page_url, href.trim_matches(is_c0_or_space))
-                .ok()
+            Resolver::parse(
+                document_encoding,
+                page_url,
+                href.trim_matches(is_c0_or_space),
+            )
         });
         let base = base_url.as_ref().unwrap_or(page_url);
         let base_is_page =
             base[..url::Position::AfterQuery] == page_url[..url::Position::AfterQuery];
+        let mut resolver = Resolver::new(document_encoding, base, &mut self.scratch, direct);
 
         let max = self.options.max_links;
         for cand in &self.candidates {
@@ -668,61 +479,24 @@ impl Extractor {
                 out.skipped.nofollow += 1;
                 continue;
             }
-            let raw = text(&cand.value);
-            let mut refs = std::mem::take(&mut self.refs);
-            let value = decode_refs(&raw, &mut refs);
+            let raw = text(cand.value.clone());
+            let value = decode_refs(&raw, &mut self.refs);
             let href = match cand.kind {
                 Kind::Link => Some(value),
                 Kind::Refresh => directives::refresh_url(value),
             };
             if let Some(href) = href {
                 let link = (href, cand.context);
-                classify_and_resolve(link, &resolver, base, base_is_page, max, out);
+                classify_and_resolve(link, &mut resolver, base_is_page, max, out);
             }
-            self.refs = refs;
         }
-    }
-}
-
-/// The last steps for one link: scheme, same page, cap, then canonical form.
-fn classify_and_resolve(
-    (href, context): (&str, LinkContext),
-    resolver: &Resolver,
-    base: &Url,
-    base_is_page: bool,
-    max: usize,
-    out: &mut PageLinks,
-) {
-    let href = href.trim_matches(is_c0_or_space);
-    match scheme_kind(href) {
-        SchemeKind::Other => {
-            out.skipped.scheme += 1;
-            return;
-        }
-        SchemeKind::Relative if base_is_page && (href.is_empty() || href.starts_with('#')) => {
-            out.skipped.same_page += 1;
-            return;
-        }
-        _ => {}
-    }
-    if out.links.len() >= max {
-        out.skipped.over_cap += 1;
-        return;
-    }
-    match resolver.canonical(base, href) {
-        Ok(url) => {
-            out.links.push(url);
-            out.contexts.push(context);
-        }
-        Err(UrlError::Scheme { .. }) => out.skipped.scheme += 1,
-        Err(_) => out.skipped.invalid += 1,
     }
 }
 
 /// Buffers larger than this are not kept from one page to the next.
 const KEEP_BUFFER: usize = 4 << 20;
 
-/// Decodes `body` from `encoding` (one the parser cannot read) into `out` as UTF-8.
+/// Decodes `body` from `encoding` (one the reader cannot read) into `out` as UTF-8.
 fn transcode(encoding: &'static Encoding, body: &[u8], out: &mut String) {
     out.clear();
     let mut decoder = encoding.new_decoder_without_bom_handling();
@@ -748,118 +522,6 @@ fn decode_refs<'a>(value: &'a str, buf: &'a mut String) -> &'a str {
     } else {
         value
     }
-}
-
-/// The characters the URL parser trims from both ends of its input.
-fn is_c0_or_space(c: char) -> bool {
-    c <= ' '
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum SchemeKind {
-    /// `http:` or `https:`.
-    Http,
-    /// Any other scheme.
-    Other,
-    /// No scheme: relative to the base.
-    Relative,
-}
-
-/// The scheme of a (trimmed) href as the URL parser sees it: ASCII letters,
-/// then letters, digits, `+`, `-`, `.`, up to a `:`; tabs and newlines are
-/// ignored anywhere, as the parser removes them.
-fn scheme_kind(href: &str) -> SchemeKind {
-    let mut scheme = [0u8; 5];
-    let chars = href.bytes().filter(|b| !matches!(b, b'\t' | b'\n' | b'\r'));
-    for (len, b) in chars.enumerate() {
-        match b {
-            b':' if len > 0 => {
-                let s = &scheme[..len.min(scheme.len())];
-                return if len <= scheme.len() && (s == b"http" || s == b"https") {
-                    SchemeKind::Http
-                } else {
-                    SchemeKind::Other
-                };
-            }
-            b'a'..=b'z' | b'A'..=b'Z' => {}
-            b'0'..=b'9' | b'+' | b'-' | b'.' if len > 0 => {}
-            _ => return SchemeKind::Relative,
-        }
-        if let Some(slot) = scheme.get_mut(len) {
-            *slot = b.to_ascii_lowercase();
-        }
-    }
-    SchemeKind::Relative
-}
-
-/// Parses links the way the page's own browser would: the query in the
-/// page's encoding when that is not UTF-8.
-struct Resolver {
-    query_encoding: Option<&'static Encoding>,
-}
-
-impl Resolver {
-    /// Resolves without canonicalizing (for `<base href>`).
-    fn parse(&self, base: &Url, href: &str) -> Result<Url, url::ParseError> {
-        match self.query_encoding {
-            None => base.join(href),
-            Some(enc) => {
-                let encode = query_encoder(move |s| encode_query(enc, s));
-                Url::options()
-                    .base_url(Some(base))
-                    .encoding_override(Some(&encode))
-                    .parse(href)
-            }
-        }
-    }
-
-    /// Resolves and canonicalizes.
-    fn canonical(&self, base: &Url, href: &str) -> Result<Url, UrlError> {
-        // An ASCII href is encoded the same in every encoding the parser
-        // reads, so only non-ASCII ones need the page's encoding.
-        match self.query_encoding {
-            Some(enc) if !href.is_ascii() => {
-                let encode = query_encoder(move |s| encode_query(enc, s));
-                urlnorm::canonicalize_relative_encoded(base, href, Some(&encode))
-            }
-            _ => urlnorm::canonicalize_relative(base, href),
-        }
-    }
-}
-
-/// Gives a closure the higher-ranked signature the URL parser expects.
-fn query_encoder<F: Fn(&str) -> Cow<'_, [u8]>>(f: F) -> F {
-    f
-}
-
-/// Encodes a query in `enc` for the URL parser. A character `enc` cannot
-/// represent becomes `%26%23NNN%3B` (`&#NNN;` percent-encoded), as the URL
-/// standard says.
-fn encode_query<'a>(enc: &'static Encoding, s: &'a str) -> Cow<'a, [u8]> {
-    if s.is_ascii() {
-        return Cow::Borrowed(s.as_bytes());
-    }
-    let mut encoder = enc.new_encoder();
-    let mut out = Vec::with_capacity(s.len() * 2);
-    let mut rest = s;
-    loop {
-        let room = encoder
-            .max_buffer_length_from_utf8_without_replacement(rest.len())
-            .unwrap_or(rest.len() * 4)
-            + 8;
-        out.reserve(room);
-        let (result, read) =
-            encoder.encode_from_utf8_to_vec_without_replacement(rest, &mut out, true);
-        rest = &rest[read..];
-        match result {
-            encoding_rs::EncoderResult::InputEmpty => break,
-            encoding_rs::EncoderResult::OutputFull => {}
-            encoding_rs::EncoderResult::Unmappable(c) => {
-                out.extend_from_slice(format!("%26%23{}%3B", u32::from(c)).as_bytes());
-            }
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// The title of an HTML page: the text of its first `<title>` element,
