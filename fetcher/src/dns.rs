@@ -215,13 +215,32 @@ impl Dns {
         &self.inner.counts
     }
 
+    /// The addresses of `host` when they are known without waiting: a
+    /// literal address, a name of `--hosts-file`, an answer in the cache;
+    /// `None` when a lookup is needed ([`Dns::lookup`] waits for one).
+    pub fn lookup_now(&self, host: &str) -> Option<Answer> {
+        let host = bare_host(host);
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Some(Ok(Arc::from([ip])));
+        }
+        let name = host.to_ascii_lowercase();
+        if let Some(ips) = self.inner.hosts.as_ref().and_then(|h| h.get(&name)) {
+            return Some(Ok(Arc::from(ips)));
+        }
+        let cache = self.inner.cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.get(&name) {
+            Some(Entry::Done { answer, until }) if *until > Instant::now() => {
+                self.inner.counts.cached.fetch_add(1, Ordering::Relaxed);
+                Some(answer.clone())
+            }
+            _ => None,
+        }
+    }
+
     /// The addresses of `host` (a name or a literal address), waiting at
     /// most the DNS timeout for a lookup.
     pub fn lookup(&self, host: &str) -> Answer {
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .trim_end_matches('.');
+        let host = bare_host(host);
         if let Ok(ip) = host.parse::<IpAddr>() {
             return Ok(Arc::from([ip]));
         }
@@ -316,6 +335,13 @@ impl Dns {
             inner.wake.notify_one();
         }
     }
+}
+
+/// `host` without the brackets of an IPv6 address or a final dot.
+fn bare_host(host: &str) -> &str {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
 }
 
 impl Inner {

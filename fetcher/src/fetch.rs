@@ -25,6 +25,7 @@ use crate::dns::HostsMap;
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
+use crate::flight::Flight;
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
@@ -488,14 +489,26 @@ fn run_workers(
         ..
     } = segment;
     let queues = loaded.keys.len();
+    // A connection kept per queue between its requests, at most half the
+    // sockets the run may open; the rest for requests in flight.
+    let sockets = crew::open_files_room();
+    let idle_connections = queues.clamp(16, 8192).min(sockets / 2);
+    let room = sockets - idle_connections;
     let most_workers = s.workers(queues);
+    if most_workers > room {
+        log.info(format!(
+            "at most {room} requests in flight, not {most_workers}: the limit on open files \
+             (ulimit -n) leaves room for no more connections"
+        ));
+    }
+    let most_workers = most_workers.min(room);
     let recorder = start_recorder(run, resumed.next_serial(), most_workers)?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
     }
     let hosts = HostWriter::start(queued.db, queued.host_states);
-    let client = client(s, dns.clone(), tls, queues);
+    let client = client(s, dns.clone(), tls, idle_connections).map_err(Error::Start)?;
     let shared = share(
         run,
         queued.frontier,
@@ -511,7 +524,7 @@ fn run_workers(
 
     let startup = run.started.elapsed();
     let first_workers = match s.threads {
-        Some(n) => n,
+        Some(_) => most_workers,
         None => most_workers.min(crew::FIRST_WORKERS),
     };
     let crew = Crew::start(&shared, &tx, &hosts.sender(), first_workers, most_workers)
@@ -527,7 +540,7 @@ fn run_workers(
         shared: &shared,
         recorder: &recorder,
         signals,
-        workers: crew.first(),
+        crew: &crew,
         log,
         disk: &disk,
     });
@@ -563,8 +576,9 @@ fn run_workers(
     })
 }
 
-/// The HTTP client of a run over `queues` queues.
-fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
+/// The HTTP client of a run that keeps at most `idle_connections`
+/// connections between requests.
+fn client(s: &Settings, dns: Dns, tls: Trust, idle_connections: usize) -> std::io::Result<Client> {
     Client::new(ClientConfig {
         user_agent: s.user_agent(),
         from: s.from.clone(),
@@ -574,7 +588,7 @@ fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
         allow_private: s.allow_private,
         dns,
         proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
-        idle_connections: queues.clamp(16, 512),
+        idle_connections,
         tls,
     })
 }
@@ -594,6 +608,7 @@ fn share(
     Ok(Arc::new(Shared {
         frontier,
         client,
+        flight: Flight::new(crew::FIRST_WORKERS),
         work: Arc::new(work),
         encoders: Encoders::for_this_machine(s.warc_level),
         response_clock: ResponseClock::default(),

@@ -25,6 +25,7 @@ pub mod dns;
 pub mod error;
 mod feed;
 pub mod fetch;
+mod flight;
 mod frontier;
 mod host_updates;
 mod http;
