@@ -32,7 +32,7 @@ use crate::http::{Client, ClientConfig};
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, error_line};
+use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, Spare, error_line};
 use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
@@ -502,7 +502,8 @@ fn run_workers(
         ));
     }
     let most_workers = most_workers.min(room);
-    let recorder = start_recorder(run, resumed.next_serial(), most_workers)?;
+    let spare = Spare::default();
+    let recorder = start_recorder(run, resumed.next_serial(), most_workers, spare.clone())?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -516,6 +517,7 @@ fn run_workers(
         loaded.work,
         queued.journal,
         key_of,
+        spare,
     )?;
     if shared.spend.spent_at_start() {
         // Nothing may be stored: no request is made.
@@ -602,6 +604,7 @@ fn share(
     work: feed::WorkFile,
     journal: Journal,
     key_of: KeyOf,
+    spare: Spare,
 ) -> Result<Arc<Shared>, Error> {
     let (s, crawl, log) = (run.s, run.crawl, run.log);
     let (filter, seen) = redirect_checks(s, crawl)?;
@@ -610,7 +613,7 @@ fn share(
         client,
         flight: Flight::new(crew::FIRST_WORKERS),
         work: Arc::new(work),
-        encoders: Encoders::for_this_machine(s.warc_level),
+        encoders: Encoders::for_this_machine(s.warc_level, spare),
         response_clock: ResponseClock::default(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
@@ -1160,7 +1163,12 @@ fn set_byte_budgets(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Recorder, Error> {
+fn start_recorder(
+    run: &Run,
+    first_serial: u32,
+    workers: usize,
+    spare: Spare,
+) -> Result<Recorder, Error> {
     let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -1209,6 +1217,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
         &run.crawl.leftover_path(id),
         workers,
         run.closed_to.clone(),
+        spare,
     )
     .map_err(Error::from)
 }

@@ -64,22 +64,31 @@ impl<E> Flight<E> {
         self.room.notify_all();
     }
 
-    /// Takes a slot, waiting until one is free.
-    pub fn take_slot(&self) {
+    /// Takes up to `most` slots (at least one), waiting until one is
+    /// free; returns how many were taken.
+    pub fn take_slots(&self, most: usize) -> usize {
         let mut st = self.lock();
         while st.taken >= st.limit {
             st.waiting_for_room += 1;
             st = self.room.wait(st).unwrap_or_else(|e| e.into_inner());
             st.waiting_for_room -= 1;
         }
-        st.taken += 1;
+        let n = (st.limit - st.taken).min(most.max(1));
+        st.taken += n;
+        n
     }
 
-    /// Gives a slot back: its task is over (handled, or not a request).
-    pub fn give_back(&self) {
+    /// Gives `n` slots back: their tasks are over (handled, or not requests).
+    /// A thread waiting for room is woken once a few slots are free (an
+    /// eighth of them), so that it starts several requests per wake-up.
+    pub fn give_back(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
         let mut st = self.lock();
-        st.taken -= 1;
-        if st.waiting_for_room > 0 {
+        st.taken -= n;
+        let free = st.limit.saturating_sub(st.taken);
+        if st.waiting_for_room > 0 && (free >= (st.limit / 8).max(1) || st.taken == 0) {
             self.room.notify_one();
         }
         if st.closed && st.taken == 0 && st.waiting_for_ends > 0 {
@@ -135,28 +144,27 @@ mod tests {
     #[test]
     fn slots_bound_the_requests_and_ends_reach_the_workers() {
         let f: Arc<Flight<u32>> = Arc::new(Flight::new(2));
-        f.take_slot();
-        f.take_slot();
+        assert_eq!(f.take_slots(5), 2, "as many as are free");
         let taker = {
             let f = f.clone();
             std::thread::spawn(move || {
-                f.take_slot();
-                f.taken()
+                let n = f.take_slots(1);
+                (n, f.taken())
             })
         };
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!taker.is_finished(), "no third slot while two are taken");
         f.push(7);
         assert_eq!(f.next_end(), Some(7));
-        f.give_back();
-        assert_eq!(taker.join().unwrap(), 2);
+        f.give_back(1);
+        assert_eq!(taker.join().unwrap(), (1, 2));
         let worker = {
             let f = f.clone();
             std::thread::spawn(move || {
                 let mut got = Vec::new();
                 while let Some(e) = f.next_end() {
                     got.push(e);
-                    f.give_back();
+                    f.give_back(1);
                 }
                 got
             })

@@ -48,6 +48,7 @@ mod supervise;
 mod tls;
 mod transport;
 mod upload;
+mod url_parts;
 mod worker;
 
 use common::exit::Exit;

@@ -107,6 +107,16 @@ pub enum End {
     Robots(Box<RobotsRequest>, Result<Response, Failure>),
 }
 
+/// Requests a dispatcher starts at most at once (one lock of the frontier
+/// and one write of the journal for them all).
+const DISPATCH_BATCH: usize = 16;
+
+/// A request about to start.
+enum Start {
+    Fetch { key: KeyId, job: Job },
+    Robots(Box<RobotsRequest>),
+}
+
 /// A robots.txt request in flight (see [`Task::Robots`]).
 pub struct RobotsRequest {
     key: KeyId,
@@ -230,31 +240,39 @@ impl Worker {
     }
 
     /// Takes tasks from the frontier and starts them, until it has no more
-    /// work or is stopping: a dispatcher's loop.
+    /// work or is stopping: a dispatcher's loop. It takes as many as it has
+    /// free slots for, up to [`DISPATCH_BATCH`], and journals their
+    /// requests with one write.
     pub fn dispatch(self) {
         let sh = &self.shared;
         let mut skipped = Vec::new();
+        let mut tasks = Vec::with_capacity(DISPATCH_BATCH);
         loop {
-            sh.flight.take_slot();
-            let task = sh.frontier.next_task(&mut skipped);
+            let slots = sh.flight.take_slots(DISPATCH_BATCH);
+            let more = sh.frontier.next_tasks(slots, &mut tasks, &mut skipped);
             for s in skipped.drain(..) {
                 self.log_skipped(s);
             }
-            let Some(task) = task else {
-                sh.flight.give_back();
+            sh.flight.give_back(slots - tasks.len());
+            if !more {
                 break;
-            };
+            }
+            self.start_all(tasks.drain(..));
+        }
+    }
+
+    /// Starts `tasks`, each holding a slot: a refill is read at once; the
+    /// requests are journaled, with one write, then started.
+    fn start_all(&self, tasks: impl Iterator<Item = Task>) {
+        let sh = &self.shared;
+        let mut contacts: Vec<(String, Duration)> = Vec::new();
+        let mut starts = Vec::new();
+        for task in tasks {
             match task {
-                Task::Refill { key, range } => {
-                    match sh.work.read_batch(range, sh.batch) {
-                        Ok((jobs, rest)) => sh.frontier.refilled(key, jobs, rest),
-                        Err(e) => {
-                            // The URLs are still in the segment; the next run resumes.
-                            sh.fail(e.to_string());
-                            sh.frontier.refilled(key, Vec::new(), Some(range));
-                        }
-                    }
-                    sh.flight.give_back();
+                Task::Refill { key, range } => self.refill(key, range),
+                Task::Fetch { key, job, delay } => {
+                    contacts.push((job.rec.host.clone(), delay));
+                    starts.push(Start::Fetch { key, job });
                 }
                 Task::Robots {
                     key,
@@ -263,10 +281,66 @@ impl Worker {
                     url,
                     hops,
                     delay,
-                } => self.start_robots(key, owner, &host, &url, hops, delay),
-                Task::Fetch { key, job, delay } => self.start_fetch(key, job, delay),
+                } => {
+                    let Ok(url) = url::Url::parse(&url) else {
+                        // Not a URL: each of the host's URLs is tried (and
+                        // logged) on its own.
+                        sh.frontier
+                            .robots_done(key, owner, &host, allow_all(), None);
+                        sh.flight.give_back(1);
+                        continue;
+                    };
+                    let url_host = common::urlnorm::host_of(&url).to_string();
+                    contacts.push((url_host.clone(), delay));
+                    starts.push(Start::Robots(Box::new(RobotsRequest {
+                        key,
+                        owner,
+                        host,
+                        url,
+                        url_host,
+                        hops,
+                    })));
+                }
             }
         }
+        if starts.is_empty() {
+            return;
+        }
+        let journaled = self.note_contacts(&contacts);
+        for start in starts {
+            match (start, journaled) {
+                (Start::Fetch { key, job }, true) => self.start_fetch(key, job),
+                (Start::Robots(r), true) => self.start_robots(r),
+                (Start::Fetch { key, job }, false) => {
+                    let report = FetchReport {
+                        interrupted: Some(job),
+                        ..FetchReport::default()
+                    };
+                    sh.frontier.fetch_done(key, report);
+                    sh.flight.give_back(1);
+                }
+                (Start::Robots(r), false) => {
+                    let report = RobotsReport::Interrupted;
+                    sh.frontier
+                        .robots_done(r.key, r.owner, &r.host, report, None);
+                    sh.flight.give_back(1);
+                }
+            }
+        }
+    }
+
+    /// Reads the next URLs of queue `key` from the work file.
+    fn refill(&self, key: KeyId, range: crate::frontier::Range) {
+        let sh = &self.shared;
+        match sh.work.read_batch(range, sh.batch) {
+            Ok((jobs, rest)) => sh.frontier.refilled(key, jobs, rest),
+            Err(e) => {
+                // The URLs are still in the segment; the next run resumes.
+                sh.fail(e.to_string());
+                sh.frontier.refilled(key, Vec::new(), Some(range));
+            }
+        }
+        sh.flight.give_back(1);
     }
 
     /// Stores and reports the requests that ended, until the run is over:
@@ -277,7 +351,7 @@ impl Worker {
                 End::Fetch { key, job, result } => self.fetched(key, job, result),
                 End::Robots(request, result) => self.robots_fetched(*request, result),
             }
-            self.shared.flight.give_back();
+            self.shared.flight.give_back(1);
         }
     }
 
@@ -380,11 +454,13 @@ impl Worker {
         Some(size)
     }
 
-    /// Writes the journal line of a request about to go to `host`; false
-    /// (and the run fails) if it cannot be written: a request nobody would
-    /// know of after a crash is not sent.
-    fn note_contact(&self, host: &str, delay: Duration) -> bool {
-        match self.shared.journal.record(host, delay) {
+    /// Writes the journal lines of requests about to go to these hosts
+    /// (each with its queue's delay); false (and the run fails) if they
+    /// cannot be written: a request nobody would know of after a crash is
+    /// not sent.
+    fn note_contacts(&self, contacts: &[(String, Duration)]) -> bool {
+        let lines: Vec<(&str, Duration)> = contacts.iter().map(|(h, d)| (h.as_str(), *d)).collect();
+        match self.shared.journal.record_all(&lines) {
             Ok(()) => true,
             Err(e) => {
                 self.shared.fail(format!(
@@ -420,52 +496,19 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
-    /// Starts one request for the robots.txt of `host` (which queue
+    /// Starts one request for the robots.txt of a host (which queue
     /// `owner` waits for), through queue `key`: `/robots.txt` itself, or
-    /// the target of its `hops`-th redirect. Its end is
-    /// [`Worker::robots_fetched`].
-    fn start_robots(
-        &self,
-        key: KeyId,
-        owner: KeyId,
-        host: &str,
-        url: &str,
-        hops: u32,
-        delay: Duration,
-    ) {
+    /// the target of its `hops`-th redirect (see [`RobotsRequest`]); its
+    /// contact is journaled. Its end is [`Worker::robots_fetched`].
+    fn start_robots(&self, robots: Box<RobotsRequest>) {
         let sh = &self.shared;
-        let parsed = url::Url::parse(url);
-        let url_host = parsed
-            .as_ref()
-            .map(|u| common::urlnorm::host_of(u).to_string())
-            .unwrap_or_default();
-        let not_sent = |report: RobotsReport| {
-            sh.frontier.robots_done(key, owner, host, report, None);
-            sh.flight.give_back();
-        };
-        let Ok(url) = parsed else {
-            not_sent(allow_all());
-            return;
-        };
-        if !self.note_contact(&url_host, delay) {
-            not_sent(RobotsReport::Interrupted);
-            return;
-        }
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
         let request = Request {
-            key,
-            url: url.to_string(),
+            key: robots.key,
+            url: robots.url.to_string(),
             max_body: MAX_ROBOTS_BYTES as u64 + 1,
             headers: Vec::new(),
         };
-        let robots = Box::new(RobotsRequest {
-            key,
-            owner,
-            host: host.to_string(),
-            url,
-            url_host,
-            hops,
-        });
         let shared = self.shared.clone();
         sh.client.start(
             request,
@@ -638,19 +681,10 @@ impl Worker {
         }
     }
 
-    /// Starts the request for `job` through queue `key`; its end is
-    /// [`Worker::fetched`].
-    fn start_fetch(&self, key: KeyId, job: Job, delay: Duration) {
+    /// Starts the request for `job` through queue `key` (its contact
+    /// journaled); its end is [`Worker::fetched`].
+    fn start_fetch(&self, key: KeyId, job: Job) {
         let sh = &self.shared;
-        if !self.note_contact(&job.rec.host, delay) {
-            let report = FetchReport {
-                interrupted: Some(job),
-                ..FetchReport::default()
-            };
-            sh.frontier.fetch_done(key, report);
-            sh.flight.give_back();
-            return;
-        }
         // A refetch asks whether the page changed since its last fetch
         // (unless conditional requests are off: an archival crawl).
         let mut headers = Vec::new();

@@ -36,46 +36,19 @@ pub(super) struct Target {
 impl Target {
     /// The parts of `url`, or why it cannot be fetched.
     pub fn parse(url: &str) -> Result<Target, String> {
-        let u = url::Url::parse(url).map_err(|e| format!("{e}"))?;
-        let (https, scheme) = match u.scheme() {
-            "http" => (false, "http://"),
-            "https" => (true, "https://"),
-            other => return Err(format!("unsupported URL scheme `{other}`")),
-        };
-        let host = u
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or("the URL has no host")?;
-        let port = u
-            .port_or_known_default()
-            .unwrap_or(if https { 443 } else { 80 });
-        let authority = match u.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_string(),
-        };
-        let mut path = u.path().to_string();
-        if path.is_empty() {
-            path.push('/');
-        }
-        if let Some(q) = u.query() {
-            path.push('?');
-            path.push_str(q);
-        }
-        let authorization = (!u.username().is_empty() || u.password().is_some())
-            .then(|| crate::proxy::basic(u.username(), u.password().unwrap_or("")));
+        let p = crate::url_parts::split(url)?;
         Ok(Target {
             route: Route {
-                https,
-                host: host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .to_string(),
-                port,
+                https: p.https,
+                host: p.host.into_owned(),
+                port: p.port,
             },
-            authority,
-            path,
-            scheme,
-            authorization,
+            authority: p.authority.into_owned(),
+            path: p.path_and_query.into_owned(),
+            scheme: if p.https { "https://" } else { "http://" },
+            authorization: p
+                .credentials
+                .map(|(user, pass)| crate::proxy::basic(&user, &pass)),
         })
     }
 
