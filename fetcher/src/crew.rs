@@ -159,15 +159,19 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> io::Result<JoinHand
         .spawn(f)
 }
 
-/// Every [`GROW_EVERY`]: if hosts are ready, no slot is free for them and
-/// responses were slow, doubles the requests in flight (up to `most`).
+/// Every [`GROW_EVERY`]: if hosts are ready, no slot is free for them,
+/// responses were slow and the finishers keep up (fewer ends wait for them
+/// than an eighth of the slots: more requests in flight would only make
+/// more answers wait in memory), doubles the requests in flight (up to
+/// `most`).
 fn grow(shared: &Shared, done: &AtomicBool, most: usize) {
     let mut n = shared.flight.limit();
     while !done.load(Ordering::SeqCst) && n < most {
         std::thread::sleep(GROW_EVERY);
         let mean = shared.response_clock.take_mean();
         let slow = mean.is_some_and(|m| m >= SLOW_RESPONSE);
-        if slow && shared.frontier.short_of_workers() {
+        let keeping_up = shared.flight.ends_waiting() < n / 8;
+        if slow && keeping_up && shared.frontier.short_of_workers() {
             n = (n * 2).min(most);
             shared.flight.set_limit(n);
         }

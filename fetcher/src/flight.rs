@@ -129,6 +129,11 @@ impl<E> Flight<E> {
         self.ended.notify_all();
     }
 
+    /// Ends waiting for a worker now.
+    pub fn ends_waiting(&self) -> usize {
+        self.lock().ends.len()
+    }
+
     /// Slots taken now (requests in flight and ends not yet handled).
     #[cfg(test)]
     fn taken(&self) -> usize {

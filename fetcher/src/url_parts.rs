@@ -52,7 +52,10 @@ fn quick(url: &str) -> Option<Parts<'_>> {
         Some(rest) => (false, rest),
         None => (true, url.strip_prefix("https://")?),
     };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let end = rest
+        .bytes()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     let default_port = if https { 443 } else { 80 };
     let (host, port) = match authority.split_once(':') {
@@ -62,7 +65,7 @@ fn quick(url: &str) -> Option<Parts<'_>> {
     if !canonical_host(host) {
         return None;
     }
-    let tail = tail.split('#').next().unwrap_or("");
+    let tail = &tail[..memchr::memchr(b'#', tail.as_bytes()).unwrap_or(tail.len())];
     if !canonical_path(tail) {
         return None;
     }
@@ -114,15 +117,19 @@ fn canonical_host(host: &str) -> bool {
 
 /// `a.b.c.d` with each part 0 to 255, written without leading zeros.
 fn dotted_ipv4(host: &str) -> bool {
-    let parts: Vec<&str> = host.split('.').collect();
-    parts.len() == 4
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.len() <= 3
-                && p.bytes().all(|b| b.is_ascii_digit())
-                && !(p.len() > 1 && p.starts_with('0'))
-                && p.parse::<u16>().is_ok_and(|n| n <= 255)
-        })
+    let mut parts = 0;
+    for p in host.split('.') {
+        parts += 1;
+        let ok = !p.is_empty()
+            && p.len() <= 3
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && !(p.len() > 1 && p.starts_with('0'))
+            && p.parse::<u16>().is_ok_and(|n| n <= 255);
+        if !ok || parts > 4 {
+            return false;
+        }
+    }
+    parts == 4
 }
 
 /// A path and query the parser keeps as they are: visible ASCII that needs
@@ -156,7 +163,7 @@ fn canonical_path(tail: &str) -> bool {
     if !b.iter().all(|&c| allowed(c)) {
         return false;
     }
-    let path = tail.split('?').next().unwrap_or("");
+    let path = &tail[..memchr::memchr(b'?', b).unwrap_or(b.len())];
     !path.split('/').any(is_dot_segment)
 }
 
