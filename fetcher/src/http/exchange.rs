@@ -504,6 +504,90 @@ mod tests {
         assert!(Target::parse("ftp://a.test/").is_err());
     }
 
+    /// Answers one connection on loopback with `answer` (read the request
+    /// first), and runs an exchange against it.
+    fn exchange_with(answer: &'static [u8], max_body: usize) -> Exchanged {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !got.ends_with(b"\r\n\r\n") {
+                let n = c.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            c.write_all(answer).unwrap();
+            // Held open: the body's end comes from its framing.
+            std::thread::sleep(Duration::from_millis(100));
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            let mut conn = Conn {
+                stream: crate::transport::Stream::Plain(tcp),
+                route: Target::parse("http://a.test/").unwrap().route,
+                absolute_form: None,
+                ip: None,
+                tls: None,
+                accepted_invalid: None,
+            };
+            let limits = Limits {
+                max_body,
+                first_byte: Duration::from_secs(2),
+                deadline: Instant::now() + Duration::from_secs(5),
+                download_timeout: Duration::from_secs(5),
+            };
+            let request = b"GET / HTTP/1.1\r\nhost: a.test\r\n\r\n";
+            match run(&mut conn, request, &limits, &Cancel::default(), false).await {
+                Ok(got) => got,
+                Err(_) => panic!("no response"),
+            }
+        });
+        server.join().unwrap();
+        got
+    }
+
+    #[test]
+    fn a_response_is_read_to_the_end_its_framing_gives() {
+        let got = exchange_with(
+            b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n\
+              HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiEXTRA",
+            100,
+        );
+        assert_eq!(
+            got.block, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+            "the interim head dropped, the bytes past the body not stored"
+        );
+        assert!(
+            !got.reusable,
+            "a connection that sent more is not used again"
+        );
+        assert_eq!(got.truncated, None);
+        let chunked: &[u8] =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+        let got = exchange_with(chunked, 100);
+        assert_eq!(got.block, chunked);
+        assert!(got.reusable, "ended where its framing says: kept");
+        let got = exchange_with(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789",
+            4,
+        );
+        assert_eq!(got.truncated, Some(Truncated::Length));
+        assert_eq!(&got.block[got.body_offset..], b"0123", "cut at the limit");
+        let exact = exchange_with(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n0123", 4);
+        assert_eq!(
+            exact.truncated, None,
+            "a body of exactly the limit is whole"
+        );
+    }
+
     #[test]
     fn heads_give_the_framing_and_the_fields_kept() {
         let block = b"HTTP/1.1 301 Moved\r\nContent-Type: text/HTML; charset=x\r\n\
