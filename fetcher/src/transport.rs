@@ -5,8 +5,7 @@
 //! socket and a buffer each.
 //!
 //! - names resolve through [`crate::dns`] (the `--hosts-file`, then DNS,
-//!   behind a cache; a name not in the cache is looked up on a thread of
-//!   the runtime's blocking pool, never on the connection thread);
+//!   behind a cache; a request waiting for a lookup holds no thread);
 //! - every address is checked right before the socket connects to it, so a
 //!   loopback, private, link-local or unspecified address is refused on the
 //!   address actually used, unless `--allow-private` is set;
@@ -229,23 +228,9 @@ impl Connector {
         Ok(conn)
     }
 
-    /// The addresses of `host`: at once when they are known, else looked
-    /// up on the blocking pool (the resolver waits at most its timeout).
+    /// The addresses of `host` (the resolver waits at most its timeout).
     async fn resolve(&self, host: &str) -> Answer {
-        if let Some(answer) = self.dns.lookup_now(host) {
-            return answer;
-        }
-        let dns = self.dns.clone();
-        let name = host.to_string();
-        tokio::task::spawn_blocking(move || dns.lookup(&name))
-            .await
-            .unwrap_or_else(|e| {
-                Err(DnsFailure {
-                    host: host.to_string(),
-                    permanent: false,
-                    reason: format!("the lookup did not end: {e}"),
-                })
-            })
+        self.dns.lookup_async(host).await
     }
 
     /// Connects to the first of `ips` (at `port`) that answers within the
