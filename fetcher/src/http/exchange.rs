@@ -321,12 +321,7 @@ async fn read_head(
 /// not end there yet; the head and where it ends; an error if it is not
 /// an HTTP/1.x response head.
 fn parse_head(block: &[u8]) -> Result<Option<(Head, usize)>, Broken> {
-    let mut config = httparse::ParserConfig::default();
-    config
-        .allow_spaces_after_header_name_in_responses(true)
-        .allow_obsolete_multiline_headers_in_responses(true)
-        .allow_multiple_spaces_in_response_status_delimiters(true)
-        .ignore_invalid_headers_in_responses(true);
+    let config = common::http::lenient_response_parser();
     let bad =
         |e: httparse::Error| Broken::Failed(ErrorCode::Protocol, format!("bad response head: {e}"));
     let mut few = [httparse::EMPTY_HEADER; 64];
