@@ -156,6 +156,8 @@ pub fn format_line(line: &LogLine, out: &mut String) {
 fn push_field(out: &mut String, s: &str) {
     if s.is_empty() {
         out.push('-');
+    } else if !s.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        out.push_str(s);
     } else {
         out.extend(s.chars().map(|c| match c {
             '\t' | '\n' | '\r' => ' ',

@@ -41,12 +41,7 @@ pub fn header_value<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'
 /// folded lines, several spaces in the status line, bare LF line ends; a
 /// header line that makes no sense is skipped.
 pub fn parse_response_head(block: &[u8]) -> Option<ResponseHead> {
-    let mut config = httparse::ParserConfig::default();
-    config
-        .allow_spaces_after_header_name_in_responses(true)
-        .allow_obsolete_multiline_headers_in_responses(true)
-        .allow_multiple_spaces_in_response_status_delimiters(true)
-        .ignore_invalid_headers_in_responses(true);
+    let config = lenient_response_parser();
     let mut few = [httparse::EMPTY_HEADER; 64];
     match parse_with(&config, block, &mut few) {
         Err(httparse::Error::TooManyHeaders) => {
@@ -55,6 +50,20 @@ pub fn parse_response_head(block: &[u8]) -> Option<ResponseHead> {
         }
         other => other.ok().flatten(),
     }
+}
+
+/// The settings of httparse for response heads as servers send them:
+/// spaces before the colon, folded lines, several spaces in the status
+/// line, and header lines that make no sense skipped. The fetcher reads
+/// heads off the wire with the same settings as stored heads are read.
+pub fn lenient_response_parser() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config
+        .allow_spaces_after_header_name_in_responses(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_multiple_spaces_in_response_status_delimiters(true)
+        .ignore_invalid_headers_in_responses(true);
+    config
 }
 
 /// The most header lines a stored response may have.

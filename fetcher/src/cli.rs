@@ -171,9 +171,9 @@ common::options! {
         /// leftover [default: 60s].
         #[arg(long, value_name = "DURATION")]
         pub robots_retry_delay: Option<DurationValue>,
-        /// Worker threads, i.e. requests in flight at most (1 to 4096)
+        /// Requests in flight at most (1 to 16384)
         /// [default: 64, more while responses are slow and hosts wait for a
-        /// worker, up to one per queue of the segment and at most 1024].
+        /// free slot, up to one per queue of the segment and at most 4096].
         #[arg(long, value_name = "N")]
         pub threads: Option<usize>,
         /// Stop after this long from the start; unfetched URLs go to leftover;

@@ -61,15 +61,16 @@ impl Journal {
         &self.path
     }
 
-    /// Records that a request to `host` starts now, on a queue whose delay
-    /// is `delay`: one `write` of one line.
-    pub fn record(&self, host: &str, delay: Duration) -> io::Result<()> {
-        let line = format!(
-            "{host}\t{}\t{}\n",
-            crate::clock::now_ms(),
-            delay.as_millis()
-        );
-        (&self.file).write_all(line.as_bytes())
+    /// Records that requests to these hosts start now, each on a queue
+    /// whose delay is given: one `write` of their lines.
+    pub fn record_all(&self, contacts: &[(&str, Duration)]) -> io::Result<()> {
+        use std::fmt::Write as _;
+        let now = crate::clock::now_ms();
+        let mut lines = String::with_capacity(contacts.len() * 48);
+        for (host, delay) in contacts {
+            let _ = writeln!(lines, "{host}\t{now}\t{}", delay.as_millis());
+        }
+        (&self.file).write_all(lines.as_bytes())
     }
 
     /// Removes the journal: the host state now knows everything it said.
@@ -326,7 +327,8 @@ mod tests {
             .unwrap()
             .unwrap();
         let j = Journal::open(&c, "00007").unwrap();
-        j.record("a.test", Duration::from_millis(300)).unwrap();
+        j.record_all(&[("a.test", Duration::from_millis(300))])
+            .unwrap();
         let now = crate::clock::now_ms();
         let got = read_all(&c, "00008", Duration::from_secs(10), Duration::ZERO, now).unwrap();
         let next = got["a.test"].next_ms(0);

@@ -172,6 +172,8 @@ struct Inner {
     cache_ttl: Duration,
     cache: Mutex<HashMap<String, Entry>>,
     answered: Condvar,
+    /// The same, for requests waiting on a tokio runtime.
+    answered_async: tokio::sync::Notify,
     queue: Mutex<Queue>,
     wake: tokio::sync::Notify,
     counts: DnsCounts,
@@ -188,6 +190,7 @@ impl Dns {
             cache_ttl: cfg.cache_ttl,
             cache: Mutex::default(),
             answered: Condvar::new(),
+            answered_async: tokio::sync::Notify::new(),
             queue: Mutex::default(),
             wake: tokio::sync::Notify::new(),
             counts: DnsCounts::default(),
@@ -218,62 +221,69 @@ impl Dns {
     /// The addresses of `host` (a name or a literal address), waiting at
     /// most the DNS timeout for a lookup.
     pub fn lookup(&self, host: &str) -> Answer {
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .trim_end_matches('.');
-        if let Ok(ip) = host.parse::<IpAddr>() {
-            return Ok(Arc::from([ip]));
-        }
-        let name = host.to_ascii_lowercase();
-        if let Some(ips) = self.inner.hosts.as_ref().and_then(|h| h.get(&name)) {
-            return Ok(Arc::from(ips));
-        }
+        let name = match self.listed(host) {
+            Ok(answer) => return answer,
+            Err(name) => name,
+        };
         let inner = &self.inner;
-        // Room for the wait for a free lookup slot and the lookup itself.
-        let deadline = Instant::now() + inner.timeout * 2 + Duration::from_millis(500);
+        let deadline = inner.deadline();
         let mut cache = inner.cache.lock().unwrap_or_else(|e| e.into_inner());
         let mut asked = false;
         loop {
-            let now = Instant::now();
-            match cache.get_mut(&name) {
-                Some(Entry::Done { answer, until }) if *until > now || asked => {
-                    if !asked {
-                        inner.counts.cached.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return answer.clone();
-                }
-                Some(Entry::Pending { started }) => {
-                    if !asked {
-                        asked = true;
-                        inner.counts.cached.fetch_add(1, Ordering::Relaxed);
-                        if !*started {
-                            // Looked up ahead but not yet begun: move it up.
-                            inner.push(name.clone(), true);
-                        }
-                    }
-                }
-                _ => {
-                    asked = true;
-                    cache.insert(name.clone(), Entry::Pending { started: false });
-                    inner.push(name.clone(), true);
-                }
+            if let Some(answer) = inner.step(&mut cache, &name, &mut asked) {
+                return answer;
             }
             let Some(left) = deadline
-                .checked_duration_since(now)
+                .checked_duration_since(Instant::now())
                 .filter(|d| !d.is_zero())
             else {
-                return Err(DnsFailure {
-                    host: name,
-                    permanent: false,
-                    reason: format!("no answer within {:?}", inner.timeout),
-                });
+                return Err(inner.no_answer(name));
             };
             cache = inner
                 .answered
                 .wait_timeout(cache, left)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+        }
+    }
+
+    /// [`Dns::lookup`] for a task of a tokio runtime: it waits without
+    /// holding its thread.
+    pub async fn lookup_async(&self, host: &str) -> Answer {
+        let name = match self.listed(host) {
+            Ok(answer) => return answer,
+            Err(name) => name,
+        };
+        let inner = &self.inner;
+        let deadline = tokio::time::Instant::from_std(inner.deadline());
+        let mut asked = false;
+        loop {
+            let notified = inner.answered_async.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut cache = inner.cache.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(answer) = inner.step(&mut cache, &name, &mut asked) {
+                    return answer;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(inner.no_answer(name));
+            }
+        }
+    }
+
+    /// The addresses of a literal address or a name of `--hosts-file`;
+    /// else the name to look up (lower case).
+    fn listed(&self, host: &str) -> Result<Answer, String> {
+        let host = bare_host(host);
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Ok(Ok(Arc::from([ip])));
+        }
+        let name = host.to_ascii_lowercase();
+        match self.inner.hosts.as_ref().and_then(|h| h.get(&name)) {
+            Some(ips) => Ok(Ok(Arc::from(ips))),
+            None => Err(name),
         }
     }
 
@@ -318,7 +328,63 @@ impl Dns {
     }
 }
 
+/// `host` without the brackets of an IPv6 address or a final dot.
+fn bare_host(host: &str) -> &str {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+}
+
 impl Inner {
+    /// When a lookup starting now gives up: room for the wait for a free
+    /// lookup slot and the lookup itself.
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.timeout * 2 + Duration::from_millis(500)
+    }
+
+    fn no_answer(&self, name: String) -> DnsFailure {
+        DnsFailure {
+            host: name,
+            permanent: false,
+            reason: format!("no answer within {:?}", self.timeout),
+        }
+    }
+
+    /// One look at the cache for `name` on behalf of a waiting request:
+    /// the answer, or `None` after asking for a lookup if none is under
+    /// way (`asked` keeps whether this request already counted one).
+    fn step(
+        &self,
+        cache: &mut HashMap<String, Entry>,
+        name: &str,
+        asked: &mut bool,
+    ) -> Option<Answer> {
+        match cache.get_mut(name) {
+            Some(Entry::Done { answer, until }) if *until > Instant::now() || *asked => {
+                if !*asked {
+                    self.counts.cached.fetch_add(1, Ordering::Relaxed);
+                }
+                return Some(answer.clone());
+            }
+            Some(Entry::Pending { started }) => {
+                if !*asked {
+                    *asked = true;
+                    self.counts.cached.fetch_add(1, Ordering::Relaxed);
+                    if !*started {
+                        // Looked up ahead but not yet begun: move it up.
+                        self.push(name.to_string(), true);
+                    }
+                }
+            }
+            _ => {
+                *asked = true;
+                cache.insert(name.to_string(), Entry::Pending { started: false });
+                self.push(name.to_string(), true);
+            }
+        }
+        None
+    }
+
     fn push(&self, name: String, urgent: bool) {
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         if urgent {
@@ -357,6 +423,7 @@ impl Inner {
             .unwrap_or_else(|e| e.into_inner())
             .insert(name, Entry::Done { answer, until });
         self.answered.notify_all();
+        self.answered_async.notify_waiters();
     }
 }
 
@@ -649,6 +716,63 @@ mod against_a_server {
             "given up at the DNS timeout, not at the answer: {:?}",
             start.elapsed()
         );
+    }
+
+    #[test]
+    fn requests_waiting_for_a_lookup_on_one_connection_thread_leave_it_free() {
+        let server = DnsServer::builder()
+            .name(
+                "slow.test",
+                DnsAnswer::a(ip("127.0.0.5")).after(Duration::from_millis(300)),
+            )
+            .name("quick.test", DnsAnswer::a(ip("127.0.0.6")))
+            .name(
+                "silent.test",
+                DnsAnswer::a(ip("127.0.0.7")).after(Duration::from_secs(3)),
+            )
+            .start()
+            .unwrap();
+        let dns = dns_at(&server, 1000);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let order = Mutex::new(Vec::new());
+        let wait_for = |name: &'static str| {
+            let (dns, order) = (&dns, &order);
+            async move {
+                let answer = dns.lookup_async(name).await;
+                order.lock().unwrap().push(name);
+                answer
+            }
+        };
+        // Polled first on the only thread: had the slow lookups blocked it,
+        // the quick name could not be answered before them.
+        let (a, b, c, quick) = rt.block_on(async {
+            tokio::join!(
+                wait_for("slow.test"),
+                wait_for("slow.test"),
+                wait_for("slow.test"),
+                wait_for("quick.test")
+            )
+        });
+        for answer in [a, b, c] {
+            assert_eq!(answer.unwrap()[0].to_string(), "127.0.0.5");
+        }
+        assert_eq!(quick.unwrap()[0].to_string(), "127.0.0.6");
+        assert_eq!(order.lock().unwrap()[0], "quick.test");
+        assert_eq!(server.queries("slow.test"), 1, "one lookup for three");
+
+        let e = rt.block_on(dns.lookup_async("silent.test")).unwrap_err();
+        assert!(!e.permanent && e.reason.contains("timeout"), "{e}");
+        assert_eq!(
+            rt.block_on(dns.lookup_async("Quick.Test."))
+                .unwrap()
+                .to_vec(),
+            ["127.0.0.6".parse::<IpAddr>().unwrap()],
+            "then the cache"
+        );
+        assert_eq!(server.queries("quick.test"), 1);
     }
 
     #[test]

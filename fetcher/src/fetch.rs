@@ -25,6 +25,7 @@ use crate::dns::HostsMap;
 use crate::dns::{Dns, DnsConfig};
 use crate::error::Error;
 use crate::feed::{self, Admit, KeyRanges};
+use crate::flight::Flight;
 use crate::frontier::{Frontier, Job};
 use crate::host_updates::{self, HostWriter};
 use crate::http::{Client, ClientConfig};
@@ -32,7 +33,7 @@ use crate::metrics::FetchMetrics;
 use crate::outcome::{self, is_retryable};
 use crate::progress::Counters;
 use crate::queue_key::{KeyMode, KeyOf, key_function};
-use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, error_line};
+use crate::recorder::{Encoders, Msg, Recorder, RecorderTotals, Spare, error_line};
 use crate::resume;
 use crate::robots_cache;
 use crate::settings::Settings;
@@ -492,8 +493,21 @@ fn run_workers(
         ..
     } = segment;
     let queues = loaded.keys.len();
+    // A connection kept per queue between its requests, at most half the
+    // sockets the run may open; the rest for requests in flight.
+    let sockets = crew::open_files_room();
+    let idle_connections = queues.clamp(16, 8192).min(sockets / 2);
+    let room = sockets - idle_connections;
     let most_workers = s.workers(queues);
-    let recorder = start_recorder(run, resumed.next_serial(), most_workers)?;
+    if most_workers > room {
+        log.info(format!(
+            "at most {room} requests in flight, not {most_workers}: the limit on open files \
+             (ulimit -n) leaves room for no more connections"
+        ));
+    }
+    let most_workers = most_workers.min(room);
+    let spare = Spare::default();
+    let recorder = start_recorder(run, resumed.next_serial(), most_workers, spare.clone())?;
     let tx = recorder.sender();
     for line in resumed.missing_lines {
         let _ = tx.send(Msg::Log(line));
@@ -502,7 +516,7 @@ fn run_workers(
         holds: queued.holds,
         writer: Some(HostWriter::start(queued.db, queued.host_states)),
     };
-    let client = client(s, dns.clone(), tls, queues);
+    let client = client(s, dns.clone(), tls, idle_connections).map_err(Error::Start)?;
     let shared = share(
         run,
         queued.frontier,
@@ -510,6 +524,7 @@ fn run_workers(
         loaded.work,
         queued.journal,
         key_of,
+        spare,
     )?;
     if shared.spend.spent_at_start() {
         // Nothing may be stored: no request is made.
@@ -518,7 +533,7 @@ fn run_workers(
 
     let startup = run.started.elapsed();
     let first_workers = match s.threads {
-        Some(n) => n,
+        Some(_) => most_workers,
         None => most_workers.min(crew::FIRST_WORKERS),
     };
     let crew = Crew::start(&shared, &tx, &hosts.sender(), first_workers, most_workers)
@@ -534,7 +549,7 @@ fn run_workers(
         shared: &shared,
         recorder: &recorder,
         signals,
-        workers: crew.first(),
+        crew: &crew,
         log,
         disk: &disk,
     });
@@ -569,8 +584,9 @@ fn run_workers(
     })
 }
 
-/// The HTTP client of a run over `queues` queues.
-fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
+/// The HTTP client of a run that keeps at most `idle_connections`
+/// connections between requests.
+fn client(s: &Settings, dns: Dns, tls: Trust, idle_connections: usize) -> std::io::Result<Client> {
     Client::new(ClientConfig {
         user_agent: s.user_agent(),
         from: s.from.clone(),
@@ -580,7 +596,7 @@ fn client(s: &Settings, dns: Dns, tls: Trust, queues: usize) -> Client {
         allow_private: s.allow_private,
         dns,
         proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
-        idle_connections: queues.clamp(16, 512),
+        idle_connections,
         tls,
     })
 }
@@ -594,14 +610,16 @@ fn share(
     work: feed::WorkFile,
     journal: Journal,
     key_of: KeyOf,
+    spare: Spare,
 ) -> Result<Arc<Shared>, Error> {
     let (s, crawl, log) = (run.s, run.crawl, run.log);
     let (filter, seen) = redirect_checks(s, crawl)?;
     Ok(Arc::new(Shared {
         frontier,
         client,
+        flight: Flight::new(crew::FIRST_WORKERS),
         work: Arc::new(work),
-        encoders: Encoders::for_this_machine(s.warc_level),
+        encoders: Encoders::for_this_machine(s.warc_level, spare),
         response_clock: ResponseClock::default(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
@@ -1199,7 +1217,12 @@ fn set_byte_budgets(
 }
 
 /// Starts the writer thread on the run's WARC files, crawl log and leftover.
-fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Recorder, Error> {
+fn start_recorder(
+    run: &Run,
+    first_serial: u32,
+    workers: usize,
+    spare: Spare,
+) -> Result<Recorder, Error> {
     let (s, id) = (run.s, run.id);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -1248,6 +1271,7 @@ fn start_recorder(run: &Run, first_serial: u32, workers: usize) -> Result<Record
         &run.crawl.leftover_path(id),
         workers,
         run.closed_to.clone(),
+        spare,
     )
     .map_err(Error::from)
 }

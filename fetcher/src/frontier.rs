@@ -2,8 +2,8 @@
 //! ready-queue of keys, and the **penalty box** — a min-heap of keys keyed by
 //! the time each may next be contacted.
 //!
-//! Workers take a [`Task`] with [`Frontier::next_task`], do the network call
-//! with no lock held, and report back; the key then goes into the penalty box
+//! Workers take [`Task`]s with [`Frontier::next_tasks`], do the network
+//! calls with no lock held, and report back; the key then goes into the penalty box
 //! until its delay has passed. The delay counts from the report, made once
 //! the worker holds the whole response, which is after the server sent its
 //! last byte: the gap a host sees between two requests is never shorter. A key is handed to one worker at a time, so at
@@ -30,7 +30,7 @@ use common::segment::{SegmentRecord, Via};
 use common::politeness::{AfterFailure, Policy, Timing};
 
 use crate::budget::Cut;
-use crate::robots::{Robots, path_and_query};
+use crate::robots::Robots;
 use crate::round_end::Pace;
 
 /// One URL to fetch: its segment line, and how it was reached in this run.
@@ -515,11 +515,24 @@ impl Frontier {
     /// Blocks until there is a task, or returns `None` when the run is over
     /// (everything done, or stopping). URLs denied by robots.txt on the way
     /// are appended to `skipped` for the caller to log.
+    #[cfg(test)]
     pub fn next_task(&self, skipped: &mut Vec<Skipped>) -> Option<Task> {
+        let mut one = Vec::with_capacity(1);
+        self.next_tasks(1, &mut one, skipped);
+        one.pop()
+    }
+
+    /// Blocks until there is a task, then appends it to `out` with up to
+    /// `most - 1` more that are ready at once (one lock for them all);
+    /// false, with nothing appended, when the run is over (everything done,
+    /// or stopping). URLs denied by robots.txt on the way are appended to
+    /// `skipped` for the caller to log.
+    pub fn next_tasks(&self, most: usize, out: &mut Vec<Task>, skipped: &mut Vec<Skipped>) -> bool {
         let mut st = self.lock();
+        let start = out.len();
         loop {
             if st.stopping || st.finished {
-                return None;
+                return false;
             }
             let now = Instant::now();
             while let Some(&Reverse((at, id))) = st.penalty.peek() {
@@ -535,18 +548,22 @@ impl Frontier {
                     st.ready.push_back(id);
                 }
             }
-            if let Some(id) = st.ready.pop_front() {
+            while out.len() - start < most.max(1)
+                && let Some(id) = st.ready.pop_front()
+            {
                 if let Some(task) = self.task_for(&mut st, id, now, skipped) {
                     st.busy += 1;
-                    if !st.ready.is_empty() || (!st.penalty.is_empty() && st.timer.is_none()) {
-                        // Pass the wake-up on: another waiter may have
-                        // something to do (or the time to keep, if this
-                        // worker was keeping it).
-                        self.wake_one(&st);
-                    }
-                    return Some(task);
+                    out.push(task);
                 }
-                continue;
+            }
+            if out.len() > start {
+                if !st.ready.is_empty() || (!st.penalty.is_empty() && st.timer.is_none()) {
+                    // Pass the wake-up on: another waiter may have
+                    // something to do (or the time to keep, if this
+                    // worker was keeping it).
+                    self.wake_one(&st);
+                }
+                return true;
             }
             let (wait, keeping) = match st.penalty.peek() {
                 Some(&Reverse((at, _))) if st.with_work > 0 || st.busy > 0 => {
@@ -564,7 +581,7 @@ impl Frontier {
                     st.finished = true;
                     self.cond.notify_all();
                     self.idle.notify_all();
-                    return None;
+                    return false;
                 }
             };
             st.waiting += 1;
@@ -654,9 +671,8 @@ impl Frontier {
                     });
                 }
                 Some(RobotsState::Known(robots)) => {
-                    let denied = url::Url::parse(&job.rec.url)
-                        .ok()
-                        .and_then(|u| robots.denied_by(&path_and_query(&u)));
+                    let denied = crate::url_parts::path_and_query(&job.rec.url)
+                        .and_then(|p| robots.denied_by(&p));
                     let job = st.keys[id].queue.pop_front().expect("front exists");
                     let key = &mut st.keys[id];
                     key.urls_left = key.urls_left.saturating_sub(1);

@@ -1,36 +1,53 @@
-//! The HTTP client: one blocking GET per call (ureq 3; one call per worker
-//! thread), over the guarded transport of [`crate::transport`].
+//! The HTTP client: GET requests over HTTP/1.1, many in flight at once on
+//! one connection thread (a tokio runtime of its own), over the guarded
+//! connections of [`crate::transport`].
 //!
-//! What is stored is what went over the connection, recorded by the
-//! transport ([`transport::Wire`]): the request as written, the response
-//! as read (status line, headers, body with its transfer and content
-//! codings). The size limit counts the body bytes as received; the body is
-//! also decoded ([`common::body`], its decoded size capped at the same
-//! limit, so a gzip bomb costs nothing) to find bodies that cannot be
-//! decoded: they are stored all the same, and the crawl log says `decode`.
+//! A worker starts a request ([`Client::start`]) and goes on; the request
+//! waits for its server as a task of the connection thread (a socket and a
+//! buffer, not a thread), and its end is handed to a callback. So the
+//! requests in flight are not bounded by threads: thousands can wait for
+//! slow servers at once.
+//!
+//! What is stored is what went over the connection: the request as written
+//! and the response as read (status line, headers, body with its transfer
+//! and content codings). The size limit counts the body bytes as received;
+//! the body is also decoded ([`Response::check_decoding`], on the worker
+//! that stores it, with the decoded size capped at the same limit, so a
+//! gzip bomb costs nothing) to find bodies that cannot be decoded: they are
+//! stored all the same, and the crawl log says `decode`.
+//!
+//! One connection is kept per queue key between its requests (up to
+//! [`ClientConfig::idle_connections`] keys; the least recently used are
+//! closed first). A request on a kept connection that the server had closed
+//! meanwhile is sent again once on a new one.
+
+mod exchange;
+mod framing;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::body::{BodyDecoder, Outcome};
 use common::crawllog::ErrorCode;
 use common::warc::Truncated;
+use tokio::sync::Notify;
 
-use crate::dns::{Dns, DnsFailure};
+use crate::dns::Dns;
+use crate::proxy::Proxy;
 use crate::tls::{self, Trust};
-use crate::transport::{self, PeerMap, PrivateAddress, Wire};
+use crate::transport::{Conn, Connector, OpenError, Route};
 
 /// What the client asks for in `Accept-Encoding`: the codings that
 /// `warcio` (and so most WARC tools) decode when reading. `zstd` is
 /// decoded when a server sends it anyway, but not asked for.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 
-/// The longest response head accepted (ureq refuses longer ones).
+/// The longest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
 
 /// Settings of a [`Client`].
@@ -40,9 +57,9 @@ pub struct ClientConfig {
     pub user_agent: String,
     /// `From` header, sent with every request when set.
     pub from: Option<String>,
-    /// Connect timeout.
+    /// Connect timeout (TCP, and the TLS handshake).
     pub connect_timeout: Duration,
-    /// Until the end of the response head.
+    /// Until the end of the response head, from the request's end.
     pub first_byte_timeout: Duration,
     /// The whole request.
     pub download_timeout: Duration,
@@ -51,7 +68,7 @@ pub struct ClientConfig {
     /// The name resolver.
     pub dns: Dns,
     /// The proxy requests go through (`None`: none, whatever the environment says).
-    pub proxy: Option<ureq::Proxy>,
+    pub proxy: Option<Proxy>,
     /// Queue keys whose idle connection is kept for reuse.
     pub idle_connections: usize,
     /// Trusted roots (or `--accept-invalid-certs`) for `https`.
@@ -73,9 +90,11 @@ pub struct Response {
     pub body_offset: usize,
     /// Why the body is incomplete.
     pub truncated: Option<Truncated>,
-    /// Why the body could not be decoded (it is stored as received).
+    /// Why the body could not be decoded (it is stored as received); set
+    /// by [`Response::check_decoding`].
     pub decode_error: Option<String>,
-    /// True if the decoded body is larger than the size limit.
+    /// True if the decoded body is larger than the size limit; set by
+    /// [`Response::check_decoding`].
     pub decoded_too_big: bool,
     /// Why the server's certificate would have been refused, when
     /// `--accept-invalid-certs` accepted it.
@@ -90,6 +109,10 @@ pub struct Response {
     pub location: Option<String>,
     /// `Retry-After` header.
     pub retry_after: Option<String>,
+    /// `Transfer-Encoding` header (every value, in order).
+    pub transfer_encoding: Option<String>,
+    /// `Content-Encoding` header.
+    pub content_encoding: Option<String>,
     /// Time to the end of the response.
     pub elapsed: Duration,
 }
@@ -119,6 +142,36 @@ impl Response {
     pub fn decoded_body(&self, max: usize) -> Vec<u8> {
         common::body::decoded_payload(&self.block, max)
     }
+
+    /// Decodes the body (up to `max_body` decoded bytes) to find one that
+    /// cannot be decoded: sets [`Response::decode_error`] and
+    /// [`Response::decoded_too_big`]. A body cut short ends early without
+    /// being damaged.
+    pub fn check_decoding(&mut self, max_body: u64) {
+        let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
+        let (error, too_big) = DECODER.with_borrow_mut(|d| {
+            let got = d.decode(
+                self.transfer_encoding.as_deref(),
+                self.content_encoding.as_deref(),
+                &self.block[self.body_offset.min(self.block.len())..],
+                max_body,
+            );
+            match got.outcome {
+                Outcome::Failed(e) => (Some(e), false),
+                // A cut stream ends early; otherwise it is damaged.
+                Outcome::Incomplete(e) if self.truncated.is_none() => (Some(e), false),
+                Outcome::Cut => (None, true),
+                _ => (None, false),
+            }
+        });
+        self.decode_error = error;
+        self.decoded_too_big = too_big;
+    }
+}
+
+thread_local! {
+    /// Each worker thread's decoder (it keeps its buffers).
+    static DECODER: std::cell::RefCell<BodyDecoder> = std::cell::RefCell::default();
 }
 
 /// A request that got no HTTP response.
@@ -135,268 +188,379 @@ pub struct Failure {
     pub elapsed: Duration,
 }
 
-/// The blocking HTTP client shared by all workers.
-///
-/// Each queue key gets its own ureq agent (so its own connection pool):
-/// ureq's pool finds a connection by scanning all of its idle connections,
-/// which costs more than the request itself once hundreds of hosts are kept
-/// alive in one pool. Agents of recently used keys are cached, up to
-/// `ClientConfig::idle_connections`; evicting one closes its connection.
-#[derive(Clone)]
-pub struct Client {
-    agents: Arc<Mutex<AgentCache>>,
-    /// Set by [`Client::shutdown`]: no new request starts.
-    closed: Arc<AtomicBool>,
-    config: ureq::config::Config,
-    peers: Arc<PeerMap>,
-    cfg: Arc<ClientConfig>,
+/// A GET request for [`Client::start`].
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The queue key it goes through (its kept connection, and what
+    /// [`Client::abort`] names).
+    pub key: usize,
+    /// The URL.
+    pub url: String,
+    /// Most body bytes kept, as received.
+    pub max_body: u64,
+    /// More headers (`If-None-Match`, `If-Modified-Since` of a conditional
+    /// request), names in lower case.
+    pub headers: Vec<(&'static str, String)>,
 }
 
-#[derive(Default)]
-struct AgentCache {
-    agents: HashMap<usize, (ureq::Agent, Arc<Mutex<Wire>>, u64)>,
-    clock: u64,
+/// What [`Client::start`] calls when a request ends (on the connection
+/// thread: it should only hand the result on).
+pub type Done = Box<dyn FnOnce(Result<Response, Failure>) + Send>;
+
+/// The HTTP client shared by all workers (cheap to clone). The connection
+/// thread stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct Client {
+    net: Arc<Net>,
+    _thread: Arc<NetThread>,
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("cfg", &self.cfg).finish()
+        f.debug_struct("Client")
+            .field("cfg", &self.net.cfg)
+            .finish()
+    }
+}
+
+/// What the requests share.
+struct Net {
+    cfg: ClientConfig,
+    connector: Connector,
+    state: Mutex<NetState>,
+    handle: tokio::runtime::Handle,
+}
+
+#[derive(Default)]
+struct NetState {
+    /// Set by [`Client::shutdown`]: no new request starts.
+    closed: bool,
+    /// A connection kept per queue key between its requests, with when it
+    /// was last used.
+    idle: HashMap<usize, (Conn, u64)>,
+    clock: u64,
+    /// The requests in flight, by queue key (one per key at most).
+    in_flight: HashMap<usize, Arc<Cancel>>,
+}
+
+/// The connection thread; stopping it ends the requests still on it.
+struct NetThread {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for NetThread {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Interrupts one request (a round ending, a shutdown).
+#[derive(Default)]
+pub(crate) struct Cancel {
+    flag: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancel {
+    fn cancel(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    /// Returns once [`Cancel::cancel`] was called.
+    pub(crate) async fn cancelled(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.flag.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 
 impl Client {
-    /// Builds the client.
-    pub fn new(cfg: ClientConfig) -> Client {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .proxy(cfg.proxy.clone())
-            .user_agent(cfg.user_agent.as_str())
-            .accept("*/*")
-            .timeout_connect(Some(cfg.connect_timeout))
-            .timeout_recv_response(Some(cfg.first_byte_timeout))
-            .timeout_global(Some(cfg.download_timeout))
-            .max_idle_connections(4)
-            .max_idle_connections_per_host(1)
-            // A pooled connection keeps its buffers: ureq's defaults (128 KiB
-            // each way) would make hundreds of idle hosts cost hundreds of MB.
-            .max_response_header_size(MAX_HEAD)
-            .input_buffer_size(INPUT_BUFFER)
-            .output_buffer_size(16 * 1024)
-            .build();
-        Client {
-            agents: Arc::default(),
-            closed: Arc::default(),
-            config,
-            peers: Arc::new(PeerMap::default()),
-            cfg: Arc::new(cfg),
-        }
+    /// Starts the connection thread.
+    pub fn new(cfg: ClientConfig) -> io::Result<Client> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("net-dns")
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("net".into())
+            .spawn(move || {
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+            })?;
+        let connector = Connector {
+            allow_private: cfg.allow_private,
+            dns: cfg.dns.clone(),
+            proxy: cfg.proxy.clone(),
+            trust: cfg.tls.clone(),
+            connect_timeout: cfg.connect_timeout,
+            user_agent: cfg.user_agent.clone(),
+        };
+        Ok(Client {
+            net: Arc::new(Net {
+                cfg,
+                connector,
+                state: Mutex::default(),
+                handle,
+            }),
+            _thread: Arc::new(NetThread {
+                stop: Some(stop),
+                thread: Some(thread),
+            }),
+        })
     }
 
-    fn new_agent(&self) -> (ureq::Agent, Arc<Mutex<Wire>>) {
-        let wire = Arc::default();
-        let agent = transport::agent(
-            self.config.clone(),
-            self.cfg.tls.connector(),
-            self.cfg.allow_private,
-            self.cfg.dns.clone(),
-            self.peers.clone(),
-            Arc::clone(&wire),
-        );
-        (agent, wire)
-    }
-
-    /// The agent of queue key `key`; `None` after [`Client::shutdown`]
-    /// (checked under the lock that `shutdown` takes to drain the agents,
-    /// so no request starts on an agent it missed).
-    fn agent(&self, key: usize) -> Option<(ureq::Agent, Arc<Mutex<Wire>>)> {
-        let mut c = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        if self.closed.load(Ordering::SeqCst) {
-            return None;
+    /// Starts `request`; `done` is called with its end, exactly once (at
+    /// once, with a failure, after [`Client::shutdown`]).
+    pub fn start(&self, request: Request, done: Done) {
+        let start = Instant::now();
+        let cancel = Arc::new(Cancel::default());
+        {
+            let mut st = self.net.lock();
+            if st.closed {
+                drop(st);
+                let message = "not sent: the fetcher is shutting down".to_string();
+                done(Err(failure(start, ErrorCode::Connect, message)));
+                return;
+            }
+            st.in_flight.insert(request.key, cancel.clone());
         }
-        c.clock += 1;
-        let now = c.clock;
-        if let Some((a, w, used)) = c.agents.get_mut(&key) {
-            *used = now;
-            return Some((a.clone(), w.clone()));
-        }
-        let cap = self.cfg.idle_connections.max(1);
-        if c.agents.len() >= cap {
-            // Drop the least recently used half at once (amortized O(1)).
-            let mut uses: Vec<u64> = c.agents.values().map(|(_, _, u)| *u).collect();
-            let mid = uses.len() / 2;
-            let (_, median, _) = uses.select_nth_unstable(mid);
-            let median = *median;
-            c.agents.retain(|_, (_, _, u)| *u > median);
-        }
-        let (a, w) = self.new_agent();
-        c.agents.insert(key, (a.clone(), w.clone(), now));
-        Some((a, w))
+        let net = self.net.clone();
+        self.net.handle.spawn(async move {
+            let result = net.exchange(&request, &cancel, start).await;
+            {
+                let mut st = net.lock();
+                if st
+                    .in_flight
+                    .get(&request.key)
+                    .is_some_and(|c| Arc::ptr_eq(c, &cancel))
+                {
+                    st.in_flight.remove(&request.key);
+                }
+            }
+            done(result);
+        });
     }
 
     /// Closes the connection kept for `key` (its queue is done).
     pub fn forget(&self, key: usize) {
-        self.agents
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agents
-            .remove(&key);
+        let conn = self.net.lock().idle.remove(&key);
+        drop(conn);
     }
 
-    /// Interrupts the request in flight for queue key `key`, if any, by
-    /// closing its connection.
+    /// Interrupts the request in flight for queue key `key`, if any, and
+    /// closes its kept connection.
     pub fn abort(&self, key: usize) {
-        let agent = self
-            .agents
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agents
-            .remove(&key);
-        if let Some((a, _, _)) = agent {
-            a.shutdown();
+        let mut st = self.net.lock();
+        let conn = st.idle.remove(&key);
+        if let Some(c) = st.in_flight.get(&key) {
+            c.cancel();
         }
+        drop(st);
+        drop(conn);
     }
 
     /// Interrupts every request in flight and refuses new ones (at shutdown).
     pub fn shutdown(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        let agents: Vec<ureq::Agent> = self
-            .agents
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agents
-            .drain()
-            .map(|(_, (a, _, _))| a)
-            .collect();
-        for a in agents {
-            a.shutdown();
+        let mut st = self.net.lock();
+        st.closed = true;
+        for c in st.in_flight.values() {
+            c.cancel();
         }
+        let idle = std::mem::take(&mut st.idle);
+        drop(st);
+        drop(idle);
+    }
+}
+
+impl Net {
+    fn lock(&self) -> MutexGuard<'_, NetState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Fetches `url` for queue key `key`, keeping at most `max_body`
-    /// bytes of the body as received.
-    pub fn fetch(&self, key: usize, url: &str, max_body: u64) -> Result<Response, Failure> {
-        self.fetch_with(key, url, max_body, &[])
+    /// The connection kept for `key`, if it goes to `route`.
+    fn take_idle(&self, key: usize, route: &Route) -> Option<Conn> {
+        let mut st = self.lock();
+        let (conn, _) = st.idle.remove(&key)?;
+        (conn.route == *route).then_some(conn)
     }
 
-    /// [`Client::fetch`] with more request headers (`If-None-Match`,
-    /// `If-Modified-Since` of a conditional request): the request is built,
-    /// sent over the worker's connection, its head read, its body drained
-    /// as the transport records it, and the body checked by decoding it.
-    pub fn fetch_with(
-        &self,
-        key: usize,
-        url: &str,
-        max_body: u64,
-        headers: &[(&str, &str)],
-    ) -> Result<Response, Failure> {
-        let start = Instant::now();
-        let date = SystemTime::now();
-        let (uri, request) = build_request(url, self.cfg.from.as_deref(), headers)
-            .map_err(|message| failure(start, ErrorCode::BadUrl, message))?;
-        let max_body = usize::try_from(max_body).unwrap_or(usize::MAX);
-        let (response, wire) = self.send(key, request, max_body, start)?;
-        let accepted_invalid_certificate = tls::accepted_invalid_certificate();
-        let tls = tls::request_session();
-        let ip = transport::peer_of(&self.peers, &uri);
-        let head = HeadFields::of(&response);
-        let recorded = self.record_body(response, &wire, max_body, start);
-        let (decode_error, decoded_too_big) = check_decoding(&head, &recorded, max_body);
-        let Recorded {
-            request,
-            block,
-            body_offset,
-            truncated,
-        } = recorded;
-        Ok(Response {
-            date,
-            status: head.status,
-            request,
-            body_offset: body_offset.min(block.len()),
-            block,
-            truncated,
-            decode_error,
-            decoded_too_big,
-            accepted_invalid_certificate,
-            ip,
-            tls,
-            content_type: head.content_type,
-            location: head.location,
-            retry_after: head.retry_after,
-            elapsed: start.elapsed(),
-        })
-    }
-
-    /// Sends `request` over the connection of worker `key`, its transport
-    /// set to record up to `max_body` body bytes: the response with its
-    /// head read, and the transport's record.
-    fn send(
-        &self,
-        key: usize,
-        request: ureq::http::Request<()>,
-        max_body: usize,
-        start: Instant,
-    ) -> Result<(ureq::http::Response<ureq::Body>, Arc<Mutex<Wire>>), Failure> {
-        let fail = |code, message| failure(start, code, message);
-        let Some((agent, wire)) = self.agent(key) else {
-            return Err(fail(
-                ErrorCode::Connect,
-                "not sent: the fetcher is shutting down".into(),
-            ));
-        };
-        // Room for the head, the body, and one read past the limit.
-        let cap = max_body.saturating_add(MAX_HEAD + 2 * INPUT_BUFFER);
-        lock(&wire).start(cap);
-        tls::start_request();
-        let response = agent.run(request).map_err(|e| match dns_failure(&e) {
-            Some(d) => Failure {
-                permanent: d.permanent,
-                ..fail(ErrorCode::Dns, d.to_string())
-            },
-            None => {
-                let (code, msg) = classify(e, &self.cfg);
-                fail(code, msg)
+    /// Keeps `conn` for the next request of `key`, closing the least
+    /// recently used half when too many are kept.
+    fn keep(&self, key: usize, conn: Conn) {
+        let mut st = self.lock();
+        if st.closed {
+            return;
+        }
+        st.clock += 1;
+        let now = st.clock;
+        let cap = self.cfg.idle_connections.max(1);
+        let mut evicted = Vec::new();
+        if st.idle.len() >= cap {
+            // Drop the least recently used half at once (amortized O(1)).
+            let mut uses: Vec<u64> = st.idle.values().map(|(_, u)| *u).collect();
+            let mid = uses.len() / 2;
+            let (_, median, _) = uses.select_nth_unstable(mid);
+            let median = *median;
+            let old: Vec<usize> = st
+                .idle
+                .iter()
+                .filter(|(_, (_, u))| *u <= median)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in old {
+                evicted.extend(st.idle.remove(&k));
             }
-        })?;
-        Ok((response, wire))
+        }
+        st.idle.insert(key, (conn, now));
+        drop(st);
+        drop(evicted);
     }
 
-    /// Reads the body to its end or to `max_body` bytes, and takes from the
-    /// transport's record what went over the connection: the request as
-    /// written and the response as read, cut at the limit.
-    fn record_body(
+    /// One request: on the connection kept for its key, or on a new one
+    /// (and once more on a new one if the kept one turns out closed).
+    async fn exchange(
         &self,
-        response: ureq::http::Response<ureq::Body>,
-        wire: &Mutex<Wire>,
-        max_body: usize,
+        request: &Request,
+        cancel: &Cancel,
         start: Instant,
-    ) -> Recorded {
-        let body_offset = head_len(&lock(wire).received);
-        let mut truncated = drain_body(
-            response.into_body().into_reader(),
-            wire,
-            body_offset + max_body,
-            start,
-            &self.cfg,
-        );
-        let (request, mut block, over) = {
-            let mut w = lock(wire);
-            (
-                std::mem::take(&mut w.sent),
-                std::mem::take(&mut w.received),
-                w.over,
-            )
+    ) -> Result<Response, Failure> {
+        let date = SystemTime::now();
+        let target = exchange::Target::parse(&request.url)
+            .map_err(|m| failure(start, ErrorCode::BadUrl, m))?;
+        let deadline = tokio::time::Instant::from_std(start + self.cfg.download_timeout);
+        let mut kept = self.take_idle(request.key, &target.route);
+        loop {
+            let reused = kept.is_some();
+            let mut conn = match kept.take() {
+                Some(c) => c,
+                None => self.open(&target.route, deadline, cancel, start).await?,
+            };
+            let limits = exchange::Limits {
+                max_body: usize::try_from(request.max_body).unwrap_or(usize::MAX),
+                first_byte: self.cfg.first_byte_timeout,
+                deadline,
+                download_timeout: self.cfg.download_timeout,
+            };
+            let (sent, recorded) = target.request_bytes(
+                &self.cfg.user_agent,
+                self.cfg.from.as_deref(),
+                &request.headers,
+                conn.absolute_form.as_ref(),
+            );
+            match exchange::run(&mut conn, &sent, &limits, cancel, reused).await {
+                Ok(got) => {
+                    let response = Response {
+                        date,
+                        status: got.head.status,
+                        request: recorded.unwrap_or(sent),
+                        body_offset: got.body_offset.min(got.block.len()),
+                        block: got.block,
+                        truncated: got.truncated,
+                        decode_error: None,
+                        decoded_too_big: false,
+                        accepted_invalid_certificate: conn.accepted_invalid.clone(),
+                        ip: conn.ip,
+                        tls: conn.tls.clone(),
+                        content_type: got.head.content_type,
+                        location: got.head.location,
+                        retry_after: got.head.retry_after,
+                        transfer_encoding: got.head.transfer_encoding,
+                        content_encoding: got.head.content_encoding,
+                        elapsed: start.elapsed(),
+                    };
+                    if got.reusable {
+                        self.keep(request.key, conn);
+                    }
+                    return Ok(response);
+                }
+                // The server had closed the kept connection: a new one.
+                Err(exchange::Broken::Stale) if reused => continue,
+                Err(exchange::Broken::Stale) => {
+                    let message = "the server closed the connection without answering";
+                    return Err(failure(start, ErrorCode::Connect, message.into()));
+                }
+                Err(exchange::Broken::Failed(code, message)) => {
+                    return Err(failure(start, code, message));
+                }
+            }
+        }
+    }
+
+    /// A new connection for `route`, or the failure that prevented it.
+    async fn open(
+        &self,
+        route: &Route,
+        deadline: tokio::time::Instant,
+        cancel: &Cancel,
+        start: Instant,
+    ) -> Result<Conn, Failure> {
+        let opened = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                let message = "interrupted: the fetcher is stopping".to_string();
+                return Err(failure(start, ErrorCode::Connect, message));
+            }
+            r = tokio::time::timeout_at(deadline, self.connector.open(route, deadline)) => r,
         };
-        if block.len() > body_offset + max_body || over {
-            block.truncate(body_offset + max_body);
-            truncated = Some(Truncated::Length);
+        match opened {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(e)) => Err(self.open_failure(e, start)),
+            Err(_) => Err(failure(
+                start,
+                ErrorCode::Timeout,
+                format!("timeout: download ({:?})", self.cfg.download_timeout),
+            )),
         }
-        Recorded {
-            request,
-            block,
-            body_offset,
-            truncated,
+    }
+
+    /// The failure for a connection that could not be opened.
+    fn open_failure(&self, e: OpenError, start: Instant) -> Failure {
+        let (code, message) = open_error_code(e, &self.cfg);
+        let permanent = matches!(&code, (ErrorCode::Dns, true));
+        Failure {
+            permanent,
+            ..failure(start, code.0, message)
         }
+    }
+}
+
+/// The crawl-log code of a connection that could not be opened (with
+/// whether a DNS failure is permanent), and its message.
+fn open_error_code(e: OpenError, cfg: &ClientConfig) -> ((ErrorCode, bool), String) {
+    match e {
+        OpenError::Dns(d) => ((ErrorCode::Dns, d.permanent), d.to_string()),
+        OpenError::Private(p) => ((ErrorCode::PrivateAddress, false), p.to_string()),
+        OpenError::Timeout => (
+            (ErrorCode::Timeout, false),
+            format!("timeout: connect ({:?})", cfg.connect_timeout),
+        ),
+        OpenError::Io(io) => {
+            let code = match io.kind() {
+                io::ErrorKind::ConnectionRefused => ErrorCode::Refused,
+                io::ErrorKind::TimedOut => ErrorCode::Timeout,
+                _ => ErrorCode::Connect,
+            };
+            ((code, false), io.to_string())
+        }
+        OpenError::Tls(io) => match tls::rustls_error_of(&io) {
+            Some(r) => ((ErrorCode::Tls, false), tls::reason(r)),
+            None => ((ErrorCode::Tls, false), format!("TLS handshake: {io}")),
+        },
+        OpenError::Proxy(m) => ((ErrorCode::Connect, false), m),
     }
 }
 
@@ -411,236 +575,12 @@ fn failure(start: Instant, code: ErrorCode, message: String) -> Failure {
     }
 }
 
-/// The GET request for `url` with the fetcher's `Accept-Encoding`, `From`
-/// (when set) and `headers`; an error message when `url` cannot be one.
-fn build_request(
-    url: &str,
-    from: Option<&str>,
-    headers: &[(&str, &str)],
-) -> Result<(ureq::http::Uri, ureq::http::Request<()>), String> {
-    let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{e}"))?;
-    let mut request = ureq::http::Request::builder()
-        .method("GET")
-        .uri(uri.clone())
-        .header("accept-encoding", ACCEPT_ENCODING);
-    if let Some(from) = from {
-        request = request.header("from", from);
-    }
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(()).map_err(|e| e.to_string())?;
-    Ok((uri, request))
-}
-
-/// The fields of a response head that a [`Response`] keeps or that
-/// decoding its body needs.
-struct HeadFields {
-    status: u16,
-    content_type: String,
-    location: Option<String>,
-    retry_after: Option<String>,
-    transfer_encoding: Option<String>,
-    content_encoding: Option<String>,
-}
-
-impl HeadFields {
-    /// Reads them from `response`'s head.
-    fn of(response: &ureq::http::Response<ureq::Body>) -> HeadFields {
-        let header = |name: &str| response.headers().get(name).map(|v| v.as_bytes());
-        let text = |name: &str| header(name).map(|v| String::from_utf8_lossy(v).trim().to_string());
-        HeadFields {
-            status: response.status().as_u16(),
-            content_type: text("content-type")
-                .map(|v| common::http::parse_content_type(&v).0)
-                .unwrap_or_default(),
-            location: header("location").map(common::http::percent_encode_8bit),
-            retry_after: text("retry-after"),
-            transfer_encoding: text("transfer-encoding"),
-            content_encoding: text("content-encoding"),
-        }
-    }
-}
-
-/// What the transport recorded of one exchange.
-struct Recorded {
-    /// The request as written.
-    request: Vec<u8>,
-    /// The response as read, cut at the size limit.
-    block: Vec<u8>,
-    /// Where the body starts in `block` (may be past its end when cut).
-    body_offset: usize,
-    /// Why the response is incomplete, if it is.
-    truncated: Option<Truncated>,
-}
-
-/// Decodes the recorded body (up to `max_body` decoded bytes) to find one
-/// that cannot be decoded: the error, and whether the decoded body was
-/// over the limit. A body cut short ends early without being damaged.
-fn check_decoding(head: &HeadFields, rec: &Recorded, max_body: usize) -> (Option<String>, bool) {
-    DECODER.with_borrow_mut(|d| {
-        let got = d.decode(
-            head.transfer_encoding.as_deref(),
-            head.content_encoding.as_deref(),
-            &rec.block[rec.body_offset.min(rec.block.len())..],
-            max_body,
-        );
-        match got.outcome {
-            Outcome::Failed(e) => (Some(e), false),
-            // A cut stream ends early; otherwise it is damaged.
-            Outcome::Incomplete(e) if rec.truncated.is_none() => (Some(e), false),
-            Outcome::Cut => (None, true),
-            _ => (None, false),
-        }
-    })
-}
-
-/// Size of ureq's input buffer (at most one read's worth arrives past what
-/// the body reader asked for).
-const INPUT_BUFFER: usize = 64 * 1024;
-
-thread_local! {
-    /// Each worker thread's decoder (it keeps its buffers).
-    static DECODER: std::cell::RefCell<BodyDecoder> = std::cell::RefCell::default();
-    /// Where each worker thread reads bodies that the transport records
-    /// (kept rather than zeroed again for every response; small, as there
-    /// may be a thousand workers, and the bytes are only passed over).
-    static DRAIN: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 16 * 1024]);
-}
-
-fn lock(wire: &Mutex<Wire>) -> std::sync::MutexGuard<'_, Wire> {
-    wire.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The length of the response head at the start of `received`.
-fn head_len(received: &[u8]) -> usize {
-    common::http::parse_response_head(received)
-        .map(|h| h.body_offset)
-        .or_else(|| memchr::memmem::find(received, b"\r\n\r\n").map(|i| i + 4))
-        .unwrap_or(received.len())
-}
-
-/// Reads the body through ureq (which follows its framing) until it ends,
-/// or more than `max_block` bytes have been received, or time is up; the
-/// bytes themselves are kept by the transport. Returns why it stopped early.
-fn drain_body(
-    mut reader: impl Read,
-    wire: &Mutex<Wire>,
-    max_block: usize,
-    start: Instant,
-    cfg: &ClientConfig,
-) -> Option<Truncated> {
-    DRAIN.with_borrow_mut(|chunk| drain_into(&mut reader, chunk, wire, max_block, start, cfg))
-}
-
-fn drain_into(
-    reader: &mut impl Read,
-    chunk: &mut [u8],
-    wire: &Mutex<Wire>,
-    max_block: usize,
-    start: Instant,
-    cfg: &ClientConfig,
-) -> Option<Truncated> {
-    loop {
-        if start.elapsed() >= cfg.download_timeout {
-            return Some(Truncated::Time);
-        }
-        {
-            let w = lock(wire);
-            if w.over || w.received.len() > max_block {
-                return Some(Truncated::Length);
-            }
-        }
-        match reader.read(chunk) {
-            Ok(0) => return None,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if is_timeout(&e) => return Some(Truncated::Time),
-            Err(_) => return Some(Truncated::Disconnect),
-        }
-    }
-}
-
-fn is_timeout(e: &io::Error) -> bool {
-    if matches!(
-        e.kind(),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    ) {
-        return true;
-    }
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
-        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
-}
-
-/// The resolver's failure, if that is what `e` is.
-fn dns_failure(e: &ureq::Error) -> Option<&DnsFailure> {
-    match e {
-        ureq::Error::Other(inner) => inner.downcast_ref::<DnsFailure>(),
-        _ => None,
-    }
-}
-
-/// Maps a ureq error to a crawl-log code and message.
-fn classify(e: ureq::Error, cfg: &ClientConfig) -> (ErrorCode, String) {
-    use ureq::Error as E;
-    match e {
-        E::HostNotFound => (ErrorCode::Dns, "host name not found".into()),
-        E::Timeout(t) => {
-            let what = match t {
-                ureq::Timeout::Resolve => "name resolution".to_string(),
-                ureq::Timeout::Connect => format!("connect ({:?})", cfg.connect_timeout),
-                ureq::Timeout::RecvResponse | ureq::Timeout::SendRequest => {
-                    format!("first byte ({:?})", cfg.first_byte_timeout)
-                }
-                _ => format!("download ({:?})", cfg.download_timeout),
-            };
-            (ErrorCode::Timeout, format!("timeout: {what}"))
-        }
-        E::Other(inner) => match inner.downcast::<PrivateAddress>() {
-            Ok(p) => (ErrorCode::PrivateAddress, p.to_string()),
-            Err(inner) => (ErrorCode::Connect, inner.to_string()),
-        },
-        E::Io(io) if tls::rustls_error_of(&io).is_some() => {
-            let r = tls::rustls_error_of(&io).expect("checked by the guard");
-            (ErrorCode::Tls, tls::reason(r))
-        }
-        E::Io(io) => match io.kind() {
-            io::ErrorKind::ConnectionRefused => (ErrorCode::Refused, io.to_string()),
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
-                (ErrorCode::Timeout, io.to_string())
-            }
-            io::ErrorKind::InvalidData => (ErrorCode::Protocol, io.to_string()),
-            _ if io.to_string().contains("failed to lookup") => (ErrorCode::Dns, io.to_string()),
-            _ => (ErrorCode::Connect, io.to_string()),
-        },
-        E::Tls(m) => (ErrorCode::Tls, m.to_string()),
-        E::Rustls(r) => (ErrorCode::Tls, tls::reason(&r)),
-        E::Pem(p) => (ErrorCode::Tls, p.to_string()),
-        E::ConnectionFailed => (ErrorCode::Connect, "connection failed".into()),
-        E::BadUri(m) => (ErrorCode::BadUrl, m),
-        E::Protocol(p) => (ErrorCode::Protocol, p.to_string()),
-        E::LargeResponseHeader(a, b) => (
-            ErrorCode::Protocol,
-            format!("response head too large ({a} > {b} bytes)"),
-        ),
-        other => (ErrorCode::Protocol, other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn heads_end_at_the_blank_line() {
-        assert_eq!(head_len(b"HTTP/1.1 999\r\nA: b\r\n\r\nbody"), 22);
-        assert_eq!(head_len(b"HTTP/1.1 200 OK\r\n"), 17, "no end: all head");
-    }
-
-    #[test]
-    fn failures_get_the_crawl_log_code_of_their_kind() {
-        let cfg = ClientConfig {
+    fn cfg() -> ClientConfig {
+        ClientConfig {
             user_agent: "t".into(),
             from: None,
             connect_timeout: Duration::from_secs(1),
@@ -659,58 +599,65 @@ mod tests {
             proxy: None,
             idle_connections: 1,
             tls: Trust::load(None, false).unwrap(),
+        }
+    }
+
+    #[test]
+    fn failures_to_connect_get_the_crawl_log_code_of_their_kind() {
+        let cfg = cfg();
+        let io = |kind: io::ErrorKind, msg: &str| io::Error::new(kind, msg);
+        let dns = |permanent| crate::dns::DnsFailure {
+            host: "a.test".into(),
+            permanent,
+            reason: "no such name".into(),
         };
-        let io = |kind: io::ErrorKind, msg: &str| ureq::Error::Io(io::Error::new(kind, msg));
         let cases = [
-            (ureq::Error::HostNotFound, ErrorCode::Dns),
+            (OpenError::Dns(dns(true)), (ErrorCode::Dns, true)),
+            (OpenError::Dns(dns(false)), (ErrorCode::Dns, false)),
             (
-                io(io::ErrorKind::Other, "failed to lookup address information"),
-                ErrorCode::Dns,
+                OpenError::Io(io(io::ErrorKind::ConnectionRefused, "refused")),
+                (ErrorCode::Refused, false),
             ),
+            (OpenError::Timeout, (ErrorCode::Timeout, false)),
             (
-                io(io::ErrorKind::ConnectionRefused, "refused"),
-                ErrorCode::Refused,
-            ),
-            (
-                ureq::Error::Timeout(ureq::Timeout::Connect),
-                ErrorCode::Timeout,
-            ),
-            (
-                ureq::Error::Timeout(ureq::Timeout::RecvResponse),
-                ErrorCode::Timeout,
-            ),
-            (
-                ureq::Error::Other(Box::new(PrivateAddress("169.254.169.254".parse().unwrap()))),
-                ErrorCode::PrivateAddress,
-            ),
-            (
-                io(io::ErrorKind::ConnectionReset, "reset"),
-                ErrorCode::Connect,
-            ),
-            (ureq::Error::BadUri("x".into()), ErrorCode::BadUrl),
-            (
-                ureq::Error::Rustls(rustls::Error::InvalidCertificate(
-                    rustls::CertificateError::UnknownIssuer,
+                OpenError::Private(crate::transport::PrivateAddress(
+                    "169.254.169.254".parse().unwrap(),
                 )),
-                ErrorCode::Tls,
+                (ErrorCode::PrivateAddress, false),
             ),
             (
-                // After the handshake, rustls errors come inside I/O errors.
-                ureq::Error::Io(io::Error::new(
+                OpenError::Io(io(io::ErrorKind::ConnectionReset, "reset")),
+                (ErrorCode::Connect, false),
+            ),
+            (
+                OpenError::Tls(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    rustls::Error::AlertReceived(rustls::AlertDescription::BadRecordMac),
+                    rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
                 )),
-                ErrorCode::Tls,
+                (ErrorCode::Tls, false),
+            ),
+            (
+                OpenError::Proxy("the proxy refused the tunnel: HTTP/1.1 403".into()),
+                (ErrorCode::Connect, false),
             ),
         ];
         for (error, code) in cases {
-            let shown = error.to_string();
-            assert_eq!(classify(error, &cfg).0, code, "{shown}");
+            let shown = format!("{error:?}");
+            assert_eq!(open_error_code(error, &cfg).0, code, "{shown}");
         }
-        let (_, msg) = classify(ureq::Error::Timeout(ureq::Timeout::RecvResponse), &cfg);
+        let (_, msg) = open_error_code(OpenError::Timeout, &cfg);
         assert_eq!(
-            msg, "timeout: first byte (2s)",
+            msg, "timeout: connect (1s)",
             "the message says which timeout"
+        );
+        let tls = OpenError::Tls(io::Error::new(
+            io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        ));
+        assert!(
+            open_error_code(tls, &cfg)
+                .1
+                .starts_with("certificate from an unknown issuer")
         );
     }
 }

@@ -26,6 +26,7 @@ pub mod dns;
 pub mod error;
 mod feed;
 pub mod fetch;
+mod flight;
 mod frontier;
 mod host_updates;
 mod http;
@@ -49,6 +50,7 @@ mod supervise;
 mod tls;
 mod transport;
 mod upload;
+mod url_parts;
 mod worker;
 
 use common::exit::Exit;

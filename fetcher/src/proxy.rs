@@ -7,8 +7,6 @@
 //! tunnel (see [`crate::transport`]). SOCKS and `https://` proxies are
 //! refused at start, with the way out, rather than failing every request.
 
-use ureq::{Proxy, ProxyProtocol};
-
 /// The environment variables read for a proxy, in order (the first set
 /// wins; a lower-case name before its upper-case one, as curl does).
 pub const PROXY_VARIABLES: [&str; 6] = [
@@ -23,10 +21,79 @@ pub const PROXY_VARIABLES: [&str; 6] = [
 /// The environment variables read for the names that bypass the proxy.
 pub const NO_PROXY_VARIABLES: [&str; 2] = ["no_proxy", "NO_PROXY"];
 
+/// An HTTP proxy: where it is, its credentials, and the names that bypass it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proxy {
+    /// Host name or address.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// User name, if the proxy asks for credentials.
+    pub username: Option<String>,
+    /// Password.
+    pub password: Option<String>,
+    /// Names that bypass the proxy, lower case: each one and every name
+    /// under it (`*` for all).
+    pub no_proxy: Vec<String>,
+}
+
+impl Proxy {
+    /// True if requests to `host` go directly, not through the proxy.
+    pub fn bypasses(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.no_proxy.iter().any(|name| {
+            name == "*"
+                || host == *name
+                || (host.len() > name.len()
+                    && host.ends_with(name.as_str())
+                    && host.as_bytes()[host.len() - name.len() - 1] == b'.')
+        })
+    }
+
+    /// The `Proxy-Authorization` header line (with its CRLF), when the
+    /// proxy has credentials.
+    pub fn authorization(&self) -> Option<String> {
+        if self.username.is_none() && self.password.is_none() {
+            return None;
+        }
+        let user = self.username.as_deref().unwrap_or("");
+        let pass = self.password.as_deref().unwrap_or("");
+        Some(format!("Proxy-Authorization: {}\r\n", basic(user, pass)))
+    }
+}
+
+/// The value of an `Authorization` (or `Proxy-Authorization`) header with
+/// these credentials: `Basic` and their base64.
+pub fn basic(user: &str, pass: &str) -> String {
+    format!("Basic {}", base64(format!("{user}:{pass}").as_bytes()))
+}
+
+/// Standard base64 with padding (RFC 4648), for proxy credentials.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// The chosen proxy.
 #[derive(Debug, Clone)]
 pub struct ProxyChoice {
-    /// For ureq.
+    /// The proxy requests go through.
     pub proxy: Proxy,
     /// The proxy's URL without credentials, for the log.
     pub shown: String,
@@ -91,22 +158,14 @@ pub fn choose(
             redact(&value)
         )
     })?;
-    let mut builder = Proxy::builder(ProxyProtocol::Http)
-        .host(&proxy.0)
-        .port(proxy.1);
-    if let Some(user) = &proxy.2 {
-        builder = builder.username(user);
-    }
-    if let Some(pass) = &proxy.3 {
-        builder = builder.password(pass);
-    }
-    for name in &no_proxy {
-        // As curl reads NO_PROXY: a name, and every name under it.
-        builder = builder.no_proxy(name).no_proxy(&format!(".{name}"));
-    }
-    let proxy = builder
-        .build()
-        .map_err(|e| format!("proxy `{}` (from {source}): {e}", redact(&value)))?;
+    // As curl reads NO_PROXY: a name, and every name under it.
+    let proxy = Proxy {
+        host: proxy.0,
+        port: proxy.1,
+        username: proxy.2,
+        password: proxy.3,
+        no_proxy: no_proxy.clone(),
+    };
     Ok(Some(ProxyChoice {
         proxy,
         shown,
@@ -177,10 +236,6 @@ mod tests {
         move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
     }
 
-    fn uri(s: &str) -> ureq::http::Uri {
-        s.parse().unwrap()
-    }
-
     #[test]
     fn the_flag_wins_then_the_environment_in_order() {
         let e = env(&[
@@ -191,11 +246,11 @@ mod tests {
         let p = choose(None, None, &e).unwrap().unwrap();
         assert_eq!(p.source, "https_proxy");
         assert_eq!(p.shown, "http://s.test:2");
-        assert!(p.proxy.is_no_proxy(&uri("http://intra.test/")));
-        assert!(p.proxy.is_no_proxy(&uri("http://www.intra.test/")));
-        assert!(p.proxy.is_no_proxy(&uri("http://a.corp.test/")));
-        assert!(!p.proxy.is_no_proxy(&uri("http://other.test/")));
-        assert!(!p.proxy.is_no_proxy(&uri("http://notintra.test/")));
+        assert!(p.proxy.bypasses("intra.test"));
+        assert!(p.proxy.bypasses("www.intra.test"));
+        assert!(p.proxy.bypasses("a.corp.test"));
+        assert!(!p.proxy.bypasses("other.test"));
+        assert!(!p.proxy.bypasses("notintra.test"));
         let p = choose(Some("http://f.test:3"), Some(""), &e)
             .unwrap()
             .unwrap();
@@ -203,10 +258,7 @@ mod tests {
             (p.source.as_str(), p.shown.as_str()),
             ("--proxy", "http://f.test:3")
         );
-        assert!(
-            !p.proxy.is_no_proxy(&uri("http://intra.test/")),
-            "--no-proxy '' wins"
-        );
+        assert!(!p.proxy.bypasses("intra.test"), "--no-proxy '' wins");
         assert!(choose(Some("none"), None, &e).unwrap().is_none());
         assert!(choose(None, None, env(&[])).unwrap().is_none());
     }
@@ -230,8 +282,15 @@ mod tests {
         let p = choose(Some("http://me:p%40ss@p.test:8080"), None, env(&[]))
             .unwrap()
             .unwrap();
-        assert_eq!(p.proxy.username(), Some("me"));
-        assert_eq!(p.proxy.password(), Some("p@ss"));
+        assert_eq!(p.proxy.username.as_deref(), Some("me"));
+        assert_eq!(p.proxy.password.as_deref(), Some("p@ss"));
+        assert_eq!(
+            p.proxy.authorization().as_deref(),
+            Some("Proxy-Authorization: Basic bWU6cEBzcw==\r\n")
+        );
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
         assert!(!p.describe().contains("p@ss"), "{}", p.describe());
     }
 }

@@ -99,37 +99,67 @@ impl Before {
     }
 }
 
+/// The buffers of compressed exchanges, given back by the writer thread
+/// once written, for the workers' next pages: a page's records then cost
+/// no allocation, and no buffer is freed on a thread other than the one
+/// that made it.
+#[derive(Clone, Default)]
+pub struct Spare(Arc<Mutex<Vec<EncodedExchange>>>);
+
+/// Most buffers kept in a [`Spare`] (each about the size of a page's records).
+const SPARE_KEPT: usize = 64;
+
+impl Spare {
+    fn take(&self) -> EncodedExchange {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    fn put(&self, buffers: EncodedExchange) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < SPARE_KEPT {
+            kept.push(buffers);
+        }
+    }
+}
+
 /// The gzip compressors that workers borrow to build their WARC records.
 ///
 /// A compressor's state is a few hundred KB, so there are not one per
-/// worker (there may be a thousand) but at most a few per core, made on
-/// first need; a worker that finds none free waits for one (compressing
-/// takes well under a millisecond).
+/// worker but at most a few per core, made on first need; a worker that
+/// finds none free waits for one (compressing takes well under a
+/// millisecond).
 pub struct Encoders {
     /// Free compressors, how many were made, and how many workers wait.
     free: Mutex<(Vec<ExchangeEncoder>, usize, usize)>,
     returned: Condvar,
     max: usize,
     level: u32,
+    spare: Spare,
 }
 
 impl Encoders {
     /// A pool of at most `max` compressors (at least one) at deflate
-    /// level `level` (0–9, see [`common::warc::DEFAULT_COMPRESSION_LEVEL`]).
-    pub fn new(max: usize, level: u32) -> Encoders {
+    /// level `level` (0–9, see [`common::warc::DEFAULT_COMPRESSION_LEVEL`]),
+    /// taking their output buffers from `spare`.
+    pub fn new(max: usize, level: u32, spare: Spare) -> Encoders {
         Encoders {
             free: Mutex::new((Vec::new(), 0, 0)),
             returned: Condvar::new(),
             max: max.max(1),
             level,
+            spare,
         }
     }
 
     /// A pool sized for this machine: eight compressors per core (a worker
     /// may lose its core while it holds one; with fewer, others waited).
-    pub fn for_this_machine(level: u32) -> Encoders {
+    pub fn for_this_machine(level: u32, spare: Spare) -> Encoders {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Encoders::new(8 * cores, level)
+        Encoders::new(8 * cores, level, spare)
     }
 
     /// The request and response records of `response` to `url`, compressed;
@@ -165,7 +195,7 @@ impl Encoders {
             cipher_suite: response.tls.as_deref().map(|t| t.cipher_suite.as_str()),
             metadata,
         };
-        let mut out = EncodedExchange::default();
+        let mut out = self.spare.take();
         let result = match revisit {
             Some(v) => encoder.encode_revisit(&ex, v, &mut out),
             None => encoder.encode(&ex, &mut out),
@@ -271,6 +301,7 @@ impl Recorder {
         leftover: &Path,
         queue: usize,
         closed_to: Option<common::store::UploadQueue>,
+        spare: Spare,
     ) -> Result<Recorder, RecorderError> {
         let log_file = OpenOptions::new()
             .create(true)
@@ -284,6 +315,7 @@ impl Recorder {
             dir: warc.dir.clone(),
             prefix: warc.prefix.clone(),
             closed_to,
+            spare,
         };
         let writer = WarcWriter::new(warc).map_err(|source| RecorderError::Io {
             path: out.dir.clone(),
@@ -343,12 +375,56 @@ impl Recorder {
 /// coming (see `run`).
 pub const BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Where the WARC files go: their directory and name prefix, and who is
-/// told of each closed file (the uploads to the WARC store).
+/// Where the WARC files go: their directory and name prefix, who is told
+/// of each closed file (the uploads to the WARC store), and where written
+/// buffers go back.
 struct WarcOut {
     dir: PathBuf,
     prefix: String,
     closed_to: Option<common::store::UploadQueue>,
+    spare: Spare,
+}
+
+/// Crawl-log lines held until the WARC records they tell of are written.
+const LINES_HELD: usize = 64 * 1024;
+
+/// The crawl log: lines held (formatted) until [`Log::write_after`] has
+/// written the WARC bytes they tell of, then appended to the file.
+struct Log {
+    file: BufWriter<File>,
+    path: PathBuf,
+    held: String,
+}
+
+impl Log {
+    fn error(&self, source: std::io::Error) -> RecorderError {
+        RecorderError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Holds the line of `l`, counted in `totals`.
+    fn hold(&mut self, l: &LogLine, totals: &mut RecorderTotals) {
+        format_line(l, &mut self.held);
+        totals.log_lines += 1;
+        *totals.outcomes.entry(outcome_name(l.status)).or_default() += 1;
+    }
+
+    /// Writes the WARC records held by `warc`, then the lines held, and
+    /// flushes the log: a line on disk always means its response is too.
+    fn write_after(&mut self, warc: &mut WarcWriter, out: &WarcOut) -> Result<(), RecorderError> {
+        warc.flush().map_err(|source| RecorderError::Io {
+            path: failed_warc_file(&out.dir, &out.prefix),
+            source,
+        })?;
+        let written = self
+            .file
+            .write_all(self.held.as_bytes())
+            .and_then(|()| self.file.flush());
+        self.held.clear();
+        written.map_err(|e| self.error(e))
+    }
 }
 
 fn run(
@@ -360,11 +436,10 @@ fn run(
     mut leftover: SegmentWriter,
 ) -> Result<RecorderTotals, RecorderError> {
     let mut totals = RecorderTotals::default();
-    let mut log = BufWriter::with_capacity(64 * 1024, log_file);
-    let mut line = String::with_capacity(512);
-    let log_err = |source| RecorderError::Io {
-        path: log_path.clone(),
-        source,
+    let mut log = Log {
+        file: BufWriter::with_capacity(64 * 1024, log_file),
+        path: log_path,
+        held: String::with_capacity(LINES_HELD + 4096),
     };
     // Set when a message came since the last pause: while messages keep
     // coming, the writer empties the channel, then pauses instead of
@@ -376,9 +451,9 @@ fn run(
         let msg = match rx.try_recv() {
             Ok(m) => m,
             Err(TryRecvError::Empty) => {
-                // Nothing waiting: put the log on disk before waiting, so a
-                // crash loses as little as possible.
-                log.flush().map_err(log_err)?;
+                // Nothing waiting: put the records and the log on disk
+                // before waiting, so a crash loses as little as possible.
+                log.write_after(&mut warc, &out)?;
                 if std::mem::take(&mut busy) {
                     std::thread::sleep(BATCH_PAUSE);
                     continue;
@@ -405,17 +480,21 @@ fn run(
                 totals.payload_bytes += f.payload_bytes;
                 totals.truncated += u64::from(f.truncated);
                 totals.robots_responses += u64::from(f.via == Via::Robots);
-                write_log(&mut log, &f.log, &mut line, &mut totals).map_err(log_err)?;
+                log.hold(&f.log, &mut totals);
+                out.spare.put(f.records);
             }
-            Msg::Log(l) => write_log(&mut log, &l, &mut line, &mut totals).map_err(log_err)?,
+            Msg::Log(l) => log.hold(&l, &mut totals),
             Msg::Leftover(rec) => {
                 *totals.leftover.entry(rec.via.as_str().into()).or_default() += 1;
                 leftover.write(&rec)?;
             }
         }
+        if log.held.len() >= LINES_HELD {
+            log.write_after(&mut warc, &out)?;
+        }
     }
-    log.flush().map_err(log_err)?;
-    log.get_ref().sync_all().map_err(log_err)?;
+    log.write_after(&mut warc, &out)?;
+    log.file.get_ref().sync_all().map_err(|e| log.error(e))?;
     let warc_err = |source| RecorderError::Io {
         path: failed_warc_file(&out.dir, &out.prefix),
         source,
@@ -447,20 +526,6 @@ fn failed_warc_file(dir: &Path, prefix: &str) -> PathBuf {
         .ok()
         .and_then(|files| files.last().cloned())
         .unwrap_or_else(|| dir.to_path_buf())
-}
-
-fn write_log(
-    out: &mut impl Write,
-    l: &LogLine,
-    buf: &mut String,
-    totals: &mut RecorderTotals,
-) -> std::io::Result<()> {
-    buf.clear();
-    format_line(l, buf);
-    out.write_all(buf.as_bytes())?;
-    totals.log_lines += 1;
-    *totals.outcomes.entry(outcome_name(l.status)).or_default() += 1;
-    Ok(())
 }
 
 /// The crawl-log line of an attempt that stored nothing.

@@ -148,7 +148,7 @@ impl Robots {
     /// `None` if our crawler may fetch `path_and_query`, else the rule that
     /// forbids it, as written (`Disallow: /private`). `path_and_query` is
     /// the path of a URL with its query, as sent in the request line
-    /// (`/a/b?c=d`), percent-encoded or not (see [`path_and_query`]). A
+    /// (`/a/b?c=d`), percent-encoded or not (see [`crate::url_parts::path_and_query`]). A
     /// fragment (`#...`) is ignored; an empty string means `/`.
     pub fn denied_by(&self, path_and_query: &str) -> Option<String> {
         self.matching_rule(path_and_query)
@@ -230,14 +230,6 @@ pub fn decide(outcome: RobotsOutcome) -> RobotsDecision {
             RobotsDecision::AllowAll
         }
         RobotsOutcome::Status(_) | RobotsOutcome::Unreachable => RobotsDecision::DisallowAll,
-    }
-}
-
-/// The path and query of a URL as robots.txt rules see them.
-pub fn path_and_query(url: &url::Url) -> String {
-    match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
     }
 }
 

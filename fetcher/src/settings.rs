@@ -17,13 +17,13 @@ use crate::queue_key::KeyMode;
 use crate::round_end::TailRule;
 use common::progress::ProgressMode;
 
-/// Most worker threads `--threads` accepts.
-pub const MAX_THREADS: usize = 4096;
-/// Fewest worker threads chosen when `threads` is not set.
+/// Most requests in flight `--threads` accepts.
+pub const MAX_THREADS: usize = 16384;
+/// Fewest requests in flight chosen when `threads` is not set.
 pub const AUTO_THREADS_MIN: usize = 16;
-/// Most worker threads when `threads` is not set: at a typical 200 ms per
-/// response, about 5,000 requests per second.
-pub const AUTO_THREADS_MAX: usize = 1024;
+/// Most requests in flight when `threads` is not set: at a typical 200 ms
+/// per response, about 20,000 requests per second.
+pub const AUTO_THREADS_MAX: usize = 4096;
 
 /// A configuration problem: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +55,7 @@ pub struct Settings {
     pub policy: Policy,
     /// Wait before retrying an unavailable robots.txt.
     pub robots_retry_delay: Duration,
-    /// Worker threads (`None`: as many as the run needs, see [`Settings::workers`]).
+    /// Requests in flight at most (`None`: as many as the run needs, see [`Settings::workers`]).
     pub threads: Option<usize>,
     /// Stop after this long (by default the round time, `[crawl] round_time`).
     pub time_limit: Option<Duration>,
@@ -245,7 +245,7 @@ impl Settings {
         })
     }
 
-    /// The most worker threads for a segment of `queues` queues: `threads`
+    /// The most requests in flight for a segment of `queues` queues: `threads`
     /// if set, else one per queue (a queue has at most one request in
     /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
     /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use std::path::PathBuf;
@@ -15,6 +14,7 @@ use common::disk::DiskFloor;
 use common::human::bytes_precise as human;
 
 use crate::budget::{Cut, Spend};
+use crate::crew::Crew;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::round_end::Ending;
@@ -120,7 +120,7 @@ pub struct Supervised<'a> {
     /// SIGINT and SIGTERM received.
     pub signals: &'a AtomicU32,
     /// The worker threads.
-    pub workers: &'a [JoinHandle<()>],
+    pub crew: &'a Crew,
     /// Where to say what happens.
     pub log: &'a RunLog,
     /// The free-disk floor.
@@ -137,7 +137,7 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
         settings: s,
         shared,
         recorder,
-        workers,
+        crew,
         log,
         ..
     } = run;
@@ -162,7 +162,7 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
             }
             break;
         }
-        if workers.iter().all(|w| w.is_finished()) {
+        if crew.all_ended() {
             // Only reachable if workers died (a bug): stop rather than wait forever.
             log.info("every worker thread has ended; writing what is left to leftover");
             break;

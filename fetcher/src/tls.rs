@@ -10,26 +10,24 @@
 //! certificate is accepted (the handshake's signatures are still checked
 //! against the certificate's key), for archival crawls.
 //!
-//! The connector sits between the guarded TCP connector and the recording
-//! tap of [`crate::transport`], so the WARC records hold the HTTP bytes as
-//! they were before encryption and after decryption.
+//! The handshake ([`handshake`]) runs on the connection layer of
+//! [`crate::transport`], over a TCP connection or a proxy's tunnel, so the
+//! WARC records hold the HTTP bytes as they were before encryption and after
+//! decryption.
 
-use std::cell::RefCell;
 use std::fmt::Write as _;
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
-    TransportAdapter,
-};
+use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::client::TlsStream;
 
 /// The `warcinfo` field of the WARC files of a run with
 /// `--accept-invalid-certs`: their https records may come from servers whose
@@ -44,6 +42,9 @@ pub const INVALID_CERTS_FIELD: (&str, &str) = (
 #[derive(Debug, Clone)]
 pub struct Trust {
     config: Arc<ClientConfig>,
+    /// With `--accept-invalid-certs`: the check a certificate would have
+    /// had, run for the crawl log's note only.
+    unchecked: Option<Arc<AcceptInvalid>>,
     /// What was loaded, for the run log.
     pub summary: TrustSummary,
 }
@@ -104,29 +105,45 @@ impl Trust {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS settings: {e}"))?;
-        let config = if accept_invalid {
-            let check = AcceptInvalid {
+        let (config, unchecked) = if accept_invalid {
+            let check = Arc::new(AcceptInvalid {
                 checked: verifier,
                 provider,
-            };
-            builder
+                problem: Arc::default(),
+            });
+            let config = builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(check))
-                .with_no_client_auth()
+                .with_custom_certificate_verifier(check.clone())
+                .with_no_client_auth();
+            (config, Some(check))
         } else {
-            builder.with_webpki_verifier(verifier).with_no_client_auth()
+            let config = builder.with_webpki_verifier(verifier).with_no_client_auth();
+            (config, None)
         };
         Ok(Trust {
             config: Arc::new(config),
+            unchecked,
             summary,
         })
     }
 
-    /// The connector that wraps `https` connections in TLS with these settings.
-    pub fn connector(&self) -> TlsConnector {
-        TlsConnector {
-            config: Arc::clone(&self.config),
-        }
+    /// The settings of one connection, and with `--accept-invalid-certs`
+    /// where its handshake notes why the certificate would have been
+    /// refused (a verifier of its own: handshakes run side by side).
+    fn for_connection(&self) -> (Arc<ClientConfig>, Option<Problem>) {
+        let Some(unchecked) = &self.unchecked else {
+            return (Arc::clone(&self.config), None);
+        };
+        let problem: Problem = Arc::default();
+        let mut config = ClientConfig::clone(&self.config);
+        config
+            .dangerous()
+            .set_certificate_verifier(Arc::new(AcceptInvalid {
+                checked: unchecked.checked.clone(),
+                provider: unchecked.provider.clone(),
+                problem: problem.clone(),
+            }));
+        (Arc::new(config), Some(problem))
     }
 }
 
@@ -158,18 +175,6 @@ fn add_ca_file(roots: &mut RootCertStore, path: &Path) -> Result<usize, String> 
         ));
     }
     Ok(found)
-}
-
-thread_local! {
-    /// Why the certificate of the handshake under way on this thread would
-    /// have been refused (`--accept-invalid-certs`).
-    static HANDSHAKE_PROBLEM: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
-    /// Why the certificate of the connection that carried this thread's
-    /// current request was not valid (`--accept-invalid-certs`).
-    static REQUEST_PROBLEM: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
-    /// The TLS version and cipher suite of the connection that carried this
-    /// thread's current request (https only).
-    static REQUEST_SESSION: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
 }
 
 /// What a TLS connection negotiated, as WARC records name it
@@ -205,26 +210,6 @@ impl Session {
     }
 }
 
-/// The TLS session of the connection that carried this thread's request
-/// since [`start_request`] (`None` for http).
-pub fn request_session() -> Option<Arc<Session>> {
-    REQUEST_SESSION.with_borrow_mut(Option::take)
-}
-
-/// Starts a request on this thread: forgets what the previous one learned
-/// about its connection's certificate.
-pub fn start_request() {
-    REQUEST_PROBLEM.with_borrow_mut(|p| *p = None);
-    REQUEST_SESSION.with_borrow_mut(|p| *p = None);
-}
-
-/// With `--accept-invalid-certs`: why the certificate of the connection
-/// that carried this thread's request since [`start_request`] would have
-/// been refused (`None` if it was valid, or the request was not https).
-pub fn accepted_invalid_certificate() -> Option<Arc<str>> {
-    REQUEST_PROBLEM.with_borrow_mut(Option::take)
-}
-
 /// The certificate check of `--accept-invalid-certs`: any certificate is
 /// accepted, but the handshake must still be signed with its key. What the
 /// usual check would have said is kept for the connection, so that the
@@ -233,7 +218,12 @@ pub fn accepted_invalid_certificate() -> Option<Arc<str>> {
 struct AcceptInvalid {
     checked: Arc<WebPkiServerVerifier>,
     provider: Arc<CryptoProvider>,
+    /// Why the last certificate checked would have been refused.
+    problem: Problem,
 }
+
+/// Where a handshake notes why its certificate would have been refused.
+type Problem = Arc<Mutex<Option<Arc<str>>>>;
 
 impl ServerCertVerifier for AcceptInvalid {
     fn verify_server_cert(
@@ -252,7 +242,7 @@ impl ServerCertVerifier for AcceptInvalid {
             now,
         );
         if let Err(e) = checked {
-            HANDSHAKE_PROBLEM.with_borrow_mut(|p| *p = Some(reason(&e).into()));
+            *self.problem.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason(&e).into());
         }
         Ok(ServerCertVerified::assertion())
     }
@@ -292,130 +282,45 @@ impl ServerCertVerifier for AcceptInvalid {
     }
 }
 
-/// Wraps connections to `https` URLs in TLS (rustls, with the run's
-/// [`Trust`]); other connections pass through.
-#[derive(Debug, Clone)]
-pub struct TlsConnector {
-    config: Arc<ClientConfig>,
+/// A TLS connection over `io`, and what its handshake learned.
+pub struct Handshaken<S> {
+    /// The connection.
+    pub stream: TlsStream<S>,
+    /// What it negotiated.
+    pub session: Option<Arc<Session>>,
+    /// Why its certificate would have been refused, when
+    /// `--accept-invalid-certs` accepted it all the same.
+    pub accepted_invalid: Option<Arc<str>>,
 }
 
-impl<In: Transport> Connector<In> for TlsConnector {
-    type Out = Either<In, TlsTransport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        let Some(inner) = chained else {
-            return Ok(None);
-        };
-        if !details.needs_tls() || inner.is_tls() {
-            return Ok(Some(Either::A(inner)));
-        }
-        let host = details
-            .uri
-            .host()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let name = ServerName::try_from(host)
-            .map_err(|_| ureq::Error::Tls("the host is not a valid TLS server name"))?
-            .to_owned();
-        let conn = ClientConnection::new(Arc::clone(&self.config), name).map_err(tls_error)?;
-        let mut sock = TransportAdapter::new(inner.boxed(), details.current_time.clone());
-        sock.set_timeout(details.timeout);
-        let mut stream = StreamOwned::new(conn, sock);
-        HANDSHAKE_PROBLEM.with_borrow_mut(|p| *p = None);
-        while stream.conn.is_handshaking() {
-            stream
-                .conn
-                .complete_io(&mut stream.sock)
-                .map_err(io_error)?;
-        }
-        let accepted_invalid = HANDSHAKE_PROBLEM.with_borrow_mut(Option::take);
-        let session = Session::of(&stream.conn).map(Arc::new);
-        let buffers = LazyBuffers::new(
-            details.config.input_buffer_size(),
-            details.config.output_buffer_size(),
-        );
-        Ok(Some(Either::B(TlsTransport {
-            buffers,
-            stream,
-            accepted_invalid,
-            session,
-        })))
-    }
-}
-
-/// A TLS connection for ureq.
-pub struct TlsTransport {
-    buffers: LazyBuffers,
-    stream: StreamOwned<ClientConnection, TransportAdapter>,
-    /// Why the certificate would have been refused, if it was accepted
-    /// all the same (`--accept-invalid-certs`).
-    accepted_invalid: Option<Arc<str>>,
-    /// What the handshake negotiated.
-    session: Option<Arc<Session>>,
-}
-
-impl std::fmt::Debug for TlsTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsTransport")
-            .field("inner", &self.stream.sock.inner())
-            .finish()
-    }
-}
-
-impl Transport for TlsTransport {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        &mut self.buffers
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        // The request goes out on the thread that asked for it.
-        if self.accepted_invalid.is_some() {
-            REQUEST_PROBLEM.with_borrow_mut(|p| p.clone_from(&self.accepted_invalid));
-        }
-        REQUEST_SESSION.with_borrow_mut(|p| p.clone_from(&self.session));
-        self.stream.sock.set_timeout(timeout);
-        let out = &self.buffers.output()[..amount];
-        self.stream.write_all(out).map_err(io_error)
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.stream.sock.set_timeout(timeout);
-        let buf = self.buffers.input_append_buf();
-        let n = self.stream.read(buf).map_err(io_error)?;
-        self.buffers.input_appended(n);
-        Ok(n > 0)
-    }
-
-    fn is_open(&mut self) -> bool {
-        self.stream.sock.get_mut().is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        true
-    }
-}
-
-fn tls_error(e: rustls::Error) -> ureq::Error {
-    ureq::Error::Rustls(e)
-}
-
-/// An I/O error of a TLS connection: rustls's own errors come back as
-/// [`ureq::Error::Rustls`] (so that they are logged as `tls`), ureq's (a
-/// timeout) as themselves, the rest as I/O errors.
-fn io_error(e: io::Error) -> ureq::Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
-        let inner = e.into_inner().expect("checked above");
-        return match inner.downcast::<rustls::Error>() {
-            Ok(r) => ureq::Error::Rustls(*r),
-            Err(other) => ureq::Error::Io(io::Error::other(other)),
-        };
-    }
-    ureq::Error::from(e)
+/// Wraps `io` (a TCP connection or a proxy's tunnel to `host`) in TLS
+/// with the run's `trust`. A failed handshake is an I/O error holding the
+/// rustls error ([`rustls_error_of`]) when it is one.
+pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    trust: &Trust,
+    host: &str,
+    io: S,
+) -> io::Result<Handshaken<S>> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(host)
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the host is not a valid TLS server name",
+            )
+        })?
+        .to_owned();
+    let (config, problem) = trust.for_connection();
+    let stream = tokio_rustls::TlsConnector::from(config)
+        .connect(name, io)
+        .await?;
+    let session = Session::of(stream.get_ref().1).map(Arc::new);
+    let accepted_invalid = problem.and_then(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take());
+    Ok(Handshaken {
+        stream,
+        session,
+        accepted_invalid,
+    })
 }
 
 /// The rustls error inside an I/O error, if any (what a TLS connection

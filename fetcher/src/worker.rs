@@ -1,6 +1,10 @@
-//! A worker thread: takes a task from the frontier, does the network call
-//! with no lock held, hands the result to the writer thread and reports
-//! back to the frontier.
+//! Worker threads. A *dispatcher* takes a task from the frontier (a slot of
+//! [`Flight`] first), writes the contact journal and starts the request on
+//! the HTTP client's connection thread, then takes the next task without
+//! waiting for the answer. When the request ends, a *finisher* stores the
+//! response (compressing its WARC records, reading its links), hands it to
+//! the writer thread and reports to the frontier and the host state. So the
+//! requests in flight are not bounded by threads (see [`crate::crew`]).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,9 +22,10 @@ use common::politeness::Policy;
 use crate::clock::{now_ms, unix_ms};
 use crate::contacts::Journal;
 use crate::feed::WorkFile;
+use crate::flight::Flight;
 use crate::frontier::{FetchReport, Frontier, Job, KeyId, RobotsReport, Skipped, Task};
 use crate::host_updates::HostUpdate;
-use crate::http::{Client, Failure, Response};
+use crate::http::{Client, Failure, Request, Response};
 use crate::outcome::{self, Verdict};
 use crate::outlinks::Outlinks;
 use crate::progress::Counters;
@@ -87,12 +92,50 @@ impl ResponseClock {
     }
 }
 
+/// How a request ended, with what its finisher needs to know of it.
+pub enum End {
+    /// A request for a page.
+    Fetch {
+        /// Its queue.
+        key: KeyId,
+        /// The URL.
+        job: Job,
+        /// The response, or why there is none.
+        result: Result<Response, Failure>,
+    },
+    /// A request for a robots.txt (or a redirect followed to read one).
+    Robots(Box<RobotsRequest>, Result<Response, Failure>),
+}
+
+/// Requests a dispatcher starts at most at once (one lock of the frontier
+/// and one write of the journal for them all).
+const DISPATCH_BATCH: usize = 16;
+
+/// A request about to start.
+enum Start {
+    Fetch { key: KeyId, job: Job },
+    Robots(Box<RobotsRequest>),
+}
+
+/// A robots.txt request in flight (see [`Task::Robots`]).
+pub struct RobotsRequest {
+    key: KeyId,
+    owner: KeyId,
+    host: String,
+    url: url::Url,
+    /// The host `url` is on.
+    url_host: String,
+    hops: u32,
+}
+
 /// What every worker shares.
 pub struct Shared {
     /// The frontier.
     pub frontier: Arc<Frontier>,
     /// The HTTP client.
     pub client: Client,
+    /// The requests in flight: their slots and their ends.
+    pub flight: Flight<End>,
     /// The segment's work file.
     pub work: Arc<WorkFile>,
     /// Compressors for the WARC records of what workers fetch.
@@ -196,23 +239,40 @@ impl Worker {
         }
     }
 
-    /// Runs until the frontier has no more work or is stopping.
-    pub fn run(self) {
+    /// Takes tasks from the frontier and starts them, until it has no more
+    /// work or is stopping: a dispatcher's loop. It takes as many as it has
+    /// free slots for, up to [`DISPATCH_BATCH`], and journals their
+    /// requests with one write.
+    pub fn dispatch(self) {
+        let sh = &self.shared;
         let mut skipped = Vec::new();
-        while let Some(task) = self.shared.frontier.next_task(&mut skipped) {
+        let mut tasks = Vec::with_capacity(DISPATCH_BATCH);
+        loop {
+            let slots = sh.flight.take_slots(DISPATCH_BATCH);
+            let more = sh.frontier.next_tasks(slots, &mut tasks, &mut skipped);
             for s in skipped.drain(..) {
                 self.log_skipped(s);
             }
+            sh.flight.give_back(slots - tasks.len());
+            if !more {
+                break;
+            }
+            self.start_all(tasks.drain(..));
+        }
+    }
+
+    /// Starts `tasks`, each holding a slot: a refill is read at once; the
+    /// requests are journaled, with one write, then started.
+    fn start_all(&self, tasks: impl Iterator<Item = Task>) {
+        let sh = &self.shared;
+        let mut contacts: Vec<(String, Duration)> = Vec::new();
+        let mut starts = Vec::new();
+        for task in tasks {
             match task {
-                Task::Refill { key, range } => {
-                    match self.shared.work.read_batch(range, self.shared.batch) {
-                        Ok((jobs, rest)) => self.shared.frontier.refilled(key, jobs, rest),
-                        Err(e) => {
-                            // The URLs are still in the segment; the next run resumes.
-                            self.shared.fail(e.to_string());
-                            self.shared.frontier.refilled(key, Vec::new(), Some(range));
-                        }
-                    }
+                Task::Refill { key, range } => self.refill(key, range),
+                Task::Fetch { key, job, delay } => {
+                    contacts.push((job.rec.host.clone(), delay));
+                    starts.push(Start::Fetch { key, job });
                 }
                 Task::Robots {
                     key,
@@ -221,12 +281,77 @@ impl Worker {
                     url,
                     hops,
                     delay,
-                } => self.robots(key, owner, &host, &url, hops, delay),
-                Task::Fetch { key, job, delay } => self.fetch(key, job, delay),
+                } => {
+                    let Ok(url) = url::Url::parse(&url) else {
+                        // Not a URL: each of the host's URLs is tried (and
+                        // logged) on its own.
+                        sh.frontier
+                            .robots_done(key, owner, &host, allow_all(), None);
+                        sh.flight.give_back(1);
+                        continue;
+                    };
+                    let url_host = common::urlnorm::host_of(&url).to_string();
+                    contacts.push((url_host.clone(), delay));
+                    starts.push(Start::Robots(Box::new(RobotsRequest {
+                        key,
+                        owner,
+                        host,
+                        url,
+                        url_host,
+                        hops,
+                    })));
+                }
             }
         }
-        for s in skipped.drain(..) {
-            self.log_skipped(s);
+        if starts.is_empty() {
+            return;
+        }
+        let journaled = self.note_contacts(&contacts);
+        for start in starts {
+            match (start, journaled) {
+                (Start::Fetch { key, job }, true) => self.start_fetch(key, job),
+                (Start::Robots(r), true) => self.start_robots(r),
+                (Start::Fetch { key, job }, false) => {
+                    let report = FetchReport {
+                        interrupted: Some(job),
+                        ..FetchReport::default()
+                    };
+                    sh.frontier.fetch_done(key, report);
+                    sh.flight.give_back(1);
+                }
+                (Start::Robots(r), false) => {
+                    let report = RobotsReport::Interrupted;
+                    sh.frontier
+                        .robots_done(r.key, r.owner, &r.host, report, None);
+                    sh.flight.give_back(1);
+                }
+            }
+        }
+    }
+
+    /// Reads the next URLs of queue `key` from the work file.
+    fn refill(&self, key: KeyId, range: crate::frontier::Range) {
+        let sh = &self.shared;
+        match sh.work.read_batch(range, sh.batch) {
+            Ok((jobs, rest)) => sh.frontier.refilled(key, jobs, rest),
+            Err(e) => {
+                // The URLs are still in the segment; the next run resumes.
+                sh.fail(e.to_string());
+                sh.frontier.refilled(key, Vec::new(), Some(range));
+            }
+        }
+        sh.flight.give_back(1);
+    }
+
+    /// Stores and reports the requests that ended, until the run is over:
+    /// a finisher's loop.
+    pub fn finish(self) {
+        while let Some(end) = self.shared.flight.next_end() {
+            match end {
+                End::Fetch { key, job, result } => self.fetched(key, job, result),
+                End::Robots(request, result) => self.robots_fetched(*request, result),
+            }
+            self.shared.flight.give_back(1);
         }
     }
 
@@ -329,11 +454,13 @@ impl Worker {
         Some(size)
     }
 
-    /// Writes the journal line of a request about to go to `host`; false
-    /// (and the run fails) if it cannot be written: a request nobody would
-    /// know of after a crash is not sent.
-    fn note_contact(&self, host: &str, delay: Duration) -> bool {
-        match self.shared.journal.record(host, delay) {
+    /// Writes the journal lines of requests about to go to these hosts
+    /// (each with its queue's delay); false (and the run fails) if they
+    /// cannot be written: a request nobody would know of after a crash is
+    /// not sent.
+    fn note_contacts(&self, contacts: &[(String, Duration)]) -> bool {
+        let lines: Vec<(&str, Duration)> = contacts.iter().map(|(h, d)| (h.as_str(), *d)).collect();
+        match self.shared.journal.record_all(&lines) {
             Ok(()) => true,
             Err(e) => {
                 self.shared.fail(format!(
@@ -369,21 +496,42 @@ impl Worker {
         self.send(Msg::Log(line));
     }
 
-    /// One request for the robots.txt of `host` (which queue `owner` waits
-    /// for), through queue `key`: `/robots.txt` itself, or the target of
-    /// its `hops`-th redirect. Each response is stored and logged; a
-    /// redirect (up to five) is reported for the frontier to schedule on
-    /// its target's queue, the end of the chain gives the rules.
-    fn robots(&self, key: KeyId, owner: KeyId, host: &str, url: &str, hops: u32, delay: Duration) {
+    /// Starts one request for the robots.txt of a host (which queue
+    /// `owner` waits for), through queue `key`: `/robots.txt` itself, or
+    /// the target of its `hops`-th redirect (see [`RobotsRequest`]); its
+    /// contact is journaled. Its end is [`Worker::robots_fetched`].
+    fn start_robots(&self, robots: Box<RobotsRequest>) {
         let sh = &self.shared;
-        let parsed = url::Url::parse(url);
-        let url_host = parsed
-            .as_ref()
-            .map(|u| common::urlnorm::host_of(u).to_string())
-            .unwrap_or_default();
+        sh.counters.robots.fetch_add(1, Ordering::Relaxed);
+        let request = Request {
+            key: robots.key,
+            url: robots.url.to_string(),
+            max_body: MAX_ROBOTS_BYTES as u64 + 1,
+            headers: Vec::new(),
+        };
+        let shared = self.shared.clone();
+        sh.client.start(
+            request,
+            Box::new(move |result| shared.flight.push(End::Robots(robots, result))),
+        );
+    }
+
+    /// The end of a robots.txt request: each response is stored and
+    /// logged; a redirect (up to five) is reported for the frontier to
+    /// schedule on its target's queue, the end of the chain gives the rules.
+    fn robots_fetched(&self, req: RobotsRequest, result: Result<Response, Failure>) {
+        let sh = &self.shared;
+        let RobotsRequest {
+            key,
+            owner,
+            host,
+            url,
+            url_host,
+            hops,
+        } = req;
         // Tells the frontier, and the host state when a request went out.
         let done = |report: RobotsReport, elapsed: Option<Duration>, contacted: bool| {
-            let at = sh.frontier.robots_done(key, owner, host, report, elapsed);
+            let at = sh.frontier.robots_done(key, owner, &host, report, elapsed);
             if contacted {
                 let _ = self.hosts.send(HostUpdate::Contact {
                     host: url_host.clone(),
@@ -391,20 +539,11 @@ impl Worker {
                 });
             }
         };
-        let Ok(url) = parsed else {
-            done(allow_all(), None, false);
-            return;
-        };
-        if !self.note_contact(&url_host, delay) {
-            done(RobotsReport::Interrupted, None, false);
-            return;
-        }
-        sh.counters.robots.fetch_add(1, Ordering::Relaxed);
-        let answer = match sh
-            .client
-            .fetch(key, url.as_str(), MAX_ROBOTS_BYTES as u64 + 1)
-        {
-            Ok(r) => self.robots_response(&url, hops, r),
+        let answer = match result {
+            Ok(mut r) => {
+                r.check_decoding(MAX_ROBOTS_BYTES as u64 + 1);
+                self.robots_response(&url, hops, r)
+            }
             Err(f) => self.robots_failure(&url, f),
         };
         match answer {
@@ -419,7 +558,7 @@ impl Worker {
                 elapsed,
                 no_such_host,
             } => {
-                let report = self.robots_rules(host, outcome, &body, no_such_host);
+                let report = self.robots_rules(&host, outcome, &body, no_such_host);
                 done(report, Some(elapsed), true);
             }
         }
@@ -542,31 +681,42 @@ impl Worker {
         }
     }
 
-    fn fetch(&self, key: KeyId, job: Job, delay: Duration) {
+    /// Starts the request for `job` through queue `key` (its contact
+    /// journaled); its end is [`Worker::fetched`].
+    fn start_fetch(&self, key: KeyId, job: Job) {
         let sh = &self.shared;
-        if !self.note_contact(&job.rec.host, delay) {
-            let report = FetchReport {
-                interrupted: Some(job),
-                ..FetchReport::default()
-            };
-            sh.frontier.fetch_done(key, report);
-            return;
-        }
-        let host = job.rec.host.clone();
         // A refetch asks whether the page changed since its last fetch
         // (unless conditional requests are off: an archival crawl).
-        let mut conditions = Vec::new();
+        let mut headers = Vec::new();
         if sh.conditional_requests && !job.rec.etag.is_empty() {
-            conditions.push(("if-none-match", job.rec.etag.as_str()));
+            headers.push(("if-none-match", job.rec.etag.clone()));
         }
         if sh.conditional_requests && !job.rec.last_modified.is_empty() {
-            conditions.push(("if-modified-since", job.rec.last_modified.as_str()));
+            headers.push(("if-modified-since", job.rec.last_modified.clone()));
         }
-        let fetched = sh
-            .client
-            .fetch_with(key, &job.rec.url, sh.max_body, &conditions);
-        let step = match fetched {
-            Ok(r) => self.answered(job, r),
+        let request = Request {
+            key,
+            url: job.rec.url.clone(),
+            max_body: sh.max_body,
+            headers,
+        };
+        let shared = self.shared.clone();
+        sh.client.start(
+            request,
+            Box::new(move |result| shared.flight.push(End::Fetch { key, job, result })),
+        );
+    }
+
+    /// The end of the request for `job`: stored and logged, reported to
+    /// the frontier and the host state.
+    fn fetched(&self, key: KeyId, job: Job, result: Result<Response, Failure>) {
+        let sh = &self.shared;
+        let host = job.rec.host.clone();
+        let step = match result {
+            Ok(mut r) => {
+                r.check_decoding(sh.max_body);
+                self.answered(job, r)
+            }
             Err(f) => self.failed(job, f),
         };
         let (report, learned) = match step {

@@ -378,6 +378,14 @@ fn media_type(value: &str) -> &str {
 /// character outside printable ASCII as `\uXXXX` (lower-case hex, UTF-16).
 pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
+    if s.bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        // Nearly every URL, type and file name: nothing to escape.
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

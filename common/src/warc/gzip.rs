@@ -21,14 +21,21 @@ const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 /// which it shrinks by 90–180 bytes. Readers see the same records.
 pub(crate) const STORED_BELOW: usize = 1024;
 
+/// Buffers grown past this by a large record are freed after it (there is
+/// a writer per compressor, several per core).
+const KEEP_BUFFERS: usize = 1 << 20;
+
 /// Compresses records into gzip members, reusing its compressor and its
-/// buffer.
+/// buffers.
 pub(crate) struct MemberWriter {
     deflate: Compressor,
     /// Level 0: the short records, stored.
     store: Compressor,
     /// The parts of a record put end to end, as libdeflate wants one slice.
     joined: Vec<u8>,
+    /// Where libdeflate writes, as long as the longest bound so far (never
+    /// shortened, so it is zeroed once, not for every record).
+    scratch: Vec<u8>,
 }
 
 impl MemberWriter {
@@ -40,6 +47,7 @@ impl MemberWriter {
             deflate: Compressor::new(level),
             store: Compressor::new(CompressionLvl::new(0).unwrap_or_default()),
             joined: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -70,21 +78,25 @@ impl MemberWriter {
         })?;
         let mut crc = Crc::new();
         crc.update(input);
-        let start = out.len();
         let deflate = if input.len() < STORED_BELOW {
             &mut self.store
         } else {
             &mut self.deflate
         };
         let bound = deflate.deflate_compress_bound(input.len());
-        out.resize(start + bound, 0);
-        match deflate.deflate_compress(input, &mut out[start..]) {
-            Ok(n) => out.truncate(start + n),
-            Err(e) => {
-                out.truncate(start);
-                return Err(io::Error::other(format!("deflate: {e:?}")));
-            }
+        if self.scratch.len() < bound {
+            self.scratch.resize(bound, 0);
         }
+        let done = deflate.deflate_compress(input, &mut self.scratch[..bound]);
+        if let Ok(n) = done {
+            out.extend_from_slice(&self.scratch[..n]);
+        }
+        if bound > KEEP_BUFFERS {
+            // A large body: its buffers are not kept for the small ones.
+            self.scratch = Vec::new();
+            self.joined = Vec::new();
+        }
+        done.map_err(|e| io::Error::other(format!("deflate: {e:?}")))?;
         Ok((crc.sum(), len))
     }
 

@@ -5,6 +5,7 @@
 mod bad_input;
 mod budgets;
 mod cli;
+mod connections;
 mod dns;
 mod fetch_basics;
 mod limits;
