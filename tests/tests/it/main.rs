@@ -16,6 +16,7 @@ mod e2e_rounds;
 mod latency_web;
 mod metadata_outlinks;
 mod metrics;
+mod one_page_urls;
 mod outage;
 mod prune;
 mod raw_wire;
