@@ -480,7 +480,8 @@ impl Steps<'_> {
             },
             pages,
             common::timefmt::unix_millis(std::time::SystemTime::now()),
-        ))
+        )
+        .with_rules(settings.host_rules.clone()))
     }
 
     /// True when the crawl's WARC files hold `max_crawl_bytes` or more
