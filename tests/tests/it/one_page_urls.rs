@@ -45,15 +45,19 @@ fn site(req: &Request, base: &str, upper: &str) -> Response {
     match req.path() {
         "/robots.txt" => Response::not_found(),
         "/" => {
-            let all: Vec<String> = (0..PAGES)
-                .flat_map(|i| spellings(base, upper, i))
-                .collect();
+            let all: Vec<String> = (0..PAGES).flat_map(|i| spellings(base, upper, i)).collect();
             Response::html(links(&all))
         }
-        p => match p.strip_prefix("/page/").and_then(|n| n.parse::<usize>().ok()) {
+        p => match p
+            .strip_prefix("/page/")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
             Some(i) if i < PAGES => {
                 let next = spellings(base, upper, (i + 1) % PAGES);
-                Response::html(format!("<p>{i}</p><a href=/>home</a>{}", links(&next[2..4])))
+                Response::html(format!(
+                    "<p>{i}</p><a href=/>home</a>{}",
+                    links(&next[2..4])
+                ))
             }
             _ => Response::not_found(),
         },
@@ -123,5 +127,8 @@ fn a_page_under_ten_spellings_is_fetched_once() {
         .iter()
         .filter(|s| s.url.contains("/page/"))
         .count();
-    assert_eq!(fetched, PAGES, "response records of pages in the WARC files");
+    assert_eq!(
+        fetched, PAGES,
+        "response records of pages in the WARC files"
+    );
 }
