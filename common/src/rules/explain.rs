@@ -45,6 +45,9 @@ pub struct Explained {
     pub source: Source,
     /// For a rule on some URLs of the host: the path they start with.
     pub under: Option<String>,
+    /// False for a key the programs read but do not apply yet
+    /// ([`Key::applied`]).
+    pub applied: bool,
 }
 
 /// The rules that apply to a host and the value of every key.
@@ -92,6 +95,7 @@ impl HostView<'_> {
                 value,
                 source,
                 under: None,
+                applied: key.applied(),
             });
             for rule in self.path_rules() {
                 if let Some(v) = rule.get(key) {
@@ -103,6 +107,7 @@ impl HostView<'_> {
                             matches: rule.matches.to_string(),
                         },
                         under: rule.path().map(str::to_string),
+                        applied: key.applied(),
                     });
                 }
             }
@@ -151,7 +156,15 @@ impl std::fmt::Display for Explanation {
                 Some(path) => format!("{} under {path}", v.key),
                 None => v.key.to_string(),
             };
-            writeln!(f, "{key:<width$}  {:<value_width$}  {}", v.value, v.source)?;
+            let note = match v.applied {
+                true => "",
+                false => "  (read, not applied)",
+            };
+            writeln!(
+                f,
+                "{key:<width$}  {:<value_width$}  {}{note}",
+                v.value, v.source
+            )?;
         }
         Ok(())
     }

@@ -183,6 +183,17 @@ pub enum Key {
 }
 
 impl Key {
+    /// True if the programs apply the key: `min_delay` and
+    /// `delay_factor` (both programs), `max_per_host` and `max_host_pages`
+    /// (the segmenter). The others are read and checked, and shown by
+    /// `segmenter status --host`, but change nothing yet.
+    pub fn applied(self) -> bool {
+        matches!(
+            self,
+            Key::MinDelay | Key::DelayFactor | Key::MaxPerHost | Key::MaxHostPages
+        )
+    }
+
     /// Every key, in the order explanations list them.
     pub const ALL: [Key; 16] = [
         Key::MinDelay,

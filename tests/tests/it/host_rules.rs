@@ -1,7 +1,8 @@
 //! Rules per host at work in a whole crawl: a domain's rule gives its host
 //! a longer delay (seen in the server's request log) and a smaller cap per
 //! round (seen in the segments), while a host without a rule keeps the
-//! crawl's; a bad rule stops both programs with its line.
+//! crawl's; `segmenter status --host` says where each value comes from; a
+//! bad rule stops both programs with its line.
 
 use crate::support;
 
@@ -138,6 +139,37 @@ fn a_domain_rule_sets_its_host_delay_and_cap_and_others_keep_the_crawl_s() {
     };
     assert_eq!(most("www.rules.test"), RULE_CAP, "segments: {segments:?}");
     assert_eq!(most("plain.test"), PAGES, "segments: {segments:?}");
+
+    // `status --host` says which rule sets each value of a host.
+    let explain = |host: &str| {
+        let out = bins::run_within(
+            Command::new(bins::bin_path("segmenter"))
+                .args(["status", "--host", host])
+                .arg(&crawl),
+            scratch.path(),
+            0,
+            STEP,
+        );
+        out.stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let ruled = explain("WWW.rules.test");
+    for want in [
+        "line 2 domain rules.test",
+        "min_delay 300ms line 2 (domain rules.test)",
+        "max_per_host 3 line 2 (domain rules.test)",
+    ] {
+        assert!(ruled.iter().any(|l| l == want), "no `{want}` in {ruled:#?}");
+    }
+    let plain = explain("plain.test");
+    assert!(
+        plain
+            .iter()
+            .any(|l| l.starts_with("min_delay 20ms crawl-wide")),
+        "{plain:#?}"
+    );
 
     // A bad rule stops both programs before they do anything, naming the
     // file, the line and the key.
