@@ -96,6 +96,10 @@ use crate::urlnorm::HostCanon;
 /// `crawl.toml`; a sharded crawl has one, at its top).
 pub const RULES_FILE: &str = "host-rules.toml";
 
+/// The version of the rules file's format: the file may say it
+/// (`version = 1`, at its top); a file without one is version 1.
+pub const RULES_VERSION: u32 = 1;
+
 /// A rules file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {

@@ -37,6 +37,10 @@ pub(super) fn rules(text: &str, path: &Path) -> Result<Vec<Rule>, RulesError> {
     let top = DeTable::parse(text).map_err(|e| lines.bad(e.span(), e.message().to_string()))?;
     let mut rules = Vec::new();
     for (key, value) in in_file_order(top.get_ref()) {
+        if key.get_ref().as_ref() == "version" {
+            check_version(value).map_err(|m| lines.bad(Some(key.span()), m))?;
+            continue;
+        }
         if key.get_ref().as_ref() != "rule" {
             return Err(lines.bad(
                 Some(key.span()),
@@ -60,6 +64,25 @@ pub(super) fn rules(text: &str, path: &Path) -> Result<Vec<Rule>, RulesError> {
         }
     }
     Ok(rules)
+}
+
+/// The file's `version`: this crawler reads [`super::RULES_VERSION`] and
+/// the versions before it.
+fn check_version(value: &Spanned<DeValue<'_>>) -> Result<(), String> {
+    let known = super::RULES_VERSION;
+    match value.get_ref() {
+        DeValue::Integer(n) => match n.as_str().parse::<u32>() {
+            Ok(v) if (1..=known).contains(&v) => Ok(()),
+            Ok(v) if v > known => Err(format!(
+                "version {v}: written for a newer crawler (this one reads host rules up to \
+                 version {known}); upgrade the programs"
+            )),
+            _ => Err(format!("version: a version from 1 to {known} is needed")),
+        },
+        _ => Err(format!(
+            "version: a whole number is needed (this crawler writes {known})"
+        )),
+    }
 }
 
 /// The text and its file, to turn spans into line numbers.

@@ -259,6 +259,12 @@ fn bad_rules_are_refused_with_their_line_and_reason() {
         ),
         ("[[rule]]\nmin_delay = 1\n", 1, "matches nothing"),
         (
+            "version = 2\n[[rule]]\nhost = \"a.test\"\n",
+            1,
+            "written for a newer crawler",
+        ),
+        ("version = \"1\"\n", 1, "a whole number"),
+        (
             "[[rule]]\nhost = \"a.test\"\ndomain = \"a.test\"\n",
             3,
             "already has `host a.test`",
@@ -415,6 +421,14 @@ fn path_patterns_match_as_robots_txt_rules() {
         let p = PathPattern::parse(pattern).unwrap();
         assert_eq!(p.matches(path), want, "{pattern} on {path}");
     }
+}
+
+#[test]
+fn a_file_may_say_its_version() {
+    let text = "version = 1\n\n[[rule]]\nhost = \"a.test\"\nmax_per_host = 5\n";
+    let rules = parse(text).unwrap();
+    assert_eq!(rules.for_host("a.test", None).max_per_host(), Some(5));
+    assert_eq!(rules.rules()[0].line, 3);
 }
 
 #[test]
