@@ -81,18 +81,7 @@ fn a_domain_rule_sets_its_host_delay_and_cap_and_others_keep_the_crawl_s() {
         server.url("plain.test", "/")
     );
     std::fs::write(&seeds, text).unwrap();
-    let out = bins::run_within(
-        Command::new(support::crawl_sh())
-            .arg(&crawl)
-            .arg("--bin")
-            .arg(bins::bin_dir())
-            .arg("--seeds")
-            .arg(&seeds),
-        scratch.path(),
-        0,
-        STEP,
-    );
-    support::assert_crawl_ended(&out);
+    support::crawl_seeds_to_the_end(scratch.path(), &crawl, &seeds, STEP);
 
     // Every page of both hosts, once.
     let logs = server.logs();

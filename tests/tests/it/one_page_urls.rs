@@ -6,10 +6,8 @@
 use crate::support;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::Duration;
 
-use testkit::bins;
 use testkit::server::{Request, Response, Server};
 
 /// Pages of the site, and the spellings of each.
@@ -86,18 +84,7 @@ fn a_page_under_ten_spellings_is_fetched_once() {
     );
     let seeds = scratch.path().join("seeds.txt");
     std::fs::write(&seeds, format!("{}\n", server.url("site.test", "/"))).unwrap();
-    let out = bins::run_within(
-        Command::new(support::crawl_sh())
-            .arg(&crawl)
-            .arg("--bin")
-            .arg(bins::bin_dir())
-            .arg("--seeds")
-            .arg(&seeds),
-        scratch.path(),
-        0,
-        Duration::from_secs(120),
-    );
-    support::assert_crawl_ended(&out);
+    support::crawl_seeds_to_the_end(scratch.path(), &crawl, &seeds, Duration::from_secs(120));
 
     let mut asked: BTreeMap<String, usize> = BTreeMap::new();
     for e in server.logs() {

@@ -71,6 +71,29 @@ pub fn loopback_crawl(
     (scratch, crawl)
 }
 
+/// Runs `scripts/crawl.sh CRAWL --seeds SEEDS` (from `scratch`) until the
+/// crawl ends by itself, within `bound`, expecting exit code 0.
+pub fn crawl_seeds_to_the_end(
+    scratch: &Path,
+    crawl: &Path,
+    seeds: &Path,
+    bound: Duration,
+) -> Finished {
+    let out = bins::run_within(
+        Command::new(crawl_sh())
+            .arg(crawl)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .arg("--seeds")
+            .arg(seeds),
+        scratch,
+        0,
+        bound,
+    );
+    assert_crawl_ended(&out);
+    out
+}
+
 /// `scripts/crawl.sh`.
 pub fn crawl_sh() -> PathBuf {
     testkit::repo_root().join("scripts").join("crawl.sh")
