@@ -136,6 +136,9 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
         run.out.display(),
         s.user_agent()
     ));
+    for warning in s.host_rules.unapplied() {
+        log.warn(warning);
+    }
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
     // Written now, every progress interval, and last when dropped (the

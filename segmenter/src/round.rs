@@ -467,6 +467,9 @@ impl Steps<'_> {
         pages: crate::history::PageCounts,
     ) -> Result<Budget, Error> {
         let settings = self.settings;
+        for warning in settings.host_rules.unapplied() {
+            self.log.warn(format_args!("{warning}"));
+        }
         Ok(Budget::new(
             hosts_db,
             settings.policy.clone(),

@@ -461,6 +461,30 @@ impl HostRules {
         self.rules.is_empty()
     }
 
+    /// One warning per rule that sets keys the programs do not apply yet
+    /// ([`Key::applied`]), naming the file, the rule's line and the keys:
+    /// what the programs log at start, so that no such key is taken for
+    /// one in force.
+    pub fn unapplied(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for rule in &self.rules {
+            let keys: Vec<&str> = (rule.values.iter())
+                .filter(|(k, _)| !k.applied())
+                .map(|(k, _)| k.name())
+                .collect();
+            if !keys.is_empty() {
+                out.push(format!(
+                    "{}:{}: {} read but not applied by this version: the rule's other keys \
+                     apply, these change nothing",
+                    self.path.display(),
+                    rule.line,
+                    keys.join(", ")
+                ));
+            }
+        }
+        out
+    }
+
     /// True if some rule changes the canonical form of URLs: without one,
     /// [`HostRules::canon`] is never needed.
     pub fn changes_canonical_form(&self) -> bool {
