@@ -62,6 +62,8 @@
 //! - [`crawldir`]: paths inside a crawl directory.
 //! - [`fetched`]: what a fetched run says about itself (`DONE`, `crawl.log`).
 //! - [`rounds`]: the round journal (`rounds.v1.tsv`).
+//! - [`rules`]: rules per host, domain, SURT prefix or network
+//!   (`host-rules.toml`), read by both programs.
 //! - [`config`]: `crawl.toml` and the value parsers both command lines use.
 //! - [`disk`]: free disk space and the floor kept above it (`min_free_disk`).
 //! - [`metrics`]: the crawl's figures for a monitoring system (Prometheus'
@@ -97,6 +99,7 @@ pub mod politeness;
 pub mod progress;
 pub mod robots_txt;
 pub mod rounds;
+pub mod rules;
 pub mod runlog;
 pub mod segment;
 pub mod shards;

@@ -99,6 +99,51 @@ pub struct Timing {
     /// The host has been failing for `park_after` or more: after a
     /// failure it waits [`PARKED_DELAY`].
     pub parked: bool,
+    /// The queue's own minimum delay and factor (from the host rules,
+    /// [`crate::rules`]), in place of the policy's.
+    pub own: OwnDelay,
+}
+
+/// A queue's own `min_delay` and `delay_factor`, where host rules set them
+/// ([`OwnDelay::of_hosts`]); `None` keeps the crawl's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OwnDelay {
+    /// In place of [`Policy::min_delay`].
+    pub min_delay: Option<Duration>,
+    /// In place of [`Policy::delay_factor`].
+    pub delay_factor: Option<f64>,
+}
+
+impl OwnDelay {
+    /// The delays the rules give a queue of `hosts` (one host, or the
+    /// hosts of a domain or an address): each host's value is its rule's
+    /// or else the policy's, and the queue takes the largest, so that no
+    /// host of it is asked sooner than its own rule says. `None` where no
+    /// rule sets the key for any of them.
+    pub fn of_hosts<'h>(
+        rules: &crate::rules::HostRules,
+        policy: &Policy,
+        hosts: impl IntoIterator<Item = &'h str>,
+    ) -> OwnDelay {
+        let mut own = OwnDelay::default();
+        if rules.is_empty() {
+            return own;
+        }
+        let (mut delay, mut factor): (Option<Duration>, Option<f64>) = (None, None);
+        let (mut any_delay, mut any_factor) = (false, false);
+        for host in hosts {
+            let view = rules.for_host(host, None);
+            any_delay |= view.min_delay().is_some();
+            any_factor |= view.delay_factor().is_some();
+            let d = view.min_delay().unwrap_or(policy.min_delay);
+            let f = view.delay_factor().unwrap_or(policy.delay_factor);
+            delay = Some(delay.map_or(d, |m| m.max(d)));
+            factor = Some(factor.map_or(f, |m| m.max(f)));
+        }
+        own.min_delay = delay.filter(|_| any_delay);
+        own.delay_factor = factor.filter(|_| any_factor);
+        own
+    }
 }
 
 impl Timing {
@@ -169,13 +214,15 @@ impl Policy {
 
     /// The delay without backoff: max(minimum delay, Crawl-delay (capped),
     /// factor × mean response time).
+    /// A queue's own minimum delay and factor ([`Timing::own`]) replace
+    /// the policy's; the Crawl-delay holds whatever they say.
     pub fn base_delay(&self, t: &Timing) -> Duration {
-        let mut d = self.min_delay;
+        let mut d = t.own.min_delay.unwrap_or(self.min_delay);
         if let Some(cd) = t.crawl_delay {
             d = d.max(cd.min(self.max_crawl_delay));
         }
         if let Some(mean) = t.mean_response() {
-            d = d.max(mean.mul_f64(self.delay_factor));
+            d = d.max(mean.mul_f64(t.own.delay_factor.unwrap_or(self.delay_factor)));
         }
         d
     }
@@ -253,6 +300,45 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_rules_set_a_queue_own_delay() {
+        let text = "[[rule]]\ndomain = \"slow.test\"\nmin_delay = \"8s\"\n\n\
+                    [[rule]]\nhost = \"fast.slow.test\"\nmin_delay = \"1s\"\ndelay_factor = 1\n";
+        let rules = crate::rules::HostRules::parse(text, "r.toml".as_ref()).unwrap();
+        let p = policy();
+        let mut t = Timing::default();
+        p.success(&mut t, Duration::from_millis(100));
+        let delay_of = |hosts: &[&str], t: &Timing| {
+            let mut t = t.clone();
+            t.own = OwnDelay::of_hosts(&rules, &p, hosts.iter().copied());
+            p.delay(&t)
+        };
+        // No rule: the crawl's 5 s.
+        assert_eq!(delay_of(&["other.test"], &t), Duration::from_secs(5));
+        // A domain's rule, above the crawl's.
+        assert_eq!(delay_of(&["www.slow.test"], &t), Duration::from_secs(8));
+        // A host's rule, below the crawl's: the most specific wins.
+        assert_eq!(delay_of(&["fast.slow.test"], &t), Duration::from_secs(1));
+        // A queue of several hosts waits as its slowest host asks.
+        assert_eq!(
+            delay_of(&["fast.slow.test", "other.test"], &t),
+            Duration::from_secs(5)
+        );
+        // robots.txt's Crawl-delay holds whatever a rule says.
+        t.note_crawl_delay(Duration::from_secs(3));
+        assert_eq!(delay_of(&["fast.slow.test"], &t), Duration::from_secs(3));
+        // The rule's factor on the response time: 1 × 4 s.
+        let mut slow = Timing::default();
+        p.success(&mut slow, Duration::from_secs(4));
+        assert_eq!(delay_of(&["fast.slow.test"], &slow), Duration::from_secs(4));
+        assert_eq!(delay_of(&["other.test"], &slow), Duration::from_secs(20));
+        let none = crate::rules::HostRules::default();
+        assert_eq!(
+            OwnDelay::of_hosts(&none, &p, ["a.test"]),
+            OwnDelay::default()
+        );
+    }
 
     fn policy() -> Policy {
         Policy {

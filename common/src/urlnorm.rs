@@ -11,7 +11,10 @@
 //! decoding them would change the meaning); empty path becomes `/`;
 //! session-id parameters removed (query parameters named `jsessionid`,
 //! `phpsessid`, `sid`, `aspsessionid…`, `cfid`, `cftoken` in any case, and the
-//! `;jsessionid=` path parameter); a `?` with nothing after it dropped.
+//! `;jsessionid=` path parameter); tracking parameters removed (`utm_…` and
+//! the [`TRACKING_PARAMS`], in any case); a `?` with nothing after it dropped.
+//! A host's rules may add to this ([`HostCanon`]: more parameters dropped,
+//! the query sorted, the path in lower case).
 //! Only `http` and `https`; a URL with an empty authority (`http:///path`)
 //! is refused rather than guessed at.
 //!
@@ -299,10 +302,43 @@ fn escape_needs_fix(bytes: &[u8], i: usize) -> bool {
 }
 
 /// Query parameter names that carry a session id (compared without case).
-fn is_session_name(name: &[u8]) -> bool {
-    const NAMES: [&[u8]; 5] = [b"jsessionid", b"phpsessid", b"sid", b"cfid", b"cftoken"];
-    NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+const SESSION_PARAMS: [&str; 5] = ["jsessionid", "phpsessid", "sid", "cfid", "cftoken"];
+
+/// Query parameters that only say where a visitor came from (compared
+/// without case), besides every name that starts with `utm_`: the
+/// click identifiers of advertising networks and the campaign tags of
+/// mail and analytics tools. None of them changes what a server answers.
+pub const TRACKING_PARAMS: [&str; 20] = [
+    "fbclid",
+    "gclid",
+    "gclsrc",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "msclkid",
+    "yclid",
+    "twclid",
+    "ttclid",
+    "li_fat_id",
+    "igshid",
+    "mc_cid",
+    "mc_eid",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+    "_ga",
+    "_gl",
+    "srsltid",
+];
+
+/// True if a query parameter of this name is dropped from every canonical
+/// URL: a session id or a tracking parameter (compared without case).
+fn is_dropped_name(name: &[u8]) -> bool {
+    let is = |list: &[&str]| list.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()));
+    is(&SESSION_PARAMS)
+        || is(&TRACKING_PARAMS)
         || (name.len() >= 12 && name[..12].eq_ignore_ascii_case(b"aspsessionid"))
+        || (name.len() > 4 && name[..4].eq_ignore_ascii_case(b"utm_"))
 }
 
 /// True if `path[i..]` (just after a `;`) starts the `jsessionid=` parameter.
@@ -358,13 +394,18 @@ fn needs_rewrite(url: &Url) -> bool {
     param_is_session(&query[param_start..])
 }
 
-/// Whether a query parameter (`name=value` or `name`) carries a session id.
+/// True if the canonical form drops this query parameter (`name=value` or
+/// `name`): a session id or a tracking parameter ([`TRACKING_PARAMS`]).
 pub(crate) fn param_is_session(param: &[u8]) -> bool {
-    let name = match param.iter().position(|&b| b == b'=') {
+    is_dropped_name(param_name(param))
+}
+
+/// The name of a query parameter (`name=value` or `name`).
+fn param_name(param: &[u8]) -> &[u8] {
+    match param.iter().position(|&b| b == b'=') {
         Some(n) => &param[..n],
         None => param,
-    };
-    is_session_name(name)
+    }
 }
 
 /// Appends `part` with its percent-encoding normalized: unreserved escapes
@@ -495,6 +536,95 @@ pub fn registrable_domain(host: &str) -> &str {
         Some(d) => &name[name.len() - d.as_bytes().len()..],
         None => name,
     }
+}
+
+/// What a host's rules add to the canonical form of its URLs (keys
+/// `drop_params`, `sort_query` and `lowercase_path` of
+/// [`crate::rules`]), applied to a URL already canonical: the result is
+/// canonical too, and applying it again changes nothing.
+///
+/// ```
+/// use common::urlnorm::{HostCanon, canonicalize};
+/// let canon = HostCanon {
+///     drop_params: vec!["ref".into(), "lang_*".into()],
+///     sort_query: true,
+///     lowercase_path: true,
+/// };
+/// let url = canonicalize("http://shop.example/Item/A%2Fb?z=1&ref=nav&lang_x=de&a=2").unwrap();
+/// assert_eq!(canon.apply(url).as_str(), "http://shop.example/item/a%2Fb?a=2&z=1");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostCanon {
+    /// Query parameters dropped, by name without case; a name ending in
+    /// `*` drops every parameter whose name starts with what precedes it.
+    pub drop_params: Vec<String>,
+    /// The query's parameters sorted (byte order of `name=value`), so that
+    /// their order does not make two URLs.
+    pub sort_query: bool,
+    /// The path's letters in lower case (escapes keep their upper-case
+    /// hex digits): for servers that ignore the case of paths.
+    pub lowercase_path: bool,
+}
+
+impl HostCanon {
+    /// True if it changes nothing.
+    pub fn is_identity(&self) -> bool {
+        self.drop_params.is_empty() && !self.sort_query && !self.lowercase_path
+    }
+
+    /// The URL (canonical) with these rules applied.
+    pub fn apply(&self, mut url: Url) -> Url {
+        if self.is_identity() {
+            return url;
+        }
+        if self.lowercase_path && url.path().bytes().any(|b| b.is_ascii_uppercase()) {
+            let path = lowercase_outside_escapes(url.path());
+            url.set_path(&path);
+        }
+        if let Some(query) = url.query() {
+            let mut params: Vec<&str> = query
+                .split('&')
+                .filter(|p| !self.drops(param_name(p.as_bytes())))
+                .collect();
+            if self.sort_query {
+                params.sort_unstable();
+            }
+            let joined = params.join("&");
+            if joined != query {
+                url.set_query((!joined.is_empty()).then_some(joined.as_str()));
+            }
+        }
+        url
+    }
+
+    /// True if a parameter of this name is dropped.
+    fn drops(&self, name: &[u8]) -> bool {
+        self.drop_params.iter().any(|d| match d.strip_suffix('*') {
+            Some(prefix) => {
+                name.len() >= prefix.len()
+                    && name[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+            }
+            None => name.eq_ignore_ascii_case(d.as_bytes()),
+        })
+    }
+}
+
+/// `path` with its ASCII letters in lower case, but the hex digits of its
+/// percent escapes (`%2F` stays `%2F`).
+fn lowercase_outside_escapes(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = String::with_capacity(path.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && escape_at(bytes, i).is_some() {
+            out.push_str(&path[i..i + 3]);
+            i += 3;
+        } else {
+            out.push(bytes[i].to_ascii_lowercase() as char);
+            i += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -652,6 +782,27 @@ mod tests {
             "http://example.com/?sidebar=1&xsid=2&session=3",
             "http://example.com/?sidebar=1&xsid=2&session=3",
         ),
+        // tracking parameters, in any case; names that only look alike stay
+        (
+            "http://example.com/a?utm_source=news&x=1&UTM_Medium=mail",
+            "http://example.com/a?x=1",
+        ),
+        (
+            "http://example.com/?fbclid=IwAR0&gclid=Cj0&msclkid=9",
+            "http://example.com/",
+        ),
+        (
+            "http://example.com/?p=2&mc_cid=a1&mc_eid=b2&_hsenc=x&_ga=2.1",
+            "http://example.com/?p=2",
+        ),
+        (
+            "http://example.com/?utm=1&utm_=2&xutm_source=3&gclid2=4&utm_id=5",
+            "http://example.com/?utm=1&utm_=2&xutm_source=3&gclid2=4",
+        ),
+        (
+            "http://example.com/?%75tm_source=x&q=%7E",
+            "http://example.com/?q=~",
+        ),
         // the `;jsessionid=` path parameter
         (
             "http://example.com/a;jsessionid=0A1B2C",
@@ -769,6 +920,11 @@ mod tests {
                 "http://example.com/%7ebob/a b?q=%78",
                 "http://Example.Com/%7Ebob/a%20b?q=x&sid=1#f",
                 "http://example.com/%7Ebob;jsessionid=99/../%7Ebob/a%20b?PHPSESSID=4&q=x",
+            ],
+            &[
+                "http://example.com/list?page=2&sort=new",
+                "http://EXAMPLE.com/list?page=2&utm_source=feed&sort=new&fbclid=1",
+                "http://example.com/list?utm_campaign=x&page=2&sid=7&sort=new#top",
             ],
             &[
                 "https://xn--bcher-kva.de/",
@@ -967,6 +1123,75 @@ mod tests {
                 "{input:?}"
             );
         }
+    }
+
+    #[test]
+    fn host_canon_drops_sorts_and_lowers() {
+        let canon = |drop: &[&str], sort: bool, lower: bool| HostCanon {
+            drop_params: drop.iter().map(|s| s.to_string()).collect(),
+            sort_query: sort,
+            lowercase_path: lower,
+        };
+        let cases: &[(HostCanon, &str, &str)] = &[
+            (
+                canon(&[], false, false),
+                "http://h.test/A?b=1&a=2",
+                "http://h.test/A?b=1&a=2",
+            ),
+            (
+                canon(&["ref"], false, false),
+                "http://h.test/?ref=x&a=1&REF",
+                "http://h.test/?a=1",
+            ),
+            (
+                canon(&["ref"], false, false),
+                "http://h.test/?ref=x",
+                "http://h.test/",
+            ),
+            (
+                canon(&["ref"], false, false),
+                "http://h.test/?refx=1",
+                "http://h.test/?refx=1",
+            ),
+            (
+                canon(&["v_*"], false, false),
+                "http://h.test/?v_a=1&v_=2&vb=3",
+                "http://h.test/?vb=3",
+            ),
+            (
+                canon(&[], true, false),
+                "http://h.test/?b=2&a=1&a=0&c",
+                "http://h.test/?a=0&a=1&b=2&c",
+            ),
+            (
+                canon(&[], false, true),
+                "http://h.test/Docs/%C3%A4/X.HTML?Q=A",
+                "http://h.test/docs/%C3%A4/x.html?Q=A",
+            ),
+            (
+                canon(&[], false, true),
+                "http://h.test/a%2Fb%2fC",
+                "http://h.test/a%2Fb%2Fc",
+            ),
+            (
+                canon(&["x"], true, true),
+                "http://h.test/P?x=1&z=1&y=2",
+                "http://h.test/p?y=2&z=1",
+            ),
+        ];
+        for (rule, input, want) in cases {
+            let url = canonicalize(input).unwrap();
+            let once = rule.apply(url);
+            assert_eq!(once.as_str(), *want, "{input} with {rule:?}");
+            assert_eq!(
+                canonicalize(once.as_str()).unwrap(),
+                once,
+                "{input}: still canonical"
+            );
+            assert_eq!(rule.apply(once.clone()), once, "{input}: idempotent");
+        }
+        assert!(canon(&[], false, false).is_identity());
+        assert!(!canon(&[], true, false).is_identity());
     }
 
     #[test]

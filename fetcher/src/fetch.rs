@@ -13,7 +13,7 @@ use common::crawldir::{CrawlDir, DONE_FILE, STATS_FILE, WORK_FILE, warc_prefix};
 use common::crawllog::ErrorCode;
 use common::filter::UrlFilter;
 use common::hoststate::{HostDb, HostState};
-use common::politeness::{Policy, Timing};
+use common::politeness::{OwnDelay, Policy, Timing};
 use common::segment::SegmentRecord;
 use common::warc::WarcWriterConfig;
 
@@ -137,6 +137,9 @@ fn fetch_segment(s: &Settings, crawl: &CrawlDir, id: &str, log: &RunLog) -> Resu
         run.out.display(),
         s.user_agent()
     ));
+    for warning in s.host_rules.unapplied() {
+        log.warn(warning);
+    }
     let mut segment = load(&run)?;
     let queued = queue(&run, &mut segment)?;
     // Written now, every progress interval, and last when dropped (the
@@ -409,6 +412,7 @@ fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     let filled = fill_frontier(
         &frontier,
         &s.policy,
+        &s.host_rules,
         &loaded.keys,
         &host_states,
         &holds,
@@ -1063,6 +1067,7 @@ fn longest_hold(s: &Settings) -> Duration {
         p.min_delay,
         p.max_crawl_delay,
         s.download_timeout.mul_f64(p.delay_factor),
+        rules_longest_delay(s),
         p.backoff_max,
         common::politeness::PARKED_DELAY,
     ]
@@ -1070,6 +1075,22 @@ fn longest_hold(s: &Settings) -> Duration {
     .max()
     .unwrap_or_default();
     (delay + s.download_timeout).min(common::politeness::MAX_HOLD)
+}
+
+/// The longest delay a host rule can give a host: its `min_delay`, or
+/// its `delay_factor` times a response time (at most the download timeout).
+fn rules_longest_delay(s: &Settings) -> Duration {
+    use common::rules::{Key, Value};
+    let rules = s.host_rules.rules().iter();
+    rules
+        .flat_map(|r| [r.get(Key::MinDelay), r.get(Key::DelayFactor)])
+        .map(|v| match v {
+            Some(Value::Duration(d)) => *d,
+            Some(Value::Number(f)) => s.download_timeout.mul_f64(f.max(0.0)),
+            _ => Duration::ZERO,
+        })
+        .max()
+        .unwrap_or_default()
 }
 
 /// Adds every key of the segment to the frontier with its remembered
@@ -1082,6 +1103,7 @@ fn longest_hold(s: &Settings) -> Duration {
 fn fill_frontier(
     frontier: &Frontier,
     policy: &Policy,
+    host_rules: &common::rules::HostRules,
     keys: &[feed::KeyRanges],
     host_states: &HashMap<String, common::hoststate::HostState>,
     holds: &Holds,
@@ -1109,6 +1131,8 @@ fn fill_frontier(
         // What earlier runs left: response times, and failures in a row
         // (the backoff), carried from hosts.db.
         let mut carried = Timing::with_history(&times);
+        // The delays the host rules give the key's hosts.
+        carried.own = OwnDelay::of_hosts(host_rules, policy, k.hosts());
         if let Some(s) = state {
             let t = policy.timing_of(s, now_ms);
             carried.consecutive_failures = t.consecutive_failures;

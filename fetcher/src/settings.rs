@@ -53,6 +53,9 @@ pub struct Settings {
     pub from: Option<String>,
     /// Delays, caps and failure limits.
     pub policy: Policy,
+    /// The crawl's rules per host (`host-rules.toml`): the delays of the
+    /// hosts they name.
+    pub host_rules: common::rules::HostRules,
     /// Wait before retrying an unavailable robots.txt.
     pub robots_retry_delay: Duration,
     /// Requests in flight at most (`None`: as many as the run needs, see [`Settings::workers`]).
@@ -175,6 +178,8 @@ impl Settings {
         let from = checked_from(o.from.clone().or(cfg.agent.from.clone()))?;
         let threads = checked_threads(o.threads)?;
         let policy = checked_policy(&o, &shared)?;
+        let host_rules = common::rules::HostRules::load(crawl.top())
+            .map_err(|e| SettingsError::Invalid(e.to_string()))?;
         let limits = TransferLimits::checked(&o)?;
         let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
         let time_limit = o.time_limit.map_or(round_time, Duration::from);
@@ -193,6 +198,7 @@ impl Settings {
             agent_url,
             from,
             policy,
+            host_rules,
             robots_retry_delay: dur(o.robots_retry_delay, 60),
             threads,
             time_limit: (!time_limit.is_zero()).then_some(time_limit),

@@ -30,7 +30,8 @@ use std::time::Duration;
 
 use common::bloom::BloomHash;
 use common::hoststate::HostDb;
-use common::politeness::{Policy, Timing, cap_hold};
+use common::politeness::{OwnDelay, Policy, Timing, cap_hold};
+use common::rules::HostRules;
 
 use common::segment::{SegmentRecord, Via};
 
@@ -134,6 +135,9 @@ pub struct Budget {
     /// The registrable domain being planned, and the new URLs its hosts
     /// took so far this round.
     domain: (String, u64),
+    /// The crawl's rules per host: a host's own delays, `max_per_host`
+    /// and `max_host_pages`.
+    rules: HostRules,
 }
 
 impl Budget {
@@ -156,7 +160,15 @@ impl Budget {
             pages,
             now_ms,
             domain: (String::new(), 0),
+            rules: HostRules::default(),
         }
+    }
+
+    /// Plans each host with what the host rules give it (its delays,
+    /// `max_per_host` and `max_host_pages`) over the crawl's settings.
+    pub fn with_rules(mut self, rules: HostRules) -> Budget {
+        self.rules = rules;
+        self
     }
 
     /// The plan for `host` of registrable domain `domain`: as many URLs as
@@ -173,7 +185,7 @@ impl Budget {
             Some(db) => db.get(host)?,
             None => None,
         };
-        let (timing, wait_ms, robots_known) = match &state {
+        let (mut timing, wait_ms, robots_known) = match &state {
             Some(s) => (
                 self.policy.timing_of(s, self.now_ms),
                 s.next_contact_ms
@@ -183,6 +195,10 @@ impl Budget {
             ),
             None => (Timing::default(), 0, false),
         };
+        let rules = self.rules.for_host(host, None);
+        timing.own = OwnDelay::of_hosts(&self.rules, &self.policy, [host]);
+        let max_per_host = rules.max_per_host().unwrap_or(self.limits.max_per_host);
+        let max_host_pages = rules.max_host_pages().unwrap_or(self.limits.max_host_pages);
         let wait = Duration::from_millis(wait_ms as u64);
         let window = self.round.saturating_sub(wait);
         let mut fit = self.policy.requests_within(&timing, window);
@@ -190,8 +206,8 @@ impl Budget {
             fit -= 1;
         }
         let mut plan = HostPlan {
-            cap: fit.min(self.limits.max_per_host),
-            by_time: fit < self.limits.max_per_host,
+            cap: fit.min(max_per_host),
+            by_time: fit < max_per_host,
             not_before: (wait_ms > 0).then_some(self.now_ms + wait_ms),
             held: None,
             new_limit: u64::MAX,
@@ -220,7 +236,7 @@ impl Budget {
         let left = |max: Option<u64>, used: u64| max.map_or(u64::MAX, |m| m.saturating_sub(used));
         let host_used = self.pages.hosts.get(host).copied().unwrap_or(0);
         let domain_used = self.pages.domains.get(domain).copied().unwrap_or(0) + self.domain.1;
-        let host_left = left(self.limits.max_host_pages, host_used);
+        let host_left = left(max_host_pages, host_used);
         let domain_left = left(self.limits.max_domain_pages, domain_used);
         plan.new_limit = host_left.min(domain_left);
         if plan.new_limit < plan.cap {
@@ -488,6 +504,39 @@ mod tests {
             rescued: false,
             not_before_s: 0,
         }
+    }
+
+    #[test]
+    fn host_rules_set_a_host_delay_cap_and_page_budget() {
+        let text = "[[rule]]\nhost = \"slow.test\"\nmin_delay = \"10s\"\n\n\
+                    [[rule]]\ndomain = \"capped.test\"\nmax_per_host = 3\n\n\
+                    [[rule]]\nhost = \"budget.test\"\nmax_host_pages = 2\n";
+        let rules = HostRules::parse(text, "r.toml".as_ref()).unwrap();
+        let policy = Policy {
+            min_delay: Duration::from_secs(1),
+            delay_factor: 0.0,
+            ..Policy::default()
+        };
+        let limits = Limits {
+            max_per_host: 1000,
+            ..Limits::default()
+        };
+        let round = Duration::from_secs(60);
+        let mut budget =
+            Budget::new(None, policy, round, limits, PageCounts::default(), 0).with_rules(rules);
+        let mut plan = |host: &str| budget.plan(host, host).unwrap();
+        // 60 cycles of 1 s in the round, one for robots.txt.
+        let other = plan("other.test");
+        assert_eq!((other.cap, other.new_limit), (59, u64::MAX));
+        // The host's own 10 s.
+        assert_eq!(plan("slow.test").cap, 5);
+        // The domain's cap on each of its hosts.
+        let capped = plan("www.capped.test");
+        assert_eq!((capped.cap, capped.by_time), (3, false));
+        // The host's page budget.
+        let budgeted = plan("budget.test");
+        assert_eq!(budgeted.new_limit, 2);
+        assert_eq!(budgeted.held, Some(Hold::HostPages));
     }
 
     #[test]

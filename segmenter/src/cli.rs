@@ -180,6 +180,12 @@ pub enum Command {
         /// then `null` (`?` in text).
         #[arg(long)]
         no_backlog: bool,
+        /// Instead of the crawl's status: the rules of host-rules.toml that
+        /// apply to HOST, most specific first, and each setting's value for
+        /// it with where it comes from (a rule's line, or the crawl-wide
+        /// setting). Keys read but not applied yet are marked so.
+        #[arg(long, value_name = "HOST", conflicts_with_all = ["shard", "no_backlog"])]
+        host: Option<String>,
     },
     /// Write an HTML report of the crawl: one self-contained file with charts.
     ///

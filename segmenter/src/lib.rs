@@ -21,6 +21,7 @@ pub mod error;
 mod fasthash;
 mod health;
 mod history;
+mod host_rules;
 mod import;
 mod index;
 mod inject;
@@ -93,7 +94,11 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             shard,
             json,
             no_backlog,
-        } => status::status(&crawl, shard, json, !no_backlog)?,
+            host,
+        } => match host {
+            Some(host) => host_rules::explain(&crawl, &host, json)?,
+            None => status::status(&crawl, shard, json, !no_backlog)?,
+        },
         Command::Next {
             crawl,
             record,

@@ -467,6 +467,9 @@ impl Steps<'_> {
         pages: crate::history::PageCounts,
     ) -> Result<Budget, Error> {
         let settings = self.settings;
+        for warning in settings.host_rules.unapplied() {
+            self.log.warn(format_args!("{warning}"));
+        }
         Ok(Budget::new(
             hosts_db,
             settings.policy.clone(),
@@ -480,7 +483,8 @@ impl Steps<'_> {
             },
             pages,
             common::timefmt::unix_millis(std::time::SystemTime::now()),
-        ))
+        )
+        .with_rules(settings.host_rules.clone()))
     }
 
     /// True when the crawl's WARC files hold `max_crawl_bytes` or more

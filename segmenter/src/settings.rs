@@ -38,6 +38,9 @@ pub struct Settings {
     pub log: Option<std::path::PathBuf>,
     /// URLs of one host per segment.
     pub max_per_host: u64,
+    /// The crawl's rules per host (`host-rules.toml`): some hosts' delays,
+    /// `max_per_host` and `max_host_pages`.
+    pub host_rules: common::rules::HostRules,
     /// URLs of one host over the crawl (`None`: no limit).
     pub max_host_pages: Option<u64>,
     /// URLs of one registrable domain over the crawl (`None`: no limit).
@@ -133,6 +136,8 @@ impl Settings {
         let shared = flags.shared.clone().or(cfg.shared()?);
         let memory = o.memory.map_or(DEFAULT_MEMORY, u64::from);
         let policy = shared.policy().map_err(Error::Usage)?;
+        let host_rules =
+            common::rules::HostRules::load(crawl.top()).map_err(|e| Error::Usage(e.to_string()))?;
         let round_time = shared.round_time().map_err(Error::Usage)?;
         if memory < MIN_MEMORY {
             return Err(Error::Usage(format!(
@@ -170,6 +175,7 @@ impl Settings {
                 .map_or(common::progress::DEFAULT_INTERVAL, Duration::from),
             log: flags.log.clone(),
             max_per_host: o.max_per_host.map_or(1000, NonZeroU64::get),
+            host_rules,
             max_host_pages: o.max_host_pages.filter(|&n| n > 0),
             max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),
             max_host_bytes: shared.max_host_bytes(),

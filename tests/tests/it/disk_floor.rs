@@ -17,7 +17,7 @@ use testkit::TempDir;
 use testkit::bins;
 use testkit::server::{Request, Response, Server};
 
-use support::{Outcome, crawl_sh};
+use support::Outcome;
 
 const PAGES: usize = 60;
 
@@ -110,17 +110,7 @@ fn setup(crawl: &Path, scratch: &Path, server: &Server, floor: &str) -> PathBuf 
 }
 
 fn crawl_sh_run(crawl: &Path, seeds: &Path, dir: &Path, code: i32) -> bins::Finished {
-    bins::run_within(
-        Command::new(crawl_sh())
-            .arg(crawl)
-            .arg("--bin")
-            .arg(bins::bin_dir())
-            .arg("--seeds")
-            .arg(seeds),
-        dir,
-        code,
-        Duration::from_secs(120),
-    )
+    support::crawl_sh_seeds(crawl, seeds, dir, code, Duration::from_secs(120))
 }
 
 fn stored(crawl: &Path) -> BTreeSet<String> {

@@ -71,6 +71,41 @@ pub fn loopback_crawl(
     (scratch, crawl)
 }
 
+/// Runs `scripts/crawl.sh CRAWL --seeds SEEDS` (from `dir`) within
+/// `bound`, expecting exit code `code`.
+pub fn crawl_sh_seeds(
+    crawl: &Path,
+    seeds: &Path,
+    dir: &Path,
+    code: i32,
+    bound: Duration,
+) -> Finished {
+    bins::run_within(
+        Command::new(crawl_sh())
+            .arg(crawl)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .arg("--seeds")
+            .arg(seeds),
+        dir,
+        code,
+        bound,
+    )
+}
+
+/// Runs `scripts/crawl.sh CRAWL --seeds SEEDS` (from `scratch`) until the
+/// crawl ends by itself, within `bound`, expecting exit code 0.
+pub fn crawl_seeds_to_the_end(
+    scratch: &Path,
+    crawl: &Path,
+    seeds: &Path,
+    bound: Duration,
+) -> Finished {
+    let out = crawl_sh_seeds(crawl, seeds, scratch, 0, bound);
+    assert_crawl_ended(&out);
+    out
+}
+
 /// `scripts/crawl.sh`.
 pub fn crawl_sh() -> PathBuf {
     testkit::repo_root().join("scripts").join("crawl.sh")

@@ -1,0 +1,184 @@
+//! Rules per host at work in a whole crawl: a domain's rule gives its host
+//! a longer delay (seen in the server's request log) and a smaller cap per
+//! round (seen in the segments), while a host without a rule keeps the
+//! crawl's; `segmenter status --host` says where each value comes from; a
+//! bad rule stops both programs with its line.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+use common::crawldir::CrawlDir;
+use testkit::bins;
+use testkit::server::{Request, Response, Server};
+
+/// Pages of each host besides its home page.
+const PAGES: usize = 9;
+/// The rule's delay and cap, and the crawl's delay.
+const RULE_DELAY: Duration = Duration::from_millis(300);
+const RULE_CAP: usize = 3;
+const CRAWL_DELAY: Duration = Duration::from_millis(20);
+/// Bound of one program run.
+const STEP: Duration = Duration::from_secs(120);
+
+const RULES: &str = "# the crawl's rules\n[[rule]]\ndomain = \"rules.test\"\n\
+                     min_delay = \"300ms\"\nmax_per_host = 3\n";
+
+/// A host of `PAGES` pages, all linked from its home page.
+fn site(req: &Request) -> Response {
+    match req.path() {
+        "/robots.txt" => Response::not_found(),
+        "/" => Response::html(
+            (0..PAGES)
+                .map(|i| format!("<a href=/p{i}>p</a>"))
+                .collect::<String>(),
+        ),
+        p if p.starts_with("/p") => Response::html(format!("<p>{p}</p>")),
+        _ => Response::not_found(),
+    }
+}
+
+/// For each segment, the URLs of each host it holds.
+fn segment_hosts(crawl: &CrawlDir) -> Vec<BTreeMap<String, usize>> {
+    let mut out = Vec::new();
+    for id in crawl.segment_ids().unwrap() {
+        let mut hosts: BTreeMap<String, usize> = BTreeMap::new();
+        for line in support::zstdcat(&crawl.segment_path(&id)).lines() {
+            let url = url::Url::parse(line.split('\t').nth(1).unwrap()).unwrap();
+            *hosts
+                .entry(url.host_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        out.push(hosts);
+    }
+    out
+}
+
+#[test]
+fn a_domain_rule_sets_its_host_delay_and_cap_and_others_keep_the_crawl_s() {
+    let server = Server::builder()
+        .host("www.rules.test", site)
+        .host("plain.test", site)
+        .start()
+        .unwrap();
+    let (scratch, crawl) = support::loopback_crawl(
+        "host-rules",
+        &server,
+        "",
+        &format!(
+            "min_delay = \"{}ms\"\ndelay_factor = 0\n",
+            CRAWL_DELAY.as_millis()
+        ),
+        "[crawl]\nmin_free_disk = 0\n",
+    );
+    std::fs::write(crawl.join(common::rules::RULES_FILE), RULES).unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    let text = format!(
+        "{}\n{}\n",
+        server.url("www.rules.test", "/"),
+        server.url("plain.test", "/")
+    );
+    std::fs::write(&seeds, text).unwrap();
+    support::crawl_seeds_to_the_end(scratch.path(), &crawl, &seeds, STEP);
+
+    // Every page of both hosts, once.
+    let logs = server.logs();
+    for host in ["www.rules.test", "plain.test"] {
+        let pages = logs
+            .iter()
+            .filter(|e| *e.host == *host && e.target.starts_with("/p"))
+            .count();
+        assert_eq!(pages, PAGES, "pages of {host} asked for");
+    }
+    // The rule's delay on its host, the crawl's on the other (measured
+    // from the server's clock: the end of a response to the next request).
+    let slow = testkit::server::politeness_violations(&logs, |host| match host {
+        "www.rules.test" => RULE_DELAY.saturating_sub(support::CLOCK_SLACK),
+        _ => CRAWL_DELAY.saturating_sub(support::CLOCK_SLACK),
+    });
+    assert!(
+        slow.is_empty(),
+        "requests too close: {}",
+        support::some(&slow, 5)
+    );
+    let shortest_gap = |host: &str| {
+        let mut starts: Vec<_> = logs.iter().filter(|e| *e.host == *host).collect();
+        starts.sort_by_key(|e| e.start);
+        starts
+            .windows(2)
+            .map(|w| w[1].start.saturating_duration_since(w[0].end))
+            .min()
+            .unwrap()
+    };
+    assert!(
+        shortest_gap("plain.test") < RULE_DELAY / 2,
+        "the host without a rule waited {:?} at least: the rule reached it",
+        shortest_gap("plain.test")
+    );
+    // The rule's cap in every segment; the other host took more at once.
+    let segments = segment_hosts(&CrawlDir::new(&crawl));
+    let most = |host: &str| {
+        segments
+            .iter()
+            .map(|s| s.get(host).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+    };
+    assert_eq!(most("www.rules.test"), RULE_CAP, "segments: {segments:?}");
+    assert_eq!(most("plain.test"), PAGES, "segments: {segments:?}");
+
+    // `status --host` says which rule sets each value of a host.
+    let explain = |host: &str| {
+        let out = bins::run_within(
+            Command::new(bins::bin_path("segmenter"))
+                .args(["status", "--host", host])
+                .arg(&crawl),
+            scratch.path(),
+            0,
+            STEP,
+        );
+        out.stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let ruled = explain("WWW.rules.test");
+    for want in [
+        "line 2 domain rules.test",
+        "min_delay 300ms line 2 (domain rules.test)",
+        "max_per_host 3 line 2 (domain rules.test)",
+    ] {
+        assert!(ruled.iter().any(|l| l == want), "no `{want}` in {ruled:#?}");
+    }
+    let plain = explain("plain.test");
+    assert!(
+        plain
+            .iter()
+            .any(|l| l.starts_with("min_delay 20ms crawl-wide")),
+        "{plain:#?}"
+    );
+
+    // A bad rule stops both programs before they do anything, naming the
+    // file, the line and the key.
+    std::fs::write(
+        crawl.join(common::rules::RULES_FILE),
+        format!("{RULES}\n[[rule]]\nhost = \"plain.test\"\nmin_delay = \"soon\"\n"),
+    )
+    .unwrap();
+    let want = format!("{}:9: min_delay", common::rules::RULES_FILE);
+    for (program, cmd) in [("segmenter", "run"), ("fetcher", "fetch")] {
+        let out = bins::run_within(
+            Command::new(bins::bin_path(program)).arg(cmd).arg(&crawl),
+            scratch.path(),
+            2,
+            STEP,
+        );
+        assert!(
+            out.stderr.contains(&want),
+            "{program} {cmd}: no `{want}` in:\n{}",
+            out.stderr
+        );
+    }
+}
