@@ -589,6 +589,19 @@ common::options! {
         /// save nothing: see the guide) [default: false]
         #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
         pub metadata_outlinks: Option<bool>,
+        /// After each round, write the Parquet index of the WARC files of
+        /// the runs it consumed (NAME.parquet beside each; see `segmenter
+        /// research`) [default: true]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_index: Option<bool>,
+        /// After each round, write their WET files (the visible text of
+        /// each HTML page, NAME.warc.wet.gz) [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_wet: Option<bool>,
+        /// After each round, write their WAT files (the JSON metadata of
+        /// each record, NAME.warc.wat.gz) [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_wat: Option<bool>,
         /// A fetched URL is due again this long after its first fetch
         /// (`30d`, `12h`, `2s`) [default: 30d]
         #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]

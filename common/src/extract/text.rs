@@ -591,3 +591,84 @@ fn tokenize(input: &[u8], encoding: AsciiCompatibleEncoding, state: &Rc<RefCell<
     }));
     matches!(finished, Ok(true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{SHIFT_JIS, UTF_8, WINDOWS_1252};
+
+    fn read(html: &str) -> PageText {
+        TextReader::new().read(html.as_bytes(), UTF_8)
+    }
+
+    #[test]
+    fn visible_text_by_lines_without_hidden_parts() {
+        let page = read(
+            "<html><head><title> The  Title </title><style>p{x}</style>\
+             <script>var a = '<p>no</p>';</script></head><body>\
+             <h1>Head&shy;line</h1><p>One <b>bold</b>\n  word.</p><p>Caf&eacute; &mdash; ok&amp;fine</p>\
+             <ul><li>first<li>second</ul><div hidden>secret</div>\
+             <div style=\"display: none\">also <div>gone</div> here</div><p>after<br>break</p>\
+             <noscript>enable js</noscript><template><p>tpl</p></template>\
+             <textarea>typed</textarea><select><option>opt</select>\
+             <pre>a\n  b</pre><td>c1</td><td>c2</td></body></html>",
+        );
+        assert_eq!(page.title.as_deref(), Some("The Title"));
+        assert_eq!(
+            page.text,
+            "Head\u{ad}line\nOne bold word.\nCafé — ok&fine\nfirst\nsecond\nafter\nbreak\na\nb\nc1\nc2"
+        );
+    }
+
+    #[test]
+    fn outline_of_head_and_links() {
+        let page = read(
+            "<head><meta charset=utf-8><meta name=description content=\"A &amp; B\">\
+             <meta property=og:title content=T><link rel=stylesheet href=/s.css>\
+             <script src=/a.js></script><base href=\"http://h.test/\"></head>\
+             <body><a href=\"/x?a=1&amp;b=2\" title=t>Go <i>there</i></a>\
+             <img src=i.png alt=pic><form action=/f method=post></form><script src=/b.js></script></body>",
+        );
+        assert_eq!(page.base.as_deref(), Some("http://h.test/"));
+        assert_eq!(page.metas.len(), 3);
+        assert_eq!(
+            page.metas[1],
+            vec![
+                ("name".to_string(), "description".to_string()),
+                ("content".to_string(), "A & B".to_string())
+            ]
+        );
+        assert_eq!(page.head_links[0].path, "LINK@/href");
+        assert_eq!(page.head_scripts[0].url, "/a.js");
+        let paths: Vec<&str> = page.links.iter().map(|l| l.path).collect();
+        assert_eq!(
+            paths,
+            ["A@/href", "IMG@/src", "FORM@/action", "SCRIPT@/src"]
+        );
+        assert_eq!(page.links[0].url, "/x?a=1&b=2");
+        assert!(
+            page.links[0]
+                .attrs
+                .contains(&("text", "Go there".to_string()))
+        );
+        assert!(page.links[1].attrs.contains(&("alt", "pic".to_string())));
+        assert_eq!(page.text, "Go there");
+    }
+
+    #[test]
+    fn pages_are_read_in_their_encoding() {
+        let (latin, _, _) = WINDOWS_1252.encode("<p>naïve café</p>");
+        let page = TextReader::new().read(&latin, WINDOWS_1252);
+        assert_eq!(page.text, "naïve café");
+        let (sjis, _, _) = SHIFT_JIS.encode("<title>日本</title><p>日本語のページ</p>");
+        let page = TextReader::new().read(&sjis, SHIFT_JIS);
+        assert_eq!(page.title.as_deref(), Some("日本"));
+        assert_eq!(page.text, "日本語のページ");
+        let utf16: Vec<u8> = "<p>hé</p>"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let page = TextReader::new().read(&utf16, encoding_rs::UTF_16LE);
+        assert_eq!(page.text, "hé");
+    }
+}

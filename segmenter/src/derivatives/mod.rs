@@ -93,6 +93,52 @@ pub fn crawl_name(crawl: &Path) -> String {
         .unwrap_or_else(|| "crawl".to_string())
 }
 
+/// What a round asks of [`after_round`].
+#[derive(Debug, Clone)]
+pub struct AfterRound<'a> {
+    /// The crawl, or the shard's view of it.
+    pub crawl: &'a CrawlDir,
+    /// The shard's number, in a sharded crawl.
+    pub shard: Option<u32>,
+    /// The outputs the round's settings ask for (`research_*`) and how.
+    pub settings: Settings,
+}
+
+/// The outputs a round asks for, of the runs `ids` it read (a map: the
+/// run it mapped). Failures are warnings: the round is done, and
+/// `segmenter research` writes what is missing later.
+pub fn after_round(round: &AfterRound<'_>, ids: &[String], log: &RunLog) {
+    if round.settings.wanted.none() || ids.is_empty() {
+        return;
+    }
+    let crawl = round.crawl;
+    let runs: Vec<Run> = ids
+        .iter()
+        .map(|id| Run {
+            dir: crawl.fetched_dir(id),
+            id: id.clone(),
+            shard: round.shard,
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let totals = derive_runs(&crawl_name(crawl.top()), &runs, &round.settings, log);
+    log.info(format_args!(
+        "research outputs: {} WARC files, {} captures, {} HTML pages, in {:.1} s{}",
+        totals.files,
+        totals.read.captures,
+        totals.read.pages,
+        started.elapsed().as_secs_f64(),
+        if totals.failed > 0 {
+            format!(
+                "; {} failed (warnings above): `segmenter research` writes them later",
+                totals.failed
+            )
+        } else {
+            String::new()
+        }
+    ));
+}
+
 /// How outputs are written.
 #[derive(Debug, Clone)]
 pub struct Settings {
