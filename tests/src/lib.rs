@@ -25,6 +25,8 @@
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
+//! - [`labelled`]: pages whose charset, languages and near-duplicates are
+//!   known, for the research outputs' detection.
 //! - [`prom`]: metrics files as Prometheus' own parser reads them.
 //! - [`files`]: directory trees copied, and read to compare before and after.
 //! - [`tempdir`]: the temporary directory of every test ([`TempDir`],
@@ -41,6 +43,7 @@ pub mod demo;
 pub mod dns;
 pub mod docs;
 pub mod files;
+pub mod labelled;
 #[cfg(test)]
 mod modgraph;
 pub mod prom;

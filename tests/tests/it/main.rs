@@ -20,6 +20,7 @@ mod outage;
 mod raw_wire;
 mod recrawl;
 mod report_html;
+mod research;
 mod seen_growth;
 mod sharded_outputs;
 mod shards;
