@@ -124,7 +124,7 @@ bench_index() {
   run=$work/flat/fetched/00001
   echo "== index: the flat web's captures"
   t=$(timed "$bin/segmenter" research "$work/flat" --wet false --wat false --force)
-  rows=$("$python" -c "import duckdb,sys; print(duckdb.sql(\"select count(*) from read_parquet('$run/*.parquet')\").fetchone()[0])")
+  rows=$("$python" -c "import duckdb,sys; print(duckdb.sql(\"select count(*) from read_parquet('$run/*.parquet')\").fetchall()[0][0])")
   size=$(cat "$run"/*.parquet | wc -c)
   awk -v t="$t" -v r="$rows" -v s="$size" 'BEGIN { split(t, a, " ");
     printf "Parquet index alone: %d rows in %.2f s (CPU %.2f s): %.0f rows/s; %.0f bytes per capture\n",
