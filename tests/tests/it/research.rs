@@ -19,7 +19,7 @@ use testkit::labelled::{self, Labelled};
 use testkit::server::{Response, Routes, Server};
 use testkit::{TempDir, bins, warcio};
 
-use crate::support::{CrawlSettings, DemoCrawl};
+use crate::support::{self, CrawlSettings, DemoCrawl};
 
 /// Runs `script` with the test environment's Python (`scripts/test.sh`
 /// installs DuckDB, warcio and FastWARC into `.venv/`), `args` after it;
@@ -263,19 +263,7 @@ fn fetch_labelled(scratch: &TempDir, pages: &[Labelled]) -> PathBuf {
         );
     }
     let server = Server::builder().host("lab.test", routes).start().unwrap();
-    let crawl = scratch.path().join("crawl");
-    std::fs::create_dir_all(&crawl).unwrap();
-    let hosts = scratch.write("hosts", server.hosts_file());
-    std::fs::write(
-        crawl.join("crawl.toml"),
-        format!(
-            "[agent]\nname = \"labbot\"\nurl = \"https://example.org/bot.html\"\n\n\
-             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
-             delay_factor = 0\n",
-            hosts.display()
-        ),
-    )
-    .unwrap();
+    let crawl = support::crawl_of_server(&server, scratch.path(), "crawl", "labbot");
     let seeds: String = pages
         .iter()
         .map(|p| format!("{}\n", server.url("lab.test", &p.path)))

@@ -258,6 +258,31 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     )
 }
 
+/// A crawl directory `scratch/name` for the pages of `server` (its hosts
+/// file written beside), crawled as `agent` with no delay.
+pub fn crawl_of_server(
+    server: &testkit::server::Server,
+    scratch: &Path,
+    name: &str,
+    agent: &str,
+) -> PathBuf {
+    let root = scratch.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    let hosts = scratch.join("hosts");
+    std::fs::write(&hosts, server.hosts_file()).unwrap();
+    std::fs::write(
+        root.join("crawl.toml"),
+        format!(
+            "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/bot.html\"\n\n\
+             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
+             delay_factor = 0\n",
+            hosts.display()
+        ),
+    )
+    .unwrap();
+    root
+}
+
 /// A response record found in a WARC file.
 #[derive(Debug, Clone)]
 pub struct Stored {
