@@ -48,8 +48,10 @@ esac
   echo "bench-research: $python lacks duckdb, fastwarc or resiliparse: run scripts/test.sh once (it installs them)" >&2
   exit 1
 }
-cargo build --release --quiet -p segmenter -p fetcher --bin segmenter --bin fetcher \
-  --example docs-warc --example bench_text --example bench_server
+cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example bench_text
+if [[ "$mode" != text ]]; then
+  cargo build --release --quiet -p fetcher --bin fetcher --example bench_server
+fi
 examples="${CARGO_TARGET_DIR:-$root/target}/release/examples"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-research.XXXXXX")

@@ -202,8 +202,13 @@ fn a_crawls_outputs_are_read_by_duckdb_warcio_and_fastwarc() {
     );
     assert_eq!(charsets["/bom.html"], serde_json::json!(["UTF-8", "bom"]));
 
-    // One text record per 2xx HTML page, read alike by both readers.
-    let (records, pages) = warc_records(&c.crawl);
+    wet_and_wat_read_back(&c.crawl, &found, total);
+}
+
+/// One text record per 2xx HTML page and one metadata record per WARC
+/// record (each a JSON envelope), read alike by warcio and FastWARC.
+fn wet_and_wat_read_back(crawl: &Path, found: &serde_json::Value, total: u64) {
+    let (records, pages) = warc_records(crawl);
     let wet = &found["wet"];
     assert_eq!(wet["warcio"], pages);
     assert_eq!(wet["fastwarc"], pages);
