@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::crawllog::Status;
 use common::warc::{WarcReader, WarcRecord};
@@ -20,26 +19,6 @@ use testkit::server::{Response, Routes, Server};
 use testkit::{TempDir, bins, warcio};
 
 use crate::support::{self, CrawlSettings, DemoCrawl};
-
-/// Runs `script` with the test environment's Python (`scripts/test.sh`
-/// installs DuckDB, warcio and FastWARC into `.venv/`), `args` after it;
-/// its standard output is one JSON value.
-fn python_json(script: &str, args: &[&Path]) -> serde_json::Value {
-    let python = warcio::python_tool("python", "PYTHON");
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-    assert!(
-        out.status.success(),
-        "the Python check failed (scripts/test.sh installs duckdb, warcio and fastwarc):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
 
 /// What DuckDB, warcio and FastWARC find in a crawl's research outputs.
 const READ_OUTPUTS: &str = r#"
@@ -164,7 +143,7 @@ fn a_crawls_outputs_are_read_by_duckdb_warcio_and_fastwarc() {
         &c.crawl,
     );
     bins::run(bins::segmenter_cmd().arg("parquet").arg(&c.crawl), &c.crawl);
-    let found = python_json(READ_OUTPUTS, &[&c.crawl]);
+    let found = support::python_json(READ_OUTPUTS, &[&c.crawl]);
 
     let (by_status, by_host) = logged(&c.crawl);
     let total: u64 = by_status.values().sum();
@@ -303,7 +282,7 @@ fn charsets_languages_and_near_duplicates_of_labelled_pages() {
     pages.extend(labelled::charset_pages());
     pages.extend(articles.pages.iter().cloned());
     let crawl = fetch_labelled(&scratch, &pages);
-    let found = python_json(READ_LABELS, &[&crawl]);
+    let found = support::python_json(READ_LABELS, &[&crawl]);
     let row = |path: &str| -> &Vec<serde_json::Value> {
         found[path]
             .as_array()

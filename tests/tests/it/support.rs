@@ -427,6 +427,26 @@ pub fn segmenter_reports(logs: &Path) -> Vec<PathBuf> {
     reports
 }
 
+/// Runs `script` with the test environment's Python (`scripts/test.sh`
+/// installs DuckDB, warcio and FastWARC into `.venv/`), `args` after it;
+/// its standard output is one JSON value.
+pub fn python_json(script: &str, args: &[&Path]) -> serde_json::Value {
+    let python = testkit::warcio::python_tool("python", "PYTHON");
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    assert!(
+        out.status.success(),
+        "the Python check failed (scripts/test.sh installs duckdb, warcio and fastwarc into .venv/):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
 /// What `segmenter status --json` prints for `crawl`.
 pub fn status_json(crawl: &Path) -> serde_json::Value {
     let out = bins::run(

@@ -769,20 +769,9 @@ fn research_outputs_of_a_crawl_in_s3_go_beside_its_warcs_and_the_set_under_its_p
                 .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()))
         })
         .count();
-    let python = warcio::python_tool("python", "PYTHON");
-    let out = Command::new(python)
-        .arg("-c")
-        .arg("import duckdb, sys; print(duckdb.sql(f\"select count(*) from read_parquet('{sys.argv[1]}/*.parquet')\").fetchall()[0][0])")
-        .arg(&copies)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let rows = support::python_json(
+        "import duckdb, sys; print(duckdb.sql(f\"select count(*) from read_parquet('{sys.argv[1]}/*.parquet')\").fetchall()[0][0])",
+        &[&copies],
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        responses.to_string()
-    );
+    assert_eq!(rows, responses as u64);
 }
