@@ -37,6 +37,13 @@ FLASK_CORS_VERSION=6.0.5
 # exposition format reads the metrics files in tests/tests/it/metrics.rs
 # (pure Python, no dependency; about 2 s to install).
 PROMETHEUS_CLIENT_VERSION=0.26.0
+# The research outputs' readers, for tests/tests/it/research.rs: DuckDB
+# queries the Parquet index, FastWARC reads the WET and WAT files beside
+# warcio (wheels only, about 10 s to install); resiliparse is the text
+# extractor scripts/bench-research.sh compares ours with.
+DUCKDB_VERSION=2.0.0
+FASTWARC_VERSION=2.0.0
+RESILIPARSE_VERSION=2.0.0
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -65,6 +72,13 @@ if ! .venv/bin/python -c 'import prometheus_client' 2>/dev/null; then
     [[ -x .venv/bin/pip ]] || python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check \
         "prometheus-client==$PROMETHEUS_CLIENT_VERSION"
+fi
+if ! .venv/bin/python -c 'import duckdb, fastwarc, resiliparse' 2>/dev/null; then
+    echo "test.sh: installing duckdb $DUCKDB_VERSION, fastwarc $FASTWARC_VERSION and" \
+        "resiliparse $RESILIPARSE_VERSION into .venv/" >&2
+    [[ -x .venv/bin/pip ]] || python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+        "duckdb==$DUCKDB_VERSION" "fastwarc==$FASTWARC_VERSION" "resiliparse==$RESILIPARSE_VERSION"
 fi
 # Debian's chromium, headless, for tests/tests/it/report_html.rs (renders the
 # HTML report, takes a screenshot, dumps the DOM). Installed once with

@@ -40,7 +40,7 @@ mod writer;
 
 pub use reader::{WarcReader, recover};
 pub use writer::{
-    ClosedFile, DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, WarcWriter,
+    ClosedFile, DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, Record, WarcWriter,
     file_serial, list_files, payload_digest,
 };
 

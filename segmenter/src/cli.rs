@@ -366,6 +366,76 @@ pub enum Command {
         #[arg(long)]
         title: Option<String>,
     },
+    /// Write the research outputs of the crawl's fetched runs: a Parquet
+    /// index of every capture, WET text and WAT metadata files.
+    ///
+    /// Beside each WARC file NAME.warc.gz of the complete runs taken:
+    /// NAME.parquet (one row per response or revisit record, with the
+    /// columns of Common Crawl's columnar index: URL, SURT key, host parts,
+    /// fetch time and status, declared and detected MIME type, charset,
+    /// languages, digest, the record's file, offset and length; and this
+    /// crawl's: round, segment, hops, a 64-bit simhash of the text),
+    /// NAME.warc.wet.gz (a `conversion` record with the visible text of
+    /// each 2xx HTML page) and NAME.warc.wat.gz (a `metadata` record with
+    /// the JSON envelope of every record, as Common Crawl publishes them).
+    /// Only what a file lacks is written, unless --force. Outputs of a file
+    /// uploaded to the WARC store go to the store beside it. `segmenter
+    /// parquet` gathers the index files into one set.
+    Research {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// Write the Parquet index
+        #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+        index: bool,
+        /// Write the WET files
+        #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+        wet: bool,
+        /// Write the WAT files
+        #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+        wat: bool,
+        /// Write them again where they exist.
+        #[arg(long)]
+        force: bool,
+        /// Worker threads (files read at once) [default: the number of CPUs]
+        #[arg(long, value_name = "N")]
+        threads: Option<NonZeroUsize>,
+        /// A payload is read up to this size; the text of a larger one is
+        /// that of its start [default: 16MiB]
+        #[arg(long, value_name = "SIZE")]
+        max_page_size: Option<SizeValue>,
+    },
+    /// Gather the crawl's Parquet index into one queryable set.
+    ///
+    /// Writes the index file (NAME.parquet) of each WARC file of the runs
+    /// taken that has none (as `research` does), then merges each run's
+    /// files into files sorted by SURT key, one per subset (`warc`,
+    /// `crawldiagnostics`, `robotstxt`), in CRAWL/parquet/ (or --out DIR);
+    /// when the crawl's WARC files were uploaded to a WARC store, into its
+    /// prefix `parquet/` there. CRAWL/parquet/gathered.v1.tsv lists what the
+    /// set holds: a run gathered before is left as it is (unless --force).
+    /// Query it with DuckDB: SELECT ... FROM read_parquet('CRAWL/parquet/*.parquet').
+    Parquet {
+        /// The crawl directory.
+        crawl: PathBuf,
+        /// The fetched runs to take: FIRST..LAST (both included), FIRST..,
+        /// ..LAST or one ID [default: every complete run].
+        #[arg(long, value_name = "RANGE")]
+        rounds: Option<String>,
+        /// Write the set into DIR (never the store) [default: CRAWL/parquet/,
+        /// or the WARC store]
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Gather again the runs the set already holds.
+        #[arg(long)]
+        force: bool,
+        /// Worker threads [default: the number of CPUs]
+        #[arg(long, value_name = "N")]
+        threads: Option<NonZeroUsize>,
+    },
     /// Print a summary of a segment, leftover or backlog file, of the
     /// fetch history (URLs due when, per host too), or of seen.bloom
     /// (items, design load, size, fill, estimated false-positive rate,
@@ -530,6 +600,19 @@ common::options! {
         /// save nothing: see the guide) [default: false]
         #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
         pub metadata_outlinks: Option<bool>,
+        /// After each round, write the Parquet index of the WARC files of
+        /// the runs it consumed (NAME.parquet beside each; see `segmenter
+        /// research`) [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_index: Option<bool>,
+        /// After each round, write their WET files (the visible text of
+        /// each HTML page, NAME.warc.wet.gz) [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_wet: Option<bool>,
+        /// After each round, write their WAT files (the JSON metadata of
+        /// each record, NAME.warc.wat.gz) [default: false]
+        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
+        pub research_wat: Option<bool>,
         /// A fetched URL is due again this long after its first fetch
         /// (`30d`, `12h`, `2s`) [default: 30d]
         #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]

@@ -64,7 +64,8 @@ impl Rounds {
         Ok(Rounds { first, last })
     }
 
-    fn contains(&self, id: &str) -> bool {
+    /// Whether the run `id` is one of those taken.
+    pub fn contains(&self, id: &str) -> bool {
         let Some(n) = id.split('-').next().and_then(|n| n.parse::<u64>().ok()) else {
             return false;
         };

@@ -13,10 +13,12 @@ mod backlog;
 mod candidates;
 mod caps;
 pub mod cli;
+mod columnar;
 mod commit;
 mod counts;
 mod crawl_report;
 pub mod cycle;
+mod derivatives;
 pub mod error;
 mod fasthash;
 mod health;
@@ -36,6 +38,7 @@ mod progress;
 mod prune;
 mod repair;
 mod report;
+mod research;
 mod round;
 mod run;
 mod scan;
@@ -46,6 +49,8 @@ pub mod sitemap;
 mod sort;
 mod status;
 mod wacz;
+
+use std::num::NonZeroUsize;
 
 use common::exit::Exit;
 // `crate::extract` for the modules that read pages (the extractor lives in `common`).
@@ -88,6 +93,37 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             shard,
             flags,
         } => run::reduce(&crawl, shard, &flags)?,
+        Command::Research {
+            crawl,
+            rounds,
+            index,
+            wet,
+            wat,
+            force,
+            threads,
+            max_page_size,
+        } => {
+            let settings = derivatives::Settings {
+                wanted: derivatives::Wanted { index, wet, wat },
+                threads: threads.map_or_else(default_threads, NonZeroUsize::get),
+                max_page_size: max_page_size.map_or(16 << 20, |s| s.0),
+                force,
+            };
+            research::research(&crawl, &rounds_of(rounds.as_deref())?, &settings)?
+        }
+        Command::Parquet {
+            crawl,
+            rounds,
+            out,
+            force,
+            threads,
+        } => columnar::parquet(&columnar::Request {
+            crawl: &crawl,
+            rounds: &rounds_of(rounds.as_deref())?,
+            out: out.as_deref(),
+            force,
+            threads: threads.map_or_else(default_threads, NonZeroUsize::get),
+        })?,
         Command::Inspect { file, json } => inspect::inspect(&file, json)?,
         Command::Status {
             crawl,
@@ -145,7 +181,12 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
     Ok(Exit::Success)
 }
 
-/// The `--rounds` of `index` and `wacz`.
+/// The machine's CPUs, the default number of worker threads.
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+/// The `--rounds` of `index`, `wacz` and `research`.
 fn rounds_of(text: Option<&str>) -> Result<index::Rounds, Error> {
     match text {
         Some(t) => index::Rounds::parse(t).map_err(Error::Usage),

@@ -268,6 +268,9 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     std::fs::rename(&tmp, &mapped).map_err(Error::io(&mapped))?;
     sync_dir(&dir).map_err(Error::io(&dir))?;
     log_map(session, id, &scanned.counts, &routed, observed, started);
+    let shard = crawl.is_shard().then(|| shard_number(crawl));
+    let research = settings.research_after_round(shard);
+    crate::derivatives::after_round(&research, &[id.to_string()], &session.log);
     Ok(())
 }
 

@@ -117,8 +117,14 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
     };
     log_inputs(&session.log, &plan);
     let staging = session.staging(plan.input_bytes())?;
+    let read = if shards.is_none() {
+        plan.consumes.clone()
+    } else {
+        Vec::new()
+    };
     let report = execute(settings, &session.log, &filter, staging, plan)?;
     session.finish(&report);
+    crate::derivatives::after_round(&settings.research_after_round(None), &read, &session.log);
     Ok(())
 }
 

@@ -73,6 +73,8 @@ pub struct Settings {
     pub max_page_size: u64,
     /// Read a page's links from its metadata record when it lists them.
     pub metadata_outlinks: bool,
+    /// The research outputs written after a round (`research_*`).
+    pub research: crate::derivatives::Wanted,
     /// `[scope]` with the scope flags applied (paths absolute).
     pub scope: ScopeConfig,
     /// `[filter]` with the filter flags applied.
@@ -192,6 +194,11 @@ impl Settings {
             max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
             max_page_size,
             metadata_outlinks: o.metadata_outlinks.unwrap_or(false),
+            research: crate::derivatives::Wanted {
+                index: o.research_index.unwrap_or(false),
+                wet: o.research_wet.unwrap_or(false),
+                wat: o.research_wat.unwrap_or(false),
+            },
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),
@@ -199,6 +206,21 @@ impl Settings {
             recrawl_share,
             sitemaps,
         })
+    }
+
+    /// What a round of `crawl` (a shard's view: `shard`) asks of the
+    /// research outputs after it.
+    pub fn research_after_round(&self, shard: Option<u32>) -> crate::derivatives::AfterRound<'_> {
+        crate::derivatives::AfterRound {
+            crawl: &self.crawl,
+            shard,
+            settings: crate::derivatives::Settings {
+                wanted: self.research,
+                threads: self.threads,
+                max_page_size: self.max_page_size,
+                force: false,
+            },
+        }
     }
 }
 

@@ -29,6 +29,8 @@
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
+//! - [`labelled`]: pages whose charset, languages and near-duplicates are
+//!   known, for the research outputs' detection.
 //! - [`prom`]: metrics files as Prometheus' own parser reads them.
 //! - [`serving`]: what the programs serving a web to scripts share (errors
 //!   naming their subject, the ready file, signals).
@@ -50,6 +52,7 @@ pub mod demo;
 pub mod dns;
 pub mod docs;
 pub mod files;
+pub mod labelled;
 pub mod lol_html_reader;
 #[cfg(test)]
 mod modgraph;

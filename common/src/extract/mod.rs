@@ -39,6 +39,7 @@ mod sniff;
 mod stored;
 #[cfg(test)]
 mod tests;
+mod text;
 mod tokenizer;
 
 use std::borrow::Cow;
@@ -54,6 +55,7 @@ use url::Url;
 
 pub use charset::CharsetSource;
 pub use stored::{Body, LinkExtractor, PageSummary};
+pub use text::{PageText, TagLink, TextReader};
 
 /// One fetched response, as stored.
 #[derive(Debug, Clone, Copy)]
@@ -239,6 +241,31 @@ impl PageLinks {
 pub fn may_be_html(content_type: Option<&str>) -> bool {
     let media = content_type.map_or("", |ct| crate::http::split_content_type(ct).0);
     sniff::declared(media) != sniff::Declared::Other
+}
+
+/// The encoding a page declares in a `<meta>` tag of its first 1024 bytes
+/// (the HTML standard's prescan), if any.
+pub fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
+    charset::prescan(&body[..body.len().min(charset::PRESCAN_LEN)])
+}
+
+/// Whether a response is HTML, as the link extractor decides it: declared
+/// HTML, or a generic type (or none) and a body that looks like HTML; in
+/// both cases not binary. `body` is in an ASCII-compatible encoding (or
+/// has a byte order mark).
+pub fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
+    let media = content_type.map_or("", |ct| crate::http::split_content_type(ct).0);
+    let (ascii, body) = match Encoding::for_bom(body) {
+        Some((enc, bom)) => (enc.is_ascii_compatible(), &body[bom..]),
+        None => (true, body),
+    };
+    // UTF-16 text is full of NUL bytes: only the declared type counts.
+    let text = !ascii || !sniff::looks_binary(body);
+    match sniff::declared(media) {
+        sniff::Declared::Other => false,
+        sniff::Declared::Html => text,
+        sniff::Declared::Unknown => ascii && text && sniff::looks_like_html(body),
+    }
 }
 
 /// The target of a 3xx response: its `Location` resolved against the URL

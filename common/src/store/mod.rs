@@ -494,6 +494,77 @@ impl WarcStore {
     }
 }
 
+/// Uploads `local`, a file of a fetched run (`dir/NAME`) made after the
+/// run's WARC file `beside` was uploaded (the research outputs written
+/// from it), next to that file's object (same store, same prefix, its own
+/// name), create-if-absent; records it in the run's manifest and removes
+/// the local copy. Returns the object's URL.
+pub fn upload_beside(beside: &Upload, local: &Path) -> Result<String, StoreError> {
+    let dir = local.parent().unwrap_or(Path::new("."));
+    let (store, key) = store_of_url(&beside.url)?;
+    let name = file_name(local);
+    let key = match key.rsplit_once('/') {
+        Some((parent, _)) => format!("{parent}/{name}"),
+        None => name.clone(),
+    };
+    let mut manifest = Manifest::read(dir).map_err(|source| StoreError::Local {
+        path: dir.join(MANIFEST_FILE),
+        source,
+    })?;
+    if manifest.get(&name).is_none() {
+        let up = store.upload(local, &key)?;
+        manifest.append(up).map_err(|source| StoreError::Local {
+            path: dir.join(MANIFEST_FILE),
+            source,
+        })?;
+    }
+    std::fs::remove_file(local).map_err(|source| StoreError::Local {
+        path: local.to_path_buf(),
+        source,
+    })?;
+    Ok(store.url_of(&key))
+}
+
+/// Uploads `local` to the crawl's own prefix in the WARC store, as `rel`
+/// below it (`parquet/NAME`): the prefix is that of `beside`, an upload of
+/// one of the crawl's runs (its key less `fetched/ID/NAME`, or
+/// `shards/JJJ/fetched/ID/NAME`). Create-if-absent: the same bytes there
+/// already count as uploaded, other bytes are a collision. Returns the
+/// object's URL; the local file is left.
+pub fn upload_to_crawl(beside: &Upload, rel: &str, local: &Path) -> Result<String, StoreError> {
+    let (store, key) = store_of_url(&beside.url)?;
+    let Some(prefix) = crawl_prefix(&key) else {
+        return Err(StoreError::Config(format!(
+            "{}: not the object of a fetched run (no fetched/ID/ in its name)",
+            beside.url
+        )));
+    };
+    let key = format!("{prefix}{rel}");
+    store.upload(local, &key)?;
+    Ok(store.url_of(&key))
+}
+
+/// The crawl's prefix in a run file's key, with its `/` (`p/` of
+/// `p/fetched/00003/NAME` and of `p/shards/002/fetched/00003/NAME`; empty
+/// for `fetched/00003/NAME`).
+fn crawl_prefix(key: &str) -> Option<&str> {
+    let at = key
+        .match_indices("fetched/")
+        .map(|(i, _)| i)
+        .filter(|&i| i == 0 || key.as_bytes()[i - 1] == b'/')
+        .last()?;
+    let head = &key[..at];
+    let mut parts = head.trim_end_matches('/').rsplitn(3, '/');
+    let (shard, shards) = (parts.next(), parts.next());
+    let is_shard =
+        shards == Some("shards") && shard.is_some_and(|j| j.bytes().all(|b| b.is_ascii_digit()));
+    if is_shard {
+        let cut = head.trim_end_matches('/').len() - shard.map_or(0, str::len) - "shards/".len();
+        return Some(&head[..cut]);
+    }
+    Some(head)
+}
+
 /// The store of an object URL from a manifest: `s3://bucket/KEY` or
 /// `file:///PATH`, with the key in it.
 fn store_of_url(url: &str) -> Result<(WarcStore, String), StoreError> {

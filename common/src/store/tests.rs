@@ -171,3 +171,12 @@ fn a_copy_holds_the_lock_of_its_directory_and_removes_it_when_dropped() {
     drop(copy);
     assert!(!dir.exists());
 }
+
+#[test]
+fn a_crawls_prefix_is_found_in_its_run_files_keys() {
+    assert_eq!(crawl_prefix("p/q/fetched/00003/x.warc.gz"), Some("p/q/"));
+    assert_eq!(crawl_prefix("fetched/00003/x.warc.gz"), Some(""));
+    assert_eq!(crawl_prefix("p/shards/002/fetched/00003/x"), Some("p/"));
+    assert_eq!(crawl_prefix("shards/002/fetched/00003/x"), Some(""));
+    assert_eq!(crawl_prefix("myfetched/00003/x"), None);
+}

@@ -334,6 +334,38 @@ impl ExchangeEncoder {
         Ok(())
     }
 
+    /// Appends `record` to `out` as one whole gzip member (its `WARC/1.1`
+    /// line, a new `WARC-Record-ID`, `WARC-Date`, the record's own fields,
+    /// `WARC-Block-Digest`, `Content-Type` and `Content-Length`), for files
+    /// written by other means than [`WarcWriter`]: the records derived from
+    /// a crawl's files (`conversion`, `metadata`) and their `warcinfo`.
+    /// Returns the record's ID (`<urn:uuid:...>`).
+    pub fn encode_record(&mut self, record: &Record<'_>, out: &mut Vec<u8>) -> io::Result<String> {
+        let id = self.ids.record_id();
+        self.head.clear();
+        self.head.extend_from_slice(b"WARC/1.1\r\n");
+        start_record(&mut self.head, record.kind, &id, record.date);
+        for (name, value) in record.fields {
+            put_field(&mut self.head, name, value.as_bytes());
+        }
+        put_digest(
+            &mut self.head,
+            "WARC-Block-Digest",
+            &sha1_base32(&[record.block]),
+        );
+        put_field(
+            &mut self.head,
+            "Content-Type",
+            record.content_type.as_bytes(),
+        );
+        end_header(&mut self.head, record.block.len());
+        let head = std::mem::take(&mut self.head);
+        let written = self.gz.member(&[&head, record.block, b"\r\n\r\n"], out);
+        self.head = head;
+        written?;
+        Ok(String::from_utf8_lossy(&id).into_owned())
+    }
+
     /// The `warcinfo` record that starts file `name`, whose record ID is `id`.
     fn encode_info(
         &mut self,
@@ -362,6 +394,22 @@ impl ExchangeEncoder {
         end_header(&mut self.head, block.len());
         self.gz.member(&[&self.head, &block, b"\r\n\r\n"], out)
     }
+}
+
+/// A record for [`ExchangeEncoder::encode_record`].
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// `WARC-Type`.
+    pub kind: &'a str,
+    /// `WARC-Date`, as it is to be written.
+    pub date: &'a str,
+    /// The fields after `WARC-Date`, in order (`WARC-Target-URI`,
+    /// `WARC-Refers-To`, ...). A line end in a value becomes a space.
+    pub fields: &'a [(&'a str, &'a str)],
+    /// The block's `Content-Type`.
+    pub content_type: &'a str,
+    /// The block.
+    pub block: &'a [u8],
 }
 
 /// A WARC file the writer closed, with the CDXJ index it wrote beside it:

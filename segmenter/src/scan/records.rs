@@ -32,6 +32,7 @@ pub fn fetched_warcs(dir: &Path, log: &RunLog) -> Result<Vec<PathBuf>, Error> {
         let known = name.starts_with('.')
             || name.starts_with(LEFTOVER_NAME)
             || name.ends_with(common::warc::cdxj::SUFFIX)
+            || crate::derivatives::is_output_name(&name)
             || [DONE_FILE, CRAWL_LOG_FILE, STATS_FILE, MANIFEST_FILE].contains(&name.as_ref());
         if is_warc_name(&name) && !name.starts_with('.') {
             files.push(path);

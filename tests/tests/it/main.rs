@@ -24,6 +24,7 @@ mod prune;
 mod raw_wire;
 mod recrawl;
 mod report_html;
+mod research;
 mod scale_bench;
 mod seen_growth;
 mod sharded_outputs;

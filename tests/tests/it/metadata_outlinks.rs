@@ -64,20 +64,7 @@ fn web() -> Server {
 /// A crawl of `server`'s pages, injected and fetched once with `flags`;
 /// its WARC files.
 fn fetch(server: &Server, scratch: &Path, name: &str, flags: &[&str]) -> Vec<PathBuf> {
-    let root = scratch.join(name);
-    std::fs::create_dir_all(&root).unwrap();
-    let hosts = scratch.join("hosts");
-    std::fs::write(&hosts, server.hosts_file()).unwrap();
-    std::fs::write(
-        root.join("crawl.toml"),
-        format!(
-            "[agent]\nname = \"linkbot\"\nurl = \"https://example.org/bot.html\"\n\n\
-             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
-             delay_factor = 0\n",
-            hosts.display()
-        ),
-    )
-    .unwrap();
+    let root = support::crawl_of_server(server, scratch, name, "linkbot");
     let seeds = scratch.join(format!("{name}-seeds.txt"));
     let list: String = ["/", "/nofollow", "/gz", "/data.txt", "/data.json", "/old"]
         .iter()

@@ -323,6 +323,31 @@ pub fn crawl_toml(agent: &str, hosts: &Path, s: &CrawlSettings) -> String {
     )
 }
 
+/// A crawl directory `scratch/name` for the pages of `server` (its hosts
+/// file written beside), crawled as `agent` with no delay.
+pub fn crawl_of_server(
+    server: &testkit::server::Server,
+    scratch: &Path,
+    name: &str,
+    agent: &str,
+) -> PathBuf {
+    let root = scratch.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    let hosts = scratch.join("hosts");
+    std::fs::write(&hosts, server.hosts_file()).unwrap();
+    std::fs::write(
+        root.join("crawl.toml"),
+        format!(
+            "[agent]\nname = \"{agent}\"\nurl = \"https://example.org/bot.html\"\n\n\
+             [fetcher]\nallow_private = true\nhosts_file = \"{}\"\nmin_delay = \"0ms\"\n\
+             delay_factor = 0\n",
+            hosts.display()
+        ),
+    )
+    .unwrap();
+    root
+}
+
 /// A response record found in a WARC file.
 #[derive(Debug, Clone)]
 pub struct Stored {
@@ -465,6 +490,26 @@ pub fn segmenter_reports(logs: &Path) -> Vec<PathBuf> {
         .collect();
     reports.sort();
     reports
+}
+
+/// Runs `script` with the test environment's Python (`scripts/test.sh`
+/// installs DuckDB, warcio and FastWARC into `.venv/`), `args` after it;
+/// its standard output is one JSON value.
+pub fn python_json(script: &str, args: &[&Path]) -> serde_json::Value {
+    let python = testkit::warcio::python_tool("python", "PYTHON");
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    assert!(
+        out.status.success(),
+        "the Python check failed (scripts/test.sh installs duckdb, warcio and fastwarc into .venv/):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 /// What `segmenter status --json` prints for `crawl`.

@@ -10,7 +10,9 @@
 //! comes back; a fetch killed (`kill -9`) during an upload is resumed and
 //! uploads everything once; a store gone for good ends the fetch with exit
 //! code 4, its files kept, and the next fetch uploads them; an object is
-//! never overwritten.
+//! never overwritten; the research outputs of uploaded WARC files go to the
+//! store beside them, and `segmenter parquet` puts the set under the
+//! crawl's prefix.
 
 use crate::support;
 
@@ -707,4 +709,69 @@ fn a_sharded_crawl_with_its_warcs_in_s3_fetches_as_one_with_local_files() {
     from_local.sort();
     assert!(!from_store.is_empty());
     assert_eq!(from_store, from_local);
+}
+
+#[test]
+fn research_outputs_of_a_crawl_in_s3_go_beside_its_warcs_and_the_set_under_its_prefix() {
+    let LocalAndStored { s3, c, stored, .. } = local_and_stored("warc-store-research", "crawl-r");
+    support::inject(&stored, &c.seeds, &c.crawl, STEP);
+    run(&mut fetch(&stored, s3.addr(), &[]), &stored, 0);
+    // The round writes the Parquet index (on by default), `research` the
+    // WET and WAT files, each from a copy of the uploaded WARC file.
+    run(&mut segmenter(&["run"], &stored, s3.addr()), &stored, 0);
+    run(
+        &mut segmenter(&["research"], &stored, s3.addr()),
+        &stored,
+        0,
+    );
+    run(&mut segmenter(&["parquet"], &stored, s3.addr()), &stored, 0);
+
+    let keys = s3.keys(BUCKET, "crawl-r/");
+    let warcs: Vec<&String> = keys
+        .iter()
+        .filter(|k| k.ends_with(".warc.gz") && !k.ends_with(".wet.gz") && !k.ends_with(".wat.gz"))
+        .collect();
+    assert!(!warcs.is_empty(), "{keys:?}");
+    let run_dir = stored.join("fetched").join("00001");
+    let manifest = Manifest::read(&run_dir).unwrap();
+    for w in &warcs {
+        let stem = w.trim_end_matches(".warc.gz");
+        for suffix in [".parquet", ".warc.wet.gz", ".warc.wat.gz"] {
+            let key = format!("{stem}{suffix}");
+            assert!(keys.contains(&key), "{key} not in the store: {keys:?}");
+            let name = key.rsplit('/').next().unwrap();
+            assert!(manifest.get(name).is_some(), "{name} not in the manifest");
+            assert!(!run_dir.join(name).exists(), "{name} left locally");
+        }
+    }
+    // The gathered set is under the crawl's prefix; its rows are the
+    // responses of the crawl log.
+    let set: Vec<&String> = keys
+        .iter()
+        .filter(|k| k.starts_with("crawl-r/parquet/"))
+        .collect();
+    assert!(!set.is_empty(), "{keys:?}");
+    let copies = c.scratch.path().join("set");
+    std::fs::create_dir_all(&copies).unwrap();
+    for k in &set {
+        std::fs::write(
+            copies.join(k.rsplit('/').next().unwrap()),
+            s3.get(BUCKET, k),
+        )
+        .unwrap();
+    }
+    let log = std::fs::read_to_string(run_dir.join("crawl.log")).unwrap();
+    let responses = log
+        .lines()
+        .filter(|l| {
+            l.split('\t')
+                .nth(1)
+                .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count();
+    let rows = support::python_json(
+        "import duckdb, sys; print(duckdb.sql(f\"select count(*) from read_parquet('{sys.argv[1]}/*.parquet')\").fetchall()[0][0])",
+        &[&copies],
+    );
+    assert_eq!(rows, responses as u64);
 }
