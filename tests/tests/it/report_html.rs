@@ -277,13 +277,52 @@ fn a_real_crawls_report_shows_its_figures_and_charts_in_a_browser() {
     assert!(blue > 20_000, "the charts' blue: {blue} pixels");
     assert!(orange > 2_000, "the charts' orange: {orange} pixels");
 
-    // A damaged round report and a missing one: named, the rest shown.
+    // `segmenter prune` removes old round reports (here the first
+    // round's: it keeps the newest): an expected gap, said in a note,
+    // without a warning.
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 86_400);
+    for e in std::fs::read_dir(c.crawl.join("logs")).unwrap() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(e.unwrap().path())
+            .unwrap();
+        file.set_modified(two_days_ago).unwrap();
+    }
+    bins::run(
+        &mut segmenter(&[
+            "prune".as_ref(),
+            c.crawl.as_os_str(),
+            "--keep-logs".as_ref(),
+            "1d".as_ref(),
+        ]),
+        &c.crawl,
+    );
+    assert!(!reports[0].0.exists() && reports[1].0.exists());
+    let out = bins::run(
+        &mut segmenter(&["report".as_ref(), c.crawl.as_os_str()]),
+        &c.crawl,
+    );
+    assert!(!out.stderr.contains("round report"), "{}", out.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("id=\"problems\""),
+        "{}",
+        text_of(&html, "problems")
+    );
+    assert!(
+        text_of(&html, "pruned-reports")
+            .starts_with("Of the 2 rounds, round 1 no longer has a round report"),
+        "{}",
+        text_of(&html, "pruned-reports")
+    );
+    assert_eq!(round_row(&html, 1)[5], journal[0].pages.to_string());
+
+    // A damaged round report and no other: named once, the rest shown.
     std::fs::write(
         &reports[1].0,
         "{\"version\": 1, \"command\": \"run\", cut here",
     )
     .unwrap();
-    std::fs::remove_file(&reports[0].0).unwrap();
     std::fs::write(
         c.crawl.join(format!(
             "fetched/{}/stats.json",
@@ -308,8 +347,14 @@ fn a_real_crawls_report_shows_its_figures_and_charts_in_a_browser() {
         html.contains(&format!("logs/{damaged}: not a round report")),
         "{problems}"
     );
-    assert!(html.contains("round 1: no round report"), "{problems}");
-    assert!(html.contains("round 2: no round report"), "{problems}");
+    assert!(html.contains("rounds 1, 2: no round report"), "{problems}");
+    assert_eq!(html.matches("no round report").count(), 1, "{problems}");
+    assert_eq!(
+        out.stderr.matches("no round report").count(),
+        1,
+        "{}",
+        out.stderr
+    );
     assert!(
         html.contains("stats.json: not the fetcher&#39;s stats"),
         "{problems}"
