@@ -159,6 +159,17 @@ while [ $i -lt ${#rest[@]} ]; do
 done
 [ -n "$crawl" ] || die_usage "missing the crawl directory"
 
+# Without seeds, only a crawl that was started goes on; nothing is created
+# for a mistyped directory.
+if [ -z "$seeds" ] && [ ! -e "$crawl/seen.bloom" ] && [ ! -e "$crawl/shards.toml" ]; then
+    if [ -d "$crawl" ]; then
+        echo "$prog: $crawl: no crawl was started here (no seen.bloom); start one with: $0 $crawl --seeds SEEDS_FILE" >&2
+    else
+        echo "$prog: $crawl: no such crawl directory; start a crawl there with: $0 $crawl --seeds SEEDS_FILE" >&2
+    fi
+    exit 2
+fi
+
 mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directory" >&2; exit 1; }
 
 # One run at a time per crawl directory. The lock is held by this process and

@@ -146,6 +146,14 @@ impl Settings {
         args: FetchArgs,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Settings, SettingsError> {
+        // The directory first: nothing else matters where there is no crawl.
+        if !args.crawl.is_dir() {
+            return Err(SettingsError::Invalid(format!(
+                "{}: {}",
+                args.crawl.display(),
+                common::crawldir::no_such_crawl(&args.crawl)
+            )));
+        }
         let crawl = common::shards::select(&args.crawl, args.shard)
             .map_err(|e| SettingsError::Invalid(e.to_string()))?;
         let shard = crawl

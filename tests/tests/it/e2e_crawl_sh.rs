@@ -231,7 +231,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         ),
         (
             vec![crawl.as_ref(), "--bin".as_ref(), bin.as_ref()],
-            "has no segment yet; give seeds with --seeds FILE",
+            "crawl: no such crawl directory; start a crawl there with: ",
         ),
         (
             // The programs' flag lists tell flag values from words.

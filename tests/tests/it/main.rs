@@ -13,6 +13,7 @@ mod e2e_demo;
 mod e2e_https;
 mod e2e_kill;
 mod e2e_rounds;
+mod inputs;
 mod latency_web;
 mod metadata_outlinks;
 mod outage;
