@@ -49,7 +49,7 @@ crate::options! {
         /// Starting design load of seen.bloom: the filter grows (doubling,
         /// rebuilt from the crawl's history, backlog and segments) before it
         /// holds more; a value larger than an existing filter's grows it at
-        /// the next round [default: 10000000]
+        /// the next round [default: 1000000]
         #[arg(long, value_name = "N", help_heading = "Dedup")]
         pub bloom_items: Option<u64>,
         /// False-positive rate of seen.bloom at its design load, kept by
