@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use common::config::ScopeMode;
@@ -113,25 +114,15 @@ fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<Pa
         outs.push(BufWriter::new(file));
         paths.push(path);
     }
-    let input = std::fs::File::open(seeds).map_err(Error::io(seeds))?;
-    let mut input = std::io::BufReader::new(input);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if input
-            .read_until(b'\n', &mut line)
-            .map_err(Error::io(seeds))?
-            == 0
-        {
-            break;
-        }
-        let shard = std::str::from_utf8(&line)
+    // (Every line is read: the closure never breaks.)
+    let _ = each_line(seeds, |_, line| {
+        let shard = std::str::from_utf8(line)
             .ok()
             .map(crate::scan::strip_comment)
             .and_then(|t| common::urlnorm::canonicalize(t).ok())
             .map_or(0, |u| shards.shard_of(common::urlnorm::host_of(&u)));
         for (j, out) in outs.iter_mut().enumerate() {
-            let text: &[u8] = if j as u32 == shard { &line } else { b"\n" };
+            let text: &[u8] = if j as u32 == shard { line } else { b"\n" };
             out.write_all(text).map_err(Error::io(&paths[j]))?;
         }
         if !line.ends_with(b"\n") {
@@ -139,7 +130,8 @@ fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<Pa
                 .write_all(b"\n")
                 .map_err(Error::io(&paths[shard as usize]))?;
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     for (out, path) in outs.into_iter().zip(&paths) {
         out.into_inner()
             .map_err(|e| e.into_error())
@@ -176,6 +168,31 @@ fn union_scope_seeds(crawl: &CrawlDir, shards: &Shards) -> Result<(), Error> {
     common::atomic::write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))
 }
 
+/// Calls `each` with every line of `path` (numbered from 1, with its
+/// newline if it has one) until it breaks; says whether it did.
+fn each_line(
+    path: &Path,
+    mut each: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, Error>,
+) -> Result<ControlFlow<()>, Error> {
+    let input = std::fs::File::open(path).map_err(Error::io(path))?;
+    let mut input = std::io::BufReader::new(input);
+    let mut line = Vec::new();
+    for number in 1u64.. {
+        line.clear();
+        if input
+            .read_until(b'\n', &mut line)
+            .map_err(Error::io(path))?
+            == 0
+        {
+            break;
+        }
+        if each(number, &line)?.is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
 /// Checks that an input named on the command line is a readable file.
 pub(crate) fn input_file(path: &Path) -> Result<(), Error> {
     let meta = std::fs::metadata(path).map_err(Error::io(path))?;
@@ -210,27 +227,16 @@ const REFUSALS_SHOWN: usize = 5;
 /// Reads `seeds` up to its first line that `filter` admits; a file with
 /// none is refused (exit 2), naming the lines refused and why.
 fn first_seed(seeds: &Path, filter: &UrlFilter) -> Result<(), Error> {
-    let input = std::fs::File::open(seeds).map_err(Error::io(seeds))?;
     let mut refused: Vec<String> = Vec::new();
     let mut count = 0u64;
-    let mut line = Vec::new();
-    let mut input = std::io::BufReader::new(input);
-    for number in 1u64.. {
-        line.clear();
-        if input
-            .read_until(b'\n', &mut line)
-            .map_err(Error::io(seeds))?
-            == 0
-        {
-            break;
-        }
-        let why = match std::str::from_utf8(&line).map(crate::scan::strip_comment) {
+    let found = each_line(seeds, |number, line| {
+        let why = match std::str::from_utf8(line).map(crate::scan::strip_comment) {
             Err(_) => "not UTF-8 text".to_string(),
-            Ok("") => continue,
+            Ok("") => return Ok(ControlFlow::Continue(())),
             Ok(text) => match common::urlnorm::canonicalize(text) {
                 Err(e) => e.to_string(),
                 Ok(url) => match filter.check(&url, 0) {
-                    Ok(()) => return Ok(()),
+                    Ok(()) => return Ok(ControlFlow::Break(())),
                     Err(reason) => format!(
                         "{}: refused by the {} filter",
                         common::human::clipped(url.as_str()),
@@ -243,6 +249,10 @@ fn first_seed(seeds: &Path, filter: &UrlFilter) -> Result<(), Error> {
         if refused.len() < REFUSALS_SHOWN {
             refused.push(format!("line {number}: {why}"));
         }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if found.is_break() {
+        return Ok(());
     }
     let what = if count == 0 {
         "it holds no URL, only blank lines and comments".to_string()

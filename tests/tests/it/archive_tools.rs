@@ -126,8 +126,9 @@ fn replay_every_capture(crawl: &Path, warcs: &[PathBuf], index: &[&str]) {
 fn pywb_collection(dir: &Path, crawl: &Path, code: i32) -> bins::Finished {
     let wayback = python_tool("wayback", "WAYBACK");
     let path = std::env::join_paths(
-        std::iter::once(wayback.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        std::iter::once(wayback.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
     )
     .unwrap();
     bins::run_expecting(
@@ -160,7 +161,8 @@ fn the_pywb_collection_script_fails_loudly_when_there_is_nothing_to_link() {
     std::fs::write(crawl.join("fetched/00001/a.warc.gz"), b"").unwrap();
     let out = pywb_collection(scratch.path(), Path::new("crawl"), 1);
     assert!(
-        out.stderr.contains("index.cdxj: missing; make it first with: segmenter index"),
+        out.stderr
+            .contains("index.cdxj: missing; make it first with: segmenter index"),
         "{}",
         out.stderr
     );
@@ -411,7 +413,11 @@ fn a_page_refetched_without_conditional_requests_replays_its_body() {
     let pywb_root = scratch.path().join("pywb");
     std::fs::create_dir_all(&pywb_root).unwrap();
     let made = pywb_collection(&pywb_root, &root, 0);
-    assert!(made.stdout.contains("2 WARC file(s) linked"), "{}", made.stdout);
+    assert!(
+        made.stdout.contains("2 WARC file(s) linked"),
+        "{}",
+        made.stdout
+    );
     let archive = pywb_root.join("collections/crawl/archive");
     for w in all_warcs(&root) {
         let link = archive.join(w.file_name().unwrap());

@@ -4,10 +4,9 @@
 //! refuses with the same message and exit code whichever meets it first,
 //! names the file or directory and what to do, and creates nothing.
 
-use std::path::Path;
-
 use testkit::TempDir;
 use testkit::bins::{self, Finished, fetcher_cmd, segmenter_cmd};
+use testkit::files::names;
 use testkit::server::{Request, Response, Server};
 
 use crate::support;
@@ -25,16 +24,6 @@ fn message(out: &Finished, program: &str) -> String {
         .map(|l| l.strip_prefix(program).unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The names in directory `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -86,13 +75,7 @@ fn a_mistake_anywhere_in_crawl_toml_is_refused_alike_by_both_programs() {
     // The list after a misspelt key is the section's whole list.
     let crawl = scratch.join("crawl-0");
     let out = bins::run_expecting(fetcher_cmd().arg("fetch").arg(&crawl), &crawl, 2);
-    for key in [
-        "min_delay",
-        "delay_factor",
-        "backoff_max",
-        "threads",
-        "hosts_file",
-    ] {
+    for key in ["min_delay", "delay_factor", "backoff_max"] {
         assert!(
             out.stderr.contains(&format!(" {key},")),
             "{key}: {}",
