@@ -331,22 +331,30 @@ fn over_time(out: &mut String, g: &Gathered) {
         Kind::Lines,
     ));
     round_table(out, rows, &gaps);
-    if !g.pruned_reports.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\" id=\"pruned-reports\">Of the {1} rounds, {0} no longer {2} a round report: \
-             <code>segmenter prune</code> keeps the files of <code>logs/</code> for <code>[crawl] \
-             keep_logs</code>. Their new URLs, backlog, seen-set and held hosts are not shown; \
-             their other figures come from the round journal.</p>",
-            esc(&super::gather::rounds_named(&g.pruned_reports)),
-            rows.len(),
-            if g.pruned_reports.len() == 1 {
-                "has"
-            } else {
-                "have"
-            }
-        );
+    pruned_reports_note(out, g);
+}
+
+/// The note under the round table for rounds whose round report
+/// `segmenter prune` removed: an expected gap, said once, not a problem
+/// per round.
+fn pruned_reports_note(out: &mut String, g: &Gathered) {
+    if g.pruned_reports.is_empty() {
+        return;
     }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\" id=\"pruned-reports\">Of the {1} rounds, {0} no longer {2} a round report: \
+         <code>segmenter prune</code> keeps the files of <code>logs/</code> for <code>[crawl] \
+         keep_logs</code>. Their new URLs, backlog, seen-set and held hosts are not shown; \
+         their other figures come from the round journal.</p>",
+        esc(&super::gather::rounds_named(&g.pruned_reports)),
+        g.rounds.len(),
+        if g.pruned_reports.len() == 1 {
+            "has"
+        } else {
+            "have"
+        }
+    );
 }
 
 /// The chart of each round's time; returns the gaps between rounds
