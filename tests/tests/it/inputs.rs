@@ -17,6 +17,16 @@ fn crawl_toml(rest: &str) -> String {
     format!("[agent]\nname = \"testbot\"\nurl = \"https://example.org/bot.html\"\n{rest}")
 }
 
+/// Asserts that the program's stderr holds `part`.
+#[track_caller]
+fn assert_said(out: &Finished, part: &str) {
+    assert!(
+        out.stderr.contains(part),
+        "{part:?} not in:\n{}",
+        out.stderr
+    );
+}
+
 /// stderr without the program's name in front of each line.
 fn message(out: &Finished, program: &str) -> String {
     out.stderr
@@ -76,11 +86,7 @@ fn a_mistake_anywhere_in_crawl_toml_is_refused_alike_by_both_programs() {
     let crawl = scratch.join("crawl-0");
     let out = bins::run_expecting(fetcher_cmd().arg("fetch").arg(&crawl), &crawl, 2);
     for key in ["min_delay", "delay_factor", "backoff_max"] {
-        assert!(
-            out.stderr.contains(&format!(" {key},")),
-            "{key}: {}",
-            out.stderr
-        );
+        assert_said(&out, &format!(" {key},"));
     }
 }
 
@@ -93,6 +99,17 @@ fn a_directory_without_a_crawl_is_refused_naming_the_command_that_starts_one() {
         "{shown}: no such crawl directory; start a crawl there with `scripts/crawl.sh {shown} \
          --seeds SEEDS_FILE` (or `segmenter inject {shown} SEEDS_FILE`)"
     );
+    // crawl.sh without --seeds, refused with exit 2.
+    let crawl_sh = || {
+        bins::run_expecting(
+            std::process::Command::new(support::crawl_sh())
+                .arg(&missing)
+                .arg("--bin")
+                .arg(bins::bin_dir()),
+            scratch.path(),
+            2,
+        )
+    };
     // The fetcher looks at the directory before the user agent.
     let fetch = bins::run_expecting(fetcher_cmd().arg("fetch").arg(&missing), scratch.path(), 2);
     assert_eq!(message(&fetch, "fetcher: "), expected);
@@ -102,14 +119,7 @@ fn a_directory_without_a_crawl_is_refused_naming_the_command_that_starts_one() {
         2,
     );
     assert_eq!(message(&status, "segmenter: "), expected);
-    let sh = bins::run_expecting(
-        std::process::Command::new(support::crawl_sh())
-            .arg(&missing)
-            .arg("--bin")
-            .arg(bins::bin_dir()),
-        scratch.path(),
-        2,
-    );
+    let sh = crawl_sh();
     assert!(
         sh.stderr.starts_with(&format!(
             "crawl.sh: {shown}: no such crawl directory; start a crawl there with: "
@@ -141,19 +151,8 @@ fn a_directory_without_a_crawl_is_refused_naming_the_command_that_starts_one() {
         "{}",
         fetch.stderr
     );
-    let sh = bins::run_expecting(
-        std::process::Command::new(support::crawl_sh())
-            .arg(&missing)
-            .arg("--bin")
-            .arg(bins::bin_dir()),
-        scratch.path(),
-        2,
-    );
-    assert!(
-        sh.stderr.contains("no crawl was started here"),
-        "{}",
-        sh.stderr
-    );
+    let sh = crawl_sh();
+    assert_said(&sh, "no crawl was started here");
     assert!(names(&missing).is_empty(), "{:?}", names(&missing));
 }
 
@@ -184,13 +183,12 @@ fn with_no_segment_waiting_the_fetcher_says_what_the_state_of_the_crawl_asks_for
     let shown = crawl.display();
     // The fetched run waits for the segmenter.
     let out = bins::run(&mut bins::fetch_cmd(&crawl, &hosts), &crawl);
-    assert!(
-        out.stderr.contains(&format!(
+    assert_said(
+        &out,
+        &format!(
             "no segment waiting to be fetched (1 fetched run(s) not read yet: `segmenter run \
              {shown}` makes the next segment from them)"
-        )),
-        "{}",
-        out.stderr
+        ),
     );
     // Read, and nothing new found: the segmenter has nothing to make.
     bins::run(
@@ -201,14 +199,14 @@ fn with_no_segment_waiting_the_fetcher_says_what_the_state_of_the_crawl_asks_for
         &crawl,
     );
     let out = bins::run(&mut bins::fetch_cmd(&crawl, &hosts), &crawl);
-    assert!(
-        out.stderr.contains(&format!(
+    assert_said(
+        &out,
+        &format!(
             "every fetched run was read and no URL waits in a segment; `segmenter next {shown}` \
              says what the crawl does next"
-        )) && !out.stderr.contains("`segmenter run"),
-        "{}",
-        out.stderr
+        ),
     );
+    assert!(!out.stderr.contains("`segmenter run"), "{}", out.stderr);
 }
 
 #[test]
@@ -252,11 +250,9 @@ fn a_seeds_file_without_a_seed_is_refused_and_leaves_nothing() {
         scratch.path(),
         2,
     );
-    assert!(
-        out.stderr
-            .contains("no seed to crawl: it holds no URL, only blank lines and comments"),
-        "{}",
-        out.stderr
+    assert_said(
+        &out,
+        "no seed to crawl: it holds no URL, only blank lines and comments",
     );
     assert!(!crawl.exists());
 
