@@ -65,7 +65,8 @@ Rounds are numbered by the round journal CRAWL/rounds.v1.tsv (one line each).
 After each round, CRAWL/report.html (segmenter report) is rebuilt; a failure
 there is written to the round's log and does not stop the crawl.
 Each round prints one line: round number, segment, URLs in it, pages fetched
-(HTTP responses other than robots.txt), new URLs scheduled; what the fetch
+(HTTP responses other than robots.txt), URLs scheduled (in the segments the
+round wrote); what the fetch
 history learnt (URLs fetched for the first time, refreshed ones and of them
 unchanged and changed, URLs retired: gone, moved, robots.txt); what sitemaps
 gave (sitemaps read, URLs they list, new ones scheduled, rejected ones, bad
