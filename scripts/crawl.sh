@@ -66,7 +66,8 @@ Rounds are numbered by the round journal CRAWL/rounds.v1.tsv (one line each).
 After each round, CRAWL/report.html (segmenter report) is rebuilt; a failure
 there is written to the round's log and does not stop the crawl.
 Each round prints one line: round number, segment, URLs in it, pages fetched
-(HTTP responses other than robots.txt), new URLs scheduled; what the fetch
+(HTTP responses other than robots.txt), URLs scheduled (in the segments the
+round wrote); what the fetch
 history learnt (URLs fetched for the first time, refreshed ones and of them
 unchanged and changed, URLs retired: gone, moved, robots.txt); what sitemaps
 gave (sitemaps read, URLs they list, new ones scheduled, rejected ones, bad
@@ -159,6 +160,17 @@ while [ $i -lt ${#rest[@]} ]; do
     [ -z "$in_s" ] || seg_args+=("${words[@]}")
 done
 [ -n "$crawl" ] || die_usage "missing the crawl directory"
+
+# Without seeds, only a crawl that was started goes on; nothing is created
+# for a mistyped directory.
+if [ -z "$seeds" ] && [ ! -e "$crawl/seen.bloom" ] && [ ! -e "$crawl/shards.toml" ]; then
+    if [ -d "$crawl" ]; then
+        echo "$prog: $crawl: no crawl was started here (no seen.bloom); start one with: $0 $crawl --seeds SEEDS_FILE" >&2
+    else
+        echo "$prog: $crawl: no such crawl directory; start a crawl there with: $0 $crawl --seeds SEEDS_FILE" >&2
+    fi
+    exit 2
+fi
 
 mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directory" >&2; exit 1; }
 

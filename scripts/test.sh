@@ -48,6 +48,25 @@ RESILIPARSE_VERSION=2.0.0
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
+# Installs Debian packages with apt-get, quietly: what apt-get and dpkg say
+# (some 45 lines for Slurm) goes to a log that is shown only if the install
+# fails.
+apt_install() {
+    local sudo="" log
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    log=$(mktemp "${TMPDIR:-/tmp}/crawl-test-apt.XXXXXX")
+    if { $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            --no-install-recommends "$@"; } >"$log" 2>&1; then
+        rm -f "$log"
+    else
+        echo "test.sh: apt-get install $* failed; its output:" >&2
+        sed 's/^/  /' "$log" >&2
+        rm -f "$log"
+        exit 1
+    fi
+}
+
 if [[ ! -x .venv/bin/warcio ]] || [[ ! -x .venv/bin/warcprox ]] ||
     [[ ! -x .venv/bin/cdxj-indexer ]] || [[ ! -x .venv/bin/wayback ]] ||
     [[ ! -x .venv/bin/wacz ]] ||
@@ -86,11 +105,7 @@ fi
 if ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
         echo "test.sh: installing chromium with apt-get" >&2
-        sudo=""
-        [ "$(id -u)" = 0 ] || sudo=sudo
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-            chromium >/dev/null
+        apt_install chromium
     else
         echo "test.sh: chromium is missing and apt-get is not here: install chromium" >&2
         exit 1
@@ -116,9 +131,8 @@ slurm_packages="munge slurmctld slurmd slurm-client"
 if ! command -v slurmctld >/dev/null 2>&1 && ! [ -x /usr/sbin/slurmctld ] &&
     [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing $slurm_packages (apt-get, --no-install-recommends)" >&2
-    apt-get update -qq
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $slurm_packages
+    apt_install $slurm_packages
 fi
 if [ -x /usr/sbin/slurmctld ] && [ "$(id -u)" = 0 ]; then
     slurm_dir=$(mktemp -d "${TMPDIR:-/tmp}/crawl-test-slurm.XXXXXX")

@@ -34,6 +34,10 @@
 //! [`SharedOptions`] are the settings both programs take. A relative path
 //! follows one rule, [`setting_path`].
 
+mod check;
+pub mod fetcher;
+pub mod segmenter;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -517,7 +521,9 @@ impl Default for FilterConfig {
 }
 
 impl CrawlConfig {
-    /// Reads `path`; a missing file gives the defaults.
+    /// Reads `path`; a missing file gives the defaults. The whole file is
+    /// checked, both programs' sections included, so that either program
+    /// refuses a mistake anywhere in it with the same message.
     pub fn load(path: &Path) -> Result<CrawlConfig, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -534,10 +540,14 @@ impl CrawlConfig {
                 });
             }
         };
-        let mut cfg: CrawlConfig = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+        let invalid = |message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        check::keys(&table).map_err(invalid)?;
+        let mut cfg: CrawlConfig = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        check::values(&cfg).map_err(invalid)?;
         cfg.path = path.to_path_buf();
         Ok(cfg)
     }

@@ -123,18 +123,14 @@ impl CrawlDir {
         Ok(dir)
     }
 
-    /// Opens an existing crawl directory; the error names the path and says
-    /// how to create one.
+    /// Opens an existing crawl directory; the error says how to create one
+    /// (callers put the path in front of it).
     pub fn open(root: impl Into<PathBuf>) -> io::Result<CrawlDir> {
         let dir = CrawlDir::new(root);
         if !dir.root.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!(
-                    "{}: not a crawl directory (create one with `segmenter inject {} SEEDS_FILE`)",
-                    dir.root.display(),
-                    dir.root.display()
-                ),
+                no_such_crawl(&dir.root),
             ));
         }
         for d in [dir.segments_dir(), dir.fetched_root(), dir.logs_dir()] {
@@ -382,6 +378,16 @@ pub const SCOPE_SEEDS_LIST: crate::listfile::ListKind = crate::listfile::ListKin
              write the registrable domains of the seeds, one a line (`segmenter inject` adds \
              those of its seeds file)",
 };
+
+/// What is said of a crawl directory `root` that does not exist, after its
+/// path: the commands that start a crawl there.
+pub fn no_such_crawl(root: &Path) -> String {
+    format!(
+        "no such crawl directory; start a crawl there with `scripts/crawl.sh {0} --seeds \
+         SEEDS_FILE` (or `segmenter inject {0} SEEDS_FILE`)",
+        root.display()
+    )
+}
 
 /// True if `id` can name a segment or a fetched run: ASCII letters, digits,
 /// `-` and `_`, not starting with a dot.

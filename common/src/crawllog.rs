@@ -97,6 +97,33 @@ impl ErrorCode {
     pub fn parse(s: &str) -> Option<ErrorCode> {
         ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
     }
+
+    /// True if a line with this code stands for an attempt that reached
+    /// the host, or tried to (a connection was opened or refused, a
+    /// request sent): what politeness counts. False for a URL passed over
+    /// without contact: disallowed or held by robots.txt (the robots.txt
+    /// request has its own line), a Crawl-delay over the cap, a host
+    /// dropped, a URL refused before any connection (bad, too long, a
+    /// private address), a name that did not resolve.
+    pub fn contacted_host(self) -> bool {
+        match self {
+            ErrorCode::Refused
+            | ErrorCode::Timeout
+            | ErrorCode::Connect
+            | ErrorCode::Tls
+            | ErrorCode::Protocol
+            | ErrorCode::TooBig
+            | ErrorCode::Decode => true,
+            ErrorCode::Dns
+            | ErrorCode::PrivateAddress
+            | ErrorCode::Robots
+            | ErrorCode::RobotsUnavailable
+            | ErrorCode::CrawlDelay
+            | ErrorCode::HostDropped
+            | ErrorCode::UrlTooLong
+            | ErrorCode::BadUrl => false,
+        }
+    }
 }
 
 /// The status column.

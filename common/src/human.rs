@@ -17,6 +17,24 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// Characters of a text shown whole in a message (a URL, a line of input);
+/// a longer one is cut by [`clipped`].
+pub const CLIP_CHARS: usize = 200;
+
+/// `text` as a message shows it: whole up to [`CLIP_CHARS`] characters,
+/// else its start and end around `…`, with its length
+/// (`http://a.example/xxx…xxx.html (5,000 characters)`), so that one long
+/// URL makes one readable line.
+pub fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= CLIP_CHARS {
+        return text.into();
+    }
+    let head: String = text.chars().take(CLIP_CHARS - 50).collect();
+    let tail: String = text.chars().skip(n - 30).collect();
+    format!("{head}…{tail} ({} characters)", count(n as u64)).into()
+}
+
 /// A size in the largest decimal unit that keeps it above one: `1.5 GB`,
 /// `2.3 MB`, `20 kB`, `512 B`.
 pub fn bytes(b: u64) -> String {
@@ -137,6 +155,18 @@ fn split_unit(s: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_texts_are_clipped_with_their_length() {
+        assert_eq!(clipped("http://a.test/"), "http://a.test/");
+        let long = format!("http://a.test/{}.html", "x".repeat(4981));
+        let shown = clipped(&long);
+        assert!(shown.starts_with("http://a.test/xxx"), "{shown}");
+        assert!(shown.ends_with("xxx.html (5,000 characters)"), "{shown}");
+        assert!(shown.chars().count() < 240, "{shown}");
+        let wide = "é".repeat(300);
+        assert!(clipped(&wide).ends_with("(300 characters)"));
+    }
 
     #[test]
     fn durations() {

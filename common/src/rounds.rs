@@ -157,7 +157,7 @@ impl Round {
         let f = &self.figures;
         let count = |n: Option<u64>| n.map_or("?".to_string(), |n| n.to_string());
         format!(
-            "round {}: segment {}, {} URLs, {} pages fetched, {} new URLs in {} segment(s); \
+            "round {}: segment {}, {} URLs, {} pages fetched, {} URLs scheduled in {} segment(s); \
              history: {} new, {} refreshed ({} unchanged, {} changed), {} retired; \
              sitemaps: {} read, {} URLs, {} new, {} rejected, {} bad; \
              fetch {}s ({}), segmenter {}s; {}s",
@@ -436,8 +436,8 @@ mod tests {
     fn the_round_line_reads_as_crawl_sh_always_printed_it() {
         assert_eq!(
             round(2).line(),
-            "round 2: segment 00002, 1437 URLs, 1398 pages fetched, 812 new URLs in 1 \
-             segment(s); history: 1398 new, 0 refreshed (0 unchanged, 0 changed), 0 retired; \
+            "round 2: segment 00002, 1437 URLs, 1398 pages fetched, 812 URLs scheduled \
+             in 1 segment(s); history: 1398 new, 0 refreshed (0 unchanged, 0 changed), 0 retired; \
              sitemaps: 3 read, 16 URLs, 11 new, 3 rejected, 0 bad; fetch 41.2s (tail), \
              segmenter 0.1s; 41s"
         );

@@ -39,7 +39,7 @@ use url::{Position, Url};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     /// Not parseable as a URL.
-    #[error("{url}: not a valid URL ({reason})")]
+    #[error("{}: not a valid URL ({reason})", crate::human::clipped(.url))]
     Invalid {
         /// The input, as given.
         url: String,
@@ -47,7 +47,7 @@ pub enum UrlError {
         reason: String,
     },
     /// A scheme other than http or https.
-    #[error("{url}: scheme `{scheme}` is not crawled (only http and https)")]
+    #[error("{}: scheme `{scheme}` is not crawled (only http and https)", crate::human::clipped(.url))]
     Scheme {
         /// The input, as given.
         url: String,
@@ -55,7 +55,7 @@ pub enum UrlError {
         scheme: String,
     },
     /// No host (e.g. `http:///path`).
-    #[error("{url}: no host")]
+    #[error("{}: no host", crate::human::clipped(.url))]
     NoHost {
         /// The input, as given.
         url: String,

@@ -65,12 +65,13 @@ impl Drop for RemoveOnDrop {
 
 /// Runs `fetch`.
 pub fn run(s: Settings) -> Result<Ended, Error> {
-    CrawlDir::open(s.crawl.top()).map_err(Error::io(s.crawl.top()))?;
     let crawl = s.crawl.clone();
-    crawl.create_subdirs().map_err(Error::io(crawl.root()))?;
+    // Nothing is created in a directory with nothing to fetch.
     let Some(id) = choose_segment(&crawl, s.segment.as_deref())? else {
         return Ok(Ended::Nothing);
     };
+    CrawlDir::open(s.crawl.top()).map_err(Error::io(s.crawl.top()))?;
+    crawl.create_subdirs().map_err(Error::io(crawl.root()))?;
     // Below the floor already: refused before anything is written.
     if let Some(short) =
         common::disk::check(crawl.root(), s.disk_floor, 0).map_err(Error::io(crawl.root()))?
@@ -852,9 +853,9 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
             .map_err(Error::io(crawl.segments_dir()))?;
         if pending.is_empty() {
             common::runlog::say(format_args!(
-                "{}: no segment waiting to be fetched (make one with `segmenter run {}`)",
+                "{}: no segment waiting to be fetched ({})",
                 crawl.root().display(),
-                crawl.root().display()
+                nothing_pending(crawl)?
             ));
         }
         return Ok(pending.into_iter().next());
@@ -874,6 +875,45 @@ fn choose_segment(crawl: &CrawlDir, named: Option<&str>) -> Result<Option<String
         return Ok(None);
     }
     Ok(Some(id.to_string()))
+}
+
+/// What to do when no segment waits, said for the state of `crawl`: a
+/// directory where no crawl was started (refused: exit 2), fetched runs
+/// the segmenter has not read yet, or a crawl whose every run was read.
+fn nothing_pending(crawl: &CrawlDir) -> Result<String, Error> {
+    let shown = crawl.top().display();
+    let segments = crawl
+        .segment_ids()
+        .map_err(Error::io(crawl.segments_dir()))?;
+    if segments.is_empty() && !crawl.bloom_path().exists() {
+        return Err(Error::Usage(format!(
+            "{}: no crawl was started here (no segment, no seen.bloom); start one with \
+             `scripts/crawl.sh {shown} --seeds SEEDS_FILE` (or `segmenter inject {shown} \
+             SEEDS_FILE`)",
+            crawl.root().display()
+        )));
+    }
+    let runs = crawl
+        .completed_runs()
+        .map_err(Error::io(crawl.fetched_root()))?;
+    let consumed = common::listfile::read(&crawl.consumed_path(), &common::crawldir::CONSUMED_LIST)
+        .map(|list| list.unwrap_or_default())
+        .unwrap_or_default();
+    let unread = runs
+        .iter()
+        .filter(|id| !consumed.iter().any(|(_, c)| c == *id))
+        .count();
+    Ok(if unread > 0 {
+        format!(
+            "{unread} fetched run(s) not read yet: `segmenter run {shown}` makes the next \
+             segment from them"
+        )
+    } else {
+        format!(
+            "every fetched run was read and no URL waits in a segment; `segmenter next {shown}` \
+             says what the crawl does next"
+        )
+    })
 }
 
 /// What [`fill_frontier`] found.

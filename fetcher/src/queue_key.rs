@@ -15,17 +15,7 @@ use common::segment::{SegmentReader, SegmentRecord};
 
 use crate::dns::Dns;
 
-/// How URLs are grouped into politeness queues.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyMode {
-    /// One queue per host name.
-    Host,
-    /// One queue per registrable domain (www.example.co.uk → example.co.uk).
-    Domain,
-    /// One queue per IP address (names are resolved when the segment is loaded).
-    Ip,
-}
+pub use common::config::fetcher::KeyMode;
 
 /// The queue key of a host name (host, registrable domain or address).
 pub type KeyOf = Arc<dyn Fn(&str) -> String + Send + Sync>;

@@ -139,8 +139,17 @@ pub struct Settings {
 
 impl Settings {
     /// Lays the flags over `crawl.toml` ([`common::options!`]), fills in
-    /// the defaults and checks the result.
+    /// the defaults and checks the result; a crawl directory that does not
+    /// exist is refused first, with the command that starts a crawl.
     pub fn from_args(args: FetchArgs) -> Result<Settings, SettingsError> {
+        // The directory first: nothing else matters where there is no crawl.
+        if !args.crawl.is_dir() {
+            return Err(SettingsError::Invalid(format!(
+                "{}: {}",
+                args.crawl.display(),
+                common::crawldir::no_such_crawl(&args.crawl)
+            )));
+        }
         Settings::from_args_and_env(args, |name| std::env::var(name).ok())
     }
 

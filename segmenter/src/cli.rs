@@ -3,7 +3,7 @@
 //! `max_per_host` in `[segmenter]`, the scope and filter flags in `[scope]`
 //! and `[filter]`), and flags win over the file.
 
-use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -534,136 +534,9 @@ pub struct RoundFlags {
     pub skip_extensions: Option<String>,
 }
 
-common::options! {
-    /// The settings of `inject` and `run` that are also keys of the
-    /// `[segmenter]` section of `crawl.toml` (`--max-per-host` ↔
-    /// `max_per_host`); flags override the file.
-    pub struct SegmenterOptions {
-        /// Memory for sorting; above it, sorted runs are spilled to disk
-        /// (zstd-compressed) and merged [default: 512MB]
-        #[arg(long, value_name = "SIZE", help_heading = "Resources")]
-        pub memory: Option<SizeValue>,
-        /// Worker threads [default: the number of CPUs]
-        #[arg(long, value_name = "N", help_heading = "Resources")]
-        pub threads: Option<NonZeroUsize>,
-        /// A plain progress line this often (pages, MB of HTML, links, URLs
-        /// selected), on stderr unless it shows the live line, and in the
-        /// log; 0 for none [default: 10s]
-        #[arg(long, value_name = "DURATION", help_heading = "Resources")]
-        pub progress_interval: Option<DurationValue>,
-        /// At most N URLs of one host per segment; the others wait in the
-        /// backlog for a later round [default: 1000]
-        #[arg(long, value_name = "N", help_heading = "Segments")]
-        pub max_per_host: Option<NonZeroU64>,
-        /// At most N URLs of one host over the whole crawl (the URLs of its
-        /// fetch history, and those a round schedules): the others wait in
-        /// the backlog, counted as `held host-pages`; refetches are not
-        /// limited; 0 for no limit [default: no limit]
-        #[arg(long, value_name = "N", help_heading = "Segments")]
-        pub max_host_pages: Option<u64>,
-        /// The same for all the hosts of one registrable domain together
-        /// (`held domain-pages`) [default: no limit]
-        #[arg(long, value_name = "N", help_heading = "Segments")]
-        pub max_domain_pages: Option<u64>,
-        /// At most N URLs per segment; a round with more writes several
-        /// segments with consecutive IDs [default: 1000000]
-        #[arg(long, value_name = "N", help_heading = "Segments")]
-        pub max_segment_size: Option<NonZeroU64>,
-        /// Split each round into N segments by a hash of the host
-        /// (ID-p01 ... ID-pNN), one per fetcher machine [default: 1]
-        #[arg(long, value_name = "N", help_heading = "Segments")]
-        pub partitions: Option<NonZeroU32>,
-        /// Starting design load of seen.bloom: the filter grows (doubling,
-        /// rebuilt from the crawl's history, backlog and segments) before it
-        /// holds more; a value larger than an existing filter's grows it at
-        /// the next round [default: 10000000]
-        #[arg(long, value_name = "N", help_heading = "Dedup")]
-        pub bloom_items: Option<u64>,
-        /// False-positive rate of seen.bloom at its design load, kept by
-        /// every growth; only used when the file is created [default: 0.01]
-        #[arg(long, value_name = "RATE", help_heading = "Dedup")]
-        pub bloom_fp: Option<f64>,
-        /// A URL that failed in this many rounds is not retried in the next
-        /// one: it is kept in the fetch history as `failed`, due again at
-        /// --recrawl-failed [default: 3]
-        #[arg(long, value_name = "N", help_heading = "Dedup")]
-        pub max_tries: Option<u32>,
-        /// Most links taken from one page [default: 1000]
-        #[arg(long, value_name = "N", help_heading = "Extraction")]
-        pub max_links_per_page: Option<NonZeroUsize>,
-        /// Larger stored responses are reported and skipped [default: 16MiB]
-        #[arg(long, value_name = "SIZE", help_heading = "Extraction")]
-        pub max_page_size: Option<SizeValue>,
-        /// Take a page's links from its WARC metadata record when the
-        /// fetcher listed them there (`crawlLinks`) and they are what
-        /// parsing the page would give, instead of parsing it (measured to
-        /// save nothing: see the guide) [default: false]
-        #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
-        pub metadata_outlinks: Option<bool>,
-        /// After each round, write the Parquet index of the WARC files of
-        /// the runs it consumed (NAME.parquet beside each; see `segmenter
-        /// research`) [default: false]
-        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
-        pub research_index: Option<bool>,
-        /// After each round, write their WET files (the visible text of
-        /// each HTML page, NAME.warc.wet.gz) [default: false]
-        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
-        pub research_wet: Option<bool>,
-        /// After each round, write their WAT files (the JSON metadata of
-        /// each record, NAME.warc.wat.gz) [default: false]
-        #[arg(long, value_name = "BOOL", help_heading = "Research outputs")]
-        pub research_wat: Option<bool>,
-        /// A fetched URL is due again this long after its first fetch
-        /// (`30d`, `12h`, `2s`) [default: 30d]
-        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
-        pub recrawl_interval: Option<DurationValue>,
-        /// Shortest refetch interval: a page that changes at every fetch
-        /// halves its interval down to this [default: 1d]
-        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
-        pub recrawl_min: Option<DurationValue>,
-        /// Longest refetch interval: a page that does not change grows its
-        /// interval by half at each fetch up to this [default: 365d]
-        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
-        pub recrawl_max: Option<DurationValue>,
-        /// A URL answered 404 or 410 this many times in a row is retired
-        /// (never fetched again) [default: 3]
-        #[arg(long, value_name = "N", help_heading = "Recrawl")]
-        pub recrawl_gone_after: Option<NonZeroU32>,
-        /// A URL whose retries ran out (--max-tries) is due again this long
-        /// after, so that a host that comes back is crawled again [default: 7d]
-        #[arg(long, value_name = "DURATION", help_heading = "Recrawl")]
-        pub recrawl_failed: Option<DurationValue>,
-        /// The share of a host's URLs in a segment that goes to refetches
-        /// when it has more new and due URLs than its share of the round
-        /// (0 to 1; either side takes what the other leaves) [default: 0.5]
-        #[arg(long, value_name = "SHARE", help_heading = "Recrawl")]
-        pub recrawl_share: Option<f64>,
-        /// Read sitemaps: schedule the `Sitemap:` URLs of robots.txt files
-        /// and read what sitemaps list (`false`: sitemap files are treated
-        /// as any other response) [default: true]
-        #[arg(long, value_name = "BOOL", help_heading = "Sitemaps")]
-        pub sitemaps: Option<bool>,
-        /// Also schedule `/sitemap.xml` of a host whose robots.txt names no
-        /// sitemap. Off by default: most such hosts answer 404, one wasted
-        /// request per host [default: false]
-        #[arg(long, value_name = "BOOL", help_heading = "Sitemaps")]
-        pub sitemap_guess: Option<bool>,
-        /// Sitemap levels followed from robots.txt: 2 reads an index and the
-        /// sitemaps it lists, but not the sitemaps of an index listed in an
-        /// index; 1 reads only the files robots.txt names [default: 2]
-        #[arg(long, value_name = "N", help_heading = "Sitemaps")]
-        pub sitemap_max_depth: Option<NonZeroU32>,
-        /// Most URLs read from one sitemap file; the rest are counted as
-        /// over the limit [default: 50000, the protocol's limit]
-        #[arg(long, value_name = "N", help_heading = "Sitemaps")]
-        pub sitemap_max_entries: Option<NonZeroUsize>,
-        /// Most bytes of one sitemap file read (after gzip decompression);
-        /// the rest is counted as over the limit [default: 50MiB, the
-        /// protocol's limit]
-        #[arg(long, value_name = "SIZE", help_heading = "Sitemaps")]
-        pub sitemap_max_bytes: Option<SizeValue>,
-    }
-}
+/// The settings of `inject` and `run` that are also keys of `[segmenter]`:
+/// one list in `common`, so that the fetcher checks that section too.
+pub use common::config::segmenter::SegmenterOptions;
 
 /// `--name=` / `--name` lines for the flags of `run` (see [`Command::Flags`]),
 /// with ` shared` after those the fetcher has too ([`SharedOptions`]).
@@ -696,6 +569,7 @@ pub fn round_flags() -> String {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use common::config::SizeValue;
 
     #[test]
     fn command_line_is_consistent() {

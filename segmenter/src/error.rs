@@ -53,9 +53,10 @@ pub enum Error {
         repair: &'static str,
     },
     /// The round would take the free disk space below `min_free_disk`
-    /// (exit code 3): it is not started, nothing was changed.
-    #[error("not enough free disk space to start the round: {0}")]
-    Disk(common::disk::Shortage),
+    /// (exit code 3): it is not started, nothing was changed. The text
+    /// adds what else may help (a smaller new seen-set).
+    #[error("not enough free disk space to start the round: {0}{1}")]
+    Disk(common::disk::Shortage, &'static str),
     /// Another segmenter holds the crawl directory's lock.
     #[error(
         "{0}: another segmenter is working on this crawl directory (lock held); try again when it has finished"
@@ -99,7 +100,7 @@ impl Fault for Error {
     fn exit(&self) -> Exit {
         match self {
             Error::Usage(_) | Error::Config(_) | Error::Scope(_) => Exit::Usage,
-            Error::Disk(_) => Exit::Disk,
+            Error::Disk(..) => Exit::Disk,
             _ => Exit::Failure,
         }
     }

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use common::config::ScopeMode;
@@ -40,9 +41,12 @@ pub fn inject(
     flags: &RoundFlags,
     shards: Option<Shards>,
 ) -> Result<(), Error> {
-    // Check the seeds file before creating anything.
+    // Check the seeds file, crawl.toml and the seeds themselves before
+    // creating anything: a mistake leaves no half-made crawl behind.
     input_file(seeds)?;
     let shards = layout(root, shards)?;
+    let settings = crate::settings::Settings::load(CrawlDir::new(root), flags)?;
+    first_seed(seeds, &seed_filter(&settings)?)?;
     let crawl = CrawlDir::create(root).map_err(Error::io(root))?;
     if !shards.is_sharded() {
         let session = Session::start(crawl, flags)?;
@@ -110,25 +114,15 @@ fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<Pa
         outs.push(BufWriter::new(file));
         paths.push(path);
     }
-    let input = std::fs::File::open(seeds).map_err(Error::io(seeds))?;
-    let mut input = std::io::BufReader::new(input);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if input
-            .read_until(b'\n', &mut line)
-            .map_err(Error::io(seeds))?
-            == 0
-        {
-            break;
-        }
-        let shard = std::str::from_utf8(&line)
+    // (Every line is read: the closure never breaks.)
+    let _ = each_line(seeds, |_, line| {
+        let shard = std::str::from_utf8(line)
             .ok()
             .map(crate::scan::strip_comment)
             .and_then(|t| common::urlnorm::canonicalize(t).ok())
             .map_or(0, |u| shards.shard_of(common::urlnorm::host_of(&u)));
         for (j, out) in outs.iter_mut().enumerate() {
-            let text: &[u8] = if j as u32 == shard { &line } else { b"\n" };
+            let text: &[u8] = if j as u32 == shard { line } else { b"\n" };
             out.write_all(text).map_err(Error::io(&paths[j]))?;
         }
         if !line.ends_with(b"\n") {
@@ -136,7 +130,8 @@ fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<Pa
                 .write_all(b"\n")
                 .map_err(Error::io(&paths[shard as usize]))?;
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     for (out, path) in outs.into_iter().zip(&paths) {
         out.into_inner()
             .map_err(|e| e.into_error())
@@ -173,6 +168,31 @@ fn union_scope_seeds(crawl: &CrawlDir, shards: &Shards) -> Result<(), Error> {
     common::atomic::write_atomic(&path, text.as_bytes()).map_err(Error::io(&path))
 }
 
+/// Calls `each` with every line of `path` (numbered from 1, with its
+/// newline if it has one) until it breaks; says whether it did.
+fn each_line(
+    path: &Path,
+    mut each: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, Error>,
+) -> Result<ControlFlow<()>, Error> {
+    let input = std::fs::File::open(path).map_err(Error::io(path))?;
+    let mut input = std::io::BufReader::new(input);
+    let mut line = Vec::new();
+    for number in 1u64.. {
+        line.clear();
+        if input
+            .read_until(b'\n', &mut line)
+            .map_err(Error::io(path))?
+            == 0
+        {
+            break;
+        }
+        if each(number, &line)?.is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
 /// Checks that an input named on the command line is a readable file.
 pub(crate) fn input_file(path: &Path) -> Result<(), Error> {
     let meta = std::fs::metadata(path).map_err(Error::io(path))?;
@@ -185,20 +205,80 @@ pub(crate) fn input_file(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Everything `inject` does with the crawl directory held.
-fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
-    let settings = &session.settings;
-    // In the default mode the seeds define the scope, so every seed is in
-    // it (the rules still apply): load the rest of the scope as an open one.
+/// The filter seeds go through. In the default mode the seeds define the
+/// scope, so every seed is in it (the rules still apply): the rest of the
+/// scope is loaded as an open one.
+fn seed_filter(settings: &crate::settings::Settings) -> Result<UrlFilter, Error> {
     let mut scope_cfg = settings.scope.clone();
     if scope_cfg.mode == ScopeMode::Seeds {
         scope_cfg.mode = ScopeMode::Any;
     }
     let scope = Scope::load(&scope_cfg, settings.crawl.top())?;
-    let filter = UrlFilter {
+    Ok(UrlFilter {
         limits: settings.filter.clone(),
         scope,
+    })
+}
+
+/// Seed lines refused, at most, that the error of a seeds file without a
+/// seed names.
+const REFUSALS_SHOWN: usize = 5;
+
+/// Reads `seeds` up to its first line that `filter` admits; a file with
+/// none is refused (exit 2), naming the lines refused and why.
+fn first_seed(seeds: &Path, filter: &UrlFilter) -> Result<(), Error> {
+    let mut refused: Vec<String> = Vec::new();
+    let mut count = 0u64;
+    let found = each_line(seeds, |number, line| {
+        let why = match std::str::from_utf8(line).map(crate::scan::strip_comment) {
+            Err(_) => "not UTF-8 text".to_string(),
+            Ok("") => return Ok(ControlFlow::Continue(())),
+            Ok(text) => match common::urlnorm::canonicalize(text) {
+                Err(e) => e.to_string(),
+                Ok(url) => match filter.check(&url, 0) {
+                    Ok(()) => return Ok(ControlFlow::Break(())),
+                    Err(reason) => format!(
+                        "{}: refused by the {} filter",
+                        common::human::clipped(url.as_str()),
+                        reason.name()
+                    ),
+                },
+            },
+        };
+        count += 1;
+        if refused.len() < REFUSALS_SHOWN {
+            refused.push(format!("line {number}: {why}"));
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if found.is_break() {
+        return Ok(());
+    }
+    let what = if count == 0 {
+        "it holds no URL, only blank lines and comments".to_string()
+    } else {
+        let more = count.saturating_sub(refused.len() as u64);
+        format!(
+            "every line was refused ({count}): {}{}",
+            refused.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        )
     };
+    Err(Error::Usage(format!(
+        "{}: no seed to crawl: {what}. Nothing was created or changed; give one http or \
+         https URL a line (`#` starts a comment)",
+        seeds.display()
+    )))
+}
+
+/// Everything `inject` does with the crawl directory held.
+fn round(session: &Session, seeds: &Path) -> Result<(), Error> {
+    let settings = &session.settings;
+    let filter = seed_filter(settings)?;
     let plan = Plan {
         command: "inject",
         jobs: seeds_jobs(seeds, settings.threads)?,

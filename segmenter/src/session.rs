@@ -13,17 +13,23 @@ use crate::settings::Settings;
 use common::runlog::RunLog;
 
 /// The disk space a round may write before its commit (an estimate from
-/// its inputs): a copy of `seen.bloom`, a new backlog and history (each the
+/// its inputs): a copy of `seen.bloom` (or, for a crawl that has none yet,
+/// the new filter `settings` asks for), a new backlog and history (each the
 /// size of the old one), the leftover lists and seeds read (they become
 /// segments and backlog lines), and a tenth of the WARC bytes read (the
 /// links found: sort spills and segments, compressed), which
 /// [`crate::round::Plan::input_bytes`] gives.
-pub fn space_needed(crawl: &CrawlDir, input: u64) -> u64 {
+pub fn space_needed(settings: &Settings, input: u64) -> u64 {
+    let crawl = &settings.crawl;
     let size = |p: std::path::PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
-    size(crawl.bloom_path())
-        + size(crawl.backlog_path())
-        + size(crate::history::current_path(crawl.root()))
-        + input
+    let bloom = crawl.bloom_path();
+    let filter = if bloom.exists() {
+        size(bloom)
+    } else {
+        common::bloom::BloomParams::optimal(settings.bloom_items, settings.bloom_fp)
+            .map_or(0, |p| p.file_bytes())
+    };
+    filter + size(crawl.backlog_path()) + size(crate::history::current_path(crawl.root())) + input
 }
 
 /// A command holding the crawl directory.
@@ -86,11 +92,17 @@ impl Session {
     /// round is refused ([`Error::Disk`], exit 3) with nothing changed.
     pub fn staging(&self, input: u64) -> Result<Staging, Error> {
         let crawl = &self.settings.crawl;
-        let need = space_needed(crawl, input);
+        let need = space_needed(&self.settings, input);
         if let Some(short) = common::disk::check(crawl.root(), self.settings.min_free_disk, need)
             .map_err(Error::io(crawl.root()))?
         {
-            return Err(Error::Disk(short));
+            let hint = if crawl.bloom_path().exists() {
+                ""
+            } else {
+                "; or start with a smaller seen-set (`--bloom-items`, [segmenter] bloom_items: \
+                 1.2 MB per million URLs at 1 %; it grows with the crawl)"
+            };
+            return Err(Error::Disk(short, hint));
         }
         Staging::create(crawl)
     }

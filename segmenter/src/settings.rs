@@ -16,8 +16,11 @@ use crate::error::Error;
 
 /// Default sort memory.
 pub const DEFAULT_MEMORY: u64 = 512_000_000;
-/// Starting design load of `seen.bloom` (`--bloom-items`).
-pub const DEFAULT_BLOOM_ITEMS: u64 = 10_000_000;
+/// Starting design load of `seen.bloom` (`--bloom-items`): 1.2 MB at 1 %,
+/// which fits a small disk and a small crawl; a larger crawl's filter
+/// grows by doubling, each growth reading the exact sets once (see
+/// docs/benchmarks.md for what the growths of a crawl to 10 M URLs cost).
+pub const DEFAULT_BLOOM_ITEMS: u64 = 1_000_000;
 /// Smallest sort memory accepted (tests use tiny values to force spills).
 pub const MIN_MEMORY: u64 = 16 * 1024;
 

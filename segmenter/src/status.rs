@@ -308,6 +308,13 @@ pub(crate) fn read_report(path: &Path) -> Result<serde_json::Value, String> {
 /// Prints the status of the crawl directory `root` (of shard `shard`; of
 /// every shard in turn for a sharded crawl without one).
 pub fn status(root: &Path, shard: Option<u32>, json: bool, backlog: bool) -> Result<(), Error> {
+    if !root.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: {}",
+            root.display(),
+            common::crawldir::no_such_crawl(root)
+        )));
+    }
     let shards = common::shards::Shards::load(root)?;
     if shards.is_sharded() && shard.is_none() {
         let mut text = String::new();

@@ -49,6 +49,17 @@ pub fn snapshot(dir: &Path, skip: impl Fn(&Path) -> bool) -> BTreeMap<PathBuf, V
     out
 }
 
+/// The names of the entries of directory `dir`, sorted. Panics naming a
+/// directory that cannot be read.
+pub fn names(dir: &Path) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut names: Vec<String> = entries
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// True for the files whose content says nothing of a crawl's state: lock
 /// files (`*.lock`, empty) and SQLite's shared-memory index (`*-shm`,
 /// rebuilt by every reader); a [`snapshot`] leaves them out.

@@ -140,6 +140,9 @@ pub struct Gathered {
     pub last_report: Option<String>,
     /// A sharded crawl's shards, one row each (empty for one shard).
     pub shards: Vec<ShardRow>,
+    /// Rounds whose round report `segmenter prune` removed (older than
+    /// the oldest report left): expected, said in a note.
+    pub pruned_reports: Vec<u64>,
 }
 
 /// One shard of a sharded crawl, as the report's shard table shows it.
@@ -188,15 +191,24 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
         }
     };
     let reports = read_reports(crawl, &mut g);
+    let report_of = |round: &Round| round.segment.as_ref().and_then(|s| reports.get(s)).cloned();
+    // `segmenter prune` removes the oldest round reports first and keeps
+    // the newest: a round older than the oldest report left lost its own
+    // to the pruning, as expected; a newer one without a report is a
+    // problem.
+    let oldest_kept = journal
+        .iter()
+        .filter(|r| report_of(r).is_some())
+        .map(|r| r.number)
+        .min();
+    let mut lost = Vec::new();
     for round in journal {
-        let report = round.segment.as_ref().and_then(|s| reports.get(s)).cloned();
+        let report = report_of(&round);
         if report.is_none() && round.end == common::rounds::End::Done {
-            g.problems.push(format!(
-                "round {}: no round report (logs/segmenter-*.json consuming segment {}) \
-                 was found: its backlog, seen-set and held-host figures are not shown",
-                round.number,
-                round.segment.as_deref().unwrap_or("-")
-            ));
+            match oldest_kept {
+                Some(oldest) if round.number < oldest => g.pruned_reports.push(round.number),
+                _ => lost.push(round.number),
+            }
         }
         let fetch = round
             .segment
@@ -207,6 +219,18 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
             report,
             fetch,
         });
+    }
+    if !lost.is_empty() {
+        g.problems.push(format!(
+            "{}: no round report (logs/segmenter-*.json consuming the round's segment) was \
+             found: the new URLs, backlog, seen-set and held hosts of {} are not shown",
+            rounds_named(&lost),
+            if lost.len() == 1 {
+                "that round"
+            } else {
+                "those rounds"
+            }
+        ));
     }
     match CrawlStatus::read_with_summaries(crawl, true, TOP) {
         Ok((status, summaries)) => {
@@ -226,6 +250,31 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
         .collect();
     g.logs = read_logs(crawl, runs.into_iter().rev().collect(), &mut g.problems);
     g
+}
+
+/// `round 4`, `rounds 1–44, 47`: round numbers (ascending) in a few words.
+pub fn rounds_named(numbers: &[u64]) -> String {
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for &n in numbers {
+        match spans.last_mut() {
+            Some((_, last)) if *last + 1 == n => *last = n,
+            _ => spans.push((n, n)),
+        }
+    }
+    let text: Vec<String> = spans
+        .iter()
+        .map(|&(a, b)| match b - a {
+            0 => a.to_string(),
+            1 => format!("{a}, {b}"),
+            _ => format!("{a}–{b}"),
+        })
+        .collect();
+    let word = if numbers.len() == 1 {
+        "round"
+    } else {
+        "rounds"
+    };
+    format!("{word} {}", text.join(", "))
 }
 
 /// The crawl's smallest delay between requests to a host, ms (`crawl.toml`).
@@ -485,12 +534,10 @@ impl LogFacts {
                 }
             }
             Status::Error(code) => {
-                use common::crawllog::ErrorCode as E;
-                // Only attempts that reached (or tried to reach) the host.
-                if matches!(
-                    code,
-                    E::Robots | E::CrawlDelay | E::HostDropped | E::UrlTooLong | E::BadUrl
-                ) {
+                // Only attempts that reached (or tried to reach) the host
+                // are errors, and only they are spaced by politeness: a
+                // URL held or passed over without a request has a line too.
+                if !code.contacted_host() {
                     return;
                 }
                 h.errors += 1;

@@ -295,15 +295,24 @@ fn over_time(out: &mut String, g: &Gathered) {
         move |r: &RoundRow| r.report.as_ref().map_or(0.0, |x| f(x) as f64)
     };
     out.push_str(&charts::per_round(
-        "URLs: new found, scheduled, due refetches, backlog",
+        "URLs per round: new (found for the first time), scheduled (in the next segments), of them refetches",
         "URLs",
         &x,
         &[
             Series::new("new URLs", series_of(rows, rep(|r| r.new))),
-            Series::new("scheduled", series_of(rows, rep(|r| r.scheduled))),
-            Series::new("due refetches", series_of(rows, rep(|r| r.refetches))),
-            Series::new("backlog", series_of(rows, rep(|r| r.backlog))),
+            Series::new(
+                "scheduled",
+                series_of(rows, |r| r.round.figures.new_urls as f64),
+            ),
+            Series::new("of them refetches", series_of(rows, rep(|r| r.refetches))),
         ],
+        Kind::Grouped,
+    ));
+    out.push_str(&charts::per_round(
+        "URLs waiting in the backlog after each round",
+        "URLs",
+        &x,
+        &[Series::new("backlog", series_of(rows, rep(|r| r.backlog)))],
         Kind::Lines,
     ));
     let mut bytes = 0.0;
@@ -322,9 +331,35 @@ fn over_time(out: &mut String, g: &Gathered) {
         Kind::Lines,
     ));
     round_table(out, rows, &gaps);
+    pruned_reports_note(out, g);
 }
 
-/// The chart of each round's time, and the gaps between rounds (seconds).
+/// The note under the round table for rounds whose round report
+/// `segmenter prune` removed: an expected gap, said once, not a problem
+/// per round.
+fn pruned_reports_note(out: &mut String, g: &Gathered) {
+    if g.pruned_reports.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\" id=\"pruned-reports\">Of the {1} rounds, {0} no longer {2} a round report: \
+         <code>segmenter prune</code> keeps the files of <code>logs/</code> for <code>[crawl] \
+         keep_logs</code>. Their new URLs, backlog, seen-set and held hosts are not shown; \
+         their other figures come from the round journal.</p>",
+        esc(&super::gather::rounds_named(&g.pruned_reports)),
+        g.rounds.len(),
+        if g.pruned_reports.len() == 1 {
+            "has"
+        } else {
+            "have"
+        }
+    );
+}
+
+/// The chart of each round's time; returns the gaps between rounds
+/// (seconds), which the table shows and a note sums up (a gap of hours
+/// before a resumed round would flatten every bar of the chart).
 fn time_chart(out: &mut String, rows: &[RoundRow], x: &[u64]) -> Vec<f64> {
     let other = |r: &RoundRow| {
         (r.round.seconds() as f64 - (r.round.fetch_ms + r.round.segmenter_ms) as f64 / 1000.0)
@@ -342,7 +377,7 @@ fn time_chart(out: &mut String, rows: &[RoundRow], x: &[u64]) -> Vec<f64> {
         })
         .collect();
     out.push_str(&charts::per_round(
-        "Time per round: fetch, segmenter, other (waits), and the gap before it",
+        "Time per round: fetch, segmenter, other (waits)",
         "seconds",
         x,
         &[
@@ -355,10 +390,24 @@ fn time_chart(out: &mut String, rows: &[RoundRow], x: &[u64]) -> Vec<f64> {
                 series_of(rows, |r| r.round.segmenter_ms as f64 / 1000.0),
             ),
             Series::new("other", series_of(rows, other)),
-            Series::new("gap before the round", gaps.clone()),
         ],
         Kind::Stacked,
     ));
+    if let Some((i, longest)) = gaps
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .filter(|(_, g)| **g >= 1.0)
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\" id=\"gaps\">Time between rounds (no round running): {:.0} s in all, \
+             the longest {:.0} s before round {} (the table's <i>gap s</i> column).</p>",
+            gaps.iter().sum::<f64>(),
+            longest,
+            rows[i].round.number
+        );
+    }
     gaps
 }
 
@@ -397,7 +446,7 @@ fn round_table(out: &mut String, rows: &[RoundRow], gaps: &[f64]) {
             s = j.segmenter_ms as f64 / 1000.0,
             gap = gaps[i],
             new = rep(|x| x.new),
-            sch = rep(|x| x.scheduled),
+            sch = j.figures.new_urls,
             re = rep(|x| x.refetches),
             bl = rep(|x| x.backlog),
         );
@@ -1051,4 +1100,93 @@ fn next_steps(out: &mut String, g: &Gathered, place: &Place) {
         place.link("logs/", "logs/")
     );
     out.push_str("<li>where the crawl stands now: <code>segmenter status CRAWL</code>; one segment: <code>segmenter inspect FILE</code></li>\n</ul>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::charts::tests::{rects, y_axis};
+    use super::super::gather::RunReport;
+    use super::*;
+    use common::rounds::{End, Figures, Round};
+
+    /// Round `n`, of 10 s, after a gap of `gap_s` seconds, whose run found
+    /// `new` URLs and scheduled `scheduled`.
+    fn row(n: u64, start_s: i64, new: u64, scheduled: u64) -> RoundRow {
+        RoundRow {
+            round: Round {
+                number: n,
+                segment: Some(format!("{n:05}")),
+                started_ms: start_s * 1000,
+                ended_ms: (start_s + 10) * 1000,
+                end: End::Done,
+                urls: Some(100),
+                pages: 90,
+                figures: Figures {
+                    new_urls: scheduled,
+                    new_segments: 1,
+                    ..Figures::default()
+                },
+                stop_reason: Some("complete".into()),
+                fetch_ms: 9_000,
+                segmenter_ms: 500,
+            },
+            report: Some(RunReport {
+                new,
+                scheduled,
+                ..RunReport::default()
+            }),
+            fetch: None,
+        }
+    }
+
+    /// The SVG of the chart titled `title` in `html`.
+    fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+        let at = html
+            .find(title)
+            .unwrap_or_else(|| panic!("no chart {title:?}"));
+        let start = html[..at].rfind("<svg").unwrap();
+        &html[start..at + html[at..].find("</svg>").unwrap()]
+    }
+
+    #[test]
+    fn new_and_scheduled_urls_are_both_seen_and_named_alike() {
+        let g = Gathered {
+            rounds: vec![row(1, 0, 90, 90), row(2, 20, 469, 474)],
+            ..Gathered::default()
+        };
+        let mut html = String::new();
+        over_time(&mut html, &g);
+        let svg = chart(&html, "URLs per round: new");
+        let colour = |c: plotters::style::RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        let bars = |c| -> Vec<(f64, f64)> {
+            rects(svg)
+                .into_iter()
+                .filter(|r| r.4 == colour(c) && r.2 != 14.0)
+                .map(|r| (r.0, r.0 + r.2))
+                .collect()
+        };
+        let (new, scheduled) = (bars(charts::PALETTE[0]), bars(charts::PALETTE[1]));
+        assert_eq!((new.len(), scheduled.len()), (2, 2), "{svg}");
+        for (a, b) in new.iter().zip(&scheduled) {
+            assert!(a.1 <= b.0, "the new URLs' bar is hidden: {a:?} {b:?}");
+        }
+        // The table: the run's new URLs, and the journal's scheduled ones
+        // (the round line's figure).
+        let table = &html[html.find("<tr data-round=\"2\">").unwrap()..];
+        assert!(table.contains("<td>469</td><td>474</td>"), "{table}");
+    }
+
+    #[test]
+    fn a_long_gap_between_rounds_does_not_flatten_the_time_chart() {
+        let g = Gathered {
+            rounds: vec![row(1, 0, 1, 1), row(2, 20, 1, 1), row(3, 730, 1, 1)],
+            ..Gathered::default()
+        };
+        let mut html = String::new();
+        over_time(&mut html, &g);
+        let labels = y_axis(chart(&html, "Time per round"));
+        let top: f64 = labels[0].parse().unwrap();
+        assert!(top <= 12.0, "the axis goes to {top} for rounds of 10 s");
+        assert!(html.contains("the longest 700 s before round 3"), "{html}");
+    }
 }

@@ -215,7 +215,7 @@ fn the_fetched_run_is_segmented_and_then_the_round_ends_with_its_line() {
     assert_eq!(round.stop_reason.as_deref(), Some("tail"));
     assert!(
         d.reason.starts_with(
-            "round 4: segment 00002, 10 URLs, 9 pages fetched, 17 new URLs in 1 segment(s); \
+            "round 4: segment 00002, 10 URLs, 9 pages fetched, 17 URLs scheduled in 1 segment(s); \
              history: 9 new,"
         ),
         "{}",

@@ -337,7 +337,11 @@ impl Worker<'_> {
                 self.note(
                     piece,
                     line,
-                    format!("{url}: refused by the {} filter", reason.name()),
+                    format!(
+                        "{}: refused by the {} filter",
+                        common::human::clipped(url.as_str()),
+                        reason.name()
+                    ),
                 );
                 Ok(())
             }

@@ -329,8 +329,8 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
         text,
         format!(
             "segments: 00001 00002\npending: 00002\nnext: 00002\nunconsumed: \nbacklog_urls: 2\n\
-         history_urls: 1\ndue_urls: 0\nbloom_items: 5\nbloom_design_items: 10000000\n\
-         bloom_bytes: 11981488\nbloom_journal_hashes: 3\nbloom_fill: 0.000000\n\
+         history_urls: 1\ndue_urls: 0\nbloom_items: 5\nbloom_design_items: 1000000\n\
+         bloom_bytes: 1198296\nbloom_journal_hashes: 3\nbloom_fill: 0.000004\n\
          bloom_fp_rate: 0.000000\nbloom_target_fp_rate: 0.01\nbloom_rescued: 0\n{}",
             last_round_lines(&crawl, 3)
         )

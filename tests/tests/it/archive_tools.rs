@@ -121,6 +121,53 @@ fn replay_every_capture(crawl: &Path, warcs: &[PathBuf], index: &[&str]) {
     assert_eq!(replayed, index.len());
 }
 
+/// `scripts/pywb-collection.sh CRAWL crawl` run in `dir` (pywb's
+/// `wb-manager` found beside `wayback`), expecting exit code `code`.
+fn pywb_collection(dir: &Path, crawl: &Path, code: i32) -> bins::Finished {
+    let wayback = python_tool("wayback", "WAYBACK");
+    let path = std::env::join_paths(
+        std::iter::once(wayback.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    bins::run_expecting(
+        Command::new(testkit::repo_root().join("scripts/pywb-collection.sh"))
+            .arg(crawl)
+            .arg("crawl")
+            .current_dir(dir)
+            .env("PATH", path),
+        dir,
+        code,
+    )
+}
+
+#[test]
+fn the_pywb_collection_script_fails_loudly_when_there_is_nothing_to_link() {
+    let scratch = TempDir::new("archive-pywb-empty");
+    let crawl = scratch.path().join("crawl");
+    std::fs::create_dir_all(crawl.join("fetched/00001")).unwrap();
+    let out = pywb_collection(scratch.path(), &crawl, 1);
+    assert!(
+        out.stderr.contains(&format!(
+            "pywb-collection.sh: {}: no WARC file under fetched/ to link",
+            crawl.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!scratch.path().join("collections").exists());
+    // WARC files but no merged index yet: said, with the command.
+    std::fs::write(crawl.join("fetched/00001/a.warc.gz"), b"").unwrap();
+    let out = pywb_collection(scratch.path(), Path::new("crawl"), 1);
+    assert!(
+        out.stderr
+            .contains("index.cdxj: missing; make it first with: segmenter index"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// A capture of an index line.
 struct Capture {
     ts: String,
@@ -361,18 +408,21 @@ fn a_page_refetched_without_conditional_requests_replays_its_body() {
         .find(|l| l.contains("\"mime\": \"warc/revisit\"") && !l.contains("robots.txt"))
         .unwrap_or_else(|| panic!("no revisit of the page in:\n{index}"));
     assert!(revisit.contains("\"status\": \"200\""), "{revisit}");
+    // The collection as the guide makes it: scripts/pywb-collection.sh,
+    // given the crawl by its absolute path.
     let pywb_root = scratch.path().join("pywb");
-    let coll = pywb_root.join("collections").join("crawl");
-    std::fs::create_dir_all(coll.join("archive")).unwrap();
-    std::fs::create_dir_all(coll.join("indexes")).unwrap();
+    std::fs::create_dir_all(&pywb_root).unwrap();
+    let made = pywb_collection(&pywb_root, &root, 0);
+    assert!(
+        made.stdout.contains("2 WARC file(s) linked"),
+        "{}",
+        made.stdout
+    );
+    let archive = pywb_root.join("collections/crawl/archive");
     for w in all_warcs(&root) {
-        std::os::unix::fs::symlink(&w, coll.join("archive").join(w.file_name().unwrap())).unwrap();
+        let link = archive.join(w.file_name().unwrap());
+        assert_eq!(std::fs::read_link(&link).unwrap(), w);
     }
-    std::fs::copy(
-        root.join("index.cdxj"),
-        coll.join("indexes").join("index.cdxj"),
-    )
-    .unwrap();
     let pywb = Pywb::start(&pywb_root);
     let c = Capture::of(revisit);
     let (status, body) = pywb.get(&format!("/crawl/{}id_/{}", c.ts, c.url));

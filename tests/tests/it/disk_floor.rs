@@ -4,7 +4,8 @@
 //! is valid, a step that would cross the floor refuses to start and changes
 //! nothing, and once space comes back the crawl goes on to the same end as
 //! a crawl that never stopped. Mounting needs root: where the test cannot
-//! mount, it says so and passes without running.
+//! mount, it says so and passes without running. Also: a new crawl whose
+//! seen-set would not fit on an 8 MB filesystem is refused at the floor.
 
 use crate::support;
 
@@ -232,4 +233,55 @@ fn a_crawl_stops_at_the_disk_floor_and_goes_on_when_space_comes_back() {
     assert_eq!(with_stop, stored(&reference));
     assert_eq!(with_stop.len(), PAGES + 1);
     drop(mount);
+}
+
+#[test]
+fn a_new_crawl_on_a_small_disk_is_refused_before_its_seen_set_fills_it() {
+    let scratch = TempDir::new("disk-small");
+    let mnt = scratch.path().join("mnt");
+    let _mount = match Mount::tmpfs(&mnt, "8m") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED: this test needs to mount a tmpfs (root): {why}");
+            return;
+        }
+    };
+    let crawl = mnt.join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://a.test/\n").unwrap();
+    let inject = |toml: &str, code: i32| {
+        std::fs::write(crawl.join("crawl.toml"), toml).unwrap();
+        bins::run_expecting(
+            bins::segmenter_cmd().arg("inject").arg(&crawl).arg(&seeds),
+            scratch.path(),
+            code,
+        )
+    };
+    // A seen-set of 10 M URLs (12 MB) does not fit: refused at the floor,
+    // as a round that would cross it is, before its filter is written.
+    let out = inject(
+        "[crawl]\nmin_free_disk = \"1MB\"\n[segmenter]\nbloom_items = 10000000\n",
+        3,
+    );
+    assert!(
+        out.stderr
+            .contains("not enough free disk space to start the round")
+            && out
+                .stderr
+                .contains("needed besides the free-disk floor min_free_disk = ")
+            && out
+                .stderr
+                .contains("or start with a smaller seen-set (`--bloom-items`")
+            && !out.stderr.contains("os error"),
+        "{}",
+        out.stderr
+    );
+    assert!(!crawl.join("seen.bloom").exists());
+    assert!(!crawl.join("segments/00001.v5.tsv.zst").exists());
+    // The default starting size fits (1.2 MB; it grows with the crawl).
+    inject("[crawl]\nmin_free_disk = \"1MB\"\n", 0);
+    let bloom = std::fs::metadata(crawl.join("seen.bloom")).unwrap().len();
+    assert!(bloom < 1_300_000, "{bloom} bytes");
+    assert!(crawl.join("segments/00001.v5.tsv.zst").is_file());
 }

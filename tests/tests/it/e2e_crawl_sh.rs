@@ -30,7 +30,7 @@ struct RoundLine {
     segment: String,
     urls: u64,
     pages: u64,
-    new_urls: u64,
+    scheduled: u64,
 }
 
 fn round_lines(stdout: &str) -> Vec<RoundLine> {
@@ -38,7 +38,7 @@ fn round_lines(stdout: &str) -> Vec<RoundLine> {
         .lines()
         .filter(|l| l.starts_with("round "))
         .map(|l| {
-            // round 2: segment 00002, 42 URLs, 39 pages fetched, 105 new URLs in 1
+            // round 2: segment 00002, 42 URLs, 39 pages fetched, 105 URLs scheduled in 1
             // segment(s); fetch 0.9s (complete), segmenter 0.1s; 1s
             let words: Vec<&str> = l.split([' ', ',', ':']).filter(|w| !w.is_empty()).collect();
             let num = |i: usize| -> u64 {
@@ -48,8 +48,8 @@ fn round_lines(stdout: &str) -> Vec<RoundLine> {
                     .unwrap_or_else(|| panic!("word {i} of {l:?} is not a number"))
             };
             assert_eq!(
-                (words[2], words[5], words[7], words[10], words[12]),
-                ("segment", "URLs", "pages", "new", "in"),
+                (words[2], words[5], words[7], words[11], words[12]),
+                ("segment", "URLs", "pages", "scheduled", "in"),
                 "not a summary line: {l:?}"
             );
             assert!(
@@ -61,7 +61,7 @@ fn round_lines(stdout: &str) -> Vec<RoundLine> {
                 segment: words[3].to_string(),
                 urls: num(4),
                 pages: num(6),
-                new_urls: num(9),
+                scheduled: num(9),
             }
         })
         .collect()
@@ -141,7 +141,7 @@ fn rounds_each_have_a_log_and_a_summary_line() {
         assert_eq!(l.segment, id);
         assert_eq!(l.urls, segment_urls(&c.crawl, &id), "{l:?}");
         assert_eq!(l.pages, pages_in_log(&c.crawl, &id), "{l:?}");
-        assert_eq!(l.new_urls, segment_urls(&c.crawl, &next), "{l:?}");
+        assert_eq!(l.scheduled, segment_urls(&c.crawl, &next), "{l:?}");
         let log = std::fs::read_to_string(c.crawl.join(format!("logs/round-{id}.log"))).unwrap();
         assert!(log.contains(&format!(" fetcher fetch {id}: ")), "{log}");
         assert!(log.contains(" segmenter run: "), "{log}");
@@ -149,7 +149,7 @@ fn rounds_each_have_a_log_and_a_summary_line() {
     }
     assert_eq!(lines[0].urls, 3);
     assert_eq!(lines[0].pages, 3);
-    assert!(lines[1].new_urls > lines[1].urls);
+    assert!(lines[1].scheduled > lines[1].urls);
     let inject = std::fs::read_to_string(c.crawl.join("logs/inject.log")).unwrap();
     assert!(inject.contains(" segmenter inject: "), "{inject}");
 
@@ -231,7 +231,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         ),
         (
             vec![crawl.as_ref(), "--bin".as_ref(), bin.as_ref()],
-            "has no segment yet; give seeds with --seeds FILE",
+            "crawl: no such crawl directory; start a crawl there with: ",
         ),
         (
             // The programs' flag lists tell flag values from words.

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::crawllog::{ErrorCode, Status};
 use testkit::bins::{self, Finished, report};
 use testkit::demo::FIRST_DEMO_ADDRESS;
 use testkit::{TempDir, repo_root};
@@ -59,6 +60,42 @@ fn run_shell(line: &str, timeout: Duration) -> Finished {
     .unwrap()
 }
 
+/// The hosts that the demo server's own request log (`requests.tsv`:
+/// host, path, start ms, end ms, status) shows asked sooner than 0.9 ×
+/// their floor after their previous request: the crawl's min_delay, or
+/// the host's Crawl-delay (from `hosts.db`) if larger.
+fn asked_too_soon(requests: &Path, crawl: &Path, min_delay_ms: u64) -> Vec<String> {
+    let delays: std::collections::HashMap<String, u64> =
+        common::hoststate::HostDb::open_read_only(crawl.join("hosts.db"))
+            .unwrap()
+            .expect("hosts.db")
+            .crawl_delays()
+            .unwrap()
+            .into_iter()
+            .collect();
+    let mut by_host: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
+    for line in std::fs::read_to_string(requests).unwrap().lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let host = f[0].split(':').next().unwrap().to_string();
+        by_host
+            .entry(host)
+            .or_default()
+            .push((f[2].parse().unwrap(), f[3].parse().unwrap()));
+    }
+    let mut soon = Vec::new();
+    for (host, mut asked) in by_host {
+        asked.sort();
+        let floor = delays.get(&host).copied().unwrap_or(0).max(min_delay_ms);
+        let too_close = asked
+            .windows(2)
+            .any(|w| (w[1].0.saturating_sub(w[0].1) as f64) < 0.9 * floor as f64);
+        if too_close {
+            soon.push(host);
+        }
+    }
+    soon
+}
+
 #[test]
 fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
     let scratch = TempDir::new("demo-sh");
@@ -80,6 +117,28 @@ fn the_demo_crawls_stops_its_server_and_prints_commands_that_work() {
     assert!(number_after(text, "with status 2xx) from") > 20, "{text}");
     assert_eq!(text.matches("\nround ").count(), 2, "{text}");
     assert_server_stopped(number_after(text, "(port"));
+
+    // The report's politeness figure is the server's: hosts whose
+    // robots.txt failed have crawl-log lines for URLs held without a
+    // request, which are no requests sent too soon.
+    let soon = asked_too_soon(&dir.join("requests.tsv"), &dir.join("crawl"), 50);
+    let html = std::fs::read_to_string(dir.join("crawl/report.html")).unwrap();
+    let told = crate::report_html::text_of(&html, "too-close");
+    assert_eq!(
+        told,
+        format!(
+            "Hosts asked sooner than 0.9× their floor: <b>{}",
+            soon.len()
+        ),
+        "the server's log shows these hosts asked too soon: {soon:?}"
+    );
+    assert!(
+        outcome
+            .log
+            .iter()
+            .any(|(_, l)| l.status == Status::Error(ErrorCode::RobotsUnavailable)),
+        "the crawl met no unavailable robots.txt: the check above proves nothing"
+    );
 
     // Every example command runs, from the repository root, and prints.
     let commands: Vec<&str> = text
