@@ -8,8 +8,8 @@ use common::crawldir::CrawlDir;
 use common::human;
 use common::rules::{Key, Value};
 
-use crate::cli::RoundFlags;
 use crate::error::Error;
+use crate::flags::RoundFlags;
 use crate::settings::Settings;
 
 /// Prints the rules of `host` in the crawl `root` (text, or one line of

@@ -19,8 +19,8 @@ use common::listfile;
 use common::urlnorm::{canonicalize, host_of, registrable_domain};
 use common::warc::{WarcError, WarcReader, WarcRecord};
 
-use crate::cli::RoundFlags;
 use crate::error::Error;
+use crate::flags::RoundFlags;
 use crate::inject::input_file;
 use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::{Job, is_page};

@@ -28,8 +28,8 @@ use common::filter::{Scope, UrlFilter};
 use common::listfile;
 use common::shards::Shards;
 
-use crate::cli::RoundFlags;
 use crate::error::Error;
+use crate::flags::RoundFlags;
 use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::seeds_jobs;
 use crate::session::Session;

@@ -21,6 +21,7 @@ pub mod cycle;
 mod derivatives;
 pub mod error;
 mod fasthash;
+pub mod flags;
 mod health;
 mod history;
 mod host_rules;

@@ -47,10 +47,10 @@ use common::filter::{Scope, UrlFilter};
 use common::shards::Shards;
 
 use crate::candidates::{Meta, split_key};
-use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
 use crate::counts::Counts;
 use crate::error::Error;
+use crate::flags::RoundFlags;
 use crate::progress::Progress;
 use crate::scan::{Job, ScanConfig, ScanOutput, fetched_warcs, scan};
 use crate::seen::Seen;

@@ -12,9 +12,9 @@ use common::filter::{Scope, UrlFilter};
 use common::runlog::RunLog;
 use common::segment::{SegmentReader, SegmentRecord};
 
-use crate::cli::RoundFlags;
 use crate::commit::read_consumed;
 use crate::error::{BACKLOG_REPAIR, Error};
+use crate::flags::RoundFlags;
 use crate::round::{BacklogUse, Plan, execute};
 use crate::scan::{Job, fetched_warcs};
 use crate::session::Session;

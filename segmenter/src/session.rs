@@ -3,8 +3,8 @@
 
 use common::crawldir::CrawlDir;
 
-use crate::cli::RoundFlags;
 use crate::commit::{self, Lock, Recovery, Staging};
+use crate::flags::RoundFlags;
 use common::exit::chain;
 
 use crate::error::Error;

@@ -11,8 +11,8 @@ use common::config::{CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, setting_
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
-use crate::cli::{RoundFlags, ScopeArg, SegmenterOptions};
 use crate::error::Error;
+use crate::flags::{RoundFlags, ScopeArg, SegmenterOptions};
 
 /// Default sort memory.
 pub const DEFAULT_MEMORY: u64 = 512_000_000;

@@ -9,8 +9,9 @@
 //!
 //! - `crate::b::item`, `super::item`, `super::b::item`, `self::b::item`,
 //!   and `b::item` where `b` is a child module of A, in `use` trees, types,
-//!   expressions, patterns and macro invocations (the tokens of a macro's
-//!   arguments are searched for such paths too);
+//!   expressions, patterns, macro invocations and attributes (the tokens
+//!   of a macro's or an attribute's arguments are searched for such paths
+//!   too, so `#[arg(value_parser = crate::b::parse)]` is an edge);
 //! - the path resolves to the deepest module it names: `crate::scan::Job`
 //!   is an edge to `scan`, `crate::scan::lists::read` one to `scan::lists`,
 //!   `super::Job` from `scan::lists` one to `scan` (its parent).
@@ -331,6 +332,15 @@ impl<'ast> Visit<'ast> for Paths {
         self.tokens(mac.tokens.clone());
         syn::visit::visit_macro(self, mac);
     }
+
+    /// An attribute's arguments are tokens too: `#[arg(value_parser =
+    /// crate::next::parse_since)]` makes an edge like a call would.
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if let syn::Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone());
+        }
+        syn::visit::visit_attribute(self, attr);
+    }
 }
 
 /// The circles of a graph (strongly connected sets of two or more
@@ -460,6 +470,11 @@ mod tests {
                 "macro",
                 "fn f() { println!(\"{}\", crate::b::N); }",
                 "pub const N: u8 = 1;",
+            ),
+            (
+                "attribute",
+                "struct S { #[arg(value_parser = crate::b::parse)] x: u8 }",
+                "pub fn parse() {}",
             ),
         ];
         for (kind, a, b) in cases {
