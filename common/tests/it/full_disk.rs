@@ -205,8 +205,13 @@ fn warc_files() {
     limit_file_size(Some(64 * 1024));
     let mut stored = Vec::new();
     let mut errors = 0;
+    // An exchange is stored once it is written: the writer holds a batch
+    // until flushed, and the fetcher flushes before it logs a response.
     for i in 0..20 {
-        match w.write_exchange(&exchange(i)) {
+        match w
+            .write_exchange(&exchange(i))
+            .and_then(|s| w.flush().map(|()| s))
+        {
             Ok(s) => stored.push((i, s)),
             Err(e) => {
                 assert_eq!(e.raw_os_error(), Some(libc::EFBIG), "{e}");
