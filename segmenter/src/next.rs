@@ -47,7 +47,7 @@ pub fn next(root: &Path, driver: Driver, json: bool) -> Result<(), Error> {
     let shards = common::shards::Shards::load(root)?;
     let (facts, decision) = if shards.is_sharded() {
         let facts = cycle::sharded::facts(&crawl, &shards, driver.since_ms, driver.exit_code)?;
-        let decision = cycle::decide(&facts, &cycle::sharded::on_shards(&crawl, &shards));
+        let decision = cycle::decide(&facts, &cycle::sharded::on_shards(&crawl, &shards, &facts));
         (facts, decision)
     } else {
         let facts = cycle::read::facts(&crawl, driver.since_ms, driver.exit_code)?;

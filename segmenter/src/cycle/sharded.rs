@@ -4,6 +4,10 @@
 //! oldest waiting segment, then maps its complete runs) and a reduce (each
 //! shard writes its next segment), so that:
 //!
+//! - a round fetches one segment ID in every shard that has it (the
+//!   oldest waiting in some shard): each shard numbers its own segments,
+//!   and one that had no URL for a round numbers them behind the others,
+//!   until it catches up;
 //! - a segment ID waits to be fetched ([`Facts::pending`]) while some shard
 //!   has not fetched it to its end, or fetched it without mapping the run
 //!   (the fetch task maps it: it is not done before);
@@ -11,9 +15,11 @@
 //!   shard that has its segment fetched and mapped it and some shard's
 //!   reduce has not consumed it yet: the `segment` step is the reduce array;
 //! - the [`Lookup`] answers add up the shards (URLs, pages, figures, the
-//!   backlog, the fetch history); a run is complete when it is in every
-//!   shard that has it, and ends for the reason that says most (a signal,
-//!   the disk, a budget; held only when every shard was held).
+//!   backlog, the fetch history) that fetch the segment in the round open
+//!   (a shard's run that ended before the round opened is an earlier
+//!   round's); a run is complete when it is in every such shard, and ends
+//!   for the reason that says most (a signal, the disk, a budget; held
+//!   only when every shard was held).
 //!
 //! The round journal, `round.json`, `STOP` and the round logs are the
 //! crawl root's, as for one machine.
@@ -63,22 +69,38 @@ pub fn facts(
 /// The answers of [`Lookup`] for a sharded crawl: every shard's, added up.
 pub struct OnShards {
     views: Vec<CrawlDir>,
+    /// When the round open began (Unix milliseconds; now if none is open).
+    round_ms: i64,
 }
 
-/// The [`Lookup`] of the shards of `crawl`.
-pub fn on_shards(crawl: &CrawlDir, shards: &Shards) -> OnShards {
+/// The [`Lookup`] of the shards of `crawl`, whose [`Facts`] are `facts`.
+pub fn on_shards(crawl: &CrawlDir, shards: &Shards, facts: &Facts) -> OnShards {
+    let journaled = facts.rounds.last().map_or(0, |r| r.number);
+    let open = facts.state.open.as_ref().filter(|o| o.number > journaled);
     OnShards {
         views: shards.views(crawl),
+        round_ms: open.map_or(facts.now_ms, |o| o.started_ms),
     }
 }
 
 impl OnShards {
-    /// The shards that have segment `id` (or a run of it).
+    /// The shards that fetch segment `id` in this round: it waits there,
+    /// or its run is not complete, or was completed since the round began.
     fn having<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a CrawlDir> + 'a {
-        self.views
-            .iter()
-            .filter(move |v| v.segment_path(id).exists() || v.fetched_dir(id).exists())
+        self.views.iter().filter(move |v| {
+            let done = v.fetched_dir(id).join(common::crawldir::DONE_FILE);
+            match std::fs::read_to_string(&done) {
+                Ok(text) => finished_ms(&text).is_none_or(|ms| ms >= self.round_ms),
+                Err(_) => v.segment_path(id).exists() || v.fetched_dir(id).exists(),
+            }
+        })
     }
+}
+
+/// When a run ended, from its `DONE` file's `finished` line.
+fn finished_ms(done: &str) -> Option<i64> {
+    let at = done.lines().find_map(|l| l.strip_prefix("finished "))?;
+    common::timefmt::parse_iso(at.trim()).map(common::timefmt::unix_millis)
 }
 
 impl Lookup for OnShards {
@@ -105,6 +127,7 @@ impl Lookup for OnShards {
         let mut sum = SegmentFacts::default();
         for view in self.having(id) {
             if !view.segment_path(id).exists() {
+                // (Pruned after its fetch.)
                 continue;
             }
             let s = on_disk(view).segment(id)?;
@@ -256,9 +279,22 @@ mod tests {
 
     /// Shard `j` fetched `id` to its end, and mapped it if `mapped`.
     fn fetched(crawl: &CrawlDir, j: u32, id: &str, mapped: bool) {
+        fetched_at(crawl, j, id, mapped, "2099-01-01T00:00:00Z", 0);
+    }
+
+    /// Shard `j` fetched `id` to its end at `finished`, getting `pages`
+    /// HTTP responses, and mapped it if `mapped`.
+    fn fetched_at(crawl: &CrawlDir, j: u32, id: &str, mapped: bool, finished: &str, pages: u32) {
         let dir = crawl.shard(j).fetched_dir(id);
         std::fs::create_dir_all(dir.join("mapped")).unwrap();
-        std::fs::write(dir.join("DONE"), "stop_reason complete\n").unwrap();
+        let log: String = (0..pages)
+            .map(|n| {
+                format!("{finished}\t200\t10\t5\ttext/html\thttp://h{j}.test/{n}\tlink\t1\t-\n")
+            })
+            .collect();
+        std::fs::write(dir.join("crawl.log"), log).unwrap();
+        let done = format!("segment {id}\nstop_reason complete\nfinished {finished}\n");
+        std::fs::write(dir.join("DONE"), done).unwrap();
         if mapped {
             std::fs::write(dir.join("mapped/DONE"), "segmenter-mapped v2\n").unwrap();
         }
@@ -267,7 +303,9 @@ mod tests {
     /// Shard `j`'s reduce consumed its run `id`.
     fn consumed(crawl: &CrawlDir, j: u32, id: &str) {
         let path = crawl.shard(j).consumed_path();
-        std::fs::write(path, listfile::render(&CONSUMED_LIST, [id])).unwrap();
+        let mut ids = crate::commit::read_consumed(&path).unwrap();
+        ids.push(id.to_string());
+        std::fs::write(path, listfile::render(&CONSUMED_LIST, ids)).unwrap();
     }
 
     /// What the driver is told now, its last step (recorded in `last`)
@@ -275,7 +313,7 @@ mod tests {
     fn ask(crawl: &CrawlDir, shards: &Shards, last: &Decision, exit_code: i32) -> Decision {
         let mut facts = facts(crawl, shards, 0, exit_code).unwrap();
         facts.state = last.state.clone();
-        decide(&facts, &on_shards(crawl, shards))
+        decide(&facts, &on_shards(crawl, shards, &facts))
     }
 
     #[test]
@@ -367,6 +405,51 @@ mod tests {
             "{}",
             d.reason
         );
+    }
+
+    #[test]
+    fn a_shard_numbering_its_segments_behind_is_counted_in_its_own_round() {
+        let (_tmp, crawl, shards) = crawl("out-of-step");
+        // Round 1: shards 0 and 1 had the seeds and fetched 00001; their
+        // reduce wrote 00002, and the first segment of shards 2 and 3.
+        for j in 0..2 {
+            fetched_at(&crawl, j, "00001", true, "2020-01-01T00:00:00Z", 5);
+            consumed(&crawl, j, "00001");
+            segment(&crawl, j, "00002");
+        }
+        let ended = common::rounds::Round {
+            number: 1,
+            segment: Some("00001".into()),
+            started_ms: 0,
+            ended_ms: 1,
+            end: common::rounds::End::Done,
+            urls: Some(2),
+            pages: 10,
+            figures: Figures::default(),
+            stop_reason: Some("complete".into()),
+            fetch_ms: 0,
+            segmenter_ms: 0,
+        };
+        common::rounds::append(&crawl, &ended).unwrap();
+        // Round 2 fetches 00001 where it waits: shards 2 and 3.
+        let fetch = ask(&crawl, &shards, &blank(), 0);
+        assert_eq!(
+            (fetch.kind, fetch.arg.as_deref()),
+            (Kind::Fetch, Some("00001"))
+        );
+        assert_eq!(fetch.round, Some(2));
+        for j in 2..4 {
+            fetched_at(&crawl, j, "00001", true, "2099-01-01T00:00:00Z", 3);
+        }
+        let reduce = ask(&crawl, &shards, &fetch, 0);
+        assert_eq!(reduce.kind, Kind::Segment, "{}", reduce.reason);
+        for j in 2..4 {
+            consumed(&crawl, j, "00001");
+        }
+        let end = ask(&crawl, &shards, &reduce, 0);
+        assert_eq!((end.kind, end.arg.as_deref()), (Kind::Round, Some("2")));
+        // Its pages are those of shards 2 and 3, not round 1's again.
+        assert_eq!(end.ended.as_ref().unwrap().pages, 6, "{}", end.reason);
     }
 
     #[test]
