@@ -17,7 +17,8 @@
 //! - the [`Lookup`] answers add up the shards (URLs, pages, figures, the
 //!   backlog, the fetch history) that fetch the segment in the round open
 //!   (a shard's run that ended before the round opened is an earlier
-//!   round's); a run is complete when it is in every such shard, and ends
+//!   round's, and a segment written after it opened, by its reduce, is the
+//!   next round's); a run is complete when it is in every such shard, and ends
 //!   for the reason that says most (a signal, the disk, a budget; held
 //!   only when every shard was held).
 //!
@@ -69,7 +70,8 @@ pub fn facts(
 /// The answers of [`Lookup`] for a sharded crawl: every shard's, added up.
 pub struct OnShards {
     views: Vec<CrawlDir>,
-    /// When the round open began (Unix milliseconds; now if none is open).
+    /// When the round open began, Unix milliseconds (none open: `i64::MAX`,
+    /// every segment waiting is the next round's, no complete run is).
     round_ms: i64,
 }
 
@@ -79,20 +81,25 @@ pub fn on_shards(crawl: &CrawlDir, shards: &Shards, facts: &Facts) -> OnShards {
     let open = facts.state.open.as_ref().filter(|o| o.number > journaled);
     OnShards {
         views: shards.views(crawl),
-        round_ms: open.map_or(facts.now_ms, |o| o.started_ms),
+        round_ms: open.map_or(i64::MAX, |o| o.started_ms),
     }
 }
 
 impl OnShards {
-    /// The shards that fetch segment `id` in this round: it waits there,
-    /// or its run is not complete, or was completed since the round began.
+    /// The shards that fetch segment `id` in this round: its run is not
+    /// complete, or was completed since the round began, or it waits there
+    /// since before the round began (not written by the round's reduce).
     fn having<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a CrawlDir> + 'a {
         self.views.iter().filter(move |v| {
             let done = v.fetched_dir(id).join(common::crawldir::DONE_FILE);
-            match std::fs::read_to_string(&done) {
-                Ok(text) => finished_ms(&text).is_none_or(|ms| ms >= self.round_ms),
-                Err(_) => v.segment_path(id).exists() || v.fetched_dir(id).exists(),
+            if let Ok(text) = std::fs::read_to_string(&done) {
+                return finished_ms(&text).is_none_or(|ms| ms >= self.round_ms);
             }
+            if v.fetched_dir(id).exists() {
+                return true;
+            }
+            let written = std::fs::metadata(v.segment_path(id)).and_then(|m| m.modified());
+            written.is_ok_and(|t| common::timefmt::unix_millis(t) < self.round_ms)
         })
     }
 }
