@@ -257,13 +257,7 @@ prune_crawl
 since=$EPOCHREALTIME
 rounds_done=0 rc=0 first=1 failed_log=""
 while :; do
-    if [ -n "$rounds" ] && [ "$rounds_done" -ge "$rounds" ]; then
-        # Done, unless the last round says to stop (and why).
-        ask "$rc" peek
-        [ "$action" = stop ] || { echo "$rounds_done round(s) done; run again to go on"; exit 0; }
-    else
-        ask "$rc"
-    fi
+    next_step
     if [ "$first" = 1 ] && [ -n "$seeds" ] && [ "$action" != inject ]; then
         echo "$prog: $crawl already has segments; --seeds $seeds ignored"
     fi
@@ -286,17 +280,7 @@ while :; do
             STOP_WATCH=1
             step "waiting for held hosts" sleep "$arg"
             STOP_WATCH=0 ;;
-        round)
-            echo "$reason"
-            rounds_done=$((rounds_done + 1))
-            report_round "$arg" ;;
-        stop) stop_crawl "$failed_log" ;;
-        *)
-            echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
-            exit 1 ;;
+        *) common_answer ;;
     esac
-    # The step's exit code goes to the next question; its log is shown if
-    # it failed.
-    rc=$step_rc failed_log=""
-    [ "$rc" = 0 ] || failed_log=$log
+    step_ended
 done

@@ -3,7 +3,9 @@
 # `segmenter next`'s (segmenter/src/cycle/); these functions ask for them and
 # do what every driver does around them. They use the caller's $prog (for
 # messages), $crawl, $segmenter, $since (when the driver started, as
-# $EPOCHREALTIME) and $signals (signals received, 0 for none).
+# $EPOCHREALTIME), $signals (signals received, 0 for none), $rounds (the
+# --rounds limit, empty for none) and the loop's $rc, $rounds_done and
+# $failed_log (see next_step).
 # shellcheck shell=bash
 
 # `read_shards CRAWL`: prints S, the shard count of CRAWL/shards.toml; on a
@@ -49,6 +51,41 @@ ask() {
     fi
     read -r action arg log reason <<<"$answer"
     if [ "$log" = - ]; then log=""; else log="$crawl/$log"; fi
+}
+
+# `next_step`: the next question of the driver's loop: after the step that
+# ended with $rc, what to do; once --rounds rounds are done, it only looks,
+# and exits 0 unless the last round says to stop (and why).
+next_step() {
+    if [ -n "$rounds" ] && [ "$rounds_done" -ge "$rounds" ]; then
+        ask "$rc" peek
+        [ "$action" = stop ] || { echo "$rounds_done round(s) done; run again to go on"; exit 0; }
+    else
+        ask "$rc"
+    fi
+}
+
+# `common_answer`: the answers every driver handles alike: `round N` (its
+# line printed, counted, the report rebuilt) and `stop CODE`; any other is
+# unexpected (exit 1).
+common_answer() {
+    case "$action" in
+        round)
+            echo "$reason"
+            rounds_done=$((rounds_done + 1))
+            report_round "$arg" ;;
+        stop) stop_crawl "$failed_log" ;;
+        *)
+            echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
+            exit 1 ;;
+    esac
+}
+
+# `step_ended`: the exit code of the step just run ($step_rc) goes to the
+# next question; its log is shown if it failed.
+step_ended() {
+    rc=$step_rc failed_log=""
+    [ "$rc" = 0 ] || failed_log=$log
 }
 
 # `report_round N`: rebuilds CRAWL/report.html (segmenter report) after

@@ -190,13 +190,7 @@ prune_crawl
 
 rounds_done=0 rc=0 failed_log=""
 while :; do
-    if [ -n "$rounds" ] && [ "$rounds_done" -ge "$rounds" ]; then
-        # Done, unless the last round says to stop (and why).
-        ask "$rc" peek
-        [ "$action" = stop ] || { echo "$rounds_done round(s) done; run again to go on"; exit 0; }
-    else
-        ask "$rc"
-    fi
+    next_step
     step_rc=0
     case "$action" in
         inject|injected)
@@ -207,15 +201,7 @@ while :; do
         wait)
             echo "$reason"
             wait_held "$arg" ;;
-        round)
-            echo "$reason"
-            rounds_done=$((rounds_done + 1))
-            report_round "$arg" ;;
-        stop) stop_crawl "$failed_log" ;;
-        *)
-            echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
-            exit 1 ;;
+        *) common_answer ;;
     esac
-    rc=$step_rc failed_log=""
-    [ "$rc" = 0 ] || failed_log=$log
+    step_ended
 done
