@@ -97,8 +97,15 @@ if ! flock -n 9; then
     fi
 fi
 
-trap 'exit 130' INT TERM HUP
-[ -e "$crawl/STOP" ] && { echo "$prog: $crawl/STOP exists: shard $index does nothing"; exit 0; }
+# A signal reaches the step running (its process group), which stops
+# cleanly; this script then goes on as that step's exit code says (a fetch
+# stopped cleanly is still mapped).
+trap ':' INT TERM HUP
+# STOP keeps a fetch from starting; a reduce ends the round its fetch began.
+if [ "$step" = fetch ] && [ -e "$crawl/STOP" ]; then
+    echo "$prog: $crawl/STOP exists: shard $index fetches nothing"
+    exit 0
+fi
 
 echo "$prog: shard $index: $step (host $(hostname), $(date -u +%FT%TZ))"
 if [ "$step" = fetch ]; then
@@ -114,7 +121,13 @@ if [ "$step" = fetch ]; then
     if [ -n "$fetch" ]; then
         "$fetcher" fetch "$crawl" "$fetch" --shard "$index" --progress none "${fetch_args[@]}"
         code=$?
-        [ $code -eq 0 ] || { echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code"; }
+        # 130: stopped cleanly (STOP passed on, or the task cancelled): the
+        # run is complete, and mapped before the task ends with 130.
+        case $code in
+            0) ;;
+            130) "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"; exit 130 ;;
+            *) echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code" ;;
+        esac
     else
         echo "$prog: shard $index: no segment ${segment:+$segment }to fetch"
     fi
