@@ -44,10 +44,12 @@
 set -uo pipefail
 
 prog=slurm/crawl.sh
+# The help: the comment at the top of this file.
+usage() { sed -n '2,/^set /{/^set /!p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR] [-- SBATCH_OPTIONS...]" >&2; exit 2; }
 
 [ $# -ge 1 ] || die_usage "missing the crawl directory"
-case "$1" in -h|--help) sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "$1" in -h|--help) usage; exit 0 ;; esac
 crawl=$1; shift
 rounds= retries=2 bindir=
 sbatch_opts=()
@@ -56,7 +58,7 @@ while [ $# -gt 0 ]; do
         --rounds) [ $# -ge 2 ] || die_usage "--rounds needs a value"; rounds=$2; shift 2 ;;
         --retries) [ $# -ge 2 ] || die_usage "--retries needs a value"; retries=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
-        -h|--help) sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) usage; exit 0 ;;
         --) shift; sbatch_opts=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
     esac
