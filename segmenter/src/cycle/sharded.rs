@@ -1,8 +1,8 @@
 //! A sharded crawl as one crawl for [`super::decide`]: the same rules and
 //! round lines as for one machine, over every shard at once. A round of a
-//! sharded crawl is two arrays of tasks: a fetch (each shard fetches its
-//! oldest waiting segment, then maps its complete runs) and a reduce (each
-//! shard writes its next segment), so that:
+//! sharded crawl is two arrays of tasks: a fetch (each shard fetches the
+//! round's segment if it waits there, then maps its complete runs) and a
+//! reduce (each shard writes its next segment), so that:
 //!
 //! - a round fetches one segment ID in every shard that has it (the
 //!   oldest waiting in some shard): each shard numbers its own segments,
