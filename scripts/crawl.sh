@@ -18,6 +18,8 @@
 #   3   stopped at the free-disk floor (min_free_disk): a fetch ended there,
 #       or a step did not start for lack of space; a line says how much to
 #       free; the next run goes on once there is room
+#   4   a fetch could not upload its WARC files to the WARC store (warc_store);
+#       the round stays open: run again once the store answers
 #   75  another crawl.sh holds the lock on this crawl directory (try later)
 #   130 interrupted (SIGINT/SIGTERM/SIGHUP); the next run resumes where this
 #       one stopped
@@ -79,8 +81,9 @@ a refetch; when none is due either, the run stops (the next one goes on).
 
 Exit codes: 0 done (rounds done, nothing left, STOP, or the crawl's byte
 budget reached), 1 a step failed, 2 usage, 3 stopped at the free-disk floor
-(min_free_disk; free the space it names, then run again), 75 locked by another
-run, 130 interrupted (run again to resume).
+(min_free_disk; free the space it names, then run again), 4 the WARC store
+could not take a fetch's files (run again once it answers), 75 locked by
+another run, 130 interrupted (run again to resume).
 EOF
 }
 
@@ -119,6 +122,8 @@ esac
 # Find the binaries: --bin, then this repository's release build, then PATH.
 # shellcheck source=find-bin.sh
 . "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
+# shellcheck source=cycle.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cycle.sh"
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
@@ -178,11 +183,7 @@ mkdir -p "$crawl/logs" || { echo "$prog: $crawl: cannot create the crawl directo
 # by the step it runs (they share the descriptor), so it is released when both
 # are gone, however they end (even kill -9); a step left running by a killed
 # crawl.sh keeps the crawl locked until it ends.
-exec 9>"$crawl/.crawl.lock" || { echo "$prog: $crawl/.crawl.lock: cannot open the lock file" >&2; exit 1; }
-if ! flock -n 9; then
-    echo "$prog: $crawl is being crawled by another run (lock $crawl/.crawl.lock held); exiting" >&2
-    exit 75
-fi
+lock_crawl
 
 # Signals are counted here and passed on to the running step, one for one:
 # the first asks the step to stop cleanly, a second makes it exit at once.
@@ -251,50 +252,12 @@ step() {
     step_rc=$rc
 }
 
-# Asks `segmenter next` what the crawl does next, passing the exit code of
-# the step just run ($1); sets $action, $arg, $log (the step's log, empty
-# for none) and $reason. With "peek" as $2, records nothing (the answer is
-# only looked at).
-ask() {
-    local answer record=--record code
-    [ "${2:-}" != peek ] || record=""
-    answer=$("$segmenter" next "$crawl" ${record:+"$record"} --since "$since" --exit-code "$1")
-    code=$?
-    if [ "$code" != 0 ] || [ -z "$answer" ]; then
-        [ "$signals" = 0 ] || { echo "$prog: interrupted; run again to resume" >&2; exit 130; }
-        local how="exit code $code"
-        [ "$code" -gt 128 ] && how="$how (killed by signal $((code - 128)))"
-        echo "$prog: 'segmenter next $crawl' failed with $how (it says why above)" >&2
-        exit 1
-    fi
-    read -r action arg log reason <<<"$answer"
-    if [ "$log" = - ]; then log=""; else log="$crawl/$log"; fi
-}
-
-# Rebuilds CRAWL/report.html (segmenter report) after round $1, its output
-# in the round's log; a report that fails costs the page, never the round.
-report_round() {
-    local round_log
-    printf -v round_log '%s/logs/round-%05d.log' "$crawl" "$1"
-    echo "=== segmenter report $crawl" >>"$round_log"
-    "$segmenter" report "$crawl" </dev/null >>"$round_log" 2>&1 ||
-        echo "$prog: 'segmenter report $crawl' failed (exit code $?); the round is not affected" >>"$round_log"
-}
-
-# Logs and spent files past their retention go first (a failure only costs
-# disk space).
-"$segmenter" prune "$crawl" || echo "$prog: 'segmenter prune $crawl' failed (it says why above); going on"
+prune_crawl
 
 since=$EPOCHREALTIME
 rounds_done=0 rc=0 first=1 failed_log=""
 while :; do
-    if [ -n "$rounds" ] && [ "$rounds_done" -ge "$rounds" ]; then
-        # Done, unless the last round says to stop (and why).
-        ask "$rc" peek
-        [ "$action" = stop ] || { echo "$rounds_done round(s) done; run again to go on"; exit 0; }
-    else
-        ask "$rc"
-    fi
+    next_step
     if [ "$first" = 1 ] && [ -n "$seeds" ] && [ "$action" != inject ]; then
         echo "$prog: $crawl already has segments; --seeds $seeds ignored"
     fi
@@ -317,24 +280,7 @@ while :; do
             STOP_WATCH=1
             step "waiting for held hosts" sleep "$arg"
             STOP_WATCH=0 ;;
-        round)
-            echo "$reason"
-            rounds_done=$((rounds_done + 1))
-            report_round "$arg" ;;
-        stop)
-            if [ "$arg" = 0 ]; then
-                echo "$reason"
-            else
-                echo "$prog: $reason" >&2
-                [ -z "$failed_log" ] || tail -n 5 "$failed_log" | sed "s/^/$prog:   /" >&2
-            fi
-            exit "$arg" ;;
-        *)
-            echo "$prog: unexpected answer from 'segmenter next': $action $arg $reason" >&2
-            exit 1 ;;
+        *) common_answer ;;
     esac
-    # The step's exit code goes to the next question; its log is shown if
-    # it failed.
-    rc=$step_rc failed_log=""
-    [ "$rc" = 0 ] || failed_log=$log
+    step_ended
 done

@@ -2,10 +2,13 @@
 # task.sh: one task of a sharded crawl's round, for a batch engine's job array
 # (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
 #
-# Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR]
-#                        [--lock-wait SECONDS] [-- FETCHER_ARGS...]
+# Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID]
+#                        [--threads N] [--bin DIR] [--lock-wait SECONDS]
+#                        [-- FETCHER_ARGS...]
 #
-#   fetch   shard J's part of the fetch step: fetch its pending segment (an
+#   fetch   shard J's part of the fetch step: fetch its oldest pending
+#           segment, or with --segment ID that one if it waits in shard J
+#           (the round's: the Slurm driver passes it), nothing otherwise (an
 #           unfinished run is resumed: nothing stored is fetched again), then
 #           map every complete run of the shard (`segmenter map`), while the
 #           WARC files are still in the page cache
@@ -34,18 +37,22 @@
 set -uo pipefail
 
 prog=task.sh
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--threads N] [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID] [--threads N] [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
 
 [ $# -ge 2 ] || die_usage "missing arguments"
 crawl=$1 step=$2
 shift 2
 case "$step" in fetch|reduce) ;; *) die_usage "unknown step '$step' (fetch or reduce)" ;; esac
-index= bindir= lock_wait=30
+index= bindir= lock_wait=30 segment=
 fetch_args=() segmenter_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --index) [ $# -ge 2 ] || die_usage "--index needs a value"; index=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --segment)
+            [ $# -ge 2 ] || die_usage "--segment needs a segment ID"
+            case "$2" in ''|*[!0-9a-z-]*) die_usage "--segment takes a segment ID (00003), not '$2'" ;; esac
+            segment=$2; shift 2 ;;
         --lock-wait)
             [ $# -ge 2 ] || die_usage "--lock-wait needs a value"
             case "$2" in ''|*[!0-9]*) die_usage "--lock-wait takes whole seconds" ;; esac
@@ -68,12 +75,13 @@ index=$((10#$index))
 # Find the binaries: --bin, then this repository's release build, then PATH.
 # shellcheck source=find-bin.sh
 . "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
+# shellcheck source=cycle.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cycle.sh"
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
 
 [ -f "$crawl/shards.toml" ] || die_usage "$crawl: not a sharded crawl (no shards.toml; create one with segmenter inject CRAWL SEEDS --shards S)"
-shards=$(sed -n 's/^shards *= *\([0-9]*\) *$/\1/p' "$crawl/shards.toml")
-[ -n "$shards" ] || { echo "$prog: $crawl/shards.toml: no 'shards = S' line" >&2; exit 1; }
+shards=$(read_shards "$crawl") || exit 1
 [ "$index" -lt "$shards" ] || die_usage "task index $index: this crawl has $shards shards, numbered 0 to $((shards - 1))"
 shard_dir=$(printf '%s/shards/%03d' "$crawl" "$index")
 mkdir -p "$shard_dir" || exit 1
@@ -89,19 +97,39 @@ if ! flock -n 9; then
     fi
 fi
 
-trap 'exit 130' INT TERM HUP
-[ -e "$crawl/STOP" ] && { echo "$prog: $crawl/STOP exists: shard $index does nothing"; exit 0; }
+# A signal reaches the step running (its process group), which stops
+# cleanly; this script then goes on as that step's exit code says (a fetch
+# stopped cleanly is still mapped).
+trap ':' INT TERM HUP
+# STOP keeps a fetch from starting; a reduce ends the round its fetch began.
+if [ "$step" = fetch ] && [ -e "$crawl/STOP" ]; then
+    echo "$prog: $crawl/STOP exists: shard $index fetches nothing"
+    exit 0
+fi
 
 echo "$prog: shard $index: $step (host $(hostname), $(date -u +%FT%TZ))"
 if [ "$step" = fetch ]; then
     # The shard's segments are fetched oldest first; one a task (a round).
-    pending=$("$segmenter" status "$crawl" --shard "$index" --json --no-backlog | sed -n 's/.*"next":"\([^"]*\)".*/\1/p')
-    if [ -n "$pending" ]; then
-        "$fetcher" fetch "$crawl" --shard "$index" --progress none "${fetch_args[@]}"
+    # (`status` lists them on its `pending:` line.)
+    status=$("$segmenter" status "$crawl" --shard "$index" --no-backlog) || exit 1
+    read -ra pending <<<"$(sed -n 's/^pending: *//p' <<<"$status")"
+    fetch=${pending[0]:-}
+    if [ -n "$segment" ]; then
+        fetch=""
+        for id in "${pending[@]}"; do [ "$id" != "$segment" ] || fetch=$id; done
+    fi
+    if [ -n "$fetch" ]; then
+        "$fetcher" fetch "$crawl" "$fetch" --shard "$index" --progress none "${fetch_args[@]}"
         code=$?
-        [ $code -eq 0 ] || { echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code"; }
+        # 130: stopped cleanly (STOP passed on, or the task cancelled): the
+        # run is complete, and mapped before the task ends with 130.
+        case $code in
+            0) ;;
+            130) "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"; exit 130 ;;
+            *) echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code" ;;
+        esac
     else
-        echo "$prog: shard $index: no segment to fetch"
+        echo "$prog: shard $index: no segment ${segment:+$segment }to fetch"
     fi
     "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"
 else

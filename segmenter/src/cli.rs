@@ -224,7 +224,9 @@ pub enum Command {
     /// --exit-code of the step it ran: the step handed out is kept in
     /// CRAWL/round.json, each round that ends is appended to
     /// CRAWL/rounds.v1.tsv, which numbers the rounds, and the metrics file
-    /// is rewritten (see `segmenter metrics`).
+    /// is rewritten (see `segmenter metrics`). For a sharded crawl it
+    /// answers for every shard (scripts/slurm/crawl.sh): `fetch`/`resume`
+    /// is the fetch array, `reduce - LOG ...` the reduce array.
     Next {
         /// The crawl directory.
         crawl: PathBuf,

@@ -15,6 +15,12 @@
 //! driver's call), the step is recorded as handed out (`round.json`), a
 //! round that ended is appended to the round journal (`rounds.v1.tsv`) and
 //! the driver's metrics file is rewritten ([`crate::metrics`]).
+//!
+//! A sharded crawl gets the same answers for all its shards at once
+//! ([`crate::cycle::sharded`]), for `scripts/slurm/crawl.sh`: `fetch ID`
+//! (or `resume ID`) is the fetch array (every shard fetches its oldest
+//! waiting segment and maps it), `reduce - LOG ...` (one machine's
+//! `segment`) the reduce array; `wait`, `round` and `stop` are as above.
 
 use std::path::Path;
 
@@ -39,24 +45,21 @@ pub struct Driver {
 pub fn next(root: &Path, driver: Driver, json: bool) -> Result<(), Error> {
     let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
     let shards = common::shards::Shards::load(root)?;
-    if shards.is_sharded() {
-        // The cycle's decisions are those of one crawl directory; a
-        // sharded crawl's rounds are arrays of tasks.
-        return Err(Error::Usage(format!(
-            "{}: a crawl of {} shards: its rounds are run by scripts/slurm/crawl.sh (or \
-             scripts/task.sh per shard, or `fetcher fetch --shard J` for each shard then \
-             `segmenter run`), not by scripts/crawl.sh",
-            root.display(),
-            shards.shards
-        )));
-    }
-    let facts = cycle::read::facts(&crawl, driver.since_ms, driver.exit_code)?;
-    let decision = cycle::decide(&facts, &cycle::read::on_disk(&crawl));
+    let (facts, decision) = if shards.is_sharded() {
+        let facts = cycle::sharded::facts(&crawl, &shards, driver.since_ms, driver.exit_code)?;
+        let decision = cycle::decide(&facts, &cycle::sharded::on_shards(&crawl, &shards, &facts));
+        (facts, decision)
+    } else {
+        let facts = cycle::read::facts(&crawl, driver.since_ms, driver.exit_code)?;
+        let decision = cycle::decide(&facts, &cycle::read::on_disk(&crawl));
+        (facts, decision)
+    };
     if driver.record {
         cycle::read::record(&crawl, &decision)?;
         crate::metrics::after_decision(&crawl, &decision, facts.now_ms, driver.since_ms);
     }
-    common::exit::print(&render(&crawl, &decision, json)).map_err(Error::io("stdout"))
+    common::exit::print(&render(&crawl, &decision, shards.is_sharded(), json))
+        .map_err(Error::io("stdout"))
 }
 
 /// The answer as one JSON object.
@@ -69,8 +72,17 @@ struct Answer<'a> {
     reason: &'a str,
 }
 
+/// The answer's first word: the step's, except that a sharded crawl's
+/// `segment` step is its reduce array.
+fn action(d: &Decision, sharded: bool) -> &'static str {
+    match d.kind {
+        cycle::Kind::Segment if sharded => "reduce",
+        kind => kind.as_str(),
+    }
+}
+
 /// The answer line (or JSON object), with its newline.
-fn render(crawl: &CrawlDir, d: &Decision, json: bool) -> String {
+fn render(crawl: &CrawlDir, d: &Decision, sharded: bool, json: bool) -> String {
     let log = d.log(crawl).map(|p| {
         p.strip_prefix(crawl.root())
             .unwrap_or(&p)
@@ -79,7 +91,7 @@ fn render(crawl: &CrawlDir, d: &Decision, json: bool) -> String {
     });
     if json {
         let answer = Answer {
-            action: d.kind.as_str(),
+            action: action(d, sharded),
             arg: d.arg.as_deref(),
             log,
             round: d.round,
@@ -90,7 +102,7 @@ fn render(crawl: &CrawlDir, d: &Decision, json: bool) -> String {
     }
     format!(
         "{} {} {} {}\n",
-        d.kind.as_str(),
+        action(d, sharded),
         d.arg.as_deref().unwrap_or("-"),
         log.as_deref().unwrap_or("-"),
         d.reason

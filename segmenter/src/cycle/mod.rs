@@ -56,9 +56,11 @@
 //! read from its files, and [`Lookup`] answers the few questions that cost a
 //! read of a file (a segment's summary, the backlog), asked only when a
 //! rule needs them. Both are filled from the crawl directory by
-//! [`read::on_disk`].
+//! [`read::on_disk`], or from every shard of a sharded crawl by
+//! [`sharded::on_shards`] (whose `segment` step is the reduce array).
 
 pub mod read;
+pub mod sharded;
 #[cfg(test)]
 mod tests;
 

@@ -149,14 +149,16 @@ fn fetching(top: &CrawlDir, n: usize, lines: usize) -> Option<u32> {
     })
 }
 
-/// The pid of the `fetcher fetch CRAWL --shard J` working on `crawl`.
+/// The pid of the `fetcher fetch CRAWL ID --shard J` working on `crawl`.
 fn fetcher_pid(crawl: &Path, j: u32) -> Option<u32> {
-    let want = format!("fetch\0{}\0--shard\0{j}\0", crawl.display());
+    let crawl = format!("fetch\0{}\0", crawl.display());
+    let shard = format!("\0--shard\0{j}\0");
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
         let cmdline = String::from_utf8_lossy(&cmdline);
-        (cmdline.contains(&want) && cmdline.contains("fetcher")).then_some(pid)
+        let ours = cmdline.contains(&crawl) && cmdline.contains(&shard);
+        (ours && cmdline.contains("fetcher")).then_some(pid)
     })
 }
 
@@ -205,7 +207,11 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     assert!(status.success());
     let out = first.finish(Duration::from_secs(120));
     bins::assert_code(&out, 1, Some(&c.crawl));
-    assert!(out.stderr.contains("failed: see"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the fetch array (job ") && out.stderr.contains("did not complete"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(phase(&c.crawl), "failed", "the driver's metrics file");
     let retried = std::fs::read_dir(c.crawl.join("logs"))
         .unwrap()
@@ -213,36 +219,20 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
         .any(|log| log.contains("crawl-fetch: attempt 0 of shard"));
     assert!(retried, "the killed fetch was run again in its allocation");
 
-    let out = bins::run_within(&mut driver(), &c.crawl, 0, Duration::from_secs(400));
+    let second = stop_reaches_a_running_fetch(&top, &mut driver());
+    let third = bins::run_within(&mut driver(), &c.crawl, 0, Duration::from_secs(400));
+    let ended = [
+        "nothing left to fetch",
+        "nothing to fetch now",
+        "nothing fetchable",
+    ];
     assert!(
-        out.stdout.contains("nothing left to fetch"),
+        ended.iter().any(|e| third.stdout.contains(e)),
         "{}",
-        out.stdout
+        third.stdout
     );
-    // The sbatch scripts are kept, readable, and every task wrote its log.
-    let script = std::fs::read_to_string(c.crawl.join("slurm/fetch.sbatch")).unwrap();
-    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
-    // One segmenter thread per CPU Slurm gave the task.
-    assert!(
-        script.contains("--threads \"${SLURM_CPUS_PER_TASK:-1}\""),
-        "{script}"
-    );
-    let logs = std::fs::read_dir(c.crawl.join("logs"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("slurm-")
-        })
-        .count();
-    let rounds = 3 + out
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("round "))
-        .count();
-    assert!(logs >= rounds * 4, "{logs} task logs for {rounds} rounds");
+    rounds_are_journaled_and_reported(&c.crawl, &[&out.stdout, &second, &third.stdout]);
+    sbatch_scripts_and_task_logs(&c.crawl);
 
     let mut stored = std::collections::BTreeMap::<String, usize>::new();
     for j in 0..4 {
@@ -267,10 +257,14 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     let violations = c.politeness_violations();
     assert!(violations.is_empty(), "{violations:?}");
 
-    // The metrics files: the driver's, which says it stopped, and one per
-    // fetch task, each with its shard's label, the fetch over.
-    assert_eq!(phase(&c.crawl), "stopped");
-    let metrics = c.crawl.join("metrics");
+    metrics_files(&c.crawl);
+}
+
+/// The metrics files: the driver's, which says it stopped, and one per
+/// fetch task, each with its shard's label, the fetch over.
+fn metrics_files(crawl: &Path) {
+    assert_eq!(phase(crawl), "stopped");
+    let metrics = crawl.join("metrics");
     let names: BTreeSet<String> = std::fs::read_dir(&metrics)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -289,6 +283,124 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
         assert_eq!(running[0].labels["shard"], j.to_string(), "{text}");
         assert_eq!(running[0].value(), 0.0, "{text}");
     }
+}
+
+/// A STOP file made while a fetch array runs: the driver asks the array
+/// to stop (or, if it ended first, ends the round), and exits 0 saying
+/// so; a fetch that got the signal ended cleanly (`signal`). Its stdout.
+fn stop_reaches_a_running_fetch(top: &CrawlDir, driver: &mut Command) -> String {
+    let run = bins::spawn(driver).expect("cannot start the driver");
+    wait_for(|| fetching(top, 4, 1)).expect("no fourth run seen fetching");
+    std::fs::write(top.stop_path(), "").unwrap();
+    let out = run.finish(Duration::from_secs(120));
+    bins::assert_code(&out, 0, Some(top.root()));
+    assert!(
+        out.stdout.contains("STOP exists; stopping"),
+        "{}",
+        out.stdout
+    );
+    if out.stdout.contains("STOP appeared; asking the fetch array") {
+        let stopped = (0..4).any(|j| {
+            let view = top.shard(j);
+            view.completed_runs().unwrap().iter().any(|id| {
+                let done = std::fs::read_to_string(view.fetched_dir(id).join("DONE"));
+                done.unwrap().contains("stop_reason signal")
+            })
+        });
+        assert!(stopped, "no fetch stopped on STOP");
+    }
+    std::fs::remove_file(top.stop_path()).unwrap();
+    out.stdout
+}
+
+/// The sbatch scripts are kept, readable, and every task wrote its log.
+fn sbatch_scripts_and_task_logs(crawl: &Path) {
+    let script = std::fs::read_to_string(crawl.join("slurm/fetch.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    // One segmenter thread per CPU Slurm gave the task.
+    assert!(
+        script.contains("--threads \"${SLURM_CPUS_PER_TASK:-1}\""),
+        "{script}"
+    );
+    let logs = std::fs::read_dir(crawl.join("logs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("slurm-")
+        })
+        .count();
+    // A fetch and a reduce array a round.
+    let rounds = common::rounds::read(&CrawlDir::new(crawl)).unwrap().len();
+    assert!(logs >= rounds * 8, "{logs} task logs for {rounds} rounds");
+}
+
+/// The round lines the driver runs printed are the journal's, numbered
+/// 1, 2, ... across the runs (each goes on from the journal); a round
+/// the journal has and no run printed was ended by STOP; the report was
+/// rebuilt after the last round; and a run with a STOP file stops at
+/// once, saying so.
+fn rounds_are_journaled_and_reported(crawl: &Path, stdouts: &[&str]) {
+    let mut printed = stdouts
+        .iter()
+        .flat_map(|s| s.lines())
+        .filter(|l| l.starts_with("round "));
+    let journal = common::rounds::read(&CrawlDir::new(crawl)).unwrap();
+    let mut next = printed.next();
+    for r in &journal {
+        if next == Some(r.line().as_str()) {
+            next = printed.next();
+        } else {
+            assert_eq!(
+                r.end,
+                common::rounds::End::Stop,
+                "not printed: {}",
+                r.line()
+            );
+        }
+    }
+    assert_eq!(next, None, "printed, not in the journal");
+    let numbers: Vec<u64> = journal.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, (1..=journal.len() as u64).collect::<Vec<_>>());
+    assert!(
+        stdouts[0]
+            .lines()
+            .any(|l| l.starts_with("round 1: segment 00001, ")),
+        "{}",
+        stdouts[0]
+    );
+    let last = journal.last().expect("rounds in the journal");
+    assert!(journal.iter().map(|r| r.pages).sum::<u64>() > 0);
+    let report = std::fs::metadata(crawl.join("report.html")).expect("CRAWL/report.html");
+    let built = common::timefmt::unix_millis(report.modified().unwrap());
+    assert!(
+        built >= last.ended_ms,
+        "report.html built before the last round ended"
+    );
+    let log =
+        std::fs::read_to_string(crawl.join(format!("logs/round-{:05}.log", last.number))).unwrap();
+    assert!(
+        log.contains("fetch array: job ") && log.contains("reduce array: job "),
+        "{log}"
+    );
+    assert!(log.contains("=== segmenter report"), "{log}");
+
+    std::fs::write(crawl.join("STOP"), "").unwrap();
+    let mut cmd = Command::new(repo_root().join("scripts/slurm/crawl.sh"));
+    cmd.arg(crawl).arg("--bin").arg(bins::bin_dir());
+    let out = bins::run_within(&mut cmd, crawl, 0, Duration::from_secs(60));
+    assert!(
+        out.stdout.contains("STOP exists; stopping"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        common::rounds::read(&CrawlDir::new(crawl)).unwrap(),
+        journal
+    );
+    std::fs::remove_file(crawl.join("STOP")).unwrap();
 }
 
 /// The phase the driver's metrics file says.
