@@ -115,7 +115,7 @@ pub(super) fn load(run: &Run) -> Result<Segment, Error> {
 
 /// The TLS trust of the run (an unreadable `--ca-file` is a usage error),
 /// said in the run log; `--accept-invalid-certs` is warned about.
-pub(super) fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
+fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
     let tls = Trust::load(s.ca_file.as_deref(), s.accept_invalid_certs).map_err(Error::Usage)?;
     for e in &tls.summary.system_errors {
         log.warn(format!("TLS system store: {e} (the other roots are used)"));
@@ -133,7 +133,7 @@ pub(super) fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
 }
 
 /// The resolver of the run, and the proxy said in the log.
-pub(super) fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
+fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
     let hosts = match &s.hosts_file {
         Some(p) => Some(HostsMap::load(p).map_err(Error::Usage)?),
         None => None,

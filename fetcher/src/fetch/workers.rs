@@ -65,19 +65,7 @@ pub(super) fn run_workers(
         ..
     } = segment;
     let queues = loaded.keys.len();
-    // A connection kept per queue between its requests, at most half the
-    // sockets the run may open; the rest for requests in flight.
-    let sockets = crew::open_files_room();
-    let idle_connections = queues.clamp(16, 8192).min(sockets / 2);
-    let room = sockets - idle_connections;
-    let most_workers = s.workers(queues);
-    if most_workers > room {
-        log.info(format!(
-            "at most {room} requests in flight, not {most_workers}: the limit on open files \
-             (ulimit -n) leaves room for no more connections"
-        ));
-    }
-    let most_workers = most_workers.min(room);
+    let (idle_connections, most_workers) = sockets(s, queues, log);
     let spare = Spare::default();
     let recorder = start_recorder(run, resumed.next_serial(), most_workers, spare.clone())?;
     let tx = recorder.sender();
@@ -156,9 +144,30 @@ pub(super) fn run_workers(
     })
 }
 
+/// The sockets of a run for `queues` queues: the connections kept idle
+/// between requests (one per queue, at most half the sockets the run may
+/// open), and the most workers, for requests in flight in the rest (fewer
+/// than the settings ask when the limit on open files leaves no room, said
+/// in the log).
+fn sockets(s: &Settings, queues: usize, log: &RunLog) -> (usize, usize) {
+    // A connection kept per queue between its requests, at most half the
+    // sockets the run may open; the rest for requests in flight.
+    let sockets = crew::open_files_room();
+    let idle_connections = queues.clamp(16, 8192).min(sockets / 2);
+    let room = sockets - idle_connections;
+    let most_workers = s.workers(queues);
+    if most_workers > room {
+        log.info(format!(
+            "at most {room} requests in flight, not {most_workers}: the limit on open files \
+             (ulimit -n) leaves room for no more connections"
+        ));
+    }
+    (idle_connections, most_workers.min(room))
+}
+
 /// `--min-hosts`, unless the segment has fewer queues (then 0, said in
 /// the log): stopping early would leave it unfetched round after round.
-pub(super) fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
+fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
     if s.min_hosts > queues {
         log.info(format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
