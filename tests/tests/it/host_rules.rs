@@ -2,7 +2,8 @@
 //! a longer delay (seen in the server's request log) and a smaller cap per
 //! round (seen in the segments), while a host without a rule keeps the
 //! crawl's; `segmenter status --host` says where each value comes from; a
-//! bad rule stops both programs with its line.
+//! bad rule stops both programs with its line; a rule changed between
+//! rounds holds from the next round on, for the URLs already waiting too.
 
 use crate::support;
 
@@ -181,4 +182,98 @@ fn a_domain_rule_sets_its_host_delay_and_cap_and_others_keep_the_crawl_s() {
             out.stderr
         );
     }
+}
+
+/// Runs `scripts/crawl.sh CRAWL` (from `dir`) with `args`, to exit code 0.
+fn crawl_sh(crawl: &std::path::Path, dir: &std::path::Path, args: &[&str]) {
+    bins::run_within(
+        Command::new(support::crawl_sh())
+            .arg(crawl)
+            .arg("--bin")
+            .arg(bins::bin_dir())
+            .args(args),
+        dir,
+        0,
+        STEP,
+    );
+}
+
+#[test]
+fn a_rule_changed_between_rounds_applies_from_the_next_round_to_the_urls_waiting() {
+    let server = Server::builder()
+        .host("www.rules.test", site)
+        .start()
+        .unwrap();
+    let (scratch, crawl) = support::loopback_crawl(
+        "host-rules-changed",
+        &server,
+        "",
+        &format!(
+            "min_delay = \"{}ms\"\ndelay_factor = 0\n",
+            CRAWL_DELAY.as_millis()
+        ),
+        "[crawl]\nmin_free_disk = 0\n",
+    );
+    let rules = crawl.join(common::rules::RULES_FILE);
+    std::fs::write(
+        &rules,
+        "[[rule]]\nhost = \"www.rules.test\"\nmax_per_host = 2\n",
+    )
+    .unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("www.rules.test", "/"))).unwrap();
+
+    // Round 1 fetches the home page and plans 2 of its 9 links: 7 wait in
+    // the backlog.
+    let seeds_arg = seeds.to_str().unwrap();
+    crawl_sh(
+        &crawl,
+        scratch.path(),
+        &["--seeds", seeds_arg, "--rounds", "1"],
+    );
+    let dir = CrawlDir::new(&crawl);
+    let counts = |segments: &[BTreeMap<String, usize>]| -> Vec<usize> {
+        let per = |s: &BTreeMap<String, usize>| s.get("www.rules.test").copied().unwrap_or(0);
+        segments.iter().map(per).collect()
+    };
+    assert_eq!(counts(&segment_hosts(&dir)), [1, 2], "after round 1");
+
+    // The operator raises the host's cap and delay; the next rounds take
+    // the waiting URLs 5 at a time, at the new delay.
+    std::fs::write(
+        &rules,
+        "[[rule]]\nhost = \"www.rules.test\"\nmax_per_host = 5\nmin_delay = \"300ms\"\n",
+    )
+    .unwrap();
+    crawl_sh(&crawl, scratch.path(), &[]);
+    assert_eq!(counts(&segment_hosts(&dir)), [1, 2, 5, 2], "whole crawl");
+
+    let logs = server.logs();
+    let asked = |prefix: &str| -> Vec<_> {
+        let mut hits: Vec<_> = (logs.iter())
+            .filter(|e| e.target.starts_with(prefix))
+            .cloned()
+            .collect();
+        hits.sort_by_key(|e| e.start);
+        hits
+    };
+    let pages = asked("/p");
+    assert_eq!(pages.len(), PAGES, "pages asked for");
+    // Round 1, before the change: robots.txt then the home page at the
+    // crawl's delay.
+    let (robots, home) = (asked("/robots.txt"), asked("/"));
+    let gap = home[0].start.saturating_duration_since(robots[0].end);
+    assert!(
+        gap < RULE_DELAY.saturating_sub(support::CLOCK_SLACK),
+        "round 1 waited {gap:?} before the home page"
+    );
+    // Every later request at the changed rule's delay.
+    let close = testkit::server::politeness_violations(&pages, |_| {
+        RULE_DELAY.saturating_sub(support::CLOCK_SLACK)
+    });
+    assert!(
+        close.is_empty(),
+        "requests closer than the changed rule's delay: {}",
+        support::some(&close, 5)
+    );
 }
