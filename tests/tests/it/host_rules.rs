@@ -277,3 +277,96 @@ fn a_rule_changed_between_rounds_applies_from_the_next_round_to_the_urls_waiting
         support::some(&close, 5)
     );
 }
+
+/// The home page of `www.scope.test`: links to four pages under each of
+/// `/a/`, `/b/` and `/private/`, and to two pages under each of `/docs/`
+/// and `/else/` of `docs.other.test`, a host outside the crawl's scope.
+fn scoped_site(req: &Request) -> Response {
+    let port = req.local_addr().port();
+    match req.path() {
+        "/robots.txt" => Response::not_found(),
+        "/" => {
+            let mut links = String::new();
+            for dir in ["a", "b", "private"] {
+                for i in 0..4 {
+                    links += &format!("<a href=/{dir}/{i}>x</a>\n");
+                }
+            }
+            for dir in ["docs", "else"] {
+                for i in 0..2 {
+                    links += &format!("<a href=http://docs.other.test:{port}/{dir}/{i}>x</a>\n");
+                }
+            }
+            Response::html(links)
+        }
+        p => Response::html(format!("<p>{p}</p>")),
+    }
+}
+
+#[test]
+fn allow_and_deny_patterns_widen_and_narrow_the_scope_of_waiting_urls_too() {
+    let server = Server::builder()
+        .host("www.scope.test", scoped_site)
+        .host("docs.other.test", scoped_site)
+        .start()
+        .unwrap();
+    let (scratch, crawl) = support::loopback_crawl(
+        "host-rules-scope",
+        &server,
+        "",
+        "min_delay = \"1ms\"\ndelay_factor = 0\n",
+        "[crawl]\nmin_free_disk = 0\n",
+    );
+    let rules = crawl.join(common::rules::RULES_FILE);
+    let rules_text = |deny: &str| {
+        format!(
+            "[[rule]]\nhost = \"www.scope.test\"\nmax_per_host = 2\ndeny = [{deny}]\n\n\
+             [[rule]]\nhost = \"docs.other.test\"\nallow = [\"/docs/\"]\n"
+        )
+    };
+    std::fs::write(&rules, rules_text("\"/b/\"")).unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("www.scope.test", "/"))).unwrap();
+
+    // Round 1: `/b/` is out of scope; 2 of the 8 pages left are planned,
+    // the others (every `/private/` page among them) wait in the backlog.
+    let seeds_arg = seeds.to_str().unwrap();
+    crawl_sh(
+        &crawl,
+        scratch.path(),
+        &["--seeds", seeds_arg, "--rounds", "1"],
+    );
+    let backlog = support::zstdcat(&CrawlDir::new(&crawl).backlog_path());
+    let waiting = backlog.lines().filter(|l| l.contains("/private/")).count();
+    assert_eq!(waiting, 4, "backlog after round 1:\n{backlog}");
+
+    // The operator denies `/private/` too: the URLs waiting are dropped.
+    std::fs::write(&rules, rules_text("\"/b/\", \"/private/\"")).unwrap();
+    crawl_sh(&crawl, scratch.path(), &[]);
+
+    let mut asked: BTreeMap<String, usize> = BTreeMap::new();
+    for e in server.logs() {
+        if e.target != "/robots.txt" && e.target != "/" {
+            *asked.entry(format!("{}{}", e.host, e.target)).or_default() += 1;
+        }
+    }
+    let mut want: Vec<String> = (0..4).map(|i| format!("www.scope.test/a/{i}")).collect();
+    want.extend((0..2).map(|i| format!("docs.other.test/docs/{i}")));
+    want.sort();
+    assert_eq!(
+        asked.keys().cloned().collect::<Vec<_>>(),
+        want,
+        "pages asked for: {asked:?}"
+    );
+    assert!(asked.values().all(|&n| n == 1), "{asked:?}");
+    // Both keys are applied: no log warns of them.
+    for entry in std::fs::read_dir(crawl.join("logs")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            !text.contains("not applied"),
+            "{}: warns of keys applied:\n{text}",
+            path.display()
+        );
+    }
+}
