@@ -8,6 +8,7 @@
 use crate::support;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -198,38 +199,48 @@ fn crawl_sh(crawl: &std::path::Path, dir: &std::path::Path, args: &[&str]) {
     );
 }
 
+/// A crawl named `name` seeded with the home page of `host`, with
+/// `fetcher` in its `[fetcher]` section and the host rules `rules`, after
+/// its first round: the scratch directory, the crawl and its rules file.
+fn first_round(
+    server: &Server,
+    name: &str,
+    host: &str,
+    fetcher: &str,
+    rules: &str,
+) -> (testkit::TempDir, PathBuf, PathBuf) {
+    let (scratch, crawl) =
+        support::loopback_crawl(name, server, "", fetcher, "[crawl]\nmin_free_disk = 0\n");
+    let rules_file = crawl.join(common::rules::RULES_FILE);
+    std::fs::write(&rules_file, rules).unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url(host, "/"))).unwrap();
+    let seeds_arg = seeds.to_str().unwrap();
+    crawl_sh(
+        &crawl,
+        scratch.path(),
+        &["--seeds", seeds_arg, "--rounds", "1"],
+    );
+    (scratch, crawl, rules_file)
+}
+
 #[test]
 fn a_rule_changed_between_rounds_applies_from_the_next_round_to_the_urls_waiting() {
     let server = Server::builder()
         .host("www.rules.test", site)
         .start()
         .unwrap();
-    let (scratch, crawl) = support::loopback_crawl(
-        "host-rules-changed",
+    // Round 1 fetches the home page and plans 2 of its 9 links: 7 wait in
+    // the backlog.
+    let (scratch, crawl, rules) = first_round(
         &server,
-        "",
+        "host-rules-changed",
+        "www.rules.test",
         &format!(
             "min_delay = \"{}ms\"\ndelay_factor = 0\n",
             CRAWL_DELAY.as_millis()
         ),
-        "[crawl]\nmin_free_disk = 0\n",
-    );
-    let rules = crawl.join(common::rules::RULES_FILE);
-    std::fs::write(
-        &rules,
         "[[rule]]\nhost = \"www.rules.test\"\nmax_per_host = 2\n",
-    )
-    .unwrap();
-    let seeds = scratch.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{}\n", server.url("www.rules.test", "/"))).unwrap();
-
-    // Round 1 fetches the home page and plans 2 of its 9 links: 7 wait in
-    // the backlog.
-    let seeds_arg = seeds.to_str().unwrap();
-    crawl_sh(
-        &crawl,
-        scratch.path(),
-        &["--seeds", seeds_arg, "--rounds", "1"],
     );
     let dir = CrawlDir::new(&crawl);
     let counts = |segments: &[BTreeMap<String, usize>]| -> Vec<usize> {
@@ -310,31 +321,20 @@ fn allow_and_deny_patterns_widen_and_narrow_the_scope_of_waiting_urls_too() {
         .host("docs.other.test", scoped_site)
         .start()
         .unwrap();
-    let (scratch, crawl) = support::loopback_crawl(
-        "host-rules-scope",
-        &server,
-        "",
-        "min_delay = \"1ms\"\ndelay_factor = 0\n",
-        "[crawl]\nmin_free_disk = 0\n",
-    );
-    let rules = crawl.join(common::rules::RULES_FILE);
     let rules_text = |deny: &str| {
         format!(
             "[[rule]]\nhost = \"www.scope.test\"\nmax_per_host = 2\ndeny = [{deny}]\n\n\
              [[rule]]\nhost = \"docs.other.test\"\nallow = [\"/docs/\"]\n"
         )
     };
-    std::fs::write(&rules, rules_text("\"/b/\"")).unwrap();
-    let seeds = scratch.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{}\n", server.url("www.scope.test", "/"))).unwrap();
-
     // Round 1: `/b/` is out of scope; 2 of the 8 pages left are planned,
     // the others (every `/private/` page among them) wait in the backlog.
-    let seeds_arg = seeds.to_str().unwrap();
-    crawl_sh(
-        &crawl,
-        scratch.path(),
-        &["--seeds", seeds_arg, "--rounds", "1"],
+    let (scratch, crawl, rules) = first_round(
+        &server,
+        "host-rules-scope",
+        "www.scope.test",
+        "min_delay = \"1ms\"\ndelay_factor = 0\n",
+        &rules_text("\"/b/\""),
     );
     let backlog = support::zstdcat(&CrawlDir::new(&crawl).backlog_path());
     let waiting = backlog.lines().filter(|l| l.contains("/private/")).count();
