@@ -359,7 +359,22 @@ fn allow_and_deny_patterns_widen_and_narrow_the_scope_of_waiting_urls_too() {
         "pages asked for: {asked:?}"
     );
     assert!(asked.values().all(|&n| n == 1), "{asked:?}");
-    // Both keys are applied: no log warns of them.
+    // Both keys are applied: `status --host` does not mark them, no log
+    // warns of them.
+    let out = bins::run_within(
+        Command::new(bins::bin_path("segmenter"))
+            .args(["status", "--host", "www.scope.test"])
+            .arg(&crawl),
+        scratch.path(),
+        0,
+        STEP,
+    );
+    let deny = out.stdout.lines().find(|l| l.starts_with("deny "));
+    assert!(
+        deny.is_some_and(|l| l.contains("\"/private/\"") && !l.contains("not applied")),
+        "{}",
+        out.stdout
+    );
     for entry in std::fs::read_dir(crawl.join("logs")).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap_or_default();
