@@ -290,14 +290,15 @@ fn a_rule_changed_between_rounds_applies_from_the_next_round_to_the_urls_waiting
 }
 
 /// The home page of `www.scope.test`: links to four pages under each of
-/// `/a/`, `/b/` and `/private/`, and to two pages under each of `/docs/`
-/// and `/else/` of `docs.other.test`, a host outside the crawl's scope.
+/// `/a/`, `/b/` and `/private/`, to `/go` (a redirect to `/b/9`, linked
+/// from nowhere), and to two pages under each of `/docs/` and `/else/` of
+/// `docs.other.test`, a host outside the crawl's scope.
 fn scoped_site(req: &Request) -> Response {
     let port = req.local_addr().port();
     match req.path() {
         "/robots.txt" => Response::not_found(),
         "/" => {
-            let mut links = String::new();
+            let mut links = String::from("<a href=/go>x</a>\n");
             for dir in ["a", "b", "private"] {
                 for i in 0..4 {
                     links += &format!("<a href=/{dir}/{i}>x</a>\n");
@@ -310,6 +311,7 @@ fn scoped_site(req: &Request) -> Response {
             }
             Response::html(links)
         }
+        "/go" => Response::redirect(302, "/b/9"),
         p => Response::html(format!("<p>{p}</p>")),
     }
 }
@@ -327,13 +329,14 @@ fn allow_and_deny_patterns_widen_and_narrow_the_scope_of_waiting_urls_too() {
              [[rule]]\nhost = \"docs.other.test\"\nallow = [\"/docs/\"]\n"
         )
     };
-    // Round 1: `/b/` is out of scope; 2 of the 8 pages left are planned,
+    // Round 1: `/b/` is out of scope (the fetcher does not follow the
+    // redirect there either); 2 of the 9 pages left are planned,
     // the others (every `/private/` page among them) wait in the backlog.
     let (scratch, crawl, rules) = first_round(
         &server,
         "host-rules-scope",
         "www.scope.test",
-        "min_delay = \"1ms\"\ndelay_factor = 0\n",
+        "min_delay = \"1ms\"\ndelay_factor = 0\nfollow_redirects = 2\n",
         &rules_text("\"/b/\""),
     );
     let backlog = support::zstdcat(&CrawlDir::new(&crawl).backlog_path());
@@ -351,6 +354,7 @@ fn allow_and_deny_patterns_widen_and_narrow_the_scope_of_waiting_urls_too() {
         }
     }
     let mut want: Vec<String> = (0..4).map(|i| format!("www.scope.test/a/{i}")).collect();
+    want.push("www.scope.test/go".into());
     want.extend((0..2).map(|i| format!("docs.other.test/docs/{i}")));
     want.sort();
     assert_eq!(
