@@ -10,7 +10,10 @@
 //! The optional rules file (relative to the crawl directory) holds lines
 //! `+REGEX` (allow) and `-REGEX` (deny), matched against the whole canonical
 //! URL; blank lines and `#` comments are ignored. The first rule that matches
-//! decides; when none does, the hosts and domains decide.
+//! decides; when none does, the hosts and domains decide. Before both, the
+//! `allow` and `deny` path patterns of the crawl's host rules
+//! (`host-rules.toml`, [`crate::rules`]) decide for the URLs they match:
+//! a host's own rule is more specific than the crawl-wide scope.
 //!
 //! **Traps.** Counting ignores empty path segments (`/a//b/` has two). A
 //! path segment that occurs `max_repeated_segment` times or more anywhere in
@@ -48,6 +51,7 @@ use url::Url;
 use crate::config::{FilterConfig, ScopeConfig, ScopeMode};
 use crate::crawldir::{CrawlDir, SCOPE_SEEDS_LIST};
 use crate::listfile::{self, ListError};
+use crate::rules::{HostRules, RulesError};
 
 /// Why a URL was refused. The order of the variants is the order the checks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,6 +128,9 @@ pub enum ScopeError {
         /// What is wrong.
         message: String,
     },
+    /// The host rules file (`host-rules.toml`) cannot be used.
+    #[error(transparent)]
+    HostRules(#[from] RulesError),
     /// `scope.seeds` is damaged (cut, emptied, changed).
     #[error(transparent)]
     Damaged(#[from] ListError),
@@ -150,11 +157,15 @@ pub struct Scope {
     pub hosts: HashSet<String>,
     /// `(allow, regex)` rules, first match wins, checked before hosts/domains.
     pub rules: Vec<(bool, regex::Regex)>,
+    /// The crawl's host rules, whose `allow` and `deny` patterns are
+    /// checked first.
+    pub host_rules: HostRules,
 }
 
 impl Scope {
-    /// Builds the scope from `[scope]`, reading `scope.seeds` and the rules
-    /// file relative to `crawl_dir`.
+    /// Builds the scope from `[scope]`, reading `scope.seeds`, the rules
+    /// file and the host rules ([`HostRules::load`]) relative to
+    /// `crawl_dir`.
     ///
     /// In `seeds` mode a missing `scope.seeds` is an error (it is written by
     /// `segmenter inject`); a missing rules file named in the settings is an
@@ -191,11 +202,15 @@ impl Scope {
             let path = crawl_dir.join(rules_file);
             scope.rules = parse_rules(&read(&path)?, &path)?;
         }
+        scope.host_rules = HostRules::load(crawl_dir)?;
         Ok(scope)
     }
 
     /// True if `url` (canonical) is in scope.
     pub fn contains(&self, url: &Url) -> bool {
+        if let Some(inside) = self.host_rules.scope(url) {
+            return inside;
+        }
         for (allow, rule) in &self.rules {
             if rule.is_match(url.as_str()) {
                 return *allow;
@@ -708,6 +723,42 @@ mod tests {
         ] {
             assert_eq!(scope.contains(&url(u)), inside, "{u}");
         }
+    }
+
+    #[test]
+    fn host_rules_patterns_decide_before_the_crawl_s_scope() {
+        let dir = TempDir::new("hostrules");
+        dir.write("scope.rules", "+/private/\n");
+        dir.write(
+            "host-rules.toml",
+            "[[rule]]\nhost = \"www.example.com\"\ndeny = [\"/private/\", \"/*.pdf$\"]\n\n\
+             [[rule]]\nhost = \"docs.other.test\"\nallow = [\"/docs/\"]\n",
+        );
+        let mut c = cfg(ScopeMode::List);
+        c.domains = vec!["example.com".into()];
+        c.rules_file = Some("scope.rules".into());
+        let scope = Scope::load(&c, dir.path()).unwrap();
+        for (u, inside) in [
+            ("http://www.example.com/", true),
+            // the host's rule wins over the crawl's rules file
+            ("http://www.example.com/private/a", false),
+            ("http://www.example.com/a.pdf", false),
+            ("http://www.example.com/a.pdf?v=1", true),
+            ("http://blog.example.com/private/a", true),
+            // a host outside the crawl's scope, under its rule's path
+            ("http://docs.other.test/docs/a", true),
+            ("http://docs.other.test/", false),
+            ("http://other.test/docs/a", false),
+        ] {
+            assert_eq!(scope.contains(&url(u)), inside, "{u}");
+        }
+        dir.write(
+            "host-rules.toml",
+            "[[rule]]\nhost = \"a.test\"\ndeny = [\"x\"]\n",
+        );
+        let err = Scope::load(&c, dir.path()).unwrap_err();
+        assert!(matches!(err, ScopeError::HostRules(_)), "{err}");
+        assert!(err.to_string().contains("host-rules.toml:3: deny"), "{err}");
     }
 
     #[test]

@@ -189,12 +189,19 @@ pub enum Key {
 impl Key {
     /// True if the programs apply the key: `min_delay` and
     /// `delay_factor` (both programs), `max_per_host` and `max_host_pages`
-    /// (the segmenter). The others are read and checked, and shown by
-    /// `segmenter status --host`, but change nothing yet.
+    /// (the segmenter), `allow` and `deny` (the scope, [`HostRules::scope`]:
+    /// the segmenter's filters and the fetcher's check of the redirects it
+    /// follows). The others are read and checked, and shown by `segmenter
+    /// status --host`, but change nothing yet.
     pub fn applied(self) -> bool {
         matches!(
             self,
-            Key::MinDelay | Key::DelayFactor | Key::MaxPerHost | Key::MaxHostPages
+            Key::MinDelay
+                | Key::DelayFactor
+                | Key::MaxPerHost
+                | Key::MaxHostPages
+                | Key::Allow
+                | Key::Deny
         )
     }
 
@@ -375,6 +382,8 @@ pub struct HostRules {
     by_address: Vec<usize>,
     /// Some rule sets a key of the canonical form.
     canon: bool,
+    /// Some rule sets `allow` or `deny`.
+    patterns: bool,
 }
 
 impl HostRules {
@@ -437,6 +446,9 @@ impl HostRules {
                 }
             }
             set.canon |= [Key::DropParams, Key::SortQuery, Key::LowercasePath]
+                .iter()
+                .any(|&k| rule.get(k).is_some());
+            set.patterns |= [Key::Allow, Key::Deny]
                 .iter()
                 .any(|&k| rule.get(k).is_some());
         }
@@ -531,6 +543,32 @@ impl HostRules {
                 }));
         }
         view
+    }
+
+    /// What the `allow` and `deny` patterns of the rules say of `url`
+    /// (canonical), as [`UrlView::scope`] does: `Some(true)` in scope
+    /// (even on a host outside the crawl's scope), `Some(false)` out of
+    /// it, `None` when no pattern of the rules of its host matches it (the
+    /// crawl's scope decides). Cheap when no rule sets a pattern.
+    ///
+    /// ```
+    /// use common::rules::HostRules;
+    /// let text = "[[rule]]\ndomain = \"example.com\"\ndeny = [\"/private/\"]\n\
+    ///             allow = [\"/private/open/\"]\n";
+    /// let rules = HostRules::parse(text, "host-rules.toml".as_ref()).unwrap();
+    /// let scope = |u: &str| rules.scope(&url::Url::parse(u).unwrap());
+    /// assert_eq!(scope("http://www.example.com/private/a"), Some(false));
+    /// assert_eq!(scope("http://www.example.com/private/open/a"), Some(true));
+    /// assert_eq!(scope("http://www.example.com/public/"), None);
+    /// assert_eq!(scope("http://example.org/private/a"), None);
+    /// ```
+    pub fn scope(&self, url: &url::Url) -> Option<bool> {
+        if !self.patterns {
+            return None;
+        }
+        let host = url.host_str()?;
+        let path = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        self.for_host(host, None).for_url(path).scope(path)
     }
 
     /// The canonical form's rules for `host`: what [`HostView::canon`]

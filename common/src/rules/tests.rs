@@ -430,8 +430,29 @@ fn keys_read_but_not_applied_are_named_with_their_rule_line() {
     let warnings = parse(text).unwrap().unapplied();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
-        warnings[0].starts_with("r.toml:5: weight, deny read but not applied"),
+        warnings[0].starts_with("r.toml:5: weight read but not applied"),
         "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_url_scope_comes_from_the_patterns_of_its_host_and_path_rules() {
+    let text = "[[rule]]\ndomain = \"example.com\"\ndeny = [\"/private/\"]\n\n\
+                [[rule]]\nsurt = \"com,example,www,)/archive/\"\ndeny = [\"*\"]\n\n\
+                [[rule]]\nhost = \"other.test\"\nmin_delay = \"1s\"\n";
+    let rules = parse(text).unwrap();
+    let scope = |u: &str| rules.scope(&url::Url::parse(u).unwrap());
+    assert_eq!(scope("http://www.example.com/private/a?b=1"), Some(false));
+    assert_eq!(scope("http://www.example.com/archive/2020/"), Some(false));
+    assert_eq!(scope("http://blog.example.com/archive/2020/"), None);
+    assert_eq!(scope("http://www.example.com/"), None);
+    assert_eq!(scope("http://other.test/private/"), None);
+    assert_eq!(scope("http://[::1]:8080/private/"), None);
+    // Without a pattern in the file, nothing is looked up.
+    let plain = parse("[[rule]]\nhost = \"other.test\"\nmin_delay = \"1s\"\n").unwrap();
+    assert_eq!(
+        plain.scope(&url::Url::parse("http://other.test/x").unwrap()),
+        None
     );
 }
 
