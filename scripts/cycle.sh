@@ -113,7 +113,10 @@ stop_crawl() {
         echo "$reason"
     else
         echo "$prog: $reason" >&2
-        [ -z "$1" ] || tail -n 5 "$1" | sed "s/^/$prog:   /" >&2
+        # Not sed: the program's name (slurm/crawl.sh) holds a slash.
+        [ -z "$1" ] || tail -n 5 "$1" | while IFS= read -r line; do
+            printf '%s:   %s\n' "$prog" "$line"
+        done >&2
     fi
     exit "$arg"
 }

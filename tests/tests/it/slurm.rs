@@ -199,8 +199,10 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
         .unwrap();
     assert!(status.success());
     wait_for(|| fetching(&top, 3, 0)).expect("no third run seen fetching");
+    // Its own fetch array only: the test Slurm is shared with other tests
+    // (the scale benchmark's crawl runs its arrays under the same names).
     let status = Command::new("scancel")
-        .args(["--name", "crawl-fetch"])
+        .arg(own_fetch_array(&c.crawl))
         .env("SLURM_CONF", &conf)
         .status()
         .unwrap();
@@ -415,4 +417,23 @@ fn phase(crawl: &Path) -> String {
         .collect();
     assert_eq!(on.len(), 1, "{text}");
     on[0].clone()
+}
+
+/// The job id of the fetch array the driver submitted last, from the log of
+/// its newest round (`=== TIME fetch array: job ID (task logs: ...)`).
+fn own_fetch_array(crawl: &Path) -> String {
+    let logs = crawl.join("logs");
+    let newest = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("round-") && n.ends_with(".log"))
+        .max()
+        .unwrap_or_else(|| panic!("no round log in {}", logs.display()));
+    let text = std::fs::read_to_string(logs.join(&newest)).unwrap();
+    text.lines()
+        .rev()
+        .find_map(|l| l.split("fetch array: job ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no fetch array named in {newest}:\n{text}"))
+        .to_string()
 }
