@@ -457,10 +457,11 @@ fn the_history_summary_the_merge_saves_gives_the_figures_of_the_whole_history() 
     bins::assert_code(&out, 0, Some(&c.crawl));
     // The last round's merge saved the summary beside the history.
     let saved = c.crawl.join("history-summary.v1.json");
-    let summary: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap_or_else(|e| {
-        panic!("{}: {e}\n{}", saved.display(), report(&out, Some(&c.crawl)))
-    }))
-    .unwrap();
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(&saved).unwrap_or_else(|e| {
+            panic!("{}: {e}\n{}", saved.display(), report(&out, Some(&c.crawl)))
+        }))
+        .unwrap();
     assert_eq!(summary["version"], 1);
     assert_eq!(summary["history_file"], "history.v3.tsv.zst");
     let page = c.crawl.join("report.html");
