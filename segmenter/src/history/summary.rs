@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{Entry, HistoryError, HistoryReader, State};
 
 /// The summary of a history file.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct HistorySummary {
     /// The file.
     pub file: String,
@@ -225,24 +225,9 @@ pub struct SavedSummary {
     pub history_mtime_ns: u64,
     /// When the counts were made (Unix ms): the merge's now.
     pub as_of_ms: i64,
-    /// The counts as of `as_of_ms` (`due` included).
-    pub urls: u64,
-    /// See [`HistorySummary`].
-    pub hosts: u64,
-    /// See [`HistorySummary`].
-    pub active: u64,
-    /// See [`HistorySummary`].
-    pub failed: u64,
-    /// See [`HistorySummary`].
-    pub gone: u64,
-    /// See [`HistorySummary`].
-    pub moved: u64,
-    /// See [`HistorySummary`].
-    pub robots: u64,
-    /// See [`HistorySummary`].
-    pub changed_urls: u64,
-    /// See [`HistorySummary`].
-    pub due: DueBuckets,
+    /// The counts as of `as_of_ms`, as `segmenter inspect --json` gives
+    /// them (its `file` empty, no hosts listed).
+    pub counts: HistorySummary,
     /// For each bucket end (now, 1 hour, 1 day, 7 days, 30 days after
     /// `as_of_ms`): the due times after it, in ms after it, earliest first,
     /// at most [`KEPT_DUE`].
@@ -278,15 +263,10 @@ impl SavedSummary {
             history_bytes,
             history_mtime_ns,
             as_of_ms,
-            urls: s.urls,
-            hosts: s.hosts,
-            active: s.active,
-            failed: s.failed,
-            gone: s.gone,
-            moved: s.moved,
-            robots: s.robots,
-            changed_urls: s.changed_urls,
-            due: s.due,
+            counts: HistorySummary {
+                top_hosts: Vec::new(),
+                ..s
+            },
             due_after,
             due_after_whole,
         };
@@ -328,7 +308,7 @@ impl SavedSummary {
             }
             moved[i] = list.partition_point(|&t| t <= passed) as u64;
         }
-        let d = &self.due;
+        let d = &self.counts.due;
         let due = DueBuckets {
             now: d.now + moved[0],
             hour: (d.hour + moved[1]).checked_sub(moved[0])?,
@@ -343,17 +323,10 @@ impl SavedSummary {
             .map(|t| self.as_of_ms + t);
         Some(HistorySummary {
             file: String::new(),
-            urls: self.urls,
-            hosts: self.hosts,
-            active: self.active,
-            failed: self.failed,
-            gone: self.gone,
-            moved: self.moved,
-            robots: self.robots,
             due,
             next_due_ms,
-            changed_urls: self.changed_urls,
             top_hosts: Vec::new(),
+            ..self.counts.clone()
         })
     }
 }
