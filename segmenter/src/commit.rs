@@ -307,6 +307,7 @@ impl Staging {
         for path in [
             self.backlog_path(),
             self.history_path(),
+            crate::history::summary_path(&self.history_path()),
             self.scope_seeds_path(),
             self.bloom_path(),
             self.bloom_append_path(),

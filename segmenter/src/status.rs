@@ -441,7 +441,9 @@ impl ShardTasks {
 pub struct Summaries {
     /// The backlog's (`None`: not counted, absent or unreadable).
     pub backlog: Option<SegmentSummary>,
-    /// The history's, as of when it was read (`None` likewise).
+    /// The history's, as of when it was read (`None` likewise); from the
+    /// summary the merge saved beside it when there is one, which lists no
+    /// hosts.
     pub history: Option<crate::history::HistorySummary>,
 }
 
@@ -484,7 +486,11 @@ impl CrawlStatus {
             (None, None)
         } else if path.exists() {
             let now = common::timefmt::unix_millis(std::time::SystemTime::now());
-            match crate::history::HistorySummary::compute(&path, now, top) {
+            // The summary the round's merge saved, if it is this file's:
+            // the whole history is read only without one.
+            let saved = crate::history::SavedSummary::read(&path, now).map(Ok);
+            match saved.unwrap_or_else(|| crate::history::HistorySummary::compute(&path, now, top))
+            {
                 Ok(s) => {
                     let counts = (Some(s.urls), Some(s.due.now));
                     summaries.history = Some(s);

@@ -12,7 +12,7 @@ use crate::sort::Merger;
 
 use super::{
     Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Kind, Observation, Outcome,
-    Schedule, State,
+    SavedSummary, Schedule, State, SummaryCounter,
 };
 
 /// What a merge did (the history figures of the round's report).
@@ -275,7 +275,10 @@ impl Merge<'_> {
     ///
     /// For each URL, in order: take the old entry or the first observation,
     /// whichever sorts first; apply the later observations of that URL;
-    /// check the order; hand it out if due; write it.
+    /// check the order; hand it out if due; write it. The new history's
+    /// summary, counted from the entries as written, is saved beside it
+    /// ([`SavedSummary`]): what `status` and the report read instead of
+    /// the whole file.
     pub fn run(
         mut self,
         mut due: impl FnMut(&Entry) -> Result<(), Error>,
@@ -291,6 +294,7 @@ impl Merge<'_> {
         // written whole every round.
         let (mut entry, mut prefix) = (Entry::default(), Vec::new());
         let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
+        let mut summary = SummaryCounter::new(self.now_ms, 0, true);
         while self.take_next(&mut old, &mut obs, &mut entry, &mut prefix, &mut counts)? {
             let hinted = self.apply_observations(&mut entry, &prefix, &mut obs, &mut counts)?;
             check_order(&prefix, &entry.url, &last_prefix, &last_url)?;
@@ -303,6 +307,7 @@ impl Merge<'_> {
                 l.up_to(&prefix, &entry.url)?;
             }
             self.out.write(&entry).map_err(damaged)?;
+            summary.add(&entry);
             counts.entries += 1;
             last_prefix.clone_from(&prefix);
             last_url.clone_from(&entry.url);
@@ -310,7 +315,10 @@ impl Merge<'_> {
         if let Some(l) = &mut self.lookup {
             l.finish()?;
         }
+        let path = self.out.path().to_path_buf();
         self.out.finish().map_err(damaged)?;
+        SavedSummary::write(&path, self.now_ms, summary)
+            .map_err(Error::io(super::summary_path(&path)))?;
         Ok((counts, pages))
     }
 

@@ -61,7 +61,7 @@ mod summary;
 
 pub use merge::{HistoryCounts, Lookup, Merge, PageCounts};
 pub use observe::{Kind, Observation};
-pub use summary::HistorySummary;
+pub use summary::{HistorySummary, SavedSummary, SummaryCounter, summary_path};
 
 /// The history's file name in the crawl directory.
 pub const FILE_NAME: &str = "history.v3.tsv.zst";
@@ -793,6 +793,11 @@ impl HistoryWriter {
     fn io(&self) -> impl FnOnce(io::Error) -> HistoryError {
         let path = self.path.clone();
         move |source| HistoryError::Io { path, source }
+    }
+
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Appends an entry.

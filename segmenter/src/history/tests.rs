@@ -363,3 +363,69 @@ fn revisits_keep_the_record_of_the_response_that_holds_the_payload() {
         ("", "", None)
     );
 }
+
+/// A history of `n` URLs on 40 hosts, due every 97 s from `start_ms`
+/// (every tenth retired, every seventh failed), written to `path` with its
+/// saved summary as of `as_of_ms`.
+fn history_with_summary(path: &std::path::Path, n: i64, start_ms: i64, as_of_ms: i64) {
+    let s = schedule();
+    let mut out = HistoryWriter::create(path).unwrap();
+    let mut counter = SummaryCounter::new(as_of_ms, 0, true);
+    for i in 0..n {
+        let host = format!("h{:02}.test", i * 40 / n);
+        let url = format!("http://{host}/{i:06}");
+        let mut e = s.first(&host, &url, &obs(1000, 200, Kind::Full, "sha1:A"));
+        e.due_ms = start_ms + i * 97_000;
+        e.changes = u32::from(i % 3 == 0);
+        e.state = match (i % 10, i % 7) {
+            (0, _) => State::Gone,
+            (_, 0) => State::Failed,
+            _ => State::Active,
+        };
+        out.write(&e).unwrap();
+        counter.add(&e);
+    }
+    out.finish().unwrap();
+    SavedSummary::write(path, as_of_ms, counter).unwrap();
+}
+
+#[test]
+fn the_saved_summary_counts_as_the_file_does_until_its_due_times_run_out() {
+    let dir = common::testutil::TempDir::new("history-summary");
+    let path = dir.path().join(FILE_NAME);
+    // 40,000 URLs due from 10 days before the merge to 35 days after it:
+    // every bucket has URLs, and more than KEPT_DUE after each end.
+    let as_of = 1_700_000_000_000;
+    history_with_summary(&path, 40_000, as_of - 10 * 86_400_000, as_of);
+    assert!(summary_path(&path).is_file());
+    let mut counted = 0;
+    for later_s in [0, 1, 96, 97, 98, 3_600, 40_000, 86_400] {
+        let now = as_of + later_s * 1000;
+        let whole = HistorySummary::compute(&path, now, 0).unwrap();
+        match SavedSummary::read(&path, now) {
+            Some(saved) => {
+                assert_eq!(format!("{saved:?}"), format!("{whole:?}"), "{later_s} s on");
+                counted += 1;
+            }
+            // KEPT_DUE times at least 97 s apart reach past 397,312 s.
+            None => panic!("{later_s} s after the merge: not counted from the file"),
+        }
+    }
+    assert_eq!(counted, 8);
+    // Past what its due times cover, or before the merge: read whole.
+    assert!(SavedSummary::read(&path, as_of + 1_000_000_000).is_none());
+    assert!(SavedSummary::read(&path, as_of - 1).is_none());
+
+    // A history with few URLs: every due time kept, any time counted.
+    history_with_summary(&path, 300, as_of - 86_400_000, as_of);
+    let now = as_of + 40 * 86_400_000;
+    let saved = SavedSummary::read(&path, now).expect("every due time kept");
+    let whole = HistorySummary::compute(&path, now, 0).unwrap();
+    assert_eq!(format!("{saved:?}"), format!("{whole:?}"));
+
+    // Another history file than the one it describes: not used.
+    let copy = dir.path().join("copy");
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    assert!(SavedSummary::read(&path, as_of).is_none());
+}

@@ -439,3 +439,59 @@ fn a_crawl_of_one_round_and_one_of_none_have_reports() {
     assert!(html.matches("<svg").count() >= 10);
     assert_self_contained(&html);
 }
+
+/// The report's fetch-history figures: the paragraph of counts and the
+/// chart of when URLs come due.
+fn history_figures(html: &str) -> String {
+    let at = html
+        .find("<p>Fetch history:")
+        .unwrap_or_else(|| panic!("no fetch history in the page"));
+    let end = at + html[at..].find("</svg>").expect("the due chart") + "</svg>".len();
+    html[at..end].to_string()
+}
+
+#[test]
+fn the_history_summary_the_merge_saves_gives_the_figures_of_the_whole_history() {
+    let c = DemoCrawl::start("report-summary", &small_demo(), CrawlSettings::default());
+    let out = c.run_crawl_sh(&["--rounds", "4"]);
+    bins::assert_code(&out, 0, Some(&c.crawl));
+    // The last round's merge saved the summary beside the history.
+    let saved = c.crawl.join("history-summary.v1.json");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(&saved).unwrap_or_else(|e| {
+            panic!("{}: {e}\n{}", saved.display(), report(&out, Some(&c.crawl)))
+        }))
+        .unwrap();
+    assert_eq!(summary["version"], 1);
+    assert_eq!(summary["history_file"], "history.v3.tsv.zst");
+    let page = c.crawl.join("report.html");
+    build_report(&c.crawl);
+    let from_summary = std::fs::read_to_string(&page).unwrap();
+    let status_from_summary = support::status_json(&c.crawl);
+    assert!(
+        status_from_summary["history_urls"].as_u64().unwrap() > 10,
+        "{status_from_summary}"
+    );
+    assert_eq!(
+        status_from_summary["history_urls"],
+        summary["counts"]["urls"]
+    );
+
+    // Without it (a crawl made by an earlier build), the history is read
+    // whole: the same figures.
+    std::fs::remove_file(&saved).unwrap();
+    build_report(&c.crawl);
+    let from_history = std::fs::read_to_string(&page).unwrap();
+    let status_from_history = support::status_json(&c.crawl);
+    assert_eq!(
+        history_figures(&from_summary),
+        history_figures(&from_history)
+    );
+    assert_eq!(
+        text_of(&from_summary, "history"),
+        text_of(&from_history, "history")
+    );
+    for key in ["history_urls", "due_urls"] {
+        assert_eq!(status_from_summary[key], status_from_history[key], "{key}");
+    }
+}
