@@ -19,9 +19,11 @@
 //! backlog, never dropped.
 //!
 //! URLs arrive grouped by host (the sort key starts with domain and host).
-//! [`HostCap`] keeps the best `cap` URLs of the current host: fewest hops
-//! first, then most in-links, then the URL itself (so the order is total and
-//! the same on every run). The others go to the backlog for a later round.
+//! [`HostCap`] keeps the best `cap` URLs of the current host, by the
+//! crawl's `order` ([`priority`]): with `discovery`, fewest hops first, then
+//! most in-links; with `score`, most in-links first, then fewest hops; then
+//! the URL itself (so the order is total and the same on every run). The
+//! others go to the backlog for a later round, carrying their in-links.
 //! It holds at most `2 × cap` URLs at a time: when full, the worse half is
 //! handed to the backlog at once.
 
@@ -29,6 +31,7 @@ use std::cmp::Ordering;
 use std::time::Duration;
 
 use common::bloom::BloomHash;
+use common::config::segmenter::UrlOrder;
 use common::hoststate::HostDb;
 use common::politeness::{OwnDelay, Policy, Timing, cap_hold};
 use common::rules::HostRules;
@@ -295,24 +298,37 @@ pub enum Fate {
     Fetched,
 }
 
-/// Priority order within a host: better first. Fewest hops first, so that
-/// each host is crawled breadth-first even when its URLs are spread over
-/// several rounds (a round that ends early, a host over its share: a page
-/// fetched before one closer to the seeds would give its links too many
-/// hops); then most in-links; then the URL.
-pub fn priority(a: &Pick, b: &Pick) -> Ordering {
-    a.meta
-        .hops
-        .cmp(&b.meta.hops)
-        .then(b.meta.inlinks.cmp(&a.meta.inlinks))
-        .then_with(|| a.url.cmp(&b.url))
+/// Priority order within a host under `order`: better first.
+///
+/// [`UrlOrder::Discovery`]: fewest hops first, so that each host is crawled
+/// breadth-first even when its URLs are spread over several rounds (a
+/// round that ends early, a host over its share: a page fetched before one
+/// closer to the seeds would give its links too many hops); then most
+/// in-links. [`UrlOrder::Score`]: most in-links first (the pages many
+/// others link to, which hold most of a web's PageRank), then fewest hops.
+/// Then the URL, so that the order is total.
+pub fn priority(order: UrlOrder, a: &Pick, b: &Pick) -> Ordering {
+    let hops = || a.meta.hops.cmp(&b.meta.hops);
+    let inlinks = || b.meta.inlinks.cmp(&a.meta.inlinks);
+    match order {
+        UrlOrder::Discovery => hops().then_with(inlinks),
+        UrlOrder::Score => inlinks().then_with(hops),
+    }
+    .then_with(|| a.url.cmp(&b.url))
 }
 
 /// Moves the URLs to keep to the front of `live` (in no order) and returns
 /// how many: at most `cap`, of which at most `new_limit` not refetches; the
 /// best by [`priority`], refetches and new URLs each taking `share` and
 /// `1 - share` of the slots, or what the other side leaves.
-fn keep_first(live: &mut [Pick], cap: usize, share: f64, new_limit: usize) -> usize {
+fn keep_first(
+    live: &mut [Pick],
+    order: UrlOrder,
+    cap: usize,
+    share: f64,
+    new_limit: usize,
+) -> usize {
+    let priority = |a: &Pick, b: &Pick| priority(order, a, b);
     let refetches = live.iter().filter(|p| p.is_refetch()).count();
     let others = live.len() - refetches;
     if refetches == 0 || others == 0 {
@@ -355,6 +371,8 @@ pub struct HostCap {
     /// The share of `cap` for refetches when there are more URLs than
     /// slots (either side takes what the other leaves).
     share: f64,
+    /// Which URLs are better ([`priority`]).
+    order: UrlOrder,
     /// Slots; those past `len` keep their string capacity for reuse.
     picks: Vec<Pick>,
     len: usize,
@@ -370,6 +388,7 @@ impl HostCap {
             new: 0,
             limited: false,
             share: 0.5,
+            order: UrlOrder::default(),
             picks: Vec::new(),
             len: 0,
             overflowed: false,
@@ -388,6 +407,11 @@ impl HostCap {
     /// most (call between hosts).
     pub fn set_new_limit(&mut self, limit: u64) {
         self.new_limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    }
+
+    /// Sets which URLs of a host are better ([`priority`]).
+    pub fn set_order(&mut self, order: UrlOrder) {
+        self.order = order;
     }
 
     /// Sets the share of the cap that refetches get when new URLs and
@@ -452,9 +476,10 @@ impl HostCap {
         if self.len <= self.cap && self.new <= self.new_limit {
             return Ok(());
         }
+        let order = self.order;
         let live = &mut self.picks[..self.len];
-        let keep = keep_first(live, self.cap, self.share, self.new_limit);
-        live[keep..].sort_unstable_by(priority);
+        let keep = keep_first(live, order, self.cap, self.share, self.new_limit);
+        live[keep..].sort_unstable_by(|a, b| priority(order, a, b));
         for p in &live[keep..] {
             emit(p, Fate::Backlog)?;
         }
@@ -475,8 +500,9 @@ impl HostCap {
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
     ) -> Result<(bool, bool), E> {
         self.trim(emit)?;
+        let order = self.order;
         let live = &mut self.picks[..self.len];
-        live.sort_unstable_by(priority);
+        live.sort_unstable_by(|a, b| priority(order, a, b));
         for p in live.iter() {
             emit(p, Fate::Segment)?;
         }
@@ -572,6 +598,45 @@ mod tests {
         assert_eq!(kept, ["/d", "/f", "/c"]);
         over.sort();
         assert_eq!(over, ["/a", "/b", "/e", "/g", "/h"]);
+    }
+
+    #[test]
+    fn the_score_order_keeps_the_most_linked_and_breaks_ties_by_hops() {
+        let run = |order: UrlOrder| {
+            let mut cap = HostCap::new(3);
+            cap.set_order(order);
+            let mut kept = Vec::new();
+            let mut emit = |p: &Pick, fate: Fate| {
+                if fate == Fate::Segment {
+                    kept.push(p.url.clone());
+                }
+                Ok::<_, ()>(())
+            };
+            // (URL, in-links, hops), more than trim at once (2 × cap).
+            let input = [
+                ("/a", 1, 1),
+                ("/hub", 40, 3),
+                ("/b", 1, 1),
+                ("/c", 7, 2),
+                ("/d", 0, 1),
+                ("/e", 7, 1),
+                ("/f", 2, 1),
+                ("/g", 1, 2),
+            ];
+            for (u, inl, hops) in input {
+                cap.add(u, meta(inl, hops), BloomHash(0, 1), None, &mut emit)
+                    .unwrap();
+            }
+            cap.finish_host(&mut emit).unwrap();
+            kept
+        };
+        assert_eq!(run(UrlOrder::Score), ["/hub", "/e", "/c"]);
+        // The default: breadth-first, in-links only within one hop count.
+        assert_eq!(run(UrlOrder::Discovery), ["/e", "/f", "/a"]);
+        let mut default = HostCap::new(1);
+        assert_eq!(default.order, UrlOrder::Discovery);
+        default.set_order(UrlOrder::Score);
+        assert_eq!(default.order, UrlOrder::Score);
     }
 
     #[test]

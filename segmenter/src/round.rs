@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use common::atomic::write_atomic;
 use common::bloom::BloomHash;
+use common::config::segmenter::UrlOrder;
 use common::crawldir::{CONSUMED_LIST, SCOPE_SEEDS_LIST};
 use common::filter::UrlFilter;
 use common::listfile;
@@ -414,6 +415,7 @@ impl Steps<'_> {
                 carry,
                 filter: self.filter,
                 share: settings.recrawl_share,
+                order: settings.order,
                 memory: settings.memory / 4,
             },
             self.seen,
@@ -919,6 +921,8 @@ struct Inputs<'a> {
     filter: &'a UrlFilter,
     /// The share of a host's cap for refetches.
     share: f64,
+    /// Which of a host's URLs enter the segment first.
+    order: UrlOrder,
     /// Bytes for the waiting URLs of one host ([`HostWaiting`]).
     memory: u64,
 }
@@ -945,6 +949,7 @@ fn select(
         carry,
         filter,
         share,
+        order,
         memory,
     } = inputs;
     let mut unchecked = (0, (String::new(), 0));
@@ -981,6 +986,7 @@ fn select(
             cap: {
                 let mut cap = HostCap::new(0);
                 cap.set_share(share);
+                cap.set_order(order);
                 cap
             },
             host: HostNow {

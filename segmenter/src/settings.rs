@@ -88,6 +88,8 @@ pub struct Settings {
     pub schedule: crate::history::Schedule,
     /// The share of a host's cap for refetches.
     pub recrawl_share: f64,
+    /// Which of a host's URLs enter a segment first (`order`).
+    pub order: common::config::segmenter::UrlOrder,
     /// How sitemaps are found and read.
     pub sitemaps: SitemapSettings,
 }
@@ -207,6 +209,7 @@ impl Settings {
             agent_name: cfg.agent.name.clone(),
             schedule,
             recrawl_share,
+            order: o.order.unwrap_or_default(),
             sitemaps,
         })
     }

@@ -7,6 +7,20 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 
 use super::{DurationValue, SizeValue};
 
+/// Which of a host's waiting URLs enter a round first when more wait than
+/// its cap lets in (`[segmenter] order`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlOrder {
+    /// Fewest hops from a seed first (each host crawled breadth-first),
+    /// then most in-links, then the URL.
+    #[default]
+    Discovery,
+    /// Most in-links first (the links to the URL the scans found), then
+    /// fewest hops, then the URL.
+    Score,
+}
+
 crate::options! {
     /// The settings of `inject` and `run` that are also keys of the
     /// `[segmenter]` section of `crawl.toml` (`--max-per-host` ↔
@@ -28,6 +42,11 @@ crate::options! {
         /// backlog for a later round [default: 1000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_per_host: Option<NonZeroU64>,
+        /// Which of a host's URLs enter a segment first when more wait than
+        /// fit: `discovery` (fewest hops from a seed, then most in-links) or
+        /// `score` (most in-links, then fewest hops) [default: discovery]
+        #[arg(long, value_enum, value_name = "ORDER", help_heading = "Segments")]
+        pub order: Option<UrlOrder>,
         /// At most N URLs of one host over the whole crawl (the URLs of its
         /// fetch history, and those a round schedules): the others wait in
         /// the backlog, counted as `held host-pages`; refetches are not

@@ -34,5 +34,6 @@ mod short_rounds;
 mod sitemaps;
 mod slurm;
 mod support;
+mod url_order;
 mod warc_store;
 mod warcio_check;
