@@ -33,7 +33,7 @@
 //! 5. a fetched run not consumed: `segment`;
 //! 6. right after a round that got no page because every host left was
 //!    held: wait for the first of them (at most [`MAX_HELD_WAITS`] rounds
-//!    in a row), else stop; after a complete round that got no HTTP
+//!    in a row, each wait at most [`MAX_HELD_WAIT_SECONDS`]), else stop; after a complete round that got no HTTP
 //!    response at all, wrote no more URLs than it had, with an empty
 //!    backlog: stop (`nothing fetchable left`; the next run tries again);
 //! 7. a segment waits: `fetch` (or `resume`) it; unless the crawl has ended
@@ -72,6 +72,11 @@ use serde::{Deserialize, Serialize};
 /// Rounds in a row that found every host held, each followed by a wait for
 /// the first of them; after that the driver stops (the next run goes on).
 pub const MAX_HELD_WAITS: usize = 5;
+/// The longest wait for a held host, in seconds: a robots.txt to ask again
+/// or a `Retry-After` (at most `max_retry_after`, 10 minutes by default)
+/// is waited out; a host held longer (backed off, parked for a day) is left
+/// to a later run, which cron starts anyway.
+pub const MAX_HELD_WAIT_SECONDS: u64 = 600;
 /// Version of `round.json` ([`DriverState`]).
 pub const STATE_VERSION: u32 = 1;
 
@@ -637,12 +642,14 @@ impl<'a, L: Lookup> Decider<'a, L> {
             None => None,
         };
         match wait {
-            Some(seconds) if streak <= MAX_HELD_WAITS => Ok(self.answer(
-                Kind::Wait,
-                Some(seconds.to_string()),
-                Some(last.number),
-                format!("every host left is held; waiting {seconds}s for the first of them"),
-            )),
+            Some(seconds) if streak <= MAX_HELD_WAITS && seconds <= MAX_HELD_WAIT_SECONDS => {
+                Ok(self.answer(
+                    Kind::Wait,
+                    Some(seconds.to_string()),
+                    Some(last.number),
+                    format!("every host left is held; waiting {seconds}s for the first of them"),
+                ))
+            }
             _ => Ok(self.stop(
                 0,
                 format!(

@@ -446,6 +446,12 @@ fn held_rounds_are_waited_out_a_few_times_only() {
         "{}",
         d.reason
     );
+    // A host held longer than a wait may last (parked for a day): stop.
+    let (f, files) = after_held_round(1, NOW + 86_400_000);
+    let d = decide(&f, &files);
+    assert_eq!(answer(&d), (Kind::Stop, Some("0")), "{}", d.reason);
+    let (f, files) = after_held_round(1, NOW + MAX_HELD_WAIT_SECONDS as i64 * 1000 - 1000);
+    assert_eq!(answer(&decide(&f, &files)).0, Kind::Wait);
     // Held rounds of an earlier driver do not count: this one waits.
     let (mut f, files) = after_held_round(MAX_HELD_WAITS + 1, NOW + 1000);
     for r in &mut f.rounds[..MAX_HELD_WAITS] {
