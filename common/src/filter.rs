@@ -172,8 +172,20 @@ impl Scope {
     /// error in every mode. Hosts and domains are stored in canonical form
     /// (lower case, punycode, no trailing dot).
     pub fn load(cfg: &ScopeConfig, crawl_dir: &Path) -> Result<Scope, ScopeError> {
+        Scope::with_host_rules(cfg, crawl_dir, HostRules::load(crawl_dir)?)
+    }
+
+    /// [`Scope::load`] with the host rules a program has already read (its
+    /// settings hold them), so that one run reads the file once and its
+    /// scope and its delays and caps come from the same rules.
+    pub fn with_host_rules(
+        cfg: &ScopeConfig,
+        crawl_dir: &Path,
+        host_rules: HostRules,
+    ) -> Result<Scope, ScopeError> {
         let mut scope = Scope {
             any: cfg.mode == ScopeMode::Any,
+            host_rules,
             ..Scope::default()
         };
         if cfg.mode == ScopeMode::Seeds {
@@ -202,7 +214,6 @@ impl Scope {
             let path = crawl_dir.join(rules_file);
             scope.rules = parse_rules(&read(&path)?, &path)?;
         }
-        scope.host_rules = HostRules::load(crawl_dir)?;
         Ok(scope)
     }
 

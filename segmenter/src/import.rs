@@ -70,7 +70,7 @@ fn round(session: &Session, files: &[PathBuf]) -> Result<(), Error> {
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
-        scope: Scope::load(&scope_cfg, crawl.top())?,
+        scope: Scope::with_host_rules(&scope_cfg, crawl.top(), settings.host_rules.clone())?,
     };
     let plan = Plan {
         command: "import",

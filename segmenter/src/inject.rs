@@ -213,7 +213,11 @@ fn seed_filter(settings: &crate::settings::Settings) -> Result<UrlFilter, Error>
     if scope_cfg.mode == ScopeMode::Seeds {
         scope_cfg.mode = ScopeMode::Any;
     }
-    let scope = Scope::load(&scope_cfg, settings.crawl.top())?;
+    let scope = Scope::with_host_rules(
+        &scope_cfg,
+        settings.crawl.top(),
+        settings.host_rules.clone(),
+    )?;
     Ok(UrlFilter {
         limits: settings.filter.clone(),
         scope,

@@ -202,7 +202,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
-        scope: Scope::load(&settings.scope, crawl.top())?,
+        scope: Scope::with_host_rules(&settings.scope, crawl.top(), settings.host_rules.clone())?,
     };
     // The seen check belongs to the destination shard's reduce: the scan
     // gets an empty filter (and so looks nothing up).

@@ -102,7 +102,7 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
     }
     let filter = UrlFilter {
         limits: settings.filter.clone(),
-        scope: Scope::load(&settings.scope, crawl.top())?,
+        scope: Scope::with_host_rules(&settings.scope, crawl.top(), settings.host_rules.clone())?,
     };
     let plan = Plan {
         command: if shards.is_some() { "reduce" } else { "run" },

@@ -121,7 +121,8 @@ fn redirect_checks(
     if s.follow_redirects == 0 {
         return Ok((None, None));
     }
-    let scope = common::filter::Scope::load(&s.scope, crawl.top())?;
+    let scope =
+        common::filter::Scope::with_host_rules(&s.scope, crawl.top(), s.host_rules.clone())?;
     let seen = if crawl.bloom_path().exists() {
         Some(BloomFilter::open_read_only(crawl.bloom_path())?)
     } else {
