@@ -45,6 +45,12 @@ pub struct RunStatus {
     pub uploaded: u64,
 }
 
+/// The value of the line of a `DONE` file's text that starts with `name`
+/// (with its trailing space: `"finished "`), if there is one.
+pub fn done_field<'a>(done: &'a str, name: &str) -> Option<&'a str> {
+    done.lines().find_map(|l| l.strip_prefix(name))
+}
+
 impl RunStatus {
     /// Reads `fetched/ID/DONE` and `fetched/ID/crawl.log`; `None` if the
     /// segment was never fetched (no `fetched/ID/`). The error names the
@@ -65,7 +71,7 @@ impl RunStatus {
         let done = read(DONE_FILE)?;
         let field = |name: &str| {
             done.as_deref()
-                .and_then(|d| d.lines().find_map(|l| l.strip_prefix(name)))
+                .and_then(|d| done_field(d, name))
                 .unwrap_or_default()
                 .to_string()
         };

@@ -106,7 +106,7 @@ impl OnShards {
 
 /// When a run ended, from its `DONE` file's `finished` line.
 fn finished_ms(done: &str) -> Option<i64> {
-    let at = done.lines().find_map(|l| l.strip_prefix("finished "))?;
+    let at = common::fetched::done_field(done, "finished ")?;
     common::timefmt::parse_iso(at.trim()).map(common::timefmt::unix_millis)
 }
 
