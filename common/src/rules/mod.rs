@@ -188,8 +188,10 @@ pub enum Key {
 
 impl Key {
     /// True if the programs apply the key: `min_delay` and
-    /// `delay_factor` (both programs), `max_per_host` and `max_host_pages`
-    /// (the segmenter), `allow` and `deny` (the scope, [`HostRules::scope`]:
+    /// `delay_factor` (both programs), `max_per_host`, `max_host_pages`
+    /// and `weight` (the segmenter: the weight multiplies the score of the
+    /// host's URLs where a round chooses across hosts), `allow` and `deny`
+    /// (the scope, [`HostRules::scope`]:
     /// the segmenter's filters and the fetcher's check of the redirects it
     /// follows). The others are read and checked, and shown by `segmenter
     /// status --host`, but change nothing yet.
@@ -200,6 +202,7 @@ impl Key {
                 | Key::DelayFactor
                 | Key::MaxPerHost
                 | Key::MaxHostPages
+                | Key::Weight
                 | Key::Allow
                 | Key::Deny
         )
