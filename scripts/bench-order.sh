@@ -15,7 +15,9 @@
 # crawl with scripts/crawl.sh from the web's seeds, with max_crawl_pages =
 # the budget and max_per_host = PER_HOST, to its end (the budget spent).
 # Then prints one line per budget: the pages fetched and the PageRank share
-# under discovery and under score, their ratio, and the targets:
+# under discovery and under score, their ratio, the best share any crawl
+# of that many pages could have (the pages highest by PageRank: what
+# bounds the ratio on this web), and the targets:
 #   - at the first budget (10 %): score >= 1.5 x discovery;
 #   - at every budget: score >= discovery.
 #
@@ -77,60 +79,27 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [ -z "$bin" ]; then
-    (cd "$root" && cargo build --release --locked --quiet --bin fetcher --bin segmenter --bin scale-web)
-    bin=${CARGO_TARGET_DIR:-$root/target}/release
-fi
-for b in fetcher segmenter scale-web; do
-    [ -x "$bin/$b" ] || die "$bin/$b: not found or not executable"
-done
-bin=$(cd "$bin" && pwd)
-
-temporary=0
-if [ -z "$work" ]; then
-    work=$(mktemp -d "${TMPDIR:-/tmp}/bench-order.XXXXXX")
-    temporary=1
-else
-    mkdir -p "$work"
-    work=$(cd "$work" && pwd)
-fi
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+bin=$(bench_bin_dir "$root" "$bin" fetcher segmenter scale-web) || exit $?
+bench_work_dir bench-order
 server_pid="" driver_pid="" driving=""
 
 cleanup() {
     stop_driver
-    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$server_pid" 2>/dev/null || true
-    fi
+    stop_pid "$server_pid"
     if [ "$temporary" = 1 ] && [ "$keep" = 0 ]; then
         rm -rf "$work"
     else
         echo "work directory kept: $work"
     fi
 }
-# Asks the running crawl to stop (a STOP file) and waits for it, at most
-# 10 minutes.
-stop_driver() {
-    [ -n "$driver_pid" ] && [ -n "$driving" ] || return 0
-    touch "$driving/STOP"
-    for _ in $(seq 6000); do kill -0 "$driver_pid" 2>/dev/null || break; sleep 0.1; done
-}
 trap cleanup EXIT
 trap 'echo "$prog: interrupted" >&2; exit 130' INT TERM HUP
 
 # --- The web. -------------------------------------------------------------
 web_args=(--seed "$seed" --hosts "$hosts" --pages "$pages")
-"$bin/scale-web" serve "${web_args[@]}" --seeds-out "$work/seeds.txt" \
-    --hosts-out "$work/hosts" --ready-file "$work/ready" </dev/null 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1200); do
-    [ -e "$work/ready" ] && break
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-done
-[ -e "$work/ready" ] || { echo "$prog: scale-web did not start within 120 s:" >&2; cat "$work/server.log" >&2; exit 1; }
-port=$(sed -n 's/^port=//p' "$work/ready")
+serve_scale_web "$bin" "$work" "${web_args[@]}"
 "$bin/scale-web" describe "${web_args[@]}" --port "$port" >"$work/web.json"
 web_urls=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["expected"]["urls"])' "$work/web.json")
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -179,8 +148,7 @@ TOML
     wait "$driver_pid" || rc=$?
     driver_pid="" driving=""
     [ "$rc" = 0 ] || { echo "$prog: $name: crawl.sh exited $rc:" >&2; tail -n 5 "$work/$name.err" >&2; exit 1; }
-    find "$dir" -name crawl.log -path '*/fetched/*' -exec cat {} + |
-        awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { print $6 }' >"$work/$name.urls"
+    fetched_urls "$dir" >"$work/$name.urls"
     echo "$(( $(date +%s) - start ))" >"$work/$name.seconds"
     "$bin/segmenter" status "$dir" --json >"$work/$name.status.json"
     find "$dir" -name '*.warc.gz' -delete
@@ -198,6 +166,10 @@ for pct in "${percents[@]}"; do
         "$bin/scale-web" pagerank "${web_args[@]}" --port "$port" \
             --fetched "$work/$order-$budget.urls" >"$work/$order-$budget.share"
     done
+    # The best any crawl of as many pages could do.
+    most=$(wc -l "$work"/{discovery,score}-"$budget".urls | awk '$2 != "total" && $1 > m { m = $1 } END { print m + 0 }')
+    "$bin/scale-web" pagerank "${web_args[@]}" --port "$port" --top "$most" |
+        awk -F'\t' '{ s += $2 } END { printf "%.6f %d\n", s, NR }' >"$work/best-$budget.share"
 done
 
 # --- The figures. ---------------------------------------------------------
@@ -221,13 +193,17 @@ for i, pct in enumerate(int(p) for p in budgets.split(",")):
             wrong.append("%s: %d URLs fetched, over the budget of %d" % (name, len(urls), budget))
         row[order] = {"share": float(share), "fetched": len(urls),
                       "seconds": int(open("%s/%s.seconds" % (work, name)).read())}
+    best, pages = open("%s/best-%d.share" % (work, budget)).read().split()
+    row["best"] = {"share": float(best), "pages": int(pages)}
     d, s = row["discovery"]["share"], row["score"]["share"]
     row["ratio"] = s / d if d > 0 else None
+    row["best_ratio"] = float(best) / d if d > 0 else None
     row["first"] = i == 0
     rows.append(row)
 
 print("PageRank share of the pages fetched (of the web's %d URLs):" % web_urls)
-print("  %-8s %-8s %-24s %-24s %-7s %s" % ("budget", "URLs", "discovery", "score", "ratio", "target"))
+print("  %-8s %-8s %-24s %-24s %-7s %-24s %s" % ("budget", "URLs", "discovery", "score", "ratio",
+                                              "best possible (ratio)", "target"))
 targets = []
 for r in rows:
     d, s = r["discovery"], r["score"]
@@ -241,11 +217,13 @@ for r in rows:
     if r["first"] and s["share"] < d["share"]:
         target += "; score >= discovery: FAIL"
     targets.append(ok)
-    print("  %-8s %-8d %-24s %-24s %-7s %s" % (
+    best = "%.4f (%s)" % (r["best"]["share"],
+                          "-" if r["best_ratio"] is None else "%.2f" % r["best_ratio"])
+    print("  %-8s %-8d %-24s %-24s %-7s %-24s %s" % (
         "%d %%" % r["percent"], r["budget"],
         "%.4f (%d pages)" % (d["share"], d["fetched"]),
         "%.4f (%d pages)" % (s["share"], s["fetched"]),
-        "-" if ratio is None else "%.2f" % ratio, target))
+        "-" if ratio is None else "%.2f" % ratio, best, target))
 json.dump({"web_urls": web_urls, "rows": rows, "wrong": wrong},
           open("%s/summary.json" % work, "w"), indent=1)
 for w in wrong:

@@ -21,11 +21,8 @@
 //! cost, only in a round that is cut, is one more read and write of its
 //! segments and its backlog.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::config::segmenter::UrlOrder;
-use common::rules::HostRules;
 use common::segment::{FILE_SUFFIX, SegmentReader, SegmentRecord, Via};
 
 use crate::backlog::host_key;
@@ -33,7 +30,7 @@ use crate::caps::Fate;
 use crate::error::Error;
 use crate::output::{Output, Written};
 use crate::report::HeldBack;
-use crate::score::{Weights, rank};
+use crate::score::{Ranks, Weights, rank};
 
 /// Which cut left URLs waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,57 +48,6 @@ impl Cut {
             Cut::CrawlPages => "crawl-pages",
             Cut::SegmentSize => "segment-size",
         }
-    }
-}
-
-/// The new URLs written to the round's segments, counted by rank.
-pub struct Ranks {
-    order: UrlOrder,
-    weights: Weights,
-    counts: BTreeMap<u128, u64>,
-    /// New URLs counted (refetches are not).
-    pub new: u64,
-    /// Refetches written.
-    pub refetches: u64,
-}
-
-impl Ranks {
-    /// Counts ranks under `order`, with the weights of `rules`.
-    pub fn new(order: UrlOrder, rules: HostRules) -> Ranks {
-        Ranks {
-            order,
-            weights: Weights::new(rules),
-            counts: BTreeMap::new(),
-            new: 0,
-            refetches: 0,
-        }
-    }
-
-    /// Counts a line written to a segment.
-    pub fn observe(&mut self, rec: &SegmentRecord) {
-        if rec.via == Via::Recrawl {
-            self.refetches += 1;
-            return;
-        }
-        let r = rank(self.order, rec, self.weights.of(&rec.host));
-        *self.counts.entry(r).or_default() += 1;
-        self.new += 1;
-    }
-
-    /// The lowest rank let in when `quota` new URLs are, and how many URLs
-    /// of that rank are; `None` if every URL counted is.
-    fn threshold(&self, quota: u64) -> Option<(u128, u64)> {
-        if self.new <= quota {
-            return None;
-        }
-        let mut above = 0;
-        for (&r, &n) in self.counts.iter().rev() {
-            if above + n >= quota {
-                return Some((r, quota - above));
-            }
-            above += n;
-        }
-        None
     }
 }
 
@@ -180,7 +126,7 @@ pub fn cut(
         staged.partitions,
         staged.max_size,
     )?;
-    let mut weights = Weights::new(ranks.weights.rules().clone());
+    let mut weights = Weights::new(ranks.rules().clone());
     let mut held = HeldBack::default();
     let mut host = (String::new(), 0u64);
     let mut merge = PrefixMerge::open(&uncut)?;
@@ -188,7 +134,7 @@ pub fn cut(
     while merge.next(&mut rec)? {
         let mut keep = rec.via == Via::Recrawl;
         if !keep {
-            let r = rank(ranks.order, &rec, weights.of(&rec.host));
+            let r = rank(ranks.order(), &rec, weights.of(&rec.host));
             keep = r > lowest || (r == lowest && ties > 0);
             ties -= u64::from(keep && r == lowest);
         }
@@ -312,35 +258,6 @@ impl PrefixMerge {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(host: &str, inlinks: u32) -> SegmentRecord {
-        SegmentRecord {
-            host: host.to_string(),
-            url: format!("http://{host}/{inlinks}"),
-            inlinks,
-            hops: 1,
-            via: Via::Link,
-            ..SegmentRecord::default()
-        }
-    }
-
-    #[test]
-    fn the_threshold_lets_in_the_quota_best_first_with_ties_counted() {
-        let mut ranks = Ranks::new(UrlOrder::Score, HostRules::default());
-        for n in [5, 3, 3, 3, 1, 0] {
-            ranks.observe(&rec("a.test", n));
-        }
-        ranks.observe(&SegmentRecord {
-            via: Via::Recrawl,
-            ..rec("a.test", 0)
-        });
-        assert_eq!((ranks.new, ranks.refetches), (6, 1));
-        let three = rank(UrlOrder::Score, &rec("a.test", 3), 1.0);
-        assert_eq!(ranks.threshold(3), Some((three, 2)));
-        assert_eq!(ranks.threshold(4), Some((three, 3)));
-        assert_eq!(ranks.threshold(6), None);
-        assert_eq!(ranks.threshold(0).map(|t| t.1), Some(0));
-    }
 
     #[test]
     fn the_quota_is_the_smaller_cut() {

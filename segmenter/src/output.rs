@@ -12,10 +12,9 @@ use std::path::{Path, PathBuf};
 use common::segment::{FILE_SUFFIX, SegmentRecord, SegmentWriter, Via};
 
 use crate::caps::{Fate, Pick};
-use crate::cut::Ranks;
 use crate::error::Error;
 use crate::partition::{partition_of, segment_id};
-use crate::score::ScoreCounter;
+use crate::score::{Ranks, ScoreCounter};
 
 struct Part {
     /// Segments already closed in this partition.

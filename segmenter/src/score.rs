@@ -20,12 +20,12 @@
 //! multiplies the score of the host's URLs ([`Weights`]); within a host it
 //! changes nothing, since all its URLs share it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use common::bloom::BloomHash;
 use common::config::segmenter::UrlOrder;
 use common::rules::HostRules;
-use common::segment::SegmentRecord;
+use common::segment::{SegmentRecord, Via};
 
 use crate::candidates::{Meta, host_prefix, split_key};
 use crate::error::Error;
@@ -166,6 +166,69 @@ pub fn rank(order: UrlOrder, rec: &SegmentRecord, weight: f64) -> u128 {
     }
 }
 
+/// The new URLs written to the round's segments, counted by [`rank`]
+/// (one counter per distinct rank), for the cuts across hosts
+/// ([`crate::cut`]).
+pub struct Ranks {
+    order: UrlOrder,
+    weights: Weights,
+    counts: BTreeMap<u128, u64>,
+    /// New URLs counted (refetches are not).
+    pub new: u64,
+    /// Refetches written.
+    pub refetches: u64,
+}
+
+impl Ranks {
+    /// Counts ranks under `order`, with the weights of `rules`.
+    pub fn new(order: UrlOrder, rules: HostRules) -> Ranks {
+        Ranks {
+            order,
+            weights: Weights::new(rules),
+            counts: BTreeMap::new(),
+            new: 0,
+            refetches: 0,
+        }
+    }
+
+    /// The order ranked by.
+    pub fn order(&self) -> UrlOrder {
+        self.order
+    }
+
+    /// The rules the weights come from.
+    pub fn rules(&self) -> &HostRules {
+        self.weights.rules()
+    }
+
+    /// Counts a line written to a segment.
+    pub fn observe(&mut self, rec: &SegmentRecord) {
+        if rec.via == Via::Recrawl {
+            self.refetches += 1;
+            return;
+        }
+        let r = rank(self.order, rec, self.weights.of(&rec.host));
+        *self.counts.entry(r).or_default() += 1;
+        self.new += 1;
+    }
+
+    /// The lowest rank let in when `quota` new URLs are, and how many URLs
+    /// of that rank are; `None` if every URL counted is.
+    pub fn threshold(&self, quota: u64) -> Option<(u128, u64)> {
+        if self.new <= quota {
+            return None;
+        }
+        let mut above = 0;
+        for (&r, &n) in self.counts.iter().rev() {
+            if above + n >= quota {
+                return Some((r, quota - above));
+            }
+            above += n;
+        }
+        None
+    }
+}
+
 /// The distribution of scores (in-links) of a set of URLs: their count
 /// and quantiles, for `segmenter status` and the report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -243,6 +306,35 @@ impl ScoreQuantiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rec(host: &str, inlinks: u32) -> SegmentRecord {
+        SegmentRecord {
+            host: host.to_string(),
+            url: format!("http://{host}/{inlinks}"),
+            inlinks,
+            hops: 1,
+            via: Via::Link,
+            ..SegmentRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_threshold_lets_in_the_quota_best_first_with_ties_counted() {
+        let mut ranks = Ranks::new(UrlOrder::Score, HostRules::default());
+        for n in [5, 3, 3, 3, 1, 0] {
+            ranks.observe(&rec("a.test", n));
+        }
+        ranks.observe(&SegmentRecord {
+            via: Via::Recrawl,
+            ..rec("a.test", 0)
+        });
+        assert_eq!((ranks.new, ranks.refetches), (6, 1));
+        let three = rank(UrlOrder::Score, &rec("a.test", 3), 1.0);
+        assert_eq!(ranks.threshold(3), Some((three, 2)));
+        assert_eq!(ranks.threshold(4), Some((three, 3)));
+        assert_eq!(ranks.threshold(6), None);
+        assert_eq!(ranks.threshold(0).map(|t| t.1), Some(0));
+    }
 
     #[test]
     fn quantiles_of_a_skewed_set() {
