@@ -5,7 +5,7 @@
 //! ([`crate::docs::Sample`]). A default changed in one place and not the
 //! others fails with the key named, the text found and the declared value.
 
-use common::config::Declared;
+use common::config::{Declared, POLITENESS_KEYS, SharedOptions};
 
 use crate::docs::{Sample, help_default};
 
@@ -22,6 +22,30 @@ fn read_as<O: Declared>(key: &str, text: &str) -> Result<String, String> {
         }
     }
     Err(why)
+}
+
+/// Checks the program's own settings `O` (the keys of `section`) and the
+/// settings both programs share ([`SharedOptions`]: the
+/// [`POLITENESS_KEYS`] of `[fetcher]` and the others of `[crawl]`) against
+/// `docs/guide.md` and the `--help` of `command` ([`check_declared`]);
+/// panics with every problem found.
+pub fn assert_declared<O: Declared>(program: &str, command: &clap::Command, section: &'static str) {
+    let sample = Sample::read();
+    let mut problems = check_declared::<O>(&sample, program, command, &|_| section);
+    problems.extend(check_declared::<SharedOptions>(
+        &sample,
+        program,
+        command,
+        &|key| match POLITENESS_KEYS.contains(&key) {
+            true => "fetcher",
+            false => "crawl",
+        },
+    ));
+    assert!(
+        problems.is_empty(),
+        "defaults that differ from their declaration (common/src/config):\n{}",
+        problems.join("\n")
+    );
 }
 
 /// Checks each key of the settings `O` (in the section `section_of` names)
@@ -166,22 +190,15 @@ mod tests {
         assert_eq!(problems(agreed), Vec::<String>::new());
         let drift = problems("wait = \"5s\"\ntries = 3\nproxy = \"http://p:3128\"\n");
         assert_eq!(drift.len(), 3, "{drift:#?}");
-        assert!(
-            drift[0].starts_with("guide.md:4: [x] wait = \"5s\": the program reads 5s")
-                && drift[0].contains("its declared default is 10s"),
-            "{}",
-            drift[0]
-        );
-        assert!(
-            drift[1].contains("[x] proxy") && drift[1].contains("declares no default"),
-            "{}",
-            drift[1]
-        );
-        assert!(
-            drift[2].contains("[x] open: missing from the reference"),
-            "{}",
-            drift[2]
-        );
+        let said = [
+            "guide.md:4: [x] wait = \"5s\": the program reads 5s, but its declared default is 10s",
+            "guide.md:6: [x] proxy = \"http://p:3128\": the program reads Some(\"http://p:3128\"), \
+             but it declares no default",
+            "guide.md: [x] open: missing from the reference; it declares no default",
+        ];
+        for (got, want) in drift.iter().zip(said) {
+            assert!(got.starts_with(want), "{got}\nnot {want}");
+        }
         let sample = Sample::parse(
             "<!-- crawl.toml reference -->\n```toml\n[x]\nwait = \"10s\"\ntries = 3\n```\n",
             Path::new("guide.md"),
