@@ -30,7 +30,9 @@
 //! ```
 //! Command-line flags override the file. Each program keeps one list of
 //! its settings, written with [`options!`](crate::options): the flags and
-//! its section of the file fill the same struct, laid one over the other;
+//! its section of the file fill the same struct, laid one over the other,
+//! and each setting's default is written there once, in the values the
+//! program reads ([`fetcher::FetcherValues`], ...);
 //! [`SharedOptions`] are the settings both programs take. A relative path
 //! follows one rule, [`setting_path`].
 
