@@ -344,7 +344,8 @@ fn parse_time(s: &str) -> Option<i64> {
     parse_iso(s).map(common::timefmt::unix_millis)
 }
 
-/// The refetch schedule: the settings `recrawl_*`.
+/// The refetch schedule: the settings `recrawl_*` (their defaults are
+/// declared with them, in `common::config::segmenter`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Schedule {
     /// Interval of a URL fetched for the first time.
@@ -363,18 +364,6 @@ pub struct Schedule {
 pub const SHRINK: f64 = 0.5;
 /// ...and by this when it did not.
 pub const GROW: f64 = 1.5;
-
-impl Default for Schedule {
-    fn default() -> Schedule {
-        Schedule {
-            interval: Duration::from_secs(30 * 86_400),
-            min: Duration::from_secs(86_400),
-            max: Duration::from_secs(365 * 86_400),
-            gone_after: 3,
-            failed: Duration::from_secs(7 * 86_400),
-        }
-    }
-}
 
 impl Schedule {
     fn clamp(&self, secs: f64) -> u64 {
