@@ -15,7 +15,7 @@ use common::store::Manifest;
 use crate::derivatives::gather::{self, RunFiles};
 use crate::derivatives::{self, Run, Settings, Wanted, outputs_of};
 use crate::error::Error;
-use crate::index::Rounds;
+use crate::state::warcs::Rounds;
 
 /// What `segmenter parquet` was asked.
 pub struct Request<'a> {

@@ -23,7 +23,7 @@ use super::gather::{
     FetchStats, Gathered, LOG_ROUNDS, LogFacts, RoundRow, RunReport, ShardRow, TOP, min_delay_ms,
     read_hosts, read_logs, read_reports, read_stats,
 };
-use crate::status::{BloomStatus, CrawlStatus, ShardTasks, Summaries};
+use crate::state::status::{BloomStatus, CrawlStatus, ShardTasks, Summaries};
 
 /// Reads every shard of `crawl` and adds them up.
 pub fn gather(crawl: &CrawlDir, shards: &Shards) -> Gathered {

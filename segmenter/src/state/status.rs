@@ -18,7 +18,7 @@ use common::rounds::Figures;
 use common::segment::SegmentSummary;
 use serde::Serialize;
 
-use crate::commit::read_consumed;
+use crate::round::commit::read_consumed;
 use crate::error::Error;
 
 /// The state of a crawl directory.
@@ -296,10 +296,10 @@ pub(crate) fn read_report(path: &Path) -> Result<serde_json::Value, String> {
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| format!("not a round report (bad JSON: {e}); delete it if it is damaged"))?;
     match v.get("version").and_then(Value::as_u64) {
-        Some(n) if n <= crate::report::JSON_VERSION => Ok(v),
+        Some(n) if n <= crate::round::report::JSON_VERSION => Ok(v),
         Some(n) => Err(format!(
             "round report version {n}, written by a newer segmenter (this one reads up to {})",
-            crate::report::JSON_VERSION
+            crate::round::report::JSON_VERSION
         )),
         None => Err("not a round report (no \"version\")".to_string()),
     }
@@ -408,9 +408,9 @@ impl ShardTasks {
         shards: &common::shards::Shards,
     ) -> Result<ShardTasks, Error> {
         let consumed = read_consumed(&view.consumed_path())?;
-        let inputs = crate::mapred::mapped_inputs(view, shards, &consumed)?;
+        let inputs = crate::round::map::mapped_inputs(view, shards, &consumed)?;
         Ok(ShardTasks {
-            unmapped: crate::mapred::unmapped_runs(view)?,
+            unmapped: crate::round::map::unmapped_runs(view)?,
             unreduced: inputs.candidates.len(),
             fetch_started: view
                 .pending_segments()

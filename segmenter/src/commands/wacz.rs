@@ -37,7 +37,7 @@ use zip::{CompressionMethod, ZipWriter};
 
 use crate::error::Error;
 use crate::extract::page_title;
-use crate::index::{IndexedWarc, Rounds, indexed_warcs, merge_warc_indexes};
+use crate::state::warcs::{IndexedWarc, Rounds, indexed_warcs, merge_warc_indexes};
 
 /// The WACZ version written (`wacz_version`).
 pub const WACZ_VERSION: &str = "1.1.1";

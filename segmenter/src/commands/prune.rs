@@ -158,7 +158,7 @@ fn protected(crawl: &CrawlDir) -> Vec<String> {
     if let Some(open) = open_round(crawl) {
         keep.push(format!("round-{:05}.log", open.number));
     }
-    if let Some(name) = crate::status::LastRound::read(&crawl.logs_dir()).last_round {
+    if let Some(name) = crate::state::status::LastRound::read(&crawl.logs_dir()).last_round {
         keep.push(format!("{name}.json"));
     }
     keep
@@ -196,7 +196,7 @@ fn stored_nothing(name: &str) -> bool {
 /// leftover list and its map outputs (a lock file is handled apart).
 fn is_spent_in_run(name: &str) -> bool {
     (name.starts_with(common::crawldir::LEFTOVER_NAME) && name.ends_with(".tsv.zst"))
-        || name == crate::mapred::MAPPED_DIR
+        || name == crate::round::map::MAPPED_DIR
 }
 
 /// Removes (unless `dry_run`) the spent files of the fetched runs consumed
@@ -212,13 +212,13 @@ pub fn prune_spent(
     let views = common::shards::Shards::load(crawl.root())?.views(crawl);
     let consumed = views
         .iter()
-        .map(|v| crate::commit::read_consumed(&v.consumed_path()))
+        .map(|v| crate::round::commit::read_consumed(&v.consumed_path()))
         .collect::<Result<Vec<_>, _>>()?;
     let open = open_round(crawl).and_then(|o| o.segment);
     let mut spent = Spent::default();
     for (j, view) in views.iter().enumerate() {
         // No segmenter commits a round meanwhile.
-        let _lock = match crate::commit::lock(view) {
+        let _lock = match crate::round::commit::lock(view) {
             Ok(lock) => lock,
             Err(Error::Locked(dir)) => {
                 spent.notes.push(format!(
@@ -238,7 +238,7 @@ pub fn prune_spent(
             .completed_runs()
             .map_err(Error::io(view.fetched_root()))?;
         for id in runs {
-            let entry = crate::mapred::consumed_entry(&id, j as u32);
+            let entry = crate::round::map::consumed_entry(&id, j as u32);
             let everywhere = consumed
                 .iter()
                 .enumerate()

@@ -21,14 +21,14 @@
 //!
 //! `mapped/` holds, in format version 2:
 //! `to-JJJ.cand2.zst` (the candidates for shard J; the sort's spill format,
-//! see [`crate::sort`]: keys in `domain TAB host TAB hash url` order, each
+//! see [`crate::round::sort`]: keys in `domain TAB host TAB hash url` order, each
 //! URL once), `observed.cand2.zst` (the history's observations, in the same
 //! format), `counts.json` (what the scan counted, for the round report of
 //! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v2`, then `RUN ID`, `SHARD I`,
 //! one `to-JJJ N` line per destination with its URL count, `observed N`,
 //! and `end`). Version 1 (`*.cand1.zst`, `segmenter-mapped v1`) is still
 //! read: its refetches carry no record ID
-//! ([`crate::candidates::LastFetch`]), nor do its observations
+//! ([`crate::round::candidates::LastFetch`]), nor do its observations
 //! ([`crate::history::Observation`]).
 //!
 //! Map and reduce are separate tasks (not fused with fetch into one
@@ -46,17 +46,17 @@ use common::crawldir::CrawlDir;
 use common::filter::{Scope, UrlFilter};
 use common::shards::Shards;
 
-use crate::candidates::{Meta, split_key};
-use crate::commit::read_consumed;
-use crate::counts::Counts;
+use crate::round::candidates::{Meta, split_key};
+use crate::round::commit::read_consumed;
+use crate::round::counts::Counts;
 use crate::error::Error;
 use crate::flags::RoundFlags;
 use crate::progress::Progress;
-use crate::scan::{Job, ScanConfig, ScanOutput, fetched_warcs, scan};
-use crate::seen::Seen;
-use crate::seen::rescue::Suspects;
+use crate::round::scan::{Job, ScanConfig, ScanOutput, fetched_warcs, scan};
+use crate::round::seen::Seen;
+use crate::round::seen::rescue::Suspects;
 use crate::session::Session;
-use crate::sort::{Sorted, Sorter, SpillDir, SpillReader, SpillWriter, merge};
+use crate::round::sort::{Sorted, Sorter, SpillDir, SpillReader, SpillWriter, merge};
 
 /// The directory of a run's map output, inside `fetched/RUN/`.
 pub const MAPPED_DIR: &str = "mapped";
@@ -238,7 +238,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         history_only: &no_history_only,
         sitemaps: &settings.sitemaps,
         hosts_db: &hosts_db,
-        shard_hosts_dbs: Some(crate::scan::ShardHostDbs { shards, dbs: &dbs }),
+        shard_hosts_dbs: Some(crate::round::scan::ShardHostDbs { shards, dbs: &dbs }),
     };
     let scanned = scan(&cfg, jobs)?;
     let fan_in = (settings.memory / 4 / (1 << 19)).clamp(4, 64) as usize;
@@ -259,7 +259,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     let _ = writeln!(marker, "observed {observed}\nend");
     sync_all(&tmp)?;
     write_atomic(tmp.join(MAPPED_DONE), marker.as_bytes()).map_err(Error::io(&tmp))?;
-    crate::commit::pause_point("mapped");
+    crate::round::commit::pause_point("mapped");
     let mapped = dir.join(MAPPED_DIR);
     if mapped.exists() {
         // A mapped/ without DONE is no output of ours that counts.

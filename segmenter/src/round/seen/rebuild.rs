@@ -173,7 +173,7 @@ fn read_all(
             each(BloomHash::of(url.as_bytes()));
         }
     }
-    crate::commit::pause_point("growing");
+    crate::round::commit::pause_point("growing");
     let mut rec = SegmentRecord::default();
     for path in &sets.lists {
         counts.files += 1;

@@ -28,10 +28,10 @@ use common::exit::Exit;
 use common::listfile;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
 
-use crate::commit::{self, prev_path};
+use crate::round::commit::{self, prev_path};
 use crate::health::{Health, Kind, check};
 use crate::history;
-use crate::seen::ExactSets;
+use crate::round::seen::ExactSets;
 
 /// The lock `scripts/crawl.sh` holds while it runs.
 const CRAWL_LOCK: &str = ".crawl.lock";
@@ -416,7 +416,7 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
 fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, Error> {
     let consumed = commit::read_consumed(&crawl.consumed_path())?;
     let sets = ExactSets::of_crawl(crawl, &consumed)?;
-    let found = crate::seen::rebuild::count(&sets, None)?;
+    let found = crate::round::seen::rebuild::count(&sets, None)?;
     let (design, fp, rescued) = match BloomFilter::open_read_only(prev) {
         Ok(p) if p.verify().is_ok() => (
             p.params().expected_items,
@@ -429,7 +429,7 @@ fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, E
     let params = BloomParams::optimal(design, fp)?;
     let tmp = common::atomic::temp_path(path);
     let mut filter = BloomFilter::create(&tmp, params)?;
-    let counts = crate::seen::rebuild(&sets, &mut filter, None);
+    let counts = crate::round::seen::rebuild(&sets, &mut filter, None);
     let sealed = counts.and_then(|c| {
         filter.set_rescued(rescued);
         filter.seal()?;

@@ -13,7 +13,7 @@ use common::segment::Via;
 use common::urlnorm::UrlError;
 use url::Url;
 
-use crate::counts::Counts;
+use crate::round::counts::Counts;
 
 /// What travels with a candidate URL. When one URL is found several times
 /// the copies are merged with [`Meta::absorb`], which is commutative and
@@ -36,7 +36,7 @@ pub struct Meta {
     /// followed a redirect): recorded as seen, scheduled nowhere.
     pub fetched: bool,
     /// Called seen by `seen.bloom` but found in none of the crawl's exact
-    /// sets ([`crate::seen::rescue`]): a false positive, scheduled after all.
+    /// sets ([`crate::round::seen::rescue`]): a false positive, scheduled after all.
     pub rescued: bool,
     /// Not to be requested before this Unix second (0: any time; the latest
     /// of the copies): a leftover URL's `not_before`, rounded up.
@@ -133,7 +133,7 @@ impl Meta {
 /// The bytes are `FETCHED TAB digest TAB etag TAB last_modified TAB
 /// record_id`: the fetch time as 16 hex digits (`-` × 16 when unknown), so
 /// that the newest sorts last, then the fields as the segment line has them
-/// (they hold no tab). Map outputs of version 1 ([`crate::mapred`]) carry
+/// (they hold no tab). Map outputs of version 1 ([`crate::round::map`]) carry
 /// the first four fields only: read with no record ID.
 pub struct LastFetch;
 

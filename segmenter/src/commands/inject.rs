@@ -31,7 +31,7 @@ use common::shards::Shards;
 use crate::error::Error;
 use crate::flags::RoundFlags;
 use crate::round::{BacklogUse, Plan, execute};
-use crate::scan::seeds_jobs;
+use crate::round::scan::seeds_jobs;
 use crate::session::Session;
 
 /// Runs `inject`; `shards` is `--shards S --key K` when given.
@@ -56,7 +56,7 @@ pub fn inject(
         shards.save(root).map_err(Error::io(crawl.shards_path()))?;
     }
     // Held for the whole injection: one segmenter at a time on the crawl.
-    let _lock = crate::commit::lock(&crawl)?;
+    let _lock = crate::round::commit::lock(&crawl)?;
     let parts = split_seeds(&crawl, seeds, &shards)?;
     for (view, part) in shards.views(&crawl).into_iter().zip(&parts) {
         view.create_subdirs().map_err(Error::io(view.root()))?;
@@ -118,7 +118,7 @@ fn split_seeds(crawl: &CrawlDir, seeds: &Path, shards: &Shards) -> Result<Vec<Pa
     let _ = each_line(seeds, |_, line| {
         let shard = std::str::from_utf8(line)
             .ok()
-            .map(crate::scan::strip_comment)
+            .map(crate::round::scan::strip_comment)
             .and_then(|t| common::urlnorm::canonicalize(t).ok())
             .map_or(0, |u| shards.shard_of(common::urlnorm::host_of(&u)));
         for (j, out) in outs.iter_mut().enumerate() {
@@ -234,7 +234,7 @@ fn first_seed(seeds: &Path, filter: &UrlFilter) -> Result<(), Error> {
     let mut refused: Vec<String> = Vec::new();
     let mut count = 0u64;
     let found = each_line(seeds, |number, line| {
-        let why = match std::str::from_utf8(line).map(crate::scan::strip_comment) {
+        let why = match std::str::from_utf8(line).map(crate::round::scan::strip_comment) {
             Err(_) => "not UTF-8 text".to_string(),
             Ok("") => return Ok(ControlFlow::Continue(())),
             Ok(text) => match common::urlnorm::canonicalize(text) {

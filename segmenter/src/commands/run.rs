@@ -1,7 +1,7 @@
 //! `segmenter run CRAWL`: consume every complete fetched run not yet
 //! consumed (its WARC files and leftover list) and the backlog, and write
 //! the next segment(s). On a sharded crawl, `run` maps every shard, then
-//! reduces every shard ([`crate::mapred`]); a reduce is the same round on
+//! reduces every shard ([`crate::round::map`]); a reduce is the same round on
 //! a shard's view, with the map outputs addressed to it for input.
 
 use std::path::{Path, PathBuf};
@@ -12,11 +12,11 @@ use common::filter::{Scope, UrlFilter};
 use common::runlog::RunLog;
 use common::segment::{SegmentReader, SegmentRecord};
 
-use crate::commit::read_consumed;
+use crate::round::commit::read_consumed;
 use crate::error::{BACKLOG_REPAIR, Error};
 use crate::flags::RoundFlags;
 use crate::round::{BacklogUse, Plan, execute};
-use crate::scan::{Job, fetched_warcs};
+use crate::round::scan::{Job, fetched_warcs};
 use crate::session::Session;
 
 /// Runs `run`.
@@ -31,9 +31,9 @@ pub fn run(root: &Path, flags: &RoundFlags) -> Result<(), Error> {
 }
 
 /// Runs `segmenter reduce`: the round of shard `shard`, on the map
-/// outputs addressed to it ([`crate::mapred`]).
+/// outputs addressed to it ([`crate::round::map`]).
 pub fn reduce(root: &Path, shard: Option<u32>, flags: &RoundFlags) -> Result<(), Error> {
-    let (crawl, shards) = crate::mapred::open(root, shard)?;
+    let (crawl, shards) = crate::round::map::open(root, shard)?;
     let session = Session::start(crawl, flags)?;
     session.record(round(&session, Some(&shards)))
 }
@@ -45,7 +45,7 @@ fn run_all(root: &Path, shards: &common::shards::Shards, flags: &RoundFlags) -> 
     for view in shards.views(&top) {
         view.create_subdirs().map_err(Error::io(view.root()))?;
         let session = Session::start(view, flags)?;
-        session.record(crate::mapred::map_all(&session, shards))?;
+        session.record(crate::round::map::map_all(&session, shards))?;
     }
     for view in shards.views(&top) {
         let session = Session::start(view, flags)?;
@@ -66,12 +66,12 @@ fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Result<(
         .completed_runs()
         .map_err(Error::io(crawl.fetched_root()))?;
     runs.retain(|id| !consumed.contains(id));
-    let mut mapped = crate::mapred::Mapped::default();
+    let mut mapped = crate::round::map::Mapped::default();
     let mut jobs = Vec::new();
     let mut history_only = std::collections::HashSet::new();
     if let Some(shards) = shards {
-        mapped = crate::mapred::mapped_inputs(crawl, shards, &consumed)?;
-        crate::mapred::warn_unmapped(&mapped, crawl.top(), &session.log);
+        mapped = crate::round::map::mapped_inputs(crawl, shards, &consumed)?;
+        crate::round::map::warn_unmapped(&mapped, crawl.top(), &session.log);
         // The shard's fetched runs are read through their map outputs.
         runs = mapped.entries.clone();
     } else {

@@ -1,6 +1,6 @@
 //! The counters of a round's scan: each scan worker keeps its own
 //! [`Counts`], and they are summed with `+=` into the report
-//! ([`crate::report`]); the progress line ([`crate::progress`]) reads them as
+//! ([`crate::round::report`]); the progress line ([`crate::progress`]) reads them as
 //! they grow.
 
 use std::ops::AddAssign;

@@ -34,7 +34,7 @@ use common::bloom::{BloomFilter, BloomHash, BloomParams, Journal, JournalWriter}
 use common::runlog::RunLog;
 
 use crate::error::{BLOOM_REPAIR, Error};
-use crate::report::{BloomState, Growth};
+use crate::round::report::{BloomState, Growth};
 
 pub mod rebuild;
 pub(crate) mod rescue;
@@ -321,7 +321,7 @@ impl Seen {
             }
             design = doubled(design, counts.urls());
         };
-        crate::commit::pause_point("grown");
+        crate::round::commit::pause_point("grown");
         new.set_rescued(self.bloom.rescued());
         new.seal()?;
         let params = new.params();

@@ -29,10 +29,10 @@ use common::bloom::BloomHash;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter, Via};
 use common::urlnorm::registrable_domain;
 
-use crate::candidates::{LastFetch, Meta, split_key};
 use crate::error::{BACKLOG_REPAIR, Error};
 use crate::fasthash::FastHash;
-use crate::sort::{Sorter, SpillDir, merge};
+use crate::round::candidates::{LastFetch, Meta, split_key};
+use crate::round::sort::{Sorter, SpillDir, merge};
 use common::runlog::RunLog;
 
 /// The backlog, read one host at a time in `domain TAB host TAB` order.

@@ -14,7 +14,7 @@ use common::filter::Reject;
 use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 
-use crate::counts::Counts;
+use crate::round::counts::Counts;
 
 /// Version of the JSON report's layout (`"version"` in the file); raised
 /// when a key changes meaning or goes away. 2: a `reduce`'s `counts` also
@@ -56,7 +56,7 @@ pub struct Selection {
     /// there as they are, not scheduled.
     pub out_of_order: u64,
     /// Hosts held back by a budget or their failures, by reason
-    /// ([`crate::caps::Hold`]: `backoff`, `parked`, `host-bytes`,
+    /// ([`crate::round::caps::Hold`]: `backoff`, `parked`, `host-bytes`,
     /// `host-pages`, `domain-pages`, `crawl-bytes`), with the URLs that wait
     /// in the backlog for them.
     pub held: BTreeMap<&'static str, HeldBack>,
@@ -167,7 +167,7 @@ pub struct Report {
     /// Bloom filter state after the round.
     pub bloom: BloomState,
     /// The lookup of the URLs the Bloom filter called seen in the exact sets.
-    pub rescue: crate::seen::rescue::RescueCounts,
+    pub rescue: crate::round::seen::rescue::RescueCounts,
     /// Sort spill files written to disk and their compressed size.
     pub sort_spills: u64,
     /// Bytes spilled.
@@ -455,7 +455,7 @@ impl Report {
     fn held_lines(&self, out: &mut Lines) {
         let s = &self.selection;
         let none = HeldBack::default();
-        for reason in crate::caps::Hold::ALL.map(crate::caps::Hold::name) {
+        for reason in crate::round::caps::Hold::ALL.map(crate::round::caps::Hold::name) {
             let h = s.held.get(reason).unwrap_or(&none);
             let more = h.hosts.saturating_sub(h.examples.len() as u64);
             out.line(

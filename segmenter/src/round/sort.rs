@@ -1,7 +1,7 @@
 //! External merge sort of candidates with bounded memory.
 //!
 //! The order is that of the key `domain TAB host TAB hash url` (see
-//! [`crate::candidates::push_key`]): hosts in (registrable domain, host)
+//! [`crate::round::candidates::push_key`]): hosts in (registrable domain, host)
 //! order, and within a host by the URL's 16-byte Bloom hash, then the URL.
 //!
 //! Each worker thread owns a [`Sorter`] with its share of `--memory`. A
@@ -20,7 +20,7 @@
 //!
 //! Besides its [`Meta`], a candidate may carry a few bytes that are not
 //! merged but kept from one copy (a refetch's last fetch, see
-//! [`crate::candidates::LastFetch`]): they ride after the URL in the arena
+//! [`crate::round::candidates::LastFetch`]): they ride after the URL in the arena
 //! and after the meta in spill files, and copies keep the newest.
 //!
 //! Spill file records: LEB128 key length, key bytes, LEB128 hops, inlinks,
@@ -41,8 +41,8 @@ use common::urlnorm::registrable_domain;
 
 use crate::fasthash::FastHash;
 
-use crate::candidates::{LastFetch, Meta, domain_host, push_key};
 use crate::error::Error;
+use crate::round::candidates::{LastFetch, Meta, domain_host, push_key};
 
 /// Arena bytes per URL before the URL: its length, meta and hash tail.
 const HEADER: usize = 4 + Meta::ENCODED_LEN + 8;
@@ -880,7 +880,7 @@ fn open_sources(memory: Vec<MemSource>, files: &[PathBuf]) -> Result<Merger, Err
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::candidates::split_key;
+    use crate::round::candidates::split_key;
     use common::segment::Via;
 
     fn temp_dir(name: &str) -> PathBuf {

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use common::segment::{FILE_SUFFIX, SegmentRecord, SegmentWriter, Via};
 
-use crate::caps::{Fate, Pick};
 use crate::error::Error;
-use crate::partition::{partition_of, segment_id};
+use crate::round::caps::{Fate, Pick};
+use crate::round::partition::{partition_of, segment_id};
 
 struct Part {
     /// Segments already closed in this partition.

@@ -1,6 +1,6 @@
 //! Reading a round's inputs in parallel: WARC files of fetched runs,
 //! leftover lists and seeds files (the backlog is read beside the merge,
-//! by [`crate::backlog`]).
+//! by [`crate::round::backlog`]).
 //!
 //! Inputs are cut into jobs (a file, or a byte range of a seeds file); one
 //! worker per thread of a rayon pool takes jobs until none is left. Each
@@ -57,15 +57,15 @@ use common::urlnorm::{self, host_of};
 use common::warc::{WarcError, WarcReader, WarcRecord};
 use url::Url;
 
-use crate::candidates::{Admission, Meta};
-use crate::counts::Counts;
 use crate::error::Error;
 use crate::fasthash::FastHash;
 use crate::history::Observation;
 use crate::progress::{Progress, Published};
-use crate::seen::Seen;
-use crate::seen::rescue::Suspects;
-use crate::sort::{Sorted, Sorter, SpillDir};
+use crate::round::candidates::{Admission, Meta};
+use crate::round::counts::Counts;
+use crate::round::seen::Seen;
+use crate::round::seen::rescue::Suspects;
+use crate::round::sort::{Sorted, Sorter, SpillDir};
 use common::extract::{Body, LinkExtractor, PageSummary, redirect_target};
 use common::runlog::RunLog;
 
@@ -198,7 +198,7 @@ pub struct ScanOutput {
     /// ([`crate::history::Observation`]); empty unless asked for.
     pub observed: Vec<Sorted>,
     /// The URLs the filter dropped, sorted by URL within their host, for
-    /// [`crate::seen::rescue`]; empty unless asked for.
+    /// [`crate::round::seen::rescue`]; empty unless asked for.
     pub suspects: Vec<Sorted>,
 }
 
@@ -801,7 +801,7 @@ impl<'a> Worker<'a> {
     }
 
     /// [`Worker::push`] for a candidate that carries a refetch's last
-    /// fetch ([`crate::candidates::LastFetch`]).
+    /// fetch ([`crate::round::candidates::LastFetch`]).
     fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {

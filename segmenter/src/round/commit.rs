@@ -4,7 +4,7 @@
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
-//! [`crate::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
+//! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
 //! `history.v3.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
@@ -19,7 +19,7 @@
 //! a damaged state file can be repaired with the round before. For
 //! `seen.bloom`, replaced only when it is written whole (folded, grown),
 //! `.prev` is the filter before that; a damaged filter is rebuilt from the
-//! exact sets instead ([`crate::repair`]).
+//! exact sets instead ([`crate::commands::repair`]).
 //!
 //! On start, [`recover`] looks at a staging directory left by a killed run:
 //! with a marker, the round was decided, so the renames are finished (roll

@@ -24,11 +24,11 @@ use std::sync::Arc;
 use common::bloom::BloomHash;
 use common::runlog::RunLog;
 
-use crate::backlog::{ListCursor, host_key};
-use crate::candidates::{Meta, host_prefix, split_key};
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader};
-use crate::sort::{Merger, Sorted, Sorter, SpillDir};
+use crate::round::backlog::{ListCursor, host_key};
+use crate::round::candidates::{Meta, host_prefix, split_key};
+use crate::round::sort::{Merger, Sorted, Sorter, SpillDir};
 
 use super::ExactSets;
 
@@ -250,7 +250,7 @@ impl NotInHistory {
         let Some(sorter) = self.sorter else {
             return Ok((None, counts));
         };
-        let rest = crate::sort::merge(vec![sorter.finish()], &self.spills, fan_in)?;
+        let rest = crate::round::sort::merge(vec![sorter.finish()], &self.spills, fan_in)?;
         let sets = ExactSets {
             history: None,
             lists: r.sets.lists.clone(),
@@ -375,7 +375,7 @@ impl HistoryCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sort::merge;
+    use crate::round::sort::merge;
     use common::segment::Via;
     use common::testutil::TempDir;
 

@@ -38,9 +38,9 @@ use common::rules::HostRules;
 
 use common::segment::{SegmentRecord, Via};
 
-use crate::candidates::Meta;
 use crate::error::Error;
 use crate::history::PageCounts;
+use crate::round::candidates::Meta;
 
 /// Why a host's URLs wait in the backlog beyond what its delay allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

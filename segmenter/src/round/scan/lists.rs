@@ -14,9 +14,9 @@ use common::urlnorm::{self, host_of, registrable_domain};
 use url::Url;
 
 use super::{Job, MIN_SEEDS_PIECE, PUBLISH_LINES, Worker};
-use crate::candidates::{LastFetch, Meta};
 use crate::error::Error;
 use crate::history::{Kind, Observation};
+use crate::round::candidates::{LastFetch, Meta};
 
 /// Cuts a seeds file into jobs of similar size.
 pub fn seeds_jobs(path: &Path, threads: usize) -> Result<Vec<Job>, Error> {

@@ -10,7 +10,7 @@ use common::runlog::RunLog;
 
 use crate::derivatives::{self, Settings, Totals};
 use crate::error::Error;
-use crate::index::Rounds;
+use crate::state::warcs::Rounds;
 
 /// One line of what was done.
 pub fn summary(t: &Totals) -> String {

@@ -21,9 +21,9 @@ use common::warc::{WarcError, WarcReader, WarcRecord};
 
 use crate::error::Error;
 use crate::flags::RoundFlags;
-use crate::inject::input_file;
+use crate::commands::inject::input_file;
 use crate::round::{BacklogUse, Plan, execute};
-use crate::scan::{Job, is_page};
+use crate::round::scan::{Job, is_page};
 use crate::session::Session;
 
 /// Runs `import`.
