@@ -1,13 +1,17 @@
 //! The segmenter: builds the next segments of a crawl from fetched WARC
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
-//! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
-//! [`next`], [`prune`], [`index`], [`wacz`], [`crawl_report`] for `report`) does the work through
-//! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
-//! [`output`] → [`commit`]. Links of a page come from [`common::extract`].
-//! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers);
-//! [`metrics`] writes where it stands for a monitoring system.
+//! [`cli`] parses, [`settings`] validates, and [`execute`] hands each
+//! command to its module under `commands` (one per command; nothing else
+//! names them). The commands stand on two layers: `state`, what a crawl's
+//! files say (segments and fetched runs, map outputs, round reports, the
+//! status figures, WARC files by round), and `round`, one round: its
+//! inputs, the scan (or, on a sharded crawl, the map then the reduce), then
+//! sort → seen-set → backlog and caps → segments → commit, and the round's
+//! report. The fetch history (`history`) is merged by the round and read by
+//! the commands. Links of a page come from [`common::extract`]. [`cycle`]
+//! decides what a crawl does next (`segmenter next`, for drivers); `metrics`
+//! writes where it stands for a monitoring system.
 
 pub mod cli;
 mod commands;
@@ -67,7 +71,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             crawl,
             shard,
             flags,
-        } => round::map::map(&crawl, shard, &flags)?,
+        } => commands::run::map(&crawl, shard, &flags)?,
         Command::Reduce {
             crawl,
             shard,
@@ -113,7 +117,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             host,
         } => match host {
             Some(host) => host_rules::explain(&crawl, &host, json)?,
-            None => state::status::status(&crawl, shard, json, !no_backlog)?,
+            None => commands::status::status(&crawl, shard, json, !no_backlog)?,
         },
         Command::Next {
             crawl,
@@ -134,7 +138,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             phase,
             since,
             print,
-        } => metrics::command(&crawl, phase, since, print)?,
+        } => commands::metrics::command(&crawl, phase, since, print)?,
         Command::Prune {
             crawl,
             keep_logs,
@@ -142,9 +146,11 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
         } => commands::prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
         Command::Report { crawl, out } => commands::report::report(&crawl, out.as_deref())?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
-        Command::Repair { crawl, accept_loss } => return commands::repair::repair(&crawl, accept_loss),
+        Command::Repair { crawl, accept_loss } => {
+            return commands::repair::repair(&crawl, accept_loss);
+        }
         Command::Index { crawl, rounds, out } => {
-            state::warcs::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
+            commands::index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
         }
         Command::Wacz {
             crawl,

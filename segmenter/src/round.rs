@@ -1,6 +1,13 @@
-//! One round, shared by `inject` and `run`: scan the inputs, sort, dedup,
-//! cap, write the segments and the backlog into the staging directory, and
-//! commit.
+//! One round, shared by `inject`, `import`, `run` and a shard's `reduce`:
+//! scan the inputs, sort, dedup, cap, write the segments and the backlog
+//! into the staging directory, and commit. Its steps are the modules
+//! below, in the order they run: what `run` and `reduce` read
+//! ([`inputs`]), the scan ([`scan`]) or, on a sharded crawl, the map
+//! ([`map`], a task of its own) whose outputs a reduce stages in place of
+//! the scan's ([`reduce`]); the sort ([`sort`], its keys: [`candidates`]),
+//! the seen-set ([`seen`]), the backlog ([`backlog`]) and the caps
+//! ([`caps`]), the segments ([`output`], [`partition`]), the commit
+//! ([`commit`]), and the round's report ([`report`], [`counts`]).
 //!
 //! ```text
 //! jobs ─scan (N workers)─▶ sorters ──────────────────────────────┐
@@ -23,9 +30,11 @@ pub(crate) mod candidates;
 pub(crate) mod caps;
 pub(crate) mod commit;
 pub(crate) mod counts;
+pub(crate) mod inputs;
 pub(crate) mod map;
 pub(crate) mod output;
 pub(crate) mod partition;
+pub(crate) mod reduce;
 pub(crate) mod report;
 pub(crate) mod scan;
 pub mod seen;
@@ -43,22 +52,23 @@ use common::filter::UrlFilter;
 use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
+use crate::error::Error;
+use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
+use crate::progress::{Progress, while_running};
 use crate::round::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
 use crate::round::candidates::{LastFetch, Meta, host_prefix, split_key};
 use crate::round::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
-use crate::round::commit::{Staging, pause_point, read_consumed};
+use crate::round::commit::{Staging, pause_point};
 use crate::round::counts::Counts;
-use crate::error::Error;
-use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
 use crate::round::output::{Output, fill_record};
 use crate::round::partition::next_number;
-use crate::progress::{Progress, while_running};
 use crate::round::report::{Report, Selection};
 use crate::round::scan::{Job, ScanConfig, ScanOutput, scan};
 use crate::round::seen::rescue::{NotInHistory, Rescue};
 use crate::round::seen::{ExactSets, Finish, Origin, Seen};
-use crate::settings::Settings;
 use crate::round::sort::{Merger, Sorter, SpillDir, merge};
+use crate::settings::Settings;
+use crate::state::runs::read_consumed;
 use common::progress::Pacer;
 use common::runlog::RunLog;
 
@@ -93,8 +103,8 @@ pub struct Plan {
     /// alone (no links); their URLs' first refetches are spread over the
     /// interval.
     pub history_only: std::collections::HashSet<std::path::PathBuf>,
-    /// Map outputs read by a reduce ([`crate::round::map`]).
-    pub mapped: crate::round::map::Mapped,
+    /// Map outputs read by a reduce ([`crate::round::reduce`]).
+    pub mapped: crate::state::mapped::Mapped,
 }
 
 impl Plan {
@@ -313,7 +323,7 @@ impl Steps<'_> {
         let mut scanned = scan(&cfg, std::mem::take(&mut plan.jobs))?;
         let mut map_counts = Vec::new();
         if !plan.mapped.entries.is_empty() {
-            map_counts = crate::round::map::stage_mapped(
+            map_counts = crate::round::reduce::stage_mapped(
                 &plan.mapped,
                 seen,
                 !seen.is_empty(),
@@ -326,7 +336,10 @@ impl Steps<'_> {
     }
 
     /// The suspects the scan sorted, merged (`None`: there are none).
-    fn merge_suspects(&self, suspects: Vec<crate::round::sort::Sorted>) -> Result<Option<Merger>, Error> {
+    fn merge_suspects(
+        &self,
+        suspects: Vec<crate::round::sort::Sorted>,
+    ) -> Result<Option<Merger>, Error> {
         match suspects.is_empty() {
             true => Ok(None),
             false => Ok(Some(merge(suspects, self.spills, self.fan_in)?)),
@@ -344,7 +357,13 @@ impl Steps<'_> {
         suspects: &mut Option<Merger>,
         not_in_history: &mut NotInHistory,
         report: &mut Report,
-    ) -> Result<(crate::history::PageCounts, Option<crate::round::sort::Sorted>), Error> {
+    ) -> Result<
+        (
+            crate::history::PageCounts,
+            Option<crate::round::sort::Sorted>,
+        ),
+        Error,
+    > {
         let started = Instant::now();
         let observations = merge(observed, self.spills, self.fan_in)?;
         let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);

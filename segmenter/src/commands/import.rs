@@ -19,11 +19,11 @@ use common::listfile;
 use common::urlnorm::{canonicalize, host_of, registrable_domain};
 use common::warc::{WarcError, WarcReader, WarcRecord};
 
+use crate::commands::input_file;
 use crate::error::Error;
 use crate::flags::RoundFlags;
-use crate::commands::inject::input_file;
-use crate::round::{BacklogUse, Plan, execute};
 use crate::round::scan::{Job, is_page};
+use crate::round::{BacklogUse, Plan, execute};
 use crate::session::Session;
 
 /// Runs `import`.

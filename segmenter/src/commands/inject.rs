@@ -28,10 +28,11 @@ use common::filter::{Scope, UrlFilter};
 use common::listfile;
 use common::shards::Shards;
 
+use crate::commands::input_file;
 use crate::error::Error;
 use crate::flags::RoundFlags;
-use crate::round::{BacklogUse, Plan, execute};
 use crate::round::scan::seeds_jobs;
+use crate::round::{BacklogUse, Plan, execute};
 use crate::session::Session;
 
 /// Runs `inject`; `shards` is `--shards S --key K` when given.
@@ -191,18 +192,6 @@ fn each_line(
         }
     }
     Ok(ControlFlow::Continue(()))
-}
-
-/// Checks that an input named on the command line is a readable file.
-pub(crate) fn input_file(path: &Path) -> Result<(), Error> {
-    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
-    if !meta.is_file() {
-        return Err(Error::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other("not a file"),
-        });
-    }
-    Ok(())
 }
 
 /// The filter seeds go through. In the default mode the seeds define the

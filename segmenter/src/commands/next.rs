@@ -108,16 +108,3 @@ fn render(crawl: &CrawlDir, d: &Decision, sharded: bool, json: bool) -> String {
         d.reason
     )
 }
-
-/// `--since`: seconds since the Unix epoch, with a fraction (bash's
-/// `$EPOCHREALTIME`, whose decimal mark follows the locale).
-pub fn parse_since(s: &str) -> Result<i64, String> {
-    let seconds: f64 = s
-        .replace(',', ".")
-        .parse()
-        .map_err(|_| format!("`{s}` is not a time in seconds since 1970 (as $EPOCHREALTIME)"))?;
-    if !(seconds.is_finite() && seconds >= 0.0) {
-        return Err(format!("`{s}`: a time must be zero or positive"));
-    }
-    Ok((seconds * 1000.0) as i64)
-}

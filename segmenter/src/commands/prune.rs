@@ -158,7 +158,7 @@ fn protected(crawl: &CrawlDir) -> Vec<String> {
     if let Some(open) = open_round(crawl) {
         keep.push(format!("round-{:05}.log", open.number));
     }
-    if let Some(name) = crate::state::status::LastRound::read(&crawl.logs_dir()).last_round {
+    if let Some(name) = crate::state::reports::LastRound::read(&crawl.logs_dir()).last_round {
         keep.push(format!("{name}.json"));
     }
     keep
@@ -196,7 +196,7 @@ fn stored_nothing(name: &str) -> bool {
 /// leftover list and its map outputs (a lock file is handled apart).
 fn is_spent_in_run(name: &str) -> bool {
     (name.starts_with(common::crawldir::LEFTOVER_NAME) && name.ends_with(".tsv.zst"))
-        || name == crate::round::map::MAPPED_DIR
+        || name == crate::state::mapped::MAPPED_DIR
 }
 
 /// Removes (unless `dry_run`) the spent files of the fetched runs consumed
@@ -212,7 +212,7 @@ pub fn prune_spent(
     let views = common::shards::Shards::load(crawl.root())?.views(crawl);
     let consumed = views
         .iter()
-        .map(|v| crate::round::commit::read_consumed(&v.consumed_path()))
+        .map(|v| crate::state::runs::read_consumed(&v.consumed_path()))
         .collect::<Result<Vec<_>, _>>()?;
     let open = open_round(crawl).and_then(|o| o.segment);
     let mut spent = Spent::default();
@@ -238,7 +238,7 @@ pub fn prune_spent(
             .completed_runs()
             .map_err(Error::io(view.fetched_root()))?;
         for id in runs {
-            let entry = crate::round::map::consumed_entry(&id, j as u32);
+            let entry = crate::state::mapped::consumed_entry(&id, j as u32);
             let everywhere = consumed
                 .iter()
                 .enumerate()

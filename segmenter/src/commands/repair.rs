@@ -28,9 +28,9 @@ use common::exit::Exit;
 use common::listfile;
 use common::segment::{SegmentReader, SegmentRecord, SegmentWriter};
 
-use crate::round::commit::{self, prev_path};
 use crate::health::{Health, Kind, check};
 use crate::history;
+use crate::round::commit::{self, prev_path};
 use crate::round::seen::ExactSets;
 
 /// The lock `scripts/crawl.sh` holds while it runs.
@@ -414,7 +414,7 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
 /// twice the URLs found), or else a design load of twice the URLs found (at
 /// least the default) at 1 %; what was done and what is lost.
 fn rebuild_bloom(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, Error> {
-    let consumed = commit::read_consumed(&crawl.consumed_path())?;
+    let consumed = crate::state::runs::read_consumed(&crawl.consumed_path())?;
     let sets = ExactSets::of_crawl(crawl, &consumed)?;
     let found = crate::round::seen::rebuild::count(&sets, None)?;
     let (design, fp, rescued) = match BloomFilter::open_read_only(prev) {

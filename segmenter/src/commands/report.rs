@@ -6,7 +6,8 @@
 //! file and renamed into place (default `CRAWL/report.html`). A file that is
 //! missing or damaged is named on the page, and the rest is shown. A
 //! sharded crawl's page adds up every shard's files ([`shards`]) and has a
-//! table of the shards.
+//! table of the shards. Each round's own report, which the page reads
+//! among those files, is written by the round ([`crate::round::report`]).
 
 mod charts;
 mod gather;

@@ -7,7 +7,7 @@
 //! by fetch time (the first field, fixed-width hex), oldest first, the
 //! order the history applies them in. The fields after the key's URL are
 //! `TIME hops status kind digest etag last_modified record_id record_date`
-//! (tab-separated); map outputs of version 1 ([`crate::round::map`]) have the
+//! (tab-separated); map outputs of version 1 ([`crate::state::mapped`]) have the
 //! first seven, read with the record unknown.
 
 use super::clean_value;

@@ -133,7 +133,7 @@ impl Meta {
 /// The bytes are `FETCHED TAB digest TAB etag TAB last_modified TAB
 /// record_id`: the fetch time as 16 hex digits (`-` × 16 when unknown), so
 /// that the newest sorts last, then the fields as the segment line has them
-/// (they hold no tab). Map outputs of version 1 ([`crate::round::map`]) carry
+/// (they hold no tab). Map outputs of version 1 ([`crate::state::mapped`]) carry
 /// the first four fields only: read with no record ID.
 pub struct LastFetch;
 

@@ -50,8 +50,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::atomic::{sync_dir, write_atomic};
-use common::crawldir::{CONSUMED_LIST, CrawlDir, is_id};
-use common::listfile::{self, ListError};
+use common::crawldir::CrawlDir;
 
 use crate::error::Error;
 use crate::health::{Health, Kind, check};
@@ -481,30 +480,6 @@ fn retire_old_versions(root: &Path) -> Result<(), Error> {
 fn safe_relative(rel: &str) -> bool {
     let name = rel.strip_prefix("segments/").unwrap_or(rel);
     !name.is_empty() && !name.contains('/') && name != ".." && name != "."
-}
-
-/// Reads `consumed.txt` ([`common::listfile`]): one fetched-run ID per
-/// line. A damaged file is refused, never read as a shorter list (the runs
-/// missing from it would be read again).
-pub fn read_consumed(path: &Path) -> Result<Vec<String>, Error> {
-    let Some(entries) = listfile::read(path, &CONSUMED_LIST)? else {
-        return Ok(Vec::new());
-    };
-    entries
-        .into_iter()
-        .map(|(n, id)| {
-            if is_id(&id) {
-                Ok(id)
-            } else {
-                Err(ListError::damaged(
-                    path,
-                    &CONSUMED_LIST,
-                    format!("line {n}: `{id}` is not a fetched-run ID"),
-                )
-                .into())
-            }
-        })
-        .collect()
 }
 
 /// Where the previous generation of a state file is kept: `NAME.prev`.

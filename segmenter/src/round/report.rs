@@ -1,7 +1,9 @@
 //! What a round did, counted per worker and summed, printed at the end to
 //! stderr and to `CRAWL/logs/segmenter-TIMESTAMP.log`, and kept as JSON in
 //! `CRAWL/logs/segmenter-TIMESTAMP.json` ([`Report::to_json`]), which
-//! `segmenter status` reads the last round's figures from.
+//! `segmenter status` and the HTML page read ([`crate::state::reports`]).
+//! This is one round's account; the crawl's HTML page, `segmenter report`,
+//! is a command of its own (`commands/report.rs`).
 //!
 //! The text report is `key: value` lines for people; scripts ask
 //! `segmenter status --json` instead of parsing it.

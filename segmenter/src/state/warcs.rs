@@ -1,14 +1,17 @@
-//! `segmenter index`: one sorted CDXJ index of a crawl's WARC files, for
-//! a replay tool (pywb) or a lookup (`grep`, `look`).
+//! A crawl's WARC files, chosen by round (`--rounds`, [`Rounds`]), each
+//! with its CDXJ index, and the merge of those indexes into one sorted
+//! index: what `segmenter index`, `segmenter wacz` and the research outputs
+//! read.
 //!
 //! The fetcher writes each WARC file's index beside it when it closes the
-//! file ([`common::warc::cdxj`]). This command takes the complete fetched runs
-//! (all, or the rounds asked for), checks that each of their WARC files has
-//! an index at least as new as itself, builds those that have none (a crawl
-//! made before the indexes, a file repaired since) by reading the file, and
-//! merges them into one sorted file: a k-way merge of sorted files, one
-//! line of each in memory (in passes of at most [`FAN_IN`] files). A
-//! sharded crawl's runs are every shard's (`shards/JJJ/fetched/`).
+//! file ([`common::warc::cdxj`]). [`indexed_warcs`] takes the complete
+//! fetched runs (all, or the rounds asked for), checks that each of their
+//! WARC files has an index at least as new as itself, and builds those
+//! that have none (a crawl made before the indexes, a file repaired since)
+//! by reading the file. [`merge_warc_indexes`] merges them into one sorted
+//! file: a k-way merge of sorted files, one line of each in memory (in
+//! passes of at most [`FAN_IN`] files). A sharded crawl's runs are every
+//! shard's (`shards/JJJ/fetched/`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,7 +19,6 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use common::atomic::AtomicFile;
 use common::crawldir::CrawlDir;
 use common::runlog::RunLog;
 use common::warc::cdxj;
@@ -331,34 +333,6 @@ fn merge_group(inputs: &[Input], out: &mut impl Write) -> Result<u64, Error> {
         }
     }
     Ok(written)
-}
-
-/// `segmenter index CRAWL [--rounds R] [--out FILE]`: writes the merged
-/// index (default `CRAWL/index.cdxj`) atomically.
-pub fn index(crawl: &Path, rounds: &Rounds, out: Option<&Path>) -> Result<(), Error> {
-    let crawl = CrawlDir::open(crawl).map_err(Error::io(crawl))?;
-    let log = RunLog::open("segmenter", &crawl.new_log_path("segmenter"));
-    let warcs = indexed_warcs(&crawl, rounds, &log)?;
-    let out_path = out.map_or_else(|| crawl.root().join("index.cdxj"), Path::to_path_buf);
-    let scratch = out_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let mut file = AtomicFile::create(&out_path).map_err(Error::io(&out_path))?;
-    let lines = {
-        let mut w = BufWriter::with_capacity(1 << 16, &mut file);
-        let lines = merge_warc_indexes(&warcs, &scratch, &mut w)?;
-        w.flush().map_err(Error::io(&out_path))?;
-        lines
-    };
-    file.commit().map_err(Error::io(&out_path))?;
-    log.info(format!(
-        "{}: {lines} captures from {} WARC files",
-        out_path.display(),
-        warcs.len()
-    ));
-    Ok(())
 }
 
 #[cfg(test)]

@@ -299,7 +299,7 @@ pub(super) fn min_delay_ms(crawl: &CrawlDir, problems: &mut Vec<String>) -> u64 
 /// run each consumed (a reduce's own runs by their ID).
 pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String, RunReport> {
     let dir = crawl.logs_dir();
-    let mut files = match crate::state::status::report_files(&dir) {
+    let mut files = match crate::state::reports::report_files(&dir) {
         Ok(files) => files,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => {
@@ -317,7 +317,7 @@ pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let v = match crate::state::status::read_report(&path) {
+        let v = match crate::state::reports::read_report(&path) {
             Ok(v) => v,
             Err(why) => {
                 g.problems.push(format!("logs/{name}: {why}"));
@@ -375,7 +375,7 @@ fn run_report(file: String, v: &Value) -> RunReport {
         bloom_grew: v.pointer("/bloom/growth").is_some_and(|g| !g.is_null()),
         damaged_records: n("/counts/damaged_records"),
         held_hosts,
-        figures: crate::state::status::figures_of(v),
+        figures: crate::state::reports::figures_of(v),
         elapsed_ms: (f("/elapsed") * 1000.0) as u64,
     }
 }

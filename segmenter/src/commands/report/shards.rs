@@ -23,7 +23,8 @@ use super::gather::{
     FetchStats, Gathered, LOG_ROUNDS, LogFacts, RoundRow, RunReport, ShardRow, TOP, min_delay_ms,
     read_hosts, read_logs, read_reports, read_stats,
 };
-use crate::state::status::{BloomStatus, CrawlStatus, ShardTasks, Summaries};
+use crate::state::mapped::ShardTasks;
+use crate::state::status::{BloomStatus, CrawlStatus, Summaries};
 
 /// Reads every shard of `crawl` and adds them up.
 pub fn gather(crawl: &CrawlDir, shards: &Shards) -> Gathered {
