@@ -17,7 +17,8 @@
 //!   `super::Job` from `scan::lists` one to `scan` (its parent).
 //!
 //! Not edges: a `mod b;` declaration by itself (a parent owns its
-//! children), paths into other crates, and test code (an item under
+//! children), a lone name in code (a local `b` is no module), paths into
+//! other crates, and test code (an item under
 //! `#[cfg(test)]`, such as `mod tests`), whose imports say nothing about
 //! how the crate is built.
 //!
@@ -329,8 +330,13 @@ impl<'ast> Visit<'ast> for Paths {
         }
     }
 
+    /// A path of one name in code (`inputs`, `Output`) is a local, a
+    /// type or a function, never a module: only longer paths are kept, so
+    /// that a variable named like a child module is no edge to it.
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.add(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        if path.segments.len() > 1 {
+            self.add(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
         syn::visit::visit_path(self, path);
     }
 
@@ -572,6 +578,20 @@ mod tests {
             ],
         );
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_local_named_like_a_child_module_is_no_edge() {
+        let dir = write_crate(
+            "local",
+            &[
+                ("lib.rs", "mod a;"),
+                ("a.rs", "mod b; fn f(b: u8) -> u8 { b }"),
+                ("a/b.rs", "pub fn g() {}"),
+            ],
+        );
+        let graph = read_crate(&dir.join("lib.rs")).unwrap();
+        assert!(graph.edges.is_empty(), "{:?}", graph.edges);
     }
 
     #[test]
