@@ -237,7 +237,7 @@ pub enum Command {
         /// When the driver started, in seconds since 1970 (bash's
         /// $EPOCHREALTIME): steps and rounds since are its own [default:
         /// now, as a driver that starts now]
-        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::phase::parse_since)]
         since: Option<i64>,
         /// The exit code of the step the driver ran last.
         #[arg(
@@ -271,7 +271,7 @@ pub enum Command {
         phase: Option<crate::phase::Phase>,
         /// When the driver started, in seconds since 1970 (bash's
         /// $EPOCHREALTIME) [default: not said]
-        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::phase::parse_since)]
         since: Option<i64>,
         /// Print the file's text on stdout instead of writing the file.
         #[arg(long)]

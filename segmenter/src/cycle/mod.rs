@@ -1,6 +1,6 @@
 //! The crawl cycle's decisions: what a crawl does next, and why. A driver
 //! (`scripts/crawl.sh`, or a cluster driver) asks [`decide`] between steps
-//! (`segmenter next CRAWL --record`, [`crate::next`]), carries out the step
+//! (`segmenter next CRAWL --record`, [`crate::commands::next`]), carries out the step
 //! it is given in its own process, and asks again:
 //!
 //! ```text

@@ -16,7 +16,7 @@ use crate::error::Error;
 /// `consumed.txt`, `round.json` and the round journal. `since_ms` and
 /// `exit_code` are the driver's.
 pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
-    let (segments, pending, unconsumed) = crate::status::segments_and_runs(crawl)?;
+    let (segments, pending, unconsumed) = crate::state::runs::segments_and_runs(crawl)?;
     let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
     Ok(Facts {
         crawl: crawl.clone(),
@@ -117,7 +117,7 @@ impl Lookup for OnDisk<'_> {
     }
 
     fn figures(&self, id: &str) -> Result<Figures, String> {
-        crate::status::round_figures(&self.crawl.logs_dir(), id)
+        crate::state::reports::round_figures(&self.crawl.logs_dir(), id)
     }
 
     fn backlog_urls(&self) -> Result<u64, String> {

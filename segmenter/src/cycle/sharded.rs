@@ -50,11 +50,11 @@ pub fn facts(
     let mut pending = BTreeSet::new();
     let mut waiting = BTreeSet::new();
     for view in &views {
-        let (ids, not_fetched, unconsumed) = crate::status::segments_and_runs(view)?;
+        let (ids, not_fetched, unconsumed) = crate::state::runs::segments_and_runs(view)?;
         segments.extend(ids);
         pending.extend(not_fetched);
         for id in unconsumed {
-            if crate::mapred::is_mapped(view, &id) {
+            if crate::state::mapped::is_mapped(view, &id) {
                 waiting.insert(id);
             } else {
                 pending.insert(id);
@@ -117,7 +117,7 @@ impl Lookup for OnShards {
         for view in self.having(id) {
             match on_disk(view).fetched(id)? {
                 Some(run) => {
-                    let mapped = run.done && crate::mapred::is_mapped(view, id);
+                    let mapped = run.done && crate::state::mapped::is_mapped(view, id);
                     done &= mapped || view_consumed(view, id)?;
                     runs.push(run);
                 }
@@ -178,7 +178,7 @@ impl Lookup for OnShards {
 /// True if shard `view`'s reduce consumed its run `id`.
 fn view_consumed(view: &CrawlDir, id: &str) -> Result<bool, String> {
     let consumed =
-        crate::commit::read_consumed(&view.consumed_path()).map_err(|e| e.to_string())?;
+        crate::state::runs::read_consumed(&view.consumed_path()).map_err(|e| e.to_string())?;
     Ok(consumed.iter().any(|c| c == id))
 }
 
@@ -310,7 +310,7 @@ mod tests {
     /// Shard `j`'s reduce consumed its run `id`.
     fn consumed(crawl: &CrawlDir, j: u32, id: &str) {
         let path = crawl.shard(j).consumed_path();
-        let mut ids = crate::commit::read_consumed(&path).unwrap();
+        let mut ids = crate::state::runs::read_consumed(&path).unwrap();
         ids.push(id.to_string());
         std::fs::write(path, listfile::render(&CONSUMED_LIST, ids)).unwrap();
     }
