@@ -141,6 +141,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             record,
             since,
             exit_code,
+            shard,
             json,
         } => {
             let driver = next::Driver {
@@ -148,7 +149,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
                 since_ms: since.unwrap_or(i64::MAX),
                 exit_code,
             };
-            next::next(&crawl, driver, json)?
+            next::next(&crawl, driver, shard, json)?
         }
         Command::Metrics {
             crawl,

@@ -3,9 +3,13 @@
 //! the round journal).
 
 use std::path::Path;
+use std::time::Duration;
 
+use common::config::CrawlConfig;
+use common::config::fetcher::FetcherOptions;
 use common::crawldir::CrawlDir;
 use common::fetched::RunStatus;
+use common::politeness::Policy;
 use common::rounds::{self, Figures};
 use common::segment::SegmentSummary;
 
@@ -13,8 +17,9 @@ use super::{Decision, DriverState, Facts, HistoryFacts, Lookup, SegmentFacts};
 use crate::error::Error;
 
 /// Reads the [`Facts`] of `crawl`: its segments and fetched runs,
-/// `consumed.txt`, `round.json` and the round journal. `since_ms` and
-/// `exit_code` are the driver's.
+/// `consumed.txt`, `round.json`, the round journal and `crawl.toml` (for
+/// the held-hosts wait's limit). `since_ms` and `exit_code` are the
+/// driver's.
 pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
     let (segments, pending, unconsumed) = crate::status::segments_and_runs(crawl)?;
     let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
@@ -30,7 +35,19 @@ pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, E
         pending,
         unconsumed,
         state: read_state(&crawl.round_state_path())?,
+        sharded: false,
+        held_wait_limit: held_wait_limit(crawl)?,
     })
+}
+
+/// [`Facts::held_wait_limit`]: `max_retry_after` of `crawl.toml`'s
+/// `[fetcher]`, as the fetcher reads it (its default if unset).
+fn held_wait_limit(crawl: &CrawlDir) -> Result<Duration, Error> {
+    let cfg = CrawlConfig::load(&crawl.config_path())?;
+    let fetcher: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
+    Ok(fetcher
+        .max_retry_after
+        .map_or(Policy::default().max_retry_after, Duration::from))
 }
 
 /// `round.json` (empty if missing); a file that is not one is an error
