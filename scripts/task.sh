@@ -7,8 +7,9 @@
 #                        [-- FETCHER_ARGS...]
 #
 #   fetch   shard J's part of the fetch step: fetch its oldest pending
-#           segment, or with --segment ID that one if it waits in shard J
-#           (the round's: the Slurm driver passes it), nothing otherwise (an
+#           segment (what `segmenter next CRAWL --shard J` says), or with
+#           --segment ID that one if it is the one waiting in shard J (the
+#           round's: the Slurm driver passes it), nothing otherwise (an
 #           unfinished run is resumed: nothing stored is fetched again), then
 #           map every complete run of the shard (`segmenter map`), while the
 #           WARC files are still in the page cache
@@ -73,8 +74,6 @@ esac
 index=$((10#$index))
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
-# shellcheck source=find-bin.sh
-. "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
 # shellcheck source=cycle.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cycle.sh"
 fetcher=$(find_bin fetcher) || exit 2
@@ -109,15 +108,15 @@ fi
 
 echo "$prog: shard $index: $step (host $(hostname), $(date -u +%FT%TZ))"
 if [ "$step" = fetch ]; then
-    # The shard's segments are fetched oldest first; one a task (a round).
-    # (`status` lists them on its `pending:` line.)
-    status=$("$segmenter" status "$crawl" --shard "$index" --no-backlog) || exit 1
-    read -ra pending <<<"$(sed -n 's/^pending: *//p' <<<"$status")"
-    fetch=${pending[0]:-}
-    if [ -n "$segment" ]; then
-        fetch=""
-        for id in "${pending[@]}"; do [ "$id" != "$segment" ] || fetch=$id; done
-    fi
+    # What the shard fetches is the crawl cycle's answer for this shard
+    # alone (`segmenter next CRAWL --shard J`): `fetch ID` or `resume ID`,
+    # its oldest segment waiting; one a task (a round). With --segment, only
+    # that one (a shard that had no URL in a round numbers its segments
+    # behind the others, and fetches nothing in their rounds).
+    read_next --shard "$index"
+    fetch=""
+    case "$action" in fetch|resume) fetch=$arg ;; esac
+    [ -z "$segment" ] || [ "$fetch" = "$segment" ] || fetch=""
     if [ -n "$fetch" ]; then
         "$fetcher" fetch "$crawl" "$fetch" --shard "$index" --progress none "${fetch_args[@]}"
         code=$?
@@ -129,7 +128,7 @@ if [ "$step" = fetch ]; then
             *) echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code" ;;
         esac
     else
-        echo "$prog: shard $index: no segment ${segment:+$segment }to fetch"
+        echo "$prog: shard $index: no segment ${segment:+$segment }to fetch (segmenter next: $action $arg $reason)"
     fi
     "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"
 else
