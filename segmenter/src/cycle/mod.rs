@@ -34,7 +34,7 @@
 //! 6. right after a round that got no page because every host left was
 //!    held: wait for the first of them (at most [`MAX_HELD_WAITS`] rounds
 //!    in a row, each wait at most the crawl's `max_retry_after`,
-//!    [`Facts::held_wait_limit`]), else stop; after a complete round that got no HTTP
+//!    [`Lookup::held_wait_limit`]), else stop; after a complete round that got no HTTP
 //!    response at all, wrote no more URLs than it had, with an empty
 //!    backlog: stop (`nothing fetchable left`; the next run tries again);
 //! 7. a segment waits: `fetch` (or `resume`) it; unless the crawl has ended
@@ -186,12 +186,6 @@ pub struct Facts {
     /// A sharded crawl, seen as one ([`sharded`]): its steps are arrays
     /// of tasks (named so in messages).
     pub sharded: bool,
-    /// The longest wait for held hosts: the crawl's `max_retry_after`
-    /// (`[fetcher]` of `crawl.toml`, 10 minutes by default), the longest
-    /// a `Retry-After` holds a host. A robots.txt to ask again or a
-    /// `Retry-After` is waited out; a host held longer (backed off, parked
-    /// for a day) is left to a later run, which cron starts anyway.
-    pub held_wait_limit: std::time::Duration,
 }
 
 /// A segment's URLs, and how many have a not-before time (the earliest).
@@ -229,6 +223,12 @@ pub trait Lookup {
     fn backlog_urls(&self) -> Result<u64, String>;
     /// What the fetch history holds: its URLs, those due now, the next due.
     fn history(&self) -> Result<HistoryFacts, String>;
+    /// The longest wait for held hosts: the crawl's `max_retry_after`
+    /// (`[fetcher]` of `crawl.toml`, 10 minutes by default), the longest
+    /// a `Retry-After` holds a host. A robots.txt to ask again or a
+    /// `Retry-After` is waited out; a host held longer (backed off, parked
+    /// for a day) is left to a later run, which cron starts anyway.
+    fn held_wait_limit(&self) -> Result<std::time::Duration, String>;
 }
 
 /// The answer: the step, why, and what to record.
@@ -649,7 +649,10 @@ impl<'a, L: Lookup> Decider<'a, L> {
             None => None,
         };
         // (`held_wait` counts one second past the first not-before time.)
-        let limit = self.f.held_wait_limit.as_secs_f64().ceil() as u64;
+        let limit = match wait {
+            Some(_) => self.look.held_wait_limit()?.as_secs_f64().ceil() as u64,
+            None => 0,
+        };
         let why = match wait {
             Some(seconds) if streak <= MAX_HELD_WAITS && seconds <= limit + 1 => {
                 return Ok(self.answer(

@@ -17,9 +17,8 @@ use super::{Decision, DriverState, Facts, HistoryFacts, Lookup, SegmentFacts};
 use crate::error::Error;
 
 /// Reads the [`Facts`] of `crawl`: its segments and fetched runs,
-/// `consumed.txt`, `round.json`, the round journal and `crawl.toml` (for
-/// the held-hosts wait's limit). `since_ms` and `exit_code` are the
-/// driver's.
+/// `consumed.txt`, `round.json` and the round journal. `since_ms` and
+/// `exit_code` are the driver's.
 pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
     let (segments, pending, unconsumed) = crate::status::segments_and_runs(crawl)?;
     let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
@@ -36,18 +35,7 @@ pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, E
         unconsumed,
         state: read_state(&crawl.round_state_path())?,
         sharded: false,
-        held_wait_limit: held_wait_limit(crawl)?,
     })
-}
-
-/// [`Facts::held_wait_limit`]: `max_retry_after` of `crawl.toml`'s
-/// `[fetcher]`, as the fetcher reads it (its default if unset).
-fn held_wait_limit(crawl: &CrawlDir) -> Result<Duration, Error> {
-    let cfg = CrawlConfig::load(&crawl.config_path())?;
-    let fetcher: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
-    Ok(fetcher
-        .max_retry_after
-        .map_or(Policy::default().max_retry_after, Duration::from))
 }
 
 /// `round.json` (empty if missing); a file that is not one is an error
@@ -160,5 +148,18 @@ impl Lookup for OnDisk<'_> {
                 next_due_ms: s.next_due_ms,
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// `max_retry_after` of `crawl.toml`'s `[fetcher]`, as the fetcher
+    /// reads it (its default if unset); the error names the file.
+    fn held_wait_limit(&self) -> Result<Duration, String> {
+        let config = || -> Result<Duration, common::config::ConfigError> {
+            let cfg = CrawlConfig::load(&self.crawl.config_path())?;
+            let fetcher: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
+            Ok(fetcher
+                .max_retry_after
+                .map_or(Policy::default().max_retry_after, Duration::from))
+        };
+        config().map_err(|e| e.to_string())
     }
 }

@@ -212,6 +212,14 @@ impl Lookup for OnShards {
         Ok(sum)
     }
 
+    fn held_wait_limit(&self) -> Result<std::time::Duration, String> {
+        // (crawl.toml is the crawl root's, the same from every view.)
+        match self.views.first() {
+            Some(view) => on_disk(view).held_wait_limit(),
+            None => Ok(common::politeness::Policy::default().max_retry_after),
+        }
+    }
+
     fn history(&self) -> Result<HistoryFacts, String> {
         let mut sum = HistoryFacts::default();
         for view in &self.views {
