@@ -3,8 +3,8 @@
 # (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
 #
 # Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID]
-#                        [--threads N] [--bin DIR] [--lock-wait SECONDS]
-#                        [-- FETCHER_ARGS...]
+#                        [--threads N] [--segmenter-arg ARG]... [--bin DIR]
+#                        [--lock-wait SECONDS] [-- FETCHER_ARGS...]
 #
 #   fetch   shard J's part of the fetch step: fetch its oldest pending
 #           segment (what `segmenter next CRAWL --shard J` says), or with
@@ -20,7 +20,9 @@
 # AWS_BATCH_JOB_ARRAY_INDEX. --threads N is the segmenter's worker threads
 # for the map and the reduce (one per CPU the task was given: the Slurm
 # driver passes SLURM_CPUS_PER_TASK); without it, the segmenter takes the
-# CPUs it may run on (which, without a cgroup, are all the machine's). A task
+# CPUs it may run on (which, without a cgroup, are all the machine's).
+# --segmenter-arg ARG (repeatable) goes to the map and the reduce (a flag of
+# `segmenter run`), FETCHER_ARGS to `fetcher fetch`. A task
 # holds CRAWL/shards/JJJ/.task.lock (flock) while it runs. A second task of
 # the same shard waits for it --lock-wait seconds (default 30: long enough
 # for a cancelled or timed-out task to finish stopping, its fetcher takes at
@@ -38,7 +40,7 @@
 set -uo pipefail
 
 prog=task.sh
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID] [--threads N] [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID] [--threads N] [--segmenter-arg ARG]... [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
 
 [ $# -ge 2 ] || die_usage "missing arguments"
 crawl=$1 step=$2
@@ -61,7 +63,10 @@ while [ $# -gt 0 ]; do
         --threads)
             [ $# -ge 2 ] || die_usage "--threads needs a value"
             case "$2" in ''|*[!0-9]*|0) die_usage "--threads takes a whole number above 0" ;; esac
-            segmenter_args=(--threads "$2"); shift 2 ;;
+            segmenter_args+=(--threads "$2"); shift 2 ;;
+        --segmenter-arg)
+            [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"
+            segmenter_args+=("$2"); shift 2 ;;
         --) shift; fetch_args+=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
     esac

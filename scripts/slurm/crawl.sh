@@ -2,7 +2,13 @@
 # slurm/crawl.sh: run a sharded crawl's rounds as Slurm job arrays.
 #
 # Usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR]
+#                               [--fetcher-arg ARG]... [--segmenter-arg ARG]...
 #                               [-- SBATCH_OPTIONS...]
+#
+# --fetcher-arg ARG goes to every task's `fetcher fetch`, --segmenter-arg
+# ARG to its `segmenter map` and `reduce` (flags of `fetcher fetch` and
+# `segmenter run`, as scripts/crawl.sh passes them; both repeatable, written
+# into the sbatch scripts). Settings are best kept in CRAWL/crawl.toml.
 #
 # What to do next, and why, is decided by `segmenter next`, by the rules
 # scripts/crawl.sh follows on one machine, over every shard at once; this
@@ -50,18 +56,20 @@ set -uo pipefail
 prog=slurm/crawl.sh
 # The help: the comment at the top of this file.
 usage() { sed -n '2,/^set /{/^set /!p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR] [-- SBATCH_OPTIONS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR] [--fetcher-arg ARG]... [--segmenter-arg ARG]... [-- SBATCH_OPTIONS...]" >&2; exit 2; }
 
 [ $# -ge 1 ] || die_usage "missing the crawl directory"
 case "$1" in -h|--help) usage; exit 0 ;; esac
 crawl=$1; shift
 rounds= retries=2 bindir=
-sbatch_opts=()
+sbatch_opts=() fetch_args=() seg_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) [ $# -ge 2 ] || die_usage "--rounds needs a value"; rounds=$2; shift 2 ;;
         --retries) [ $# -ge 2 ] || die_usage "--retries needs a value"; retries=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --fetcher-arg) [ $# -ge 2 ] || die_usage "--fetcher-arg needs a value"; fetch_args+=("$2"); shift 2 ;;
+        --segmenter-arg) [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"; seg_args+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         --) shift; sbatch_opts=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
@@ -85,9 +93,15 @@ last=$((shards - 1))
 mkdir -p "$crawl/slurm" "$crawl/logs"
 lock_crawl
 
-# One readable sbatch script per step.
+# One readable sbatch script per step; the programs' flags given to the
+# driver are written in, quoted for the shell.
 write_script() {
-    local step=$1 file="$crawl/slurm/$1.sbatch" tmp
+    local step=$1 file="$crawl/slurm/$1.sbatch" tmp flags="" fetcher_flags
+    [ ${#seg_args[@]} = 0 ] || printf -v flags ' --segmenter-arg %q' "${seg_args[@]}"
+    if [ "$step" = fetch ] && [ ${#fetch_args[@]} -gt 0 ]; then
+        printf -v fetcher_flags ' %q' "${fetch_args[@]}"
+        flags+=" --$fetcher_flags"
+    fi
     tmp=$(mktemp "$crawl/slurm/.$1.XXXXXX")
     cat >"$tmp" <<SCRIPT
 #!/usr/bin/env bash
@@ -105,7 +119,7 @@ write_script() {
 trap 'echo "crawl-$step: shard \$SLURM_ARRAY_TASK_ID asked to stop" >&2' TERM
 # The round's segment ID, for a fetch: \$1.
 for attempt in \$(seq 0 $retries); do
-    "$scripts/task.sh" "$crawl" $step \${1:+--segment "\$1"} --bin "$bindir" --threads "\${SLURM_CPUS_PER_TASK:-1}"
+    "$scripts/task.sh" "$crawl" $step \${1:+--segment "\$1"} --bin "$bindir" --threads "\${SLURM_CPUS_PER_TASK:-1}"$flags
     code=\$?
     case \$code in 0|75|130) exit \$code ;; esac
     echo "crawl-$step: attempt \$attempt of shard \$SLURM_ARRAY_TASK_ID exited \$code" >&2

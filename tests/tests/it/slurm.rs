@@ -288,7 +288,9 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
 /// answers 503 once, which holds the host for the robots.txt retry delay
 /// (8 s here, longer than an empty round under Slurm takes), so the first
 /// round fetches no page and ends `held`. Then one wait, and the next round
-/// fetches every page: two rounds, four arrays, each page asked once.
+/// fetches every page: two rounds, four arrays, each page asked once. The
+/// retry delay is a fetcher flag given to the driver (`--fetcher-arg`), as
+/// to crawl.sh, and a segmenter flag reaches the map and the reduce.
 #[test]
 fn the_slurm_driver_waits_for_held_hosts_instead_of_running_empty_rounds() {
     let Some(conf) = slurm_conf() else {
@@ -310,7 +312,7 @@ fn the_slurm_driver_waits_for_held_hosts_instead_of_running_empty_rounds() {
     let scratch = testkit::TempDir::new("slurm-held");
     let crawl = support::crawl_of_server(&server, scratch.path(), "crawl", "heldbot");
     let mut toml = std::fs::read_to_string(crawl.join("crawl.toml")).unwrap();
-    toml.push_str("robots_retry_delay = \"8s\"\ntail_time = \"50ms\"\n");
+    toml.push_str("tail_time = \"50ms\"\n");
     std::fs::write(crawl.join("crawl.toml"), toml).unwrap();
     let seeds = scratch.path().join("seeds.txt");
     let urls: Vec<String> = hosts
@@ -330,8 +332,30 @@ fn the_slurm_driver_waits_for_held_hosts_instead_of_running_empty_rounds() {
     cmd.arg(&crawl)
         .args(["--rounds", "10", "--bin"])
         .arg(bins::bin_dir())
+        .args(["--fetcher-arg", "--robots-retry-delay=8s"])
+        .args(["--segmenter-arg", "--max-per-host", "--segmenter-arg", "50"])
         .env("SLURM_CONF", &conf);
     let out = bins::run_within(&mut cmd, &crawl, 0, Duration::from_secs(300));
+    for (step, flags) in [
+        (
+            "fetch",
+            "--segmenter-arg --max-per-host --segmenter-arg 50 -- --robots-retry-delay=8s",
+        ),
+        (
+            "reduce",
+            "--segmenter-arg --max-per-host --segmenter-arg 50\n",
+        ),
+    ] {
+        let script = std::fs::read_to_string(crawl.join(format!("slurm/{step}.sbatch"))).unwrap();
+        assert!(script.contains(flags), "{script}");
+    }
+    // (Held for the flag's 8 s, not the default minute.)
+    let wait: Option<u64> = out
+        .stdout
+        .split("held; waiting ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next()?.parse().ok());
+    assert!(wait.is_some_and(|s| s <= 9), "{}", out.stdout);
     let waited = out.stdout.find("every host left is held; waiting");
     let fetched = out.stdout.find("round 2: ");
     assert!(
