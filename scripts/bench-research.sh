@@ -54,13 +54,8 @@ if [[ "$mode" != text ]]; then
 fi
 examples="${CARGO_TARGET_DIR:-$root/target}/release/examples"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-research.XXXXXX")
-server_pid=""
-cleanup() {
-  stop_server "$server_pid" "$work/flat"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_scratch bench-research
+server_dir=$work/flat
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) CPUs, load average $(loadavg)"

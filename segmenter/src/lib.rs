@@ -124,6 +124,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             record,
             since,
             exit_code,
+            shard,
             json,
         } => {
             let driver = commands::next::Driver {
@@ -131,7 +132,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
                 since_ms: since.unwrap_or(i64::MAX),
                 exit_code,
             };
-            commands::next::next(&crawl, driver, json)?
+            commands::next::next(&crawl, driver, shard, json)?
         }
         Command::Metrics {
             crawl,

@@ -21,12 +21,17 @@
 //! (or `resume ID`) is the fetch array (every shard fetches its oldest
 //! waiting segment and maps it), `reduce - LOG ...` (one machine's
 //! `segment`) the reduce array; `wait`, `round` and `stop` are as above.
+//! `--shard J` answers by the same rules for shard J alone (what its task
+//! of the fetch array fetches, `scripts/task.sh`; whether its reduce is
+//! behind; its own round line), from the crawl's round journal and
+//! `round.json`; it only reads.
 
 use std::path::Path;
 
 use common::crawldir::CrawlDir;
 use serde::Serialize;
 
+use crate::cycle::sharded::{self, Part};
 use crate::cycle::{self, Decision};
 use crate::error::Error;
 
@@ -41,15 +46,35 @@ pub struct Driver {
     pub exit_code: i32,
 }
 
-/// Runs `next`.
-pub fn next(root: &Path, driver: Driver, json: bool) -> Result<(), Error> {
+/// Runs `next`; with `shard`, for that shard of a sharded crawl alone.
+pub fn next(root: &Path, driver: Driver, shard: Option<u32>, json: bool) -> Result<(), Error> {
     let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
     let shards = common::shards::Shards::load(root)?;
     let (facts, decision) = if shards.is_sharded() {
-        let facts = cycle::sharded::facts(&crawl, &shards, driver.since_ms, driver.exit_code)?;
-        let decision = cycle::decide(&facts, &cycle::sharded::on_shards(&crawl, &shards, &facts));
+        let part = match shard {
+            Some(j) if j >= shards.shards => {
+                return Err(Error::Usage(format!(
+                    "--shard {j}: {} has {} shards, numbered 0 to {}",
+                    root.display(),
+                    shards.shards,
+                    shards.shards - 1
+                )));
+            }
+            Some(j) => Part::Shard(j),
+            None => Part::All,
+        };
+        let facts = sharded::facts(&crawl, &shards, part, driver.since_ms, driver.exit_code)?;
+        let decision = cycle::decide(&facts, &sharded::on_shards(&crawl, &shards, part, &facts));
         (facts, decision)
     } else {
+        if let Some(j) = shard {
+            return Err(Error::Usage(format!(
+                "--shard {j}: {} is not a sharded crawl ({} absent, or of one shard); ask \
+                 without --shard",
+                root.display(),
+                crawl.shards_path().display()
+            )));
+        }
         let facts = cycle::read::facts(&crawl, driver.since_ms, driver.exit_code)?;
         let decision = cycle::decide(&facts, &cycle::read::on_disk(&crawl));
         (facts, decision)
@@ -107,4 +132,44 @@ fn render(crawl: &CrawlDir, d: &Decision, sharded: bool, json: bool) -> String {
         log.as_deref().unwrap_or("-"),
         d.reason
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use common::testutil::TempDir;
+
+    use super::*;
+
+    #[test]
+    fn a_shard_is_asked_only_of_a_sharded_crawl_and_within_its_shards() {
+        let tmp = TempDir::new("next-shard");
+        CrawlDir::create(tmp.path()).unwrap();
+        // The usage error `next --shard J` gets.
+        let refused = |j| {
+            let driver = Driver {
+                record: false,
+                since_ms: i64::MAX,
+                exit_code: 0,
+            };
+            match next(tmp.path(), driver, Some(j), false) {
+                Err(Error::Usage(why)) => why,
+                other => panic!("--shard {j}: {other:?}"),
+            }
+        };
+        let why = refused(0);
+        assert!(
+            why.contains("is not a sharded crawl (") && why.contains("shards.toml"),
+            "{why}"
+        );
+        std::fs::write(
+            tmp.join("shards.toml"),
+            "version = 1\nshards = 4\nkey = \"host\"\n",
+        )
+        .unwrap();
+        let why = refused(4);
+        assert!(
+            why.starts_with("--shard 4: ") && why.ends_with("has 4 shards, numbered 0 to 3"),
+            "{why}"
+        );
+    }
 }
