@@ -1,6 +1,13 @@
-//! One round, shared by `inject` and `run`: scan the inputs, sort, dedup,
-//! cap, write the segments and the backlog into the staging directory, and
-//! commit.
+//! One round, shared by `inject`, `import`, `run` and a shard's `reduce`:
+//! scan the inputs, sort, dedup, cap, write the segments and the backlog
+//! into the staging directory, and commit. Its steps are the modules
+//! below, in the order they run: what `run` and `reduce` read
+//! ([`inputs`]), the scan ([`scan`]) or, on a sharded crawl, the map
+//! ([`map`], a task of its own) whose outputs a reduce stages in place of
+//! the scan's ([`reduce`]); the sort ([`sort`], its keys: [`candidates`]),
+//! the seen-set ([`seen`]), the backlog ([`backlog`]) and the caps
+//! ([`caps`]), the segments ([`output`], [`partition`]), the commit
+//! ([`commit`]), and the round's report ([`report`], [`counts`]).
 //!
 //! ```text
 //! jobs ─scan (N workers)─▶ sorters ──────────────────────────────┐
@@ -16,7 +23,24 @@
 //! where a leftover copy of one (its fetch cut by the end of a round) meets
 //! it. The backlog is read beside the merge, host by host; a URL that waits
 //! there or in a segment not yet fetched is handed out once, whatever other
-//! copies of it come in the round ([`crate::backlog::HostWaiting`]).
+//! copies of it come in the round ([`crate::round::backlog::HostWaiting`]).
+
+pub(crate) mod backlog;
+pub(crate) mod candidates;
+pub(crate) mod caps;
+pub(crate) mod commit;
+pub(crate) mod counts;
+pub(crate) mod cut;
+pub(crate) mod inputs;
+pub(crate) mod map;
+pub(crate) mod output;
+pub(crate) mod partition;
+pub(crate) mod reduce;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub(crate) mod score;
+pub mod seen;
+pub(crate) mod sort;
 
 use std::collections::BTreeSet;
 use std::sync::mpsc;
@@ -30,24 +54,25 @@ use common::filter::UrlFilter;
 use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
-use crate::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
-use crate::candidates::{LastFetch, Meta, host_prefix, split_key};
-use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
-use crate::commit::{Staging, pause_point, read_consumed};
-use crate::counts::Counts;
-use crate::cut::{Quota, Staged};
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
-use crate::output::{Output, Written, fill_record};
-use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
-use crate::report::{Report, Selection};
-use crate::scan::{Job, ScanConfig, ScanOutput, scan};
-use crate::score::{Ranks, WaitingLinks};
-use crate::seen::rescue::{NotInHistory, Rescue, Rescued};
-use crate::seen::{ExactSets, Finish, Origin, Seen};
+use crate::round::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
+use crate::round::candidates::{LastFetch, Meta, host_prefix, split_key};
+use crate::round::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
+use crate::round::commit::{Staging, pause_point};
+use crate::round::counts::Counts;
+use crate::round::cut::{Quota, Staged};
+use crate::round::output::{Output, Written, fill_record};
+use crate::round::partition::next_number;
+use crate::round::report::{Report, Selection};
+use crate::round::scan::{Job, ScanConfig, ScanOutput, scan};
+use crate::round::score::{Ranks, WaitingLinks};
+use crate::round::seen::rescue::{NotInHistory, Rescue, Rescued};
+use crate::round::seen::{ExactSets, Finish, Origin, Seen};
+use crate::round::sort::{Merger, Sorter, SpillDir, merge};
 use crate::settings::Settings;
-use crate::sort::{Merger, Sorter, SpillDir, merge};
+use crate::state::runs::read_consumed;
 use common::progress::Pacer;
 use common::runlog::RunLog;
 
@@ -82,8 +107,8 @@ pub struct Plan {
     /// alone (no links); their URLs' first refetches are spread over the
     /// interval.
     pub history_only: std::collections::HashSet<std::path::PathBuf>,
-    /// Map outputs read by a reduce ([`crate::mapred`]).
-    pub mapped: crate::mapred::Mapped,
+    /// Map outputs read by a reduce ([`crate::round::reduce`]).
+    pub mapped: crate::state::mapped::Mapped,
 }
 
 impl Plan {
@@ -309,7 +334,7 @@ impl Steps<'_> {
         let mut scanned = scan(&cfg, std::mem::take(&mut plan.jobs))?;
         let mut map_counts = Vec::new();
         if !plan.mapped.entries.is_empty() {
-            map_counts = crate::mapred::stage_mapped(
+            map_counts = crate::round::reduce::stage_mapped(
                 &plan.mapped,
                 seen,
                 !seen.is_empty(),
@@ -322,7 +347,10 @@ impl Steps<'_> {
     }
 
     /// The suspects the scan sorted, merged (`None`: there are none).
-    fn merge_suspects(&self, suspects: Vec<crate::sort::Sorted>) -> Result<Option<Merger>, Error> {
+    fn merge_suspects(
+        &self,
+        suspects: Vec<crate::round::sort::Sorted>,
+    ) -> Result<Option<Merger>, Error> {
         match suspects.is_empty() {
             true => Ok(None),
             false => Ok(Some(merge(suspects, self.spills, self.fan_in)?)),
@@ -336,11 +364,17 @@ impl Steps<'_> {
     fn merge_history(
         &self,
         plan: &Plan,
-        observed: Vec<crate::sort::Sorted>,
+        observed: Vec<crate::round::sort::Sorted>,
         suspects: &mut Option<Merger>,
         not_in_history: &mut NotInHistory,
         report: &mut Report,
-    ) -> Result<(crate::history::PageCounts, Option<crate::sort::Sorted>), Error> {
+    ) -> Result<
+        (
+            crate::history::PageCounts,
+            Option<crate::round::sort::Sorted>,
+        ),
+        Error,
+    > {
         let started = Instant::now();
         let observations = merge(observed, self.spills, self.fan_in)?;
         let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
@@ -384,7 +418,7 @@ impl Steps<'_> {
         let started = Instant::now();
         let (found, counts) = match suspects {
             Some(s) => {
-                let rescued = crate::seen::rescue::rescue(s, &rescue)?;
+                let rescued = crate::round::seen::rescue::rescue(s, &rescue)?;
                 let counts = rescued.counts.clone();
                 (Some(rescued), counts)
             }
@@ -453,7 +487,7 @@ impl Steps<'_> {
             self.sort_backlog_again(selected.selection.out_of_order)?;
         }
         let w = &selected.written;
-        selected.selection.scores = crate::report::Scores {
+        selected.selection.scores = crate::round::report::Scores {
             scheduled: w.scheduled_scores.quantiles(),
             waiting: w.waiting_scores.quantiles(),
         };
@@ -479,7 +513,7 @@ impl Steps<'_> {
         ) else {
             return Ok(None);
         };
-        let used = h.entries + crate::cut::lines_in(unconsumed)?;
+        let used = h.entries + crate::round::cut::lines_in(unconsumed)?;
         if used >= max {
             self.log.warn(format_args!(
                 "{}: the crawl holds {used} URLs (its fetch history and the segments not yet \
@@ -491,7 +525,7 @@ impl Steps<'_> {
         Ok(Some(max.saturating_sub(used)))
     }
 
-    /// Cuts the round across hosts ([`crate::cut`]) to what is left of the
+    /// Cuts the round across hosts ([`crate::round::cut`]) to what is left of the
     /// page budget (`budget_left`) and, under `order = "score"`, to
     /// `max_segment_size` URLs per partition; counts what the cut left
     /// waiting.
@@ -525,7 +559,8 @@ impl Steps<'_> {
             partitions: settings.partitions,
             max_size: settings.max_segment_size,
         };
-        let Some(held) = crate::cut::cut(&staged, &mut selected.written, &ranks, quota)? else {
+        let Some(held) = crate::round::cut::cut(&staged, &mut selected.written, &ranks, quota)?
+        else {
             return Ok(());
         };
         let sel = &mut selected.selection;
@@ -615,7 +650,7 @@ impl Steps<'_> {
             self.settings.crawl.backlog_path().display(),
             out_of_order
         ));
-        crate::backlog::sort_again(
+        crate::round::backlog::sort_again(
             &self.staging.backlog_path(),
             self.spills,
             self.settings.memory,
@@ -833,7 +868,7 @@ fn merge_history<'a>(
 /// in a leftover list (its fetch cut by the end of a round) is one URL,
 /// its copies merged (the newest last fetch, the most tries).
 pub struct Due {
-    sorted: crate::sort::Sorted,
+    sorted: crate::round::sort::Sorted,
     /// URLs handed out.
     urls: u64,
 }
@@ -967,7 +1002,7 @@ fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Select
         limited
             || !matches!(
                 h,
-                crate::caps::Hold::HostPages | crate::caps::Hold::DomainPages
+                crate::round::caps::Hold::HostPages | crate::round::caps::Hold::DomainPages
             )
     });
     match held {
@@ -1314,7 +1349,7 @@ impl Chooser<'_, '_> {
             let next = next.to_vec();
             let scheduled = !self.carry && !backlog.next_is_out_of_order();
             if scheduled && next != self.current {
-                let (domain, host) = crate::backlog::split_host_key(&next);
+                let (domain, host) = crate::round::backlog::split_host_key(&next);
                 let (domain, host) = (domain.to_string(), host.to_string());
                 self.start(&next, &domain, &host, backlog)?;
             }
