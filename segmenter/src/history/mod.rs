@@ -382,6 +382,19 @@ impl Schedule {
         secs.clamp(min, max.max(min)).round().max(1.0) as u64
     }
 
+    /// The schedule of `url` (canonical, of `host`): this one, within the
+    /// bounds the host rules that match the URL set (`recrawl_min`,
+    /// `recrawl_max`), if any does.
+    pub fn for_url(&self, rules: &common::rules::HostRules, host: &str, url: &str) -> Schedule {
+        let mut schedule = *self;
+        let after_scheme = url.find("://").map_or(0, |i| i + 3);
+        let path = url[after_scheme..]
+            .find('/')
+            .map_or("/", |i| &url[after_scheme + i..]);
+        (schedule.min, schedule.max) = rules.recrawl_bounds(host, path, self.min, self.max);
+        schedule
+    }
+
     /// Brings a URL of the history under this schedule's bounds: an
     /// interval outside `min..max` (set when the bounds were others) is
     /// clamped, and its due time moves by as much as the interval did (a

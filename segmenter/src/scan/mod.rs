@@ -754,6 +754,8 @@ impl<'a> Worker<'a> {
     /// fetcher followed a redirect to it), it goes through the sort marked
     /// `fetched`, so that it is recorded as seen and not scheduled again.
     fn mark_fetched(&mut self, page: &Url, hops: u32) -> Result<(), Error> {
+        let formed = self.host_form(page);
+        let page = formed.as_ref().unwrap_or(page);
         let hash = BloomHash::of(page.as_str().as_bytes());
         if self.cfg.seen.contains(hash) {
             return Ok(());
@@ -785,6 +787,8 @@ impl<'a> Worker<'a> {
 
     /// Adds an observation of the (canonical) URL `page` to the history's sort.
     fn push_observation(&mut self, page: &Url, obs: &Observation) -> Result<(), Error> {
+        let formed = self.host_form(page);
+        let page = formed.as_ref().unwrap_or(page);
         let Some(sorter) = &mut self.observed else {
             return Ok(());
         };
@@ -803,6 +807,8 @@ impl<'a> Worker<'a> {
     /// [`Worker::push`] for a candidate that carries a refetch's last
     /// fetch ([`crate::candidates::LastFetch`]).
     fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
+        let formed = self.host_form(url);
+        let url = formed.as_ref().unwrap_or(url);
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
@@ -815,6 +821,19 @@ impl<'a> Worker<'a> {
         self.sorter
             .push_carrying(host_of(url), url.as_str(), hash, meta, carried)?;
         Ok(true)
+    }
+
+    /// `url` in the canonical form its host's rules give it
+    /// ([`common::rules::HostRules::host_form`]), when that is another
+    /// spelling: every URL the scan adds to a sort (candidates, fetches,
+    /// observations) goes through here, so that a host's spellings merge.
+    fn host_form(&self, url: &Url) -> Option<Url> {
+        let rules = &self.cfg.filter.scope.host_rules;
+        if !rules.changes_canonical_form() {
+            return None;
+        }
+        let formed = rules.host_form(url.clone());
+        (formed != *url).then_some(formed)
     }
 
     /// A batch of response records from a reader thread; its buffers go
@@ -1180,6 +1199,12 @@ impl<'a> Worker<'a> {
     /// The links of a page, candidates `hops` from a seed: one page is one
     /// in-link, however often it repeats a link.
     fn admit_links(&mut self, links: &mut Vec<Url>, hops: u32) -> Result<(), Error> {
+        // Two spellings of one URL on a page are one in-link.
+        for url in links.iter_mut() {
+            if let Some(formed) = self.host_form(url) {
+                *url = formed;
+            }
+        }
         links.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         links.dedup_by(|a, b| a.as_str() == b.as_str());
         let meta = link_meta(hops, Via::Link);
