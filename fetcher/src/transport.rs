@@ -174,8 +174,8 @@ impl Connector {
         // A name this machine cannot resolve is left to the proxy: behind
         // a proxy, often only the proxy can resolve outside names.
         if let Ok(ips) = self.resolve(&route.host).await
-            && let Some(ip) = (ips.iter())
-                .find(|ip| is_private(**ip) && !self.private_allowed(&route.host, **ip))
+            && let Some(ip) =
+                (ips.iter()).find(|ip| is_private(**ip) && !self.private_allowed(&route.host, **ip))
         {
             return Err(OpenError::Private(PrivateAddress(*ip)));
         }

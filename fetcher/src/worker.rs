@@ -508,7 +508,12 @@ impl Worker {
         let sh = &self.shared;
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
         let mut headers = Vec::new();
-        add_rule_headers(&sh.host_rules, &robots.url_host, robots.url.as_str(), &mut headers);
+        add_rule_headers(
+            &sh.host_rules,
+            &robots.url_host,
+            robots.url.as_str(),
+            &mut headers,
+        );
         let request = Request {
             key: robots.key,
             url: robots.url.to_string(),

@@ -548,7 +548,10 @@ fn the_url_keys_come_from_the_path_rule_then_the_host_rules() {
     assert!(rules.headers("blog.example.com", "/").is_empty());
     let (min, max) = (Duration::from_secs(60), Duration::from_secs(400_000));
     let day = Duration::from_secs(86_400);
-    assert_eq!(rules.recrawl_bounds(www, "/archive/x", min, max), (min, day));
+    assert_eq!(
+        rules.recrawl_bounds(www, "/archive/x", min, max),
+        (min, day)
+    );
     assert_eq!(rules.recrawl_bounds(www, "/other", min, max), (min, max));
     // Without a rule on them, no lookup: the crawl's values.
     let none = HostRules::default();

@@ -69,8 +69,17 @@ fn a_host_byte_budget_holds_its_host_and_a_raised_one_lets_its_waiting_urls_in()
         server.url("plain.test", "/"),
     ];
     let seeds = seeds(scratch.path(), &homes);
-    crawl_sh(&crawl, scratch.path(), &["--seeds", seeds.as_str(), "--rounds", "3"]);
-    assert_eq!(pages_asked(&server, "plain.test"), 9, "{:#?}", asked(&server));
+    crawl_sh(
+        &crawl,
+        scratch.path(),
+        &["--seeds", seeds.as_str(), "--rounds", "3"],
+    );
+    assert_eq!(
+        pages_asked(&server, "plain.test"),
+        9,
+        "{:#?}",
+        asked(&server)
+    );
     assert_eq!(
         pages_asked(&server, "www.bytes.test"),
         0,
@@ -125,7 +134,11 @@ fn an_address_rule_lets_a_crawl_without_allow_private_reach_its_hosts_alone() {
         server.url("shut.private.test", "/"),
     ];
     let seeds = seeds(scratch.path(), &homes);
-    crawl_sh(&crawl, scratch.path(), &["--seeds", seeds.as_str(), "--rounds", "2"]);
+    crawl_sh(
+        &crawl,
+        scratch.path(),
+        &["--seeds", seeds.as_str(), "--rounds", "2"],
+    );
     assert_eq!(
         pages_asked(&server, "open.private.test"),
         9,
@@ -166,7 +179,10 @@ type Seen = (String, String, Option<String>, Option<String>);
 
 /// A site whose pages carry an ETag and answer 304 to it; `/` links to
 /// `/cond/1` and `/nocond/1`. Every request is noted in `seen`.
-fn validating_site(host: &'static str, seen: Arc<Mutex<Vec<Seen>>>) -> impl Fn(&Request) -> Response {
+fn validating_site(
+    host: &'static str,
+    seen: Arc<Mutex<Vec<Seen>>>,
+) -> impl Fn(&Request) -> Response {
     move |req: &Request| {
         let inm = req.header("if-none-match").map(str::to_string);
         let cookie = req.header("cookie").map(str::to_string);
@@ -252,7 +268,8 @@ fn headers_conditional_requests_and_recrawl_bounds_hold_url_by_url() {
         .map(|r| String::from_utf8_lossy(&r.block).into_owned())
         .unwrap_or_else(|| panic!("no request record of {page}"));
     assert!(
-        sent.contains("\r\nCookie: session=abc\r\n") && sent.contains("\r\nAccept-Language: fr\r\n"),
+        sent.contains("\r\nCookie: session=abc\r\n")
+            && sent.contains("\r\nAccept-Language: fr\r\n"),
         "{sent}"
     );
 
