@@ -61,7 +61,7 @@ use crate::candidates::{Admission, Meta};
 use crate::counts::Counts;
 use crate::error::Error;
 use crate::fasthash::FastHash;
-use crate::history::Observation;
+use crate::history::{Kind, Observation};
 use crate::progress::{Progress, Published};
 use crate::seen::Seen;
 use crate::seen::rescue::Suspects;
@@ -685,6 +685,9 @@ struct Worker<'a> {
     piece_lines: Vec<(usize, u64)>,
     /// The hosts' sitemaps and the entries of the sitemap at hand.
     sitemaps: sitemaps::SitemapState,
+    /// The observation of the record at hand, pushed once the page is
+    /// read (its canonical hint may come from its markup).
+    pending: Option<(Url, Observation)>,
 }
 
 impl<'a> Worker<'a> {
@@ -711,6 +714,7 @@ impl<'a> Worker<'a> {
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
             sitemaps: sitemaps::SitemapState::default(),
+            pending: None,
         }
     }
 
@@ -773,16 +777,40 @@ impl<'a> Worker<'a> {
         self.sorter.push(host_of(page), page.as_str(), hash, meta)
     }
 
-    /// Adds what a page record says about its fetch to the history's sort.
-    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) -> Result<(), Error> {
+    /// Keeps what a page record says about its fetch for the history's
+    /// sort ([`Worker::flush_observation`] pushes it), with the canonical
+    /// URL the page names: from its metadata record (the fetcher's
+    /// `crawlCanonical`) or its `Link` header here, else from its markup
+    /// when it is parsed.
+    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) {
         if self.observed.is_none() {
-            return Ok(());
+            return;
         }
-        let Some(obs) = head.and_then(|h| records::observation(&self.record, h, hops)) else {
+        let Some(h) = head else {
             self.counts.unobserved += 1;
-            return Ok(());
+            return;
         };
-        self.push_observation(page, &obs)
+        let Some(mut obs) = records::observation(&self.record, h, hops) else {
+            self.counts.unobserved += 1;
+            return;
+        };
+        if obs.kind == Kind::Full {
+            obs.canonical = match listed::canonical(&self.metadata) {
+                Some(listed) => listed.to_string(),
+                None => (common::extract::header_canonical(page, h))
+                    .map(String::from)
+                    .unwrap_or_default(),
+            };
+        }
+        self.pending = Some((page.clone(), obs));
+    }
+
+    /// Pushes the observation kept by [`Worker::observe`], if any.
+    fn flush_observation(&mut self) -> Result<(), Error> {
+        match self.pending.take() {
+            Some((page, obs)) => self.push_observation(&page, &obs),
+            None => Ok(()),
+        }
     }
 
     /// Adds an observation of the (canonical) URL `page` to the history's sort.
@@ -893,6 +921,13 @@ impl<'a> Worker<'a> {
     /// its redirect's target (3xx), or the URLs of a sitemap or the links of
     /// an HTML page (2xx).
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
+        let read = self.read_record(path);
+        let pushed = self.flush_observation();
+        read.and(pushed)
+    }
+
+    /// [`Worker::warc_record`], but for the push of its observation.
+    fn read_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
         // and its URL is never scheduled. Only its sitemaps are read.
         let via = self
@@ -917,7 +952,7 @@ impl<'a> Worker<'a> {
         if let Some(canonical) = &canonical {
             // Fetched, whatever its content: not scheduled again as a new URL.
             self.mark_fetched(canonical, hops)?;
-            self.observe(canonical, head.as_ref(), hops)?;
+            self.observe(canonical, head.as_ref(), hops);
         }
         // Level of a known sitemap (see `Worker::known_sitemap`); only a
         // 2xx response is read as one.
@@ -1167,6 +1202,12 @@ impl<'a> Worker<'a> {
             Body::Html => {}
         }
         links.extend_from_slice(extractor.links());
+        if let Some((_, obs)) = &mut self.pending
+            && obs.canonical.is_empty()
+            && let Some(hint) = extractor.canonical_hint(page, head)
+        {
+            obs.canonical = hint.into();
+        }
         Some(PageRead {
             summary,
             body_bytes: body.len() as u64,

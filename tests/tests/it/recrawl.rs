@@ -134,7 +134,7 @@ impl Crawl {
     }
 
     pub(crate) fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v3.tsv.zst");
+        let path = self.root.join("history.v4.tsv.zst");
         let text = support::zstdcat(&path);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
