@@ -43,19 +43,40 @@ fn seeds(dir: &Path, urls: &[String]) -> String {
     path.to_str().unwrap().to_string()
 }
 
-#[test]
-fn a_host_byte_budget_holds_its_host_and_a_raised_one_lets_its_waiting_urls_in() {
+/// Two hosts on loopback that `handler` answers, and a crawl named
+/// `name` seeded with their home pages (polite at 1 ms), with `fetcher`
+/// in its `[fetcher]` section: the server, the scratch directory, the
+/// crawl and the seeds file.
+pub(crate) fn two_host_crawl(
+    name: &str,
+    hosts: [&str; 2],
+    handler: fn(&Request) -> Response,
+    fetcher: &str,
+) -> (Server, testkit::TempDir, std::path::PathBuf, String) {
     let server = Server::builder()
-        .host("www.bytes.test", site)
-        .host("plain.test", site)
+        .host(hosts[0], handler)
+        .host(hosts[1], handler)
         .start()
         .unwrap();
     let (scratch, crawl) = support::loopback_crawl(
-        "host-rules-bytes",
+        name,
         &server,
         "",
-        "min_delay = \"1ms\"\ndelay_factor = 0\n",
+        &format!("min_delay = \"1ms\"\ndelay_factor = 0\n{fetcher}"),
         "[crawl]\nmin_free_disk = 0\n",
+    );
+    let homes = hosts.map(|h| server.url(h, "/"));
+    let seeds = seeds(scratch.path(), &homes);
+    (server, scratch, crawl, seeds)
+}
+
+#[test]
+fn a_host_byte_budget_holds_its_host_and_a_raised_one_lets_its_waiting_urls_in() {
+    let (server, scratch, crawl, seeds) = two_host_crawl(
+        "host-rules-bytes",
+        ["www.bytes.test", "plain.test"],
+        site,
+        "",
     );
     let rules = crawl.join(common::rules::RULES_FILE);
     // One byte: the host's first response spends it.
@@ -64,11 +85,6 @@ fn a_host_byte_budget_holds_its_host_and_a_raised_one_lets_its_waiting_urls_in()
         "[[rule]]\nhost = \"www.bytes.test\"\nmax_host_bytes = 1\n",
     )
     .unwrap();
-    let homes = [
-        server.url("www.bytes.test", "/"),
-        server.url("plain.test", "/"),
-    ];
-    let seeds = seeds(scratch.path(), &homes);
     crawl_sh(
         &crawl,
         scratch.path(),
@@ -105,17 +121,11 @@ fn a_host_byte_budget_holds_its_host_and_a_raised_one_lets_its_waiting_urls_in()
 
 #[test]
 fn an_address_rule_lets_a_crawl_without_allow_private_reach_its_hosts_alone() {
-    let server = Server::builder()
-        .host("open.private.test", site)
-        .host("shut.private.test", site)
-        .start()
-        .unwrap();
-    let (scratch, crawl) = support::loopback_crawl(
+    let (server, scratch, crawl, seeds) = two_host_crawl(
         "host-rules-private",
-        &server,
+        ["open.private.test", "shut.private.test"],
+        site,
         "",
-        "min_delay = \"1ms\"\ndelay_factor = 0\n",
-        "[crawl]\nmin_free_disk = 0\n",
     );
     // The crawl refuses private addresses (loopback among them)...
     let toml = crawl.join("crawl.toml");
@@ -129,11 +139,6 @@ fn an_address_rule_lets_a_crawl_without_allow_private_reach_its_hosts_alone() {
         format!("[[rule]]\naddresses = \"{open}/32\"\nallow_private = true\n"),
     )
     .unwrap();
-    let homes = [
-        server.url("open.private.test", "/"),
-        server.url("shut.private.test", "/"),
-    ];
-    let seeds = seeds(scratch.path(), &homes);
     crawl_sh(
         &crawl,
         scratch.path(),
@@ -327,17 +332,11 @@ fn spelled_site(req: &Request) -> Response {
 
 #[test]
 fn a_host_canonical_form_merges_its_spellings_and_another_host_keeps_them() {
-    let server = Server::builder()
-        .host("canon.test", spelled_site)
-        .host("plain.test", spelled_site)
-        .start()
-        .unwrap();
-    let (scratch, crawl) = support::loopback_crawl(
+    let (server, scratch, crawl, seeds) = two_host_crawl(
         "host-rules-canon",
-        &server,
-        "",
-        "min_delay = \"1ms\"\ndelay_factor = 0\nfollow_redirects = 2\n",
-        "[crawl]\nmin_free_disk = 0\n",
+        ["canon.test", "plain.test"],
+        spelled_site,
+        "follow_redirects = 2\n",
     );
     std::fs::write(
         crawl.join(common::rules::RULES_FILE),
@@ -345,8 +344,6 @@ fn a_host_canonical_form_merges_its_spellings_and_another_host_keeps_them() {
          lowercase_path = true\n",
     )
     .unwrap();
-    let homes = [server.url("canon.test", "/"), server.url("plain.test", "/")];
-    let seeds = seeds(scratch.path(), &homes);
     crawl_sh(&crawl, scratch.path(), &["--seeds", seeds.as_str()]);
     let all = asked(&server);
     let of = |host: &str| -> BTreeMap<&str, usize> {

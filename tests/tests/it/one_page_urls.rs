@@ -139,21 +139,14 @@ fn hinting_site(req: &Request) -> Response {
 
 #[test]
 fn a_canonical_link_is_kept_as_a_hint_and_merges_nothing() {
-    let server = Server::builder()
-        .host("www.hint.test", hinting_site)
-        .host("www2.hint.test", hinting_site)
-        .start()
-        .unwrap();
-    let (scratch, crawl) = support::loopback_crawl(
+    let (server, scratch, crawl, seeds) = crate::host_rules_keys::two_host_crawl(
         "canonical-hint",
-        &server,
+        ["www.hint.test", "www2.hint.test"],
+        hinting_site,
         "",
-        "min_delay = \"1ms\"\ndelay_factor = 0\n",
-        "[crawl]\nmin_free_disk = 0\n",
     );
-    let seeds = scratch.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{}\n", server.url("www.hint.test", "/"))).unwrap();
-    support::crawl_seeds_to_the_end(scratch.path(), &crawl, &seeds, Duration::from_secs(120));
+    let seeds = std::path::Path::new(&seeds);
+    support::crawl_seeds_to_the_end(scratch.path(), &crawl, seeds, Duration::from_secs(120));
     // Both hosts' home pages, each once: the hint merged nothing.
     for host in ["www.hint.test", "www2.hint.test"] {
         let homes = server.log(host).iter().filter(|e| e.target == "/").count();
