@@ -99,14 +99,9 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release"
 fetcher=${FETCHER:-$bin/fetcher}
 segmenter=${SEGMENTER:-$bin/segmenter}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-fetch.XXXXXX")
+bench_scratch bench-fetch
 crawl="$work/crawl"
-server_pid=""
-cleanup() {
-  stop_server "$server_pid" "$crawl"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+server_dir=$crawl
 
 # Asks the server for its counts (requests served, most in flight on one
 # host, most in flight in all, since the last mark) and prints them.

@@ -12,6 +12,16 @@ stop_server() {
   kill "$pid" 2>/dev/null || true
 }
 
+# bench_scratch NAME: makes the scratch directory $work (NAME.XXXXXX under
+# TMPDIR) and arms the exit trap that stops the benchmark server
+# $server_pid, if one runs (stop_server, with $server_dir: $work unless the
+# script sets another), then removes $work.
+bench_scratch() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+  server_pid="" server_dir=$work
+  trap 'stop_server "$server_pid" "$server_dir"; rm -rf "$work"' EXIT
+}
+
 # cpu_of PID: CPU seconds (user + system) of a live process, from /proc
 # (100 ticks/s).
 cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }

@@ -18,8 +18,8 @@
 #    `segmenter parquet` and a DuckDB `GROUP BY url_host_name` over the set
 #    (three runs: min-max of the query's time).
 # 3. rounds: the CPU of the fetch and of the segment round of the same
-#    flat web with the outputs off (research_index = false), with the
-#    defaults (the index on) and with all three on, each round on its own
+#    flat web with the outputs off (research_index = false, the default),
+#    with the index on and with all three on, each round on its own
 #    copy of the crawl; and of the Rust documentation's round the same way.
 #    The fetch does not change: the fetcher writes none of the outputs.
 #
@@ -54,13 +54,8 @@ if [[ "$mode" != text ]]; then
 fi
 examples="${CARGO_TARGET_DIR:-$root/target}/release/examples"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-research.XXXXXX")
-server_pid=""
-cleanup() {
-  stop_server "$server_pid" "$work/flat"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_scratch bench-research
+server_dir=$work/flat
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) CPUs, load average $(loadavg)"
@@ -165,16 +160,16 @@ segment_round() {
 
 bench_rounds() {
   flat_crawl
-  echo "== rounds: the segment round's wall and CPU time, outputs off / the defaults (index) / all on"
+  echo "== rounds: the segment round's wall and CPU time, outputs off (the default) / the index on / all on"
   echo "flat web (20,000 pages):"
   segment_round "$work/flat" "off     " --research-index false
-  segment_round "$work/flat" "defaults" --research-index true
+  segment_round "$work/flat" "index on" --research-index true
   segment_round "$work/flat" "all on  " --research-wet true --research-wat true
   local template
   template=$(docs_run)
   echo "Rust documentation (48,625 pages):"
   segment_round "$template" "off     " --research-index false
-  segment_round "$template" "defaults" --research-index true
+  segment_round "$template" "index on" --research-index true
   segment_round "$template" "all on  " --research-wet true --research-wat true
   echo "zcat over the documentation's WARC files (reading them again): $(timed bash -c 'zcat "$0"/fetched/00001/*.warc.gz' "$template")"
 }

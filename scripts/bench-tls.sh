@@ -26,13 +26,7 @@ source scripts/bench-lib.sh
 cargo build --quiet --release -p fetcher --bin fetcher --example bench_tls_server
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-tls.XXXXXX")
-server_pid=""
-cleanup() {
-  stop_server "$server_pid" "$work"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_scratch bench-tls
 
 "$bin/examples/bench_tls_server" "$work" "$hosts" "$per_host" "$body" >"$work/server.out" &
 server_pid=$!

@@ -26,11 +26,6 @@
 set -uo pipefail
 
 prog=crawl.sh
-# `wait -n -p` (to notice a step's end at once) and EPOCHREALTIME.
-if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
-    echo "$prog: bash 5.1 or newer is needed (this is $BASH_VERSION)" >&2
-    exit 2
-fi
 usage() {
     cat <<'EOF'
 Usage: scripts/crawl.sh CRAWL [options] [PROGRAM FLAGS...] [--] [FETCHER_ARGS...]
@@ -120,13 +115,11 @@ esac
 [ ${#rest[@]} -gt 0 ] || die_usage "missing the crawl directory"
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
-# shellcheck source=find-bin.sh
-. "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
 # shellcheck source=cycle.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cycle.sh"
+need_bash 5 1 "wait -n -p (to notice a step's end at once) and EPOCHREALTIME"
 fetcher=$(find_bin fetcher) || exit 2
 segmenter=$(find_bin segmenter) || exit 2
-command -v flock >/dev/null 2>&1 || { echo "$prog: flock not found (it comes with util-linux)" >&2; exit 2; }
 
 # Second pass: each program flag goes to the program it belongs to; each
 # program lists its flags (`--name=` takes a value; ` shared`: the
@@ -201,9 +194,7 @@ STOP_WATCH=0
 step_rc=0
 step() {
     local name=$1; shift
-    local stamp
-    TZ=UTC0 printf -v stamp '%(%Y-%m-%dT%H:%M:%SZ)T' -1
-    echo "=== $stamp $name: $*" >>"$log"
+    log_step "$name: $*"
     set -m
     "$@" </dev/null >>"$log" 2>&1 &
     local pid=$!

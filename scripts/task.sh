@@ -3,12 +3,13 @@
 # (Slurm, Kubernetes Indexed Jobs, AWS Batch) or by hand.
 #
 # Usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID]
-#                        [--threads N] [--bin DIR] [--lock-wait SECONDS]
-#                        [-- FETCHER_ARGS...]
+#                        [--threads N] [--segmenter-arg ARG]... [--bin DIR]
+#                        [--lock-wait SECONDS] [-- FETCHER_ARGS...]
 #
 #   fetch   shard J's part of the fetch step: fetch its oldest pending
-#           segment, or with --segment ID that one if it waits in shard J
-#           (the round's: the Slurm driver passes it), nothing otherwise (an
+#           segment (what `segmenter next CRAWL --shard J` says), or with
+#           --segment ID that one if it is the one waiting in shard J (the
+#           round's: the Slurm driver passes it), nothing otherwise (an
 #           unfinished run is resumed: nothing stored is fetched again), then
 #           map every complete run of the shard (`segmenter map`), while the
 #           WARC files are still in the page cache
@@ -19,7 +20,9 @@
 # AWS_BATCH_JOB_ARRAY_INDEX. --threads N is the segmenter's worker threads
 # for the map and the reduce (one per CPU the task was given: the Slurm
 # driver passes SLURM_CPUS_PER_TASK); without it, the segmenter takes the
-# CPUs it may run on (which, without a cgroup, are all the machine's). A task
+# CPUs it may run on (which, without a cgroup, are all the machine's).
+# --segmenter-arg ARG (repeatable) goes to the map and the reduce (a flag of
+# `segmenter run`), FETCHER_ARGS to `fetcher fetch`. A task
 # holds CRAWL/shards/JJJ/.task.lock (flock) while it runs. A second task of
 # the same shard waits for it --lock-wait seconds (default 30: long enough
 # for a cancelled or timed-out task to finish stopping, its fetcher takes at
@@ -37,7 +40,7 @@
 set -uo pipefail
 
 prog=task.sh
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID] [--threads N] [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/task.sh CRAWL fetch|reduce [--index J] [--segment ID] [--threads N] [--segmenter-arg ARG]... [--bin DIR] [--lock-wait SECONDS] [-- FETCHER_ARGS...]" >&2; exit 2; }
 
 [ $# -ge 2 ] || die_usage "missing arguments"
 crawl=$1 step=$2
@@ -60,7 +63,10 @@ while [ $# -gt 0 ]; do
         --threads)
             [ $# -ge 2 ] || die_usage "--threads needs a value"
             case "$2" in ''|*[!0-9]*|0) die_usage "--threads takes a whole number above 0" ;; esac
-            segmenter_args=(--threads "$2"); shift 2 ;;
+            segmenter_args+=(--threads "$2"); shift 2 ;;
+        --segmenter-arg)
+            [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"
+            segmenter_args+=("$2"); shift 2 ;;
         --) shift; fetch_args+=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
     esac
@@ -73,8 +79,6 @@ esac
 index=$((10#$index))
 
 # Find the binaries: --bin, then this repository's release build, then PATH.
-# shellcheck source=find-bin.sh
-. "$(dirname "${BASH_SOURCE[0]}")/find-bin.sh"
 # shellcheck source=cycle.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cycle.sh"
 fetcher=$(find_bin fetcher) || exit 2
@@ -109,15 +113,15 @@ fi
 
 echo "$prog: shard $index: $step (host $(hostname), $(date -u +%FT%TZ))"
 if [ "$step" = fetch ]; then
-    # The shard's segments are fetched oldest first; one a task (a round).
-    # (`status` lists them on its `pending:` line.)
-    status=$("$segmenter" status "$crawl" --shard "$index" --no-backlog) || exit 1
-    read -ra pending <<<"$(sed -n 's/^pending: *//p' <<<"$status")"
-    fetch=${pending[0]:-}
-    if [ -n "$segment" ]; then
-        fetch=""
-        for id in "${pending[@]}"; do [ "$id" != "$segment" ] || fetch=$id; done
-    fi
+    # What the shard fetches is the crawl cycle's answer for this shard
+    # alone (`segmenter next CRAWL --shard J`): `fetch ID` or `resume ID`,
+    # its oldest segment waiting; one a task (a round). With --segment, only
+    # that one (a shard that had no URL in a round numbers its segments
+    # behind the others, and fetches nothing in their rounds).
+    read_next --shard "$index"
+    fetch=""
+    case "$action" in fetch|resume) fetch=$arg ;; esac
+    [ -z "$segment" ] || [ "$fetch" = "$segment" ] || fetch=""
     if [ -n "$fetch" ]; then
         "$fetcher" fetch "$crawl" "$fetch" --shard "$index" --progress none "${fetch_args[@]}"
         code=$?
@@ -129,7 +133,7 @@ if [ "$step" = fetch ]; then
             *) echo "$prog: shard $index: fetcher exited $code" >&2; exit "$code" ;;
         esac
     else
-        echo "$prog: shard $index: no segment ${segment:+$segment }to fetch"
+        echo "$prog: shard $index: no segment ${segment:+$segment }to fetch (segmenter next: $action $arg $reason)"
     fi
     "$segmenter" map "$crawl" --shard "$index" "${segmenter_args[@]}"
 else

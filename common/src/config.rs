@@ -30,13 +30,18 @@
 //! ```
 //! Command-line flags override the file. Each program keeps one list of
 //! its settings, written with [`options!`](crate::options): the flags and
-//! its section of the file fill the same struct, laid one over the other;
+//! its section of the file fill the same struct, laid one over the other,
+//! and each setting's default is written there once, in the values the
+//! program reads ([`fetcher::FetcherValues`], ...);
 //! [`SharedOptions`] are the settings both programs take. A relative path
 //! follows one rule, [`setting_path`].
 
 mod check;
+mod declare;
 pub mod fetcher;
 pub mod segmenter;
+
+pub use declare::{Declared, Defaulted, Given, Layer};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -202,83 +207,6 @@ impl From<SizeValue> for u64 {
     }
 }
 
-/// How one value of a setting is laid over another: a flag's value over
-/// the one from `crawl.toml` (see [`options!`](crate::options)).
-pub trait Layer {
-    /// `self` if it was given, else `under`.
-    fn or(self, under: Self) -> Self;
-}
-
-impl<T> Layer for Option<T> {
-    fn or(self, under: Self) -> Self {
-        Option::or(self, under)
-    }
-}
-
-/// A switch: on if the flag or the file turns it on.
-impl Layer for bool {
-    fn or(self, under: bool) -> bool {
-        self || under
-    }
-}
-
-/// A list: the flag's items are added to the file's.
-impl<T> Layer for Vec<T> {
-    fn or(self, mut under: Self) -> Self {
-        under.extend(self);
-        under
-    }
-}
-
-/// Defines the one list of a program's settings that both its flags and
-/// its section of `crawl.toml` fill: a struct deriving [`clap::Args`]
-/// (doc comments are the `--help` text; a field `max_body` is the flag
-/// `--max-body`) and [`serde::Deserialize`] (the key `max_body`), with
-/// `Option` fields (`bool` for switches, `Vec` for lists), and a method
-/// `or(self, under)` that lays the flags over the file field by field
-/// ([`Layer`]). Defaults and range checks come after, in one place per
-/// program (its `settings` module).
-///
-/// ```
-/// common::options! {
-///     /// The example's settings.
-///     pub struct Example {
-///         /// Worker threads [default: 4].
-///         #[arg(long, value_name = "N")]
-///         pub threads: Option<usize>,
-///     }
-/// }
-/// let flags = Example { threads: None };
-/// let file: Example = toml::from_str("threads = 8").unwrap();
-/// assert_eq!(flags.or(file).threads.unwrap_or(4), 8);
-/// ```
-#[macro_export]
-macro_rules! options {
-    (
-        $(#[$meta:meta])*
-        $vis:vis struct $name:ident {
-            $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty ),* $(,)?
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Default, clap::Args, serde::Deserialize)]
-        #[serde(default, deny_unknown_fields)]
-        $vis struct $name {
-            $( $(#[$fmeta])* $fvis $field : $ty ),*
-        }
-
-        impl $name {
-            /// Each setting from `self` (the flags) if given there, else from
-            /// `under` (`crawl.toml`).
-            $vis fn or(self, under: Self) -> Self {
-                Self {
-                    $( $field: $crate::config::Layer::or(self.$field, under.$field) ),*
-                }
-            }
-        }
-    };
-}
-
 /// The keys of `[fetcher]` that say how polite to be; the segmenter reads
 /// them too, to plan how many URLs of each host fit in a round.
 pub const POLITENESS_KEYS: [&str; 5] = [
@@ -289,52 +217,52 @@ pub const POLITENESS_KEYS: [&str; 5] = [
     "park_after",
 ];
 
-options! {
+crate::options! {
     /// The settings both programs take, with the same flags: the keys of
     /// `[crawl]` (round time, free-disk floor, crawl and host byte budgets)
     /// and the fetcher's politeness (the [`POLITENESS_KEYS`] of
     /// `[fetcher]`), with which the segmenter plans how many URLs of each
     /// host fit in a round.
-    pub struct SharedOptions {
+    pub struct SharedOptions => SharedValues {
         /// Target length of a round (`[crawl] round_time`, read by both
         /// programs): the segmenter gives each host as many URLs as its delay
         /// allows in this time, so that hosts finish together, and the fetch
         /// stops at it unless --time-limit says otherwise [default: 30m]
         #[arg(long, value_name = "DURATION")]
-        pub round_time: Option<DurationValue>,
+        pub round_time: Option<DurationValue> = DEFAULT_ROUND_TIME,
         /// Smallest delay between two requests to one queue (`[fetcher]
         /// min_delay`; the segmenter plans rounds with it) [default: 5s]
         #[arg(long, value_name = "DURATION")]
-        pub min_delay: Option<DurationValue>,
+        pub min_delay: Option<DurationValue> = Policy::DEFAULT.min_delay,
         /// The delay is at least this factor times the mean of the last five
         /// response times of the queue (`[fetcher] delay_factor`; the
         /// segmenter plans rounds with it) [default: 5]
         #[arg(long, value_name = "FACTOR")]
-        pub delay_factor: Option<f64>,
+        pub delay_factor: Option<f64> = Policy::DEFAULT.delay_factor,
         /// Largest robots.txt Crawl-delay honoured; a host asking for more is
         /// skipped and its URLs go to leftover (`[fetcher] max_crawl_delay`;
         /// the segmenter plans rounds with it) [default: 60s]
         #[arg(long, value_name = "DURATION")]
-        pub max_crawl_delay: Option<DurationValue>,
+        pub max_crawl_delay: Option<DurationValue> = Policy::DEFAULT.max_crawl_delay,
         /// Longest delay of a failing host: each failure in a row (timeout,
         /// refused, 5xx, 429, robots.txt unavailable) doubles its delay up to
         /// this; a success ends it. Kept in hosts.db across runs (`[fetcher]
         /// backoff_max`; the segmenter plans rounds with it) [default: 1h]
         #[arg(long, value_name = "DURATION")]
-        pub backoff_max: Option<DurationValue>,
+        pub backoff_max: Option<DurationValue> = Policy::DEFAULT.backoff_max,
         /// A host failing without a success for this long is parked: asked
         /// once a day until it answers, its URLs waiting in the backlog
         /// (`[fetcher] park_after`; the segmenter plans rounds with it)
         /// [default: 3d]
         #[arg(long, value_name = "DURATION")]
-        pub park_after: Option<DurationValue>,
+        pub park_after: Option<DurationValue> = Policy::DEFAULT.park_after,
         /// Free space to keep on the crawl directory's filesystem, a size or
         /// a percentage (`5GB`, `2%`; 0 for none): the fetcher ends a round
         /// cleanly before crossing it (stop reason `disk`), the segmenter
         /// refuses a round that would not fit (exit 3) (`[crawl]
         /// min_free_disk`) [default: 1GB]
         #[arg(long, value_name = "SIZE|PERCENT")]
-        pub min_free_disk: Option<DiskFloor>,
+        pub min_free_disk: Option<DiskFloor> = crate::disk::DEFAULT_FLOOR,
         /// WARC bytes the whole crawl stores at most (the sizes of its WARC
         /// files): the fetch that reaches it ends (stop reason
         /// `crawl-bytes`), and no segment is made after (`[crawl]
@@ -363,29 +291,25 @@ impl SharedOptions {
     /// The target length of a round ([`DEFAULT_ROUND_TIME`] if unset); zero
     /// is refused.
     pub fn round_time(&self) -> Result<Duration, String> {
-        let round_time = self.round_time.map_or(DEFAULT_ROUND_TIME, Duration::from);
+        let round_time = self.clone().values().round_time;
         if round_time.is_zero() {
             return Err("round time 0: a round needs some time (e.g. 30m)".into());
         }
         Ok(round_time)
     }
 
-    /// The politeness to use: each value as set, else the default
-    /// ([`Policy::default`]); a delay factor that is not a finite number of
-    /// zero or more is refused.
+    /// The politeness to use: each value as set, else its declared default
+    /// (those of [`Policy::DEFAULT`]); a delay factor that is not a finite
+    /// number of zero or more is refused.
     pub fn policy(&self) -> Result<Policy, String> {
-        let defaults = Policy::default();
+        let v = self.clone().values();
         let policy = Policy {
-            min_delay: self.min_delay.map_or(defaults.min_delay, Duration::from),
-            delay_factor: self.delay_factor.unwrap_or(defaults.delay_factor),
-            max_crawl_delay: self
-                .max_crawl_delay
-                .map_or(defaults.max_crawl_delay, Duration::from),
-            backoff_max: self
-                .backoff_max
-                .map_or(defaults.backoff_max, Duration::from),
-            park_after: self.park_after.map_or(defaults.park_after, Duration::from),
-            ..defaults
+            min_delay: v.min_delay,
+            delay_factor: v.delay_factor,
+            max_crawl_delay: v.max_crawl_delay,
+            backoff_max: v.backoff_max,
+            park_after: v.park_after,
+            ..Policy::DEFAULT
         };
         if policy.park_after.is_zero() {
             return Err(
@@ -405,7 +329,7 @@ impl SharedOptions {
 
     /// The free space to keep ([`crate::disk::DEFAULT_FLOOR`] if unset).
     pub fn disk_floor(&self) -> DiskFloor {
-        self.min_free_disk.unwrap_or(crate::disk::DEFAULT_FLOOR)
+        self.clone().values().min_free_disk
     }
 
     /// The crawl's byte budget, if any (0 is none).
@@ -697,6 +621,22 @@ mod tests {
                 "max-host-bytes"
             ]
         );
+    }
+
+    #[test]
+    fn an_unset_setting_reads_its_declared_default() {
+        let unset = SharedOptions::default().values();
+        assert_eq!(unset.round_time, DEFAULT_ROUND_TIME);
+        assert_eq!(unset.park_after, Policy::DEFAULT.park_after);
+        assert_eq!(unset.min_free_disk, crate::disk::DEFAULT_FLOOR);
+        assert_eq!(unset.max_host_bytes, None, "no default: no limit");
+        let keys = SharedOptions::keys();
+        assert!(keys.contains(&("park_after", true)), "{keys:?}");
+        assert!(keys.contains(&("max_host_bytes", false)), "{keys:?}");
+        let given: SharedOptions = toml::from_str("round_time = \"2m\"").unwrap();
+        assert_eq!(given.clone().values().round_time, Duration::from_secs(120));
+        assert_eq!(given.value_of("round_time").as_deref(), Some("120s"));
+        assert_eq!(SharedOptions::default().value_of("round"), None);
     }
 
     #[test]

@@ -45,6 +45,21 @@ pub struct RunStatus {
     pub uploaded: u64,
 }
 
+/// The text of `fetched/ID/DONE`, `None` if there is none (the run is not
+/// complete, or was never started). The error names the file.
+pub fn read_done(crawl: &CrawlDir, id: &str) -> io::Result<Option<String>> {
+    read_file(&crawl.fetched_dir(id).join(DONE_FILE))
+}
+
+/// A file's text, `None` if it does not exist; the error names it.
+fn read_file(path: &std::path::Path) -> io::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    }
+}
+
 /// The value of the line of a `DONE` file's text that starts with `name`
 /// (with its trailing space: `"finished "`), if there is one.
 pub fn done_field<'a>(done: &'a str, name: &str) -> Option<&'a str> {
@@ -56,22 +71,27 @@ impl RunStatus {
     /// segment was never fetched (no `fetched/ID/`). The error names the
     /// file.
     pub fn read(crawl: &CrawlDir, id: &str) -> io::Result<Option<RunStatus>> {
+        if !crawl.fetched_dir(id).is_dir() {
+            return Ok(None);
+        }
+        let done = read_done(crawl, id)?;
+        RunStatus::read_with_done(crawl, id, done.as_deref())
+    }
+
+    /// [`RunStatus::read`] for a caller that has read `fetched/ID/DONE`
+    /// already ([`read_done`]; `None`: there is none): only the crawl log
+    /// and the upload manifest are read.
+    pub fn read_with_done(
+        crawl: &CrawlDir,
+        id: &str,
+        done: Option<&str>,
+    ) -> io::Result<Option<RunStatus>> {
         let dir = crawl.fetched_dir(id);
         if !dir.is_dir() {
             return Ok(None);
         }
-        let read = |name: &str| match std::fs::read_to_string(dir.join(name)) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io::Error::new(
-                e.kind(),
-                format!("{}: {e}", dir.join(name).display()),
-            )),
-        };
-        let done = read(DONE_FILE)?;
         let field = |name: &str| {
-            done.as_deref()
-                .and_then(|d| done_field(d, name))
+            done.and_then(|d| done_field(d, name))
                 .unwrap_or_default()
                 .to_string()
         };
@@ -85,7 +105,11 @@ impl RunStatus {
         };
         status.uploaded = crate::store::Manifest::read(&dir)?.uploads().len() as u64;
         let mut tally = Tally::default();
-        for line in read(CRAWL_LOG_FILE)?.as_deref().unwrap_or("").lines() {
+        for line in read_file(&dir.join(CRAWL_LOG_FILE))?
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+        {
             tally.add(line);
         }
         status.attempts = tally.attempts;

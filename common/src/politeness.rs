@@ -73,17 +73,24 @@ pub struct Policy {
     pub park_after: Duration,
 }
 
+impl Policy {
+    /// The defaults, those for the real web: the politeness settings of
+    /// both programs (`SharedOptions` and `FetcherOptions` of the `config`
+    /// module) declare these as their defaults.
+    pub const DEFAULT: Policy = Policy {
+        min_delay: Duration::from_secs(5),
+        delay_factor: 5.0,
+        max_crawl_delay: Duration::from_secs(60),
+        max_retry_after: Duration::from_secs(600),
+        max_failures: 5,
+        backoff_max: Duration::from_secs(3600),
+        park_after: Duration::from_secs(3 * 86_400),
+    };
+}
+
 impl Default for Policy {
     fn default() -> Self {
-        Policy {
-            min_delay: Duration::from_secs(5),
-            delay_factor: 5.0,
-            max_crawl_delay: Duration::from_secs(60),
-            max_retry_after: Duration::from_secs(600),
-            max_failures: 5,
-            backoff_max: Duration::from_secs(3600),
-            park_after: Duration::from_secs(3 * 86_400),
-        }
+        Policy::DEFAULT
     }
 }
 

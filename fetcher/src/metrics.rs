@@ -141,10 +141,10 @@ impl MetricsFile {
     fn new(s: &Settings, id: &str, started: SystemTime) -> MetricsFile {
         let shard = s.shard.as_ref().map(|(_, j)| *j);
         let file = s.metrics.fetch_file(shard);
-        let every = if s.progress_interval.is_zero() {
+        let every = if s.options.progress_interval.is_zero() {
             common::progress::DEFAULT_INTERVAL
         } else {
-            s.progress_interval
+            s.options.progress_interval
         };
         MetricsFile {
             last_page_before: common::metrics::read_sample(&file, LAST_PAGE)

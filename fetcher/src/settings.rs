@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::config::{
-    CrawlConfig, DurationValue, FilterConfig, ScopeConfig, SharedOptions, setting_path,
-};
+use common::config::fetcher::FetcherValues;
+use common::config::{CrawlConfig, FilterConfig, ScopeConfig, SharedOptions, setting_path};
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
 
@@ -45,88 +44,38 @@ pub struct Settings {
     pub segment: Option<String>,
     /// The shards of a sharded crawl and the one this run fetches.
     pub shard: Option<(common::shards::Shards, u32)>,
+    /// The fetcher's own settings ([`FetcherOptions`]), each as given (a
+    /// flag, else `[fetcher]`), else its declared default, checked:
+    /// `threads` unset is as many as the run needs (see
+    /// [`Settings::workers`]), `from` falls back to `[agent] from`, and the
+    /// paths of `hosts_file` and `ca_file` are resolved. A setting declared
+    /// there reaches the run, and its workers ([`crate::worker::Shared`]),
+    /// with no more code.
+    pub options: FetcherValues,
     /// Product token.
     pub agent_name: String,
     /// Contact URL.
     pub agent_url: String,
-    /// The `From` header's address (`None`: no header).
-    pub from: Option<String>,
     /// Delays, caps and failure limits.
     pub policy: Policy,
     /// The crawl's rules per host (`host-rules.toml`): the delays of the
     /// hosts they name.
     pub host_rules: common::rules::HostRules,
-    /// Wait before retrying an unavailable robots.txt.
-    pub robots_retry_delay: Duration,
-    /// Requests in flight at most (`None`: as many as the run needs, see [`Settings::workers`]).
-    pub threads: Option<usize>,
-    /// Stop after this long (by default the round time, `[crawl] round_time`).
+    /// Stop after this long (by default the round time, `[crawl]
+    /// round_time`; `None`: no limit).
     pub time_limit: Option<Duration>,
     /// When the round's tail ends it (see [`crate::round_end`]).
     pub tail: TailRule,
-    /// Stop when fewer queues than this have work.
-    pub min_hosts: usize,
-    /// Largest decoded body stored.
-    pub max_body: u64,
     /// Byte budgets of the run, the crawl and a host.
     pub budgets: crate::budget::Budgets,
     /// Free space kept on the crawl directory's filesystem.
     pub disk_floor: common::disk::DiskFloor,
-    /// Connect timeout.
-    pub connect_timeout: Duration,
-    /// Response head timeout.
-    pub first_byte_timeout: Duration,
-    /// Whole request timeout.
-    pub download_timeout: Duration,
-    /// Redirect hops followed in this run.
-    pub follow_redirects: u32,
-    /// A refetched page with the payload of its last fetch is stored as a
-    /// `revisit` record (identical-payload-digest).
-    pub revisit_identical: bool,
-    /// Send a refetch's validators (conditional requests).
-    pub conditional_requests: bool,
-    /// Write a `metadata` record per response.
-    pub metadata_records: bool,
-    /// List a page's links in its `metadata` record.
-    pub metadata_outlinks: bool,
-    /// Queue key.
-    pub key: KeyMode,
-    /// Permit private addresses.
-    pub allow_private: bool,
-    /// Static name map.
-    pub hosts_file: Option<PathBuf>,
-    /// Extra trusted CA certificates (PEM).
-    pub ca_file: Option<PathBuf>,
-    /// Accept any TLS certificate (archival crawls).
-    pub accept_invalid_certs: bool,
     /// DNS server asked instead of the system's.
     pub dns_server: Option<std::net::SocketAddr>,
-    /// Longest wait for a name.
-    pub dns_timeout: Duration,
-    /// Longest a DNS answer is kept.
-    pub dns_cache_ttl: Duration,
-    /// DNS lookups in flight at most.
-    pub dns_concurrency: usize,
     /// The proxy requests go through.
     pub proxy: Option<ProxyChoice>,
-    /// WARC file roll-over size.
-    pub warc_max_size: u64,
-    /// The WARC store (`warc_store`), checked, if any.
-    pub warc_store: Option<String>,
-    /// Keep local copies of uploaded files.
-    pub warc_store_keep_local: bool,
-    /// How long a failed upload is retried.
-    pub warc_store_retry: Duration,
-    /// Gzip level of WARC records.
-    pub warc_level: u32,
-    /// URLs per queue held in memory.
-    pub queue_batch: usize,
-    /// Grace period after a stop signal.
-    pub stop_grace: Duration,
     /// Progress display (`--progress`).
     pub progress: ProgressMode,
-    /// Time between plain progress lines (zero: none).
-    pub progress_interval: Duration,
     /// Where the metrics file goes (`[crawl] metrics_dir`, `metrics_name`).
     pub metrics: common::metrics::Place,
     /// `--log FILE`: the file the run's log is appended to.
@@ -180,73 +129,45 @@ impl Settings {
             file.ca_file.as_deref(),
             crawl.top(),
         );
-        let o = args.options.or(file);
+        let given = args.options.or(file).values();
+        let (agent_name, agent_url) = checked_agent(&given, &cfg)?;
+        let options = FetcherValues {
+            hosts_file,
+            ca_file,
+            ..checked(given, &cfg)?
+        };
         let shared = args.shared.or(cfg.shared()?);
-
-        let (agent_name, agent_url) = checked_agent(&o, &cfg)?;
-        let from = checked_from(o.from.clone().or(cfg.agent.from.clone()))?;
-        let threads = checked_threads(o.threads)?;
-        let policy = checked_policy(&o, &shared)?;
+        let policy = checked_policy(&options, &shared)?;
         let host_rules = common::rules::HostRules::load(crawl.top())
             .map_err(|e| SettingsError::Invalid(e.to_string()))?;
-        let limits = TransferLimits::checked(&o)?;
         let round_time = shared.round_time().map_err(SettingsError::Invalid)?;
-        let time_limit = o.time_limit.map_or(round_time, Duration::from);
-        let key = o.key.unwrap_or(KeyMode::Host);
-        check_key_against_shards(key, shard.as_ref(), &crawl)?;
-        let dns_server = o.dns_server.as_deref().map(parse_dns_server).transpose()?;
-        let dns_concurrency = checked_dns_concurrency(o.dns_concurrency)?;
-        let proxy = crate::proxy::choose(o.proxy.as_deref(), o.no_proxy.as_deref(), env)
-            .map_err(SettingsError::Invalid)?;
-        let dur =
-            |v: Option<DurationValue>, secs| v.map_or(Duration::from_secs(secs), Duration::from);
+        let time_limit = options.time_limit.unwrap_or(round_time);
+        check_key_against_shards(options.key, shard.as_ref(), &crawl)?;
+        let dns_server = options
+            .dns_server
+            .as_deref()
+            .map(parse_dns_server)
+            .transpose()?;
+        let proxy =
+            crate::proxy::choose(options.proxy.as_deref(), options.no_proxy.as_deref(), env)
+                .map_err(SettingsError::Invalid)?;
         Ok(Settings {
             segment: args.segment,
             shard,
             agent_name,
             agent_url,
-            from,
             policy,
             host_rules,
-            robots_retry_delay: dur(o.robots_retry_delay, 60),
-            threads,
             time_limit: (!time_limit.is_zero()).then_some(time_limit),
-            tail: limits.tail,
-            min_hosts: o.min_hosts.unwrap_or(0),
-            max_body: o.max_body.map_or(10 * 1024 * 1024, u64::from),
-            budgets: budgets(&o, &shared),
+            tail: TailRule {
+                share: options.tail_share,
+                time: options.tail_time,
+            },
+            budgets: budgets(&options, &shared),
             disk_floor: shared.disk_floor(),
-            connect_timeout: dur(o.connect_timeout, 10),
-            first_byte_timeout: dur(o.first_byte_timeout, 30),
-            download_timeout: dur(o.download_timeout, 120),
-            follow_redirects: limits.follow_redirects,
-            revisit_identical: o.revisit_identical.unwrap_or(true),
-            conditional_requests: o.conditional_requests.unwrap_or(true),
-            metadata_records: o.metadata_records.unwrap_or(true),
-            metadata_outlinks: o.metadata_outlinks.unwrap_or(true),
-            key,
-            allow_private: o.allow_private,
-            hosts_file,
-            ca_file,
-            accept_invalid_certs: o.accept_invalid_certs,
             dns_server,
-            dns_timeout: dur(o.dns_timeout, 5).max(Duration::from_millis(1)),
-            dns_cache_ttl: dur(o.dns_cache_ttl, 30 * 60),
-            dns_concurrency,
             proxy,
-            warc_max_size: o
-                .warc_max_size
-                .map_or(common::warc::DEFAULT_MAX_FILE_SIZE, u64::from),
-            warc_store: checked_store(o.warc_store.as_deref())?,
-            warc_store_keep_local: o.warc_store_keep_local.unwrap_or(false),
-            warc_store_retry: dur(o.warc_store_retry, 300),
-            warc_level: limits.warc_level,
-            queue_batch: limits.queue_batch,
-            stop_grace: dur(o.stop_grace, 10),
             progress: args.progress.progress,
-            progress_interval: o
-                .progress_interval
-                .map_or(common::progress::DEFAULT_INTERVAL, |d| d.0),
             metrics: common::metrics::Place::of(&cfg, crawl.top()).map_err(|message| {
                 common::config::ConfigError::Invalid {
                     path: crawl.config_path(),
@@ -256,6 +177,7 @@ impl Settings {
             log: args.log.clone(),
             scope: cfg.scope.clone(),
             filter: cfg.filter.clone(),
+            options,
             crawl,
         })
     }
@@ -265,7 +187,8 @@ impl Settings {
     /// flight, so more would wait), from [`AUTO_THREADS_MIN`] to
     /// [`AUTO_THREADS_MAX`]; see [`crate::crew`] for how many start.
     pub fn workers(&self, queues: usize) -> usize {
-        self.threads
+        self.options
+            .threads
             .unwrap_or_else(|| queues.clamp(AUTO_THREADS_MIN, AUTO_THREADS_MAX))
     }
 
@@ -312,28 +235,12 @@ fn check_key_against_shards(
     Ok(())
 }
 
-/// `threads`, when set: 1 to [`MAX_THREADS`].
-fn checked_threads(threads: Option<usize>) -> Result<Option<usize>, SettingsError> {
-    if let Some(n) = threads
-        && (n == 0 || n > MAX_THREADS)
-    {
-        return Err(SettingsError::Invalid(format!(
-            "threads = {n}: use 1 to {MAX_THREADS}, or leave it unset for one per queue \
-             (at most {AUTO_THREADS_MAX})"
-        )));
-    }
-    Ok(threads)
-}
-
 /// The politeness policy: the shared settings, with the fetcher's own
 /// `max_retry_after` and `max_failures` (at least 1).
-fn checked_policy(o: &FetcherOptions, shared: &SharedOptions) -> Result<Policy, SettingsError> {
-    let defaults = Policy::default();
+fn checked_policy(o: &FetcherValues, shared: &SharedOptions) -> Result<Policy, SettingsError> {
     let policy = Policy {
-        max_retry_after: o
-            .max_retry_after
-            .map_or(defaults.max_retry_after, Duration::from),
-        max_failures: o.max_failures.unwrap_or(defaults.max_failures),
+        max_retry_after: o.max_retry_after,
+        max_failures: o.max_failures,
         ..shared.policy().map_err(SettingsError::Invalid)?
     };
     if policy.max_failures == 0 {
@@ -344,67 +251,48 @@ fn checked_policy(o: &FetcherOptions, shared: &SharedOptions) -> Result<Policy, 
     Ok(policy)
 }
 
-/// `dns_concurrency` (default 64): 1 to 4096.
-fn checked_dns_concurrency(v: Option<usize>) -> Result<usize, SettingsError> {
-    let dns_concurrency = v.unwrap_or(64);
-    if dns_concurrency == 0 || dns_concurrency > 4096 {
-        return Err(SettingsError::Invalid(format!(
-            "dns concurrency {dns_concurrency}: use 1 to 4096"
-        )));
+/// The fetcher's own settings with their ranges checked (`threads` 1 to
+/// [`MAX_THREADS`] when set, `dns_concurrency` 1 to 4096, at most 5
+/// redirect hops, a gzip level, a queue batch of at least 1, a tail share
+/// from 0 to 1), the `From` address (else `[agent] from`) and the WARC
+/// store checked, and a DNS timeout of 1 ms at least.
+fn checked(mut o: FetcherValues, cfg: &CrawlConfig) -> Result<FetcherValues, SettingsError> {
+    let refused = |why: String| Err(SettingsError::Invalid(why));
+    if let Some(n) = o.threads
+        && (n == 0 || n > MAX_THREADS)
+    {
+        return refused(format!(
+            "threads = {n}: use 1 to {MAX_THREADS}, or leave it unset for one per queue \
+             (at most {AUTO_THREADS_MAX})"
+        ));
     }
-    Ok(dns_concurrency)
-}
-
-/// How far a run goes with each request and file: redirects followed, the
-/// WARC compression level, the URLs taken from a queue at a time, and when
-/// a round's tail ends it.
-struct TransferLimits {
-    follow_redirects: u32,
-    warc_level: u32,
-    queue_batch: usize,
-    tail: TailRule,
-}
-
-impl TransferLimits {
-    /// The limits set (or their defaults), each checked.
-    fn checked(o: &FetcherOptions) -> Result<TransferLimits, SettingsError> {
-        let follow_redirects = o.follow_redirects.unwrap_or(0);
-        if follow_redirects > 5 {
-            return Err(SettingsError::Invalid(format!(
-                "follow redirects {follow_redirects}: at most 5 hops"
-            )));
-        }
-        let warc_level = o
-            .warc_level
-            .unwrap_or(common::warc::DEFAULT_COMPRESSION_LEVEL);
-        if warc_level > 9 {
-            return Err(SettingsError::Invalid(format!(
-                "warc level {warc_level}: a gzip level is 0 (no compression) to 9 (smallest)"
-            )));
-        }
-        let queue_batch = o.queue_batch.unwrap_or(16);
-        if queue_batch == 0 {
-            return Err(SettingsError::Invalid(
-                "queue batch must be at least 1".into(),
-            ));
-        }
-        let tail = TailRule {
-            share: o.tail_share.unwrap_or(0.25),
-            time: o.tail_time.map_or(Duration::from_secs(10), Duration::from),
-        };
-        if !(tail.share.is_finite() && (0.0..=1.0).contains(&tail.share)) {
-            return Err(SettingsError::Invalid(format!(
-                "tail share {}: a share from 0 (never end a round early) to 1",
-                tail.share
-            )));
-        }
-        Ok(TransferLimits {
-            follow_redirects,
-            warc_level,
-            queue_batch,
-            tail,
-        })
+    if o.dns_concurrency == 0 || o.dns_concurrency > 4096 {
+        let n = o.dns_concurrency;
+        return refused(format!("dns concurrency {n}: use 1 to 4096"));
     }
+    if o.follow_redirects > 5 {
+        let n = o.follow_redirects;
+        return refused(format!("follow redirects {n}: at most 5 hops"));
+    }
+    if o.warc_level > 9 {
+        return refused(format!(
+            "warc level {}: a gzip level is 0 (no compression) to 9 (smallest)",
+            o.warc_level
+        ));
+    }
+    if o.queue_batch == 0 {
+        return refused("queue batch must be at least 1".into());
+    }
+    if !(o.tail_share.is_finite() && (0.0..=1.0).contains(&o.tail_share)) {
+        return refused(format!(
+            "tail share {}: a share from 0 (never end a round early) to 1",
+            o.tail_share
+        ));
+    }
+    o.from = checked_from(o.from.or(cfg.agent.from.clone()))?;
+    o.warc_store = checked_store(o.warc_store.as_deref())?;
+    o.dns_timeout = o.dns_timeout.max(Duration::from_millis(1));
+    Ok(o)
 }
 
 /// `IP` or `IP:PORT` (port 53 by default) of a DNS server.
@@ -424,17 +312,17 @@ fn parse_dns_server(v: &str) -> Result<std::net::SocketAddr, SettingsError> {
 
 /// The WARC bytes a run, the crawl, a host and a host in one round may
 /// store (`None`: no limit).
-fn budgets(o: &FetcherOptions, shared: &SharedOptions) -> crate::budget::Budgets {
+fn budgets(o: &FetcherValues, shared: &SharedOptions) -> crate::budget::Budgets {
     crate::budget::Budgets {
-        run: o.max_run_bytes.map(u64::from).filter(|&b| b > 0),
+        run: o.max_run_bytes.filter(|&b| b > 0),
         crawl: shared.max_crawl_bytes(),
         host: shared.max_host_bytes(),
-        host_round: o.max_host_round_bytes.map(u64::from).filter(|&b| b > 0),
+        host_round: o.max_host_round_bytes.filter(|&b| b > 0),
     }
 }
 
 /// The product token and contact URL (`[agent]` under the flags), checked.
-fn checked_agent(o: &FetcherOptions, cfg: &CrawlConfig) -> Result<(String, String), SettingsError> {
+fn checked_agent(o: &FetcherValues, cfg: &CrawlConfig) -> Result<(String, String), SettingsError> {
     let name = o
         .agent_name
         .clone()
@@ -516,7 +404,7 @@ mod tests {
         assert_eq!(s.policy.min_delay, Duration::from_secs(5));
         assert_eq!(s.policy.delay_factor, 5.0);
         assert_eq!(s.policy.max_crawl_delay, Duration::from_secs(60));
-        assert_eq!(s.max_body, 10 * 1024 * 1024);
+        assert_eq!(s.options.max_body, 10 * 1024 * 1024);
         assert_eq!(s.policy.max_failures, 5);
         assert_eq!(
             s.time_limit,
@@ -524,13 +412,19 @@ mod tests {
             "a round stops at its time"
         );
         assert_eq!(s.tail.share, 0.25);
-        assert_eq!(s.follow_redirects, 0);
-        assert!(!s.allow_private, "private addresses refused by default");
-        assert!(!s.accept_invalid_certs, "certificates checked by default");
-        assert_eq!(s.ca_file, None);
-        assert_eq!(s.from, None, "no From header unless asked for");
-        assert_eq!(s.key, KeyMode::Host);
-        assert_eq!(s.threads, None, "workers follow the segment");
+        assert_eq!(s.options.follow_redirects, 0);
+        assert!(
+            !s.options.allow_private,
+            "private addresses refused by default"
+        );
+        assert!(
+            !s.options.accept_invalid_certs,
+            "certificates checked by default"
+        );
+        assert_eq!(s.options.ca_file, None);
+        assert_eq!(s.options.from, None, "no From header unless asked for");
+        assert_eq!(s.options.key, KeyMode::Host);
+        assert_eq!(s.options.threads, None, "workers follow the segment");
         assert_eq!(s.workers(3), AUTO_THREADS_MIN, "a few to spare");
         assert_eq!(s.workers(700), 700, "one per queue");
         assert_eq!(s.workers(100_000), AUTO_THREADS_MAX, "bounded");
@@ -548,7 +442,7 @@ mod tests {
         let agent = ["--agent-name", "bot", "--agent-url", "https://e.org/bot"];
         let with = |from: &str| settings(&[&agent[..], &["--from", from]].concat());
         assert_eq!(
-            with(" ops@example.org ").unwrap().from.as_deref(),
+            with(" ops@example.org ").unwrap().options.from.as_deref(),
             Some("ops@example.org")
         );
         for bad in [
@@ -596,8 +490,8 @@ mod tests {
             a.extend_from_slice(extra);
             settings(&a)
         };
-        assert_eq!(with(&[]).unwrap().warc_level, 1);
-        assert_eq!(with(&["--warc-level", "1"]).unwrap().warc_level, 1);
+        assert_eq!(with(&[]).unwrap().options.warc_level, 1);
+        assert_eq!(with(&["--warc-level", "1"]).unwrap().options.warc_level, 1);
         let e = with(&["--warc-level", "10"]).unwrap_err().to_string();
         assert!(e.contains("gzip level"), "{e}");
         let e = with(&["--threads", "0"]).unwrap_err().to_string();
@@ -628,12 +522,12 @@ mod tests {
         };
         let s = with(&[]).unwrap();
         assert_eq!(s.dns_server, None, "the system's name servers");
-        assert_eq!(s.dns_timeout, Duration::from_secs(5));
-        assert_eq!(s.dns_cache_ttl, Duration::from_secs(30 * 60));
-        assert_eq!(s.dns_concurrency, 64);
+        assert_eq!(s.options.dns_timeout, Duration::from_secs(5));
+        assert_eq!(s.options.dns_cache_ttl, Duration::from_secs(30 * 60));
+        assert_eq!(s.options.dns_concurrency, 64);
         let s = with(&["--dns-server", "127.0.0.1", "--dns-timeout", "300ms"]).unwrap();
         assert_eq!(s.dns_server, Some("127.0.0.1:53".parse().unwrap()));
-        assert_eq!(s.dns_timeout, Duration::from_millis(300));
+        assert_eq!(s.options.dns_timeout, Duration::from_millis(300));
         let s = with(&["--dns-server", "[::1]:5353"]).unwrap();
         assert_eq!(s.dns_server, Some("[::1]:5353".parse().unwrap()));
         let e = with(&["--dns-server", "ns.example"])
@@ -677,9 +571,13 @@ mod tests {
             "--hosts-file",
             "h",
         ]);
-        assert_eq!(s.threads, Some(5), "the flag");
-        assert_eq!(s.stop_grace, Duration::from_secs(2), "crawl.toml");
-        assert_eq!(s.download_timeout, Duration::from_secs(120), "the default");
+        assert_eq!(s.options.threads, Some(5), "the flag");
+        assert_eq!(s.options.stop_grace, Duration::from_secs(2), "crawl.toml");
+        assert_eq!(
+            s.options.download_timeout,
+            Duration::from_secs(120),
+            "the default"
+        );
         assert_eq!(s.policy.min_delay, Duration::from_millis(250));
         assert_eq!(s.policy.delay_factor, 2.0);
         assert_eq!(
@@ -687,23 +585,23 @@ mod tests {
             Some(Duration::from_secs(180)),
             "[crawl] round_time"
         );
-        assert!(s.allow_private);
+        assert!(s.options.allow_private);
         assert_eq!(
-            s.hosts_file,
+            s.options.hosts_file,
             Some(std::env::current_dir().unwrap().join("h")),
             "a flag's path is relative to the current directory"
         );
-        assert!(s.accept_invalid_certs, "crawl.toml");
+        assert!(s.options.accept_invalid_certs, "crawl.toml");
         assert_eq!(
-            s.ca_file,
+            s.options.ca_file,
             Some(dir.join("ca.pem")),
             "a path in crawl.toml is relative to the crawl directory"
         );
         let s = parse(&[]);
-        assert_eq!(s.threads, Some(3));
+        assert_eq!(s.options.threads, Some(3));
         assert_eq!(s.policy.min_delay, Duration::from_secs(1));
         assert_eq!(
-            s.hosts_file,
+            s.options.hosts_file,
             Some(dir.join("hosts")),
             "a path in crawl.toml is relative to the crawl directory"
         );

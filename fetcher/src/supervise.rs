@@ -143,7 +143,7 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
     } = run;
     let mut detail = None;
     let frontier = &shared.frontier;
-    let mut pacer = Pacer::new(s.progress, s.progress_interval);
+    let mut pacer = Pacer::new(s.progress, s.options.progress_interval);
     let mut progress = Progress::new();
     let mut stop = Stop::Complete;
     let mut grace_ends: Option<Instant> = None;
@@ -187,10 +187,10 @@ pub fn supervise(run: &Supervised) -> (Stop, Option<String>) {
             pacer.clear(log);
             log.info(format!(
                 "stopping ({why}): finishing requests in flight, at most {:?}",
-                s.stop_grace
+                s.options.stop_grace
             ));
             begin_stop(shared, stop);
-            grace_ends = Some(Instant::now() + s.stop_grace);
+            grace_ends = Some(Instant::now() + s.options.stop_grace);
         } else if grace_ends.is_some_and(|t| Instant::now() >= t) {
             log.info("grace period over: abandoning requests in flight");
             shared.client.shutdown();

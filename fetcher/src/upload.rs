@@ -20,16 +20,16 @@ pub fn start(
     out: &Path,
     log: &RunLog,
 ) -> Result<Option<Background>, Error> {
-    let Some(url) = &s.warc_store else {
+    let Some(url) = &s.options.warc_store else {
         return Ok(None);
     };
     let mut store = WarcStore::open(url).map_err(|e| Error::Usage(e.to_string()))?;
-    store.retry_time = s.warc_store_retry;
-    let uploads = RunUploads::new(store, crawl.top(), out, s.warc_store_keep_local)
+    store.retry_time = s.options.warc_store_retry;
+    let uploads = RunUploads::new(store, crawl.top(), out, s.options.warc_store_keep_local)
         .map_err(Error::io(out))?;
     log.info(format!(
         "WARC files go to {url} once closed{}",
-        if s.warc_store_keep_local {
+        if s.options.warc_store_keep_local {
             " (local copies kept)"
         } else {
             ""

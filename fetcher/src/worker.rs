@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use common::bloom::BloomFilter;
+use common::config::fetcher::FetcherValues;
 use common::crawllog::{ErrorCode, LogLine, Status};
 use common::filter::UrlFilter;
 use common::segment::{SegmentRecord, Via};
@@ -156,28 +157,17 @@ pub struct Shared {
     pub failure: Mutex<Option<String>>,
     /// Product token for robots.txt.
     pub agent_name: String,
-    /// Body limit.
-    pub max_body: u64,
-    /// URLs loaded per refill.
-    pub batch: usize,
-    /// Redirect hops followed in the run.
-    pub follow_redirects: u32,
     /// The shards of a sharded crawl and this run's: a redirect target of
     /// another shard is not followed (it is a link for the next round).
     pub shard: Option<(common::shards::Shards, u32)>,
-    /// Store a response whose payload is that of the last fetch as a
-    /// `revisit` record.
-    pub revisit_identical: bool,
-    /// Send a refetch's validators (conditional requests).
-    pub conditional_requests: bool,
     /// The crawl's host rules: per URL, `conditional_requests` over the
     /// crawl's and the `headers` added to requests; per host, the canonical
     /// form of redirect targets.
     pub host_rules: Arc<common::rules::HostRules>,
-    /// Write a `metadata` record per response.
-    pub metadata_records: bool,
-    /// List a page's links in its `metadata` record.
-    pub metadata_outlinks: bool,
+    /// The fetcher's own settings, as the run's settings hold them
+    /// ([`crate::settings::Settings::options`]): the body limit, the URLs
+    /// loaded per refill, the redirects followed, the records written...
+    pub options: FetcherValues,
     /// Politeness (for Retry-After).
     pub policy: Policy,
     /// Checks for redirect targets (only when following redirects).
@@ -336,7 +326,7 @@ impl Worker {
     /// Reads the next URLs of queue `key` from the work file.
     fn refill(&self, key: KeyId, range: crate::frontier::Range) {
         let sh = &self.shared;
-        match sh.work.read_batch(range, sh.batch) {
+        match sh.work.read_batch(range, sh.options.queue_batch) {
             Ok((jobs, rest)) => sh.frontier.refilled(key, jobs, rest),
             Err(e) => {
                 // The URLs are still in the segment; the next run resumes.
@@ -412,13 +402,13 @@ impl Worker {
             note,
         };
         let revisit = before.as_ref().and_then(|b| b.revisit(&r));
-        let metadata = self.shared.metadata_records.then(|| {
+        let metadata = self.shared.options.metadata_records.then(|| {
             let mut fields = metadata_fields(url, via, hops, &r);
-            if self.shared.metadata_outlinks {
+            if self.shared.options.metadata_outlinks {
                 let mut outlinks = self.outlinks.borrow_mut();
                 let outlinks =
                     outlinks.get_or_insert_with(|| Outlinks::new(&self.shared.agent_name));
-                outlinks.append(url, &r, self.shared.max_body, &mut fields);
+                outlinks.append(url, &r, self.shared.options.max_body, &mut fields);
             }
             fields
         });
@@ -704,7 +694,7 @@ impl Worker {
         let conditional = refetch
             && crate::url_parts::path_and_query(&job.rec.url)
                 .and_then(|p| sh.host_rules.conditional_requests(&job.rec.host, &p))
-                .unwrap_or(sh.conditional_requests);
+                .unwrap_or(sh.options.conditional_requests);
         if conditional && !job.rec.etag.is_empty() {
             headers.push(("if-none-match".into(), job.rec.etag.clone()));
         }
@@ -715,7 +705,7 @@ impl Worker {
         let request = Request {
             key,
             url: job.rec.url.clone(),
-            max_body: sh.max_body,
+            max_body: sh.options.max_body,
             headers,
         };
         let shared = self.shared.clone();
@@ -732,7 +722,7 @@ impl Worker {
         let host = job.rec.host.clone();
         let step = match result {
             Ok(mut r) => {
-                r.check_decoding(sh.max_body);
+                r.check_decoding(sh.options.max_body);
                 self.answered(job, r)
             }
             Err(f) => self.failed(job, f),
@@ -814,11 +804,11 @@ impl Worker {
         let learned = Some((Some(millis(r.elapsed)), failed));
         let body_bytes = r.body().len() as u64;
         if let Some(t) = target
-            && job.redirects < sh.follow_redirects
+            && job.redirects < sh.options.follow_redirects
         {
             report.follow = self.follow(&job, t);
         }
-        let before = Before::of(&job.rec, sh.revisit_identical);
+        let before = Before::of(&job.rec, sh.options.revisit_identical);
         let rec = &job.rec;
         let note = notes.join("; ");
         match self.store_response(&rec.url, rec.via, rec.hops, r, note, before) {
@@ -835,7 +825,7 @@ impl Worker {
     /// The crawl-log notes of a response: redirect target, truncation,
     /// decoding problems.
     fn notes_of(&self, r: &Response, target: Option<&url::Url>) -> Vec<String> {
-        let max_body = self.shared.max_body;
+        let max_body = self.shared.options.max_body;
         let mut notes = Vec::new();
         if let Some(t) = target {
             notes.push(format!("redirect {t}"));

@@ -2,7 +2,13 @@
 # slurm/crawl.sh: run a sharded crawl's rounds as Slurm job arrays.
 #
 # Usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR]
+#                               [--fetcher-arg ARG]... [--segmenter-arg ARG]...
 #                               [-- SBATCH_OPTIONS...]
+#
+# --fetcher-arg ARG goes to every task's `fetcher fetch`, --segmenter-arg
+# ARG to its `segmenter map` and `reduce` (flags of `fetcher fetch` and
+# `segmenter run`, as scripts/crawl.sh passes them; both repeatable, written
+# into the sbatch scripts). Settings are best kept in CRAWL/crawl.toml.
 #
 # What to do next, and why, is decided by `segmenter next`, by the rules
 # scripts/crawl.sh follows on one machine, over every shard at once; this
@@ -26,15 +32,19 @@
 # rounds, from one run to the next); CRAWL/report.html is rebuilt after each
 # round; logs and spent files older than [crawl] keep_logs are pruned at the
 # start; when every host left is held, the driver waits for the first of
-# them rather than running empty rounds; CRAWL/STOP stops the crawl, and a
-# fetch array running is asked to stop (its fetchers stop cleanly and keep
-# the URLs not fetched). Run it again at any time to go on from where the
-# crawl stands.
+# them rather than running empty rounds (each wait at most the crawl's
+# max_retry_after, [fetcher] in crawl.toml); CRAWL/STOP stops the crawl, and
+# a fetch array running is asked to stop (its fetchers stop cleanly and keep
+# the URLs not fetched). `segmenter next CRAWL --shard J` says where shard J
+# stands by the same rules. Run it again at any time to go on from where
+# the crawl stands.
 #
 # The sbatch scripts are written to CRAWL/slurm/ (readable on their own);
 # every task's output goes to CRAWL/logs/slurm-STEP-JOB_TASK.log, and the
-# round's log CRAWL/logs/round-NNNNN.log names the round's jobs. The step
-# the crawl is at goes to its metrics file (segmenter metrics).
+# round's log CRAWL/logs/round-NNNNN.log names the round's jobs and its
+# waits. The step the crawl is at goes to its metrics file (segmenter next
+# --record writes it at each step; segmenter metrics when the driver ends
+# otherwise).
 #
 # Exit codes: 0 done (--rounds done, nothing left, STOP, or the crawl's byte
 # budget reached); 1 a step failed (the message names the logs); 2 usage
@@ -46,18 +56,20 @@ set -uo pipefail
 prog=slurm/crawl.sh
 # The help: the comment at the top of this file.
 usage() { sed -n '2,/^set /{/^set /!p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR] [-- SBATCH_OPTIONS...]" >&2; exit 2; }
+die_usage() { echo "$prog: $*" >&2; echo "usage: scripts/slurm/crawl.sh CRAWL [--rounds N] [--retries N] [--bin DIR] [--fetcher-arg ARG]... [--segmenter-arg ARG]... [-- SBATCH_OPTIONS...]" >&2; exit 2; }
 
 [ $# -ge 1 ] || die_usage "missing the crawl directory"
 case "$1" in -h|--help) usage; exit 0 ;; esac
 crawl=$1; shift
 rounds= retries=2 bindir=
-sbatch_opts=()
+sbatch_opts=() fetch_args=() seg_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) [ $# -ge 2 ] || die_usage "--rounds needs a value"; rounds=$2; shift 2 ;;
         --retries) [ $# -ge 2 ] || die_usage "--retries needs a value"; retries=$2; shift 2 ;;
         --bin) [ $# -ge 2 ] || die_usage "--bin needs a value"; bindir=$2; shift 2 ;;
+        --fetcher-arg) [ $# -ge 2 ] || die_usage "--fetcher-arg needs a value"; fetch_args+=("$2"); shift 2 ;;
+        --segmenter-arg) [ $# -ge 2 ] || die_usage "--segmenter-arg needs a value"; seg_args+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         --) shift; sbatch_opts=("$@"); break ;;
         *) die_usage "unknown option $1" ;;
@@ -69,10 +81,9 @@ command -v sbatch >/dev/null 2>&1 || die_usage "sbatch not found: run this where
 [ -f "$crawl/shards.toml" ] || die_usage "$crawl: not a sharded crawl (create it with segmenter inject CRAWL SEEDS --shards S)"
 crawl=$(cd "$crawl" && pwd)
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../find-bin.sh
-. "$scripts/find-bin.sh"
 # shellcheck source=../cycle.sh
 . "$scripts/cycle.sh"
+need_bash 5 0 "EPOCHREALTIME and EPOCHSECONDS"
 segmenter=$(find_bin segmenter) || exit 2
 find_bin fetcher >/dev/null || exit 2
 bindir=$(cd "$(dirname "$segmenter")" && pwd)
@@ -82,9 +93,15 @@ last=$((shards - 1))
 mkdir -p "$crawl/slurm" "$crawl/logs"
 lock_crawl
 
-# One readable sbatch script per step.
+# One readable sbatch script per step; the programs' flags given to the
+# driver are written in, quoted for the shell.
 write_script() {
-    local step=$1 file="$crawl/slurm/$1.sbatch" tmp
+    local step=$1 file="$crawl/slurm/$1.sbatch" tmp flags="" fetcher_flags
+    [ ${#seg_args[@]} = 0 ] || printf -v flags ' --segmenter-arg %q' "${seg_args[@]}"
+    if [ "$step" = fetch ] && [ ${#fetch_args[@]} -gt 0 ]; then
+        printf -v fetcher_flags ' %q' "${fetch_args[@]}"
+        flags+=" --$fetcher_flags"
+    fi
     tmp=$(mktemp "$crawl/slurm/.$1.XXXXXX")
     cat >"$tmp" <<SCRIPT
 #!/usr/bin/env bash
@@ -102,7 +119,7 @@ write_script() {
 trap 'echo "crawl-$step: shard \$SLURM_ARRAY_TASK_ID asked to stop" >&2' TERM
 # The round's segment ID, for a fetch: \$1.
 for attempt in \$(seq 0 $retries); do
-    "$scripts/task.sh" "$crawl" $step \${1:+--segment "\$1"} --bin "$bindir" --threads "\${SLURM_CPUS_PER_TASK:-1}"
+    "$scripts/task.sh" "$crawl" $step \${1:+--segment "\$1"} --bin "$bindir" --threads "\${SLURM_CPUS_PER_TASK:-1}"$flags
     code=\$?
     case \$code in 0|75|130) exit \$code ;; esac
     echo "crawl-$step: attempt \$attempt of shard \$SLURM_ARRAY_TASK_ID exited \$code" >&2
@@ -114,9 +131,10 @@ SCRIPT
 write_script fetch
 write_script reduce
 
-# Signals are counted; the array running is asked to stop (its running
-# tasks get TERM, its pending ones are cancelled) and the driver exits 130
-# once it has ended.
+# Signals are counted; at the first, the array running is asked to stop
+# (its running tasks get TERM, its pending ones are cancelled), at the
+# second it is cancelled outright (as a second Ctrl-C stops crawl.sh's step
+# at once); the driver exits 130 once it has ended.
 signals=0
 trap 'signals=$((signals + 1))' INT TERM HUP
 
@@ -128,18 +146,21 @@ trap 'signals=$((signals + 1))' INT TERM HUP
 # fetch to stop, else the first failed task's exit code (1 if it had none).
 # Whether the step did its work is `segmenter next`'s to say, from the files.
 run_array() {
-    local step=$1 job states stamp asked=0
+    local step=$1 job states asked=0
     job=$(sbatch --parsable "${sbatch_opts[@]}" "$crawl/slurm/$step.sbatch" "${@:2}") ||
         { echo "$prog: sbatch of the $step array failed (see above)" >&2; exit 1; }
     job=${job%%;*}
-    TZ=UTC0 printf -v stamp '%(%Y-%m-%dT%H:%M:%SZ)T' -1
-    echo "=== $stamp $step array: job $job (task logs: $crawl/logs/slurm-$step-${job}_*.log)" >>"$log"
+    log_step "$step array: job $job (task logs: $crawl/logs/slurm-$step-${job}_*.log)"
     while :; do
         if [ "$asked" = 0 ] && { [ "$signals" -gt 0 ] || { [ "$step" = fetch ] && [ -e "$crawl/STOP" ]; }; }; then
             [ "$signals" -gt 0 ] || echo "$prog: $crawl/STOP appeared; asking the fetch array (job $job) to stop early"
             scancel --signal=TERM --full "$job" 2>/dev/null
             [ "$signals" = 0 ] || scancel --state=PENDING "$job" 2>/dev/null
             asked=1
+        fi
+        if [ "$signals" -gt 1 ] && [ "$asked" = 1 ]; then
+            scancel "$job" 2>/dev/null
+            asked=2
         fi
         states=$(squeue -h -t all -j "$job" -o %T 2>/dev/null) || { sleep 1; continue; }
         grep -Eq '^(PENDING|CONFIGURING|RUNNING|COMPLETING|REQUEUED|RESIZING|SUSPENDED|SIGNALING|STAGE_OUT)' <<<"$states" || break
@@ -202,6 +223,7 @@ while :; do
         reduce) run_array reduce ;;
         wait)
             echo "$reason"
+            log_step "waiting for held hosts: $arg s"
             wait_held "$arg" ;;
         *) common_answer ;;
     esac

@@ -226,7 +226,9 @@ pub enum Command {
     /// CRAWL/rounds.v1.tsv, which numbers the rounds, and the metrics file
     /// is rewritten (see `segmenter metrics`). For a sharded crawl it
     /// answers for every shard (scripts/slurm/crawl.sh): `fetch`/`resume`
-    /// is the fetch array, `reduce - LOG ...` the reduce array.
+    /// is the fetch array, `reduce - LOG ...` the reduce array; with
+    /// --shard J, for shard J alone (scripts/task.sh asks it what to
+    /// fetch).
     Next {
         /// The crawl directory.
         crawl: PathBuf,
@@ -237,7 +239,7 @@ pub enum Command {
         /// When the driver started, in seconds since 1970 (bash's
         /// $EPOCHREALTIME): steps and rounds since are its own [default:
         /// now, as a driver that starts now]
-        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::phase::parse_since)]
         since: Option<i64>,
         /// The exit code of the step the driver ran last.
         #[arg(
@@ -247,6 +249,12 @@ pub enum Command {
             allow_negative_numbers = true
         )]
         exit_code: i32,
+        /// Shard J of a sharded crawl alone: the same rules over its
+        /// segments, runs, backlog and history, with the crawl's round
+        /// journal and round.json (only reads: the round is the whole
+        /// crawl's to record).
+        #[arg(long, value_name = "J", conflicts_with = "record")]
+        shard: Option<u32>,
         /// Print one JSON object instead of the line.
         #[arg(long)]
         json: bool,
@@ -259,9 +267,10 @@ pub enum Command {
     /// directory's name), atomically: the phase (the step the driver is
     /// at), the round, segments and URLs waiting (per shard), the STOP
     /// file, free disk space against min_free_disk. `next --record`
-    /// writes it at every step of scripts/crawl.sh; scripts/slurm/crawl.sh
-    /// runs this command at each of its steps. The fetcher writes its own
-    /// file while it runs (crawl-NAME.fetch.prom).
+    /// writes it at every step of scripts/crawl.sh and
+    /// scripts/slurm/crawl.sh; the latter runs this command when it ends
+    /// otherwise (interrupted, an sbatch that failed). The fetcher writes
+    /// its own file while it runs (crawl-NAME.fetch.prom).
     Metrics {
         /// The crawl directory.
         crawl: PathBuf,
@@ -271,7 +280,7 @@ pub enum Command {
         phase: Option<crate::phase::Phase>,
         /// When the driver started, in seconds since 1970 (bash's
         /// $EPOCHREALTIME) [default: not said]
-        #[arg(long, value_name = "SECONDS", value_parser = crate::next::parse_since)]
+        #[arg(long, value_name = "SECONDS", value_parser = crate::phase::parse_since)]
         since: Option<i64>,
         /// Print the file's text on stdout instead of writing the file.
         #[arg(long)]

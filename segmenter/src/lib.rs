@@ -1,22 +1,20 @@
 //! The segmenter: builds the next segments of a crawl from fetched WARC
 //! files. The `segmenter` binary is [`execute`] behind [`common::exit::main`].
 //!
-//! [`cli`] parses, [`settings`] validates, and one module per command
-//! ([`inject`], [`import`], [`round`] for `run`, [`inspect`], [`status`], [`repair`],
-//! [`next`], [`prune`], [`index`], [`wacz`], [`crawl_report`] for `report`) does the work through
-//! [`round`], which chains [`scan`] → [`sort`] → [`seen`] → [`caps`] →
-//! [`output`] → [`commit`]. Links of a page come from [`common::extract`].
-//! [`cycle`] decides what a crawl does next (`segmenter next`, for drivers);
-//! [`metrics`] writes where it stands for a monitoring system.
+//! [`cli`] parses, [`settings`] validates, and [`execute`] hands each
+//! command to its module under `commands` (one per command; nothing else
+//! names them). The commands stand on two layers: `state`, what a crawl's
+//! files say (segments and fetched runs, map outputs, round reports, the
+//! status figures, WARC files by round), and `round`, one round: its
+//! inputs, the scan (or, on a sharded crawl, the map then the reduce), then
+//! sort → seen-set → backlog and caps → segments → commit, and the round's
+//! report. The fetch history (`history`) is merged by the round and read by
+//! the commands. Links of a page come from [`common::extract`]. [`cycle`]
+//! decides what a crawl does next (`segmenter next`, for drivers); `metrics`
+//! writes where it stands for a monitoring system.
 
-mod backlog;
-mod candidates;
-mod caps;
 pub mod cli;
-mod columnar;
-mod commit;
-mod counts;
-mod crawl_report;
+mod commands;
 pub mod cycle;
 mod derivatives;
 pub mod error;
@@ -25,31 +23,16 @@ pub mod flags;
 mod health;
 mod history;
 mod host_rules;
-mod import;
-mod index;
-mod inject;
-mod inspect;
-mod mapred;
 mod metrics;
-mod next;
-mod output;
-mod partition;
 mod phase;
 mod progress;
-mod prune;
-mod repair;
-mod report;
-mod research;
 mod round;
-mod run;
-mod scan;
-pub mod seen;
 mod session;
 pub mod settings;
 pub mod sitemap;
-mod sort;
-mod status;
-mod wacz;
+mod state;
+
+pub use round::seen;
 
 use std::num::NonZeroUsize;
 
@@ -76,24 +59,24 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
                     common::shards::Shards::new(s, key).map_err(Error::Usage)
                 })
                 .transpose()?;
-            inject::inject(&crawl, &seeds, &flags, shards)?
+            commands::inject::inject(&crawl, &seeds, &flags, shards)?
         }
         Command::Import {
             crawl,
             files,
             flags,
-        } => import::import(&crawl, &files, &flags)?,
-        Command::Run { crawl, flags } => run::run(&crawl, &flags)?,
+        } => commands::import::import(&crawl, &files, &flags)?,
+        Command::Run { crawl, flags } => commands::run::run(&crawl, &flags)?,
         Command::Map {
             crawl,
             shard,
             flags,
-        } => mapred::map(&crawl, shard, &flags)?,
+        } => commands::run::map(&crawl, shard, &flags)?,
         Command::Reduce {
             crawl,
             shard,
             flags,
-        } => run::reduce(&crawl, shard, &flags)?,
+        } => commands::run::reduce(&crawl, shard, &flags)?,
         Command::Research {
             crawl,
             rounds,
@@ -110,7 +93,7 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
                 max_page_size: max_page_size.map_or(16 << 20, |s| s.0),
                 force,
             };
-            research::research(&crawl, &rounds_of(rounds.as_deref())?, &settings)?
+            commands::research::research(&crawl, &rounds_of(rounds.as_deref())?, &settings)?
         }
         Command::Parquet {
             crawl,
@@ -118,14 +101,14 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             out,
             force,
             threads,
-        } => columnar::parquet(&columnar::Request {
+        } => commands::parquet::parquet(&commands::parquet::Request {
             crawl: &crawl,
             rounds: &rounds_of(rounds.as_deref())?,
             out: out.as_deref(),
             force,
             threads: threads.map_or_else(default_threads, NonZeroUsize::get),
         })?,
-        Command::Inspect { file, json } => inspect::inspect(&file, json)?,
+        Command::Inspect { file, json } => commands::inspect::inspect(&file, json)?,
         Command::Status {
             crawl,
             shard,
@@ -134,45 +117,48 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             host,
         } => match host {
             Some(host) => host_rules::explain(&crawl, &host, json)?,
-            None => status::status(&crawl, shard, json, !no_backlog)?,
+            None => commands::status::status(&crawl, shard, json, !no_backlog)?,
         },
         Command::Next {
             crawl,
             record,
             since,
             exit_code,
+            shard,
             json,
         } => {
-            let driver = next::Driver {
+            let driver = commands::next::Driver {
                 record,
                 since_ms: since.unwrap_or(i64::MAX),
                 exit_code,
             };
-            next::next(&crawl, driver, json)?
+            commands::next::next(&crawl, driver, shard, json)?
         }
         Command::Metrics {
             crawl,
             phase,
             since,
             print,
-        } => metrics::command(&crawl, phase, since, print)?,
+        } => commands::metrics::command(&crawl, phase, since, print)?,
         Command::Prune {
             crawl,
             keep_logs,
             dry_run,
-        } => prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
-        Command::Report { crawl, out } => crawl_report::report(&crawl, out.as_deref())?,
+        } => commands::prune::run(&crawl, keep_logs.map(Into::into), dry_run)?,
+        Command::Report { crawl, out } => commands::report::report(&crawl, out.as_deref())?,
         Command::Flags => common::exit::print(&cli::round_flags()).map_err(Error::io("stdout"))?,
-        Command::Repair { crawl, accept_loss } => return repair::repair(&crawl, accept_loss),
+        Command::Repair { crawl, accept_loss } => {
+            return commands::repair::repair(&crawl, accept_loss);
+        }
         Command::Index { crawl, rounds, out } => {
-            index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
+            commands::index::index(&crawl, &rounds_of(rounds.as_deref())?, out.as_deref())?
         }
         Command::Wacz {
             crawl,
             out,
             rounds,
             title,
-        } => wacz::wacz(
+        } => commands::wacz::wacz(
             &crawl,
             &out,
             &rounds_of(rounds.as_deref())?,
@@ -188,9 +174,9 @@ fn default_threads() -> usize {
 }
 
 /// The `--rounds` of `index`, `wacz` and `research`.
-fn rounds_of(text: Option<&str>) -> Result<index::Rounds, Error> {
+fn rounds_of(text: Option<&str>) -> Result<state::warcs::Rounds, Error> {
     match text {
-        Some(t) => index::Rounds::parse(t).map_err(Error::Usage),
-        None => Ok(index::Rounds::default()),
+        Some(t) => state::warcs::Rounds::parse(t).map_err(Error::Usage),
+        None => Ok(state::warcs::Rounds::default()),
     }
 }

@@ -2,7 +2,7 @@
 //! where the crawl stands between steps, for a monitoring system. Written
 //! by `segmenter next --record` at every step it hands to
 //! `scripts/crawl.sh` ([`after_decision`]), and by `segmenter metrics
-//! CRAWL --phase P` ([`command`]), which the Slurm driver runs at each of
+//! CRAWL --phase P` ([`crate::commands::metrics`]), which the Slurm driver runs at each of
 //! its steps. The fetcher keeps its own file (the live figures of a
 //! fetch); no file is written by two programs.
 //!
@@ -23,12 +23,12 @@ use common::metrics::{Exposition, Kind, Place};
 use common::rounds::Round;
 
 use crate::cycle::read::on_disk;
-use crate::cycle::{Decision, DriverState, Lookup as _};
+use crate::cycle::{Decision, Lookup as _};
 use crate::error::Error;
 use crate::phase::Phase;
 
 /// The phase of a step of the cycle (a `stop`'s arg is its exit code).
-fn phase_of_step(kind: crate::cycle::Kind, arg: Option<&str>) -> Phase {
+pub(crate) fn phase_of_step(kind: crate::cycle::Kind, arg: Option<&str>) -> Phase {
     use crate::cycle::Kind as K;
     match kind {
         K::Inject => Phase::Inject,
@@ -43,14 +43,14 @@ fn phase_of_step(kind: crate::cycle::Kind, arg: Option<&str>) -> Phase {
 
 /// The step the file describes.
 #[derive(Debug, Clone, Copy)]
-struct At {
-    phase: Phase,
+pub(crate) struct At {
+    pub(crate) phase: Phase,
     /// When the step was handed out, Unix milliseconds.
-    since_ms: i64,
+    pub(crate) since_ms: i64,
     /// The round in progress (`None`: the journal's last one).
-    open_round: Option<u64>,
+    pub(crate) open_round: Option<u64>,
     /// When the driver run started, Unix milliseconds.
-    driver_ms: Option<i64>,
+    pub(crate) driver_ms: Option<i64>,
 }
 
 /// After `next --record`: the file for the step `decision` hands out. A
@@ -67,45 +67,9 @@ pub fn after_decision(crawl: &CrawlDir, decision: &Decision, now_ms: i64, since_
     }
 }
 
-/// `segmenter metrics CRAWL [--phase P] [--since T] [--print]`: writes the
-/// file (or prints its text) for `phase`, by default the step `round.json`
-/// last recorded (`idle` for a sharded crawl).
-pub fn command(
-    root: &Path,
-    phase: Option<Phase>,
-    since_ms: Option<i64>,
-    print: bool,
-) -> Result<(), Error> {
-    let crawl = CrawlDir::open(root).map_err(Error::io(root))?;
-    let now_ms = common::timefmt::unix_millis(std::time::SystemTime::now());
-    let sharded = common::shards::Shards::load(root)?.is_sharded();
-    let state = if sharded {
-        DriverState::default()
-    } else {
-        crate::cycle::read::facts(&crawl, i64::MAX, 0)?.state
-    };
-    let step = state.step.as_ref();
-    let at = At {
-        phase: phase
-            .or_else(|| step.map(|s| phase_of_step(s.kind, s.arg.as_deref())))
-            .unwrap_or(Phase::Idle),
-        since_ms: match (phase, step) {
-            (None, Some(s)) => s.started_ms,
-            _ => now_ms,
-        },
-        open_round: state.open.as_ref().map(|o| o.number),
-        driver_ms: since_ms,
-    };
-    let text = write(root, at, print)?;
-    if print {
-        common::exit::print(&text).map_err(Error::io("stdout"))?;
-    }
-    Ok(())
-}
-
 /// Builds the file's text and writes it (unless `print_only`); the error
 /// names the file or the setting.
-fn write(root: &Path, at: At, print_only: bool) -> Result<String, Error> {
+pub(crate) fn write(root: &Path, at: At, print_only: bool) -> Result<String, Error> {
     let cfg = CrawlConfig::load(&CrawlDir::new(root).config_path())?;
     let place = Place::of(&cfg, root).map_err(|message| ConfigError::Invalid {
         path: cfg.path.clone(),

@@ -1,5 +1,7 @@
 //! The step a crawl's driver is at, as the driver's metrics file says it
-//! ([`crate::metrics`]) and `segmenter metrics --phase` takes it.
+//! ([`crate::metrics`]) and `segmenter metrics --phase` takes it, and when
+//! the driver started, as `segmenter next` and `metrics` take it
+//! (`--since`, [`parse_since`]).
 
 /// The step a driver is at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,4 +47,17 @@ impl Phase {
             Phase::Failed => "failed",
         }
     }
+}
+
+/// `--since`: seconds since the Unix epoch, with a fraction (bash's
+/// `$EPOCHREALTIME`, whose decimal mark follows the locale).
+pub fn parse_since(s: &str) -> Result<i64, String> {
+    let seconds: f64 = s
+        .replace(',', ".")
+        .parse()
+        .map_err(|_| format!("`{s}` is not a time in seconds since 1970 (as $EPOCHREALTIME)"))?;
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(format!("`{s}`: a time must be zero or positive"));
+    }
+    Ok((seconds * 1000.0) as i64)
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::counts::Counts;
+use crate::round::counts::Counts;
 use common::human;
 use common::progress::Pacer;
 use common::runlog::RunLog;

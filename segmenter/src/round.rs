@@ -1,6 +1,13 @@
-//! One round, shared by `inject` and `run`: scan the inputs, sort, dedup,
-//! cap, write the segments and the backlog into the staging directory, and
-//! commit.
+//! One round, shared by `inject`, `import`, `run` and a shard's `reduce`:
+//! scan the inputs, sort, dedup, cap, write the segments and the backlog
+//! into the staging directory, and commit. Its steps are the modules
+//! below, in the order they run: what `run` and `reduce` read
+//! ([`inputs`]), the scan ([`scan`]) or, on a sharded crawl, the map
+//! ([`map`], a task of its own) whose outputs a reduce stages in place of
+//! the scan's ([`reduce`]); the sort ([`sort`], its keys: [`candidates`]),
+//! the seen-set ([`seen`]), the backlog ([`backlog`]) and the caps
+//! ([`caps`]), the segments ([`output`], [`partition`]), the commit
+//! ([`commit`]), and the round's report ([`report`], [`counts`]).
 //!
 //! ```text
 //! jobs ─scan (N workers)─▶ sorters ──────────────────────────────┐
@@ -16,7 +23,22 @@
 //! where a leftover copy of one (its fetch cut by the end of a round) meets
 //! it. The backlog is read beside the merge, host by host; a URL that waits
 //! there or in a segment not yet fetched is handed out once, whatever other
-//! copies of it come in the round ([`crate::backlog::HostWaiting`]).
+//! copies of it come in the round ([`crate::round::backlog::HostWaiting`]).
+
+pub(crate) mod backlog;
+pub(crate) mod candidates;
+pub(crate) mod caps;
+pub(crate) mod commit;
+pub(crate) mod counts;
+pub(crate) mod inputs;
+pub(crate) mod map;
+pub(crate) mod output;
+pub(crate) mod partition;
+pub(crate) mod reduce;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub mod seen;
+pub(crate) mod sort;
 
 use std::collections::BTreeSet;
 use std::sync::mpsc;
@@ -30,22 +52,23 @@ use common::filter::UrlFilter;
 use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
-use crate::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
-use crate::candidates::{LastFetch, Meta, host_prefix, split_key};
-use crate::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
-use crate::commit::{Staging, pause_point, read_consumed};
-use crate::counts::Counts;
 use crate::error::Error;
 use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
-use crate::output::{Output, fill_record};
-use crate::partition::next_number;
 use crate::progress::{Progress, while_running};
-use crate::report::{Report, Selection};
-use crate::scan::{Job, ScanConfig, ScanOutput, scan};
-use crate::seen::rescue::{NotInHistory, Rescue};
-use crate::seen::{ExactSets, Finish, Origin, Seen};
+use crate::round::backlog::{BacklogStream, HostWaiting, ListCursor, Waiting};
+use crate::round::candidates::{LastFetch, Meta, host_prefix, split_key};
+use crate::round::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
+use crate::round::commit::{Staging, pause_point};
+use crate::round::counts::Counts;
+use crate::round::output::{Output, fill_record};
+use crate::round::partition::next_number;
+use crate::round::report::{Report, Selection};
+use crate::round::scan::{Job, ScanConfig, ScanOutput, scan};
+use crate::round::seen::rescue::{NotInHistory, Rescue};
+use crate::round::seen::{ExactSets, Finish, Origin, Seen};
+use crate::round::sort::{Merger, Sorter, SpillDir, merge};
 use crate::settings::Settings;
-use crate::sort::{Merger, Sorter, SpillDir, merge};
+use crate::state::runs::read_consumed;
 use common::progress::Pacer;
 use common::runlog::RunLog;
 
@@ -80,8 +103,8 @@ pub struct Plan {
     /// alone (no links); their URLs' first refetches are spread over the
     /// interval.
     pub history_only: std::collections::HashSet<std::path::PathBuf>,
-    /// Map outputs read by a reduce ([`crate::mapred`]).
-    pub mapped: crate::mapred::Mapped,
+    /// Map outputs read by a reduce ([`crate::round::reduce`]).
+    pub mapped: crate::state::mapped::Mapped,
 }
 
 impl Plan {
@@ -300,7 +323,7 @@ impl Steps<'_> {
         let mut scanned = scan(&cfg, std::mem::take(&mut plan.jobs))?;
         let mut map_counts = Vec::new();
         if !plan.mapped.entries.is_empty() {
-            map_counts = crate::mapred::stage_mapped(
+            map_counts = crate::round::reduce::stage_mapped(
                 &plan.mapped,
                 seen,
                 !seen.is_empty(),
@@ -313,7 +336,10 @@ impl Steps<'_> {
     }
 
     /// The suspects the scan sorted, merged (`None`: there are none).
-    fn merge_suspects(&self, suspects: Vec<crate::sort::Sorted>) -> Result<Option<Merger>, Error> {
+    fn merge_suspects(
+        &self,
+        suspects: Vec<crate::round::sort::Sorted>,
+    ) -> Result<Option<Merger>, Error> {
         match suspects.is_empty() {
             true => Ok(None),
             false => Ok(Some(merge(suspects, self.spills, self.fan_in)?)),
@@ -327,11 +353,17 @@ impl Steps<'_> {
     fn merge_history(
         &self,
         plan: &Plan,
-        observed: Vec<crate::sort::Sorted>,
+        observed: Vec<crate::round::sort::Sorted>,
         suspects: &mut Option<Merger>,
         not_in_history: &mut NotInHistory,
         report: &mut Report,
-    ) -> Result<(crate::history::PageCounts, Option<crate::sort::Sorted>), Error> {
+    ) -> Result<
+        (
+            crate::history::PageCounts,
+            Option<crate::round::sort::Sorted>,
+        ),
+        Error,
+    > {
         let started = Instant::now();
         let observations = merge(observed, self.spills, self.fan_in)?;
         let mut each = |key: &[u8], meta: &Meta, held: bool| not_in_history.take(key, meta, held);
@@ -363,7 +395,7 @@ impl Steps<'_> {
         suspects: Option<Merger>,
         not_in_history: NotInHistory,
         report: &mut Report,
-    ) -> Result<Option<crate::sort::Sorted>, Error> {
+    ) -> Result<Option<crate::round::sort::Sorted>, Error> {
         let rescue = Rescue {
             sets: &exact.before,
             memory: self.settings.memory / 4,
@@ -374,7 +406,7 @@ impl Steps<'_> {
         let started = Instant::now();
         let (found, counts) = match suspects {
             Some(s) => {
-                let (found, counts) = crate::seen::rescue::rescue(s, &rescue)?;
+                let (found, counts) = crate::round::seen::rescue::rescue(s, &rescue)?;
                 (Some(found), counts)
             }
             None => not_in_history.rescue(&rescue, self.fan_in)?,
@@ -520,7 +552,7 @@ impl Steps<'_> {
             self.settings.crawl.backlog_path().display(),
             out_of_order
         ));
-        crate::backlog::sort_again(
+        crate::round::backlog::sort_again(
             &self.staging.backlog_path(),
             self.spills,
             self.settings.memory,
@@ -741,7 +773,7 @@ fn merge_history<'a>(
 /// in a leftover list (its fetch cut by the end of a round) is one URL,
 /// its copies merged (the newest last fetch, the most tries).
 pub struct Due {
-    sorted: crate::sort::Sorted,
+    sorted: crate::round::sort::Sorted,
     /// URLs handed out.
     urls: u64,
 }
@@ -875,7 +907,7 @@ fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Select
         limited
             || !matches!(
                 h,
-                crate::caps::Hold::HostPages | crate::caps::Hold::DomainPages
+                crate::round::caps::Hold::HostPages | crate::round::caps::Hold::DomainPages
             )
     });
     match held {
@@ -1215,7 +1247,7 @@ impl Chooser<'_, '_> {
             let next = next.to_vec();
             let scheduled = !self.carry && !backlog.next_is_out_of_order();
             if scheduled && next != self.current {
-                let (domain, host) = crate::backlog::split_host_key(&next);
+                let (domain, host) = crate::round::backlog::split_host_key(&next);
                 let (domain, host) = (domain.to_string(), host.to_string());
                 self.start(&next, &domain, &host, backlog)?;
             }

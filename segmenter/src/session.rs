@@ -3,12 +3,12 @@
 
 use common::crawldir::CrawlDir;
 
-use crate::commit::{self, Lock, Recovery, Staging};
 use crate::flags::RoundFlags;
+use crate::round::commit::{self, Lock, Recovery, Staging};
 use common::exit::chain;
 
 use crate::error::Error;
-use crate::report::Report;
+use crate::round::report::Report;
 use crate::settings::Settings;
 use common::runlog::RunLog;
 

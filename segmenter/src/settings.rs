@@ -4,9 +4,10 @@
 //! `[filter]`), then the built-in default. Nothing else in the program looks
 //! at command-line types.
 
-use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
+use common::config::segmenter::SegmenterValues;
 use common::config::{CrawlConfig, FilterConfig, ScopeConfig, ScopeMode, setting_path};
 use common::crawldir::CrawlDir;
 use common::politeness::Policy;
@@ -14,13 +15,8 @@ use common::politeness::Policy;
 use crate::error::Error;
 use crate::flags::{RoundFlags, ScopeArg, SegmenterOptions};
 
-/// Default sort memory.
-pub const DEFAULT_MEMORY: u64 = 512_000_000;
-/// Starting design load of `seen.bloom` (`--bloom-items`): 1.2 MB at 1 %,
-/// which fits a small disk and a small crawl; a larger crawl's filter
-/// grows by doubling, each growth reading the exact sets once (see
-/// docs/benchmarks.md for what the growths of a crawl to 10 M URLs cost).
-pub const DEFAULT_BLOOM_ITEMS: u64 = 1_000_000;
+/// Starting design load of `seen.bloom`: the declared default of `bloom_items`.
+pub use common::config::segmenter::DEFAULT_BLOOM_ITEMS;
 /// Smallest sort memory accepted (tests use tiny values to force spills).
 pub const MIN_MEMORY: u64 = 16 * 1024;
 
@@ -110,14 +106,22 @@ pub struct SitemapSettings {
 }
 
 impl Default for SitemapSettings {
-    /// The protocol's limits (50,000 URLs, 50 MiB), robots.txt → index → sitemap.
+    /// The declared defaults: the protocol's limits (50,000 URLs, 50 MiB),
+    /// robots.txt → index → sitemap.
     fn default() -> SitemapSettings {
+        SitemapSettings::of(&SegmenterOptions::default().values())
+    }
+}
+
+impl SitemapSettings {
+    /// The `sitemap*` settings of `o`.
+    fn of(o: &SegmenterValues) -> SitemapSettings {
         SitemapSettings {
-            enabled: true,
-            guess: false,
-            max_depth: 2,
-            max_entries: 50_000,
-            max_bytes: 52_428_800,
+            enabled: o.sitemaps,
+            guess: o.sitemap_guess,
+            max_depth: o.sitemap_max_depth,
+            max_entries: o.sitemap_max_entries,
+            max_bytes: o.sitemap_max_bytes,
         }
     }
 }
@@ -139,9 +143,11 @@ impl Settings {
         file: &SegmenterOptions,
         flags: &RoundFlags,
     ) -> Result<Settings, Error> {
-        let o = flags.options.clone().or(file.clone());
+        let given = flags.options.clone().or(file.clone());
+        let bloom_explicit = given.bloom_items.is_some() || given.bloom_fp.is_some();
+        let o = given.values();
         let shared = flags.shared.clone().or(cfg.shared()?);
-        let memory = o.memory.map_or(DEFAULT_MEMORY, u64::from);
+        let memory = o.memory;
         let policy = shared.policy().map_err(Error::Usage)?;
         let host_rules =
             common::rules::HostRules::load(crawl.top()).map_err(|e| Error::Usage(e.to_string()))?;
@@ -153,17 +159,16 @@ impl Settings {
         }
         let threads = o
             .threads
-            .map(NonZeroUsize::get)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let (bloom_items, bloom_fp) = resolve_bloom(&o)?;
-        let max_page_size = o.max_page_size.map_or(16 * 1024 * 1024, u64::from);
+        let max_page_size = o.max_page_size;
         if max_page_size == 0 {
             return Err(Error::Usage("--max-page-size must be positive".into()));
         }
         let scope = resolve_scope(cfg, flags, &crawl);
         let filter = resolve_filter(cfg, flags)?;
         let schedule = resolve_schedule(&o)?;
-        let recrawl_share = o.recrawl_share.unwrap_or(0.5);
+        let recrawl_share = o.recrawl_share;
         if !(0.0..=1.0).contains(&recrawl_share) {
             return Err(Error::Usage(format!(
                 "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
@@ -177,11 +182,9 @@ impl Settings {
             memory,
             threads,
             progress: flags.progress.progress,
-            progress_interval: o
-                .progress_interval
-                .map_or(common::progress::DEFAULT_INTERVAL, Duration::from),
+            progress_interval: o.progress_interval,
             log: flags.log.clone(),
-            max_per_host: o.max_per_host.map_or(1000, NonZeroU64::get),
+            max_per_host: o.max_per_host,
             host_rules,
             max_host_pages: o.max_host_pages.filter(|&n| n > 0),
             max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),
@@ -190,26 +193,26 @@ impl Settings {
             min_free_disk: shared.disk_floor(),
             round_time,
             policy,
-            max_segment_size: o.max_segment_size.map_or(1_000_000, NonZeroU64::get),
-            partitions: o.partitions.map_or(1, NonZeroU32::get),
+            max_segment_size: o.max_segment_size,
+            partitions: o.partitions,
             bloom_items,
             bloom_fp,
-            bloom_explicit: o.bloom_items.is_some() || o.bloom_fp.is_some(),
-            max_tries: o.max_tries.unwrap_or(3),
-            max_links_per_page: o.max_links_per_page.map_or(1000, NonZeroUsize::get),
+            bloom_explicit,
+            max_tries: o.max_tries,
+            max_links_per_page: o.max_links_per_page,
             max_page_size,
-            metadata_outlinks: o.metadata_outlinks.unwrap_or(false),
+            metadata_outlinks: o.metadata_outlinks,
             research: crate::derivatives::Wanted {
-                index: o.research_index.unwrap_or(false),
-                wet: o.research_wet.unwrap_or(false),
-                wat: o.research_wat.unwrap_or(false),
+                index: o.research_index,
+                wet: o.research_wet,
+                wat: o.research_wat,
             },
             scope,
             filter,
             agent_name: cfg.agent.name.clone(),
             schedule,
             recrawl_share,
-            order: o.order.unwrap_or_default(),
+            order: o.order,
             sitemaps,
         })
     }
@@ -232,9 +235,8 @@ impl Settings {
 
 /// `--bloom-items` and `--bloom-fp` (design load and false-positive rate
 /// of a new `seen.bloom`), checked.
-fn resolve_bloom(o: &SegmenterOptions) -> Result<(u64, f64), Error> {
-    let bloom_items = o.bloom_items.unwrap_or(DEFAULT_BLOOM_ITEMS);
-    let bloom_fp = o.bloom_fp.unwrap_or(0.01);
+fn resolve_bloom(o: &SegmenterValues) -> Result<(u64, f64), Error> {
+    let (bloom_items, bloom_fp) = (o.bloom_items, o.bloom_fp);
     if bloom_items == 0 {
         return Err(Error::Usage("--bloom-items must be at least 1".into()));
     }
@@ -297,16 +299,13 @@ fn resolve_filter(cfg: &CrawlConfig, flags: &RoundFlags) -> Result<FilterConfig,
 }
 
 /// The `recrawl_*` intervals, checked: min <= interval <= max.
-fn resolve_schedule(o: &SegmenterOptions) -> Result<crate::history::Schedule, Error> {
-    let defaults = crate::history::Schedule::default();
+fn resolve_schedule(o: &SegmenterValues) -> Result<crate::history::Schedule, Error> {
     let schedule = crate::history::Schedule {
-        interval: o.recrawl_interval.map_or(defaults.interval, Duration::from),
-        min: o.recrawl_min.map_or(defaults.min, Duration::from),
-        max: o.recrawl_max.map_or(defaults.max, Duration::from),
-        gone_after: o
-            .recrawl_gone_after
-            .map_or(defaults.gone_after, NonZeroU32::get),
-        failed: o.recrawl_failed.map_or(defaults.failed, Duration::from),
+        interval: o.recrawl_interval,
+        min: o.recrawl_min,
+        max: o.recrawl_max,
+        gone_after: o.recrawl_gone_after,
+        failed: o.recrawl_failed,
     };
     if schedule.failed.is_zero() {
         return Err(Error::Usage(
@@ -333,17 +332,8 @@ fn resolve_schedule(o: &SegmenterOptions) -> Result<crate::history::Schedule, Er
 }
 
 /// The `sitemap*` settings, checked.
-fn resolve_sitemaps(o: &SegmenterOptions) -> Result<SitemapSettings, Error> {
-    let d = SitemapSettings::default();
-    let sitemaps = SitemapSettings {
-        enabled: o.sitemaps.unwrap_or(d.enabled),
-        guess: o.sitemap_guess.unwrap_or(d.guess),
-        max_depth: o.sitemap_max_depth.map_or(d.max_depth, NonZeroU32::get),
-        max_entries: o
-            .sitemap_max_entries
-            .map_or(d.max_entries, NonZeroUsize::get),
-        max_bytes: o.sitemap_max_bytes.map_or(d.max_bytes, u64::from),
-    };
+fn resolve_sitemaps(o: &SegmenterValues) -> Result<SitemapSettings, Error> {
+    let sitemaps = SitemapSettings::of(o);
     if sitemaps.max_bytes == 0 {
         return Err(Error::Usage(
             "--sitemap-max-bytes must be positive (50MiB is the protocol's limit)".into(),
@@ -362,6 +352,7 @@ fn set<T>(slot: &mut T, flag: Option<T>) {
 mod tests {
     use super::*;
     use common::config::{DurationValue, SizeValue};
+    use std::num::NonZeroU64;
     use std::path::PathBuf;
 
     fn config(text: &str) -> (CrawlConfig, SegmenterOptions) {

@@ -28,6 +28,8 @@
 //!   that answers 503 or goes down, for the WARC store's tests.
 //! - [`docs`]: the documentation checked against the programs (the
 //!   `crawl.toml` reference, the links between the Markdown files).
+//! - [`defaults`]: each setting's declared default against its `--help`
+//!   and the guide.
 //! - [`segment`]: segments of given URLs, for tests and benchmarks.
 //! - [`labelled`]: pages whose charset, languages and near-duplicates are
 //!   known, for the research outputs' detection.
@@ -48,6 +50,7 @@
 #![deny(missing_docs)]
 
 pub mod bins;
+pub mod defaults;
 pub mod demo;
 pub mod dns;
 pub mod docs;

@@ -17,12 +17,19 @@
 //!   `super::Job` from `scan::lists` one to `scan` (its parent).
 //!
 //! Not edges: a `mod b;` declaration by itself (a parent owns its
-//! children), paths into other crates, and test code (an item under
+//! children), a lone name in code (a local `b` is no module), paths into
+//! other crates, and test code (an item under
 //! `#[cfg(test)]`, such as `mod tests`), whose imports say nothing about
 //! how the crate is built.
 //!
 //! A circle is a strongly connected set of two or more modules: each can be
 //! reached from the others by following edges.
+//!
+//! A crate may also name a leaf folder ([`LEAVES`]): the modules under it
+//! (the segmenter's `commands`, one per command) are named by the crate
+//! root, whose dispatch runs them, and by no other module outside their
+//! own command's files (`no_module_imports_a_command` below; what two
+//! commands share belongs in a layer under them).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -323,8 +330,13 @@ impl<'ast> Visit<'ast> for Paths {
         }
     }
 
+    /// A path of one name in code (`inputs`, `Output`) is a local, a
+    /// type or a function, never a module: only longer paths are kept, so
+    /// that a variable named like a child module is no edge to it.
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.add(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        if path.segments.len() > 1 {
+            self.add(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
         syn::visit::visit_path(self, path);
     }
 
@@ -414,6 +426,35 @@ fn strongly_connected(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     sets
+}
+
+/// The leaf folders of the workspace's crates: (crate root, folder
+/// module). Only the crate root and a command's own files may name a
+/// module under the folder (see [`leaf_breaches`]).
+pub const LEAVES: &[(&str, &str)] = &[("segmenter/src/lib.rs", "commands")];
+
+/// The edges of `graph` into the leaf folder `leaf` that break its rule,
+/// as `from -> to  (file: path)`: every edge to `leaf` or a module under
+/// it, except those from the crate root (the dispatch) and those between
+/// the files of one leaf (`commands::report::page` naming
+/// `commands::report::gather`). A leaf naming another leaf is a breach.
+pub fn leaf_breaches(graph: &Graph, leaf: &str) -> Vec<String> {
+    let under = format!("{leaf}::");
+    // The leaf a module belongs to: `commands::report` for
+    // `commands::report::page`; `None` outside the folder.
+    let leaf_of = |module: &str| {
+        let rest = module.strip_prefix(&under)?;
+        Some(rest.split("::").next().unwrap_or(rest).to_string())
+    };
+    let mut out = Vec::new();
+    for ((from, to), why) in &graph.edges {
+        let into = to == leaf || to.starts_with(&under);
+        let same_leaf = leaf_of(from).is_some() && leaf_of(from) == leaf_of(to);
+        if into && !from.is_empty() && !same_leaf {
+            out.push(format!("{from} -> {to}  ({why})"));
+        }
+    }
+    out
 }
 
 /// The circles of a graph as text: each circle's modules, and the edges
@@ -537,6 +578,85 @@ mod tests {
             ],
         );
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_local_named_like_a_child_module_is_no_edge() {
+        let dir = write_crate(
+            "local",
+            &[
+                ("lib.rs", "mod a;"),
+                ("a.rs", "mod b; fn f(b: u8) -> u8 { b }"),
+                ("a/b.rs", "pub fn g() {}"),
+            ],
+        );
+        let graph = read_crate(&dir.join("lib.rs")).unwrap();
+        assert!(graph.edges.is_empty(), "{:?}", graph.edges);
+    }
+
+    #[test]
+    fn only_the_root_and_a_commands_own_files_name_a_command() {
+        let files = |round: &'static str, run: &'static str| {
+            [
+                (
+                    "lib.rs",
+                    "mod commands; mod round; fn execute() { commands::run::run(); }",
+                ),
+                ("commands.rs", "mod report; mod run;"),
+                ("commands/run.rs", run),
+                (
+                    "commands/report.rs",
+                    "mod gather; mod page; pub fn report() {}",
+                ),
+                ("commands/report/page.rs", "use super::gather::Rows;"),
+                ("commands/report/gather.rs", "pub struct Rows;"),
+                ("round.rs", round),
+            ]
+        };
+        let breaches = |name: &str, files: &[(&str, &str)]| {
+            let dir = write_crate(name, files);
+            leaf_breaches(&read_crate(&dir.join("lib.rs")).unwrap(), "commands")
+        };
+        let clean = files("pub fn go() {}", "pub fn run() { crate::round::go(); }");
+        assert!(breaches("leaf-clean", &clean).is_empty());
+        let from_below = files(
+            "pub fn go() { crate::commands::report::report(); }",
+            "pub fn run() { crate::round::go(); }",
+        );
+        let found = breaches("leaf-below", &from_below);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("round -> commands::report  ("),
+            "{found:?}"
+        );
+        let between = files("pub fn go() {}", "use crate::commands::report::report;");
+        let found = breaches("leaf-between", &between);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("commands::run -> commands::report  ("),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn no_module_imports_a_command() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut failures = String::new();
+        for (root, leaf) in LEAVES {
+            let graph = read_crate(&workspace.join(root)).unwrap();
+            assert!(
+                graph.modules.contains_key(*leaf),
+                "{root}: no module `{leaf}` (update LEAVES)"
+            );
+            for breach in leaf_breaches(&graph, leaf) {
+                failures.push_str(&format!("{root}: {breach}\n"));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "a command module is named by a module other than the crate root (move what is \
+             shared into the crawl state or the round it reads):\n{failures}"
+        );
     }
 
     #[test]

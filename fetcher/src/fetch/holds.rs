@@ -197,10 +197,10 @@ pub(super) fn longest_hold(s: &Settings) -> Duration {
     let p = &s.policy;
     let delay = [
         p.max_retry_after,
-        s.robots_retry_delay,
+        s.options.robots_retry_delay,
         p.min_delay,
         p.max_crawl_delay,
-        s.download_timeout.mul_f64(p.delay_factor),
+        s.options.download_timeout.mul_f64(p.delay_factor),
         rules_longest_delay(s),
         p.backoff_max,
         common::politeness::PARKED_DELAY,
@@ -208,7 +208,7 @@ pub(super) fn longest_hold(s: &Settings) -> Duration {
     .into_iter()
     .max()
     .unwrap_or_default();
-    (delay + s.download_timeout).min(common::politeness::MAX_HOLD)
+    (delay + s.options.download_timeout).min(common::politeness::MAX_HOLD)
 }
 
 /// The longest delay a host rule can give a host: its `min_delay`, or
@@ -220,7 +220,7 @@ fn rules_longest_delay(s: &Settings) -> Duration {
         .flat_map(|r| [r.get(Key::MinDelay), r.get(Key::DelayFactor)])
         .map(|v| match v {
             Some(Value::Duration(d)) => *d,
-            Some(Value::Number(f)) => s.download_timeout.mul_f64(f.max(0.0)),
+            Some(Value::Number(f)) => s.options.download_timeout.mul_f64(f.max(0.0)),
             _ => Duration::ZERO,
         })
         .max()

@@ -47,18 +47,18 @@ pub(super) fn load(run: &Run) -> Result<Segment, Error> {
     }
 
     let dns = start_dns(s, log)?;
-    let key_of = key_function(s.key, dns.clone());
+    let key_of = key_function(s.options.key, dns.clone());
     let tls = load_trust(s, log)?;
 
     let segment_path = crawl.segment_path(id);
     let started = Instant::now();
-    if s.key == KeyMode::Ip {
+    if s.options.key == KeyMode::Ip {
         // The queue keys are the addresses: every name is looked up before
         // the segment is read in, --dns-concurrency at a time.
         let names = crate::queue_key::resolve_segment_ahead(&dns, &segment_path);
         log.info(format!(
             "--key ip: looking up the {names} host names of the segment, {} at a time",
-            s.dns_concurrency
+            s.options.dns_concurrency
         ));
     }
     let mut retries: Vec<(String, Job)> = Vec::new();
@@ -89,7 +89,7 @@ pub(super) fn load(run: &Run) -> Result<Segment, Error> {
             loaded.malformed
         ));
     }
-    if s.key == KeyMode::Ip {
+    if s.options.key == KeyMode::Ip {
         let c = dns.counts();
         log.info(format!(
             "--key ip: {} queues after {} DNS lookups in {:.2}s",
@@ -116,11 +116,12 @@ pub(super) fn load(run: &Run) -> Result<Segment, Error> {
 /// The TLS trust of the run (an unreadable `--ca-file` is a usage error),
 /// said in the run log; `--accept-invalid-certs` is warned about.
 fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
-    let tls = Trust::load(s.ca_file.as_deref(), s.accept_invalid_certs).map_err(Error::Usage)?;
+    let tls = Trust::load(s.options.ca_file.as_deref(), s.options.accept_invalid_certs)
+        .map_err(Error::Usage)?;
     for e in &tls.summary.system_errors {
         log.warn(format!("TLS system store: {e} (the other roots are used)"));
     }
-    if s.accept_invalid_certs {
+    if s.options.accept_invalid_certs {
         log.warn(
             "--accept-invalid-certs: https certificates are NOT checked (unknown issuers, \
              expired certificates and other hosts' names are accepted); this run's WARC files \
@@ -134,15 +135,15 @@ fn load_trust(s: &Settings, log: &RunLog) -> Result<Trust, Error> {
 
 /// The resolver of the run, and the proxy said in the log.
 fn start_dns(s: &Settings, log: &RunLog) -> Result<Dns, Error> {
-    let hosts = match &s.hosts_file {
+    let hosts = match &s.options.hosts_file {
         Some(p) => Some(HostsMap::load(p).map_err(Error::Usage)?),
         None => None,
     };
     let (dns, warning) = Dns::start(DnsConfig {
         server: s.dns_server,
-        timeout: s.dns_timeout,
-        cache_ttl: s.dns_cache_ttl,
-        concurrency: s.dns_concurrency,
+        timeout: s.options.dns_timeout,
+        cache_ttl: s.options.dns_cache_ttl,
+        concurrency: s.options.dns_concurrency,
         hosts,
     })
     .map_err(Error::Usage)?;

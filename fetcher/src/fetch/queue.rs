@@ -49,14 +49,14 @@ pub(super) fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
     let journaled = contacts::read_all(
         crawl,
         id,
-        s.download_timeout,
+        s.options.download_timeout,
         s.policy.max_crawl_delay,
         clock::now_ms(),
     )
     .map_err(Error::io(crawl.contacts_dir()))?;
     let journal = Journal::open(crawl, id).map_err(Error::io(crawl.contacts_path(id)))?;
     let read_only = HostDb::open_read_only(crawl.hosts_db_path())?;
-    let held_in_db = match (&read_only, s.key) {
+    let held_in_db = match (&read_only, s.options.key) {
         // A host's own key comes with its hold; other hosts are looked up
         // when met.
         (_, KeyMode::Host) | (None, _) => HashMap::new(),
@@ -68,11 +68,11 @@ pub(super) fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
         read_only,
         journaled,
         held_in_db,
-        (s.key != KeyMode::Host).then_some(&segment.key_of),
+        (s.options.key != KeyMode::Host).then_some(&segment.key_of),
     ));
     let frontier = Arc::new(Frontier::with_carried(
         s.policy.clone(),
-        s.robots_retry_delay,
+        s.options.robots_retry_delay,
         Box::new({
             let holds = holds.clone();
             move |key, host, new_key| holds.of_host_met(key, host, new_key)

@@ -37,11 +37,11 @@ pub(super) fn client(
 ) -> std::io::Result<Client> {
     Client::new(ClientConfig {
         user_agent: s.user_agent(),
-        from: s.from.clone(),
-        connect_timeout: s.connect_timeout,
-        first_byte_timeout: s.first_byte_timeout,
-        download_timeout: s.download_timeout,
-        allow_private: s.allow_private,
+        from: s.options.from.clone(),
+        connect_timeout: s.options.connect_timeout,
+        first_byte_timeout: s.options.first_byte_timeout,
+        download_timeout: s.options.download_timeout,
+        allow_private: s.options.allow_private,
         host_rules: Arc::new(s.host_rules.clone()),
         dns,
         proxy: s.proxy.as_ref().map(|p| p.proxy.clone()),
@@ -68,7 +68,7 @@ pub(super) fn share(
         client,
         flight: Flight::new(crew::FIRST_WORKERS),
         work: Arc::new(work),
-        encoders: Encoders::for_this_machine(s.warc_level, spare),
+        encoders: Encoders::for_this_machine(s.options.warc_level, spare),
         response_clock: ResponseClock::default(),
         counters: Arc::new(Counters::default()),
         stopping: Arc::new(AtomicBool::new(false)),
@@ -76,15 +76,9 @@ pub(super) fn share(
         journal,
         failure: Mutex::new(None),
         agent_name: s.agent_name.clone(),
-        max_body: s.max_body,
-        batch: s.queue_batch,
-        follow_redirects: s.follow_redirects,
         shard: s.shard,
-        revisit_identical: s.revisit_identical,
-        conditional_requests: s.conditional_requests,
         host_rules: Arc::new(s.host_rules.clone()),
-        metadata_records: s.metadata_records,
-        metadata_outlinks: s.metadata_outlinks,
+        options: s.options.clone(),
         policy: s.policy.clone(),
         filter,
         seen,
@@ -120,7 +114,7 @@ fn redirect_checks(
     s: &Settings,
     crawl: &CrawlDir,
 ) -> Result<(Option<UrlFilter>, Option<BloomFilter>), Error> {
-    if s.follow_redirects == 0 {
+    if s.options.follow_redirects == 0 {
         return Ok((None, None));
     }
     let scope =

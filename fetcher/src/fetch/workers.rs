@@ -92,7 +92,7 @@ pub(super) fn run_workers(
     }
 
     let startup = run.started.elapsed();
-    let first_workers = match s.threads {
+    let first_workers = match s.options.threads {
         Some(_) => most_workers,
         None => most_workers.min(crew::FIRST_WORKERS),
     };
@@ -168,14 +168,14 @@ fn sockets(s: &Settings, queues: usize, log: &RunLog) -> (usize, usize) {
 /// `--min-hosts`, unless the segment has fewer queues (then 0, said in
 /// the log): stopping early would leave it unfetched round after round.
 fn min_hosts(s: &Settings, queues: usize, log: &RunLog) -> usize {
-    if s.min_hosts > queues {
+    if s.options.min_hosts > queues {
         log.info(format!(
             "--min-hosts {} ignored: the segment has only {} queues, so stopping early \
              would leave it unfetched round after round",
-            s.min_hosts, queues
+            s.options.min_hosts, queues
         ));
         0
     } else {
-        s.min_hosts
+        s.options.min_hosts
     }
 }

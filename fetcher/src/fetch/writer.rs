@@ -24,7 +24,7 @@ pub(super) fn start_recorder(
         WarcWriterConfig {
             dir: run.out.clone(),
             prefix: warc_prefix(id),
-            max_file_size: s.warc_max_size,
+            max_file_size: s.options.warc_max_size,
             first_serial,
             hostname: hostname.clone(),
             info: vec![
@@ -53,8 +53,13 @@ pub(super) fn start_recorder(
                 ),
             ]
             .into_iter()
-            .chain(s.from.clone().map(|from| ("http-header-from".into(), from)))
-            .chain(s.accept_invalid_certs.then(|| {
+            .chain(
+                s.options
+                    .from
+                    .clone()
+                    .map(|from| ("http-header-from".into(), from)),
+            )
+            .chain(s.options.accept_invalid_certs.then(|| {
                 let (k, v) = crate::tls::INVALID_CERTS_FIELD;
                 (k.to_string(), v.to_string())
             }))

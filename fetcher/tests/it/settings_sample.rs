@@ -11,6 +11,7 @@ use common::config::{
 use fetcher::cli::{Cli, Command, FetcherOptions};
 use fetcher::settings::Settings;
 use testkit::TempDir;
+use testkit::defaults::assert_declared;
 use testkit::docs::{KeyInfo, Program, Sample, check_sample, debug_fields, flag_keys};
 
 /// Every key the fetcher reads, with the `--help` of its flag.
@@ -98,4 +99,11 @@ fn the_crawl_toml_reference_holds_every_key_and_default_of_the_fetcher() {
         "the crawl.toml reference disagrees with the fetcher:\n{}",
         problems.join("\n")
     );
+}
+
+#[test]
+fn each_declared_default_is_the_one_fetch_help_and_the_reference_name() {
+    let cli = <Cli as clap::CommandFactory>::command();
+    let fetch = cli.find_subcommand("fetch").expect("a fetch subcommand");
+    assert_declared::<FetcherOptions>("fetcher fetch", fetch, "fetcher");
 }

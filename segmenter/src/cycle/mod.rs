@@ -1,6 +1,6 @@
 //! The crawl cycle's decisions: what a crawl does next, and why. A driver
 //! (`scripts/crawl.sh`, or a cluster driver) asks [`decide`] between steps
-//! (`segmenter next CRAWL --record`, [`crate::next`]), carries out the step
+//! (`segmenter next CRAWL --record`, [`crate::commands::next`]), carries out the step
 //! it is given in its own process, and asks again:
 //!
 //! ```text
@@ -33,7 +33,8 @@
 //! 5. a fetched run not consumed: `segment`;
 //! 6. right after a round that got no page because every host left was
 //!    held: wait for the first of them (at most [`MAX_HELD_WAITS`] rounds
-//!    in a row, each wait at most [`MAX_HELD_WAIT_SECONDS`]), else stop; after a complete round that got no HTTP
+//!    in a row, each wait at most the crawl's `max_retry_after`,
+//!    [`Lookup::held_wait_limit`]), else stop; after a complete round that got no HTTP
 //!    response at all, wrote no more URLs than it had, with an empty
 //!    backlog: stop (`nothing fetchable left`; the next run tries again);
 //! 7. a segment waits: `fetch` (or `resume`) it; unless the crawl has ended
@@ -72,11 +73,6 @@ use serde::{Deserialize, Serialize};
 /// Rounds in a row that found every host held, each followed by a wait for
 /// the first of them; after that the driver stops (the next run goes on).
 pub const MAX_HELD_WAITS: usize = 5;
-/// The longest wait for a held host, in seconds: a robots.txt to ask again
-/// or a `Retry-After` (at most `max_retry_after`, 10 minutes by default)
-/// is waited out; a host held longer (backed off, parked for a day) is left
-/// to a later run, which cron starts anyway.
-pub const MAX_HELD_WAIT_SECONDS: u64 = 600;
 /// Version of `round.json` ([`DriverState`]).
 pub const STATE_VERSION: u32 = 1;
 
@@ -187,6 +183,9 @@ pub struct Facts {
     pub rounds: Vec<Round>,
     /// The number the next round gets.
     pub next_number: u64,
+    /// A sharded crawl, seen as one ([`sharded`]): its steps are arrays
+    /// of tasks (named so in messages).
+    pub sharded: bool,
 }
 
 /// A segment's URLs, and how many have a not-before time (the earliest).
@@ -224,6 +223,12 @@ pub trait Lookup {
     fn backlog_urls(&self) -> Result<u64, String>;
     /// What the fetch history holds: its URLs, those due now, the next due.
     fn history(&self) -> Result<HistoryFacts, String>;
+    /// The longest wait for held hosts: the crawl's `max_retry_after`
+    /// (`[fetcher]` of `crawl.toml`, 10 minutes by default), the longest
+    /// a `Retry-After` holds a host. A robots.txt to ask again or a
+    /// `Retry-After` is waited out; a host held longer (backed off, parked
+    /// for a day) is left to a later run, which cron starts anyway.
+    fn held_wait_limit(&self) -> Result<std::time::Duration, String>;
 }
 
 /// The answer: the step, why, and what to record.
@@ -390,7 +395,7 @@ impl<'a, L: Lookup> Decider<'a, L> {
         if code == 0 {
             return None;
         }
-        let name = step_name(step);
+        let name = step_name(step, self.f.sharded);
         let log = log_of(&self.f.crawl, step.kind, step.round)
             .map_or_else(|| "its output".to_string(), |p| p.display().to_string());
         if code == 3 && matches!(step.kind, Kind::Segment | Kind::Inject) {
@@ -408,7 +413,9 @@ impl<'a, L: Lookup> Decider<'a, L> {
             return Some(self.stop(
                 4,
                 format!(
-                    "{name} could not upload its WARC files to the WARC store (see {log}); they                      are kept in the run's directory and the round stays open: run again once                      the store answers, the fetch uploads them and the crawl goes on"
+                    "{name} could not upload its WARC files to the WARC store (see {log}); they \
+                     are kept in the run's directory and the round stays open: run again once \
+                     the store answers, the fetch uploads them and the crawl goes on"
                 ),
             ));
         }
@@ -573,7 +580,7 @@ impl<'a, L: Lookup> Decider<'a, L> {
                 1,
                 format!(
                     "{} ended without consuming the fetched run(s) {runs}; see {}",
-                    step_name(step),
+                    step_name(step, self.f.sharded),
                     log_of(&self.f.crawl, step.kind, step.round)
                         .map_or_else(String::new, |p| p.display().to_string())
                 ),
@@ -641,26 +648,39 @@ impl<'a, L: Lookup> Decider<'a, L> {
             Some(next) => held_wait(&self.look.segment(next)?, self.f.now_ms),
             None => None,
         };
-        match wait {
-            Some(seconds) if streak <= MAX_HELD_WAITS && seconds <= MAX_HELD_WAIT_SECONDS => {
-                Ok(self.answer(
+        // (`held_wait` counts one second past the first not-before time.)
+        let limit = match wait {
+            Some(_) => self.look.held_wait_limit()?.as_secs_f64().ceil() as u64,
+            None => 0,
+        };
+        let why = match wait {
+            Some(seconds) if streak <= MAX_HELD_WAITS && seconds <= limit + 1 => {
+                return Ok(self.answer(
                     Kind::Wait,
                     Some(seconds.to_string()),
                     Some(last.number),
                     format!("every host left is held; waiting {seconds}s for the first of them"),
-                ))
+                ));
             }
-            _ => Ok(self.stop(
-                0,
-                format!(
-                    "nothing fetchable now in {}: every host left in segment {} is held \
-                     (robots.txt to ask again, Retry-After; see {}/); the next run goes on",
-                    self.name(),
-                    last.segment.as_deref().unwrap_or("-"),
-                    self.f.crawl.logs_dir().display()
-                ),
-            )),
-        }
+            Some(_) if streak > MAX_HELD_WAITS => {
+                format!(", after {streak} rounds in a row that fetched nothing")
+            }
+            Some(seconds) => format!(
+                " for {seconds}s more, longer than a wait for held hosts lasts \
+                 (max_retry_after, {limit}s)"
+            ),
+            None => String::new(),
+        };
+        Ok(self.stop(
+            0,
+            format!(
+                "nothing fetchable now in {}: every host left in segment {} is held \
+                 (robots.txt to ask again, Retry-After; see {}/){why}; the next run goes on",
+                self.name(),
+                last.segment.as_deref().unwrap_or("-"),
+                self.f.crawl.logs_dir().display()
+            ),
+        ))
     }
 
     /// A round that went its course (complete, ended by its tail, its held
@@ -749,15 +769,23 @@ impl<'a, L: Lookup> Decider<'a, L> {
         {
             // The fetcher ended well without completing the run: asking
             // again would do the same.
+            let (name, log) = (
+                step_name(step, self.f.sharded),
+                log_of(&self.f.crawl, step.kind, step.round)
+                    .map_or_else(String::new, |p| p.display().to_string()),
+            );
+            let missing = if self.f.sharded {
+                format!(
+                    "in every shard that has it: fetched/{id}/DONE and fetched/{id}/mapped/DONE \
+                     under {}/JJJ/",
+                    self.f.crawl.root().join("shards").display()
+                )
+            } else {
+                format!("no DONE in {}", self.f.crawl.fetched_dir(id).display())
+            };
             return Ok(self.stop(
                 1,
-                format!(
-                    "{} ended without completing the run (no DONE in {}); see {}",
-                    step_name(step),
-                    self.f.crawl.fetched_dir(id).display(),
-                    log_of(&self.f.crawl, step.kind, step.round)
-                        .map_or_else(String::new, |p| p.display().to_string())
-                ),
+                format!("{name} ended without completing the run ({missing}); see {log}"),
             ));
         }
         let urls = self.look.segment(id).ok().map(|s| s.urls);
@@ -847,13 +875,16 @@ fn next_refetch(h: &HistoryFacts, then: &str) -> String {
     }
 }
 
-/// The step as the driver names it: `fetcher fetch 00003`, `segmenter run`.
-pub fn step_name(step: &Step) -> String {
+/// The step as the driver names it: `fetcher fetch 00003`, `segmenter
+/// run`; for a sharded crawl, the array of tasks it is (`the fetch array
+/// of 00003`, `the reduce array`).
+pub fn step_name(step: &Step, sharded: bool) -> String {
+    let id = step.arg.as_deref().unwrap_or("");
     match step.kind {
         Kind::Inject => "segmenter inject".into(),
-        Kind::Fetch | Kind::Resume => {
-            format!("fetcher fetch {}", step.arg.as_deref().unwrap_or(""))
-        }
+        Kind::Fetch | Kind::Resume if sharded => format!("the fetch array of {id}"),
+        Kind::Fetch | Kind::Resume => format!("fetcher fetch {id}"),
+        Kind::Segment if sharded => "the reduce array".into(),
         Kind::Segment => "segmenter run".into(),
         Kind::Wait => "waiting for held hosts".into(),
         other => other.as_str().into(),

@@ -3,9 +3,13 @@
 //! the round journal).
 
 use std::path::Path;
+use std::time::Duration;
 
+use common::config::CrawlConfig;
+use common::config::fetcher::FetcherOptions;
 use common::crawldir::CrawlDir;
 use common::fetched::RunStatus;
+use common::politeness::Policy;
 use common::rounds::{self, Figures};
 use common::segment::SegmentSummary;
 
@@ -16,7 +20,7 @@ use crate::error::Error;
 /// `consumed.txt`, `round.json` and the round journal. `since_ms` and
 /// `exit_code` are the driver's.
 pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, Error> {
-    let (segments, pending, unconsumed) = crate::status::segments_and_runs(crawl)?;
+    let (segments, pending, unconsumed) = crate::state::runs::segments_and_runs(crawl)?;
     let rounds = rounds::read(crawl).map_err(Error::io(crawl.rounds_path()))?;
     Ok(Facts {
         crawl: crawl.clone(),
@@ -30,6 +34,7 @@ pub fn facts(crawl: &CrawlDir, since_ms: i64, exit_code: i32) -> Result<Facts, E
         pending,
         unconsumed,
         state: read_state(&crawl.round_state_path())?,
+        sharded: false,
     })
 }
 
@@ -117,7 +122,7 @@ impl Lookup for OnDisk<'_> {
     }
 
     fn figures(&self, id: &str) -> Result<Figures, String> {
-        crate::status::round_figures(&self.crawl.logs_dir(), id)
+        crate::state::reports::round_figures(&self.crawl.logs_dir(), id)
     }
 
     fn backlog_urls(&self) -> Result<u64, String> {
@@ -143,5 +148,18 @@ impl Lookup for OnDisk<'_> {
                 next_due_ms: s.next_due_ms,
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// `max_retry_after` of `crawl.toml`'s `[fetcher]`, as the fetcher
+    /// reads it (its default if unset); the error names the file.
+    fn held_wait_limit(&self) -> Result<Duration, String> {
+        let config = || -> Result<Duration, common::config::ConfigError> {
+            let cfg = CrawlConfig::load(&self.crawl.config_path())?;
+            let fetcher: FetcherOptions = cfg.section("fetcher", &cfg.fetcher_own())?;
+            Ok(fetcher
+                .max_retry_after
+                .map_or(Policy::default().max_retry_after, Duration::from))
+        };
+        config().map_err(|e| e.to_string())
     }
 }

@@ -36,25 +36,57 @@ use super::read::on_disk;
 use super::{Facts, HistoryFacts, Lookup, SegmentFacts};
 use crate::error::Error;
 
-/// Reads the [`Facts`] of the sharded crawl `crawl` (its root) from every
-/// shard of `shards`; `since_ms` and `exit_code` are the driver's.
+/// Which shards a question is about: every shard (the crawl as one, the
+/// Slurm driver's view), or one shard alone (`segmenter next --shard J`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every shard.
+    All,
+    /// Shard J alone.
+    Shard(u32),
+}
+
+impl Part {
+    /// The shard views of `crawl` this part covers.
+    fn views(self, crawl: &CrawlDir, shards: &Shards) -> Vec<CrawlDir> {
+        match self {
+            Part::All => shards.views(crawl),
+            Part::Shard(j) => vec![crawl.shard(j)],
+        }
+    }
+
+    /// True if shard `j` is in this part.
+    fn covers(self, j: u32) -> bool {
+        self == Part::All || self == Part::Shard(j)
+    }
+}
+
+/// Reads the [`Facts`] of the sharded crawl `crawl` (its root) from the
+/// shards of `part`; `since_ms` and `exit_code` are the driver's. The
+/// segments are every shard's, whatever the part (a shard with none of
+/// its own is not a crawl to inject).
 pub fn facts(
     crawl: &CrawlDir,
     shards: &Shards,
+    part: Part,
     since_ms: i64,
     exit_code: i32,
 ) -> Result<Facts, Error> {
     let mut facts = super::read::facts(crawl, since_ms, exit_code)?;
-    let views = shards.views(crawl);
+    facts.sharded = true;
     let mut segments = BTreeSet::new();
     let mut pending = BTreeSet::new();
     let mut waiting = BTreeSet::new();
-    for view in &views {
-        let (ids, not_fetched, unconsumed) = crate::status::segments_and_runs(view)?;
+    for j in 0..shards.shards {
+        let view = crawl.shard(j);
+        let (ids, not_fetched, unconsumed) = crate::state::runs::segments_and_runs(&view)?;
         segments.extend(ids);
+        if !part.covers(j) {
+            continue;
+        }
         pending.extend(not_fetched);
         for id in unconsumed {
-            if crate::mapred::is_mapped(view, &id) {
+            if crate::state::mapped::is_mapped(&view, &id) {
                 waiting.insert(id);
             } else {
                 pending.insert(id);
@@ -67,7 +99,7 @@ pub fn facts(
     Ok(facts)
 }
 
-/// The answers of [`Lookup`] for a sharded crawl: every shard's, added up.
+/// The answers of [`Lookup`] for a sharded crawl: the shards', added up.
 pub struct OnShards {
     views: Vec<CrawlDir>,
     /// When the round open began, Unix milliseconds (none open: `i64::MAX`,
@@ -75,32 +107,47 @@ pub struct OnShards {
     round_ms: i64,
 }
 
-/// The [`Lookup`] of the shards of `crawl`, whose [`Facts`] are `facts`.
-pub fn on_shards(crawl: &CrawlDir, shards: &Shards, facts: &Facts) -> OnShards {
+/// The [`Lookup`] of the shards of `part` of `crawl`, whose [`Facts`] are
+/// `facts`.
+pub fn on_shards(crawl: &CrawlDir, shards: &Shards, part: Part, facts: &Facts) -> OnShards {
     let journaled = facts.rounds.last().map_or(0, |r| r.number);
     let open = facts.state.open.as_ref().filter(|o| o.number > journaled);
     OnShards {
-        views: shards.views(crawl),
+        views: part.views(crawl, shards),
         round_ms: open.map_or(i64::MAX, |o| o.started_ms),
     }
+}
+
+/// A shard that fetches a segment in the round open, with the text of its
+/// run's `DONE` file (`None`: not complete, or not started), read once.
+struct Having<'a> {
+    view: &'a CrawlDir,
+    done: Option<String>,
 }
 
 impl OnShards {
     /// The shards that fetch segment `id` in this round: its run is not
     /// complete, or was completed since the round began, or it waits there
     /// since before the round began (not written by the round's reduce).
-    fn having<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a CrawlDir> + 'a {
-        self.views.iter().filter(move |v| {
-            let done = v.fetched_dir(id).join(common::crawldir::DONE_FILE);
-            if let Ok(text) = std::fs::read_to_string(&done) {
-                return finished_ms(&text).is_none_or(|ms| ms >= self.round_ms);
+    /// Each `DONE` is read once, here; the error names it.
+    fn having(&self, id: &str) -> Result<Vec<Having<'_>>, String> {
+        let mut having = Vec::new();
+        for view in &self.views {
+            let done = common::fetched::read_done(view, id).map_err(|e| e.to_string())?;
+            let fetches = match &done {
+                Some(text) => finished_ms(text).is_none_or(|ms| ms >= self.round_ms),
+                None if view.fetched_dir(id).exists() => true,
+                None => {
+                    let written =
+                        std::fs::metadata(view.segment_path(id)).and_then(|m| m.modified());
+                    written.is_ok_and(|t| common::timefmt::unix_millis(t) < self.round_ms)
+                }
+            };
+            if fetches {
+                having.push(Having { view, done });
             }
-            if v.fetched_dir(id).exists() {
-                return true;
-            }
-            let written = std::fs::metadata(v.segment_path(id)).and_then(|m| m.modified());
-            written.is_ok_and(|t| common::timefmt::unix_millis(t) < self.round_ms)
-        })
+        }
+        Ok(having)
     }
 }
 
@@ -114,10 +161,12 @@ impl Lookup for OnShards {
     fn fetched(&self, id: &str) -> Result<Option<RunStatus>, String> {
         let mut runs = Vec::new();
         let mut done = true;
-        for view in self.having(id) {
-            match on_disk(view).fetched(id)? {
+        for Having { view, done: text } in self.having(id)? {
+            let run =
+                RunStatus::read_with_done(view, id, text.as_deref()).map_err(|e| e.to_string())?;
+            match run {
                 Some(run) => {
-                    let mapped = run.done && crate::mapred::is_mapped(view, id);
+                    let mapped = run.done && crate::state::mapped::is_mapped(view, id);
                     done &= mapped || view_consumed(view, id)?;
                     runs.push(run);
                 }
@@ -132,7 +181,7 @@ impl Lookup for OnShards {
 
     fn segment(&self, id: &str) -> Result<SegmentFacts, String> {
         let mut sum = SegmentFacts::default();
-        for view in self.having(id) {
+        for Having { view, .. } in self.having(id)? {
             if !view.segment_path(id).exists() {
                 // (Pruned after its fetch.)
                 continue;
@@ -148,7 +197,7 @@ impl Lookup for OnShards {
 
     fn figures(&self, id: &str) -> Result<Figures, String> {
         let mut sum = Figures::default();
-        for view in self.having(id) {
+        for Having { view, .. } in self.having(id)? {
             let f = on_disk(view).figures(id)?;
             add_figures(&mut sum, &f);
         }
@@ -161,6 +210,14 @@ impl Lookup for OnShards {
             sum += on_disk(view).backlog_urls()?;
         }
         Ok(sum)
+    }
+
+    fn held_wait_limit(&self) -> Result<std::time::Duration, String> {
+        // (crawl.toml is the crawl root's, the same from every view.)
+        match self.views.first() {
+            Some(view) => on_disk(view).held_wait_limit(),
+            None => Ok(common::politeness::Policy::default().max_retry_after),
+        }
     }
 
     fn history(&self) -> Result<HistoryFacts, String> {
@@ -178,7 +235,7 @@ impl Lookup for OnShards {
 /// True if shard `view`'s reduce consumed its run `id`.
 fn view_consumed(view: &CrawlDir, id: &str) -> Result<bool, String> {
     let consumed =
-        crate::commit::read_consumed(&view.consumed_path()).map_err(|e| e.to_string())?;
+        crate::state::runs::read_consumed(&view.consumed_path()).map_err(|e| e.to_string())?;
     Ok(consumed.iter().any(|c| c == id))
 }
 
@@ -310,7 +367,7 @@ mod tests {
     /// Shard `j`'s reduce consumed its run `id`.
     fn consumed(crawl: &CrawlDir, j: u32, id: &str) {
         let path = crawl.shard(j).consumed_path();
-        let mut ids = crate::commit::read_consumed(&path).unwrap();
+        let mut ids = crate::state::runs::read_consumed(&path).unwrap();
         ids.push(id.to_string());
         std::fs::write(path, listfile::render(&CONSUMED_LIST, ids)).unwrap();
     }
@@ -318,9 +375,25 @@ mod tests {
     /// What the driver is told now, its last step (recorded in `last`)
     /// having ended with `exit_code`.
     fn ask(crawl: &CrawlDir, shards: &Shards, last: &Decision, exit_code: i32) -> Decision {
-        let mut facts = facts(crawl, shards, 0, exit_code).unwrap();
+        let mut facts = facts(crawl, shards, Part::All, 0, exit_code).unwrap();
         facts.state = last.state.clone();
-        decide(&facts, &on_shards(crawl, shards, &facts))
+        decide(&facts, &on_shards(crawl, shards, Part::All, &facts))
+    }
+
+    /// What `next --shard` says for the shards of `part`, the driver
+    /// having been told `last`: as the driver (`--since` before it), or
+    /// as anyone else (a task, an operator: `own` false).
+    fn ask_part(
+        crawl: &CrawlDir,
+        shards: &Shards,
+        part: Part,
+        last: &Decision,
+        own: bool,
+    ) -> Decision {
+        let since = if own { 0 } else { i64::MAX };
+        let mut facts = facts(crawl, shards, part, since, 0).unwrap();
+        facts.state = last.state.clone();
+        decide(&facts, &on_shards(crawl, shards, part, &facts))
     }
 
     #[test]
@@ -343,7 +416,14 @@ mod tests {
             "{}",
             d.reason
         );
-        assert!(d.reason.contains("without completing"), "{}", d.reason);
+        assert!(
+            d.reason.starts_with(
+                "the fetch array of 00001 ended without completing the run (in every shard \
+                 that has it: fetched/00001/DONE and fetched/00001/mapped/DONE under "
+            ),
+            "{}",
+            d.reason
+        );
         // Once every shard mapped it: the reduce array.
         fetched(&crawl, 3, "00001", true);
         let reduce = ask(&crawl, &shards, &first, 0);
@@ -363,10 +443,19 @@ mod tests {
         );
         assert!(
             d.reason
-                .contains("without consuming the fetched run(s) 00001"),
+                .starts_with("the reduce array ended without consuming the fetched run(s) 00001"),
             "{}",
             d.reason
         );
+        // Asked shard by shard, the one behind says so; the others have
+        // ended their part of the round.
+        let d = ask_part(&crawl, &shards, Part::Shard(3), &reduce, true);
+        assert_eq!((d.kind, d.arg.as_deref()), (Kind::Stop, Some("1")));
+        assert!(d.reason.contains("without consuming"), "{}", d.reason);
+        let d = ask_part(&crawl, &shards, Part::Shard(3), &reduce, false);
+        assert_eq!(d.kind, Kind::Segment, "{}", d.reason);
+        let d = ask_part(&crawl, &shards, Part::Shard(1), &reduce, true);
+        assert_eq!((d.kind, d.arg.as_deref()), (Kind::Round, Some("1")));
         // A driver started afresh runs the reduce again.
         let again = ask(&crawl, &shards, &blank(), 0);
         assert_eq!(again.kind, Kind::Segment, "{}", again.reason);
@@ -457,6 +546,64 @@ mod tests {
         assert_eq!((end.kind, end.arg.as_deref()), (Kind::Round, Some("2")));
         // Its pages are those of shards 2 and 3, not round 1's again.
         assert_eq!(end.ended.as_ref().unwrap().pages, 6, "{}", end.reason);
+    }
+
+    #[test]
+    fn one_shard_is_asked_by_the_same_rules_over_its_own_files() {
+        let (_tmp, crawl, shards) = crawl("one-shard");
+        // Round 1 fetches 00001 everywhere; shards 0 and 2 are done with
+        // it, shard 1 is fetching, shard 3's run was cut and waits.
+        let fetch = ask(&crawl, &shards, &blank(), 0);
+        for j in [0, 2] {
+            fetched_at(&crawl, j, "00001", true, "2099-01-01T00:00:00Z", 4);
+        }
+        std::fs::create_dir_all(crawl.shard(1).fetched_dir("00001")).unwrap();
+        let part = |j, own| ask_part(&crawl, &shards, Part::Shard(j), &fetch, own);
+        // Shard 0 is mapped and waits for its reduce; its round line is its own.
+        assert_eq!(
+            part(0, true).kind,
+            Kind::Segment,
+            "{}",
+            part(0, true).reason
+        );
+        consumed(&crawl, 0, "00001");
+        let d = part(0, true);
+        assert_eq!((d.kind, d.arg.as_deref()), (Kind::Round, Some("1")));
+        assert_eq!(d.ended.as_ref().unwrap().pages, 4, "shard 0's pages only");
+        // What shards 1 and 3's fetch tasks are told: fetch on.
+        assert_eq!(
+            (part(1, false).kind, part(1, false).arg.as_deref()),
+            (Kind::Resume, Some("00001"))
+        );
+        assert_eq!(
+            (part(3, false).kind, part(3, false).arg.as_deref()),
+            (Kind::Fetch, Some("00001"))
+        );
+        let whole = ask(&crawl, &shards, &blank(), 0);
+        assert_eq!(
+            (whole.kind, whole.arg.as_deref()),
+            (Kind::Resume, Some("00001"))
+        );
+        // A shard with nothing of its own is not a crawl to inject: it
+        // has nothing to do.
+        let tmp = TempDir::new("cycle-sharded-empty-shard");
+        std::fs::write(
+            tmp.join("shards.toml"),
+            "version = 1\nshards = 2\nkey = \"host\"\n",
+        )
+        .unwrap();
+        let (crawl, shards) = (CrawlDir::new(tmp.path()), Shards::load(tmp.path()).unwrap());
+        segment(&crawl, 0, "00001");
+        crawl.shard(1).create_subdirs().unwrap();
+        let d = ask_part(&crawl, &shards, Part::Shard(1), &blank(), false);
+        assert_eq!((d.kind, d.arg.as_deref()), (Kind::Stop, Some("0")));
+        assert!(
+            d.reason.starts_with("nothing left to fetch"),
+            "{}",
+            d.reason
+        );
+        let d = ask_part(&crawl, &shards, Part::Shard(0), &blank(), false);
+        assert_eq!((d.kind, d.arg.as_deref()), (Kind::Fetch, Some("00001")));
     }
 
     #[test]

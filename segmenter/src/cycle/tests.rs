@@ -16,6 +16,8 @@ struct Files {
     figures: HashMap<String, Figures>,
     backlog: u64,
     history: HistoryFacts,
+    /// `max_retry_after` (the default if unset).
+    held_wait_limit: Option<std::time::Duration>,
 }
 
 impl Lookup for Files {
@@ -36,6 +38,11 @@ impl Lookup for Files {
     }
     fn history(&self) -> Result<HistoryFacts, String> {
         Ok(self.history)
+    }
+    fn held_wait_limit(&self) -> Result<std::time::Duration, String> {
+        Ok(self
+            .held_wait_limit
+            .unwrap_or(std::time::Duration::from_secs(600)))
     }
 }
 
@@ -82,6 +89,7 @@ fn facts() -> Facts {
         state: DriverState::default(),
         rounds: vec![],
         next_number: 4,
+        sharded: false,
     }
 }
 
@@ -450,7 +458,7 @@ fn held_rounds_are_waited_out_a_few_times_only() {
     let (f, files) = after_held_round(1, NOW + 86_400_000);
     let d = decide(&f, &files);
     assert_eq!(answer(&d), (Kind::Stop, Some("0")), "{}", d.reason);
-    let (f, files) = after_held_round(1, NOW + MAX_HELD_WAIT_SECONDS as i64 * 1000 - 1000);
+    let (f, files) = after_held_round(1, NOW + 599_000);
     assert_eq!(answer(&decide(&f, &files)).0, Kind::Wait);
     // Held rounds of an earlier driver do not count: this one waits.
     let (mut f, files) = after_held_round(MAX_HELD_WAITS + 1, NOW + 1000);
@@ -458,6 +466,63 @@ fn held_rounds_are_waited_out_a_few_times_only() {
         r.ended_ms = SINCE - 1;
     }
     assert_eq!(answer(&decide(&f, &files)).0, Kind::Wait);
+}
+
+#[test]
+fn a_wait_for_held_hosts_lasts_the_crawls_max_retry_after_at_most() {
+    // max_retry_after = 5s: a Retry-After of 5 s is waited out (the wait
+    // counts one second past the first not-before time), a longer hold
+    // (a robots.txt retry of a minute) is left to the next run.
+    let (f, mut files) = after_held_round(1, NOW + 5_000);
+    files.held_wait_limit = Some(std::time::Duration::from_secs(5));
+    assert_eq!(answer(&decide(&f, &files)), (Kind::Wait, Some("6")));
+    let (f, mut files) = after_held_round(1, NOW + 6_000);
+    files.held_wait_limit = Some(std::time::Duration::from_secs(5));
+    let d = decide(&f, &files);
+    assert_eq!(answer(&d), (Kind::Stop, Some("0")), "{}", d.reason);
+    assert!(
+        d.reason.contains(
+            "is held (robots.txt to ask again, Retry-After; see /c/logs/) for 7s more, longer \
+             than a wait for held hosts lasts (max_retry_after, 5s); the next run goes on"
+        ),
+        "{}",
+        d.reason
+    );
+    // An hour's max_retry_after: a hold of half an hour is waited out.
+    let (f, mut files) = after_held_round(1, NOW + 1_800_000);
+    files.held_wait_limit = Some(std::time::Duration::from_secs(3600));
+    assert_eq!(answer(&decide(&f, &files)), (Kind::Wait, Some("1801")));
+}
+
+#[test]
+fn the_held_wait_limit_is_read_from_crawl_toml_when_a_wait_is_decided() {
+    let tmp = common::testutil::TempDir::new("cycle-held-limit");
+    let crawl = CrawlDir::create(tmp.path()).unwrap();
+    let limit = |crawl: &CrawlDir| read::on_disk(crawl).held_wait_limit();
+    assert_eq!(
+        limit(&crawl),
+        Ok(std::time::Duration::from_secs(600)),
+        "the default"
+    );
+    std::fs::write(
+        crawl.config_path(),
+        "[fetcher]\nmax_retry_after = \"90s\"\nmin_delay = \"1s\"\n",
+    )
+    .unwrap();
+    assert_eq!(limit(&crawl), Ok(std::time::Duration::from_secs(90)));
+    // A mistake in the file stops the crawl naming it, when a wait is
+    // decided (another step reports it as its own).
+    std::fs::write(
+        crawl.config_path(),
+        "[fetcher]\nmax_retry_after = \"soon\"\n",
+    )
+    .unwrap();
+    let e = limit(&crawl).unwrap_err();
+    assert!(
+        e.contains("crawl.toml") && e.contains("max_retry_after"),
+        "{e}"
+    );
+    assert!(read::facts(&crawl, i64::MAX, 0).is_ok());
 }
 
 #[test]

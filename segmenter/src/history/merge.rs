@@ -5,10 +5,10 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::backlog::host_key;
-use crate::candidates::{Meta, split_key};
 use crate::error::Error;
-use crate::sort::Merger;
+use crate::round::backlog::host_key;
+use crate::round::candidates::{Meta, split_key};
+use crate::round::sort::Merger;
 
 use super::{
     Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Kind, Observation, Outcome,
@@ -144,7 +144,7 @@ pub struct Merge<'a> {
 pub type LookedUp<'a> = &'a mut dyn FnMut(&[u8], &Meta, bool) -> Result<(), Error>;
 
 /// URLs looked up in the history as a merge writes it (the seen-set's
-/// suspects, `crate::seen::rescue`), in the history's order: each is
+/// suspects, `crate::round::seen::rescue`), in the history's order: each is
 /// handed to `each` with whether the history holds it, without a second
 /// read of the history.
 pub struct Lookup<'a> {
@@ -191,7 +191,7 @@ impl<'a> Lookup<'a> {
                 continue;
             };
             self.url_at = self.key.len() - parts.url.len();
-            self.prefix_end = crate::candidates::host_prefix(&self.key).len();
+            self.prefix_end = crate::round::candidates::host_prefix(&self.key).len();
             return Ok(());
         }
     }
@@ -514,7 +514,7 @@ impl Merge<'_> {
             let Some((url, obs)) = Observation::decode(parts.url) else {
                 continue;
             };
-            let prefix = crate::candidates::host_prefix(key).to_vec();
+            let prefix = crate::round::candidates::host_prefix(key).to_vec();
             return Ok(Some(Next {
                 prefix,
                 host: parts.host.to_string(),

@@ -1,14 +1,14 @@
 //! One fetch of a URL as the scan sees it, and how it travels through the
 //! round's external sort to the history merge.
 //!
-//! Observations are sorted with the candidates' sorter ([`crate::sort`]),
+//! Observations are sorted with the candidates' sorter ([`crate::round::sort`]),
 //! in sorters of their own: the key's URL part is `URL NUL FIELDS` under a
 //! zero hash, so a host's observations come out by URL, and those of one URL
 //! by fetch time (the first field, fixed-width hex), oldest first, the
 //! order the history applies them in. The fields after the key's URL are
 //! `TIME hops status kind digest etag last_modified record_id record_date
 //! canonical` (tab-separated); map outputs of version 2
-//! ([`crate::mapred`]) have the first nine, read with no canonical hint,
+//! ([`crate::state::mapped`]) have the first nine, read with no canonical hint,
 //! those of version 1 the first seven, read with the record unknown too.
 
 use super::clean_value;

@@ -16,6 +16,7 @@ use common::crawldir::CrawlDir;
 use segmenter::cli::{Cli, RoundFlags, SegmenterOptions};
 use segmenter::settings::Settings;
 use testkit::TempDir;
+use testkit::defaults::assert_declared;
 use testkit::docs::{KeyInfo, Program, Sample, check_sample, debug_fields, flag_keys};
 
 /// The `[scope]` key each scope flag sets.
@@ -140,4 +141,11 @@ fn the_crawl_toml_reference_holds_every_key_and_default_of_the_segmenter() {
         "the crawl.toml reference disagrees with the segmenter:\n{}",
         problems.join("\n")
     );
+}
+
+#[test]
+fn each_declared_default_is_the_one_run_help_and_the_reference_name() {
+    let cli = <Cli as clap::CommandFactory>::command();
+    let run = cli.find_subcommand("run").expect("a run subcommand");
+    assert_declared::<SegmenterOptions>("segmenter run", run, "segmenter");
 }

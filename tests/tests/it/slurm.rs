@@ -9,11 +9,14 @@ use crate::support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::crawldir::CrawlDir;
 use testkit::bins;
 use testkit::demo::{Demo, DemoParams};
+use testkit::server::{Request, Response, Server};
 
 use support::{CrawlSettings, DemoCrawl, Outcome, without_port};
 use testkit::repo_root;
@@ -222,7 +225,25 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     assert!(retried, "the killed fetch was run again in its allocation");
 
     let second = stop_reaches_a_running_fetch(&top, &mut driver());
+    let (cancelled, round) = a_reduce_cancelled_before_it_ran_fails_its_round(&c.crawl, &conf);
     let third = bins::run_within(&mut driver(), &c.crawl, 0, Duration::from_secs(400));
+    // The next run ends the round the cancel left open: no shard is a
+    // round behind (each reduced every run it fetched).
+    let first_line = third.stdout.lines().find(|l| l.starts_with("round "));
+    assert!(
+        first_line.is_some_and(|l| l.starts_with(&format!("round {round}: "))),
+        "{}",
+        third.stdout
+    );
+    for j in 0..4 {
+        let status = segmenter_out(&c.crawl, &["status", "--shard", &j.to_string(), "--json"]);
+        let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+        assert_eq!(
+            status["unconsumed"],
+            serde_json::json!([]),
+            "shard {j}: {status}"
+        );
+    }
     let ended = [
         "nothing left to fetch",
         "nothing to fetch now",
@@ -233,7 +254,7 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
         "{}",
         third.stdout
     );
-    rounds_are_journaled_and_reported(&c.crawl, &[&out.stdout, &second, &third.stdout]);
+    rounds_are_journaled_and_reported(&c.crawl, &[&out.stdout, &second, &cancelled, &third.stdout]);
     sbatch_scripts_and_task_logs(&c.crawl);
 
     let mut stored = std::collections::BTreeMap::<String, usize>::new();
@@ -260,6 +281,108 @@ fn the_slurm_driver_crawls_four_shards_to_the_end_through_a_kill_and_a_scancel()
     assert!(violations.is_empty(), "{violations:?}");
 
     metrics_files(&c.crawl);
+}
+
+/// When every host left is held, the Slurm driver waits for the first of
+/// them instead of running rounds of nothing: each host's robots.txt
+/// answers 503 once, which holds the host for the robots.txt retry delay
+/// (8 s here, longer than an empty round under Slurm takes), so the first
+/// round fetches no page and ends `held`. Then one wait, and the next round
+/// fetches every page: two rounds, four arrays, each page asked once. The
+/// retry delay is a fetcher flag given to the driver (`--fetcher-arg`), as
+/// to crawl.sh, and a segmenter flag reaches the map and the reduce.
+#[test]
+fn the_slurm_driver_waits_for_held_hosts_instead_of_running_empty_rounds() {
+    let Some(conf) = slurm_conf() else {
+        return;
+    };
+    let hosts = ["a.held.test", "b.held.test"];
+    let mut builder = Server::builder();
+    for host in hosts {
+        let robots_asked = Arc::new(AtomicUsize::new(0));
+        builder = builder.host(host, move |req: &Request| match req.path() {
+            "/robots.txt" if robots_asked.fetch_add(1, Ordering::SeqCst) == 0 => {
+                Response::status(503)
+            }
+            "/robots.txt" => Response::not_found(),
+            path => Response::html(format!("<title>{path}</title>")),
+        });
+    }
+    let server = builder.start().unwrap();
+    let scratch = testkit::TempDir::new("slurm-held");
+    let crawl = support::crawl_of_server(&server, scratch.path(), "crawl", "heldbot");
+    let mut toml = std::fs::read_to_string(crawl.join("crawl.toml")).unwrap();
+    toml.push_str("tail_time = \"50ms\"\n");
+    std::fs::write(crawl.join("crawl.toml"), toml).unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    let urls: Vec<String> = hosts
+        .iter()
+        .flat_map(|h| [server.url(h, "/1.html"), server.url(h, "/2.html")])
+        .collect();
+    std::fs::write(&seeds, urls.join("\n") + "\n").unwrap();
+    let mut inject = Command::new(bins::bin_path("segmenter"));
+    inject
+        .arg("inject")
+        .arg(&crawl)
+        .arg(&seeds)
+        .args(["--shards", "2"]);
+    bins::run_within(&mut inject, &crawl, 0, Duration::from_secs(60));
+
+    let mut cmd = Command::new(repo_root().join("scripts/slurm/crawl.sh"));
+    cmd.arg(&crawl)
+        .args(["--rounds", "10", "--bin"])
+        .arg(bins::bin_dir())
+        .args(["--fetcher-arg", "--robots-retry-delay=8s"])
+        .args(["--segmenter-arg", "--max-per-host", "--segmenter-arg", "50"])
+        .env("SLURM_CONF", &conf);
+    let out = bins::run_within(&mut cmd, &crawl, 0, Duration::from_secs(300));
+    for (step, flags) in [
+        (
+            "fetch",
+            "--segmenter-arg --max-per-host --segmenter-arg 50 -- --robots-retry-delay=8s",
+        ),
+        (
+            "reduce",
+            "--segmenter-arg --max-per-host --segmenter-arg 50\n",
+        ),
+    ] {
+        let script = std::fs::read_to_string(crawl.join(format!("slurm/{step}.sbatch"))).unwrap();
+        assert!(script.contains(flags), "{script}");
+    }
+    // (Held for the flag's 8 s, not the default minute.)
+    let wait: Option<u64> = out
+        .stdout
+        .split("held; waiting ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next()?.parse().ok());
+    assert!(wait.is_some_and(|s| s <= 9), "{}", out.stdout);
+    let waited = out.stdout.find("every host left is held; waiting");
+    let fetched = out.stdout.find("round 2: ");
+    assert!(
+        waited.is_some() && waited < fetched,
+        "no wait before round 2:\n{}",
+        out.stdout
+    );
+    let journal = common::rounds::read(&CrawlDir::new(&crawl)).unwrap();
+    let rounds: Vec<(u64, Option<&str>)> = journal
+        .iter()
+        .map(|r| (r.pages, r.stop_reason.as_deref()))
+        .collect();
+    assert_eq!(rounds.len(), 2, "{rounds:?}\n{}", out.stdout);
+    assert_eq!(rounds[0], (0, Some("held")), "{}", out.stdout);
+    assert_eq!(rounds[1].0, 4, "{}", out.stdout);
+    assert_eq!(
+        arrays(&crawl).len(),
+        4,
+        "a fetch and a reduce array a round"
+    );
+    for host in hosts {
+        let asked: Vec<String> = server.log(host).into_iter().map(|e| e.target).collect();
+        let mut pages: Vec<&String> = asked.iter().filter(|t| *t != "/robots.txt").collect();
+        pages.sort();
+        assert_eq!(pages, ["/1.html", "/2.html"], "{host}: {asked:?}");
+        assert_eq!(asked.len(), 4, "robots.txt twice: {host}: {asked:?}");
+    }
 }
 
 /// The metrics files: the driver's, which says it stopped, and one per
@@ -334,9 +457,13 @@ fn sbatch_scripts_and_task_logs(crawl: &Path) {
                 .starts_with("slurm-")
         })
         .count();
-    // A fetch and a reduce array a round.
+    // A fetch and a reduce array a round; the reduce task cancelled
+    // before it started wrote none.
     let rounds = common::rounds::read(&CrawlDir::new(crawl)).unwrap().len();
-    assert!(logs >= rounds * 8, "{logs} task logs for {rounds} rounds");
+    assert!(
+        logs + 1 >= rounds * 8,
+        "{logs} task logs for {rounds} rounds"
+    );
 }
 
 /// The round lines the driver runs printed are the journal's, numbered
@@ -419,21 +546,141 @@ fn phase(crawl: &Path) -> String {
     on[0].clone()
 }
 
-/// The job id of the fetch array the driver submitted last, from the log of
-/// its newest round (`=== TIME fetch array: job ID (task logs: ...)`).
+/// The job id of the fetch array the driver submitted last.
 fn own_fetch_array(crawl: &Path) -> String {
+    arrays(crawl)
+        .into_iter()
+        .rev()
+        .find_map(|(step, job)| (step == "fetch").then_some(job))
+        .unwrap_or_else(|| panic!("no fetch array named in {}/logs", crawl.display()))
+}
+
+/// The arrays the driver submitted, as (step, job id), in their order:
+/// from the round logs (`=== TIME fetch array: job ID (task logs: ...)`).
+fn arrays(crawl: &Path) -> Vec<(String, String)> {
     let logs = crawl.join("logs");
-    let newest = std::fs::read_dir(&logs)
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("round-") && n.ends_with(".log"))
-        .max()
-        .unwrap_or_else(|| panic!("no round log in {}", logs.display()));
-    let text = std::fs::read_to_string(logs.join(&newest)).unwrap();
-    text.lines()
-        .rev()
-        .find_map(|l| l.split("fetch array: job ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no fetch array named in {newest}:\n{text}"))
-        .to_string()
+        .collect();
+    names.sort();
+    let mut arrays = Vec::new();
+    for name in names {
+        let text = std::fs::read_to_string(logs.join(&name)).unwrap_or_default();
+        for line in text.lines() {
+            let Some((head, rest)) = line.split_once(" array: job ") else {
+                continue;
+            };
+            let step = head.rsplit(' ').next().unwrap_or_default().to_string();
+            let job = rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            arrays.push((step, job));
+        }
+    }
+    arrays
+}
+
+/// `PROGRAM ARGS` (scontrol, scancel) on the test Slurm, which must succeed.
+fn slurm_command(conf: &Path, program: &str, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .env("SLURM_CONF", conf)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{program} {args:?}: {status}");
+}
+
+/// Jobs the test released from hold: cancelled when it ends, so that a
+/// failing test leaves no held array behind in the shared Slurm (they have
+/// ended by then when it passes).
+struct Released<'a> {
+    conf: &'a Path,
+    jobs: Vec<String>,
+}
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        if !self.jobs.is_empty() {
+            let _ = Command::new("scancel")
+                .args(&self.jobs)
+                .env("SLURM_CONF", self.conf)
+                .status();
+        }
+    }
+}
+
+/// `segmenter ARGS[0] CRAWL ARGS[1..]`'s stdout; it must exit 0.
+fn segmenter_out(crawl: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new(bins::bin_path("segmenter"));
+    cmd.arg(args[0]).arg(crawl).args(&args[1..]);
+    bins::run_within(&mut cmd, crawl, 0, Duration::from_secs(60)).stdout
+}
+
+/// A reduce task cancelled while it is still pending (the run's arrays are
+/// submitted held, `sbatch --hold`; the test releases each one, and cancels
+/// one task of the reduce first, that of a shard whose run waits for its
+/// reduce, as `segmenter next --shard J` says): the round is not taken as
+/// done; the driver says the reduce array failed and exits 1, and the
+/// shard still waits for its reduce. The run's stdout and the round's
+/// number.
+fn a_reduce_cancelled_before_it_ran_fails_its_round(crawl: &Path, conf: &Path) -> (String, u64) {
+    let journal = common::rounds::read(&CrawlDir::new(crawl)).unwrap();
+    let round = journal.last().map_or(0, |r| r.number) + 1;
+    let mut seen: BTreeSet<String> = arrays(crawl).into_iter().map(|(_, job)| job).collect();
+    let mut cmd = Command::new(repo_root().join("scripts/slurm/crawl.sh"));
+    cmd.arg(crawl)
+        .args(["--rounds", "1", "--bin"])
+        .arg(bins::bin_dir())
+        .args(["--", "--hold"])
+        .env("SLURM_CONF", conf);
+    let run = bins::spawn(&mut cmd).expect("cannot start the driver");
+    let mut released = Released {
+        conf,
+        jobs: Vec::new(),
+    };
+    let (mut fetched, mut cancelled) = (false, None);
+    while cancelled.is_none() {
+        let new = || {
+            arrays(crawl)
+                .into_iter()
+                .find(|(_, job)| !seen.contains(job))
+        };
+        let (step, job) = wait_for(new).expect("the driver submitted no array");
+        seen.insert(job.clone());
+        if step == "reduce" && fetched {
+            let behind = (0..4)
+                .find(|&j| {
+                    segmenter_out(crawl, &["next", "--shard", &j.to_string()])
+                        .starts_with("reduce ")
+                })
+                .expect("no shard waits for its reduce");
+            slurm_command(conf, "scancel", &[&format!("{job}_{behind}")]);
+            cancelled = Some(behind);
+        }
+        fetched |= step == "fetch";
+        released.jobs.push(job.clone());
+        slurm_command(conf, "scontrol", &["release", &job]);
+    }
+    let driven = run.finish(Duration::from_secs(120));
+    bins::assert_code(&driven, 1, Some(crawl));
+    assert!(
+        driven.stderr.contains("the reduce array"),
+        "{}",
+        driven.stderr
+    );
+    let behind = cancelled.unwrap();
+    let answer = segmenter_out(crawl, &["next", "--shard", &behind.to_string()]);
+    assert!(
+        answer.starts_with(&format!("reduce - logs/round-{round:05}.log ")),
+        "shard {behind}: {answer}"
+    );
+    let mut cmd = Command::new(bins::bin_path("segmenter"));
+    cmd.arg("next").arg(crawl).args(["--shard", "4"]);
+    let out = bins::run_within(&mut cmd, crawl, 2, Duration::from_secs(60));
+    assert!(out.stderr.contains("numbered 0 to 3"), "{}", out.stderr);
+    (driven.stdout, round)
 }
