@@ -529,3 +529,38 @@ fn the_explanation_says_where_each_value_comes_from() {
         Source::CrawlWide("crawl.toml [fetcher]".into())
     );
 }
+
+#[test]
+fn the_url_keys_come_from_the_path_rule_then_the_host_rules() {
+    let rules = rules();
+    assert!(rules.sets(Key::Headers) && rules.sets(Key::RecrawlMax));
+    assert!(!rules.sets(Key::RecrawlMin));
+    let www = "www.example.com";
+    assert_eq!(rules.conditional_requests(www, "/a"), Some(false));
+    assert_eq!(rules.conditional_requests("example.com", "/a"), None);
+    assert_eq!(
+        rules.headers(www, "/archive/x"),
+        [
+            ("Cookie".to_string(), "a=1".to_string()),
+            ("X-Team".to_string(), "crawl".to_string())
+        ]
+    );
+    assert!(rules.headers("blog.example.com", "/").is_empty());
+    let (min, max) = (Duration::from_secs(60), Duration::from_secs(400_000));
+    let day = Duration::from_secs(86_400);
+    assert_eq!(
+        rules.recrawl_bounds(www, "/archive/x", min, max),
+        (min, day)
+    );
+    assert_eq!(rules.recrawl_bounds(www, "/other", min, max), (min, max));
+    // Without a rule on them, no lookup: the crawl's values.
+    let none = HostRules::default();
+    assert_eq!(none.conditional_requests(www, "/a"), None);
+    assert_eq!(none.recrawl_bounds(www, "/a", min, max), (min, max));
+    let url = url::Url::parse("http://www.example.com/A?z=1&ref=x&b=2").unwrap();
+    assert_eq!(
+        rules.host_form(url.clone()).as_str(),
+        "http://www.example.com/A?b=2&z=1"
+    );
+    assert_eq!(none.host_form(url.clone()), url);
+}
