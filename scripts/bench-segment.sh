@@ -130,9 +130,9 @@ bench_docs() {
     echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
     echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
     grep -E '^(elapsed|scheduled|segment |bloom|history):' "$work/docs.report" | sed 's/^/    /'
-    if [ -f "$crawl/history.v3.tsv.zst" ]; then
+    if [ -f "$crawl/history.v4.tsv.zst" ]; then
         local hb hn
-        hb=$(stat -c %s "$crawl/history.v3.tsv.zst")
+        hb=$(stat -c %s "$crawl/history.v4.tsv.zst")
         hn=$(figure "history:" "$work/docs.report")
         echo "history file:    $hb bytes for $hn URLs  ->  $(awk -v b="$hb" -v n="$hn" 'BEGIN{printf "%.1f", b/n}') bytes/URL"
     fi

@@ -185,6 +185,54 @@ pub fn split_content_type(value: &str) -> (&str, Option<&str>) {
     (media, charset)
 }
 
+/// The target of the `rel="canonical"` link of a `Link` header value
+/// (RFC 8288: `<https://example.com/a>; rel="canonical", <...>; rel=next`),
+/// as written (relative to the response's URL), if it has one. A `rel`
+/// holds space-separated relation types; a link's target may hold commas
+/// and semicolons, which end nothing inside `<...>`.
+///
+/// ```
+/// use common::http::link_canonical;
+/// assert_eq!(link_canonical("</a,b>; rel=\"next\", </c>; Rel=\"alternate canonical\""), Some("/c"));
+/// assert_eq!(link_canonical("<https://x.test/>; rel=canonical"), Some("https://x.test/"));
+/// assert_eq!(link_canonical("</p>; title=\"rel=canonical\""), None);
+/// ```
+pub fn link_canonical(value: &str) -> Option<&str> {
+    let mut rest = value;
+    loop {
+        let open = rest.find('<')?;
+        let close = open + rest[open..].find('>')?;
+        let target = &rest[open + 1..close];
+        rest = &rest[close + 1..];
+        // The parameters, up to the next link (a comma outside quotes).
+        let mut end = rest.len();
+        let mut quoted = false;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let params = &rest[..end];
+        rest = &rest[end..];
+        let canonical = params.split(';').any(|p| {
+            let Some((name, v)) = p.split_once('=') else {
+                return false;
+            };
+            name.trim().eq_ignore_ascii_case("rel")
+                && (v.trim().trim_matches('"').split_ascii_whitespace())
+                    .any(|t| t.eq_ignore_ascii_case("canonical"))
+        });
+        if canonical {
+            return Some(target.trim());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

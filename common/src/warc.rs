@@ -94,6 +94,13 @@ pub const METADATA_OUTLINKS: &str = "outlink";
 /// before format 4.
 pub const METADATA_LINKS_SUMMARY: &str = "crawlLinks";
 
+/// The field of the fetcher's `metadata` records that keeps the URL a page
+/// names as its canonical one (its `<link rel=canonical href>`, else a
+/// `Link: <URL>; rel="canonical"` header), canonical, as a hint: the
+/// crawl never merges URLs or hosts by it. Added to format 4 records (an
+/// added field: readers pass over fields they do not know).
+pub const METADATA_CANONICAL: &str = "crawlCanonical";
+
 /// Why a fetch is stored as a `revisit` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RevisitProfile {

@@ -65,6 +65,9 @@ pub struct ClientConfig {
     pub download_timeout: Duration,
     /// Permit private addresses.
     pub allow_private: bool,
+    /// The crawl's host rules, whose `allow_private` overrides the crawl's
+    /// for the hosts and networks they match.
+    pub host_rules: Arc<common::rules::HostRules>,
     /// The name resolver.
     pub dns: Dns,
     /// The proxy requests go through (`None`: none, whatever the environment says).
@@ -198,9 +201,10 @@ pub struct Request {
     pub url: String,
     /// Most body bytes kept, as received.
     pub max_body: u64,
-    /// More headers (`If-None-Match`, `If-Modified-Since` of a conditional
-    /// request), names in lower case.
-    pub headers: Vec<(&'static str, String)>,
+    /// More headers: `If-None-Match`, `If-Modified-Since` of a conditional
+    /// request (names in lower case), then those of the host rules
+    /// (`headers`, names as the rules write them).
+    pub headers: Vec<(std::borrow::Cow<'static, str>, String)>,
 }
 
 /// What [`Client::start`] calls when a request ends (on the connection
@@ -303,6 +307,7 @@ impl Client {
             })?;
         let connector = Connector {
             allow_private: cfg.allow_private,
+            host_rules: cfg.host_rules.clone(),
             dns: cfg.dns.clone(),
             proxy: cfg.proxy.clone(),
             trust: cfg.tls.clone(),
@@ -587,6 +592,7 @@ mod tests {
             first_byte_timeout: Duration::from_secs(2),
             download_timeout: Duration::from_secs(3),
             allow_private: false,
+            host_rules: Arc::default(),
             dns: crate::dns::Dns::start(crate::dns::DnsConfig {
                 server: Some("127.0.0.1:9".parse().unwrap()),
                 timeout: Duration::from_secs(1),

@@ -9,7 +9,7 @@
 
 use common::body::{BodyDecoder, Outcome};
 use common::extract::{Body, LinkExtractor, PageSummary};
-use common::warc::{METADATA_LINKS_SUMMARY, METADATA_OUTLINKS};
+use common::warc::{METADATA_CANONICAL, METADATA_LINKS_SUMMARY, METADATA_OUTLINKS};
 
 use crate::http::Response;
 
@@ -40,7 +40,8 @@ impl Outlinks {
     }
 
     /// Appends the `outlink` lines and the `crawlLinks` summary of `r`,
-    /// fetched from `url`, to `fields`, if it is a 2xx HTML response.
+    /// fetched from `url`, to `fields`, if it is a 2xx HTML response, and
+    /// the canonical URL a 2xx response names (`crawlCanonical`).
     pub fn append(
         &mut self,
         url: &str,
@@ -57,8 +58,10 @@ impl Outlinks {
         ) else {
             return;
         };
-        // Images, PDFs, JSON...: not decoded only to be passed over.
+        // Images, PDFs, JSON...: not decoded only to be passed over; their
+        // `Link` header may name a canonical URL all the same.
         if !common::extract::may_be_html(head.header("Content-Type")) {
+            push_canonical(common::extract::header_canonical(&page, &head), fields);
             return;
         }
         let max = usize::try_from(max_body).unwrap_or(usize::MAX);
@@ -66,6 +69,7 @@ impl Outlinks {
         let decoded = self.decoder.decode_response(&head, raw, max);
         let summary = self.extractor.page(&page, &head, decoded.body);
         if summary.body != Body::Html {
+            push_canonical(common::extract::header_canonical(&page, &head), fields);
             self.decoder.trim(KEEP_BUFFER);
             return;
         }
@@ -78,6 +82,8 @@ impl Outlinks {
                 Outcome::Failed(_) => "failed",
             },
         };
+        // The hint first: the summary closes the record.
+        push_canonical(self.extractor.canonical_hint(&page, &head), fields);
         fields.reserve(self.extractor.links().len() + 1);
         for (link, context) in self.extractor.links_with_context() {
             fields.push((METADATA_OUTLINKS, format!("{link} L {}", context.as_str())));
@@ -85,6 +91,14 @@ impl Outlinks {
         let value = links_summary(&summary, &body, &self.robots_name);
         fields.push((METADATA_LINKS_SUMMARY, value));
         self.decoder.trim(KEEP_BUFFER);
+    }
+}
+
+/// Adds the page's canonical URL, a hint ([`METADATA_CANONICAL`]), if it
+/// names one.
+fn push_canonical(hint: Option<url::Url>, fields: &mut Vec<(&'static str, String)>) {
+    if let Some(url) = hint {
+        fields.push((METADATA_CANONICAL, url.to_string()));
     }
 }
 

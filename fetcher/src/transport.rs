@@ -117,6 +117,9 @@ pub enum OpenError {
 pub struct Connector {
     /// Permit private addresses.
     pub allow_private: bool,
+    /// The crawl's host rules: their `allow_private`, for the host or its
+    /// address, overrides `allow_private`.
+    pub host_rules: Arc<common::rules::HostRules>,
     /// The resolver.
     pub dns: Dns,
     /// The proxy, if requests go through one.
@@ -164,23 +167,21 @@ impl Connector {
         let proxy = self.proxy.as_ref().filter(|p| !p.bypasses(&route.host));
         let Some(proxy) = proxy else {
             let ips = self.resolve(&route.host).await.map_err(OpenError::Dns)?;
-            let (tcp, ip) = self
-                .connect_any(&ips, route.port, self.allow_private)
-                .await?;
+            let allowed = |ip| self.private_allowed(&route.host, ip);
+            let (tcp, ip) = self.connect_any(&ips, route.port, &allowed).await?;
             return self.finish(route, tcp, Some(ip), None, deadline).await;
         };
-        if !self.allow_private {
-            // A name this machine cannot resolve is left to the proxy: behind
-            // a proxy, often only the proxy can resolve outside names.
-            if let Ok(ips) = self.resolve(&route.host).await
-                && let Some(ip) = ips.iter().find(|ip| is_private(**ip))
-            {
-                return Err(OpenError::Private(PrivateAddress(*ip)));
-            }
+        // A name this machine cannot resolve is left to the proxy: behind
+        // a proxy, often only the proxy can resolve outside names.
+        if let Ok(ips) = self.resolve(&route.host).await
+            && let Some(ip) =
+                (ips.iter()).find(|ip| is_private(**ip) && !self.private_allowed(&route.host, **ip))
+        {
+            return Err(OpenError::Private(PrivateAddress(*ip)));
         }
         // The proxy's address is the operator's choice: not checked.
         let ips = self.resolve(&proxy.host).await.map_err(OpenError::Dns)?;
-        let (mut tcp, _) = self.connect_any(&ips, proxy.port, true).await?;
+        let (mut tcp, _) = self.connect_any(&ips, proxy.port, &|_| true).await?;
         if !route.https {
             let auth = proxy.authorization();
             return self.finish(route, tcp, None, Some(auth), deadline).await;
@@ -228,24 +229,37 @@ impl Connector {
         Ok(conn)
     }
 
+    /// True if `host`, reached at the private address `ip`, may be
+    /// connected to: the `allow_private` of the host rules that match the
+    /// host or the address (the most specific), else the crawl's.
+    fn private_allowed(&self, host: &str, ip: IpAddr) -> bool {
+        if !self.host_rules.sets(common::rules::Key::AllowPrivate) {
+            return self.allow_private;
+        }
+        (self.host_rules.for_host(host, Some(ip)))
+            .allow_private()
+            .unwrap_or(self.allow_private)
+    }
+
     /// The addresses of `host` (the resolver waits at most its timeout).
     async fn resolve(&self, host: &str) -> Answer {
         self.dns.lookup_async(host).await
     }
 
     /// Connects to the first of `ips` (at `port`) that answers within the
-    /// connect timeout, refusing private addresses unless `allow_private`;
-    /// returns the connection and the address connected to.
+    /// connect timeout, refusing private addresses unless `allow_private`
+    /// says yes to them; returns the connection and the address connected
+    /// to.
     async fn connect_any(
         &self,
         ips: &[IpAddr],
         port: u16,
-        allow_private: bool,
+        allow_private: &(dyn Fn(IpAddr) -> bool + Sync),
     ) -> Result<(TcpStream, IpAddr), OpenError> {
         let until = Instant::now() + self.connect_timeout;
         let mut last = None;
         for &ip in ips.iter().take(16) {
-            if !allow_private && is_private(ip) {
+            if is_private(ip) && !allow_private(ip) {
                 last = Some(OpenError::Private(PrivateAddress(ip)));
                 continue;
             }
@@ -262,7 +276,7 @@ impl Connector {
                 };
             // Check the connected peer too, not only the address we asked for.
             let peer = tcp.peer_addr().map(|a| a.ip()).unwrap_or(ip);
-            if !allow_private && is_private(peer) {
+            if is_private(peer) && !allow_private(peer) {
                 return Err(OpenError::Private(PrivateAddress(peer)));
             }
             tcp.set_nodelay(true).map_err(OpenError::Io)?;

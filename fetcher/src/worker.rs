@@ -160,6 +160,10 @@ pub struct Shared {
     /// The shards of a sharded crawl and this run's: a redirect target of
     /// another shard is not followed (it is a link for the next round).
     pub shard: Option<(common::shards::Shards, u32)>,
+    /// The crawl's host rules: per URL, `conditional_requests` over the
+    /// crawl's and the `headers` added to requests; per host, the canonical
+    /// form of redirect targets.
+    pub host_rules: Arc<common::rules::HostRules>,
     /// The fetcher's own settings, as the run's settings hold them
     /// ([`crate::settings::Settings::options`]): the body limit, the URLs
     /// loaded per refill, the redirects followed, the records written...
@@ -493,11 +497,18 @@ impl Worker {
     fn start_robots(&self, robots: Box<RobotsRequest>) {
         let sh = &self.shared;
         sh.counters.robots.fetch_add(1, Ordering::Relaxed);
+        let mut headers = Vec::new();
+        add_rule_headers(
+            &sh.host_rules,
+            &robots.url_host,
+            robots.url.as_str(),
+            &mut headers,
+        );
         let request = Request {
             key: robots.key,
             url: robots.url.to_string(),
             max_body: MAX_ROBOTS_BYTES as u64 + 1,
-            headers: Vec::new(),
+            headers,
         };
         let shared = self.shared.clone();
         sh.client.start(
@@ -676,14 +687,21 @@ impl Worker {
     fn start_fetch(&self, key: KeyId, job: Job) {
         let sh = &self.shared;
         // A refetch asks whether the page changed since its last fetch
-        // (unless conditional requests are off: an archival crawl).
+        // (unless conditional requests are off: an archival crawl, or a
+        // rule on the URL says so).
         let mut headers = Vec::new();
-        if sh.options.conditional_requests && !job.rec.etag.is_empty() {
-            headers.push(("if-none-match", job.rec.etag.clone()));
+        let refetch = !job.rec.etag.is_empty() || !job.rec.last_modified.is_empty();
+        let conditional = refetch
+            && crate::url_parts::path_and_query(&job.rec.url)
+                .and_then(|p| sh.host_rules.conditional_requests(&job.rec.host, &p))
+                .unwrap_or(sh.options.conditional_requests);
+        if conditional && !job.rec.etag.is_empty() {
+            headers.push(("if-none-match".into(), job.rec.etag.clone()));
         }
-        if sh.options.conditional_requests && !job.rec.last_modified.is_empty() {
-            headers.push(("if-modified-since", job.rec.last_modified.clone()));
+        if conditional && !job.rec.last_modified.is_empty() {
+            headers.push(("if-modified-since".into(), job.rec.last_modified.clone()));
         }
+        add_rule_headers(&sh.host_rules, &job.rec.host, &job.rec.url, &mut headers);
         let request = Request {
             key,
             url: job.rec.url.clone(),
@@ -759,6 +777,7 @@ impl Worker {
                 url::Url::parse(&job.rec.url)
                     .ok()
                     .and_then(|base| common::urlnorm::canonicalize_relative(&base, l).ok())
+                    .map(|t| sh.host_rules.host_form(t))
             })
         } else {
             None
@@ -902,6 +921,23 @@ impl Worker {
                 redirects: from.redirects + 1,
             },
         ))
+    }
+}
+
+/// Adds to `headers` those the host rules give the requests for `url` (of
+/// `host`), if any rule sets some.
+fn add_rule_headers(
+    rules: &common::rules::HostRules,
+    host: &str,
+    url: &str,
+    headers: &mut Vec<(std::borrow::Cow<'static, str>, String)>,
+) {
+    if !rules.sets(common::rules::Key::Headers) {
+        return;
+    }
+    if let Some(path) = crate::url_parts::path_and_query(url) {
+        let ruled = rules.headers(host, &path).iter();
+        headers.extend(ruled.map(|(n, v)| (n.clone().into(), v.clone())));
     }
 }
 

@@ -111,7 +111,7 @@ pub enum Command {
     /// (its WARC files, leftover list and crawl log), once: links,
     /// redirects, sitemaps and re-entering URLs go through the canonical
     /// form and the scope and trap filters, and are written, sorted, into
-    /// fetched/ID/mapped/to-KKK.cand2.zst for each destination shard K,
+    /// fetched/ID/mapped/to-KKK.cand3.zst for each destination shard K,
     /// with what the fetches say for shard J's history; the marker
     /// mapped/DONE comes last. Writes nothing else. Rerun after a kill: it
     /// does the run again.
@@ -128,8 +128,8 @@ pub enum Command {
     /// Reduce step of a sharded crawl's round: write shard J's next
     /// segment from what every shard's map addressed to it.
     ///
-    /// Reads every map output for shard J (fetched/ID/mapped/to-JJJ.cand2.zst
-    /// of every shard; .cand1.zst from an older build) not listed in CRAWL/shards/JJJ/consumed.txt, drops
+    /// Reads every map output for shard J (fetched/ID/mapped/to-JJJ.cand3.zst
+    /// of every shard; .cand2.zst, .cand1.zst from an older build) not listed in CRAWL/shards/JJJ/consumed.txt, drops
     /// the URLs shard J has seen, and does the rest of a `run` round on
     /// shard J: backlog, due refetches, history, caps, plan, segments;
     /// committed all or nothing.
@@ -452,7 +452,7 @@ pub enum Command {
     /// journal, rescues; the bit array checked).
     Inspect {
         /// A `*.v5.tsv.zst` file (or `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
-        /// `history.v3.tsv.zst` (or an older `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
+        /// `history.v4.tsv.zst` (or an older `history.v3.tsv.zst`, `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
         /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.

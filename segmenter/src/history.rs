@@ -1,13 +1,13 @@
 //! The fetch history: one line per URL ever fetched, kept by the segmenter
 //! from every fetched run it consumes, and the refetch schedule it decides.
 //!
-//! `CRAWL/history.v3.tsv.zst`, zstd-compressed UTF-8 text, framed like the
+//! `CRAWL/history.v4.tsv.zst`, zstd-compressed UTF-8 text, framed like the
 //! list files (a header line, then a counted, hashed end line, so that a cut
 //! or changed file is told from a short one):
 //!
 //! ```text
-//! # history v3
-//! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified  record_id  record_date
+//! # history v4
+//! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified  record_id  record_date  canonical
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //! (fields separated by one tab; `-` for a missing value). Lines are sorted
@@ -36,14 +36,22 @@
 //!   A revisit leaves them as they were (or takes the ones it refers to),
 //!   so that a chain of revisits points at the response, not at the
 //!   revisit before.
+//! - `canonical`: the URL the page named as its canonical one at its last
+//!   full fetch (`<link rel=canonical>` or a `Link` header; `-`: none), a
+//!   hint kept for users of the crawl: never used to merge URLs or hosts.
+//!
+//! Version 3 (`history.v3.tsv.zst`, header `# history v3`: the first
+//! fifteen columns) is still read, its hints unknown until a page is
+//! fetched whole again; a round writes version 4 and keeps the older file
+//! as `history.v4.tsv.zst.prev`. A build before version 4 does not read a
+//! `.v4.` file.
 //!
 //! Version 2 (`history.v2.tsv.zst`, header `# history v2`: the first
 //! thirteen columns) and version 1 (`history.v1.tsv.zst`, header `# history
 //! v1`: the same, without the state `failed`) are still read, their record
 //! IDs unknown (a revisit of such a URL has no `WARC-Refers-To` until the
-//! page is stored whole again); a round writes version 3 and keeps the
-//! older file as `history.v3.tsv.zst.prev`. A build before version 3 does
-//! not read a `.v3.` file (it would refuse fifteen columns).
+//! page is stored whole again); a round writes version 4 and keeps the
+//! older file as `history.v4.tsv.zst.prev`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -64,28 +72,39 @@ pub use observe::{Kind, Observation};
 pub use summary::{HistorySummary, SavedSummary, SummaryCounter, summary_path};
 
 /// The history's file name in the crawl directory.
-pub const FILE_NAME: &str = "history.v3.tsv.zst";
+pub const FILE_NAME: &str = "history.v4.tsv.zst";
 /// The file names of the older versions still read (when there is no
 /// current file), newest first.
-pub const OLD_FILE_NAMES: [&str; 2] = ["history.v2.tsv.zst", "history.v1.tsv.zst"];
+pub const OLD_FILE_NAMES: [&str; 3] = [
+    "history.v3.tsv.zst",
+    "history.v2.tsv.zst",
+    "history.v1.tsv.zst",
+];
 /// The format version written.
-pub const VERSION: u32 = 3;
-const HEADER: &str = "# history v3";
+pub const VERSION: u32 = 4;
+const HEADER: &str = "# history v4";
 /// The header lines read, with their format versions.
-const HEADERS: [(&str, u32); 3] = [(HEADER, VERSION), ("# history v2", 2), ("# history v1", 1)];
+const HEADERS: [(&str, u32); 4] = [
+    (HEADER, VERSION),
+    ("# history v3", 3),
+    ("# history v2", 2),
+    ("# history v1", 1),
+];
 /// zstd level of the history: level 1, as for segments (the history is
 /// rewritten whole every round; with level 3 the merge of 10 M URLs took
 /// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
 const ZSTD_LEVEL: i32 = 1;
-const COLUMNS: usize = 15;
+const COLUMNS: usize = 16;
+/// The columns of version 3 (the first fifteen).
+const V3_COLUMNS: usize = 15;
 /// The columns of versions 1 and 2 (the first thirteen).
 const OLD_COLUMNS: usize = 13;
 /// The column names, in order (for messages and docs/formats.md).
 pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes strikes due state \
-    digest etag last_modified record_id record_date";
+    digest etag last_modified record_id record_date canonical";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy history.v3.tsv.zst.prev (the history of the \
+pub const HISTORY_REPAIR: &str = "Repair: copy history.v4.tsv.zst.prev (the history of the \
     round before: the fetches of the last consumed run are not in it, and their URLs are \
     fetched again when due) over it, or move it away: the next run rebuilds the history \
     from the consumed runs still in fetched/ (intervals and change counts start again)";
@@ -171,6 +190,9 @@ pub struct Entry {
     pub record_id: String,
     /// That response's `WARC-Date`, Unix ms (`None`: unknown).
     pub record_ms: Option<i64>,
+    /// The canonical URL the page named at its last full fetch, a hint
+    /// (empty: none, or unknown).
+    pub canonical: String,
 }
 
 fn dash(s: &str) -> &[u8] {
@@ -217,6 +239,8 @@ impl Entry {
             Some(ms) => push_time(out, ms),
             None => out.push(b'-'),
         }
+        out.push(b'\t');
+        out.extend_from_slice(dash(&self.canonical));
         out.push(b'\n');
     }
 
@@ -239,7 +263,11 @@ impl Entry {
             }
             count += 1;
         }
-        let expected = if version >= 3 { COLUMNS } else { OLD_COLUMNS };
+        let expected = match version {
+            4.. => COLUMNS,
+            3 => V3_COLUMNS,
+            _ => OLD_COLUMNS,
+        };
         if count != expected {
             let names = match COLUMN_NAMES.match_indices(' ').nth(expected - 1) {
                 Some((end, _)) => &COLUMN_NAMES[..end],
@@ -265,6 +293,7 @@ impl Entry {
             last_modified,
             record_id,
             record_date,
+            canonical,
         ] = fields;
         if host.is_empty() || url.is_empty() {
             return Err("host or URL is empty".into());
@@ -308,6 +337,7 @@ impl Entry {
             (&mut self.etag, undash(etag)),
             (&mut self.last_modified, undash(last_modified)),
             (&mut self.record_id, undash(record_id)),
+            (&mut self.canonical, undash(canonical)),
         ] {
             slot.clear();
             slot.push_str(v);
@@ -369,6 +399,19 @@ impl Schedule {
     fn clamp(&self, secs: f64) -> u64 {
         let (min, max) = (self.min.as_secs_f64(), self.max.as_secs_f64());
         secs.clamp(min, max.max(min)).round().max(1.0) as u64
+    }
+
+    /// The schedule of `url` (canonical, of `host`): this one, within the
+    /// bounds the host rules that match the URL set (`recrawl_min`,
+    /// `recrawl_max`), if any does.
+    pub fn for_url(&self, rules: &common::rules::HostRules, host: &str, url: &str) -> Schedule {
+        let mut schedule = *self;
+        let after_scheme = url.find("://").map_or(0, |i| i + 3);
+        let path = url[after_scheme..]
+            .find('/')
+            .map_or("/", |i| &url[after_scheme + i..]);
+        (schedule.min, schedule.max) = rules.recrawl_bounds(host, path, self.min, self.max);
+        schedule
     }
 
     /// Brings a URL of the history under this schedule's bounds: an
@@ -452,6 +495,9 @@ impl Schedule {
                     };
                     e.strikes = 0;
                     e.state = State::Active;
+                    if obs.kind == Kind::Full {
+                        e.canonical.clone_from(&obs.canonical);
+                    }
                     if obs.kind == Kind::Full || obs.kind == Kind::Identical {
                         if !obs.digest.is_empty() {
                             keep_record(e, obs);
@@ -489,6 +535,7 @@ impl Schedule {
                     e.record_ms = None;
                     e.etag.clear();
                     e.last_modified.clear();
+                    e.canonical.clear();
                     if e.strikes >= self.gone_after.max(1) {
                         e.state = State::Gone;
                         Outcome::Retired
@@ -574,7 +621,7 @@ pub enum HistoryError {
 /// history).
 pub struct HistoryReader {
     path: PathBuf,
-    /// The format version of the file (1 to 3).
+    /// The format version of the file (1 to 4).
     version: u32,
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     line: String,
@@ -619,7 +666,7 @@ impl HistoryReader {
                 Ok(Some(r))
             }
             None => Err(r.damaged(format!(
-                "line 1 is not `{HEADER}` (or `# history v2`, `# history v1`)"
+                "line 1 is not `{HEADER}` (or `# history v3`, `# history v2`, `# history v1`)"
             ))),
         }
     }
@@ -732,7 +779,7 @@ impl HistoryReader {
     }
 }
 
-/// The history file of the crawl directory `root`: `history.v3.tsv.zst`,
+/// The history file of the crawl directory `root`: `history.v4.tsv.zst`,
 /// or an older version's file when only that exists (a crawl made by an
 /// older build, until its next round).
 pub fn current_path(root: &Path) -> PathBuf {

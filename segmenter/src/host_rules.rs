@@ -59,6 +59,14 @@ fn crawl_wide(s: &Settings, key: Key) -> Option<(String, String)> {
             limit(s.max_host_bytes, human::bytes),
             "[crawl] max_host_bytes",
         ),
+        Key::RecrawlMin => (
+            Value::Duration(s.schedule.min).to_string(),
+            "[segmenter] recrawl_min",
+        ),
+        Key::RecrawlMax => (
+            Value::Duration(s.schedule.max).to_string(),
+            "[segmenter] recrawl_max",
+        ),
         _ => return None,
     };
     Some((value, format!("crawl-wide ({place})")))

@@ -820,10 +820,13 @@ fn merge_history<'a>(
         observations,
         out,
         schedule: &settings.schedule,
+        rules: &settings.host_rules,
         now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
         spread_new,
         lookup,
-        count_pages: settings.max_host_pages.is_some() || settings.max_domain_pages.is_some(),
+        count_pages: settings.max_host_pages.is_some()
+            || settings.max_domain_pages.is_some()
+            || (settings.host_rules).sets(common::rules::Key::MaxHostPages),
     }
     .run(|e| {
         // What a refetch carries: the validators, and the response that

@@ -2,7 +2,7 @@
 //! it: the check that keeps every crate of the workspace free of import
 //! circles (`no_crate_has_a_module_circle` below runs it on each).
 //!
-//! A node is a module that has a file of its own (`scan/mod.rs`,
+//! A node is a module that has a file of its own (`scan.rs`,
 //! `scan/lists.rs`, the crate root); an inline module (`mod x { ... }`)
 //! belongs to its file's node. There is an edge from module A to module B
 //! when code of A names B or an item inside B by a path:
@@ -685,6 +685,40 @@ mod tests {
         assert!(
             failures.is_empty(),
             "import circles between modules (move the shared piece to where it belongs):\n{failures}"
+        );
+    }
+
+    /// One folder convention: a folder's module is `foo.rs` beside `foo/`,
+    /// never `foo/mod.rs`.
+    #[test]
+    fn every_folder_module_is_a_file_beside_its_folder() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut found = Vec::new();
+        let mut dirs: Vec<PathBuf> = ["common", "fetcher", "segmenter", "tests"]
+            .iter()
+            .flat_map(|c| {
+                [
+                    workspace.join(c).join("src"),
+                    workspace.join(c).join("tests"),
+                ]
+            })
+            .filter(|d| d.is_dir())
+            .collect();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.file_name() == Some("mod.rs".as_ref()) {
+                    found.push(path.strip_prefix(&workspace).unwrap().display().to_string());
+                }
+            }
+        }
+        found.sort();
+        assert!(
+            found.is_empty(),
+            "a folder's module is `foo.rs` beside `foo/` in this workspace; rename these \
+             (`git mv foo/mod.rs foo.rs`): {found:?}"
         );
     }
 }

@@ -94,8 +94,33 @@ impl LinkExtractor {
         &self.out.links
     }
 
+    /// The canonical URL the last page names for itself, a hint kept
+    /// beside the page (never used to merge URLs): its first `<link
+    /// rel=canonical href>`, else the `rel="canonical"` target of its
+    /// `Link` headers, resolved against `page` and canonicalized. `head`
+    /// is the page's, as given to [`LinkExtractor::page`]; the header is
+    /// read whatever the body (a PDF may name its HTML page).
+    pub fn canonical_hint(&self, page: &Url, head: &ResponseHead) -> Option<Url> {
+        let in_markup = self
+            .links_with_context()
+            .find(|(_, c)| *c == LinkContext::LinkHref);
+        if let Some((url, _)) = in_markup {
+            return Some(url.clone());
+        }
+        header_canonical(page, head)
+    }
+
     /// The links of the last page with where each was found.
     pub fn links_with_context(&self) -> impl Iterator<Item = (&Url, LinkContext)> {
         self.out.links.iter().zip(self.out.contexts.iter().copied())
     }
+}
+
+/// The canonical URL a response's `Link` headers name, resolved against
+/// `page` and canonicalized, if any does.
+pub fn header_canonical(page: &Url, head: &ResponseHead) -> Option<Url> {
+    (head.headers.iter())
+        .filter(|(name, _)| name.eq_ignore_ascii_case("Link"))
+        .find_map(|(_, value)| crate::http::link_canonical(value))
+        .and_then(|target| crate::urlnorm::canonicalize_relative(page, target).ok())
 }

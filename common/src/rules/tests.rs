@@ -424,16 +424,13 @@ fn path_patterns_match_as_robots_txt_rules() {
 }
 
 #[test]
-fn keys_read_but_not_applied_are_named_with_their_rule_line() {
+fn every_key_is_applied_so_no_rule_is_warned_about() {
     let text = "[[rule]]\nhost = \"a.test\"\nmin_delay = \"1s\"\n\n\
                 [[rule]]\ndomain = \"b.test\"\nmax_per_host = 2\ndeny = [\"/x\"]\nweight = 2.0\n\
                 recrawl_max = \"9d\"\n";
     let warnings = parse(text).unwrap().unapplied();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].starts_with("r.toml:5: recrawl_max read but not applied"),
-        "{warnings:?}"
-    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(Key::ALL.iter().all(|k| k.applied()));
 }
 
 #[test]
@@ -529,4 +526,39 @@ fn the_explanation_says_where_each_value_comes_from() {
             .source,
         Source::CrawlWide("crawl.toml [fetcher]".into())
     );
+}
+
+#[test]
+fn the_url_keys_come_from_the_path_rule_then_the_host_rules() {
+    let rules = rules();
+    assert!(rules.sets(Key::Headers) && rules.sets(Key::RecrawlMax));
+    assert!(!rules.sets(Key::RecrawlMin));
+    let www = "www.example.com";
+    assert_eq!(rules.conditional_requests(www, "/a"), Some(false));
+    assert_eq!(rules.conditional_requests("example.com", "/a"), None);
+    assert_eq!(
+        rules.headers(www, "/archive/x"),
+        [
+            ("Cookie".to_string(), "a=1".to_string()),
+            ("X-Team".to_string(), "crawl".to_string())
+        ]
+    );
+    assert!(rules.headers("blog.example.com", "/").is_empty());
+    let (min, max) = (Duration::from_secs(60), Duration::from_secs(400_000));
+    let day = Duration::from_secs(86_400);
+    assert_eq!(
+        rules.recrawl_bounds(www, "/archive/x", min, max),
+        (min, day)
+    );
+    assert_eq!(rules.recrawl_bounds(www, "/other", min, max), (min, max));
+    // Without a rule on them, no lookup: the crawl's values.
+    let none = HostRules::default();
+    assert_eq!(none.conditional_requests(www, "/a"), None);
+    assert_eq!(none.recrawl_bounds(www, "/a", min, max), (min, max));
+    let url = url::Url::parse("http://www.example.com/A?z=1&ref=x&b=2").unwrap();
+    assert_eq!(
+        rules.host_form(url.clone()).as_str(),
+        "http://www.example.com/A?b=2&z=1"
+    );
+    assert_eq!(none.host_form(url.clone()), url);
 }

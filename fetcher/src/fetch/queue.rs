@@ -89,7 +89,13 @@ pub(super) fn queue(run: &Run, segment: &mut Segment) -> Result<Queued, Error> {
         std::mem::take(&mut segment.retries),
         &s.agent_name,
     );
-    set_byte_budgets(&frontier, &s.budgets, &loaded.keys, &host_states);
+    set_byte_budgets(
+        &frontier,
+        &s.budgets,
+        &s.host_rules,
+        &loaded.keys,
+        &host_states,
+    );
     if !holds.journaled.is_empty() {
         log.info(format!(
             "{}: {} hosts contacted by runs that did not end cleanly wait their delay",
@@ -238,14 +244,19 @@ fn fill_frontier(
 }
 
 /// Gives each key of the segment the WARC bytes it may store in the run:
-/// `max_host_round_bytes`, and what `max_host_bytes` leaves of its first
-/// host's bytes over the crawl (`hosts.db`).
+/// `max_host_round_bytes`, and what `max_host_bytes` (the host rules' for
+/// its first host, else the crawl's) leaves of that host's bytes over the
+/// crawl (`hosts.db`). The segmenter holds a host over its budget out of
+/// the next segments with the same value ([`common::rules`]), so the cut
+/// here only ends what a segment planned before the host reached it.
 fn set_byte_budgets(
     frontier: &Frontier,
     budgets: &crate::budget::Budgets,
+    host_rules: &common::rules::HostRules,
     keys: &[feed::KeyRanges],
     host_states: &HashMap<String, HostState>,
 ) {
+    let by_rule = host_rules.sets(common::rules::Key::MaxHostBytes);
     for k in keys {
         let Some(id) = frontier.key_id(&k.name) else {
             continue;
@@ -253,7 +264,13 @@ fn set_byte_budgets(
         if let Some(round) = budgets.host_round {
             frontier.set_byte_budget(id, round, Cut::HostRoundBytes);
         }
-        if let Some(max) = budgets.host {
+        let host_max = match by_rule {
+            true => (host_rules.for_host(&k.first_host, None))
+                .max_host_bytes()
+                .unwrap_or(budgets.host),
+            false => budgets.host,
+        };
+        if let Some(max) = host_max {
             let spent = host_states.get(&k.first_host).map_or(0, |h| h.bytes_total);
             frontier.set_byte_budget(id, max.saturating_sub(spent), Cut::HostBytes);
         }

@@ -3,6 +3,7 @@
 //! body as received) up to the end its framing gives, the size limit or a
 //! timeout.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -55,11 +56,14 @@ impl Target {
     /// The request to write, and what the WARC record keeps of it when
     /// that differs (the same less a proxy's credentials). With
     /// `absolute_form`, the request line names the whole URL, for a proxy.
+    /// `headers` come last; an `Accept` among them replaces the crawler's
+    /// own, an `Authorization` gives way to the URL's credentials (the
+    /// others a rule may not set, [`common::rules`]).
     pub fn request_bytes(
         &self,
         user_agent: &str,
         from: Option<&str>,
-        headers: &[(&'static str, String)],
+        headers: &[(Cow<'static, str>, String)],
         absolute_form: Option<&Option<String>>,
     ) -> (Vec<u8>, Option<Vec<u8>>) {
         let mut out = Vec::with_capacity(256 + self.path.len());
@@ -77,8 +81,12 @@ impl Target {
             out.extend_from_slice(value.as_bytes());
             out.extend_from_slice(b"\r\n");
         };
+        let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let own_accept = !given("accept");
         field("user-agent", user_agent);
-        field("accept", "*/*");
+        if own_accept {
+            field("accept", "*/*");
+        }
         field("host", &self.authority);
         if let Some(a) = &self.authorization {
             field("authorization", a);
@@ -88,6 +96,9 @@ impl Target {
             field("from", from);
         }
         for (name, value) in headers {
+            if self.authorization.is_some() && name.eq_ignore_ascii_case("authorization") {
+                continue;
+            }
             field(name, value);
         }
         out.extend_from_slice(b"\r\n");
@@ -472,7 +483,7 @@ mod tests {
     #[test]
     fn requests_are_written_as_the_warc_record_keeps_them() {
         let t = Target::parse("http://a.test:8080/p?q=1#frag").unwrap();
-        let conditions = [("if-none-match", "\"x\"".to_string())];
+        let conditions = [(Cow::Borrowed("if-none-match"), "\"x\"".to_string())];
         let (sent, recorded) = t.request_bytes("bot/1", Some("me@a.test"), &conditions, None);
         assert_eq!(
             String::from_utf8(sent).unwrap(),
@@ -497,6 +508,29 @@ mod tests {
         assert!(recorded.starts_with("GET http://a.test/ HTTP/1.1\r\nuser-agent: b\r\n"));
         assert!(!recorded.contains("Proxy-Authorization"));
         assert!(Target::parse("ftp://a.test/").is_err());
+    }
+
+    #[test]
+    fn headers_of_the_rules_come_last_and_an_accept_replaces_the_crawler_s() {
+        let ruled = [
+            (Cow::Borrowed("Cookie"), "s=1".to_string()),
+            (Cow::Borrowed("Accept"), "text/html".to_string()),
+            (Cow::Borrowed("Authorization"), "Bearer t".to_string()),
+        ];
+        let t = Target::parse("http://a.test/").unwrap();
+        let (sent, _) = t.request_bytes("b", None, &ruled, None);
+        assert_eq!(
+            String::from_utf8(sent).unwrap(),
+            "GET / HTTP/1.1\r\nuser-agent: b\r\nhost: a.test\r\n\
+             accept-encoding: gzip, deflate, br\r\nCookie: s=1\r\nAccept: text/html\r\n\
+             Authorization: Bearer t\r\n\r\n"
+        );
+        // The URL's own credentials win over a rule's.
+        let t = Target::parse("http://u:p@a.test/").unwrap();
+        let (sent, _) = t.request_bytes("b", None, &ruled, None);
+        let sent = String::from_utf8(sent).unwrap();
+        assert_eq!(sent.matches("uthorization").count(), 1, "{sent}");
+        assert!(sent.contains("authorization: Basic dTpw\r\n"), "{sent}");
     }
 
     /// Answers one connection on loopback with `answer` (read the request

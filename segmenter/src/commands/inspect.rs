@@ -1,7 +1,7 @@
 //! `segmenter inspect FILE [--json]`: the summary of a segment, leftover or
 //! backlog file, computed and printed by the same code as `fetcher inspect`
 //! (`common::segment::SegmentSummary`); of the fetch history
-//! (`history.v3.tsv.zst`, an older version's file, or their `.prev`): URLs due when,
+//! (`history.v4.tsv.zst`, an older version's file, or their `.prev`): URLs due when,
 //! per host too; or of the seen-set (`seen.bloom`, or its `.prev`):
 //! [`BloomSummary`].
 

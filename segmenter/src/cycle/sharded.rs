@@ -360,7 +360,7 @@ mod tests {
         let done = format!("segment {id}\nstop_reason complete\nfinished {finished}\n");
         std::fs::write(dir.join("DONE"), done).unwrap();
         if mapped {
-            std::fs::write(dir.join("mapped/DONE"), "segmenter-mapped v2\n").unwrap();
+            std::fs::write(dir.join("mapped/DONE"), "segmenter-mapped v3\n").unwrap();
         }
     }
 

@@ -125,6 +125,9 @@ pub struct Merge<'a> {
     pub out: HistoryWriter,
     /// The schedule.
     pub schedule: &'a Schedule,
+    /// The crawl's host rules: their `recrawl_min` and `recrawl_max` bound
+    /// the schedule of the URLs they match ([`Merge::schedule_of`]).
+    pub rules: &'a common::rules::HostRules,
     /// Now, Unix ms: URLs due before it are handed out.
     pub now_ms: i64,
     /// Spread the first refetch of URLs new to the history over their
@@ -357,8 +360,10 @@ impl Merge<'_> {
                 self.advance_observations(obs)?;
             } else {
                 std::mem::swap(entry, &mut old.entry);
-                // recrawl_min/recrawl_max changed since: they apply now.
-                counts.rescheduled += u64::from(self.schedule.rescale(entry));
+                // recrawl_min/recrawl_max (the crawl's or a rule's) changed
+                // since: they apply now.
+                let schedule = self.schedule_of(&entry.host, &entry.url);
+                counts.rescheduled += u64::from(schedule.rescale(entry));
                 prefix.clone_from(&old.prefix);
                 self.advance_old(old)?;
             }
@@ -401,7 +406,8 @@ impl Merge<'_> {
                     entry.state = State::Active;
                     entry.strikes = 0;
                 }
-                let outcome = self.schedule.apply(entry, &n.obs, false);
+                let schedule = self.schedule_of(&entry.host, &entry.url);
+                let outcome = schedule.apply(entry, &n.obs, false);
                 counts.count(outcome, entry.state);
             }
             self.advance_observations(obs)?;
@@ -433,6 +439,11 @@ impl Merge<'_> {
         Ok(())
     }
 
+    /// The schedule of `url` (of `host`): [`Schedule::for_url`].
+    fn schedule_of(&self, host: &str, url: &str) -> Schedule {
+        self.schedule.for_url(self.rules, host, url)
+    }
+
     /// Moves `old` on to the next entry of the old history.
     fn advance_old(&mut self, old: &mut OldEntries) -> Result<(), Error> {
         old.have = self.next_old(&mut old.entry, &mut old.prefix, &mut old.host)?;
@@ -452,7 +463,8 @@ impl Merge<'_> {
             counts.gave_up += 1;
             return self.schedule.first_failed(&n.host, &n.url, &n.obs);
         }
-        let mut entry = self.schedule.first(&n.host, &n.url, &n.obs);
+        let schedule = self.schedule_of(&n.host, &n.url);
+        let mut entry = schedule.first(&n.host, &n.url, &n.obs);
         if !n.obs.robots {
             counts.count(Outcome::New, entry.state);
         }

@@ -6,9 +6,10 @@
 //! zero hash, so a host's observations come out by URL, and those of one URL
 //! by fetch time (the first field, fixed-width hex), oldest first, the
 //! order the history applies them in. The fields after the key's URL are
-//! `TIME hops status kind digest etag last_modified record_id record_date`
-//! (tab-separated); map outputs of version 1 ([`crate::state::mapped`]) have the
-//! first seven, read with the record unknown.
+//! `TIME hops status kind digest etag last_modified record_id record_date
+//! canonical` (tab-separated); map outputs of version 2
+//! ([`crate::state::mapped`]) have the first nine, read with no canonical hint,
+//! those of version 1 the first seven, read with the record unknown too.
 
 use super::clean_value;
 
@@ -82,6 +83,9 @@ pub struct Observation {
     /// That response's `WARC-Date`, Unix ms (a revisit's
     /// `WARC-Refers-To-Date`; `None`: unknown).
     pub record_ms: Option<i64>,
+    /// The canonical URL the page names (`<link rel=canonical>`, a `Link`
+    /// header), a hint (empty: none).
+    pub canonical: String,
 }
 
 impl Observation {
@@ -102,7 +106,7 @@ impl Observation {
         };
         let _ = write!(
             out,
-            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{record_ms}",
+            "{:016x}\t{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{record_ms}\t{}",
             self.fetched_ms.max(0),
             self.hops,
             self.kind.code(),
@@ -110,6 +114,7 @@ impl Observation {
             clean_value(&self.etag),
             clean_value(&self.last_modified),
             clean_value(&self.record_id),
+            clean_value(&self.canonical),
         );
     }
 
@@ -136,6 +141,7 @@ impl Observation {
             last_modified: f.next()?.to_string(),
             record_id: String::new(),
             record_ms: None,
+            canonical: String::new(),
         };
         // (Without the record's two fields: a version 1 map output.)
         if let Some(record_id) = f.next() {
@@ -144,6 +150,10 @@ impl Observation {
                 "-" => None,
                 ms => Some(i64::from_str_radix(ms, 16).ok()?),
             };
+            // (Without it: a version 2 map output.)
+            if let Some(canonical) = f.next() {
+                obs.canonical = canonical.to_string();
+            }
         }
         f.next().is_none().then_some((url, obs))
     }
@@ -166,6 +176,7 @@ mod tests {
             last_modified: String::new(),
             record_id: "<urn:uuid:1>".into(),
             record_ms: Some(ms - 1),
+            canonical: "http://www.a.test/".into(),
         };
         let mut a = String::new();
         obs(5).encode("http://a.test/", &mut a);
@@ -190,6 +201,19 @@ mod tests {
             Observation {
                 record_id: String::new(),
                 record_ms: None,
+                canonical: String::new(),
+                ..obs(5)
+            }
+        );
+        // As a version 2 map output has it: no canonical hint.
+        let mut v2 = String::new();
+        obs(5).encode("http://a.test/", &mut v2);
+        let v2 = v2.trim_end_matches("\thttp://www.a.test/");
+        let (_, back) = Observation::decode(v2).unwrap();
+        assert_eq!(
+            back,
+            Observation {
+                canonical: String::new(),
                 ..obs(5)
             }
         );

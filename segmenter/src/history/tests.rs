@@ -14,6 +14,7 @@ fn obs(ms: i64, status: u16, kind: Kind, digest: &str) -> Observation {
         last_modified: String::new(),
         record_id: String::new(),
         record_ms: None,
+        canonical: String::new(),
     }
 }
 
@@ -205,10 +206,10 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
     // Versions 1 and 2 end before the record's two columns.
     let line = String::from_utf8(line)
         .unwrap()
-        .replace("\t-\t-\n", "\n")
+        .replace("\t-\t-\t-\n", "\n")
         .into_bytes();
     let write = |text: &str| {
-        let path = dir.join(OLD_FILE_NAMES[1]);
+        let path = dir.join(OLD_FILE_NAMES[2]);
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let n = text.lines().count();
         let whole = format!("# history v1\n{text}# end {n} xxh3 {hash:016x}\n");
@@ -265,7 +266,7 @@ fn a_version_2_file_is_read_with_no_record_and_a_v3_line_keeps_it() {
         "# history v2\n{line}# end 1 xxh3 {:016x}\n",
         xxhash_rust::xxh3::xxh3_64(line.as_bytes())
     );
-    let path = dir.join(OLD_FILE_NAMES[0]);
+    let path = dir.join(OLD_FILE_NAMES[1]);
     std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(current_path(dir.path()), path);
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
@@ -278,12 +279,12 @@ fn a_version_2_file_is_read_with_no_record_and_a_v3_line_keeps_it() {
         "unknown: the last fetch's date"
     );
     assert_eq!(r.next_entry().unwrap(), None);
-    // Written in version 3: two more columns, `-` while unknown.
+    // Written in version 4: three more columns, `-` while unknown.
     let mut out = Vec::new();
     e.encode_line(&mut out);
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        line.replace("\n", "\t-\t-\n")
+        line.replace("\n", "\t-\t-\t-\n")
     );
     // A version 3 line must have all fifteen.
     let mut back = Entry::default();
@@ -328,11 +329,11 @@ fn revisits_keep_the_record_of_the_response_that_holds_the_payload() {
     e.encode_line(&mut line);
     let line = String::from_utf8(line).unwrap();
     assert!(
-        line.ends_with("\tsha1:A\t\"e\"\t-\t<urn:uuid:1>\t1970-01-01T00:00:01.000Z\n"),
+        line.ends_with("\tsha1:A\t\"e\"\t-\t<urn:uuid:1>\t1970-01-01T00:00:01.000Z\t-\n"),
         "{line}"
     );
     let mut back = Entry::default();
-    back.parse_into(line.trim_end(), 3).unwrap();
+    back.parse_into(line.trim_end(), VERSION).unwrap();
     assert_eq!(back, e);
     // A changed page: its new response.
     s.apply(
@@ -428,4 +429,45 @@ fn the_saved_summary_counts_as_the_file_does_until_its_due_times_run_out() {
     std::fs::copy(&path, &copy).unwrap();
     std::fs::rename(&copy, &path).unwrap();
     assert!(SavedSummary::read(&path, as_of).is_none());
+}
+
+#[test]
+fn a_version_3_file_is_read_with_no_hint_and_a_full_fetch_brings_one() {
+    let dir = common::testutil::TempDir::new("history-v3");
+    let line = "a.test\thttp://a.test/\t1\t2026-11-24T10:00:05.250Z\t200\t100\t0\t0\t\
+                2026-11-24T10:01:45.250Z\tactive\tsha1:A\t\"e\"\t-\t<urn:uuid:1>\t\
+                2026-11-24T10:00:05.250Z\n";
+    let text = format!(
+        "# history v3\n{line}# end 1 xxh3 {:016x}\n",
+        xxhash_rust::xxh3::xxh3_64(line.as_bytes())
+    );
+    let path = dir.join(OLD_FILE_NAMES[0]);
+    std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
+    assert_eq!(current_path(dir.path()), path);
+    let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
+    let mut e = r.next_entry().unwrap().unwrap();
+    assert_eq!(
+        (e.record_id.as_str(), e.canonical.as_str()),
+        ("<urn:uuid:1>", "")
+    );
+    let mut out = Vec::new();
+    e.encode_line(&mut out);
+    assert_eq!(String::from_utf8(out).unwrap(), line.replace("\n", "\t-\n"));
+    // A full fetch keeps the page's hint; a 404 forgets it.
+    let hinted = Observation {
+        canonical: "http://www.a.test/".into(),
+        ..obs(e.fetched_ms + 1000, 200, Kind::Full, "sha1:B")
+    };
+    schedule().apply(&mut e, &hinted, false);
+    assert_eq!(e.canonical, "http://www.a.test/");
+    let mut out = Vec::new();
+    e.encode_line(&mut out);
+    let back_line = String::from_utf8(out).unwrap();
+    assert!(back_line.ends_with("\thttp://www.a.test/\n"), "{back_line}");
+    let mut back = Entry::default();
+    back.parse_into(back_line.trim_end(), VERSION).unwrap();
+    assert_eq!(back, e);
+    let gone = obs(e.fetched_ms + 1000, 404, Kind::Full, "");
+    schedule().apply(&mut e, &gone, false);
+    assert_eq!(e.canonical, "");
 }

@@ -138,8 +138,8 @@ pub struct Budget {
     /// The registrable domain being planned, and the new URLs its hosts
     /// took so far this round.
     domain: (String, u64),
-    /// The crawl's rules per host: a host's own delays, `max_per_host`
-    /// and `max_host_pages`.
+    /// The crawl's rules per host: a host's own delays, `max_per_host`,
+    /// `max_host_pages` and `max_host_bytes`.
     rules: HostRules,
 }
 
@@ -168,7 +168,8 @@ impl Budget {
     }
 
     /// Plans each host with what the host rules give it (its delays,
-    /// `max_per_host` and `max_host_pages`) over the crawl's settings.
+    /// `max_per_host`, `max_host_pages` and `max_host_bytes`) over the
+    /// crawl's settings.
     pub fn with_rules(mut self, rules: HostRules) -> Budget {
         self.rules = rules;
         self
@@ -202,6 +203,7 @@ impl Budget {
         timing.own = OwnDelay::of_hosts(&self.rules, &self.policy, [host]);
         let max_per_host = rules.max_per_host().unwrap_or(self.limits.max_per_host);
         let max_host_pages = rules.max_host_pages().unwrap_or(self.limits.max_host_pages);
+        let max_host_bytes = rules.max_host_bytes().unwrap_or(self.limits.max_host_bytes);
         let wait = Duration::from_millis(wait_ms as u64);
         let window = self.round.saturating_sub(wait);
         let mut fit = self.policy.requests_within(&timing, window);
@@ -223,9 +225,7 @@ impl Budget {
                 Hold::Backoff
             });
         }
-        let over_bytes = self
-            .limits
-            .max_host_bytes
+        let over_bytes = max_host_bytes
             .zip(state.as_ref())
             .is_some_and(|(max, s)| s.bytes_total >= max);
         if self.limits.crawl_bytes_spent || over_bytes {

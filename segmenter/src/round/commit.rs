@@ -5,7 +5,7 @@
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
 //! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
-//! `history.v3.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! `history.v4.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by

@@ -16,6 +16,7 @@ use crate::error::{BACKLOG_REPAIR, Error};
 use crate::round::scan::{Job, fetched_warcs};
 use crate::round::{BacklogUse, Plan, execute};
 use crate::session::Session;
+use crate::settings::Settings;
 use crate::state::mapped::{Mapped, mapped_inputs, warn_unmapped};
 use crate::state::runs::read_consumed;
 
@@ -48,7 +49,7 @@ pub fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Resu
     let backlog = crawl.backlog_path();
     let has_backlog = has_urls(&backlog)?;
     if runs.is_empty()
-        && let Some(reason) = nothing_to_do(crawl, has_backlog)?
+        && let Some(reason) = nothing_to_do(settings, has_backlog)?
     {
         session.log.tell(format_args!(
             "{}: nothing to do: {reason}",
@@ -148,7 +149,8 @@ fn history_jobs(
 /// waiting to be fetched: running the segmenter twice in a row does not
 /// pile up segments (and the rerun of a run killed after its commit
 /// changes nothing).
-fn nothing_to_do(crawl: &CrawlDir, has_backlog: bool) -> Result<Option<String>, Error> {
+fn nothing_to_do(settings: &Settings, has_backlog: bool) -> Result<Option<String>, Error> {
+    let crawl = &settings.crawl;
     let pending = crawl
         .pending_segments()
         .map_err(Error::io(crawl.segments_dir()))?;
@@ -158,7 +160,7 @@ fn nothing_to_do(crawl: &CrawlDir, has_backlog: bool) -> Result<Option<String>, 
             pending.len(),
             pending.join(" ")
         ))
-    } else if !has_backlog && due_urls(crawl)? == 0 {
+    } else if !has_backlog && due_urls(settings)? == 0 {
         Some("no new fetched run, the backlog is empty and no URL is due for a refetch".to_string())
     } else {
         None
@@ -213,15 +215,27 @@ fn has_urls(path: &Path) -> Result<bool, Error> {
     }
 }
 
-/// URLs of the fetch history due for a refetch now (0 without a history).
-/// A damaged history is refused here as the round would refuse it.
-fn due_urls(crawl: &CrawlDir) -> Result<u64, Error> {
-    let path = crate::history::current_path(crawl.root());
-    if !path.exists() {
+/// URLs of the fetch history due for a refetch now (0 without a history),
+/// under the schedule in force: bounds changed since the last round (the
+/// crawl's `recrawl_*`, a host rule's) move due times as the round's merge
+/// will ([`crate::history::Schedule::rescale`]). A damaged history is
+/// refused here as the round would refuse it.
+fn due_urls(settings: &Settings) -> Result<u64, Error> {
+    let path = crate::history::current_path(settings.crawl.root());
+    let damaged = Error::damaged(crate::history::HISTORY_REPAIR);
+    let Some(mut history) = crate::history::HistoryReader::open(&path).map_err(damaged)? else {
         return Ok(0);
-    }
+    };
     let now = common::timefmt::unix_millis(std::time::SystemTime::now());
-    crate::history::HistorySummary::compute(&path, now, 0)
-        .map(|s| s.due.now)
-        .map_err(Error::damaged(crate::history::HISTORY_REPAIR))
+    let mut due = 0;
+    let mut e = crate::history::Entry::default();
+    while history
+        .read_into(&mut e)
+        .map_err(Error::damaged(crate::history::HISTORY_REPAIR))?
+    {
+        let schedule = (settings.schedule).for_url(&settings.host_rules, &e.host, &e.url);
+        schedule.rescale(&mut e);
+        due += u64::from(e.state.refetched() && e.due_ms <= now);
+    }
+    Ok(due)
 }

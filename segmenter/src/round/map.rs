@@ -42,7 +42,7 @@ use crate::state::mapped::{
 
 /// Where a map writes before renaming to [`MAPPED_DIR`].
 const MAPPED_TMP: &str = ".mapped-tmp";
-const MARKER_HEADER: &str = "segmenter-mapped v2";
+const MARKER_HEADER: &str = "segmenter-mapped v3";
 
 /// Maps every unmapped run of the session's shard, oldest first.
 pub fn map_all(session: &Session, shards: &Shards) -> Result<(), Error> {

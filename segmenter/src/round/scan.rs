@@ -59,7 +59,7 @@ use url::Url;
 
 use crate::error::Error;
 use crate::fasthash::FastHash;
-use crate::history::Observation;
+use crate::history::{Kind, Observation};
 use crate::progress::{Progress, Published};
 use crate::round::candidates::{Admission, Meta};
 use crate::round::counts::Counts;
@@ -685,6 +685,9 @@ struct Worker<'a> {
     piece_lines: Vec<(usize, u64)>,
     /// The hosts' sitemaps and the entries of the sitemap at hand.
     sitemaps: sitemaps::SitemapState,
+    /// The observation of the record at hand, pushed once the page is
+    /// read (its canonical hint may come from its markup).
+    pending: Option<(Url, Observation)>,
 }
 
 impl<'a> Worker<'a> {
@@ -711,6 +714,7 @@ impl<'a> Worker<'a> {
             seed_notes: Vec::new(),
             piece_lines: Vec::new(),
             sitemaps: sitemaps::SitemapState::default(),
+            pending: None,
         }
     }
 
@@ -754,6 +758,8 @@ impl<'a> Worker<'a> {
     /// fetcher followed a redirect to it), it goes through the sort marked
     /// `fetched`, so that it is recorded as seen and not scheduled again.
     fn mark_fetched(&mut self, page: &Url, hops: u32) -> Result<(), Error> {
+        let formed = self.host_form(page);
+        let page = formed.as_ref().unwrap_or(page);
         let hash = BloomHash::of(page.as_str().as_bytes());
         if self.cfg.seen.contains(hash) {
             return Ok(());
@@ -771,20 +777,46 @@ impl<'a> Worker<'a> {
         self.sorter.push(host_of(page), page.as_str(), hash, meta)
     }
 
-    /// Adds what a page record says about its fetch to the history's sort.
-    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) -> Result<(), Error> {
+    /// Keeps what a page record says about its fetch for the history's
+    /// sort ([`Worker::flush_observation`] pushes it), with the canonical
+    /// URL the page names: from its metadata record (the fetcher's
+    /// `crawlCanonical`) or its `Link` header here, else from its markup
+    /// when it is parsed.
+    fn observe(&mut self, page: &Url, head: Option<&ResponseHead>, hops: u32) {
         if self.observed.is_none() {
-            return Ok(());
+            return;
         }
-        let Some(obs) = head.and_then(|h| records::observation(&self.record, h, hops)) else {
+        let Some(h) = head else {
             self.counts.unobserved += 1;
-            return Ok(());
+            return;
         };
-        self.push_observation(page, &obs)
+        let Some(mut obs) = records::observation(&self.record, h, hops) else {
+            self.counts.unobserved += 1;
+            return;
+        };
+        if obs.kind == Kind::Full {
+            obs.canonical = match listed::canonical(&self.metadata) {
+                Some(listed) => listed.to_string(),
+                None => (common::extract::header_canonical(page, h))
+                    .map(String::from)
+                    .unwrap_or_default(),
+            };
+        }
+        self.pending = Some((page.clone(), obs));
+    }
+
+    /// Pushes the observation kept by [`Worker::observe`], if any.
+    fn flush_observation(&mut self) -> Result<(), Error> {
+        match self.pending.take() {
+            Some((page, obs)) => self.push_observation(&page, &obs),
+            None => Ok(()),
+        }
     }
 
     /// Adds an observation of the (canonical) URL `page` to the history's sort.
     fn push_observation(&mut self, page: &Url, obs: &Observation) -> Result<(), Error> {
+        let formed = self.host_form(page);
+        let page = formed.as_ref().unwrap_or(page);
         let Some(sorter) = &mut self.observed else {
             return Ok(());
         };
@@ -803,6 +835,8 @@ impl<'a> Worker<'a> {
     /// [`Worker::push`] for a candidate that carries a refetch's last
     /// fetch ([`crate::round::candidates::LastFetch`]).
     fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
+        let formed = self.host_form(url);
+        let url = formed.as_ref().unwrap_or(url);
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
@@ -815,6 +849,19 @@ impl<'a> Worker<'a> {
         self.sorter
             .push_carrying(host_of(url), url.as_str(), hash, meta, carried)?;
         Ok(true)
+    }
+
+    /// `url` in the canonical form its host's rules give it
+    /// ([`common::rules::HostRules::host_form`]), when that is another
+    /// spelling: every URL the scan adds to a sort (candidates, fetches,
+    /// observations) goes through here, so that a host's spellings merge.
+    fn host_form(&self, url: &Url) -> Option<Url> {
+        let rules = &self.cfg.filter.scope.host_rules;
+        if !rules.changes_canonical_form() {
+            return None;
+        }
+        let formed = rules.host_form(url.clone());
+        (formed != *url).then_some(formed)
     }
 
     /// A batch of response records from a reader thread; its buffers go
@@ -874,6 +921,13 @@ impl<'a> Worker<'a> {
     /// its redirect's target (3xx), or the URLs of a sitemap or the links of
     /// an HTML page (2xx).
     fn warc_record(&mut self, path: &Path) -> Result<(), Error> {
+        let read = self.read_record(path);
+        let pushed = self.flush_observation();
+        read.and(pushed)
+    }
+
+    /// [`Worker::warc_record`], but for the push of its observation.
+    fn read_record(&mut self, path: &Path) -> Result<(), Error> {
         // robots.txt is the fetcher's business: its redirects are not links
         // and its URL is never scheduled. Only its sitemaps are read.
         let via = self
@@ -898,7 +952,7 @@ impl<'a> Worker<'a> {
         if let Some(canonical) = &canonical {
             // Fetched, whatever its content: not scheduled again as a new URL.
             self.mark_fetched(canonical, hops)?;
-            self.observe(canonical, head.as_ref(), hops)?;
+            self.observe(canonical, head.as_ref(), hops);
         }
         // Level of a known sitemap (see `Worker::known_sitemap`); only a
         // 2xx response is read as one.
@@ -1148,6 +1202,12 @@ impl<'a> Worker<'a> {
             Body::Html => {}
         }
         links.extend_from_slice(extractor.links());
+        if let Some((_, obs)) = &mut self.pending
+            && obs.canonical.is_empty()
+            && let Some(hint) = extractor.canonical_hint(page, head)
+        {
+            obs.canonical = hint.into();
+        }
         Some(PageRead {
             summary,
             body_bytes: body.len() as u64,
@@ -1180,6 +1240,12 @@ impl<'a> Worker<'a> {
     /// The links of a page, candidates `hops` from a seed: one page is one
     /// in-link, however often it repeats a link.
     fn admit_links(&mut self, links: &mut Vec<Url>, hops: u32) -> Result<(), Error> {
+        // Two spellings of one URL on a page are one in-link.
+        for url in links.iter_mut() {
+            if let Some(formed) = self.host_form(url) {
+                *url = formed;
+            }
+        }
         links.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         links.dedup_by(|a, b| a.as_str() == b.as_str());
         let meta = link_meta(hops, Via::Link);

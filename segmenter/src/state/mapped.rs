@@ -5,15 +5,16 @@
 //! runs by their ID); and what each shard's tasks have left to do
 //! ([`ShardTasks`]).
 //!
-//! `mapped/` holds, in format version 2:
-//! `to-JJJ.cand2.zst` (the candidates for shard J; the sort's spill format,
+//! `mapped/` holds, in format version 3:
+//! `to-JJJ.cand3.zst` (the candidates for shard J; the sort's spill format,
 //! see [`crate::round::sort`]: keys in `domain TAB host TAB hash url` order, each
-//! URL once), `observed.cand2.zst` (the history's observations, in the same
+//! URL once), `observed.cand3.zst` (the history's observations, in the same
 //! format), `counts.json` (what the scan counted, for the round report of
-//! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v2`, then `RUN ID`, `SHARD I`,
+//! the run's own shard; maps written before it have none) and `DONE` (`segmenter-mapped v3`, then `RUN ID`, `SHARD I`,
 //! one `to-JJJ N` line per destination with its URL count, `observed N`,
-//! and `end`). Version 1 (`*.cand1.zst`, `segmenter-mapped v1`) is still
-//! read: its refetches carry no record ID
+//! and `end`). Version 2 (`*.cand2.zst`, `segmenter-mapped v2`) is still
+//! read: its observations carry no canonical hint. So is version 1
+//! (`*.cand1.zst`, `segmenter-mapped v1`): its refetches carry no record ID
 //! ([`crate::round::candidates::LastFetch`]), nor do its observations
 //! ([`crate::history::Observation`]).
 
@@ -30,14 +31,14 @@ pub const MAPPED_DIR: &str = "mapped";
 /// The marker written last inside `mapped/`.
 pub const MAPPED_DONE: &str = "DONE";
 /// The map output's format version.
-pub const MAPPED_VERSION: u32 = 2;
+pub const MAPPED_VERSION: u32 = 3;
 
-/// `to-JJJ.cand2.zst`: the candidates for shard `j`.
+/// `to-JJJ.cand3.zst`: the candidates for shard `j`.
 pub fn candidates_name(j: u32) -> String {
     candidates_name_of(j, MAPPED_VERSION)
 }
 
-/// `observed.cand2.zst`: the fetch history's observations.
+/// `observed.cand3.zst`: the fetch history's observations.
 pub fn observed_name() -> String {
     observed_name_of(MAPPED_VERSION)
 }
@@ -53,14 +54,13 @@ fn observed_name_of(version: u32) -> String {
 }
 
 /// The format version of the complete map output `mapped` (a `mapped/`
-/// directory): 1 when it holds the observations of version 1 (a map by an
-/// older build), else the current one.
+/// directory): that of the observations it holds (an older version: a map
+/// by an older build), the current one when it holds none.
 fn mapped_version(mapped: &Path) -> u32 {
-    if !mapped.join(observed_name()).exists() && mapped.join(observed_name_of(1)).exists() {
-        1
-    } else {
-        MAPPED_VERSION
-    }
+    (1..=MAPPED_VERSION)
+        .rev()
+        .find(|&v| mapped.join(observed_name_of(v)).exists())
+        .unwrap_or(MAPPED_VERSION)
 }
 
 /// `counts.json`: what the map's scan counted (links found, rejects by
@@ -233,8 +233,10 @@ mod tests {
         std::fs::write(mapped.join("observed.cand1.zst"), b"").unwrap();
         assert_eq!(mapped_version(mapped), 1);
         assert_eq!(candidates_name_of(3, 1), "to-003.cand1.zst");
-        std::fs::write(mapped.join(observed_name()), b"").unwrap();
+        std::fs::write(mapped.join(observed_name_of(2)), b"").unwrap();
         assert_eq!(mapped_version(mapped), 2);
-        assert_eq!(candidates_name(3), "to-003.cand2.zst");
+        std::fs::write(mapped.join(observed_name()), b"").unwrap();
+        assert_eq!(mapped_version(mapped), 3);
+        assert_eq!(candidates_name(3), "to-003.cand3.zst");
     }
 }

@@ -76,7 +76,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// What must be the same: every segment and the backlog (decoded),
-/// `seen.bloom`, `consumed.txt` and `history.v3.tsv.zst` (bytes), and no
+/// `seen.bloom`, `consumed.txt` and `history.v4.tsv.zst` (bytes), and no
 /// staging left over.
 fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -89,7 +89,7 @@ fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
         "seen.bloom".into(),
         format!("{} bytes, fnv {:x}", bloom.len(), fnv(&bloom)),
     );
-    let history = fs::read(crawl.root().join("history.v3.tsv.zst")).unwrap();
+    let history = fs::read(crawl.root().join("history.v4.tsv.zst")).unwrap();
     out.insert(
         "history".into(),
         format!("{} bytes, fnv {:x}", history.len(), fnv(&history)),

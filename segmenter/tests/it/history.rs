@@ -1,4 +1,4 @@
-//! The fetch history (`history.v3.tsv.zst`): what each round records from
+//! The fetch history (`history.v4.tsv.zst`): what each round records from
 //! the fetched runs it consumes, how the refetch interval adapts, which URLs
 //! are retired, and that a damaged history is refused.
 
@@ -25,7 +25,7 @@ const FLAGS: [&str; 8] = [
 
 /// The history's entries by URL: the columns by name.
 fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>> {
-    let path = crawl.root().join("history.v3.tsv.zst");
+    let path = crawl.root().join("history.v4.tsv.zst");
     let text =
         String::from_utf8(zstd::decode_all(fs::File::open(&path).unwrap()).unwrap()).unwrap();
     let names = [
@@ -44,8 +44,9 @@ fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>
         "last_modified",
         "record_id",
         "record_date",
+        "canonical",
     ];
-    assert!(text.starts_with("# history v3\n"), "{text}");
+    assert!(text.starts_with("# history v4\n"), "{text}");
     let mut out = BTreeMap::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -161,10 +162,10 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
     assert_eq!(field(&h, "http://a.test/old", "state"), "gone");
     assert_eq!(field(&h, "http://a.test/old", "status"), "410");
     // The history of the round before is kept for repair.
-    assert!(crawl.root().join("history.v3.tsv.zst.prev").is_file());
+    assert!(crawl.root().join("history.v4.tsv.zst.prev").is_file());
 
     // `segmenter inspect` tells the states and when URLs are due.
-    let path = crawl.root().join("history.v3.tsv.zst");
+    let path = crawl.root().join("history.v4.tsv.zst");
     let out = bins::run(
         &mut segmenter_cmd(&["inspect", path.to_str().unwrap()]),
         crawl.root(),
@@ -206,7 +207,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
     fetched(&crawl, "00002", &pages[..5], ago(50));
-    let path = crawl.root().join("history.v3.tsv.zst");
+    let path = crawl.root().join("history.v4.tsv.zst");
     let whole = fs::read(&path).unwrap();
     // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
     let text = zstd::decode_all(&whole[..]).unwrap();
@@ -225,7 +226,7 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         args.extend_from_slice(&FLAGS);
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
         assert!(
-            out.stderr.contains("history.v3.tsv.zst") && out.stderr.contains("Repair"),
+            out.stderr.contains("history.v4.tsv.zst") && out.stderr.contains("Repair"),
             "{what}: {}",
             out.stderr
         );
@@ -351,7 +352,7 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
     fetched(&crawl, "00001", &old, ago(50_000));
     run_round(&crawl, &FLAGS);
     // As a crawl made before the history: consumed runs, no history.
-    let path = crawl.root().join("history.v3.tsv.zst");
+    let path = crawl.root().join("history.v4.tsv.zst");
     fs::remove_file(&path).unwrap();
     fetched(
         &crawl,
@@ -542,7 +543,7 @@ fn a_url_whose_retries_ran_out_stays_in_the_history_and_comes_back() {
 }
 
 #[test]
-fn a_version_1_history_is_read_and_replaced_by_version_3() {
+fn a_version_1_history_is_read_and_replaced_by_version_4() {
     let crawl = seeded("history-v1");
     fetched(
         &crawl,
@@ -559,9 +560,9 @@ fn a_version_1_history_is_read_and_replaced_by_version_3() {
         "{before:?}"
     );
     // As a build before version 2 left it: the first thirteen columns.
-    let v3 = crawl.root().join("history.v3.tsv.zst");
+    let v4 = crawl.root().join("history.v4.tsv.zst");
     let v1 = crawl.root().join("history.v1.tsv.zst");
-    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v3).unwrap()).unwrap()).unwrap();
+    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v4).unwrap()).unwrap()).unwrap();
     let lines: String = text
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -573,8 +574,8 @@ fn a_version_1_history_is_read_and_replaced_by_version_3() {
         xxhash_rust::xxh3::xxh3_64(lines.as_bytes())
     );
     fs::write(&v1, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
-    fs::remove_file(&v3).unwrap();
-    let _ = fs::remove_file(crawl.root().join("history.v3.tsv.zst.prev"));
+    fs::remove_file(&v4).unwrap();
+    let _ = fs::remove_file(crawl.root().join("history.v4.tsv.zst.prev"));
     let status = bins::run(
         &mut segmenter_cmd(&["status", crawl.root().to_str().unwrap()]),
         crawl.root(),
@@ -594,7 +595,7 @@ fn a_version_1_history_is_read_and_replaced_by_version_3() {
     };
     assert_eq!(history(&crawl), unknown(before));
     assert!(!v1.exists(), "the version 1 file is replaced");
-    let prev = crawl.root().join("history.v3.tsv.zst.prev");
+    let prev = crawl.root().join("history.v4.tsv.zst.prev");
     let kept =
         String::from_utf8(zstd::decode_all(fs::File::open(&prev).unwrap()).unwrap()).unwrap();
     assert!(

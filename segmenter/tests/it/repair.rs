@@ -114,7 +114,7 @@ fn a_sound_crawl_is_reported_sound_and_left_alone() {
         d.backlog_path(),
         d.bloom_path(),
         d.hosts_db_path(),
-        d.root().join("history.v3.tsv.zst"),
+        d.root().join("history.v4.tsv.zst"),
         d.segment_path("00003"),
     ] {
         assert!(line_of(&out, &path).contains(": sound"), "{}", out.stdout);
@@ -140,7 +140,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
         d.hosts_db_path(),
     );
     let segment = d.segment_path("00003");
-    let history = d.root().join("history.v3.tsv.zst");
+    let history = d.root().join("history.v4.tsv.zst");
     for p in [&consumed, &backlog, &history] {
         assert!(prev(p).is_file(), "no {}", prev(p).display());
     }
@@ -238,7 +238,7 @@ fn assert_rebuilt(crawl: &TempCrawl) {
         }
     }
     let history = zstd::decode_all(
-        fs::read(d.root().join("history.v3.tsv.zst"))
+        fs::read(d.root().join("history.v4.tsv.zst"))
             .unwrap()
             .as_slice(),
     )

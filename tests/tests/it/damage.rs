@@ -130,7 +130,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         ("scope.seeds", c.crawl.join("scope.seeds")),
         ("backlog", c.crawl.join("backlog.v5.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
-        ("history", c.crawl.join("history.v3.tsv.zst")),
+        ("history", c.crawl.join("history.v4.tsv.zst")),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
         ("leftover", run.join("leftover.v5.tsv.zst")),
@@ -257,7 +257,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         "backlog.v5.tsv.zst.prev",
         "seen.bloom.prev",
         "scope.seeds.prev",
-        "history.v3.tsv.zst.prev",
+        "history.v4.tsv.zst.prev",
     ] {
         if !pristine.join(name).is_file() {
             continue;

@@ -29,7 +29,7 @@ const RULES: &str = "# the crawl's rules\n[[rule]]\ndomain = \"rules.test\"\n\
                      min_delay = \"300ms\"\nmax_per_host = 3\n";
 
 /// A host of `PAGES` pages, all linked from its home page.
-fn site(req: &Request) -> Response {
+pub(crate) fn site(req: &Request) -> Response {
     match req.path() {
         "/robots.txt" => Response::not_found(),
         "/" => Response::html(
@@ -186,7 +186,7 @@ fn a_domain_rule_sets_its_host_delay_and_cap_and_others_keep_the_crawl_s() {
 }
 
 /// Runs `scripts/crawl.sh CRAWL` (from `dir`) with `args`, to exit code 0.
-fn crawl_sh(crawl: &std::path::Path, dir: &std::path::Path, args: &[&str]) {
+pub(crate) fn crawl_sh(crawl: &std::path::Path, dir: &std::path::Path, args: &[&str]) {
     bins::run_within(
         Command::new(support::crawl_sh())
             .arg(crawl)

@@ -14,6 +14,7 @@ mod e2e_https;
 mod e2e_kill;
 mod e2e_rounds;
 mod host_rules;
+mod host_rules_keys;
 mod inputs;
 mod latency_web;
 mod link_reader;

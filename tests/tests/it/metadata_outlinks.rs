@@ -157,6 +157,8 @@ fn metadata_records_list_each_pages_outlinks() {
         format!("{} L iframe/@src", url("/frame")),
     ];
     assert_eq!(values(home, "outlink"), expected);
+    // Its `<link rel=canonical>`, kept as a hint too.
+    assert_eq!(values(home, "crawlCanonical"), [url("/")]);
     assert_eq!(
         values(home, "crawlLinks"),
         [

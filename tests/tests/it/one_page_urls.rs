@@ -119,3 +119,72 @@ fn a_page_under_ten_spellings_is_fetched_once() {
         "response records of pages in the WARC files"
     );
 }
+
+/// `www.hint.test` names a page of `www2.hint.test` as its home page's
+/// canonical URL (`<link rel=canonical>`) and, in a `Link` header, for its
+/// text file `/doc`; `www2.hint.test` serves its own home page.
+fn hinting_site(req: &Request) -> Response {
+    let port = req.local_addr().port();
+    let www2 = format!("http://www2.hint.test:{port}");
+    match (req.header("host").unwrap_or(""), req.path()) {
+        (_, "/robots.txt") => Response::not_found(),
+        (h, "/") if h.starts_with("www.") => Response::html(format!(
+            "<head><link rel=canonical href=\"{www2}/\"></head><a href=/doc>d</a>"
+        )),
+        (_, "/doc") => Response::text("plain words")
+            .header("Link", format!("<{www2}/doc.html>; rel=\"canonical\"")),
+        (_, p) => Response::html(format!("<p>{p}</p>")),
+    }
+}
+
+#[test]
+fn a_canonical_link_is_kept_as_a_hint_and_merges_nothing() {
+    let (server, scratch, crawl, seeds) = crate::host_rules_keys::two_host_crawl(
+        "canonical-hint",
+        ["www.hint.test", "www2.hint.test"],
+        hinting_site,
+        "",
+    );
+    let seeds = std::path::Path::new(&seeds);
+    support::crawl_seeds_to_the_end(scratch.path(), &crawl, seeds, Duration::from_secs(120));
+    // Both hosts' home pages, each once: the hint merged nothing.
+    for host in ["www.hint.test", "www2.hint.test"] {
+        let homes = server.log(host).iter().filter(|e| e.target == "/").count();
+        assert_eq!(homes, 1, "{host}");
+    }
+    let home = server.url("www.hint.test", "/");
+    let (hint, doc_hint) = (
+        server.url("www2.hint.test", "/"),
+        server.url("www2.hint.test", "/doc.html"),
+    );
+    // The metadata record of the page keeps the hint.
+    let mut found = false;
+    for run in std::fs::read_dir(crawl.join("fetched")).unwrap() {
+        for file in testkit::warcio::warc_files(&run.unwrap().path()) {
+            let mut reader = common::warc::WarcReader::open(&file, 1 << 20).unwrap();
+            let mut rec = common::warc::WarcRecord::default();
+            while reader.read_next(&mut rec).unwrap() {
+                if rec.record_type() == Some("metadata") && rec.target_uri() == Some(home.as_str())
+                {
+                    let block = String::from_utf8_lossy(&rec.block).into_owned();
+                    assert!(
+                        block.contains(&format!("\r\ncrawlCanonical: {hint}\r\n")),
+                        "{block}"
+                    );
+                    found = true;
+                }
+            }
+        }
+    }
+    assert!(found, "no metadata record of {home}");
+    // So does the fetch history, from the markup and from the header.
+    let history = support::zstdcat(&crawl.join("history.v4.tsv.zst"));
+    let canonical_of = |url: &str| -> String {
+        let line = history.lines().find(|l| l.split('\t').nth(1) == Some(url));
+        let line = line.unwrap_or_else(|| panic!("{url} not in the history:\n{history}"));
+        line.split('\t').nth(15).unwrap().to_string()
+    };
+    assert_eq!(canonical_of(&home), hint);
+    assert_eq!(canonical_of(&server.url("www.hint.test", "/doc")), doc_hint);
+    assert_eq!(canonical_of(&hint), "-");
+}

@@ -74,7 +74,7 @@ fn held_urls(crawl: &std::path::Path) -> BTreeSet<String> {
                 .map(str::to_string),
         );
     }
-    let history = crawl.join("history.v3.tsv.zst");
+    let history = crawl.join("history.v4.tsv.zst");
     if history.exists() {
         urls.extend(
             zstdcat(&history)
@@ -89,7 +89,7 @@ fn held_urls(crawl: &std::path::Path) -> BTreeSet<String> {
 
 /// URLs of the fetch history in state `failed`, per host.
 fn failed_in_history(crawl: &std::path::Path) -> impl Fn(&str) -> usize + use<> {
-    let text = zstdcat(&crawl.join("history.v3.tsv.zst"));
+    let text = zstdcat(&crawl.join("history.v4.tsv.zst"));
     move |host: &str| {
         text.lines()
             .filter(|l| {

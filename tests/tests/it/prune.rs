@@ -152,7 +152,7 @@ fn prune_removes_what_empty_rounds_leave_and_never_the_archive() {
         "seen.bloom",
         "hosts.db",
         "consumed.txt",
-        "history.v3.tsv.zst",
+        "history.v4.tsv.zst",
         "scope.seeds",
     ] {
         assert!(after.contains(Path::new(state)), "{state} removed");

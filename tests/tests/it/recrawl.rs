@@ -69,12 +69,13 @@ impl Site {
     }
 }
 
-struct Crawl {
-    root: PathBuf,
+/// A crawl directory driven one command at a time.
+pub(crate) struct Crawl {
+    pub(crate) root: PathBuf,
 }
 
 impl Crawl {
-    fn segmenter(&self, args: &[&str]) -> String {
+    pub(crate) fn segmenter(&self, args: &[&str]) -> String {
         let out = bins::run(
             segmenter_cmd().args(args).env_remove("SEGMENTER_PAUSE_AT"),
             &self.root,
@@ -82,17 +83,17 @@ impl Crawl {
         out.stderr
     }
 
-    fn run(&self) -> String {
+    pub(crate) fn run(&self) -> String {
         self.segmenter(&["run", self.root.to_str().unwrap()])
     }
 
     /// Fetches the next segment; returns its ID.
-    fn fetch(&self) -> String {
+    pub(crate) fn fetch(&self) -> String {
         self.fetch_with(&[])
     }
 
     /// [`Crawl::fetch`] with more fetcher flags.
-    fn fetch_with(&self, flags: &[&str]) -> String {
+    pub(crate) fn fetch_with(&self, flags: &[&str]) -> String {
         let out = bins::run(
             segmenter_cmd().args(["status", self.root.to_str().unwrap()]),
             &self.root,
@@ -132,8 +133,8 @@ impl Crawl {
         warcio::warc_files(&self.root.join("fetched").join(id))
     }
 
-    fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v3.tsv.zst");
+    pub(crate) fn history_line(&self, url: &str) -> Vec<String> {
+        let path = self.root.join("history.v4.tsv.zst");
         let text = support::zstdcat(&path);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())

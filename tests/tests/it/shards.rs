@@ -122,7 +122,7 @@ fn pages(outcomes: &[Outcome]) -> Vec<(String, usize)> {
 fn history_urls(dirs: &[std::path::PathBuf]) -> BTreeSet<String> {
     let mut urls = BTreeSet::new();
     for dir in dirs {
-        let path = dir.join("history.v3.tsv.zst");
+        let path = dir.join("history.v4.tsv.zst");
         for line in zstdcat(&path).lines().filter(|l| !l.starts_with('#')) {
             let url = line.split('\t').nth(1).expect("a URL column");
             assert!(
@@ -276,7 +276,7 @@ fn inject_with_shards_splits_the_seeds_by_host_and_fixes_the_layout() {
     assert!(!run_dir.join(".mapped-tmp").exists());
     let done = std::fs::read_to_string(run_dir.join("mapped/DONE")).unwrap();
     assert!(
-        done.starts_with("segmenter-mapped v2\nRUN 00001\n") && done.ends_with("end\n"),
+        done.starts_with("segmenter-mapped v3\nRUN 00001\n") && done.ends_with("end\n"),
         "{done}"
     );
     run(

@@ -26,6 +26,16 @@ pub fn is_metadata_of(meta: &WarcRecord, page: &WarcRecord) -> bool {
             .is_some_and(|to| page.header("WARC-Record-ID") == Some(to))
 }
 
+/// The canonical URL a page names, as its metadata record `block` keeps it
+/// (`crawlCanonical`, [`common::warc::METADATA_CANONICAL`]), if it does.
+pub fn canonical(block: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(block).ok()?;
+    text.split("\r\n").find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name == common::warc::METADATA_CANONICAL).then(|| value.trim())
+    })
+}
+
 /// What the scan needs to trust a link list.
 pub struct Limits<'a> {
     /// `max_page_size`.

@@ -137,6 +137,8 @@ pub fn observation(rec: &WarcRecord, head: &ResponseHead, hops: u32) -> Option<O
             None => String::new(),
         },
         record_ms: record_ms.filter(|_| !record_id.is_empty()),
+        // Set by the scan, which reads the page's metadata and markup.
+        canonical: String::new(),
     })
 }
 

@@ -54,7 +54,7 @@ use tokenizer::{Handler, Tokenizer};
 use url::Url;
 
 pub use charset::CharsetSource;
-pub use stored::{Body, LinkExtractor, PageSummary};
+pub use stored::{Body, LinkExtractor, PageSummary, header_canonical};
 pub use text::{PageText, TagLink, TextReader};
 
 /// One fetched response, as stored.

@@ -187,25 +187,19 @@ pub enum Key {
 }
 
 impl Key {
-    /// True if the programs apply the key: `min_delay` and
-    /// `delay_factor` (both programs), `max_per_host`, `max_host_pages`
-    /// and `weight` (the segmenter: the weight multiplies the score of the
-    /// host's URLs where a round chooses across hosts), `allow` and `deny`
-    /// (the scope, [`HostRules::scope`]:
-    /// the segmenter's filters and the fetcher's check of the redirects it
-    /// follows). The others are read and checked, and shown by `segmenter
-    /// status --host`, but change nothing yet.
+    /// True if the programs apply the key: every key is. `min_delay` and
+    /// `delay_factor` (both programs), `max_per_host` and `max_host_pages`
+    /// (the segmenter), `max_host_bytes` (the segmenter's plan and the
+    /// fetcher's cut), `allow_private` (the fetcher's address guard),
+    /// `allow` and `deny` (the scope, [`HostRules::scope`]), the canonical
+    /// form ([`HostRules::host_form`]: both programs), `conditional_requests`
+    /// and `headers` (the fetcher's requests), `recrawl_min` and
+    /// `recrawl_max` (the segmenter's refetch schedule), `weight` (the
+    /// segmenter: it multiplies the score of the host's URLs where a round
+    /// chooses across hosts). Kept so that a key added later and not yet
+    /// applied is said to be so.
     pub fn applied(self) -> bool {
-        matches!(
-            self,
-            Key::MinDelay
-                | Key::DelayFactor
-                | Key::MaxPerHost
-                | Key::MaxHostPages
-                | Key::Weight
-                | Key::Allow
-                | Key::Deny
-        )
+        true
     }
 
     /// Every key, in the order explanations list them.
@@ -387,6 +381,8 @@ pub struct HostRules {
     canon: bool,
     /// Some rule sets `allow` or `deny`.
     patterns: bool,
+    /// The keys some rule sets (bit `1 << key as u32`).
+    keys: u32,
 }
 
 impl HostRules {
@@ -454,6 +450,9 @@ impl HostRules {
             set.patterns |= [Key::Allow, Key::Deny]
                 .iter()
                 .any(|&k| rule.get(k).is_some());
+            for (key, _) in &rule.values {
+                set.keys |= 1 << *key as u32;
+            }
         }
         set.by_address
             .sort_by_key(|&i| std::cmp::Reverse(rules[i].specificity()));
@@ -581,6 +580,83 @@ impl HostRules {
             return HostCanon::default();
         }
         self.for_host(host, None).canon()
+    }
+
+    /// `url` (canonical) in the canonical form of its host's rules
+    /// (`drop_params`, `sort_query`, `lowercase_path`): what both programs
+    /// make of every URL they canonicalize, so that a host's spellings
+    /// merge. The URL itself when no rule changes its host's form.
+    ///
+    /// ```
+    /// use common::rules::HostRules;
+    /// let text = "[[rule]]\nhost = \"shop.test\"\ndrop_params = [\"ref\"]\n\
+    ///             sort_query = true\nlowercase_path = true\n";
+    /// let rules = HostRules::parse(text, "host-rules.toml".as_ref()).unwrap();
+    /// let form = |u: &str| rules.host_form(url::Url::parse(u).unwrap()).to_string();
+    /// assert_eq!(form("http://shop.test/Item?z=1&ref=a&b=2"), "http://shop.test/item?b=2&z=1");
+    /// assert_eq!(form("http://other.test/Item?z=1&ref=a"), "http://other.test/Item?z=1&ref=a");
+    /// ```
+    pub fn host_form(&self, url: url::Url) -> url::Url {
+        if !self.canon {
+            return url;
+        }
+        match url.host_str() {
+            Some(host) => self.canon(host).apply(url),
+            None => url,
+        }
+    }
+
+    /// True if some rule sets `key`: without one, the crawl-wide value
+    /// holds for every URL, and no lookup is needed.
+    pub fn sets(&self, key: Key) -> bool {
+        self.keys & (1 << key as u32) != 0
+    }
+
+    /// What the rules say of one URL (`host` canonical, `path_and_query`
+    /// as a request line writes it), for the keys that apply URL by URL:
+    /// `None` when no rule sets `key` (cheap then).
+    fn url_value(&self, key: Key, host: &str, path_and_query: &str) -> Option<&Value> {
+        if !self.sets(key) {
+            return None;
+        }
+        let view = self.for_host(host, None);
+        let source = view.for_url(path_and_query).source(key)?;
+        source.get(key)
+    }
+
+    /// `conditional_requests` of one URL, if a rule sets it.
+    pub fn conditional_requests(&self, host: &str, path_and_query: &str) -> Option<bool> {
+        match self.url_value(Key::ConditionalRequests, host, path_and_query) {
+            Some(Value::Switch(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The headers the rules add to the requests for one URL (empty
+    /// without one).
+    pub fn headers(&self, host: &str, path_and_query: &str) -> &[(String, String)] {
+        match self.url_value(Key::Headers, host, path_and_query) {
+            Some(Value::Headers(h)) => h,
+            _ => &[],
+        }
+    }
+
+    /// The bounds of one URL's recrawl interval, as
+    /// [`UrlView::recrawl_bounds`] gives them: `min` and `max` (the
+    /// crawl-wide ones) where no rule sets them.
+    pub fn recrawl_bounds(
+        &self,
+        host: &str,
+        path_and_query: &str,
+        min: Duration,
+        max: Duration,
+    ) -> (Duration, Duration) {
+        if !self.sets(Key::RecrawlMin) && !self.sets(Key::RecrawlMax) {
+            return (min, max);
+        }
+        self.for_host(host, None)
+            .for_url(path_and_query)
+            .recrawl_bounds(min, max)
     }
 }
 
