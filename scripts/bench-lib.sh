@@ -113,3 +113,27 @@ fetched_urls() {
   find "$1" -name crawl.log -path '*/fetched/*' -exec cat {} + |
     awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { print $6 }'
 }
+
+# scale_crawl_toml HOSTS DELAY TAIL_SHARE: the start of the crawl.toml of a
+# crawl of the scale web (its agent, filter and fetcher sections) for the
+# hosts file HOSTS, a min_delay of DELAY seconds and the fetcher's
+# tail_share TAIL_SHARE; the caller adds its [segmenter] section.
+scale_crawl_toml() {
+  cat <<TOML
+[agent]
+name = "scalebot"
+url = "https://example.org/scalebot.html"
+
+[filter]
+# A round holds at most max_per_host URLs of a host: a URL may be found
+# later than by its shortest path, and its hops count that path.
+max_hops = 100
+
+[fetcher]
+allow_private = true
+hosts_file = "$1"
+min_delay = "${2}s"
+delay_factor = 0
+tail_share = $3
+TOML
+}

@@ -112,26 +112,11 @@ crawl() {
     local order=$1 budget=$2 name=$1-$2 start rc=0
     local dir=$work/$name
     mkdir -p "$dir"
-    cat >"$dir/crawl.toml" <<TOML
-[agent]
-name = "scalebot"
-url = "https://example.org/scalebot.html"
-
-[filter]
-max_hops = 100
-
-[fetcher]
-allow_private = true
-hosts_file = "$work/hosts"
-min_delay = "0s"
-delay_factor = 0
-tail_share = 0
-
-[segmenter]
-max_per_host = $per_host
-max_crawl_pages = $budget
-order = "$order"
-TOML
+    {
+        scale_crawl_toml "$work/hosts" 0 0
+        printf '\n[segmenter]\nmax_per_host = %s\nmax_crawl_pages = %s\norder = "%s"\n' \
+            "$per_host" "$budget" "$order"
+    } >"$dir/crawl.toml"
     start=$(date +%s)
     driving=$dir
     "$root/scripts/crawl.sh" "$dir" --seeds "$work/seeds.txt" --bin "$bin" \

@@ -203,26 +203,10 @@ max_per_host=$(( per_round / hosts ))
 # crawl.toml of a crawl directory $1.
 write_toml() {
     mkdir -p "$1"
-    cat >"$1/crawl.toml" <<TOML
-[agent]
-name = "scalebot"
-url = "https://example.org/scalebot.html"
-
-[filter]
-# A round holds at most max_per_host URLs of a host: a URL may be found
-# later than by its shortest path, and its hops count that path.
-max_hops = 100
-
-[fetcher]
-allow_private = true
-hosts_file = "$work/hosts"
-min_delay = "${delay}s"
-delay_factor = 0
-tail_share = $tail_share
-
-[segmenter]
-max_per_host = $max_per_host
-TOML
+    {
+        scale_crawl_toml "$work/hosts" "$delay" "$tail_share"
+        printf '\n[segmenter]\nmax_per_host = %s\n' "$max_per_host"
+    } >"$1/crawl.toml"
 }
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
