@@ -114,33 +114,15 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [ -z "$bin" ]; then
-    (cd "$root" && cargo build --release --locked --quiet --bin fetcher --bin segmenter \
-        --bin scale-web --bin run-meter)
-    bin=${CARGO_TARGET_DIR:-$root/target}/release
-fi
-for b in fetcher segmenter scale-web run-meter; do
-    [ -x "$bin/$b" ] || die "$bin/$b: not found or not executable"
-done
-bin=$(cd "$bin" && pwd)
-
-temporary=0
-if [ -z "$work" ]; then
-    work=$(mktemp -d "${TMPDIR:-/tmp}/bench-scale.XXXXXX")
-    temporary=1
-else
-    mkdir -p "$work"
-    work=$(cd "$work" && pwd)
-fi
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+bin=$(bench_bin_dir "$root" "$bin" fetcher segmenter scale-web run-meter) || exit $?
+bench_work_dir bench-scale
 server_pid="" slurm_dir="" driver_pid="" driving=""
 
 cleanup() {
     stop_driver
-    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$server_pid" 2>/dev/null || true
-    fi
+    stop_pid "$server_pid"
     if [ -n "$slurm_dir" ]; then
         SLURM_CONF="$slurm_dir/slurm.conf" scancel --name crawl-fetch >/dev/null 2>&1 || true
         SLURM_CONF="$slurm_dir/slurm.conf" scancel --name crawl-reduce >/dev/null 2>&1 || true
@@ -203,17 +185,7 @@ PY
 
 # --- The web. -------------------------------------------------------------
 web_args=(--seed "$seed" --hosts "$hosts" --pages "$pages")
-"$bin/scale-web" serve "${web_args[@]}" --min-delay "$delay" \
-    --seeds-out "$work/seeds.txt" --hosts-out "$work/hosts" --ready-file "$work/ready" \
-    --tally-out "$work/tally.json" </dev/null 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1200); do
-    [ -e "$work/ready" ] && break
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-done
-[ -e "$work/ready" ] || { echo "$prog: scale-web did not start within 120 s:" >&2; cat "$work/server.log" >&2; exit 1; }
-port=$(sed -n 's/^port=//p' "$work/ready")
+serve_scale_web "$bin" "$work" "${web_args[@]}" --min-delay "$delay" --tally-out "$work/tally.json"
 "$bin/scale-web" describe "${web_args[@]}" --port "$port" >"$work/web.json"
 "$bin/scale-web" describe "${web_args[@]}" --port "$port" --urls | cut -f1 >"$work/expected.txt"
 
@@ -231,26 +203,10 @@ max_per_host=$(( per_round / hosts ))
 # crawl.toml of a crawl directory $1.
 write_toml() {
     mkdir -p "$1"
-    cat >"$1/crawl.toml" <<TOML
-[agent]
-name = "scalebot"
-url = "https://example.org/scalebot.html"
-
-[filter]
-# A round holds at most max_per_host URLs of a host: a URL may be found
-# later than by its shortest path, and its hops count that path.
-max_hops = 100
-
-[fetcher]
-allow_private = true
-hosts_file = "$work/hosts"
-min_delay = "${delay}s"
-delay_factor = 0
-tail_share = $tail_share
-
-[segmenter]
-max_per_host = $max_per_host
-TOML
+    {
+        scale_crawl_toml "$work/hosts" "$delay" "$tail_share"
+        printf '\n[segmenter]\nmax_per_host = %s\n' "$max_per_host"
+    } >"$1/crawl.toml"
 }
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -300,14 +256,6 @@ run_driver() {
     return "$(cat "$work/$name.rc" 2>/dev/null || echo 1)"
 }
 
-# Asks the running driver to stop (a STOP file in its crawl directory: both
-# drivers stop at their next step) and waits for it, at most 10 minutes.
-stop_driver() {
-    [ -n "$driver_pid" ] && [ -n "$driving" ] || return 0
-    touch "$driving/STOP"
-    for _ in $(seq 6000); do kill -0 "$driver_pid" 2>/dev/null || break; sleep 0.1; done
-}
-
 # Times segmenter report and status on a finished crawl (through the
 # wrapper: their lines in steps.jsonl are tagged by the crawl's path).
 final_reads() {
@@ -332,8 +280,7 @@ run_driver one "$root/scripts/crawl.sh" "$work/one" --seeds "$work/seeds.txt" --
 take_tally "$work/one.tally.json"
 final_reads one
 # What it fetched: every URL with an HTTP status, robots.txt left out.
-find "$work/one" -name crawl.log -path '*/fetched/*' -exec cat {} + |
-    awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { print $6 }' >"$work/one.urls"
+fetched_urls "$work/one" >"$work/one.urls"
 drop_warc one
 
 # --- Shards under Slurm. --------------------------------------------------
@@ -369,8 +316,7 @@ if [ "$shards" -gt 1 ]; then
         done
         take_tally "$work/shards.tally.json"
         final_reads shards
-        find "$work/shards" -name crawl.log -path '*/fetched/*' -exec cat {} + |
-            awk -F'\t' '$2 ~ /^[0-9]+$/ && $7 != "robots" { print $6 }' >"$work/shards.urls"
+        fetched_urls "$work/shards" >"$work/shards.urls"
         drop_warc shards
     else
         echo "$shards shards: skipped (no Slurm: set SLURM_CONF, or run as root where Debian's slurmctld, slurmd, slurm-client and munge are installed)"

@@ -187,18 +187,19 @@ pub enum Key {
 }
 
 impl Key {
-    /// True if the programs apply the key: every key but `weight`, which
-    /// the programs read and check, and `segmenter status --host` shows,
-    /// but which changes nothing yet. `min_delay` and `delay_factor` (both
-    /// programs), `max_per_host` and `max_host_pages` (the segmenter),
-    /// `max_host_bytes` (the segmenter's plan and the fetcher's cut),
-    /// `allow_private` (the fetcher's address guard), `allow` and `deny`
-    /// (the scope, [`HostRules::scope`]), the canonical form
-    /// ([`HostRules::host_form`]: both programs), `conditional_requests`
+    /// True if the programs apply the key: every key is. `min_delay` and
+    /// `delay_factor` (both programs), `max_per_host` and `max_host_pages`
+    /// (the segmenter), `max_host_bytes` (the segmenter's plan and the
+    /// fetcher's cut), `allow_private` (the fetcher's address guard),
+    /// `allow` and `deny` (the scope, [`HostRules::scope`]), the canonical
+    /// form ([`HostRules::host_form`]: both programs), `conditional_requests`
     /// and `headers` (the fetcher's requests), `recrawl_min` and
-    /// `recrawl_max` (the segmenter's refetch schedule).
+    /// `recrawl_max` (the segmenter's refetch schedule), `weight` (the
+    /// segmenter: it multiplies the score of the host's URLs where a round
+    /// chooses across hosts). Kept so that a key added later and not yet
+    /// applied is said to be so.
     pub fn applied(self) -> bool {
-        !matches!(self, Key::Weight)
+        true
     }
 
     /// Every key, in the order explanations list them.

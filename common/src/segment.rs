@@ -150,7 +150,8 @@ pub struct SegmentRecord {
     pub url: String,
     /// Hops from a seed.
     pub hops: u32,
-    /// In-links found this round.
+    /// In-links found to it since it was first found (its score; see the
+    /// guide's "What is fetched first").
     pub inlinks: u32,
     /// How it was found.
     pub via: Via,

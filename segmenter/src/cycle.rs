@@ -826,7 +826,8 @@ impl<'a, L: Lookup> Decider<'a, L> {
         let reason = if backlog > 0 {
             format!(
                 "nothing to fetch now in {name}: {backlog} URL(s) wait in the backlog for hosts \
-                 that may not be asked yet; a later run goes on"
+                 that may not be asked yet, or held by a budget (the `held` and `left waiting` \
+                 lines of the last round's log say which); a later run goes on"
             )
         } else if h.urls > 0 {
             format!(

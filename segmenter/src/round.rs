@@ -30,6 +30,7 @@ pub(crate) mod candidates;
 pub(crate) mod caps;
 pub(crate) mod commit;
 pub(crate) mod counts;
+pub(crate) mod cut;
 pub(crate) mod inputs;
 pub(crate) mod map;
 pub(crate) mod output;
@@ -37,6 +38,7 @@ pub(crate) mod partition;
 pub(crate) mod reduce;
 pub(crate) mod report;
 pub(crate) mod scan;
+pub(crate) mod score;
 pub mod seen;
 pub(crate) mod sort;
 
@@ -60,11 +62,13 @@ use crate::round::candidates::{LastFetch, Meta, host_prefix, split_key};
 use crate::round::caps::{Budget, Fate, HostCap, HostPlan, Limits, Pick};
 use crate::round::commit::{Staging, pause_point};
 use crate::round::counts::Counts;
-use crate::round::output::{Output, fill_record};
+use crate::round::cut::{Quota, Staged};
+use crate::round::output::{Output, Written, fill_record};
 use crate::round::partition::next_number;
 use crate::round::report::{Report, Selection};
 use crate::round::scan::{Job, ScanConfig, ScanOutput, scan};
-use crate::round::seen::rescue::{NotInHistory, Rescue};
+use crate::round::score::{Ranks, WaitingLinks};
+use crate::round::seen::rescue::{NotInHistory, Rescue, Rescued};
 use crate::round::seen::{ExactSets, Finish, Origin, Seen};
 use crate::round::sort::{Merger, Sorter, SpillDir, merge};
 use crate::settings::Settings;
@@ -204,14 +208,21 @@ fn build(
     let old_consumed = read_consumed(&crawl.consumed_path())?;
     let exact = RoundSets::new(crawl, &staging, &plan, &old_consumed)?;
     let mut sorted = std::mem::take(&mut scanned.sorted);
-    sorted.extend(cx.rescue(&exact, suspects, not_in_history, &mut report)?);
+    let rescued = cx.rescue(&exact, suspects, not_in_history, &mut report)?;
+    let links = match rescued {
+        Some(r) => {
+            sorted.push(r.found);
+            Some(merge(vec![r.links], &spills, cx.fan_in)?)
+        }
+        None => None,
+    };
     sorted.extend(due);
     let merger = merge(sorted, &spills, cx.fan_in)?;
 
     let hosts_db = hosts_db.into_inner().expect("no panics");
     let budget = cx.budget(hosts_db, pages)?;
     let selected = cx.select(
-        merger,
+        (merger, links),
         &plan,
         (&old_consumed, &exact.unconsumed),
         budget,
@@ -228,8 +239,8 @@ fn build(
     })?;
     report.sort_spills = spills.spills_written();
     report.sort_bytes = spills.bytes_spilled();
-    report.segments = selected.segments;
-    report.backlog = selected.backlog;
+    report.segments = selected.written.segments;
+    report.backlog = selected.written.backlog;
     report.scan_time = scan_time;
     report.select_time = started.elapsed() - scan_time;
 
@@ -388,14 +399,15 @@ impl Steps<'_> {
 
     /// Looks the suspects up in the exact sets (for a `run`, those the
     /// history merge did not find); returns the URLs found in none, for
-    /// the merge, and records the counts in the report.
+    /// the merge, with the in-links to the URLs that wait, and records the
+    /// counts in the report.
     fn rescue(
         &self,
         exact: &RoundSets,
         suspects: Option<Merger>,
         not_in_history: NotInHistory,
         report: &mut Report,
-    ) -> Result<Option<crate::round::sort::Sorted>, Error> {
+    ) -> Result<Option<Rescued>, Error> {
         let rescue = Rescue {
             sets: &exact.before,
             memory: self.settings.memory / 4,
@@ -406,8 +418,9 @@ impl Steps<'_> {
         let started = Instant::now();
         let (found, counts) = match suspects {
             Some(s) => {
-                let (found, counts) = crate::round::seen::rescue::rescue(s, &rescue)?;
-                (Some(found), counts)
+                let rescued = crate::round::seen::rescue::rescue(s, &rescue)?;
+                let counts = rescued.counts.clone();
+                (Some(rescued), counts)
             }
             None => not_in_history.rescue(&rescue, self.fan_in)?,
         };
@@ -424,7 +437,7 @@ impl Steps<'_> {
     /// Records the selection in the report.
     fn select(
         &self,
-        merger: Merger,
+        (merger, links): (Merger, Option<Merger>),
         plan: &Plan,
         (consumed, unconsumed): (&[String], &[std::path::PathBuf]),
         budget: Budget,
@@ -432,17 +445,21 @@ impl Steps<'_> {
     ) -> Result<Selected, Error> {
         let (settings, crawl, staging) = (self.settings, &self.settings.crawl, self.staging);
         let number = next_number(crawl, consumed).map_err(Error::io(crawl.root()))?;
+        let budget_left = self.pages_left(plan, unconsumed, report)?;
+        let may_cut = budget_left.is_some() || settings.order == UrlOrder::Score;
         let output = Output::new(
             &staging.segments_dir(),
             &staging.backlog_path(),
             number,
             settings.partitions,
             settings.max_segment_size,
-        )?;
+        )?
+        .with_ranks(may_cut.then(|| Ranks::new(settings.order, settings.host_rules.clone())));
         let (waiting, carry) = self.waiting(plan, unconsumed)?;
         let mut selected = select(
             Inputs {
                 merger,
+                links: WaitingLinks::new(links),
                 waiting,
                 carry,
                 filter: self.filter,
@@ -465,11 +482,92 @@ impl Steps<'_> {
                 selected.unchecked.0, selected.unchecked.1.1, selected.unchecked.1.0
             ));
         }
+        self.cut_round(&mut selected, number, budget_left)?;
         if selected.selection.out_of_order > 0 {
             self.sort_backlog_again(selected.selection.out_of_order)?;
         }
+        let w = &selected.written;
+        selected.selection.scores = crate::round::report::Scores {
+            scheduled: w.scheduled_scores.quantiles(),
+            waiting: w.waiting_scores.quantiles(),
+        };
         report.selection = std::mem::take(&mut selected.selection);
         Ok(selected)
+    }
+
+    /// What is left of the crawl's page budget (`max_crawl_pages`) for the
+    /// new URLs of a round that merged the history: the budget less the
+    /// URLs of the history and of the segments not yet fetched
+    /// (`unconsumed`); `None` without a budget, or for a round that
+    /// merged no history (`inject`).
+    fn pages_left(
+        &self,
+        plan: &Plan,
+        unconsumed: &[std::path::PathBuf],
+        report: &Report,
+    ) -> Result<Option<u64>, Error> {
+        let (Some(max), Some(h), true) = (
+            self.settings.max_crawl_pages,
+            report.history.as_ref(),
+            plan.history,
+        ) else {
+            return Ok(None);
+        };
+        let used = h.entries + crate::round::cut::lines_in(unconsumed)?;
+        if used >= max {
+            self.log.warn(format_args!(
+                "{}: the crawl holds {used} URLs (its fetch history and the segments not yet \
+                 fetched), max_crawl_pages is {max}: no new URL is scheduled, every new URL \
+                 waits in the backlog (raise max_crawl_pages to go on)",
+                self.settings.crawl.root().display()
+            ));
+        }
+        Ok(Some(max.saturating_sub(used)))
+    }
+
+    /// Cuts the round across hosts ([`crate::round::cut`]) to what is left of the
+    /// page budget (`budget_left`) and, under `order = "score"`, to
+    /// `max_segment_size` URLs per partition; counts what the cut left
+    /// waiting.
+    fn cut_round(
+        &self,
+        selected: &mut Selected,
+        number: u32,
+        budget_left: Option<u64>,
+    ) -> Result<(), Error> {
+        let settings = self.settings;
+        let Some(ranks) = selected.written.ranks.take() else {
+            return Ok(());
+        };
+        let size_left = (settings.order == UrlOrder::Score).then(|| {
+            (settings.max_segment_size * u64::from(settings.partitions))
+                .saturating_sub(ranks.refetches)
+        });
+        let Some(quota) = Quota::of(budget_left, size_left) else {
+            return Ok(());
+        };
+        let (segments_dir, backlog, scratch) = (
+            self.staging.segments_dir(),
+            self.staging.backlog_path(),
+            self.staging.sort_dir().join("cut"),
+        );
+        let staged = Staged {
+            segments_dir: &segments_dir,
+            backlog: &backlog,
+            scratch: &scratch,
+            number,
+            partitions: settings.partitions,
+            max_size: settings.max_segment_size,
+        };
+        let Some(held) = crate::round::cut::cut(&staged, &mut selected.written, &ranks, quota)?
+        else {
+            return Ok(());
+        };
+        let sel = &mut selected.selection;
+        sel.scheduled = sel.scheduled.saturating_sub(held.urls);
+        sel.backlogged += held.urls;
+        sel.cut.insert(quota.cut.name(), held);
+        Ok(())
     }
 
     /// The backlog and the segments not yet fetched (`unconsumed`), read
@@ -918,6 +1016,7 @@ fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Select
                 .add(&host.name, waiting);
         }
         _ if capped => {
+            sel.capped_urls += waiting;
             if host.plan.cap == 0 {
                 sel.waiting_hosts += 1;
             } else if host.plan.by_time {
@@ -934,10 +1033,8 @@ fn end_host(cap: &mut HostCap, host: &HostNow, sink: &mut Sink, sel: &mut Select
 /// What [`select`] did.
 struct Selected {
     selection: Selection,
-    /// Segments written: ID and URL count.
-    segments: Vec<(String, u64)>,
-    /// URLs in the new backlog.
-    backlog: u64,
+    /// The segments and the backlog written.
+    written: Written,
     /// The registrable domains met (when asked for).
     domains: Vec<String>,
     /// Waiting URLs not kept to catch copies ([`HostWaiting`]), and the
@@ -949,6 +1046,8 @@ struct Selected {
 /// backlog beside them, and the filters for the backlog's URLs.
 struct Inputs<'a> {
     merger: Merger,
+    /// The in-links the round found to URLs that wait.
+    links: WaitingLinks,
     /// The backlog and the URLs due again.
     waiting: Waiting<'a>,
     /// The backlog goes into the new one as it is, none of it scheduled.
@@ -980,6 +1079,7 @@ fn select(
 ) -> Result<Selected, Error> {
     let Inputs {
         merger,
+        links,
         mut waiting,
         carry,
         filter,
@@ -993,7 +1093,7 @@ fn select(
     let (to_seen, from_select) = mpsc::sync_channel::<Batch>(4);
     let (to_writer, from_seen) = mpsc::sync_channel::<Batch>(4);
     let (recycle, recycled) = mpsc::sync_channel::<Batch>(12);
-    let (segments, backlog_size) = std::thread::scope(|s| {
+    let written = std::thread::scope(|s| {
         // Inserting into the Bloom filter is mostly waiting for memory: a
         // stage of its own, between the selection and the writer.
         std::thread::Builder::new()
@@ -1035,8 +1135,10 @@ fn select(
             domains: collect_domains.then_some(&mut domains),
             carry,
             waiting_urls: HostWaiting::new(memory),
+            links,
         };
         let result = chooser.choose(merger, &mut waiting);
+        chooser.sel.waiting_links = chooser.links.added;
         unchecked = (
             chooser.waiting_urls.unchecked,
             std::mem::take(&mut chooser.waiting_urls.unchecked_host),
@@ -1053,8 +1155,7 @@ fn select(
     })?;
     Ok(Selected {
         selection,
-        segments,
-        backlog: backlog_size,
+        written,
         domains,
         unchecked,
     })
@@ -1080,13 +1181,12 @@ fn insert_seen(
 }
 
 /// The `write` stage of [`select`]: writes each batch to the segments or
-/// the backlog and hands its buffers back; returns the segments written
-/// and the backlog's size.
+/// the backlog and hands its buffers back; returns what was written.
 fn write_batches(
     mut output: Output,
     from_seen: mpsc::Receiver<Batch>,
     recycle: mpsc::SyncSender<Batch>,
-) -> Result<(Vec<(String, u64)>, u64), Error> {
+) -> Result<Written, Error> {
     for batch in from_seen {
         for (fate, rec, _) in &batch.recs[..batch.len] {
             output.write(*fate, rec)?;
@@ -1112,6 +1212,8 @@ struct Chooser<'a, 's> {
     carry: bool,
     /// The URLs of the current host that wait already.
     waiting_urls: HostWaiting,
+    /// The in-links the round found to URLs that wait, added to theirs.
+    links: WaitingLinks,
 }
 
 impl Chooser<'_, '_> {
@@ -1148,6 +1250,8 @@ impl Chooser<'_, '_> {
                 LastFetch::apply(&carried, &mut prior);
                 &prior
             });
+            // (A leftover copy of a URL may have gained links meanwhile.)
+            self.links.add_to(parts.hash, &mut meta);
             self.add(parts.url, meta, parts.hash, prior);
         }
         self.backlog_before(waiting, None)?;
@@ -1178,6 +1282,7 @@ impl Chooser<'_, '_> {
         self.host.started = (self.sel.backlogged, self.sel.scheduled - self.sel.refetches);
         self.cap.set_cap(self.host.plan.cap);
         self.cap.set_new_limit(self.host.plan.new_limit);
+        self.links.start(prefix)?;
         let urls = &mut self.waiting_urls;
         urls.clear();
         waiting.pending_urls(prefix, |url| {
@@ -1273,17 +1378,18 @@ impl Chooser<'_, '_> {
     /// A URL of the backlog: to the current host's cap (`Fate::Segment`),
     /// or straight back to the backlog (carried, or `out_of_order`).
     fn waiting(&mut self, rec: &SegmentRecord, fate: Fate, out_of_order: bool) {
-        if fate == Fate::Segment
-            && !self
-                .waiting_urls
-                .insert(&rec.host, BloomHash::of(rec.url.as_bytes()))
-        {
-            // A second line of a URL that waits (or waits in a segment not
-            // yet fetched): one is enough.
-            self.sink.counts.waiting_copies += 1;
-            return;
+        let mut meta = Meta::of_backlog(rec);
+        if fate == Fate::Segment {
+            let url_hash = BloomHash::of(rec.url.as_bytes());
+            if !self.waiting_urls.insert(&rec.host, url_hash) {
+                // A second line of a URL that waits (or waits in a segment
+                // not yet fetched): one is enough.
+                self.sink.counts.waiting_copies += 1;
+                return;
+            }
+            // The links later rounds found to it.
+            self.links.add_to(url_hash, &mut meta);
         }
-        let meta = Meta::of_backlog(rec);
         // Its URL went into seen.bloom when it went into the backlog.
         let hash = ALREADY_SEEN;
         self.sel.unique += 1;

@@ -44,6 +44,8 @@ pub struct Settings {
     pub max_host_pages: Option<u64>,
     /// URLs of one registrable domain over the crawl (`None`: no limit).
     pub max_domain_pages: Option<u64>,
+    /// URLs of the whole crawl (`None`: no limit).
+    pub max_crawl_pages: Option<u64>,
     /// WARC bytes of one host over the crawl (`None`: no limit).
     pub max_host_bytes: Option<u64>,
     /// WARC bytes of the whole crawl (`None`: no limit).
@@ -188,6 +190,7 @@ impl Settings {
             host_rules,
             max_host_pages: o.max_host_pages.filter(|&n| n > 0),
             max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),
+            max_crawl_pages: o.max_crawl_pages.filter(|&n| n > 0),
             max_host_bytes: shared.max_host_bytes(),
             max_crawl_bytes: shared.max_crawl_bytes(),
             min_free_disk: shared.disk_floor(),

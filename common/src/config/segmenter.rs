@@ -17,8 +17,9 @@ pub enum UrlOrder {
     /// then most in-links, then the URL.
     #[default]
     Discovery,
-    /// Most in-links first (the links to the URL the scans found), then
-    /// fewest hops, then the URL.
+    /// Most in-links first (the links to the URL the scans found, counted
+    /// across rounds), then fewest hops, then the URL; also across hosts,
+    /// where the round's size or the crawl's page budget cuts.
     Score,
 }
 
@@ -69,8 +70,17 @@ crate::options! {
         /// (`held domain-pages`) [default: no limit]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_domain_pages: Option<u64>,
+        /// At most N URLs over the whole crawl (the URLs of its fetch
+        /// history, those waiting in segments not yet fetched, and those a
+        /// round schedules): the others wait in the backlog, the best by
+        /// `order` scheduled first (`cut crawl-pages`); refetches are not
+        /// limited; 0 for no limit [default: no limit]
+        #[arg(long, value_name = "N", help_heading = "Segments")]
+        pub max_crawl_pages: Option<u64>,
         /// At most N URLs per segment; a round with more writes several
-        /// segments with consecutive IDs [default: 1000000]
+        /// segments with consecutive IDs (with `order = score`, the round
+        /// holds N URLs per partition at most, its best by score, and the
+        /// others wait in the backlog: `cut segment-size`) [default: 1000000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_segment_size: Option<NonZeroU64> = 1_000_000,
         /// Split each round into N segments by a hash of the host

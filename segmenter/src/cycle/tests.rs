@@ -621,7 +621,8 @@ fn with_nothing_waiting_the_backlog_is_tried_once_then_the_run_stops() {
     assert_eq!(
         d.reason,
         "nothing to fetch now in /c: 12 URL(s) wait in the backlog for hosts that may not be \
-         asked yet; a later run goes on"
+         asked yet, or held by a budget (the `held` and `left waiting` lines of the last \
+         round's log say which); a later run goes on"
     );
     assert_eq!(d.discarded, Some(4));
     assert_eq!(d.state.open, None);

@@ -14,6 +14,7 @@ use common::segment::{FILE_SUFFIX, SegmentRecord, SegmentWriter, Via};
 use crate::error::Error;
 use crate::round::caps::{Fate, Pick};
 use crate::round::partition::{partition_of, segment_id};
+use crate::round::score::{Ranks, ScoreCounter};
 
 struct Part {
     /// Segments already closed in this partition.
@@ -32,6 +33,25 @@ pub struct Output {
     parts: Vec<Part>,
     backlog: SegmentWriter,
     finished: Vec<(String, u64)>,
+    /// The scores of the URLs scheduled and of those sent to the backlog.
+    scores: (ScoreCounter, ScoreCounter),
+    /// The new URLs scheduled, counted by rank, when the round may be cut
+    /// across hosts ([`crate::cut`]).
+    ranks: Option<Ranks>,
+}
+
+/// What a round's [`Output`] wrote.
+pub struct Written {
+    /// Segments: ID and URL count, sorted by ID.
+    pub segments: Vec<(String, u64)>,
+    /// URLs in the backlog.
+    pub backlog: u64,
+    /// The scores of the URLs scheduled.
+    pub scheduled_scores: ScoreCounter,
+    /// The scores of the URLs sent to the backlog.
+    pub waiting_scores: ScoreCounter,
+    /// The new URLs scheduled by rank, if they were counted.
+    pub ranks: Option<Ranks>,
 }
 
 /// Fills `rec` with a URL of `host` going where `fate` says (`via` is
@@ -97,15 +117,30 @@ impl Output {
                 .collect(),
             backlog: SegmentWriter::create(backlog_path)?,
             finished: Vec::new(),
+            scores: Default::default(),
+            ranks: None,
         })
+    }
+
+    /// Counts the new URLs scheduled by rank ([`crate::cut`]).
+    pub fn with_ranks(mut self, ranks: Option<Ranks>) -> Output {
+        self.ranks = ranks;
+        self
     }
 
     /// Writes a record where `fate` says: a segment (of the record's
     /// partition) or the backlog.
     pub fn write(&mut self, fate: Fate, rec: &SegmentRecord) -> Result<(), Error> {
         match fate {
-            Fate::Segment => self.schedule(rec),
+            Fate::Segment => {
+                self.scores.0.add(rec.inlinks);
+                if let Some(r) = &mut self.ranks {
+                    r.observe(rec);
+                }
+                self.schedule(rec)
+            }
             Fate::Backlog => {
+                self.scores.1.add(rec.inlinks);
                 self.backlog.write(rec)?;
                 Ok(())
             }
@@ -138,9 +173,8 @@ impl Output {
         Ok(())
     }
 
-    /// Closes every file; returns the segments written (ID and count,
-    /// sorted by ID) and the backlog size.
-    pub fn finish(mut self) -> Result<(Vec<(String, u64)>, u64), Error> {
+    /// Closes every file; returns what was written.
+    pub fn finish(mut self) -> Result<Written, Error> {
         for part in &mut self.parts {
             if let Some(w) = part.writer.take() {
                 let n = w.finish()?;
@@ -149,6 +183,12 @@ impl Output {
         }
         let backlog = self.backlog.finish()?;
         self.finished.sort();
-        Ok((self.finished, backlog))
+        Ok(Written {
+            segments: self.finished,
+            backlog,
+            scheduled_scores: self.scores.0,
+            waiting_scores: self.scores.1,
+            ranks: self.ranks,
+        })
     }
 }

@@ -62,6 +62,27 @@ pub struct Selection {
     /// `host-pages`, `domain-pages`, `crawl-bytes`), with the URLs that wait
     /// in the backlog for them.
     pub held: BTreeMap<&'static str, HeldBack>,
+    /// URLs the per-host caps (`max_per_host`, the host's delay, a host
+    /// that may not be asked in the round) sent to the backlog.
+    pub capped_urls: u64,
+    /// The cuts across hosts ([`crate::cut::Cut`]: `crawl-pages`,
+    /// `segment-size`), with the hosts and URLs they sent to the backlog.
+    pub cut: BTreeMap<&'static str, HeldBack>,
+    /// In-links the round found to URLs that wait, added to their scores.
+    pub waiting_links: u64,
+    /// The scores of the URLs scheduled and of those in the backlog after
+    /// the round.
+    pub scores: Scores,
+}
+
+/// The distribution of the scores (in-links) of the URLs a round scheduled,
+/// and of those left waiting in the backlog.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Scores {
+    /// The URLs written to segments.
+    pub scheduled: crate::round::score::ScoreQuantiles,
+    /// The URLs in the backlog after the round.
+    pub waiting: crate::round::score::ScoreQuantiles,
 }
 
 /// Hosts held back for one reason, the URLs they left in the backlog, and
@@ -438,6 +459,7 @@ impl Report {
         out.line("waiting hosts:", s.waiting_hosts.to_string());
         self.held_lines(out);
         out.line("to backlog:", s.backlogged.to_string());
+        self.waiting_lines(out);
         if s.out_of_order > 0 {
             out.line("backlog out of order:", s.out_of_order.to_string());
         }
@@ -475,6 +497,37 @@ impl Report {
                 ),
             );
         }
+    }
+
+    /// What each cut left waiting (the hosts' caps, the cuts across hosts,
+    /// the holds), and the scores of what was scheduled and what waits.
+    fn waiting_lines(&self, out: &mut Lines) {
+        let s = &self.selection;
+        let none = HeldBack::default();
+        let cut = |name: &str| s.cut.get(name).unwrap_or(&none);
+        let (pages, size) = (cut("crawl-pages"), cut("segment-size"));
+        out.line(
+            "left waiting:",
+            format!(
+                "per-host cap {} URLs, segment size {} URLs ({} hosts), crawl pages {} URLs \
+                 ({} hosts), held {} URLs",
+                s.capped_urls,
+                size.urls,
+                size.hosts,
+                pages.urls,
+                pages.hosts,
+                s.held.values().map(|h| h.urls).sum::<u64>()
+            ),
+        );
+        out.line(
+            "in-links to waiting:",
+            format!(
+                "{} (added to the scores of URLs that wait)",
+                s.waiting_links
+            ),
+        );
+        out.line("scores scheduled:", s.scores.scheduled.line());
+        out.line("scores waiting:", s.scores.waiting.line());
     }
 
     /// The inputs skipped as bad, in all and by kind.

@@ -54,6 +54,24 @@ pub struct LastRound {
     pub round_over_page_cap: Option<u64>,
     /// URLs refused for their extension (`skip_extensions`).
     pub round_rejected_extension: Option<u64>,
+    /// URLs the hosts' caps (`max_per_host`, their delays) left waiting in
+    /// the backlog.
+    pub round_capped_urls: Option<u64>,
+    /// URLs the round's size left waiting (`order = "score"`).
+    pub round_cut_segment_size_urls: Option<u64>,
+    /// URLs the crawl's page budget (`max_crawl_pages`) left waiting.
+    pub round_cut_crawl_pages_urls: Option<u64>,
+    /// In-links the round found to URLs that wait, added to their scores.
+    pub round_waiting_links: Option<u64>,
+    /// The scores (in-links) of the URLs in the backlog after the round:
+    /// median, 90th and 99th percentiles, most.
+    pub round_waiting_score_p50: Option<u64>,
+    /// See `round_waiting_score_p50`.
+    pub round_waiting_score_p90: Option<u64>,
+    /// See `round_waiting_score_p50`.
+    pub round_waiting_score_p99: Option<u64>,
+    /// See `round_waiting_score_p50`.
+    pub round_waiting_score_max: Option<u64>,
 }
 
 impl LastRound {
@@ -78,6 +96,10 @@ impl LastRound {
     /// The figures of the report `v` kept at `path`.
     fn of(path: &Path, v: &serde_json::Value) -> LastRound {
         let n = |pointer: &str| v.pointer(pointer).and_then(serde_json::Value::as_u64);
+        // (A round that cut nothing has no entry for the cut; a report of
+        // an older build has no cuts at all.)
+        let cuts = v.pointer("/selection/cut").is_some();
+        let cut = |name: &str| cuts.then(|| n(&format!("/selection/cut/{name}/urls")).unwrap_or(0));
         LastRound {
             last_round: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
             round_new_urls: n("/selection/new"),
@@ -100,6 +122,14 @@ impl LastRound {
             round_held_urls: n("/totals/held_urls"),
             round_over_page_cap: n("/counts/over_page_cap"),
             round_rejected_extension: n("/counts/rejects/extension"),
+            round_capped_urls: n("/selection/capped_urls"),
+            round_cut_segment_size_urls: cut("segment-size"),
+            round_cut_crawl_pages_urls: cut("crawl-pages"),
+            round_waiting_links: n("/selection/waiting_links"),
+            round_waiting_score_p50: n("/selection/scores/waiting/p50"),
+            round_waiting_score_p90: n("/selection/scores/waiting/p90"),
+            round_waiting_score_p99: n("/selection/scores/waiting/p99"),
+            round_waiting_score_max: n("/selection/scores/waiting/max"),
         }
     }
 }

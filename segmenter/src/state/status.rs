@@ -224,6 +224,14 @@ impl std::fmt::Display for CrawlStatus {
             ("round_held_urls", l.round_held_urls),
             ("round_over_page_cap", l.round_over_page_cap),
             ("round_rejected_extension", l.round_rejected_extension),
+            ("round_capped_urls", l.round_capped_urls),
+            ("round_cut_segment_size_urls", l.round_cut_segment_size_urls),
+            ("round_cut_crawl_pages_urls", l.round_cut_crawl_pages_urls),
+            ("round_waiting_links", l.round_waiting_links),
+            ("round_waiting_score_p50", l.round_waiting_score_p50),
+            ("round_waiting_score_p90", l.round_waiting_score_p90),
+            ("round_waiting_score_p99", l.round_waiting_score_p99),
+            ("round_waiting_score_max", l.round_waiting_score_max),
         ] {
             writeln!(f, "{key}: {}", count(n))?;
         }

@@ -40,7 +40,7 @@ fn status_json(crawl: &TempCrawl) -> (Value, String) {
     (serde_json::from_str(&out.stdout).unwrap(), out.stderr)
 }
 
-const ROUND_KEYS: [&str; 16] = [
+const ROUND_KEYS: [&str; 24] = [
     "last_round",
     "round_new_urls",
     "round_scheduled",
@@ -57,6 +57,14 @@ const ROUND_KEYS: [&str; 16] = [
     "round_held_urls",
     "round_over_page_cap",
     "round_rejected_extension",
+    "round_capped_urls",
+    "round_cut_segment_size_urls",
+    "round_cut_crawl_pages_urls",
+    "round_waiting_links",
+    "round_waiting_score_p50",
+    "round_waiting_score_p90",
+    "round_waiting_score_p99",
+    "round_waiting_score_max",
 ];
 
 fn sitemap(url: &str, entries: &[&str]) -> Page {

@@ -465,9 +465,10 @@ fn leftover_and_retries_come_back_without_being_refused_as_seen() {
         "{report}"
     );
     assert_eq!(got["http://a.test/3"].via, Via::Leftover);
-    // The link to it was a copy of a URL already scheduled: dropped before
-    // the sort, so it adds no in-link.
-    assert_eq!(got["http://a.test/3"].inlinks, 0);
+    // The link to it was a copy of a URL already scheduled: dropped at the
+    // seen-set, one copy still, but its in-link is added to the score of
+    // the copy that waits.
+    assert_eq!(got["http://a.test/3"].inlinks, 1);
     assert_eq!(got["http://a.test/4"].via, Via::Retry);
     assert_eq!(got["http://a.test/4"].tries, 1);
     assert_eq!(figure(&report, "leftover in:"), 1, "{report}");

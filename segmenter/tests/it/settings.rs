@@ -338,7 +338,8 @@ fn status_says_what_waits_to_be_fetched_and_to_be_consumed() {
 }
 
 /// The `last_round` and `round_*` lines of `segmenter status` after the one
-/// `run` of `crawl`, which found `new` new URLs and read no sitemap.
+/// `run` of `crawl`, which found `new` new URLs and read no sitemap, and left
+/// two of them waiting for the host's cap (one in-link each).
 fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
     let stem = fs::read_dir(crawl.dir.logs_dir())
         .unwrap()
@@ -354,6 +355,9 @@ fn last_round_lines(crawl: &TempCrawl, new: u64) -> String {
          round_retired: 0\nround_sitemaps_read: 0\nround_sitemap_urls: 0\n\
          round_sitemap_urls_new: 0\nround_sitemap_urls_rejected: 0\nround_bad_sitemaps: 0\n\
          round_retries_exhausted: 0\nround_held_urls: 0\nround_over_page_cap: 0\n\
-         round_rejected_extension: 0\nround_bloom_commit: appended\n"
+         round_rejected_extension: 0\nround_capped_urls: 2\nround_cut_segment_size_urls: 0\n\
+         round_cut_crawl_pages_urls: 0\nround_waiting_links: 0\nround_waiting_score_p50: 1\n\
+         round_waiting_score_p90: 1\nround_waiting_score_p99: 1\nround_waiting_score_max: 1\n\
+         round_bloom_commit: appended\n"
     )
 }

@@ -47,6 +47,13 @@ pub struct RunReport {
     pub damaged_records: u64,
     /// Hosts held back, by reason.
     pub held_hosts: BTreeMap<String, u64>,
+    /// URLs each cut sent to the backlog: the hosts' caps, the round's
+    /// size, the crawl's page budget, the holds (`None`: a report of a
+    /// build that did not count them).
+    pub left_waiting: Option<[(&'static str, u64); 4]>,
+    /// The scores (in-links) of the URLs waiting after the round: URLs,
+    /// median, 90th and 99th percentiles, most (`None`: not counted).
+    pub waiting_scores: Option<[u64; 5]>,
     /// What it wrote and learnt, as the round journal keeps it.
     pub figures: Figures,
     /// Its wall time, ms.
@@ -375,6 +382,19 @@ fn run_report(file: String, v: &Value) -> RunReport {
         bloom_grew: v.pointer("/bloom/growth").is_some_and(|g| !g.is_null()),
         damaged_records: n("/counts/damaged_records"),
         held_hosts,
+        left_waiting: v.pointer("/selection/cut").map(|_| {
+            let cut = |name: &str| n(&format!("/selection/cut/{name}/urls"));
+            [
+                ("per-host cap", n("/selection/capped_urls")),
+                ("segment size", cut("segment-size")),
+                ("crawl pages", cut("crawl-pages")),
+                ("held (budgets, failures)", n("/totals/held_urls")),
+            ]
+        }),
+        waiting_scores: v.pointer("/selection/scores/waiting").map(|_| {
+            ["urls", "p50", "p90", "p99", "max"]
+                .map(|k| n(&format!("/selection/scores/waiting/{k}")))
+        }),
         figures: crate::state::reports::figures_of(v),
         elapsed_ms: (f("/elapsed") * 1000.0) as u64,
     }

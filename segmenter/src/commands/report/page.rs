@@ -769,6 +769,28 @@ fn hosts(out: &mut String, g: &Gathered) {
             }
             out.push_str("</table>\n");
         }
+        waiting_cuts(out, report);
+    }
+}
+
+/// What each cut of the last round left waiting, and the scores of the
+/// URLs that wait (see the guide's "What is fetched first").
+fn waiting_cuts(out: &mut String, report: &super::gather::RunReport) {
+    if let Some(cuts) = &report.left_waiting {
+        out.push_str("<p>URLs each cut of that round left waiting in the backlog:</p>\n");
+        out.push_str("<table id=\"cuts-table\"><tr><th class=\"l\">cut</th><th>URLs</th></tr>\n");
+        for (name, urls) in cuts {
+            let _ = writeln!(out, "<tr><td class=\"l\">{name}</td><td>{urls}</td></tr>");
+        }
+        out.push_str("</table>\n");
+    }
+    if let Some([urls, p50, p90, p99, max]) = report.waiting_scores {
+        let _ = writeln!(
+            out,
+            "<p id=\"waiting-scores\">Scores (in-links found, across rounds) of the {urls} URLs \
+             waiting after that round: median {p50}, 90th percentile {p90}, 99th percentile \
+             {p99}, most {max}.</p>"
+        );
     }
 }
 

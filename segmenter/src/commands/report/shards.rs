@@ -239,6 +239,15 @@ fn add_reports(reports: &[&RunReport]) -> RunReport {
         for (reason, hosts) in &r.held_hosts {
             *out.held_hosts.entry(reason.clone()).or_default() += hosts;
         }
+        // (The scores' quantiles of several shards do not add up: not shown.)
+        if let Some(cuts) = r.left_waiting {
+            let sum = out
+                .left_waiting
+                .get_or_insert(cuts.map(|(name, _)| (name, 0)));
+            for (s, c) in sum.iter_mut().zip(cuts) {
+                s.1 += c.1;
+            }
+        }
         add_figures(&mut out.figures, &r.figures);
         out.elapsed_ms = out.elapsed_ms.max(r.elapsed_ms);
     }

@@ -14,6 +14,12 @@
 //! it goes into the round's merge as a new URL, where a leftover or retry
 //! copy of it (the round's own URLs) absorbs it.
 //!
+//! A suspect found waiting (in the backlog, or a list of the runs read) is
+//! a link the round found to a URL it does not schedule again: its count
+//! of in-links goes into a sort of its own ([`Rescued::links`]), which the
+//! selection adds to the waiting URL's score, so that a URL waiting in the
+//! backlog gains the links later rounds find to it.
+//!
 //! Memory: the suspects of one host not in the history, at most `memory`
 //! bytes; beyond that a host's further suspects are not checked and count
 //! as `unchecked` (taken as seen, as without the rescue).
@@ -128,6 +134,22 @@ pub struct RescueCounts {
     /// Of them, URLs in none of the exact sets: handed to the round as new
     /// (the round's report counts those it schedules as `rescued`).
     pub found: u64,
+    /// In-links the round found to the URLs waiting (the `waiting` ones),
+    /// added to their scores.
+    pub waiting_links: u64,
+}
+
+/// What [`rescue`] hands on: the suspects found in none of the exact sets,
+/// and the in-links found to URLs that wait.
+pub struct Rescued {
+    /// The URLs in none of the exact sets, sorted as the round's
+    /// candidates, marked `rescued`.
+    pub found: Sorted,
+    /// The waiting URLs the round's pages link, each with the count of
+    /// those links as its `inlinks`, sorted by host.
+    pub links: Sorted,
+    /// The counts.
+    pub counts: RescueCounts,
 }
 
 /// What [`rescue`] reads and where it works.
@@ -143,10 +165,13 @@ pub struct Rescue<'a> {
 }
 
 /// Looks every suspect up in the exact sets; returns those in none of them
-/// (sorted as the round's candidates, marked `rescued`) and the counts.
-pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts), Error> {
+/// (sorted as the round's candidates, marked `rescued`), the in-links to
+/// those that wait, and the counts.
+pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<Rescued, Error> {
     let mut counts = RescueCounts::default();
-    let mut found = Sorter::new(r.spills.clone(), (r.memory as usize).max(1 << 20))?;
+    let sorter = || Sorter::new(r.spills.clone(), (r.memory as usize / 2).max(1 << 20));
+    let mut found = sorter()?;
+    let mut links = sorter()?;
     let mut history = HistoryCursor::open(r.sets.history.as_deref())?;
     let mut lists = r
         .sets
@@ -166,7 +191,7 @@ pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts)
         counts.suspects += 1;
         let prefix = host_prefix(&key);
         if prefix != host.prefix.as_slice() {
-            host.settle(&mut lists, &mut found, &mut counts)?;
+            host.settle(&mut lists, (&mut found, &mut links), &mut counts)?;
             host.prefix.clear();
             host.prefix.extend_from_slice(prefix);
             host.name.clear();
@@ -181,7 +206,7 @@ pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts)
             host.urls.insert(parts.url.to_string(), meta);
         }
     }
-    host.settle(&mut lists, &mut found, &mut counts)?;
+    host.settle(&mut lists, (&mut found, &mut links), &mut counts)?;
     if counts.unchecked > 0 {
         r.log.warn(format_args!(
             "{} URLs the Bloom filter called seen were not looked up in the exact sets (a \
@@ -189,7 +214,11 @@ pub fn rescue(mut suspects: Merger, r: &Rescue) -> Result<(Sorted, RescueCounts)
             counts.unchecked
         ));
     }
-    Ok((found.finish(), counts))
+    Ok(Rescued {
+        found: found.finish(),
+        links: links.finish(),
+        counts,
+    })
 }
 
 /// The suspects a history merge looked up ([`crate::history::Lookup`]):
@@ -236,12 +265,13 @@ impl NotInHistory {
     }
 
     /// Looks those the history does not hold up in the other exact sets of
-    /// `r` ([`rescue`]); the URLs in none of them, and the counts of all.
+    /// `r` ([`rescue`]); the URLs in none of them, the in-links to those
+    /// that wait, and the counts of all.
     pub fn rescue(
         self,
         r: &Rescue,
         fan_in: usize,
-    ) -> Result<(Option<Sorted>, RescueCounts), Error> {
+    ) -> Result<(Option<Rescued>, RescueCounts), Error> {
         let mut counts = RescueCounts {
             suspects: self.suspects,
             in_history: self.in_history,
@@ -261,11 +291,13 @@ impl NotInHistory {
             spills: r.spills.clone(),
             log: r.log,
         };
-        let (found, c) = rescue(rest, &without_history)?;
+        let rescued = rescue(rest, &without_history)?;
+        let c = &rescued.counts;
         counts.waiting = c.waiting;
         counts.unchecked = c.unchecked;
         counts.found = c.found;
-        Ok((Some(found), counts))
+        counts.waiting_links = c.waiting_links;
+        Ok((Some(rescued), counts))
     }
 }
 
@@ -280,23 +312,30 @@ struct HostSuspects {
 }
 
 impl HostSuspects {
-    /// Drops the suspects the other exact sets hold for this host, and
-    /// hands the rest to `found`.
+    /// Drops the suspects the other exact sets hold for this host (their
+    /// in-links to `links`), and hands the rest to `found`.
     fn settle(
         &mut self,
         lists: &mut [ListCursor],
-        found: &mut Sorter,
+        (found, links): (&mut Sorter, &mut Sorter),
         counts: &mut RescueCounts,
     ) -> Result<(), Error> {
         if self.urls.is_empty() {
             return Ok(());
         }
+        let mut waiting = Vec::new();
         for list in lists.iter_mut() {
             list.take_host(&self.prefix, |url| {
-                if self.urls.remove(url).is_some() {
+                if let Some(entry) = self.urls.remove_entry(url) {
                     counts.waiting += 1;
+                    waiting.push(entry);
                 }
             })?;
+        }
+        // (Their in-links alone: the copy that waits keeps its own meta.)
+        for (url, meta) in waiting {
+            counts.waiting_links += u64::from(meta.inlinks);
+            links.push(&self.name, &url, BloomHash::of(url.as_bytes()), meta)?;
         }
         // In URL order, so that the spills are the same on every run.
         let mut left: Vec<(String, Meta)> = self.urls.drain().collect();
