@@ -1,6 +1,15 @@
-# Sourced by the benchmark scripts: what they all do with the loopback
+# Sourced by the benchmark scripts: their options, and what they all do with the loopback
 # servers they start.
 # shellcheck shell=bash
+
+# Options of the benchmark scripts ($prog names the script in messages):
+# usage prints the script's head comment; die says what is wrong (exit 2);
+# need FLAG $# checks a flag has its value; whole and number check it.
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "$prog: $*" >&2; exit 2; }
+need() { [ "$2" -ge 2 ] || die "$1 needs a value"; }
+whole() { [[ "$2" =~ ^[0-9]+$ ]] || die "$1 takes a whole number, not '$2'"; }
+number() { [[ "$2" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 takes a number, not '$2'"; }
 
 # stop_server PID DIR: ask the benchmark server PID to stop (it watches for
 # DIR/bench-stop), give it 5 s to finish, then kill it.

@@ -44,6 +44,10 @@
 # server and crawl runs on loopback addresses; every wait is bounded.
 set -euo pipefail
 
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+
 prog=bench-rounds.sh
 mode=floor
 delay=1
@@ -58,11 +62,6 @@ extra=()
 bin=""
 keep=0
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
-die() { echo "$prog: $*" >&2; exit 2; }
-need() { [ "$2" -ge 2 ] || die "$1 needs a value"; }
-number() { [[ "$2" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 takes a number, not '$2'"; }
-whole() { [[ "$2" =~ ^[0-9]+$ ]] || die "$1 takes a whole number, not '$2'"; }
 
 case "${1:-}" in
     floor|recall) mode=$1; shift ;;
@@ -87,7 +86,6 @@ done
 [ "$seconds" -gt 0 ] || die "--seconds must be above 0"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the figures"
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 if [ -z "$bin" ]; then
     cargo build --release --locked --bin fetcher --bin segmenter --bin demo-web

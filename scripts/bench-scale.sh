@@ -71,6 +71,10 @@
 # FAIL. It writes summary.json in the work directory (what the tests read).
 set -euo pipefail
 
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/bench-lib.sh
+. "$root/scripts/bench-lib.sh"
+
 prog=bench-scale.sh
 hosts=${HOSTS:-10000}
 pages=${PAGES:-100}
@@ -82,10 +86,6 @@ seed=${SEED:-1}
 timeout=${TIMEOUT:-7200}
 bin="" work="" keep=0 keep_warc=0
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
-die() { echo "$prog: $*" >&2; exit 2; }
-need() { [ "$2" -ge 2 ] || die "$1 needs a value"; }
-whole() { [[ "$2" =~ ^[0-9]+$ ]] || die "$1 takes a whole number, not '$2'"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
@@ -113,9 +113,6 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 # 10,000 listeners and the connections of up to four fetchers.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=scripts/bench-lib.sh
-. "$root/scripts/bench-lib.sh"
 bin=$(bench_bin_dir "$root" "$bin" fetcher segmenter scale-web run-meter) || exit $?
 bench_work_dir bench-scale
 server_pid="" slurm_dir="" driver_pid="" driving=""

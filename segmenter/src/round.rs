@@ -1312,16 +1312,7 @@ impl Chooser<'_, '_> {
             ..
         } = self;
         if meta.fetched {
-            let pick = Pick {
-                url: url.to_string(),
-                meta,
-                hash,
-                etag: String::new(),
-                last_modified: String::new(),
-                digest: String::new(),
-                fetched: None,
-                record_id: String::new(),
-            };
+            let pick = Pick::new(url.to_string(), meta, hash);
             sink.push(Fate::Fetched, host, &pick, sel);
             return;
         }

@@ -281,6 +281,20 @@ pub struct Pick {
 }
 
 impl Pick {
+    /// A URL met for the first time: no validators, digest or last fetch.
+    pub fn new(url: String, meta: Meta, hash: BloomHash) -> Pick {
+        Pick {
+            url,
+            meta,
+            hash,
+            etag: String::new(),
+            last_modified: String::new(),
+            digest: String::new(),
+            fetched: None,
+            record_id: String::new(),
+        }
+    }
+
     /// True for a URL fetched before and due again.
     fn is_refetch(&self) -> bool {
         self.meta.via == Via::Recrawl
@@ -433,16 +447,7 @@ impl HostCap {
         emit: &mut impl FnMut(&Pick, Fate) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.len == self.picks.len() {
-            self.picks.push(Pick {
-                url: String::new(),
-                meta,
-                hash,
-                etag: String::new(),
-                last_modified: String::new(),
-                digest: String::new(),
-                fetched: None,
-                record_id: String::new(),
-            });
+            self.picks.push(Pick::new(String::new(), meta, hash));
         }
         let slot = &mut self.picks[self.len];
         slot.url.clear();
