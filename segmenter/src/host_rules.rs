@@ -50,9 +50,12 @@ fn crawl_wide(s: &Settings, key: Key) -> Option<(String, String)> {
             "[fetcher] min_delay",
         ),
         Key::DelayFactor => (s.policy.delay_factor.to_string(), "[fetcher] delay_factor"),
-        Key::MaxPerHost => (s.max_per_host.to_string(), "[segmenter] max_per_host"),
+        Key::MaxPerHost => (
+            s.options.max_per_host.to_string(),
+            "[segmenter] max_per_host",
+        ),
         Key::MaxHostPages => (
-            limit(s.max_host_pages, |n| n.to_string()),
+            limit(s.options.max_host_pages, |n| n.to_string()),
             "[segmenter] max_host_pages",
         ),
         Key::MaxHostBytes => (

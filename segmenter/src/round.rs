@@ -144,7 +144,7 @@ pub fn execute(
 ) -> Result<Report, Error> {
     let progress = Progress::default();
     let (mut report, staging) = while_running(
-        Pacer::new(settings.progress, settings.progress_interval),
+        Pacer::new(settings.progress, settings.options.progress_interval),
         log,
         &progress,
         || build(settings, log, filter, staging, plan, &progress),
@@ -178,7 +178,7 @@ fn build(
         staging: &staging,
         seen: &seen,
         spills: &spills,
-        fan_in: (settings.memory / 4 / READER_COST).clamp(4, 64) as usize,
+        fan_in: (settings.options.memory / 4 / READER_COST).clamp(4, 64) as usize,
     };
 
     let (mut scanned, map_counts) = cx.scan(&hosts_db, &mut plan)?;
@@ -193,7 +193,7 @@ fn build(
 
     let mut suspects = cx.merge_suspects(std::mem::take(&mut scanned.suspects))?;
     // A `run` looks the suspects up in the history as its merge writes it.
-    let mut not_in_history = NotInHistory::new(spills.clone(), settings.memory / 4)?;
+    let mut not_in_history = NotInHistory::new(spills.clone(), settings.options.memory / 4)?;
     let (pages, due) = match plan.history {
         true => cx.merge_history(
             &plan,
@@ -234,7 +234,9 @@ fn build(
         staged: staging.bloom_path(),
         append: staging.bloom_append_path(),
         sets: &after,
-        at_least: settings.bloom_explicit.then_some(settings.bloom_items),
+        at_least: settings
+            .bloom_explicit
+            .then_some(settings.options.bloom_items),
         log,
     })?;
     report.sort_spills = spills.spills_written();
@@ -275,8 +277,8 @@ fn open_round(settings: &Settings, log: &RunLog, staging: &Staging) -> Result<Op
     let seen = Seen::stage(
         &crawl.bloom_path(),
         &staging.bloom_append_path(),
-        settings.bloom_items,
-        settings.bloom_fp,
+        settings.options.bloom_items,
+        settings.options.bloom_fp,
     )?;
     log_origin(settings, log, &seen);
     let spills = SpillDir::new(staging.sort_dir()).map_err(Error::io(staging.sort_dir()))?;
@@ -313,16 +315,12 @@ impl Steps<'_> {
         let cfg = ScanConfig {
             filter: self.filter,
             log: self.log,
-            max_tries: settings.max_tries,
-            max_links_per_page: settings.max_links_per_page,
-            max_page_size: settings.max_page_size,
-            metadata_outlinks: settings.metadata_outlinks,
+            options: &settings.options,
             robots_name: settings.agent_name.as_deref(),
             seen,
             seen_is_empty: seen.is_empty(),
             rescue: !seen.is_empty(),
             spills: self.spills.clone(),
-            memory: settings.memory,
             threads: settings.threads,
             progress: self.progress,
             observe: plan.history,
@@ -339,7 +337,7 @@ impl Steps<'_> {
                 seen,
                 !seen.is_empty(),
                 self.spills,
-                settings.memory,
+                settings.options.memory,
                 &mut scanned,
             )?;
         }
@@ -410,7 +408,7 @@ impl Steps<'_> {
     ) -> Result<Option<Rescued>, Error> {
         let rescue = Rescue {
             sets: &exact.before,
-            memory: self.settings.memory / 4,
+            memory: self.settings.options.memory / 4,
             spills: self.spills.clone(),
             log: self.log,
         };
@@ -446,15 +444,17 @@ impl Steps<'_> {
         let (settings, crawl, staging) = (self.settings, &self.settings.crawl, self.staging);
         let number = next_number(crawl, consumed).map_err(Error::io(crawl.root()))?;
         let budget_left = self.pages_left(plan, unconsumed, report)?;
-        let may_cut = budget_left.is_some() || settings.order == UrlOrder::Score;
+        let may_cut = budget_left.is_some() || settings.options.order == UrlOrder::Score;
         let output = Output::new(
             &staging.segments_dir(),
             &staging.backlog_path(),
             number,
-            settings.partitions,
-            settings.max_segment_size,
+            settings.options.partitions,
+            settings.options.max_segment_size,
         )?
-        .with_ranks(may_cut.then(|| Ranks::new(settings.order, settings.host_rules.clone())));
+        .with_ranks(
+            may_cut.then(|| Ranks::new(settings.options.order, settings.host_rules.clone())),
+        );
         let (waiting, carry) = self.waiting(plan, unconsumed)?;
         let mut selected = select(
             Inputs {
@@ -463,9 +463,9 @@ impl Steps<'_> {
                 waiting,
                 carry,
                 filter: self.filter,
-                share: settings.recrawl_share,
-                order: settings.order,
-                memory: settings.memory / 4,
+                share: settings.options.recrawl_share,
+                order: settings.options.order,
+                memory: settings.options.memory / 4,
             },
             self.seen,
             self.progress,
@@ -507,7 +507,7 @@ impl Steps<'_> {
         report: &Report,
     ) -> Result<Option<u64>, Error> {
         let (Some(max), Some(h), true) = (
-            self.settings.max_crawl_pages,
+            self.settings.options.max_crawl_pages,
             report.history.as_ref(),
             plan.history,
         ) else {
@@ -539,8 +539,8 @@ impl Steps<'_> {
         let Some(ranks) = selected.written.ranks.take() else {
             return Ok(());
         };
-        let size_left = (settings.order == UrlOrder::Score).then(|| {
-            (settings.max_segment_size * u64::from(settings.partitions))
+        let size_left = (settings.options.order == UrlOrder::Score).then(|| {
+            (settings.options.max_segment_size * u64::from(settings.options.partitions))
                 .saturating_sub(ranks.refetches)
         });
         let Some(quota) = Quota::of(budget_left, size_left) else {
@@ -556,8 +556,8 @@ impl Steps<'_> {
             backlog: &backlog,
             scratch: &scratch,
             number,
-            partitions: settings.partitions,
-            max_size: settings.max_segment_size,
+            partitions: settings.options.partitions,
+            max_size: settings.options.max_segment_size,
         };
         let Some(held) = crate::round::cut::cut(&staged, &mut selected.written, &ranks, quota)?
         else {
@@ -607,9 +607,9 @@ impl Steps<'_> {
             settings.policy.clone(),
             settings.round_time,
             Limits {
-                max_per_host: settings.max_per_host,
-                max_host_pages: settings.max_host_pages,
-                max_domain_pages: settings.max_domain_pages,
+                max_per_host: settings.options.max_per_host,
+                max_host_pages: settings.options.max_host_pages,
+                max_domain_pages: settings.options.max_domain_pages,
                 max_host_bytes: settings.max_host_bytes,
                 crawl_bytes_spent: self.crawl_bytes_spent()?,
             },
@@ -653,7 +653,7 @@ impl Steps<'_> {
         crate::round::backlog::sort_again(
             &self.staging.backlog_path(),
             self.spills,
-            self.settings.memory,
+            self.settings.options.memory,
             self.log,
         )?;
         Ok(())
@@ -707,7 +707,7 @@ fn log_origin(settings: &Settings, log: &RunLog, seen: &Seen) {
         )),
         Origin::Loaded { .. }
             if settings.bloom_explicit
-                && (params.target_fp_rate - settings.bloom_fp).abs() > f64::EPSILON =>
+                && (params.target_fp_rate - settings.options.bloom_fp).abs() > f64::EPSILON =>
         {
             log.warn(format_args!(
                 "{}: the filter was created for a false-positive rate of {}; --bloom-fp only \
@@ -810,7 +810,7 @@ fn merge_history<'a>(
     let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
     let out =
         HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
-    let budget = usize::try_from(settings.memory / 8).unwrap_or(usize::MAX);
+    let budget = usize::try_from(settings.options.memory / 8).unwrap_or(usize::MAX);
     let mut sorter = Sorter::new(spills.clone(), budget)?;
     let mut urls = 0;
     let mut rec = SegmentRecord::default();
@@ -824,8 +824,8 @@ fn merge_history<'a>(
         now_ms: common::timefmt::unix_millis(std::time::SystemTime::now()),
         spread_new,
         lookup,
-        count_pages: settings.max_host_pages.is_some()
-            || settings.max_domain_pages.is_some()
+        count_pages: settings.options.max_host_pages.is_some()
+            || settings.options.max_domain_pages.is_some()
             || (settings.host_rules).sets(common::rules::Key::MaxHostPages),
     }
     .run(|e| {

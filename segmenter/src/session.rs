@@ -26,7 +26,7 @@ pub fn space_needed(settings: &Settings, input: u64) -> u64 {
     let filter = if bloom.exists() {
         size(bloom)
     } else {
-        common::bloom::BloomParams::optimal(settings.bloom_items, settings.bloom_fp)
+        common::bloom::BloomParams::optimal(settings.options.bloom_items, settings.options.bloom_fp)
             .map_or(0, |p| p.file_bytes())
     };
     filter + size(crawl.backlog_path()) + size(crate::history::current_path(crawl.root())) + input

@@ -25,27 +25,22 @@ pub const MIN_MEMORY: u64 = 16 * 1024;
 pub struct Settings {
     /// The crawl directory.
     pub crawl: CrawlDir,
-    /// Sort memory in bytes.
-    pub memory: u64,
-    /// Worker threads.
+    /// The segmenter's own settings ([`SegmenterOptions`]), each as given
+    /// (a flag, else `[segmenter]`), else its declared default, checked
+    /// once (`checked`): a page limit of 0 is `None` (no limit), and
+    /// `threads` unset stays unset here (see [`Settings::threads`]). A
+    /// setting declared there reaches the round, and its scan workers
+    /// ([`crate::round::scan::ScanConfig`]), with no more code.
+    pub options: SegmenterValues,
+    /// Worker threads: `threads`, else the number of CPUs.
     pub threads: usize,
     /// Progress display (`--progress`).
     pub progress: common::progress::ProgressMode,
-    /// Time between plain progress lines (zero: none).
-    pub progress_interval: Duration,
     /// `--log FILE`: the file the run's log is appended to.
     pub log: Option<std::path::PathBuf>,
-    /// URLs of one host per segment.
-    pub max_per_host: u64,
     /// The crawl's rules per host (`host-rules.toml`): some hosts' delays,
     /// `max_per_host` and `max_host_pages`.
     pub host_rules: common::rules::HostRules,
-    /// URLs of one host over the crawl (`None`: no limit).
-    pub max_host_pages: Option<u64>,
-    /// URLs of one registrable domain over the crawl (`None`: no limit).
-    pub max_domain_pages: Option<u64>,
-    /// URLs of the whole crawl (`None`: no limit).
-    pub max_crawl_pages: Option<u64>,
     /// WARC bytes of one host over the crawl (`None`: no limit).
     pub max_host_bytes: Option<u64>,
     /// WARC bytes of the whole crawl (`None`: no limit).
@@ -56,24 +51,8 @@ pub struct Settings {
     pub round_time: Duration,
     /// The fetcher's politeness, to plan how many URLs of a host fit in a round.
     pub policy: Policy,
-    /// URLs per segment.
-    pub max_segment_size: u64,
-    /// Segments per round, split by host.
-    pub partitions: u32,
-    /// Design load of a new `seen.bloom`.
-    pub bloom_items: u64,
-    /// False-positive rate of a new `seen.bloom`.
-    pub bloom_fp: f64,
     /// True when the Bloom parameters were given (flag or file) rather than defaulted.
     pub bloom_explicit: bool,
-    /// Failed rounds before a URL is kept as `failed` (not retried at once).
-    pub max_tries: u32,
-    /// Links taken from one page.
-    pub max_links_per_page: usize,
-    /// Larger responses are skipped.
-    pub max_page_size: u64,
-    /// Read a page's links from its metadata record when it lists them.
-    pub metadata_outlinks: bool,
     /// The research outputs written after a round (`research_*`).
     pub research: crate::derivatives::Wanted,
     /// `[scope]` with the scope flags applied (paths absolute).
@@ -84,10 +63,6 @@ pub struct Settings {
     pub agent_name: Option<String>,
     /// When fetched URLs are fetched again (`recrawl_*`).
     pub schedule: crate::history::Schedule,
-    /// The share of a host's cap for refetches.
-    pub recrawl_share: f64,
-    /// Which of a host's URLs enter a segment first (`order`).
-    pub order: common::config::segmenter::UrlOrder,
     /// How sitemaps are found and read.
     pub sitemaps: SitemapSettings,
 }
@@ -147,76 +122,38 @@ impl Settings {
     ) -> Result<Settings, Error> {
         let given = flags.options.clone().or(file.clone());
         let bloom_explicit = given.bloom_items.is_some() || given.bloom_fp.is_some();
-        let o = given.values();
         let shared = flags.shared.clone().or(cfg.shared()?);
-        let memory = o.memory;
         let policy = shared.policy().map_err(Error::Usage)?;
         let host_rules =
             common::rules::HostRules::load(crawl.top()).map_err(|e| Error::Usage(e.to_string()))?;
         let round_time = shared.round_time().map_err(Error::Usage)?;
-        if memory < MIN_MEMORY {
-            return Err(Error::Usage(format!(
-                "--memory {memory}: at least {MIN_MEMORY} bytes are needed"
-            )));
-        }
-        let threads = o
+        let options = checked(given.values())?;
+        let threads = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
-        let (bloom_items, bloom_fp) = resolve_bloom(&o)?;
-        let max_page_size = o.max_page_size;
-        if max_page_size == 0 {
-            return Err(Error::Usage("--max-page-size must be positive".into()));
-        }
-        let scope = resolve_scope(cfg, flags, &crawl);
-        let filter = resolve_filter(cfg, flags)?;
-        let schedule = resolve_schedule(&o)?;
-        let recrawl_share = o.recrawl_share;
-        if !(0.0..=1.0).contains(&recrawl_share) {
-            return Err(Error::Usage(format!(
-                "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
-                 of a host's URLs in a segment for refetches, when it has more than fit)"
-            )));
-        }
-        let sitemaps = resolve_sitemaps(&o)?;
-
         Ok(Settings {
+            scope: resolve_scope(cfg, flags, &crawl),
+            filter: resolve_filter(cfg, flags)?,
+            schedule: resolve_schedule(&options)?,
+            sitemaps: resolve_sitemaps(&options)?,
             crawl,
-            memory,
             threads,
             progress: flags.progress.progress,
-            progress_interval: o.progress_interval,
             log: flags.log.clone(),
-            max_per_host: o.max_per_host,
             host_rules,
-            max_host_pages: o.max_host_pages.filter(|&n| n > 0),
-            max_domain_pages: o.max_domain_pages.filter(|&n| n > 0),
-            max_crawl_pages: o.max_crawl_pages.filter(|&n| n > 0),
             max_host_bytes: shared.max_host_bytes(),
             max_crawl_bytes: shared.max_crawl_bytes(),
             min_free_disk: shared.disk_floor(),
             round_time,
             policy,
-            max_segment_size: o.max_segment_size,
-            partitions: o.partitions,
-            bloom_items,
-            bloom_fp,
             bloom_explicit,
-            max_tries: o.max_tries,
-            max_links_per_page: o.max_links_per_page,
-            max_page_size,
-            metadata_outlinks: o.metadata_outlinks,
             research: crate::derivatives::Wanted {
-                index: o.research_index,
-                wet: o.research_wet,
-                wat: o.research_wat,
+                index: options.research_index,
+                wet: options.research_wet,
+                wat: options.research_wat,
             },
-            scope,
-            filter,
             agent_name: cfg.agent.name.clone(),
-            schedule,
-            recrawl_share,
-            order: o.order,
-            sitemaps,
+            options,
         })
     }
 
@@ -229,16 +166,46 @@ impl Settings {
             settings: crate::derivatives::Settings {
                 wanted: self.research,
                 threads: self.threads,
-                max_page_size: self.max_page_size,
+                max_page_size: self.options.max_page_size,
                 force: false,
             },
         }
     }
 }
 
+/// The declared values, checked where their types do not: the sort
+/// memory, the Bloom parameters, the page size and the refetch share; a
+/// page limit of 0 is read as none.
+fn checked(o: SegmenterValues) -> Result<SegmenterValues, Error> {
+    if o.memory < MIN_MEMORY {
+        return Err(Error::Usage(format!(
+            "--memory {}: at least {MIN_MEMORY} bytes are needed",
+            o.memory
+        )));
+    }
+    check_bloom(&o)?;
+    if o.max_page_size == 0 {
+        return Err(Error::Usage("--max-page-size must be positive".into()));
+    }
+    let recrawl_share = o.recrawl_share;
+    if !(0.0..=1.0).contains(&recrawl_share) {
+        return Err(Error::Usage(format!(
+            "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
+             of a host's URLs in a segment for refetches, when it has more than fit)"
+        )));
+    }
+    let limit = |n: Option<u64>| n.filter(|&n| n > 0);
+    Ok(SegmenterValues {
+        max_host_pages: limit(o.max_host_pages),
+        max_domain_pages: limit(o.max_domain_pages),
+        max_crawl_pages: limit(o.max_crawl_pages),
+        ..o
+    })
+}
+
 /// `--bloom-items` and `--bloom-fp` (design load and false-positive rate
 /// of a new `seen.bloom`), checked.
-fn resolve_bloom(o: &SegmenterValues) -> Result<(u64, f64), Error> {
+fn check_bloom(o: &SegmenterValues) -> Result<(), Error> {
     let (bloom_items, bloom_fp) = (o.bloom_items, o.bloom_fp);
     if bloom_items == 0 {
         return Err(Error::Usage("--bloom-items must be at least 1".into()));
@@ -248,7 +215,7 @@ fn resolve_bloom(o: &SegmenterValues) -> Result<(u64, f64), Error> {
             "--bloom-fp {bloom_fp}: a false-positive rate between 0 and 0.5 is needed (e.g. 0.01)"
         )));
     }
-    Ok((bloom_items, bloom_fp))
+    Ok(())
 }
 
 /// `[scope]` with the scope flags applied: names trimmed and lowercased,
@@ -380,10 +347,10 @@ mod tests {
             ..RoundFlags::default()
         };
         let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
-        assert_eq!(s.memory, 64 * 1024 * 1024);
-        assert_eq!(s.max_per_host, 7);
-        assert_eq!(s.partitions, 4);
-        assert_eq!(s.max_segment_size, 1_000_000);
+        assert_eq!(s.options.memory, 64 * 1024 * 1024);
+        assert_eq!(s.options.max_per_host, 7);
+        assert_eq!(s.options.partitions, 4);
+        assert_eq!(s.options.max_segment_size, 1_000_000);
         assert_eq!(s.filter.max_hops, 4);
         assert_eq!(s.filter.max_url_length, 2048);
         assert_eq!(s.scope.mode, ScopeMode::Any);
@@ -408,7 +375,7 @@ mod tests {
         );
         let s =
             Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
-        assert_eq!(s.progress_interval, Duration::from_millis(250));
+        assert_eq!(s.options.progress_interval, Duration::from_millis(250));
         let flags = RoundFlags {
             options: SegmenterOptions {
                 progress_interval: Some(DurationValue(Duration::ZERO)),
@@ -417,7 +384,7 @@ mod tests {
             ..RoundFlags::default()
         };
         let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
-        assert_eq!(s.progress_interval, Duration::ZERO);
+        assert_eq!(s.options.progress_interval, Duration::ZERO);
         let cfg: CrawlConfig = toml::from_str("[segmenter]\nmemroy = 5\n").unwrap();
         let err = cfg
             .section::<SegmenterOptions>("segmenter", &cfg.segmenter)

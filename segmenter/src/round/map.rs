@@ -106,16 +106,12 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
     let cfg = ScanConfig {
         filter: &filter,
         log: &session.log,
-        max_tries: settings.max_tries,
-        max_links_per_page: settings.max_links_per_page,
-        max_page_size: settings.max_page_size,
-        metadata_outlinks: settings.metadata_outlinks,
+        options: &settings.options,
         robots_name: settings.agent_name.as_deref(),
         seen: &seen,
         seen_is_empty: true,
         rescue: false,
         spills: spills.clone(),
-        memory: settings.memory,
         threads: settings.threads,
         progress: &progress,
         observe: true,
@@ -125,7 +121,7 @@ fn map_run(session: &Session, shards: &Shards, id: &str) -> Result<(), Error> {
         shard_hosts_dbs: Some(crate::round::scan::ShardHostDbs { shards, dbs: &dbs }),
     };
     let scanned = scan(&cfg, jobs)?;
-    let fan_in = (settings.memory / 4 / (1 << 19)).clamp(4, 64) as usize;
+    let fan_in = (settings.options.memory / 4 / (1 << 19)).clamp(4, 64) as usize;
     let routed = route(scanned.sorted, &spills, fan_in, shards, &tmp)?;
     let observed = copy_sorted(
         scanned.observed,

@@ -49,6 +49,7 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use common::bloom::BloomHash;
 use common::body::{BodyDecoder, Outcome};
+use common::config::segmenter::SegmenterValues;
 use common::filter::Reject;
 use common::filter::UrlFilter;
 use common::http::ResponseHead;
@@ -135,15 +136,11 @@ pub struct ScanConfig<'a> {
     pub filter: &'a UrlFilter,
     /// Diagnostics.
     pub log: &'a RunLog,
-    /// Retries that failed this often are dropped.
-    pub max_tries: u32,
-    /// Links taken from one page.
-    pub max_links_per_page: usize,
-    /// Larger responses are skipped.
-    pub max_page_size: u64,
-    /// Take a page's links from its `metadata` record when that lists
-    /// them ([`listed`]) rather than parse the page.
-    pub metadata_outlinks: bool,
+    /// The segmenter's declared settings, read by the workers as they are
+    /// (`max_tries`, `max_links_per_page`, `max_page_size`, `memory`: the
+    /// total sort memory they share, `metadata_outlinks`: links read from
+    /// a page's `metadata` record, [`listed`]).
+    pub options: &'a SegmenterValues,
     /// Our robots product token (`[agent] name`), for robots directives.
     pub robots_name: Option<&'a str>,
     /// The staged `seen.bloom` (only read during the scan).
@@ -155,8 +152,6 @@ pub struct ScanConfig<'a> {
     pub rescue: bool,
     /// Where sort spill files go.
     pub spills: Arc<SpillDir>,
-    /// Total sort memory, shared by the workers.
-    pub memory: u64,
     /// Worker threads.
     pub threads: usize,
     /// Where the workers add their counts for the progress line.
@@ -314,7 +309,7 @@ fn largest_first(jobs: Vec<Job>) -> (Vec<Job>, Vec<PathBuf>) {
 /// Each worker's sorts, with its share of the sort memory, reserved here
 /// so that a --memory the machine cannot give is an error before any work.
 fn worker_sorters(cfg: &ScanConfig<'_>, threads: usize) -> Result<Vec<WorkerSorters>, Error> {
-    let budget = (cfg.memory / threads as u64) as usize;
+    let budget = (cfg.options.memory / threads as u64) as usize;
     // Observations are one per fetched page, links tens: an eighth of the
     // memory sorts them; suspects, their copies merged first, another.
     let observe_budget = if cfg.observe { budget / 8 } else { 0 };
@@ -454,7 +449,7 @@ fn read_warcs(
         stop,
         pool,
         tx,
-        max_block: (cfg.max_page_size + HEAD_ALLOWANCE) as usize,
+        max_block: (cfg.options.max_page_size + HEAD_ALLOWANCE) as usize,
     };
     loop {
         let file = next.fetch_add(1, Ordering::Relaxed);
@@ -520,7 +515,7 @@ impl WarcFeed<'_> {
                     if !records::is_page(&batch.records[at]) {
                         // The metadata record that follows a response goes
                         // with it (so a full batch waits for it).
-                        if self.cfg.metadata_outlinks
+                        if self.cfg.options.metadata_outlinks
                             && at > 0
                             && listed::is_metadata_of(&batch.records[at], &batch.records[at - 1])
                         {
@@ -912,7 +907,7 @@ impl<'a> Worker<'a> {
         self.cfg.log.warn(format_args!(
             "{}: offset {offset}: {page}: response larger than --max-page-size ({} bytes); skipped",
             path.display(),
-            self.cfg.max_page_size
+            self.cfg.options.max_page_size
         ));
     }
 
@@ -1134,8 +1129,8 @@ impl<'a> Worker<'a> {
             return None;
         }
         let limits = listed::Limits {
-            max_page_size: self.cfg.max_page_size,
-            max_links: self.cfg.max_links_per_page,
+            max_page_size: self.cfg.options.max_page_size,
+            max_links: self.cfg.options.max_links_per_page,
             robots_name: self.cfg.robots_name,
         };
         let listed = listed::links(&self.metadata, &limits, links)?;
@@ -1168,7 +1163,7 @@ impl<'a> Worker<'a> {
         let decoded = self.decoder.decode_response(
             head,
             &self.record.block[body_offset..],
-            self.cfg.max_page_size as usize,
+            self.cfg.options.max_page_size as usize,
         );
         let body = decoded.body;
         match &decoded.outcome {
@@ -1183,7 +1178,7 @@ impl<'a> Worker<'a> {
             }
             Outcome::Complete | Outcome::Cut => {}
         }
-        let max_links = self.cfg.max_links_per_page;
+        let max_links = self.cfg.options.max_links_per_page;
         let robots_name = self.cfg.robots_name;
         let extractor = self
             .extractor

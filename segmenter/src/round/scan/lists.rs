@@ -185,7 +185,7 @@ impl Worker<'_> {
     fn reentry(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
         let via = if rec.via == Via::Retry {
             self.counts.retries += 1;
-            if rec.tries >= self.cfg.max_tries {
+            if rec.tries >= self.cfg.options.max_tries {
                 // Not dropped: the history keeps it as `failed`, due again
                 // at `recrawl_failed` (a host that comes back is crawled
                 // again).

@@ -116,7 +116,7 @@ impl Worker<'_> {
             let decoded = self.decoder.decode_response(
                 head,
                 &self.record.block[body_offset..],
-                self.cfg.max_page_size as usize,
+                self.cfg.options.max_page_size as usize,
             );
             named = common::sitemaps::in_robots_txt(decoded.body);
         }
@@ -187,7 +187,7 @@ impl Worker<'_> {
         let decoded = self.decoder.decode_response(
             doc.head,
             &self.record.block[doc.body_offset..],
-            self.cfg.max_page_size as usize,
+            self.cfg.options.max_page_size as usize,
         );
         let body = decoded.body;
         if !as_sitemap && !looks_like_sitemap(content_type, body) {
@@ -269,7 +269,7 @@ impl Worker<'_> {
                 "{path}: offset {offset}: {page}: sitemap cut before its end ({kept} bytes kept; \
                  the fetcher's --max-body and the segmenter's --max-page-size ({} bytes) cap a \
                  sitemap): {} URLs read, {} URLs not read, the rest of the file not read",
-                self.cfg.max_page_size, summary.entries, summary.over_limit,
+                self.cfg.options.max_page_size, summary.entries, summary.over_limit,
             ));
         } else if summary.over_limit > 0 || summary.cut_at_bytes {
             self.counts.sitemaps_over_limit += 1;
