@@ -433,7 +433,10 @@ impl Merge<'_> {
                 // meets the page's other spellings), whose fetch starts an
                 // entry of its own; this one is retired as `moved`.
                 Some(url) => {
-                    due(&Entry { url, ..entry.clone() })?;
+                    due(&Entry {
+                        url,
+                        ..entry.clone()
+                    })?;
                     entry.state = State::Moved;
                 }
                 None => due(entry)?,

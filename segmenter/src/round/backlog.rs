@@ -108,7 +108,10 @@ impl<'a> BacklogStream<'a> {
             match self.reader.read_next(&mut rec) {
                 Ok(true) => {
                     self.read += 1;
-                    if self.respell.is_some_and(|r| r.respelled(&rec.url).is_some()) {
+                    if self
+                        .respell
+                        .is_some_and(|r| r.respelled(&rec.url).is_some())
+                    {
                         continue;
                     }
                     host_key(&rec.host, &mut prefix);

@@ -471,7 +471,10 @@ fn a_canonical_form_added_between_rounds_respells_the_urls_already_waiting() {
         .into_iter()
         .map(|p| (p.to_string(), 1))
         .collect();
-    assert_eq!(after, want, "before the rule {before:#?} ({fresh} fetched last)");
+    assert_eq!(
+        after, want,
+        "before the rule {before:#?} ({fresh} fetched last)"
+    );
     // The round said so.
     assert!(
         testkit::report::figure(&report, "backlog respelled:") > 0,
