@@ -261,10 +261,14 @@ impl Worker<'_> {
         if self.host_rules().respelled(&rec.url).is_none() {
             return Ok(());
         }
-        let Ok(url) = urlnorm::canonicalize(&rec.url) else {
-            return Ok(());
-        };
         self.counts.respelled += 1;
+        let url = match urlnorm::canonicalize(&rec.url) {
+            Ok(u) => u,
+            Err(e) => {
+                self.admission.count_url_error(&e, &mut self.counts);
+                return Ok(());
+            }
+        };
         if !self.admission.admit(&url, rec.hops, &mut self.counts) {
             return Ok(());
         }
