@@ -216,16 +216,9 @@ impl Worker<'_> {
             self.counts.leftover += 1;
             Via::Leftover
         };
-        let url = match urlnorm::canonicalize(&rec.url) {
-            Ok(u) => u,
-            Err(e) => {
-                self.admission.count_url_error(&e, &mut self.counts);
-                return Ok(());
-            }
-        };
-        if !self.admission.admit(&url, rec.hops, &mut self.counts) {
+        let Some(url) = self.admitted(rec) else {
             return Ok(());
-        }
+        };
         let meta = Meta {
             hops: rec.hops,
             inlinks: rec.inlinks,
@@ -241,11 +234,31 @@ impl Worker<'_> {
                     .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
             ),
         };
-        // A refetch keeps its validators and last fetch for the next
-        // segment (a conditional request, a revisit record).
+        self.push_line(&url, meta, rec)
+    }
+
+    /// The URL of a list's line `rec`, canonical, if it is valid and the
+    /// filters admit it (what they refuse is counted).
+    fn admitted(&mut self, rec: &SegmentRecord) -> Option<Url> {
+        let url = match urlnorm::canonicalize(&rec.url) {
+            Ok(u) => u,
+            Err(e) => {
+                self.admission.count_url_error(&e, &mut self.counts);
+                return None;
+            }
+        };
+        self.admission
+            .admit(&url, rec.hops, &mut self.counts)
+            .then_some(url)
+    }
+
+    /// Adds the URL `url` of a list's line `rec` to the sort: a refetch
+    /// keeps its validators and last fetch for the next segment (a
+    /// conditional request, a revisit record).
+    fn push_line(&mut self, url: &Url, meta: Meta, rec: &SegmentRecord) -> Result<(), Error> {
         let mut carried = std::mem::take(&mut self.carried);
         LastFetch::encode(rec, &mut carried);
-        let pushed = self.push_carrying(&url, meta, &carried);
+        let pushed = self.push_carrying(url, meta, &carried);
         self.carried = carried;
         pushed.map(|_| ())
     }
@@ -262,25 +275,14 @@ impl Worker<'_> {
             return Ok(());
         }
         self.counts.respelled += 1;
-        let url = match urlnorm::canonicalize(&rec.url) {
-            Ok(u) => u,
-            Err(e) => {
-                self.admission.count_url_error(&e, &mut self.counts);
-                return Ok(());
-            }
-        };
-        if !self.admission.admit(&url, rec.hops, &mut self.counts) {
+        let Some(url) = self.admitted(rec) else {
             return Ok(());
-        }
+        };
         let meta = Meta {
             exempt: false,
             ..Meta::of_backlog(rec)
         };
-        let mut carried = std::mem::take(&mut self.carried);
-        LastFetch::encode(rec, &mut carried);
-        let pushed = self.push_carrying(&url, meta, &carried);
-        self.carried = carried;
-        pushed.map(|_| ())
+        self.push_line(&url, meta, rec)
     }
 
     pub(super) fn seeds(
