@@ -606,6 +606,30 @@ impl HostRules {
         }
     }
 
+    /// A URL as the crawl stored it (a line of the backlog or the fetch
+    /// history, written before a rule changed its host's form) in its
+    /// host's canonical form ([`HostRules::host_form`]), when that is
+    /// another spelling; `None` otherwise, at once when no rule changes the
+    /// canonical form (nothing is parsed then).
+    ///
+    /// ```
+    /// use common::rules::HostRules;
+    /// let text = "[[rule]]\nhost = \"shop.test\"\ndrop_params = [\"ref\"]\n";
+    /// let rules = HostRules::parse(text, "host-rules.toml".as_ref()).unwrap();
+    /// let old = "http://shop.test/a?ref=x&b=2";
+    /// assert_eq!(rules.respelled(old).as_deref(), Some("http://shop.test/a?b=2"));
+    /// assert_eq!(rules.respelled("http://shop.test/a?b=2"), None);
+    /// assert_eq!(HostRules::default().respelled(old), None);
+    /// ```
+    pub fn respelled(&self, url: &str) -> Option<String> {
+        if !self.canon {
+            return None;
+        }
+        let parsed = url::Url::parse(url).ok()?;
+        let formed = self.host_form(parsed.clone());
+        (formed != parsed).then(|| formed.into())
+    }
+
     /// True if some rule sets `key`: without one, the crawl-wide value
     /// holds for every URL, and no lookup is needed.
     pub fn sets(&self, key: Key) -> bool {

@@ -26,8 +26,9 @@
 //!   a round schedules it).
 //! - `state`: `active`; `failed` (its retries ran out: `--max-tries` failed
 //!   rounds; it is due again `recrawl_failed` later, and back to `active`
-//!   once a fetch answers); or why the URL is retired: `gone`, `moved`,
-//!   `robots`.
+//!   once a fetch answers); or why the URL is retired: `gone`, `moved`
+//!   (a redirect, or a host rule added since spells the URL otherwise:
+//!   its refetch went out under the new spelling), `robots`.
 //! - `digest`, `etag`, `last_modified`: the payload digest and the
 //!   validators of the last full response, sent back in conditional requests.
 //! - `record_id`, `record_date`: the `WARC-Record-ID` and `WARC-Date` of

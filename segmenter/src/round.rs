@@ -122,7 +122,7 @@ impl Plan {
             .iter()
             .map(|j| match j {
                 Job::Warc(p) => size(p) / 10,
-                Job::Leftover(p) => size(p),
+                Job::Leftover(p) | Job::Backlog(p) => size(p),
                 Job::Seeds { start, end, .. } => end - start,
                 Job::CrawlLog(_) => 0,
             })
@@ -579,10 +579,15 @@ impl Steps<'_> {
         unconsumed: &[std::path::PathBuf],
     ) -> Result<(Waiting<'_>, bool), Error> {
         let (backlog, carry) = match &plan.backlog {
-            Some((path, how)) => (
-                Some(BacklogStream::open(path, self.log)?),
-                *how == BacklogUse::Carry,
-            ),
+            Some((path, how)) => {
+                // A scheduled backlog's respelled URLs went into the sort
+                // (`Job::Backlog`); a carried one is kept as it is.
+                let respell = (*how == BacklogUse::Schedule).then_some(&self.settings.host_rules);
+                (
+                    Some(BacklogStream::open(path, self.log, respell)?),
+                    *how == BacklogUse::Carry,
+                )
+            }
             None => (None, false),
         };
         let pending = unconsumed

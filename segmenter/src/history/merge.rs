@@ -427,7 +427,20 @@ impl Merge<'_> {
         if !entry.state.refetched() {
             counts.retired += 1;
         } else if entry.due_ms <= self.now_ms {
-            due(entry)?;
+            match self.rules.respelled(&entry.url) {
+                // A host rule changed the URL's canonical form since it was
+                // fetched: it is handed out under the new spelling (where it
+                // meets the page's other spellings), whose fetch starts an
+                // entry of its own; this one is retired as `moved`.
+                Some(url) => {
+                    due(&Entry {
+                        url,
+                        ..entry.clone()
+                    })?;
+                    entry.state = State::Moved;
+                }
+                None => due(entry)?,
+            }
             counts.due += 1;
             counts.due_by_lastmod += u64::from(hinted);
             entry.due_ms = self

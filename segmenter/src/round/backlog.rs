@@ -15,6 +15,14 @@
 //! again in the round (a refetch come due while it waits, the leftover copy
 //! of one, a second backlog line) is dropped and the waiting one kept.
 //!
+//! A host rule added or changed since a URL went to wait may spell it
+//! otherwise ([`common::rules::HostRules::respelled`]): such a URL now
+//! has another place in the order, so the stream skips its line and the
+//! round's scan puts it into the sort under its new spelling instead
+//! ([`crate::round::scan::Job::Backlog`]), where it merges with the other
+//! spellings of the page. Without a rule that changes the canonical form
+//! nothing is parsed and nothing is skipped.
+//!
 //! A line that is not in the format is reported and skipped; a host met
 //! out of order (a file not written by the selection, a public suffix list
 //! changed since) cannot be merged with the new URLs: its URLs stay in the
@@ -43,6 +51,9 @@ pub struct BacklogStream<'a> {
     next: Option<(Vec<u8>, SegmentRecord)>,
     /// The prefix of the last host handed out.
     last: Vec<u8>,
+    /// The rules whose canonical form the URLs take: a line they respell
+    /// is skipped (the scan sorted it under its new spelling).
+    respell: Option<&'a common::rules::HostRules>,
     /// URLs read.
     pub read: u64,
     /// Malformed lines skipped.
@@ -70,13 +81,19 @@ pub fn host_key(host: &str, out: &mut Vec<u8>) {
 }
 
 impl<'a> BacklogStream<'a> {
-    /// Opens the backlog at `path`.
-    pub fn open(path: &Path, log: &'a RunLog) -> Result<BacklogStream<'a>, Error> {
+    /// Opens the backlog at `path`; with `respell`, the lines whose URL
+    /// those rules spell otherwise are skipped (see the module's doc).
+    pub fn open(
+        path: &Path,
+        log: &'a RunLog,
+        respell: Option<&'a common::rules::HostRules>,
+    ) -> Result<BacklogStream<'a>, Error> {
         let mut s = BacklogStream {
             reader: SegmentReader::open(path).map_err(Error::damaged(BACKLOG_REPAIR))?,
             log,
             next: None,
             last: Vec::new(),
+            respell: respell.filter(|r| r.changes_canonical_form()),
             read: 0,
             bad_lines: 0,
         };
@@ -91,6 +108,12 @@ impl<'a> BacklogStream<'a> {
             match self.reader.read_next(&mut rec) {
                 Ok(true) => {
                     self.read += 1;
+                    if self
+                        .respell
+                        .is_some_and(|r| r.respelled(&rec.url).is_some())
+                    {
+                        continue;
+                    }
                     host_key(&rec.host, &mut prefix);
                     self.next = Some((prefix, rec));
                     return Ok(());

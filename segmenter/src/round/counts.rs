@@ -64,6 +64,10 @@ pub struct Counts {
     pub backlog_in: u64,
     /// URLs due again, from the fetch history.
     pub due_in: u64,
+    /// Backlog URLs a host rule added or changed since they went to wait
+    /// spells otherwise: scheduled under the new spelling, merged with its
+    /// other copies.
+    pub respelled: u64,
     /// Copies of URLs that wait already (in the backlog, or in a segment
     /// not yet fetched) that came again: a refetch come due, a leftover, a
     /// second backlog line. Dropped: the waiting URL is handed out once.
@@ -209,6 +213,7 @@ impl AddAssign<&Counts> for Counts {
         self.retries_exhausted += o.retries_exhausted;
         self.backlog_in += o.backlog_in;
         self.due_in += o.due_in;
+        self.respelled += o.respelled;
         self.waiting_copies += o.waiting_copies;
         self.bad_lines += o.bad_lines;
         self.invalid_urls += o.invalid_urls;

@@ -70,6 +70,10 @@ pub fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Resu
         limits: settings.filter.clone(),
         scope: Scope::with_host_rules(&settings.scope, crawl.top(), settings.host_rules.clone())?,
     };
+    if has_backlog && settings.host_rules.changes_canonical_form() {
+        // Its URLs a rule respells join the sort (see `Job::Backlog`).
+        jobs.push(Job::Backlog(backlog.clone()));
+    }
     let plan = Plan {
         command: if shards.is_some() { "reduce" } else { "run" },
         jobs,
@@ -177,7 +181,7 @@ fn log_inputs(log: &RunLog, plan: &Plan) {
         .iter()
         .filter_map(|j| match j {
             Job::Warc(p) | Job::Leftover(p) => Some(p),
-            Job::Seeds { .. } | Job::CrawlLog(_) => None,
+            Job::Seeds { .. } | Job::CrawlLog(_) | Job::Backlog(_) => None,
         })
         .chain(plan.backlog.as_ref().map(|(p, _)| p))
         .filter_map(|p| std::fs::metadata(p).ok())

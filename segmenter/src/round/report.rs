@@ -358,6 +358,12 @@ impl Report {
             ),
         );
         out.line("backlog in:", c.backlog_in.to_string());
+        if c.respelled > 0 {
+            out.line(
+                "backlog respelled:",
+                format!("{} (a host rule changed their canonical form)", c.respelled),
+            );
+        }
         out.line("due in:", c.due_in.to_string());
     }
 

@@ -103,6 +103,11 @@ pub enum Job {
     Warc(PathBuf),
     /// A fetched run's `leftover.v5.tsv.zst` (or an older version's).
     Leftover(PathBuf),
+    /// The backlog, read for the URLs a host rule respells (added only
+    /// when a rule changes the canonical form): each goes into the sort
+    /// under its host's spelling, and the backlog's stream skips its line
+    /// ([`crate::round::backlog::BacklogStream`]).
+    Backlog(PathBuf),
     /// A fetched run's `crawl.log`: its URLs denied by robots.txt go to
     /// the history (they have no WARC record).
     CrawlLog(PathBuf),
@@ -122,7 +127,7 @@ pub enum Job {
 impl Job {
     fn size(&self) -> u64 {
         match self {
-            Job::Warc(p) | Job::Leftover(p) | Job::CrawlLog(p) => {
+            Job::Warc(p) | Job::Leftover(p) | Job::Backlog(p) | Job::CrawlLog(p) => {
                 std::fs::metadata(p).map_or(0, |m| m.len())
             }
             Job::Seeds { start, end, .. } => end - start,
@@ -731,7 +736,8 @@ impl<'a> Worker<'a> {
         let result = match job {
             // WARC files go through the reader threads.
             Job::Warc(_) => Ok(()),
-            Job::Leftover(path) => self.segment_file(path),
+            Job::Leftover(path) => self.segment_file(path, false),
+            Job::Backlog(path) => self.segment_file(path, true),
             Job::CrawlLog(path) => self.robots_denied(path),
             Job::Seeds {
                 path,
@@ -829,9 +835,12 @@ impl<'a> Worker<'a> {
 
     /// [`Worker::push`] for a candidate that carries a refetch's last
     /// fetch ([`crate::round::candidates::LastFetch`]).
-    fn push_carrying(&mut self, url: &Url, meta: Meta, carried: &[u8]) -> Result<bool, Error> {
+    fn push_carrying(&mut self, url: &Url, mut meta: Meta, carried: &[u8]) -> Result<bool, Error> {
         let formed = self.host_form(url);
         let url = formed.as_ref().unwrap_or(url);
+        // A URL that waited under another spelling (a leftover written
+        // before its host's rule) is new under this one: checked like a link.
+        meta.exempt &= formed.is_none();
         let hash = BloomHash::of(url.as_str().as_bytes());
         if !meta.exempt && !self.cfg.seen_is_empty && self.cfg.seen.contains(hash) {
             self.counts.dupes += 1;
@@ -846,12 +855,17 @@ impl<'a> Worker<'a> {
         Ok(true)
     }
 
+    /// The crawl's host rules.
+    fn host_rules(&self) -> &common::rules::HostRules {
+        &self.cfg.filter.scope.host_rules
+    }
+
     /// `url` in the canonical form its host's rules give it
     /// ([`common::rules::HostRules::host_form`]), when that is another
     /// spelling: every URL the scan adds to a sort (candidates, fetches,
     /// observations) goes through here, so that a host's spellings merge.
     fn host_form(&self, url: &Url) -> Option<Url> {
-        let rules = &self.cfg.filter.scope.host_rules;
+        let rules = self.host_rules();
         if !rules.changes_canonical_form() {
             return None;
         }

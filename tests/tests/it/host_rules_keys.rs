@@ -6,7 +6,8 @@
 //! request records; a path rule turns conditional requests off for its
 //! URLs; recrawl bounds set between rounds bring the refetch of URLs
 //! already scheduled nearer; a host's own canonical form merges its
-//! spellings while another host keeps them apart.
+//! spellings while another host keeps them apart, and, added between
+//! rounds, respells the URLs already waiting (backlog, refetches due).
 
 use crate::host_rules::{crawl_sh, site};
 use crate::recrawl::Crawl;
@@ -365,4 +366,118 @@ fn a_host_canonical_form_merges_its_spellings_and_another_host_keeps_them() {
     ]
     .into();
     assert_eq!(of("plain.test"), plain, "{all:#?}");
+}
+
+/// A site whose home page links to `/p1` and `/p1` to `/p2` and `/p3`,
+/// each under spellings other than the one a rule of `drop_params =
+/// ["ref"]` and `sort_query = true` makes (`/pN?a=1&b=2`): the home page
+/// under one, `/p1` under three.
+fn respelled_site(req: &Request) -> Response {
+    let spellings = |i: u32| {
+        format!(
+            "<a href=\"/p{i}?b=2&a=1&ref=x\">1</a> <a href=\"/p{i}?ref=y&a=1&b=2\">2</a> \
+             <a href=\"/p{i}?b=2&a=1\">3</a>\n"
+        )
+    };
+    match req.path() {
+        "/robots.txt" => Response::not_found(),
+        "/" => Response::html("<a href=\"/p1?b=2&a=1&ref=x\">1</a>"),
+        "/p1" => Response::html(spellings(2) + &spellings(3)),
+        p => Response::html(format!("<p>{p}</p>")),
+    }
+}
+
+/// What the server was asked for, but robots.txt: `path` → times.
+fn pages(server: &Server) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for e in server.logs() {
+        if e.target != "/robots.txt" {
+            *out.entry(e.target.clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_canonical_form_added_between_rounds_respells_the_urls_already_waiting() {
+    let server = Server::builder()
+        .host("canon.test", respelled_site)
+        .start()
+        .unwrap();
+    let (scratch, root) = support::loopback_crawl(
+        "host-rules-respell",
+        &server,
+        "",
+        "min_delay = \"1ms\"\ndelay_factor = 0\n",
+        "[crawl]\nmin_free_disk = 0\n[segmenter]\nmax_per_host = 1\n\
+         recrawl_interval = \"1000s\"\nrecrawl_min = \"100s\"\nrecrawl_max = \"1000s\"\n",
+    );
+    let seeds = seeds(scratch.path(), &[server.url("canon.test", "/")]);
+    let c = Crawl { root: root.clone() };
+    // Round 0 the home page; round 1 `/p1`, whose refetch the history
+    // schedules; round 2 one of the six spellings of `/p2` and `/p3` (the
+    // cap), the five others waiting in the backlog, each in the spelling
+    // it was found.
+    c.segmenter(&["inject", root.to_str().unwrap(), seeds.as_str()]);
+    for _ in 0..2 {
+        c.fetch();
+        c.run();
+    }
+    c.fetch();
+    let before = pages(&server);
+    let second: Vec<&String> = (before.keys())
+        .filter(|k| k.starts_with("/p2?") || k.starts_with("/p3?"))
+        .collect();
+    assert_eq!(
+        before.len(),
+        3,
+        "the home page, /p1 and one more: {before:#?}"
+    );
+    assert_eq!(before.get("/p1?b=2&a=1&ref=x"), Some(&1), "{before:#?}");
+    assert_eq!(second.len(), 1, "{before:#?}");
+    // The page fetched in round 2, and the one never fetched.
+    let (fresh, never) = match second[0].starts_with("/p2") {
+        true => ("/p2", "/p3"),
+        false => ("/p3", "/p2"),
+    };
+
+    // The operator adds the host's canonical form, and brings its pages'
+    // refetch near so that the two fetched under an old spelling come due
+    // at the next round, beside the backlog's spellings.
+    let rules = root.join(common::rules::RULES_FILE);
+    let canon = "[[rule]]\nhost = \"canon.test\"\ndrop_params = [\"ref\"]\nsort_query = true\n";
+    std::fs::write(
+        &rules,
+        format!("{canon}recrawl_min = \"1s\"\nrecrawl_max = \"1s\"\n"),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let report = c.run();
+    // Back to the crawl's refetch interval; the crawl runs to its end.
+    std::fs::write(&rules, canon).unwrap();
+    crawl_sh(&root, scratch.path(), &[]);
+
+    // From then on, each page once under its canonical spelling, and no
+    // old spelling asked again: the home page and `/p1` refetched (they
+    // were due), the page never fetched fetched; but the page fetched in
+    // round 2, just before the rule, which its fetch recorded under its
+    // canonical spelling, and whose other spellings waiting met that.
+    let mut after = pages(&server);
+    for (path, n) in &before {
+        *after.get_mut(path).unwrap() -= n;
+    }
+    after.retain(|_, n| *n > 0);
+    let want: BTreeMap<String, usize> = ["/", "/p1?a=1&b=2", &format!("{never}?a=1&b=2")]
+        .into_iter()
+        .map(|p| (p.to_string(), 1))
+        .collect();
+    assert_eq!(
+        after, want,
+        "before the rule {before:#?} ({fresh} fetched last)"
+    );
+    // The round said so.
+    assert!(
+        testkit::report::figure(&report, "backlog respelled:") > 0,
+        "{report}"
+    );
 }

@@ -76,10 +76,14 @@ pub(super) fn report_seed_notes(
 }
 
 impl Worker<'_> {
-    /// A leftover list.
-    pub(super) fn segment_file(&mut self, path: &Path) -> Result<(), Error> {
+    /// A file of the segment format: a leftover list ([`Worker::reentry`]),
+    /// or with `backlog` the backlog ([`Worker::respelled_backlog`]), whose
+    /// bad lines and read errors are the backlog stream's to report (it
+    /// reads every line again).
+    pub(super) fn segment_file(&mut self, path: &Path, backlog: bool) -> Result<(), Error> {
         let mut reader = match SegmentReader::open(path) {
             Ok(r) => r,
+            Err(_) if backlog => return Ok(()),
             Err(e) => {
                 self.counts.unreadable_files += 1;
                 self.cfg.log.warn(format_args!("{e}; file skipped"));
@@ -93,8 +97,14 @@ impl Worker<'_> {
                 self.publish();
             }
             let result = match step {
+                Ok(true) if backlog => self.respelled_backlog(&rec),
                 Ok(true) => self.reentry(&rec),
                 Ok(false) => {
+                    self.segment_record = rec;
+                    return Ok(());
+                }
+                Err(e) if backlog && !e.is_fatal() => Ok(()),
+                Err(_) if backlog => {
                     self.segment_record = rec;
                     return Ok(());
                 }
@@ -206,16 +216,9 @@ impl Worker<'_> {
             self.counts.leftover += 1;
             Via::Leftover
         };
-        let url = match urlnorm::canonicalize(&rec.url) {
-            Ok(u) => u,
-            Err(e) => {
-                self.admission.count_url_error(&e, &mut self.counts);
-                return Ok(());
-            }
-        };
-        if !self.admission.admit(&url, rec.hops, &mut self.counts) {
+        let Some(url) = self.admitted(rec) else {
             return Ok(());
-        }
+        };
         let meta = Meta {
             hops: rec.hops,
             inlinks: rec.inlinks,
@@ -231,13 +234,55 @@ impl Worker<'_> {
                     .filter(|&t| t > common::timefmt::unix_millis(std::time::SystemTime::now())),
             ),
         };
-        // A refetch keeps its validators and last fetch for the next
-        // segment (a conditional request, a revisit record).
+        self.push_line(&url, meta, rec)
+    }
+
+    /// The URL of a list's line `rec`, canonical, if it is valid and the
+    /// filters admit it (what they refuse is counted).
+    fn admitted(&mut self, rec: &SegmentRecord) -> Option<Url> {
+        let url = match urlnorm::canonicalize(&rec.url) {
+            Ok(u) => u,
+            Err(e) => {
+                self.admission.count_url_error(&e, &mut self.counts);
+                return None;
+            }
+        };
+        self.admission
+            .admit(&url, rec.hops, &mut self.counts)
+            .then_some(url)
+    }
+
+    /// Adds the URL `url` of a list's line `rec` to the sort: a refetch
+    /// keeps its validators and last fetch for the next segment (a
+    /// conditional request, a revisit record).
+    fn push_line(&mut self, url: &Url, meta: Meta, rec: &SegmentRecord) -> Result<(), Error> {
         let mut carried = std::mem::take(&mut self.carried);
         LastFetch::encode(rec, &mut carried);
-        let pushed = self.push_carrying(&url, meta, &carried);
+        let pushed = self.push_carrying(url, meta, &carried);
         self.carried = carried;
         pushed.map(|_| ())
+    }
+
+    /// A line of the backlog: when its host's rules respell its URL (a
+    /// rule added or changed since it went to wait), the URL goes into the
+    /// sort under its new spelling, where it meets the other spellings of
+    /// the page (the backlog's, the leftover's, a refetch's, the links')
+    /// and is checked against the seen-set like a new URL (a spelling
+    /// fetched already is not fetched again). The backlog's stream skips
+    /// the same lines, so that each URL waits once.
+    fn respelled_backlog(&mut self, rec: &SegmentRecord) -> Result<(), Error> {
+        if self.host_rules().respelled(&rec.url).is_none() {
+            return Ok(());
+        }
+        self.counts.respelled += 1;
+        let Some(url) = self.admitted(rec) else {
+            return Ok(());
+        };
+        let meta = Meta {
+            exempt: false,
+            ..Meta::of_backlog(rec)
+        };
+        self.push_line(&url, meta, rec)
     }
 
     pub(super) fn seeds(
