@@ -171,9 +171,14 @@ impl Connector {
             let (tcp, ip) = self.connect_any(&ips, route.port, &allowed).await?;
             return self.finish(route, tcp, Some(ip), None, deadline).await;
         };
-        // A name this machine cannot resolve is left to the proxy: behind
-        // a proxy, often only the proxy can resolve outside names.
-        if let Ok(ips) = self.resolve(&route.host).await
+        // Looked up only when a private address could be refused (the
+        // crawl's `allow_private` off, or a rule setting it); a name this
+        // machine cannot resolve is left to the proxy: behind a proxy,
+        // often only the proxy can resolve outside names.
+        let may_refuse =
+            !self.allow_private || self.host_rules.sets(common::rules::Key::AllowPrivate);
+        if may_refuse
+            && let Ok(ips) = self.resolve(&route.host).await
             && let Some(ip) =
                 (ips.iter()).find(|ip| is_private(**ip) && !self.private_allowed(&route.host, **ip))
         {
