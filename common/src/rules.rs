@@ -20,6 +20,9 @@
 //! [[rule]]
 //! addresses = "10.0.0.0/8"      # hosts whose address is in the range
 //! allow_private = true
+//!
+//! [[rule]]
+//! host = "wiki.example.com"     # extra request headers for one host
 //! headers = { Cookie = "intranet=1" }
 //! ```
 //!

@@ -504,6 +504,9 @@ impl Worker {
             robots.url.as_str(),
             &mut headers,
         );
+        // robots.txt is asked with the crawler's own Accept: a rule's could
+        // draw a 406, and a 4xx robots.txt reads as "allow all".
+        headers.retain(|(name, _)| !name.eq_ignore_ascii_case("accept"));
         let request = Request {
             key: robots.key,
             url: robots.url.to_string(),

@@ -13,8 +13,10 @@ use super::{Key, Match, PathPattern, Rule, RulesError, Value, host_surt};
 
 /// Request headers a rule may not set: the crawler writes them itself
 /// (the request line's host, the body framing, the connection, who it is,
-/// the validators of conditional requests, the encodings it decodes).
-const MANAGED_HEADERS: [&str; 14] = [
+/// the validators of conditional requests, the encodings it decodes, and
+/// what would turn a page into a part of it or a 412: ranges, preconditions;
+/// the proxy's own headers).
+const MANAGED_HEADERS: [&str; 20] = [
     "host",
     "content-length",
     "transfer-encoding",
@@ -29,6 +31,12 @@ const MANAGED_HEADERS: [&str; 14] = [
     "if-none-match",
     "if-modified-since",
     "accept-encoding",
+    "range",
+    "if-range",
+    "if-match",
+    "if-unmodified-since",
+    "proxy-authorization",
+    "proxy-connection",
 ];
 
 /// The rules of `text`, in the file's order.
@@ -465,7 +473,8 @@ fn headers(value: &Spanned<DeValue<'_>>) -> Result<Vec<(String, String)>, String
         }
         if MANAGED_HEADERS.iter().any(|m| name.eq_ignore_ascii_case(m)) {
             return Err(format!(
-                "`{name}` is written by the crawler itself and may not be set by a rule"
+                "`{name}` may not be set by a rule: the crawler writes it itself, or it \
+                 would store part of a page or a refusal in place of the page"
             ));
         }
         let text = string(v).map_err(|e| format!("{name}: {e}"))?;

@@ -345,7 +345,12 @@ fn bad_rules_are_refused_with_their_line_and_reason() {
         (
             "[[rule]]\nhost = \"a.test\"\nheaders = { Host = \"b.test\" }\n",
             3,
-            "written by the crawler",
+            "the crawler writes it itself",
+        ),
+        (
+            "[[rule]]\nhost = \"a.test\"\nheaders = { Range = \"bytes=0-99\" }\n",
+            3,
+            "may not be set by a rule",
         ),
         (
             "[[rule]]\nhost = \"a.test\"\nheaders = { \"Bad Name\" = \"x\" }\n",
