@@ -123,7 +123,10 @@ crawl() {
         if [ $(( $(date +%s) - start )) -ge "$timeout" ]; then
             echo "$prog: $name: no end after $timeout s; stopping it (STOP file)" >&2
             stop_driver
-            break
+            kill "$driver_pid" 2>/dev/null || true
+            wait "$driver_pid" 2>/dev/null || true
+            echo "$prog: $name did not end: no figures" >&2
+            exit 1
         fi
         sleep 0.2
     done

@@ -90,6 +90,7 @@ shards=$(read_shards "$crawl") || exit 1
 shard_dir=$(printf '%s/shards/%03d' "$crawl" "$index")
 mkdir -p "$shard_dir" || exit 1
 
+command -v flock >/dev/null || { echo "$prog: flock not found (util-linux): a task needs it to hold its shard" >&2; exit 2; }
 exec 9>"$shard_dir/.task.lock" || { echo "$prog: $shard_dir/.task.lock: cannot open the lock file" >&2; exit 1; }
 if ! flock -n 9; then
     # A cancelled task may still be stopping (its fetcher finishes the

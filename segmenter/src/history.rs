@@ -105,7 +105,7 @@ pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes st
     digest etag last_modified record_id record_date canonical";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy history.v4.tsv.zst.prev (the history of the \
+pub const HISTORY_REPAIR: &str = "Repair: copy the damaged file's .prev copy (the history of the \
     round before: the fetches of the last consumed run are not in it, and their URLs are \
     fetched again when due) over it, or move it away: the next run rebuilds the history \
     from the consumed runs still in fetched/ (intervals and change counts start again)";

@@ -74,12 +74,12 @@ crate::options! {
         /// history, those waiting in segments not yet fetched, and those a
         /// round schedules): the others wait in the backlog, the best by
         /// `order` scheduled first (`cut crawl-pages`); refetches are not
-        /// limited; 0 for no limit [default: no limit]
+        /// limited; in a sharded crawl, per shard; 0 for no limit [default: no limit]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_crawl_pages: Option<u64>,
         /// At most N URLs per segment; a round with more writes several
         /// segments with consecutive IDs (with `order = score`, the round
-        /// holds N URLs per partition at most, its best by score, and the
+        /// holds N × partitions URLs at most, its best by score, and the
         /// others wait in the backlog: `cut segment-size`) [default: 1000000]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_segment_size: Option<NonZeroU64> = 1_000_000,

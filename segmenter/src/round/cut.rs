@@ -6,8 +6,10 @@
 //!   what is left of it: the URLs of the fetch history and of the segments
 //!   not yet fetched count against it, refetches are not limited;
 //! - `segment-size`: with `order = "score"`, the round holds at most
-//!   `max_segment_size` URLs per partition (with `order = "discovery"` a
-//!   larger round is written as several segments instead, as before).
+//!   `max_segment_size` × `partitions` URLs (partitions are uneven, so
+//!   one may still get more than `max_segment_size`, written as several
+//!   segments; with `order = "discovery"` a larger round is written as
+//!   several segments instead, as before).
 //!
 //! The selection goes host by host and cannot know the best URLs of hosts
 //! it has not read yet, so the cut is a second pass: while the segments
@@ -179,8 +181,8 @@ pub fn cut(
     Ok(Some(held))
 }
 
-/// The URLs of segments not yet fetched: they count against the page
-/// budget.
+/// The URLs of segments not yet fetched that count against the page
+/// budget: all but the refetches, whose URLs the fetch history counts.
 pub fn lines_in(paths: &[PathBuf]) -> Result<u64, Error> {
     let mut n = 0;
     let mut rec = SegmentRecord::default();
@@ -188,7 +190,7 @@ pub fn lines_in(paths: &[PathBuf]) -> Result<u64, Error> {
         let mut r = SegmentReader::open(path)?;
         loop {
             match r.read_next(&mut rec) {
-                Ok(true) => n += 1,
+                Ok(true) => n += u64::from(rec.via != Via::Recrawl),
                 Ok(false) => break,
                 Err(e) if !e.is_fatal() => n += 1,
                 Err(e) => return Err(e.into()),
@@ -265,5 +267,28 @@ mod tests {
         assert_eq!(Quota::of(Some(5), Some(9)).unwrap().cut, Cut::CrawlPages);
         assert_eq!(Quota::of(Some(9), Some(5)).unwrap().cut, Cut::SegmentSize);
         assert_eq!(Quota::of(None, Some(5)).unwrap().urls, 5);
+    }
+
+    #[test]
+    fn a_waiting_refetch_is_not_counted_twice_against_the_page_budget() {
+        let dir = common::testutil::TempDir::new("cut-lines");
+        let path = dir.path().join(format!("00001{FILE_SUFFIX}"));
+        let mut w = common::segment::SegmentWriter::create(&path).unwrap();
+        for (url, via) in [
+            ("/new", Via::Link),
+            ("/again", Via::Recrawl),
+            ("/b", Via::Backlog),
+        ] {
+            let rec = SegmentRecord {
+                host: "a.test".into(),
+                url: format!("http://a.test{url}"),
+                via,
+                ..SegmentRecord::default()
+            };
+            w.write(&rec).unwrap();
+        }
+        w.finish().unwrap();
+        // The refetch's URL is in the fetch history, which counts it.
+        assert_eq!(lines_in(&[path]).unwrap(), 2);
     }
 }

@@ -65,7 +65,7 @@ pub struct Selection {
     /// URLs the per-host caps (`max_per_host`, the host's delay, a host
     /// that may not be asked in the round) sent to the backlog.
     pub capped_urls: u64,
-    /// The cuts across hosts ([`crate::cut::Cut`]: `crawl-pages`,
+    /// The cuts across hosts ([`crate::round::cut::Cut`]: `crawl-pages`,
     /// `segment-size`), with the hosts and URLs they sent to the backlog.
     pub cut: BTreeMap<&'static str, HeldBack>,
     /// In-links the round found to URLs that wait, added to their scores.
