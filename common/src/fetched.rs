@@ -71,9 +71,7 @@ impl RunStatus {
     /// segment was never fetched (no `fetched/ID/`). The error names the
     /// file.
     pub fn read(crawl: &CrawlDir, id: &str) -> io::Result<Option<RunStatus>> {
-        if !crawl.fetched_dir(id).is_dir() {
-            return Ok(None);
-        }
+        // No `fetched/ID/`: no DONE either, and `read_with_done` says None.
         let done = read_done(crawl, id)?;
         RunStatus::read_with_done(crawl, id, done.as_deref())
     }
