@@ -174,8 +174,8 @@ impl Settings {
 }
 
 /// The declared values, checked where their types do not: the sort
-/// memory, the Bloom parameters, the page size and the refetch share; a
-/// page limit of 0 is read as none.
+/// memory, the Bloom parameters, the page size, the refetch share and the
+/// budget's pace; a page limit of 0 is read as none.
 fn checked(o: SegmenterValues) -> Result<SegmenterValues, Error> {
     if o.memory < MIN_MEMORY {
         return Err(Error::Usage(format!(
@@ -192,6 +192,13 @@ fn checked(o: SegmenterValues) -> Result<SegmenterValues, Error> {
         return Err(Error::Usage(format!(
             "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
              of a host's URLs in a segment for refetches, when it has more than fit)"
+        )));
+    }
+    let budget_pace = o.budget_pace;
+    if !(budget_pace > 0.0 && budget_pace <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--budget-pace {budget_pace}: a share above 0 and at most 1 is needed (0.5: a \
+             round schedules at most half of what is left of max_crawl_pages; 1: all of it)"
         )));
     }
     let limit = |n: Option<u64>| n.filter(|&n| n > 0);
@@ -413,6 +420,21 @@ mod tests {
             ..RoundFlags::default()
         };
         assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());
+        for pace in [0.0, 1.5, f64::NAN] {
+            let bad = RoundFlags {
+                options: SegmenterOptions {
+                    budget_pace: Some(pace),
+                    ..SegmenterOptions::default()
+                },
+                ..RoundFlags::default()
+            };
+            let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
+            assert!(err.to_string().contains("--budget-pace"), "{err}");
+        }
+        let (cfg, section) = config("[segmenter]\nbudget_pace = 1\n");
+        let s =
+            Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
+        assert_eq!(s.options.budget_pace, 1.0);
     }
 
     #[test]

@@ -314,3 +314,61 @@ fn the_ordering_benchmark_runs_and_score_order_holds_no_less_pagerank() {
         assert!(share("score") >= share("discovery"), "{row}");
     }
 }
+
+/// The home page links `/p0`..`/p7`, and each of them links `/hub`.
+fn hub_site(req: &Request) -> Response {
+    match req.path() {
+        "/robots.txt" => Response::not_found(),
+        "/" => Response::html(
+            (0..8)
+                .map(|i| format!("<a href=/p{i}>p</a>"))
+                .collect::<String>(),
+        ),
+        "/hub" => Response::html("<p>hub</p>"),
+        _ => Response::html("<a href=/hub>hub</a>"),
+    }
+}
+
+/// Crawls `hub_site` to its end under `score` with a budget of 6 URLs and
+/// `pace` as `budget_pace` (`None`: the default); the paths asked for.
+fn paced_crawl(pace: Option<f64>) -> BTreeSet<String> {
+    let server = Server::builder()
+        .host("www.order.test", hub_site)
+        .start()
+        .unwrap();
+    let pace = pace.map_or(String::new(), |p| format!("budget_pace = {p:?}\n"));
+    let (scratch, crawl) = support::loopback_crawl(
+        "order-paced",
+        &server,
+        "",
+        "min_delay = \"10ms\"\ndelay_factor = 0\n",
+        &format!(
+            "[crawl]\nmin_free_disk = 0\n[segmenter]\nmax_per_host = 100\norder = \"score\"\n\
+             max_crawl_pages = 6\n{pace}"
+        ),
+    );
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("www.order.test", "/"))).unwrap();
+    support::crawl_sh_seeds(&crawl, &seeds, scratch.path(), 0, STEP);
+    server
+        .logs()
+        .iter()
+        .filter(|e| e.target != "/robots.txt")
+        .map(|e| e.target.to_string())
+        .collect()
+}
+
+/// Spent at once, the budget goes to the first five pages the home page
+/// links (one in-link each, by URL), and `/hub`, which they all link, is
+/// found too late. Paced (half of what is left a round), the first round
+/// takes three of them, and `/hub`, found with three in-links, goes first
+/// in the next.
+#[test]
+fn a_paced_page_budget_chooses_with_the_links_of_earlier_rounds() {
+    let paced = paced_crawl(None);
+    let at_once = paced_crawl(Some(1.0));
+    assert_eq!(paced.len(), 6, "{paced:?}");
+    assert_eq!(at_once.len(), 6, "{at_once:?}");
+    assert!(paced.contains("/hub"), "{paced:?}");
+    assert!(!at_once.contains("/hub"), "{at_once:?}");
+}
