@@ -332,6 +332,14 @@ mod tests {
     use std::num::NonZeroU64;
     use std::path::PathBuf;
 
+    /// Flags that set `options` alone.
+    fn with_options(options: SegmenterOptions) -> RoundFlags {
+        RoundFlags {
+            options,
+            ..RoundFlags::default()
+        }
+    }
+
     fn config(text: &str) -> (CrawlConfig, SegmenterOptions) {
         let cfg: CrawlConfig = toml::from_str(text).unwrap();
         let section = cfg.section("segmenter", &cfg.segmenter).unwrap();
@@ -403,31 +411,22 @@ mod tests {
     #[test]
     fn out_of_range_values_are_usage_errors() {
         let (cfg, section) = config("");
-        let bad = RoundFlags {
-            options: SegmenterOptions {
-                bloom_fp: Some(0.7),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let bad = with_options(SegmenterOptions {
+            bloom_fp: Some(0.7),
+            ..SegmenterOptions::default()
+        });
         let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
         assert_eq!(common::exit::Fault::exit(&err), common::exit::Exit::Usage);
-        let bad = RoundFlags {
-            options: SegmenterOptions {
-                memory: Some(SizeValue(100)),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let bad = with_options(SegmenterOptions {
+            memory: Some(SizeValue(100)),
+            ..SegmenterOptions::default()
+        });
         assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());
         for pace in [0.0, 1.5, f64::NAN] {
-            let bad = RoundFlags {
-                options: SegmenterOptions {
-                    budget_pace: Some(pace),
-                    ..SegmenterOptions::default()
-                },
-                ..RoundFlags::default()
-            };
+            let bad = with_options(SegmenterOptions {
+                budget_pace: Some(pace),
+                ..SegmenterOptions::default()
+            });
             let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
             assert!(err.to_string().contains("--budget-pace"), "{err}");
         }
@@ -448,13 +447,10 @@ mod tests {
             "[segmenter]\nsitemap_guess = true\nsitemap_max_bytes = \"1KiB\"\n\
              sitemap_max_entries = 5\nsitemap_max_depth = 1\nsitemaps = true\n",
         );
-        let flags = RoundFlags {
-            options: SegmenterOptions {
-                sitemaps: Some(false),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let flags = with_options(SegmenterOptions {
+            sitemaps: Some(false),
+            ..SegmenterOptions::default()
+        });
         let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
         assert_eq!(
             s.sitemaps,

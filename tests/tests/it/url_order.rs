@@ -197,15 +197,20 @@ fn a_url_waiting_in_the_backlog_gains_the_links_later_rounds_find_to_it() {
     assert!(added.contains(&3), "{added:?}");
 }
 
+/// A page linking `/p0` .. `/p{n-1}`.
+fn links_to_pages(n: usize) -> Response {
+    Response::html(
+        (0..n)
+            .map(|i| format!("<a href=/p{i}>p</a>"))
+            .collect::<String>(),
+    )
+}
+
 /// Two hosts whose home pages each link `/p0`..`/p5`.
 fn two_hosts_site(req: &Request) -> Response {
     match req.path() {
         "/robots.txt" => Response::not_found(),
-        "/" => Response::html(
-            (0..6)
-                .map(|i| format!("<a href=/p{i}>p</a>"))
-                .collect::<String>(),
-        ),
+        "/" => links_to_pages(6),
         p => Response::html(format!("<p>{p}</p>")),
     }
 }
@@ -319,11 +324,7 @@ fn the_ordering_benchmark_runs_and_score_order_holds_no_less_pagerank() {
 fn hub_site(req: &Request) -> Response {
     match req.path() {
         "/robots.txt" => Response::not_found(),
-        "/" => Response::html(
-            (0..8)
-                .map(|i| format!("<a href=/p{i}>p</a>"))
-                .collect::<String>(),
-        ),
+        "/" => links_to_pages(8),
         "/hub" => Response::html("<p>hub</p>"),
         _ => Response::html("<a href=/hub>hub</a>"),
     }
