@@ -373,3 +373,40 @@ fn a_paced_page_budget_chooses_with_the_links_of_earlier_rounds() {
     assert!(paced.contains("/hub"), "{paced:?}");
     assert!(!at_once.contains("/hub"), "{at_once:?}");
 }
+
+/// The model of the ordering benchmark's rounds (`scripts/order-model.py`)
+/// run on a small scale web's graph, so that it cannot rot: it prints a
+/// share of the PageRank and the rounds for each order, and the true
+/// PageRank as the score does no worse than discovery.
+#[test]
+fn the_order_model_plays_each_order_over_the_scale_web() {
+    let dir = testkit::TempDir::new("order-model");
+    let web = ["--hosts", "30", "--pages", "20", "--port", "80"];
+    let scale_web = testkit::bins::bin_dir().join("scale-web");
+    let write = |what: &str| {
+        let out = std::process::Command::new(&scale_web)
+            .arg(what)
+            .args(web)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "scale-web {what}: {out:?}");
+        dir.write(&format!("{what}.tsv"), out.stdout)
+    };
+    let (graph, pagerank) = (write("graph"), write("pagerank"));
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(testkit::repo_root().join("scripts/order-model.py"))
+        .arg(&graph)
+        .arg(&pagerank)
+        .args(["--budget", "60", "--per-host", "1"]);
+    let out = testkit::bins::run_within(&mut cmd, dir.path(), 0, Duration::from_secs(120));
+    let share = |order: &str| -> f64 {
+        let line = out.stdout.lines().find(|l| l.starts_with(order));
+        let line = line.unwrap_or_else(|| panic!("no {order} line: {}", out.stdout));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    for order in ["discovery", "inlinks", "opic", "pagerank"] {
+        assert!((0.0..=1.0).contains(&share(order)), "{}", out.stdout);
+        assert!(share(order) > 0.0, "{}", out.stdout);
+    }
+    assert!(share("pagerank") >= share("discovery"), "{}", out.stdout);
+}
