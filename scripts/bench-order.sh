@@ -27,6 +27,9 @@
 #   --budgets LIST   BUDGETS: page budgets in % of the web's URLs,
 #                    comma-separated (default 10,25)
 #   --per-host N     PER_HOST: the segmenter's max_per_host (default 2)
+#   --pace SHARE     PACE: the segmenter's budget_pace, the share of what is
+#                    left of the budget a round of the score crawl may
+#                    schedule (default: the segmenter's, 0.5)
 #   --seed N         SEED: which web (default 1)
 #   --timeout S      TIMEOUT: the most one crawl may take (default 1800)
 #   --bin DIR        use the fetcher, segmenter and scale-web in DIR
@@ -52,6 +55,7 @@ budgets=${BUDGETS:-10,25}
 per_host=${PER_HOST:-2}
 seed=${SEED:-1}
 timeout=${TIMEOUT:-1800}
+pace=${PACE:-}
 bin="" work="" keep=0
 
 while [ $# -gt 0 ]; do
@@ -62,6 +66,7 @@ while [ $# -gt 0 ]; do
         --budgets) need "$1" $#; budgets=$2; shift 2 ;;
         --per-host) need "$1" $#; whole "$1" "$2"; per_host=$2; shift 2 ;;
         --seed) need "$1" $#; whole "$1" "$2"; seed=$2; shift 2 ;;
+        --pace) need "$1" $#; pace=$2; shift 2 ;;
         --timeout) need "$1" $#; whole "$1" "$2"; timeout=$2; shift 2 ;;
         --bin) need "$1" $#; bin=$2; shift 2 ;;
         --work) need "$1" $#; work=$2; shift 2 ;;
@@ -73,7 +78,10 @@ for v in hosts pages per_host seed timeout; do whole "--${v//_/-}" "${!v}"; done
 [ "$hosts" -ge 2 ] && [ "$pages" -ge 1 ] && [ "$per_host" -ge 1 ] ||
     die "--hosts must be at least 2, --pages and --per-host at least 1"
 [[ "$budgets" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--budgets takes percentages separated by commas, not '$budgets'"
+[ -z "$pace" ] || [[ "$pace" =~ ^(0?\.[0-9]+|1(\.0*)?)$ ]] || die "--pace takes a share above 0 and at most 1, not '$pace'"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the figures"
+pace_args=()
+[ -z "$pace" ] || pace_args=(--segmenter-arg "--budget-pace=$pace")
 # Loopback only: no proxy from the environment.
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -101,7 +109,7 @@ serve_scale_web "$bin" "$work" "${web_args[@]}"
 web_urls=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["expected"]["urls"])' "$work/web.json")
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "$prog: the scale web (seed $seed): $hosts hosts x $pages pages on loopback port $port," \
-    "$web_urls URLs a correct crawl fetches; max_per_host $per_host; $(nproc) CPUs, load average $(load)"
+    "$web_urls URLs a correct crawl fetches; max_per_host $per_host; budget_pace ${pace:-default}; $(nproc) CPUs, load average $(load)"
 
 # Crawls with order $1 and a budget of $2 URLs, into $work/$1-$2; prints
 # the URLs it fetched (HTTP status, robots.txt left out) into NAME.urls.
@@ -116,7 +124,7 @@ crawl() {
     } >"$dir/crawl.toml"
     start=$(date +%s)
     driving=$dir
-    "$root/scripts/crawl.sh" "$dir" --seeds "$work/seeds.txt" --bin "$bin" \
+    "$root/scripts/crawl.sh" "$dir" --seeds "$work/seeds.txt" --bin "$bin" "${pace_args[@]}" \
         </dev/null >"$work/$name.out" 2>"$work/$name.err" &
     driver_pid=$!
     while kill -0 "$driver_pid" 2>/dev/null; do

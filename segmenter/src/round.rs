@@ -499,8 +499,9 @@ impl Steps<'_> {
     /// What is left of the crawl's page budget (`max_crawl_pages`) for the
     /// new URLs of a round that merged the history: the budget less the
     /// URLs of the history and of the segments not yet fetched
-    /// (`unconsumed`); `None` without a budget, or for a round that
-    /// merged no history (`inject`).
+    /// (`unconsumed`), under `order = "score"` paced (`budget_pace`: see
+    /// [`crate::round::cut::paced`]); `None` without a budget, or for a
+    /// round that merged no history (`inject`).
     fn pages_left(
         &self,
         plan: &Plan,
@@ -523,7 +524,12 @@ impl Steps<'_> {
                 self.settings.crawl.root().display()
             ));
         }
-        Ok(Some(max.saturating_sub(used)))
+        let left = max.saturating_sub(used);
+        let options = &self.settings.options;
+        Ok(Some(match options.order {
+            UrlOrder::Score => crate::round::cut::paced(left, max, options.budget_pace),
+            UrlOrder::Discovery => left,
+        }))
     }
 
     /// Cuts the round across hosts ([`crate::round::cut`]) to what is left of the

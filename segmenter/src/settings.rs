@@ -174,8 +174,8 @@ impl Settings {
 }
 
 /// The declared values, checked where their types do not: the sort
-/// memory, the Bloom parameters, the page size and the refetch share; a
-/// page limit of 0 is read as none.
+/// memory, the Bloom parameters, the page size, the refetch share and the
+/// budget's pace; a page limit of 0 is read as none.
 fn checked(o: SegmenterValues) -> Result<SegmenterValues, Error> {
     if o.memory < MIN_MEMORY {
         return Err(Error::Usage(format!(
@@ -192,6 +192,13 @@ fn checked(o: SegmenterValues) -> Result<SegmenterValues, Error> {
         return Err(Error::Usage(format!(
             "--recrawl-share {recrawl_share}: a share from 0 to 1 is needed (0.5: half \
              of a host's URLs in a segment for refetches, when it has more than fit)"
+        )));
+    }
+    let budget_pace = o.budget_pace;
+    if !(budget_pace > 0.0 && budget_pace <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--budget-pace {budget_pace}: a share above 0 and at most 1 is needed (0.5: a \
+             round schedules at most half of what is left of max_crawl_pages; 1: all of it)"
         )));
     }
     let limit = |n: Option<u64>| n.filter(|&n| n > 0);
@@ -325,6 +332,14 @@ mod tests {
     use std::num::NonZeroU64;
     use std::path::PathBuf;
 
+    /// Flags that set `options` alone.
+    fn with_options(options: SegmenterOptions) -> RoundFlags {
+        RoundFlags {
+            options,
+            ..RoundFlags::default()
+        }
+    }
+
     fn config(text: &str) -> (CrawlConfig, SegmenterOptions) {
         let cfg: CrawlConfig = toml::from_str(text).unwrap();
         let section = cfg.section("segmenter", &cfg.segmenter).unwrap();
@@ -396,23 +411,29 @@ mod tests {
     #[test]
     fn out_of_range_values_are_usage_errors() {
         let (cfg, section) = config("");
-        let bad = RoundFlags {
-            options: SegmenterOptions {
-                bloom_fp: Some(0.7),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let bad = with_options(SegmenterOptions {
+            bloom_fp: Some(0.7),
+            ..SegmenterOptions::default()
+        });
         let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
         assert_eq!(common::exit::Fault::exit(&err), common::exit::Exit::Usage);
-        let bad = RoundFlags {
-            options: SegmenterOptions {
-                memory: Some(SizeValue(100)),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let bad = with_options(SegmenterOptions {
+            memory: Some(SizeValue(100)),
+            ..SegmenterOptions::default()
+        });
         assert!(Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).is_err());
+        for pace in [0.0, 1.5, f64::NAN] {
+            let bad = with_options(SegmenterOptions {
+                budget_pace: Some(pace),
+                ..SegmenterOptions::default()
+            });
+            let err = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &bad).unwrap_err();
+            assert!(err.to_string().contains("--budget-pace"), "{err}");
+        }
+        let (cfg, section) = config("[segmenter]\nbudget_pace = 1\n");
+        let s =
+            Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &RoundFlags::default()).unwrap();
+        assert_eq!(s.options.budget_pace, 1.0);
     }
 
     #[test]
@@ -426,13 +447,10 @@ mod tests {
             "[segmenter]\nsitemap_guess = true\nsitemap_max_bytes = \"1KiB\"\n\
              sitemap_max_entries = 5\nsitemap_max_depth = 1\nsitemaps = true\n",
         );
-        let flags = RoundFlags {
-            options: SegmenterOptions {
-                sitemaps: Some(false),
-                ..SegmenterOptions::default()
-            },
-            ..RoundFlags::default()
-        };
+        let flags = with_options(SegmenterOptions {
+            sitemaps: Some(false),
+            ..SegmenterOptions::default()
+        });
         let s = Settings::resolve(CrawlDir::new("/c"), &cfg, &section, &flags).unwrap();
         assert_eq!(
             s.sitemaps,

@@ -77,6 +77,13 @@ crate::options! {
         /// limited; in a sharded crawl, per shard; 0 for no limit [default: no limit]
         #[arg(long, value_name = "N", help_heading = "Segments")]
         pub max_crawl_pages: Option<u64>,
+        /// With `order = score` and a page budget, the share of what is left
+        /// of it that one round may schedule (at least a sixteenth of the
+        /// budget), so that the budget is spent over rounds that each
+        /// choose with the in-links learned so far; 1 spends what is left
+        /// at once [default: 0.5]
+        #[arg(long, value_name = "SHARE", help_heading = "Segments")]
+        pub budget_pace: Option<f64> = 0.5,
         /// At most N URLs per segment; a round with more writes several
         /// segments with consecutive IDs (with `order = score`, the round
         /// holds N × partitions URLs at most, its best by score, and the

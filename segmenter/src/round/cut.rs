@@ -84,6 +84,25 @@ impl Quota {
     }
 }
 
+/// What a round under `order = "score"` may schedule of the `left` URLs
+/// of a page budget of `max`: `pace` of what is left, at least a
+/// sixteenth of the budget (and at least one URL), at most what is left.
+///
+/// Spending the whole budget in the first rounds that can fill it lets the
+/// per-host caps choose (every host its best few, the tail's as much as the
+/// hubs'), with the in-links of the few pages fetched by then. Spent over
+/// more rounds, each round's cut across hosts ranks the waiting URLs with
+/// the in-links of every page fetched before it: the budget's halves go to
+/// the URLs best linked by then. The floor bounds the rounds it adds: about
+/// log2(16) = 4 at a pace of one half.
+pub fn paced(left: u64, max: u64, pace: f64) -> u64 {
+    if !(pace > 0.0 && pace < 1.0) {
+        return left;
+    }
+    let share = (left as f64 * pace).ceil() as u64;
+    share.max(max.div_ceil(16)).max(1).min(left)
+}
+
 /// Where the cut rewrites the round's files.
 pub struct Staged<'a> {
     /// The staged segments' directory.
@@ -267,6 +286,29 @@ mod tests {
         assert_eq!(Quota::of(Some(5), Some(9)).unwrap().cut, Cut::CrawlPages);
         assert_eq!(Quota::of(Some(9), Some(5)).unwrap().cut, Cut::SegmentSize);
         assert_eq!(Quota::of(None, Some(5)).unwrap().urls, 5);
+    }
+
+    #[test]
+    fn a_paced_budget_is_spent_by_halves_down_to_a_sixteenth() {
+        // Half of what is left, while that is more than a sixteenth.
+        assert_eq!(paced(1000, 1600, 0.5), 500);
+        assert_eq!(paced(300, 1600, 0.5), 150);
+        // Then a sixteenth of the budget, or what is left.
+        assert_eq!(paced(150, 1600, 0.5), 100);
+        assert_eq!(paced(60, 1600, 0.5), 60);
+        assert_eq!(paced(0, 1600, 0.5), 0);
+        // A small budget still schedules a URL a round.
+        assert_eq!(paced(1, 1, 0.5), 1);
+        // A pace of 1 (or one out of range) spends what is left at once.
+        assert_eq!(paced(1000, 1600, 1.0), 1000);
+        assert_eq!(paced(1000, 1600, f64::NAN), 1000);
+        // The rounds a budget of 1,000 takes from the start: a few more.
+        let (mut left, mut rounds) = (1000, 0);
+        while left > 0 {
+            left -= paced(left, 1000, 0.5);
+            rounds += 1;
+        }
+        assert_eq!(rounds, 5);
     }
 
     #[test]

@@ -197,15 +197,20 @@ fn a_url_waiting_in_the_backlog_gains_the_links_later_rounds_find_to_it() {
     assert!(added.contains(&3), "{added:?}");
 }
 
+/// A page linking `/p0` .. `/p{n-1}`.
+fn links_to_pages(n: usize) -> Response {
+    Response::html(
+        (0..n)
+            .map(|i| format!("<a href=/p{i}>p</a>"))
+            .collect::<String>(),
+    )
+}
+
 /// Two hosts whose home pages each link `/p0`..`/p5`.
 fn two_hosts_site(req: &Request) -> Response {
     match req.path() {
         "/robots.txt" => Response::not_found(),
-        "/" => Response::html(
-            (0..6)
-                .map(|i| format!("<a href=/p{i}>p</a>"))
-                .collect::<String>(),
-        ),
+        "/" => links_to_pages(6),
         p => Response::html(format!("<p>{p}</p>")),
     }
 }
@@ -313,4 +318,95 @@ fn the_ordering_benchmark_runs_and_score_order_holds_no_less_pagerank() {
         }
         assert!(share("score") >= share("discovery"), "{row}");
     }
+}
+
+/// The home page links `/p0`..`/p7`, and each of them links `/hub`.
+fn hub_site(req: &Request) -> Response {
+    match req.path() {
+        "/robots.txt" => Response::not_found(),
+        "/" => links_to_pages(8),
+        "/hub" => Response::html("<p>hub</p>"),
+        _ => Response::html("<a href=/hub>hub</a>"),
+    }
+}
+
+/// Crawls `hub_site` to its end under `score` with a budget of 6 URLs and
+/// `pace` as `budget_pace` (`None`: the default); the paths asked for.
+fn paced_crawl(pace: Option<f64>) -> BTreeSet<String> {
+    let server = Server::builder()
+        .host("www.order.test", hub_site)
+        .start()
+        .unwrap();
+    let pace = pace.map_or(String::new(), |p| format!("budget_pace = {p:?}\n"));
+    let (scratch, crawl) = support::loopback_crawl(
+        "order-paced",
+        &server,
+        "",
+        "min_delay = \"10ms\"\ndelay_factor = 0\n",
+        &format!(
+            "[crawl]\nmin_free_disk = 0\n[segmenter]\nmax_per_host = 100\norder = \"score\"\n\
+             max_crawl_pages = 6\n{pace}"
+        ),
+    );
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", server.url("www.order.test", "/"))).unwrap();
+    support::crawl_sh_seeds(&crawl, &seeds, scratch.path(), 0, STEP);
+    server
+        .logs()
+        .iter()
+        .filter(|e| e.target != "/robots.txt")
+        .map(|e| e.target.to_string())
+        .collect()
+}
+
+/// Spent at once, the budget goes to the first five pages the home page
+/// links (one in-link each, by URL), and `/hub`, which they all link, is
+/// found too late. Paced (half of what is left a round), the first round
+/// takes three of them, and `/hub`, found with three in-links, goes first
+/// in the next.
+#[test]
+fn a_paced_page_budget_chooses_with_the_links_of_earlier_rounds() {
+    let paced = paced_crawl(None);
+    let at_once = paced_crawl(Some(1.0));
+    assert_eq!(paced.len(), 6, "{paced:?}");
+    assert_eq!(at_once.len(), 6, "{at_once:?}");
+    assert!(paced.contains("/hub"), "{paced:?}");
+    assert!(!at_once.contains("/hub"), "{at_once:?}");
+}
+
+/// The model of the ordering benchmark's rounds (`scripts/order-model.py`)
+/// run on a small scale web's graph, so that it cannot rot: it prints a
+/// share of the PageRank and the rounds for each order, and the true
+/// PageRank as the score does no worse than discovery.
+#[test]
+fn the_order_model_plays_each_order_over_the_scale_web() {
+    let dir = testkit::TempDir::new("order-model");
+    let web = ["--hosts", "30", "--pages", "20", "--port", "80"];
+    let scale_web = testkit::bins::bin_dir().join("scale-web");
+    let write = |what: &str| {
+        let out = std::process::Command::new(&scale_web)
+            .arg(what)
+            .args(web)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "scale-web {what}: {out:?}");
+        dir.write(&format!("{what}.tsv"), out.stdout)
+    };
+    let (graph, pagerank) = (write("graph"), write("pagerank"));
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(testkit::repo_root().join("scripts/order-model.py"))
+        .arg(&graph)
+        .arg(&pagerank)
+        .args(["--budget", "60", "--per-host", "1"]);
+    let out = testkit::bins::run_within(&mut cmd, dir.path(), 0, Duration::from_secs(120));
+    let share = |order: &str| -> f64 {
+        let line = out.stdout.lines().find(|l| l.starts_with(order));
+        let line = line.unwrap_or_else(|| panic!("no {order} line: {}", out.stdout));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    for order in ["discovery", "inlinks", "opic", "pagerank"] {
+        assert!((0.0..=1.0).contains(&share(order)), "{}", out.stdout);
+        assert!(share(order) > 0.0, "{}", out.stdout);
+    }
+    assert!(share("pagerank") >= share("discovery"), "{}", out.stdout);
 }
