@@ -64,29 +64,34 @@ use common::segment::push_decimal;
 use common::timefmt::{from_unix_millis, parse_iso};
 use xxhash_rust::xxh3::Xxh3;
 
+pub mod generations;
 mod merge;
 mod observe;
 mod summary;
 
+pub use generations::{HistoryOut, HistoryReader};
 pub use merge::{HistoryCounts, Lookup, Merge, PageCounts};
 pub use observe::{Kind, Observation};
 pub use summary::{HistorySummary, SavedSummary, SummaryCounter, summary_path};
 
-/// The history's file name in the crawl directory.
-pub const FILE_NAME: &str = "history.v4.tsv.zst";
+/// The history's file name in the crawl directory: the list of its
+/// generations ([`generations`]).
+pub const FILE_NAME: &str = generations::LIST_FILE_NAME;
 /// The file names of the older versions still read (when there is no
 /// current file), newest first.
-pub const OLD_FILE_NAMES: [&str; 3] = [
+pub const OLD_FILE_NAMES: [&str; 4] = [
+    "history.v4.tsv.zst",
     "history.v3.tsv.zst",
     "history.v2.tsv.zst",
     "history.v1.tsv.zst",
 ];
 /// The format version written.
-pub const VERSION: u32 = 4;
-const HEADER: &str = "# history v4";
+pub const VERSION: u32 = 5;
+const HEADER: &str = "# history v5";
 /// The header lines read, with their format versions.
-const HEADERS: [(&str, u32); 4] = [
+const HEADERS: [(&str, u32); 5] = [
     (HEADER, VERSION),
+    ("# history v4", 4),
     ("# history v3", 3),
     ("# history v2", 2),
     ("# history v1", 1),
@@ -205,6 +210,31 @@ fn undash(s: &str) -> &str {
 }
 
 impl Entry {
+    /// Makes `self` a copy of `other`, reusing its strings (the derived
+    /// `clone_from` allocates anew).
+    pub fn copy_from(&mut self, other: &Entry) {
+        for (to, from) in [
+            (&mut self.host, &other.host),
+            (&mut self.url, &other.url),
+            (&mut self.status, &other.status),
+            (&mut self.digest, &other.digest),
+            (&mut self.etag, &other.etag),
+            (&mut self.last_modified, &other.last_modified),
+            (&mut self.record_id, &other.record_id),
+            (&mut self.canonical, &other.canonical),
+        ] {
+            to.clone_from(from);
+        }
+        self.hops = other.hops;
+        self.fetched_ms = other.fetched_ms;
+        self.interval_s = other.interval_s;
+        self.changes = other.changes;
+        self.strikes = other.strikes;
+        self.due_ms = other.due_ms;
+        self.state = other.state;
+        self.record_ms = other.record_ms;
+    }
+
     /// Appends the line (with its newline) to `out`.
     pub fn encode_line(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.host.as_bytes());
@@ -617,12 +647,12 @@ pub enum HistoryError {
     },
 }
 
-/// Reads a history file entry by entry, checking its framing: a damaged
-/// file is an error, at the latest at its end (never read as a shorter
-/// history).
-pub struct HistoryReader {
+/// Reads one history file (a generation, or the whole history of version
+/// 4 and before) entry by entry, checking its framing: a damaged file is
+/// an error, at the latest at its end (never read as a shorter history).
+pub struct FileReader {
     path: PathBuf,
-    /// The format version of the file (1 to 4).
+    /// The format version of the file (1 to 5).
     version: u32,
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     line: String,
@@ -632,9 +662,9 @@ pub struct HistoryReader {
     ended: bool,
 }
 
-impl HistoryReader {
+impl FileReader {
     /// Opens `path`; `None` if there is no such file.
-    pub fn open(path: &Path) -> Result<Option<HistoryReader>, HistoryError> {
+    pub fn open(path: &Path) -> Result<Option<FileReader>, HistoryError> {
         let io = |source| HistoryError::Io {
             path: path.to_path_buf(),
             source,
@@ -645,7 +675,7 @@ impl HistoryReader {
             Err(e) => return Err(io(e)),
         };
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
-        let mut r = HistoryReader {
+        let mut r = FileReader {
             path: path.to_path_buf(),
             version: VERSION,
             input: BufReader::with_capacity(256 * 1024, decoder),
@@ -667,15 +697,10 @@ impl HistoryReader {
                 Ok(Some(r))
             }
             None => Err(r.damaged(format!(
-                "line 1 is not `{HEADER}` (or `# history v3`, `# history v2`, `# history v1`)"
+                "line 1 is not `{HEADER}` (or `# history v4`, `# history v3`, `# history v2`, \
+                 `# history v1`)"
             ))),
         }
-    }
-
-    /// Opens the history of the crawl directory `root`: the current
-    /// version, or else an older one ([`current_path`]); `None` if there is none.
-    pub fn open_in(root: &Path) -> Result<Option<HistoryReader>, HistoryError> {
-        HistoryReader::open(&current_path(root))
     }
 
     fn damaged(&self, problem: String) -> HistoryError {
@@ -708,12 +733,6 @@ impl HistoryReader {
         Ok(Some(complete))
     }
 
-    /// The next entry; `None` after the end line (which is checked).
-    pub fn next_entry(&mut self) -> Result<Option<Entry>, HistoryError> {
-        let mut e = Entry::default();
-        Ok(self.read_into(&mut e)?.then_some(e))
-    }
-
     /// Reads the next entry into `e` (reusing its strings); false after the
     /// end line (which is checked).
     pub fn read_into(&mut self, e: &mut Entry) -> Result<bool, HistoryError> {
@@ -726,7 +745,7 @@ impl HistoryReader {
     }
 
     /// The host and URL of the next entry, without parsing the rest of its
-    /// line (the framing is checked as by [`HistoryReader::read_into`]);
+    /// line (the framing is checked as by [`FileReader::read_into`]);
     /// `None` after the end line.
     pub fn read_host_url(&mut self) -> Result<Option<(&str, &str)>, HistoryError> {
         if !self.next_line()? {
@@ -835,6 +854,11 @@ impl HistoryWriter {
     /// Where the file goes.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Entries written so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
     }
 
     /// Appends an entry.

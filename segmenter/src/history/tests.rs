@@ -209,7 +209,7 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
         .replace("\t-\t-\t-\n", "\n")
         .into_bytes();
     let write = |text: &str| {
-        let path = dir.join(OLD_FILE_NAMES[2]);
+        let path = dir.join(OLD_FILE_NAMES[3]);
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let n = text.lines().count();
         let whole = format!("# history v1\n{text}# end {n} xxh3 {hash:016x}\n");
@@ -266,7 +266,7 @@ fn a_version_2_file_is_read_with_no_record_and_a_v3_line_keeps_it() {
         "# history v2\n{line}# end 1 xxh3 {:016x}\n",
         xxhash_rust::xxh3::xxh3_64(line.as_bytes())
     );
-    let path = dir.join(OLD_FILE_NAMES[1]);
+    let path = dir.join(OLD_FILE_NAMES[2]);
     std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(current_path(dir.path()), path);
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
@@ -441,7 +441,7 @@ fn a_version_3_file_is_read_with_no_hint_and_a_full_fetch_brings_one() {
         "# history v3\n{line}# end 1 xxh3 {:016x}\n",
         xxhash_rust::xxh3::xxh3_64(line.as_bytes())
     );
-    let path = dir.join(OLD_FILE_NAMES[0]);
+    let path = dir.join(OLD_FILE_NAMES[1]);
     std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(current_path(dir.path()), path);
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();

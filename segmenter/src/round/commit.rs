@@ -180,6 +180,7 @@ fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)>
             "seen.bloom" => Kind::Bloom,
             "seen.bloom.append" => Kind::BloomAppend,
             history::FILE_NAME => Kind::History,
+            r if history::generations::generation_number(r).is_some() => Kind::History,
             r if r.starts_with("backlog") => Kind::Backlog,
             r if r.starts_with("segments/") => Kind::Segment,
             _ => continue,
@@ -303,6 +304,15 @@ impl Staging {
             .collect();
         names.sort();
         files.extend(names.into_iter().map(|n| format!("segments/{n}")));
+        // The history's new generations go in before the list that names
+        // them: the list in place always names files that exist.
+        let mut generations: Vec<String> = fs::read_dir(&self.dir)
+            .map_err(Error::io(&self.dir))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| history::generations::generation_number(n).is_some())
+            .collect();
+        generations.sort();
+        files.extend(generations);
         for path in [
             self.backlog_path(),
             self.history_path(),
@@ -422,6 +432,7 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         moved.push(rel.to_string());
     }
     retire_old_versions(root)?;
+    history::generations::collect_garbage(root).map_err(Error::io(root))?;
     let segments = root.join("segments");
     if segments.is_dir() {
         sync_dir(&segments).map_err(Error::io(&segments))?;
