@@ -581,3 +581,243 @@ pub fn bytes_on_disk(root: &Path) -> u64 {
         Err(_) => file_size(&path),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// An entry of `url` (on its host) written in round `round`.
+    fn entry(url: &str, round: u32) -> Entry {
+        let host = url.split('/').nth(2).unwrap().to_string();
+        Entry {
+            host,
+            url: url.to_string(),
+            hops: round,
+            fetched_ms: 1_700_000_000_000 + i64::from(round),
+            status: "200".into(),
+            interval_s: 100,
+            due_ms: 1_700_000_100_000,
+            ..Entry::default()
+        }
+    }
+
+    /// The entries in the history's order (domain, host, URL).
+    fn sorted(mut entries: Vec<Entry>) -> Vec<Entry> {
+        let key = |e: &Entry| {
+            let mut prefix = Vec::new();
+            host_key(&e.host, &mut prefix);
+            (prefix, e.url.clone())
+        };
+        entries.sort_by_key(key);
+        entries
+    }
+
+    fn write_generation(path: &Path, entries: &[Entry]) -> Generation {
+        let mut w = HistoryWriter::create(path).unwrap();
+        for e in entries {
+            w.write(e).unwrap();
+        }
+        Generation {
+            name: path.file_name().unwrap().to_string_lossy().into_owned(),
+            entries: w.finish().unwrap(),
+        }
+    }
+
+    fn read_all(path: &Path) -> Vec<Entry> {
+        let mut r = HistoryReader::open(path).unwrap().unwrap();
+        let mut all = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            all.push(e);
+        }
+        all
+    }
+
+    /// URLs on hosts of several registrable domains, in no order.
+    fn urls(n: usize, salt: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                let k = (i * 7 + salt * 3) % 40;
+                match k % 3 {
+                    0 => format!("http://www.d{}.test/p{k}", k % 5),
+                    1 => format!("http://d{}.test/p{k}", k % 5),
+                    _ => format!("http://shop.d{}.example.co.uk/p{k}", k % 4),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_newest_generation_of_a_url_wins() {
+        let dir = common::testutil::TempDir::new("history-generations-newest");
+        let mut model: BTreeMap<String, Entry> = BTreeMap::new();
+        let mut list = GenerationList::default();
+        for round in 1..=4u32 {
+            let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+            for url in urls(10 + round as usize * 5, round as usize) {
+                entries.insert(url.clone(), entry(&url, round));
+            }
+            let entries = sorted(entries.into_values().collect());
+            for e in &entries {
+                model.insert(e.url.clone(), e.clone());
+            }
+            let path = dir.join(&generation_name(u64::from(round) * 3));
+            list.generations.push(write_generation(&path, &entries));
+        }
+        let list_path = dir.join(LIST_FILE_NAME);
+        list.write(&list_path).unwrap();
+        let read = read_all(&list_path);
+        assert_eq!(read, sorted(model.into_values().collect()));
+        assert_eq!(
+            HistoryReader::open(&list_path)
+                .unwrap()
+                .unwrap()
+                .generations(),
+            Some(&list)
+        );
+
+        // Compacted into one file, it reads the same.
+        let paths: Vec<PathBuf> = (list.generations.iter())
+            .map(|g| dir.join(&g.name))
+            .collect();
+        let one = dir.join(&generation_name(99));
+        let n = rewrite(&paths, &one).unwrap();
+        assert_eq!(n, read.len() as u64);
+        assert_eq!(read_all(&one), read);
+    }
+
+    #[test]
+    fn small_generations_merge_into_larger_ones_log_times() {
+        assert_eq!(compaction_tail(&[]), 0);
+        assert_eq!(compaction_tail(&[1000]), 1);
+        assert_eq!(compaction_tail(&[1000, 10]), 1);
+        assert_eq!(compaction_tail(&[1000, 10, 10]), 2);
+        assert_eq!(compaction_tail(&[1000, 300, 200]), 3);
+        assert_eq!(compaction_tail(&[1000, 100, 0]), 1);
+        // More than MAX_GENERATIONS: the newest merge until they fit.
+        let many: Vec<u64> = (0..MAX_GENERATIONS as u32 + 1)
+            .map(|i| 1u64 << (40 - 3 * i))
+            .collect();
+        assert_eq!(compaction_tail(&many), 2);
+
+        // A million entries, then 1,000 changed a round for 1,000 rounds:
+        // each entry rewritten a few times (about log2 of the ratio), not
+        // once a round, and few generations at any time.
+        let (base, delta, rounds) = (1_000_000u64, 1_000u64, 1_000u64);
+        let mut gens = vec![base];
+        let mut rewritten = 0;
+        for _ in 0..rounds {
+            gens.push(delta);
+            rewritten += delta;
+            let tail = compaction_tail(&gens);
+            if tail > 1 {
+                let at = gens.len() - tail;
+                let merged: u64 = gens[at..].iter().sum();
+                rewritten += merged;
+                gens.truncate(at);
+                gens.push(merged);
+            }
+            assert!(gens.len() <= 12, "{gens:?}");
+        }
+        let per_round = rewritten / rounds;
+        // A whole rewrite each round would be 1,000,000 to 2,000,000.
+        assert!(per_round < 30 * delta, "{per_round} entries a round");
+    }
+
+    #[test]
+    fn a_round_writes_its_generation_and_compacts_into_the_staging_directory() {
+        let dir = common::testutil::TempDir::new("history-generations-round");
+        let root = dir.join("crawl");
+        let staging = root.join(crate::round::commit::STAGING_DIR);
+        std::fs::create_dir_all(&staging).unwrap();
+        let base_entries = sorted(urls(40, 0).iter().map(|u| entry(u, 1)).collect());
+        let mut base_entries = base_entries;
+        base_entries.dedup_by(|a, b| a.url == b.url);
+        let g1 = write_generation(&root.join(generation_name(1)), &base_entries);
+        let small = sorted(vec![entry("http://d1.test/p1", 2)]);
+        let g2 = write_generation(&root.join(generation_name(2)), &small);
+        let base = GenerationList {
+            generations: vec![g1.clone(), g2.clone()],
+        };
+        base.write(&root.join(LIST_FILE_NAME)).unwrap();
+        // A file left by a discarded round: its number is not taken again.
+        std::fs::write(root.join(generation_name(7)), b"left").unwrap();
+
+        // The round changes one URL: a generation of one entry, merged with
+        // the one before it (as large).
+        let list_path = staging.join(LIST_FILE_NAME);
+        let mut out = HistoryOut::create(&list_path, &root, Some(base.clone())).unwrap();
+        assert!(!out.whole());
+        out.write(&entry("http://d2.test/p2", 3)).unwrap();
+        let written = out.finish(0, SummaryCounter::new(0, 0, true)).unwrap();
+        assert_eq!((written.entries, written.compacted), (1, 2));
+        let list = GenerationList::read(&list_path).unwrap();
+        assert_eq!(list.generations.len(), 2);
+        assert_eq!(list.generations[0], g1);
+        assert_eq!(list.generations[1].name, generation_name(9));
+        assert!(staging.join(generation_name(9)).is_file());
+        assert!(!staging.join(generation_name(8)).exists(), "merged");
+        // The staged list reads the crawl's generations and its own.
+        let mut model: BTreeMap<String, Entry> = BTreeMap::new();
+        for e in base_entries
+            .iter()
+            .chain(&small)
+            .chain([&entry("http://d2.test/p2", 3)])
+        {
+            model.insert(e.url.clone(), e.clone());
+        }
+        assert_eq!(read_all(&list_path), sorted(model.into_values().collect()));
+        assert!(super::super::summary_path(&list_path).is_file());
+
+        // Moved in as a commit does: the generations no list names go.
+        std::fs::rename(
+            staging.join(generation_name(9)),
+            root.join(generation_name(9)),
+        )
+        .unwrap();
+        let listed = root.join(LIST_FILE_NAME);
+        std::fs::rename(&listed, crate::round::commit::prev_path(&listed)).unwrap();
+        std::fs::rename(&list_path, &listed).unwrap();
+        collect_garbage(&root).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(|e| e.unwrap().file_name().into_string().ok())
+            .filter(|n| generation_number(n).is_some())
+            .collect();
+        left.sort();
+        // 1 and 2 stay while the .prev list names them; 7 goes.
+        assert_eq!(
+            left,
+            [generation_name(1), generation_name(2), generation_name(9)]
+        );
+        std::fs::remove_file(crate::round::commit::prev_path(&listed)).unwrap();
+        collect_garbage(&root).unwrap();
+        assert!(!root.join(generation_name(2)).exists());
+        assert!(root.join(generation_name(1)).exists());
+    }
+
+    #[test]
+    fn a_damaged_list_or_a_missing_generation_is_refused() {
+        let dir = common::testutil::TempDir::new("history-generations-damaged");
+        let list = GenerationList {
+            generations: vec![Generation {
+                name: generation_name(1),
+                entries: 1,
+            }],
+        };
+        let path = dir.join(LIST_FILE_NAME);
+        let text = list.encode();
+        std::fs::write(&path, &text[..text.len() - 8]).unwrap();
+        let err = HistoryReader::open(&path).err().unwrap().to_string();
+        assert!(err.contains("no end line") && err.contains(LIST_FILE_NAME), "{err}");
+        list.write(&path).unwrap();
+        let err = HistoryReader::open(&path).err().unwrap().to_string();
+        assert!(err.contains(&generation_name(1)) && err.contains("missing"), "{err}");
+        // Garbage is not collected beside a list that does not read.
+        std::fs::write(&path, "# history v5 generations\nxx\n").unwrap();
+        std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();
+        collect_garbage(dir.path()).unwrap();
+        assert!(dir.join(&generation_name(3)).exists());
+    }
+}
