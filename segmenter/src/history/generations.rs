@@ -10,8 +10,11 @@
 //! history.v5.000001.tsv.zst	1048576
 //! history.v5.000009.tsv.zst	20480
 //! history.v5.000012.tsv.zst	9120
-//! # end 3
+//! # end 3 xxh3 5f0c9e1b7a3d2c44
 //! ```
+//!
+//! (the end line counts the generations and hashes their lines, as the
+//! end line of a history file does its entries).
 //!
 //! Each generation (`history.v5.NNNNNN.tsv.zst`) is a history file of its
 //! own (header `# history v5`, the columns of version 4, sorted, with its
@@ -121,11 +124,14 @@ impl GenerationList {
             return Err(format!("line 1 is not `{LIST_HEADER}`"));
         }
         let mut list = GenerationList::default();
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
         for (i, line) in lines.enumerate() {
-            if let Some(count) = line.strip_prefix("# end ") {
-                if count.parse::<usize>().ok() != Some(list.generations.len()) {
+            if line.starts_with("# end ") {
+                let expected = end_line(list.generations.len(), &hash);
+                if line != expected {
                     return Err(format!(
-                        "the end line `{line}` does not match the {} generations listed",
+                        "the end line `{line}` does not match the {} generations listed \
+                         (`{expected}`)",
                         list.generations.len()
                     ));
                 }
@@ -153,6 +159,8 @@ impl GenerationList {
                 name: name.to_string(),
                 entries,
             });
+            hash.update(line.as_bytes());
+            hash.update(b"\n");
         }
         Err("no end line (the file is cut)".into())
     }
@@ -160,10 +168,14 @@ impl GenerationList {
     /// The list's text.
     pub fn encode(&self) -> String {
         let mut text = format!("{LIST_HEADER}\n");
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
         for g in &self.generations {
-            text.push_str(&format!("{}\t{}\n", g.name, g.entries));
+            let line = format!("{}\t{}\n", g.name, g.entries);
+            hash.update(line.as_bytes());
+            text.push_str(&line);
         }
-        text.push_str(&format!("# end {}\n", self.generations.len()));
+        text.push_str(&end_line(self.generations.len(), &hash));
+        text.push('\n');
         text
     }
 
@@ -180,6 +192,11 @@ impl GenerationList {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// The list's end line: the generations listed and the xxh3 of their lines.
+fn end_line(count: usize, hash: &xxhash_rust::xxh3::Xxh3) -> String {
+    format!("# end {count} xxh3 {:016x}", hash.digest())
 }
 
 /// Where the generation `name` of the list at `list` is: beside the list,
@@ -808,9 +825,12 @@ mod tests {
         };
         let path = dir.join(LIST_FILE_NAME);
         let text = list.encode();
-        std::fs::write(&path, &text[..text.len() - 8]).unwrap();
+        std::fs::write(&path, &text[..text.find("# end").unwrap()]).unwrap();
         let err = HistoryReader::open(&path).err().unwrap().to_string();
         assert!(err.contains("no end line") && err.contains(LIST_FILE_NAME), "{err}");
+        std::fs::write(&path, text.replace("\t1\n", "\t2\n")).unwrap();
+        let err = HistoryReader::open(&path).err().unwrap().to_string();
+        assert!(err.contains("does not match"), "{err}");
         list.write(&path).unwrap();
         let err = HistoryReader::open(&path).err().unwrap().to_string();
         assert!(err.contains(&generation_name(1)) && err.contains("missing"), "{err}");
