@@ -381,7 +381,7 @@ impl Steps<'_> {
             Some(s) => Some(Lookup::new(s, &mut each)?),
             None => None,
         };
-        let (merged, pages, due) = merge_history(
+        let (merged, written, pages, due) = merge_history(
             self.settings,
             self.staging,
             self.spills,
@@ -390,6 +390,7 @@ impl Steps<'_> {
             lookup,
         )?;
         report.history = Some(merged);
+        report.history_written = Some(written);
         report.counts.due_in = due.urls;
         report.history_time = started.elapsed();
         pause_point("history");
@@ -807,6 +808,7 @@ fn merge_history<'a>(
 ) -> Result<
     (
         crate::history::HistoryCounts,
+        crate::history::generations::Written,
         crate::history::PageCounts,
         Due,
     ),
@@ -823,7 +825,7 @@ fn merge_history<'a>(
     let mut urls = 0;
     let mut rec = SegmentRecord::default();
     let mut carried = Vec::new();
-    let (merged, pages, _written) = crate::history::Merge {
+    let (merged, pages, written) = crate::history::Merge {
         old,
         observations,
         out,
@@ -866,6 +868,7 @@ fn merge_history<'a>(
     })?;
     Ok((
         merged,
+        written,
         pages,
         Due {
             sorted: sorter.finish(),

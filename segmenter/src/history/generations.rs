@@ -399,7 +399,7 @@ impl HistoryReader {
 }
 
 /// What a round wrote of the history.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Written {
     /// Entries of the round's new generation.
     pub entries: u64,
