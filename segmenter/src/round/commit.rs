@@ -4,13 +4,17 @@
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
-//! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
-//! `history.v4.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the
+//! history's new generations and list `history.v5.list` (for `run`) and
+//! (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by
 //! [`common::bloom::apply_journal`], which gives the same file when done
-//! again, and then deleted), then removes the staging directory. The marker
+//! again, and then deleted; the history's new generations before the list
+//! that names them), then deletes the history's generations no list names
+//! any more ([`history::generations::collect_garbage`]), then removes the
+//! staging directory. The marker
 //! is version 2 (`segmenter-commit v2`), which an earlier build refuses
 //! rather than rename a journal block into the crawl; version 1 is read.
 //!
@@ -41,7 +45,8 @@
 //! a minute) when it reaches that point, so that a test can `kill -9` it
 //! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
 //! filter rebuild that has read the history), `grown` (rebuilt, not yet
-//! sealed), `staged`, `marked`, `moving`, `moved`; and `mapped` (a map's
+//! sealed), `staged`, `marked`, `moving`, `generations` (the history's new
+//! generations moved in, not yet its list), `moved`; and `mapped` (a map's
 //! output complete, not yet renamed into place).
 
 use std::fs::{self, File};
@@ -414,6 +419,9 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             }
             moved.push(rel.to_string());
             continue;
+        }
+        if rel == history::FILE_NAME {
+            pause_point("generations");
         }
         let dst = root.join(rel);
         if let Some(parent) = dst.parent() {

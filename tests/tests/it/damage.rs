@@ -557,7 +557,6 @@ fn segment_round(crawl: &Path) -> Finished {
     .expect("cannot start the segmenter")
 }
 
-/// The one segment written and not yet fetched.
 /// The oldest generation of the fetch history of `crawl` (its list's
 /// first file).
 fn first_generation(crawl: &Path) -> PathBuf {
@@ -566,6 +565,7 @@ fn first_generation(crawl: &Path) -> PathBuf {
     crawl.join(name.expect("a generation listed"))
 }
 
+/// The one segment written and not yet fetched.
 fn pending_segment(crawl: &Path) -> String {
     let ids: Vec<String> = std::fs::read_dir(crawl.join("segments"))
         .unwrap()

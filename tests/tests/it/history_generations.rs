@@ -206,3 +206,92 @@ fn a_crawl_with_a_version_4_history_goes_on_with_every_entry_carried_forward() {
     let status = support::status_json(&c.crawl);
     assert_eq!(status["history_urls"], read.len() as u64);
 }
+
+/// Runs `segmenter run CRAWL` until it pauses at `point`, and kills it
+/// there (`kill -9`).
+fn kill_at(crawl: &Path, scratch: &Path, point: &str) {
+    let mut cmd = testkit::bins::segmenter_cmd();
+    cmd.arg("run").arg(crawl).env("SEGMENTER_PAUSE_AT", point);
+    let run = support::Background::start(cmd, scratch, &format!("killed-at-{point}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let said = format!("paused at {point}");
+    while !std::fs::read_to_string(&run.stderr)
+        .unwrap_or_default()
+        .contains(&said)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the round never reached {point}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run.kill();
+}
+
+#[test]
+fn killed_at_any_point_of_its_commit_a_round_leaves_a_history_that_reads() {
+    let c = DemoCrawl::start("history-kill", &small_demo(), CrawlSettings::default());
+    let out = c.run_crawl_sh(&["--rounds", "2"]);
+    bins::assert_code(&out, 0, Some(&c.crawl));
+    // A fetched run waiting for its round.
+    let status = support::status_json(&c.crawl);
+    let next = status["next"].as_str().expect("a segment to fetch");
+    let fetched = bins::run(
+        testkit::bins::fetcher_cmd()
+            .args(["fetch".as_ref(), c.crawl.as_os_str(), next.as_ref()])
+            .args(["--progress", "none"]),
+        &c.crawl,
+    );
+    bins::assert_code(&fetched, 0, Some(&c.crawl));
+    let base = c.scratch.path().join("base");
+    testkit::files::copy_tree(&c.crawl, &base);
+
+    // The round uninterrupted.
+    let reference = c.scratch.path().join("reference");
+    testkit::files::copy_tree(&base, &reference);
+    let run = bins::run(
+        testkit::bins::segmenter_cmd().arg("run").arg(&reference),
+        &reference,
+    );
+    bins::assert_code(&run, 0, Some(&reference));
+    let expected = as_read(&reference);
+    assert!(expected.len() > as_read(&base).len());
+
+    for point in [
+        "history",
+        "staged",
+        "marked",
+        "moving",
+        "generations",
+        "moved",
+    ] {
+        let case = c.scratch.path().join(format!("case-{point}"));
+        testkit::files::copy_tree(&base, &case);
+        kill_at(&case, c.scratch.path(), point);
+        // Before anything recovers it, the history in place reads whole:
+        // the one before the round, or the round's.
+        let read = as_read(&case);
+        assert_eq!(read, merged_by_hand(&case), "killed at {point}");
+        assert!(
+            read == as_read(&base) || read == expected,
+            "killed at {point}: the history is neither the one before the round nor the \
+             round's"
+        );
+        // The next run finishes the round, or does it again.
+        let run = bins::run(
+            testkit::bins::segmenter_cmd().arg("run").arg(&case),
+            &case,
+        );
+        bins::assert_code(&run, 0, Some(&case));
+        assert_eq!(as_read(&case), expected, "killed at {point}, then run");
+        assert_eq!(as_read(&case), merged_by_hand(&case));
+        let mut names: Vec<String> = listed(&case.join("history.v5.list"))
+            .into_iter()
+            .chain(listed(&case.join("history.v5.list.prev")))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(generation_files(&case), names, "killed at {point}");
+    }
+}
