@@ -1,19 +1,23 @@
 //! The fetch history: one line per URL ever fetched, kept by the segmenter
 //! from every fetched run it consumes, and the refetch schedule it decides.
 //!
-//! `CRAWL/history.v4.tsv.zst`, zstd-compressed UTF-8 text, framed like the
-//! list files (a header line, then a counted, hashed end line, so that a cut
-//! or changed file is told from a short one):
+//! `CRAWL/history.v5.list` names the history's generation files
+//! ([`generations`]: a round writes only the entries it changed, and the
+//! history reads as the generations merged, the newest entry of a URL
+//! winning). Each generation, `CRAWL/history.v5.NNNNNN.tsv.zst`, is
+//! zstd-compressed UTF-8 text, framed like the list files (a header line,
+//! then a counted, hashed end line, so that a cut or changed file is told
+//! from a short one):
 //!
 //! ```text
-//! # history v4
+//! # history v5
 //! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified  record_id  record_date  canonical
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //! (fields separated by one tab; `-` for a missing value). Lines are sorted
 //! by registrable domain, host, then URL (the order of segments and of the
-//! backlog), so a round merges the file with its new fetches in one stream,
-//! never holding it in memory.
+//! backlog), so a round merges the history with its new fetches in one
+//! stream, never holding it in memory.
 //!
 //! - `hops`: links followed from a seed to the URL (the fewest seen).
 //! - `fetched`: the time of the last fetch (`WARC-Date`), ISO 8601 UTC.
@@ -41,18 +45,20 @@
 //!   full fetch (`<link rel=canonical>` or a `Link` header; `-`: none), a
 //!   hint kept for users of the crawl: never used to merge URLs or hosts.
 //!
+//! Version 4 (`history.v4.tsv.zst`, header `# history v4`: the same
+//! columns, the history whole in one file) is still read; the first round
+//! writes it whole as the first generation of version 5 and keeps the
+//! older file as `history.v5.list.prev`. A build before version 5 does not
+//! read the list.
+//!
 //! Version 3 (`history.v3.tsv.zst`, header `# history v3`: the first
 //! fifteen columns) is still read, its hints unknown until a page is
-//! fetched whole again; a round writes version 4 and keeps the older file
-//! as `history.v4.tsv.zst.prev`. A build before version 4 does not read a
-//! `.v4.` file.
-//!
-//! Version 2 (`history.v2.tsv.zst`, header `# history v2`: the first
-//! thirteen columns) and version 1 (`history.v1.tsv.zst`, header `# history
-//! v1`: the same, without the state `failed`) are still read, their record
-//! IDs unknown (a revisit of such a URL has no `WARC-Refers-To` until the
-//! page is stored whole again); a round writes version 4 and keeps the
-//! older file as `history.v4.tsv.zst.prev`.
+//! fetched whole again. Version 2 (`history.v2.tsv.zst`, header `# history
+//! v2`: the first thirteen columns) and version 1 (`history.v1.tsv.zst`,
+//! header `# history v1`: the same, without the state `failed`) are still
+//! read, their record IDs unknown (a revisit of such a URL has no
+//! `WARC-Refers-To` until the page is stored whole again); a round
+//! converts them as version 4.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -96,9 +102,10 @@ const HEADERS: [(&str, u32); 5] = [
     ("# history v2", 2),
     ("# history v1", 1),
 ];
-/// zstd level of the history: level 1, as for segments (the history is
-/// rewritten whole every round; with level 3 the merge of 10 M URLs took
-/// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
+/// zstd level of the history's files: level 1, as for segments (with
+/// level 3 a whole merge of 10 M URLs took 7.65 s of CPU instead of
+/// 6.64 s, `scripts/bench-segment.sh history`; compaction still rewrites
+/// the largest generation now and then).
 const ZSTD_LEVEL: i32 = 1;
 const COLUMNS: usize = 16;
 /// The columns of version 3 (the first fifteen).
@@ -799,7 +806,7 @@ impl FileReader {
     }
 }
 
-/// The history file of the crawl directory `root`: `history.v4.tsv.zst`,
+/// The history of the crawl directory `root`: its list `history.v5.list`,
 /// or an older version's file when only that exists (a crawl made by an
 /// older build, until its next round).
 pub fn current_path(root: &Path) -> PathBuf {

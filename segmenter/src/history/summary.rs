@@ -1,4 +1,4 @@
-//! `segmenter inspect history.v4.tsv.zst`: how many URLs the history holds,
+//! `segmenter inspect history.v5.list`: how many URLs the history holds,
 //! how many are due when, and the hosts with the most due now. One pass over
 //! the file; memory holds one host and the top list.
 
