@@ -25,7 +25,9 @@ fn main() {
         eprintln!("usage: synth-history N HOSTS DUE_PERCENT OUT_FILE [SPREAD_S]");
         std::process::exit(2);
     }
-    let spread_ms: Option<u64> = args.get(4).map(|s| s.parse::<u64>().expect("SPREAD_S") * 1000);
+    let spread_ms: Option<u64> = args
+        .get(4)
+        .map(|s| s.parse::<u64>().expect("SPREAD_S") * 1000);
     let n: u64 = args[0].parse().expect("N");
     let hosts: u64 = args[1].parse().expect("HOSTS");
     let due_percent: u64 = args[2].parse().expect("DUE_PERCENT");

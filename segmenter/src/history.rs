@@ -452,6 +452,23 @@ impl Schedule {
         schedule
     }
 
+    /// What names the bounds of this schedule for every URL (`recrawl_min`
+    /// and `recrawl_max`), kept with the history's saved summary: a later
+    /// reader under the same bounds can take its count of URLs due as the
+    /// merge's ([`SavedSummary::due_now`]). `None` when host rules set
+    /// bounds of their own (then the history is read whole).
+    pub fn bounds_key(&self, rules: &common::rules::HostRules) -> Option<String> {
+        use common::rules::Key;
+        if rules.sets(Key::RecrawlMin) || rules.sets(Key::RecrawlMax) {
+            return None;
+        }
+        Some(format!(
+            "recrawl {} ms to {} ms",
+            self.min.as_millis(),
+            self.max.as_millis()
+        ))
+    }
+
     /// Brings a URL of the history under this schedule's bounds: an
     /// interval outside `min..max` (set when the bounds were others) is
     /// clamped, and its due time moves by as much as the interval did (a

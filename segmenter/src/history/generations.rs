@@ -391,9 +391,7 @@ impl HistoryReader {
     pub fn read_host_url(&mut self) -> Result<Option<(&str, &str)>, HistoryError> {
         match &mut self.inner {
             Inner::File(r) => r.read_host_url(),
-            Inner::Merged(r, e) => {
-                Ok(r.read_into(e)?.then_some((e.host.as_str(), e.url.as_str())))
-            }
+            Inner::Merged(r, e) => Ok(r.read_into(e)?.then_some((e.host.as_str(), e.url.as_str()))),
         }
     }
 }
@@ -454,8 +452,14 @@ impl HistoryOut {
     }
 
     /// Finishes the round's generation, compacts, writes the list and the
-    /// summary counted by `summary` (as of `now_ms`).
-    pub fn finish(self, now_ms: i64, summary: SummaryCounter) -> Result<Written, HistoryError> {
+    /// summary counted by `summary` (as of `now_ms`, under the refetch
+    /// bounds `bounds`).
+    pub fn finish(
+        self,
+        now_ms: i64,
+        summary: SummaryCounter,
+        bounds: Option<String>,
+    ) -> Result<Written, HistoryError> {
         let mut list = self.base.unwrap_or_default();
         let mut written = Written::default();
         let gen_path = self.writer.path().to_path_buf();
@@ -467,7 +471,13 @@ impl HistoryOut {
                 entries: written.entries,
             });
         }
-        let tail = compaction_tail(&list.generations.iter().map(|g| g.entries).collect::<Vec<_>>());
+        let tail = compaction_tail(
+            &list
+                .generations
+                .iter()
+                .map(|g| g.entries)
+                .collect::<Vec<_>>(),
+        );
         if tail > 1 {
             let at = list.generations.len() - tail;
             let paths: Vec<PathBuf> = list.generations[at..]
@@ -499,11 +509,12 @@ impl HistoryOut {
             source,
         };
         list.write(&self.list_path).map_err(io)?;
-        SavedSummary::write(&self.list_path, now_ms, summary)
-            .map_err(|source| HistoryError::Io {
+        SavedSummary::write(&self.list_path, now_ms, summary, bounds).map_err(|source| {
+            HistoryError::Io {
                 path: super::summary_path(&self.list_path),
                 source,
-            })?;
+            }
+        })?;
         Ok(written)
     }
 }
@@ -767,7 +778,7 @@ mod tests {
         let mut out = HistoryOut::create(&list_path, &root, Some(base.clone())).unwrap();
         assert!(!out.whole());
         out.write(&entry("http://d2.test/p2", 3)).unwrap();
-        let written = out.finish(0, SummaryCounter::new(0, 0, true)).unwrap();
+        let written = out.finish(0, SummaryCounter::new(0, 0, true), None).unwrap();
         assert_eq!((written.entries, written.compacted), (1, 2));
         let list = GenerationList::read(&list_path).unwrap();
         assert_eq!(list.generations.len(), 2);
@@ -827,13 +838,19 @@ mod tests {
         let text = list.encode();
         std::fs::write(&path, &text[..text.find("# end").unwrap()]).unwrap();
         let err = HistoryReader::open(&path).err().unwrap().to_string();
-        assert!(err.contains("no end line") && err.contains(LIST_FILE_NAME), "{err}");
+        assert!(
+            err.contains("no end line") && err.contains(LIST_FILE_NAME),
+            "{err}"
+        );
         std::fs::write(&path, text.replace("\t1\n", "\t2\n")).unwrap();
         let err = HistoryReader::open(&path).err().unwrap().to_string();
         assert!(err.contains("does not match"), "{err}");
         list.write(&path).unwrap();
         let err = HistoryReader::open(&path).err().unwrap().to_string();
-        assert!(err.contains(&generation_name(1)) && err.contains("missing"), "{err}");
+        assert!(
+            err.contains(&generation_name(1)) && err.contains("missing"),
+            "{err}"
+        );
         // Garbage is not collected beside a list that does not read.
         std::fs::write(&path, "# history v5 generations\nxx\n").unwrap();
         std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();

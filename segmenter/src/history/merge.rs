@@ -304,7 +304,14 @@ impl Merge<'_> {
         // The entry as the history read holds it (`before.url` empty: a
         // URL new to the history), to write only what changed.
         let mut before = Entry::default();
-        while self.take_next(&mut old, &mut obs, &mut entry, &mut prefix, &mut counts, &mut before)? {
+        while self.take_next(
+            &mut old,
+            &mut obs,
+            &mut entry,
+            &mut prefix,
+            &mut counts,
+            &mut before,
+        )? {
             let hinted = self.apply_observations(&mut entry, &prefix, &mut obs, &mut counts)?;
             check_order(&prefix, &entry.url, &last_prefix, &last_url)?;
             counts.failing += u64::from(entry.state == State::Failed);
@@ -326,7 +333,10 @@ impl Merge<'_> {
         if let Some(l) = &mut self.lookup {
             l.finish()?;
         }
-        let written = self.out.finish(self.now_ms, summary).map_err(damaged)?;
+        let bounds = self.schedule.bounds_key(self.rules);
+        let written = (self.out)
+            .finish(self.now_ms, summary, bounds)
+            .map_err(damaged)?;
         Ok((counts, pages, written))
     }
 

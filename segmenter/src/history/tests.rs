@@ -387,7 +387,7 @@ fn history_with_summary(path: &std::path::Path, n: i64, start_ms: i64, as_of_ms:
         counter.add(&e);
     }
     out.finish().unwrap();
-    SavedSummary::write(path, as_of_ms, counter).unwrap();
+    SavedSummary::write(path, as_of_ms, counter, Some("bounds".into())).unwrap();
 }
 
 #[test]
@@ -406,6 +406,11 @@ fn the_saved_summary_counts_as_the_file_does_until_its_due_times_run_out() {
         match SavedSummary::read(&path, now) {
             Some(saved) => {
                 assert_eq!(format!("{saved:?}"), format!("{whole:?}"), "{later_s} s on");
+                // The URLs due now, without reading the history, under the
+                // bounds the merge applied; not under others.
+                let due = SavedSummary::due_now(&path, now, "bounds");
+                assert_eq!(due, Some(whole.due.now), "{later_s} s on");
+                assert_eq!(SavedSummary::due_now(&path, now, "other bounds"), None);
                 counted += 1;
             }
             // KEPT_DUE times at least 97 s apart reach past 397,312 s.

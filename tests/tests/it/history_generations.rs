@@ -31,8 +31,7 @@ fn listed(list: &Path) -> Vec<(String, u64)> {
     if !list.exists() {
         return Vec::new();
     }
-    let text = std::fs::read_to_string(list)
-        .unwrap_or_else(|e| panic!("{}: {e}", list.display()));
+    let text = std::fs::read_to_string(list).unwrap_or_else(|e| panic!("{}: {e}", list.display()));
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("# history v5 generations"), "{text}");
     lines
@@ -140,7 +139,10 @@ fn the_history_in_generations_reads_as_one_merge_and_rounds_write_what_they_chan
         small_rounds += u64::from(rewritten * 2 < n("entries"));
     }
     assert!(rounds >= 3, "{rounds} rounds merged the history");
-    assert!(small_rounds >= 1, "every round rewrote half the history or more");
+    assert!(
+        small_rounds >= 1,
+        "every round rewrote half the history or more"
+    );
 }
 
 /// Writes `lines` (the history's, one per URL, in order) as a version 4
@@ -171,7 +173,11 @@ fn write_v4(path: &Path, lines: &[&str]) {
 
 #[test]
 fn a_crawl_with_a_version_4_history_goes_on_with_every_entry_carried_forward() {
-    let c = DemoCrawl::start("history-v4-goes-on", &small_demo(), CrawlSettings::default());
+    let c = DemoCrawl::start(
+        "history-v4-goes-on",
+        &small_demo(),
+        CrawlSettings::default(),
+    );
     let out = c.run_crawl_sh(&["--rounds", "2"]);
     bins::assert_code(&out, 0, Some(&c.crawl));
     // The history as an earlier build left it: one version 4 file.
@@ -278,10 +284,7 @@ fn killed_at_any_point_of_its_commit_a_round_leaves_a_history_that_reads() {
              round's"
         );
         // The next run finishes the round, or does it again.
-        let run = bins::run(
-            testkit::bins::segmenter_cmd().arg("run").arg(&case),
-            &case,
-        );
+        let run = bins::run(testkit::bins::segmenter_cmd().arg("run").arg(&case), &case);
         bins::assert_code(&run, 0, Some(&case));
         assert_eq!(as_read(&case), expected, "killed at {point}, then run");
         assert_eq!(as_read(&case), merged_by_hand(&case));
