@@ -7,14 +7,15 @@
 //!
 //! ```text
 //! # history v5 generations
-//! history.v5.000001.tsv.zst	1048576
-//! history.v5.000009.tsv.zst	20480
-//! history.v5.000012.tsv.zst	9120
+//! history.v5.000001.tsv.zst  1048576
+//! history.v5.000009.tsv.zst  20480
+//! history.v5.000012.tsv.zst  9120
 //! # end 3 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //!
-//! (the end line counts the generations and hashes their lines, as the
-//! end line of a history file does its entries).
+//! (a tab between name and count; the end line counts the generations and
+//! hashes their lines, as the end line of a history file does its
+//! entries).
 //!
 //! Each generation (`history.v5.NNNNNN.tsv.zst`) is a history file of its
 //! own (header `# history v5`, the columns of version 4, sorted, with its
@@ -316,8 +317,8 @@ impl MergedReader {
 }
 
 enum Inner {
-    File(FileReader),
-    Merged(MergedReader, Entry),
+    File(Box<FileReader>),
+    Merged(MergedReader),
 }
 
 /// Reads the fetch history entry by entry, in its order: the generations
@@ -327,6 +328,8 @@ enum Inner {
 pub struct HistoryReader {
     inner: Inner,
     list: Option<GenerationList>,
+    /// The entry [`HistoryReader::read_host_url`] reads into.
+    scratch: Entry,
 }
 
 impl HistoryReader {
@@ -345,8 +348,9 @@ impl HistoryReader {
         };
         if !is_list {
             return Ok(FileReader::open(path)?.map(|r| HistoryReader {
-                inner: Inner::File(r),
+                inner: Inner::File(Box::new(r)),
                 list: None,
+                scratch: Entry::default(),
             }));
         }
         let list = GenerationList::read(path)?;
@@ -354,8 +358,9 @@ impl HistoryReader {
             .map(|g| generation_path(path, &g.name))
             .collect();
         Ok(Some(HistoryReader {
-            inner: Inner::Merged(MergedReader::open(&paths)?, Entry::default()),
+            inner: Inner::Merged(MergedReader::open(&paths)?),
             list: Some(list),
+            scratch: Entry::default(),
         }))
     }
 
@@ -382,7 +387,7 @@ impl HistoryReader {
     pub fn read_into(&mut self, e: &mut Entry) -> Result<bool, HistoryError> {
         match &mut self.inner {
             Inner::File(r) => r.read_into(e),
-            Inner::Merged(r, _) => r.read_into(e),
+            Inner::Merged(r) => r.read_into(e),
         }
     }
 
@@ -391,7 +396,10 @@ impl HistoryReader {
     pub fn read_host_url(&mut self) -> Result<Option<(&str, &str)>, HistoryError> {
         match &mut self.inner {
             Inner::File(r) => r.read_host_url(),
-            Inner::Merged(r, e) => Ok(r.read_into(e)?.then_some((e.host.as_str(), e.url.as_str()))),
+            Inner::Merged(r) => {
+                let e = &mut self.scratch;
+                Ok(r.read_into(e)?.then_some((e.host.as_str(), e.url.as_str())))
+            }
         }
     }
 }
@@ -778,7 +786,9 @@ mod tests {
         let mut out = HistoryOut::create(&list_path, &root, Some(base.clone())).unwrap();
         assert!(!out.whole());
         out.write(&entry("http://d2.test/p2", 3)).unwrap();
-        let written = out.finish(0, SummaryCounter::new(0, 0, true), None).unwrap();
+        let written = out
+            .finish(0, SummaryCounter::new(0, 0, true), None)
+            .unwrap();
         assert_eq!((written.entries, written.compacted), (1, 2));
         let list = GenerationList::read(&list_path).unwrap();
         assert_eq!(list.generations.len(), 2);
