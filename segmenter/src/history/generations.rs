@@ -208,7 +208,7 @@ pub fn generation_path(list: &Path, name: &str) -> PathBuf {
     let beside = dir.join(name);
     let staged = dir
         .file_name()
-        .is_some_and(|n| n == crate::round::commit::STAGING_DIR);
+        .is_some_and(|n| n == common::crawldir::SEGMENTER_STAGING_DIR);
     match dir.parent() {
         Some(root) if staged && !beside.exists() => root.join(name),
         _ => beside,
@@ -553,7 +553,7 @@ pub fn rewrite(paths: &[PathBuf], out: &Path) -> Result<u64, HistoryError> {
 /// that a new generation never takes the name of an existing file.
 fn next_number(root: &Path, base: Option<&GenerationList>) -> Result<u64, HistoryError> {
     let mut last = base.map_or(0, GenerationList::last_number);
-    let prev = crate::round::commit::prev_path(&root.join(LIST_FILE_NAME));
+    let prev = common::crawldir::prev_path(&root.join(LIST_FILE_NAME));
     if GenerationList::is_list(&prev).unwrap_or(false)
         && let Ok(list) = GenerationList::read(&prev)
     {
@@ -586,7 +586,7 @@ fn listed(path: &Path) -> Option<Vec<String>> {
 /// read (a damaged list is repaired first, with its generations).
 pub fn collect_garbage(root: &Path) -> io::Result<()> {
     let list = root.join(LIST_FILE_NAME);
-    let prev = crate::round::commit::prev_path(&list);
+    let prev = common::crawldir::prev_path(&list);
     let mut keep = Vec::new();
     for path in [&list, &prev] {
         if path.exists() {
@@ -765,7 +765,7 @@ mod tests {
     fn a_round_writes_its_generation_and_compacts_into_the_staging_directory() {
         let dir = common::testutil::TempDir::new("history-generations-round");
         let root = dir.join("crawl");
-        let staging = root.join(crate::round::commit::STAGING_DIR);
+        let staging = root.join(common::crawldir::SEGMENTER_STAGING_DIR);
         std::fs::create_dir_all(&staging).unwrap();
         let base_entries = sorted(urls(40, 0).iter().map(|u| entry(u, 1)).collect());
         let mut base_entries = base_entries;
@@ -815,7 +815,7 @@ mod tests {
         )
         .unwrap();
         let listed = root.join(LIST_FILE_NAME);
-        std::fs::rename(&listed, crate::round::commit::prev_path(&listed)).unwrap();
+        std::fs::rename(&listed, common::crawldir::prev_path(&listed)).unwrap();
         std::fs::rename(&list_path, &listed).unwrap();
         collect_garbage(&root).unwrap();
         let mut left: Vec<String> = std::fs::read_dir(&root)
@@ -829,7 +829,7 @@ mod tests {
             left,
             [generation_name(1), generation_name(2), generation_name(9)]
         );
-        std::fs::remove_file(crate::round::commit::prev_path(&listed)).unwrap();
+        std::fs::remove_file(common::crawldir::prev_path(&listed)).unwrap();
         collect_garbage(&root).unwrap();
         assert!(!root.join(generation_name(2)).exists());
         assert!(root.join(generation_name(1)).exists());

@@ -62,7 +62,7 @@ use crate::health::{Health, Kind, check};
 use crate::history;
 
 /// The staging directory's name inside the crawl directory.
-pub const STAGING_DIR: &str = ".segmenter-staging";
+pub const STAGING_DIR: &str = common::crawldir::SEGMENTER_STAGING_DIR;
 /// The commit marker's name inside the staging directory.
 pub const MARKER: &str = "COMMIT";
 /// The lock file's name inside the crawl directory.
@@ -501,12 +501,7 @@ fn safe_relative(rel: &str) -> bool {
     !name.is_empty() && !name.contains('/') && name != ".." && name != "."
 }
 
-/// Where the previous generation of a state file is kept: `NAME.prev`.
-pub fn prev_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(".prev");
-    PathBuf::from(name)
-}
+pub use common::crawldir::prev_path;
 
 #[cfg(test)]
 mod tests {
