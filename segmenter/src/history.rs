@@ -117,10 +117,12 @@ pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes st
     digest etag last_modified record_id record_date canonical";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy the damaged file's .prev copy (the history of the \
-    round before: the fetches of the last consumed run are not in it, and their URLs are \
-    fetched again when due) over it, or move it away: the next run rebuilds the history \
-    from the consumed runs still in fetched/ (intervals and change counts start again)";
+pub const HISTORY_REPAIR: &str = "Repair: copy history.v5.list.prev (the history of the round \
+    before, whose generations are kept with it: the fetches of the last consumed run are not \
+    in it, and their URLs are fetched again when due) over history.v5.list (for an older \
+    version's single file, its own .prev over it; `segmenter repair` does either when the \
+    .prev reads), or move the list away: the next run rebuilds the history from the \
+    consumed runs still in fetched/ (intervals and change counts start again)";
 
 /// Whether a URL is still refetched, or why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
