@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of the segmenter (a script, not a timed test).
 #
-#   scripts/bench-segment.sh [docs|urls|backlog|history|sitemap|bloom|all]      (default: all)
+#   scripts/bench-segment.sh [docs|urls|backlog|history|history-rounds|sitemap|bloom|all]      (default: all)
 #
 # 1. docs: every HTML page of the Rust documentation on this machine
 #    ($(rustc --print sysroot)/share/doc/rust/html) stored as WARC response
@@ -28,6 +28,18 @@
 #    history. Prints the merge's URLs/s, the round's extra time and peak
 #    RSS, and the history's bytes per URL. Targets: >= 1,000,000 URLs/s,
 #    peak RSS <= 1 GB with --memory 512MB.
+#    history-rounds (not in `all`): the bytes the history merge writes per
+#    round as the crawl ages: a synthetic history of HISTORY_URLS (default
+#    1,000,000) URLs over HISTORY_HOSTS (10,000) hosts, due evenly over the
+#    next HISTORY_SPREAD (3600) seconds, then HISTORY_ROUNDS (12) `segmenter
+#    run`s, each after an empty fetched run: each round hands out the URLs
+#    that came due since the one before (its work) and writes what changed.
+#    Prints per round the URLs due, the entries and bytes the history
+#    writes (the round's generation and any compaction), the generations,
+#    and the whole history as one file: what every round wrote before the
+#    generations. Target: the bytes follow the round's due URLs, not the
+#    history's size. PROFILE=debug uses the debug build (bytes do not
+#    depend on it; times do).
 # 5. sitemap: sitemap parsing on 20 generated sitemaps of 50,000 URLs with
 #    <lastmod> each, read in memory as plain XML and as .xml.gz (one
 #    thread), against `zcat` over the same .gz files. Prints sitemap URLs/s
@@ -67,12 +79,13 @@ cd "$root"
 work=${BENCH_DIR:-$root/target/bench-segment}
 mkdir -p "$work"
 
-echo "building release binaries..." >&2
-cargo build --release --quiet -p segmenter --bin segmenter --example docs-warc --example synth-urls \
-    --example synth-history --example bloom-bench
+profile=${PROFILE:-release}
+echo "building $profile binaries..." >&2
+cargo build $([ "$profile" = release ] && echo --release) --quiet -p segmenter --bin segmenter \
+    --example docs-warc --example synth-urls --example synth-history --example bloom-bench
 target=${CARGO_TARGET_DIR:-$root/target}
-bin=$target/release/segmenter
-examples=$target/release/examples
+bin=$target/$profile/segmenter
+examples=$target/$profile/examples
 gnutime=/usr/bin/time
 [ -x "$gnutime" ] || { echo "bench-segment: $gnutime (GNU time) is needed for the peak RSS" >&2; exit 1; }
 
@@ -130,9 +143,9 @@ bench_docs() {
     echo "zcat:            $zt s  ->  $(awk -v b="$html_bytes" -v t="$zt" 'BEGIN{printf "%.0f", b/1e6/t}') MB/s of HTML equivalent, $(cpu "$work/zcat.time") s of CPU"
     echo "segmenter/zcat:  $(awk -v a="$t" -v b="$zt" 'BEGIN{printf "%.2f", a/b}') x the time of zcat"
     grep -E '^(elapsed|scheduled|segment |bloom|history):' "$work/docs.report" | sed 's/^/    /'
-    if [ -f "$crawl/history.v4.tsv.zst" ]; then
+    if [ -f "$crawl/history.v5.list" ]; then
         local hb hn
-        hb=$(stat -c %s "$crawl/history.v4.tsv.zst")
+        hb=$(cat "$crawl"/history.v5.*.tsv.zst | wc -c)
         hn=$(figure "history:" "$work/docs.report")
         echo "history file:    $hb bytes for $hn URLs  ->  $(awk -v b="$hb" -v n="$hn" 'BEGIN{printf "%.1f", b/n}') bytes/URL"
     fi
@@ -226,6 +239,37 @@ bench_history() {
     echo "history merge:           $merge s  ->  $(awk -v n="$n" -v t="$merge" 'BEGIN{printf "%.0f", n/t}') URLs/s (target >= 1000000), $due URLs due scheduled"
     grep -E '^(history|due in|refetches scheduled|scheduled|to backlog|elapsed):' "$work/history-with.report" | sed 's/^/    /'
     echo "load average after: $(loadavg)"
+}
+
+bench_history_rounds() {
+    local n=${HISTORY_URLS:-1000000} hosts=${HISTORY_HOSTS:-10000} rounds=${HISTORY_ROUNDS:-12}
+    local spread=${HISTORY_SPREAD:-3600} crawl r id due entries compacted bytes gens whole
+    local total_bytes=0 total_whole=0 total_due=0
+    crawl=$work/history-rounds
+    rm -rf "$crawl"
+    mkdir -p "$crawl/fetched/00001"
+    : >"$crawl/fetched/00001/DONE"
+    "$examples/synth-history" "$n" "$hosts" 0 "$crawl/history.v1.tsv.zst" "$spread"
+    echo
+    echo "== 4b. the history's bytes per round: $n URLs over $hosts hosts, due evenly over $spread s, $rounds rounds after empty fetched runs ($profile build)"
+    printf '%5s %8s %9s %10s %12s %5s %14s\n' round due written compacted "bytes" gens "whole history"
+    for r in $(seq 1 "$rounds"); do
+        id=$(printf %05d "$r")
+        mkdir -p "$crawl/fetched/$id"
+        : >"$crawl/fetched/$id/DONE"
+        "$bin" run "$crawl" --scope any --memory 256MB --progress-interval 0 2>"$work/history-rounds.report"
+        due=$(figure "due in:" "$work/history-rounds.report")
+        read -r entries compacted bytes gens < <(awk '/^history written:/ { print $3, $9, $13, $15 }' "$work/history-rounds.report")
+        # The whole history as one file, as every round wrote it before.
+        whole=$("$bin" inspect --entries "$crawl/history.v5.list" | zstd -1 -c | wc -c)
+        printf '%5d %8d %9d %10d %12d %5d %14d\n' "$r" "$due" "$entries" "$compacted" "$bytes" "$gens" "$whole"
+        if [ "$r" -gt 1 ]; then
+            total_bytes=$((total_bytes + bytes)); total_whole=$((total_whole + whole)); total_due=$((total_due + due))
+        fi
+    done
+    echo "rounds 2-$rounds: $total_bytes bytes written for $total_due URLs due ($(awk -v b="$total_bytes" -v n="$total_due" 'BEGIN{printf "%.1f", b/n}') bytes per due URL); the whole history each round: $total_whole bytes ($(awk -v a="$total_whole" -v b="$total_bytes" 'BEGIN{printf "%.1f", a/b}') x)"
+    echo "load average after: $(loadavg)"
+    rm -rf "$crawl"
 }
 
 bench_sitemap() {
@@ -350,8 +394,9 @@ docs) bench_docs ;;
 urls) bench_urls ;;
 backlog) bench_backlog ;;
 history) bench_history ;;
+history-rounds) bench_history_rounds ;;
 sitemap) bench_sitemap ;;
 bloom) bench_bloom ;;
 all) bench_docs; bench_urls; bench_backlog; bench_history; bench_sitemap; bench_bloom ;;
-*) echo "usage: $0 [docs|urls|backlog|history|sitemap|bloom|all]" >&2; exit 2 ;;
+*) echo "usage: $0 [docs|urls|backlog|history|history-rounds|sitemap|bloom|all]" >&2; exit 2 ;;
 esac

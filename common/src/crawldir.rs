@@ -50,6 +50,17 @@ pub const WORK_FILE: &str = ".work.tsv";
 /// (`crawl-ID-TIMESTAMP-SERIAL-HOST.warc.gz`, see [`warc_prefix`]).
 pub const WARC_PREFIX: &str = "crawl";
 
+/// The directory inside the crawl directory where `segmenter` stages a
+/// round's files until its commit moves them in.
+pub const SEGMENTER_STAGING_DIR: &str = ".segmenter-staging";
+
+/// Where the previous generation of a state file is kept: `NAME.prev`.
+pub fn prev_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".prev");
+    PathBuf::from(name)
+}
+
 /// The shard file's name at the crawl root (format: `common::shards`).
 pub const SHARDS_FILE: &str = "shards.toml";
 

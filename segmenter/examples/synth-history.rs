@@ -4,10 +4,13 @@
 //! reads) in the documented format (header, lines sorted by domain, host
 //! and URL, counted and hashed end line). Every URL was fetched
 //! 40 days before now with a 30-day interval; `DUE_PERCENT` of them are due
-//! now, the others in 1 to 30 days. Deterministic but for the times.
+//! now, the others in 1 to 30 days, or, with SPREAD_S, evenly over the next
+//! SPREAD_S seconds (so that rounds run one after another each find the
+//! URLs that came due since the one before). Deterministic but for the
+//! times.
 //!
 //! ```text
-//! cargo run --release -p segmenter --example synth-history -- N HOSTS DUE_PERCENT OUT_FILE
+//! cargo run --release -p segmenter --example synth-history -- N HOSTS DUE_PERCENT OUT_FILE [SPREAD_S]
 //! ```
 
 use std::io::{BufWriter, Write};
@@ -18,10 +21,13 @@ use xxhash_rust::xxh3::Xxh3;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() != 4 {
-        eprintln!("usage: synth-history N HOSTS DUE_PERCENT OUT_FILE");
+    if !(4..=5).contains(&args.len()) {
+        eprintln!("usage: synth-history N HOSTS DUE_PERCENT OUT_FILE [SPREAD_S]");
         std::process::exit(2);
     }
+    let spread_ms: Option<u64> = args
+        .get(4)
+        .map(|s| s.parse::<u64>().expect("SPREAD_S") * 1000);
     let n: u64 = args[0].parse().expect("N");
     let hosts: u64 = args[1].parse().expect("HOSTS");
     let due_percent: u64 = args[2].parse().expect("DUE_PERCENT");
@@ -44,6 +50,11 @@ fn main() {
             let i = written;
             let due = if i * 7919 % 100 < due_percent {
                 due_now.clone()
+            } else if let Some(spread) = spread_ms {
+                // (A stride coprime with most spreads: hosts get URLs due
+                // all over it.)
+                let at = i.wrapping_mul(0x9E37_79B9) % spread.max(1);
+                iso_millis(now + Duration::from_millis(1 + at))
             } else {
                 iso_millis(now + Duration::from_secs(86_400 * (1 + i % 30)))
             };

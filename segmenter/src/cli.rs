@@ -452,12 +452,18 @@ pub enum Command {
     /// journal, rescues; the bit array checked).
     Inspect {
         /// A `*.v5.tsv.zst` file (or `*.v4.tsv.zst`, `*.v3.tsv.zst`, `*.v2.tsv.zst`, `*.v1.tsv.zst`, older formats),
-        /// `history.v4.tsv.zst` (or an older `history.v3.tsv.zst`, `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
+        /// the fetch history `history.v5.list` (or one of its generations, or an older
+        /// `history.v4.tsv.zst`, `history.v3.tsv.zst`, `history.v2.tsv.zst`, `history.v1.tsv.zst`), or
         /// `seen.bloom` (or its `.prev`).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Of the fetch history: print its entries (its generations merged,
+        /// the newest entry of each URL) as tab-separated lines, the
+        /// columns of `docs/formats.md`, instead of its summary.
+        #[arg(long, conflicts_with = "json")]
+        entries: bool,
     },
 }
 

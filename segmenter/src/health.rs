@@ -25,7 +25,8 @@ pub enum Kind {
     /// A round's journal block for `seen.bloom` (staged only).
     BloomAppend,
     Hosts,
-    /// The fetch history (`history.v4.tsv.zst`, or an older version's file).
+    /// The fetch history (`history.v5.list` with its generations, a
+    /// generation, or an older version's file).
     History,
     /// A segment not fetched to completion.
     Segment,

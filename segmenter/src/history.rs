@@ -1,19 +1,23 @@
 //! The fetch history: one line per URL ever fetched, kept by the segmenter
 //! from every fetched run it consumes, and the refetch schedule it decides.
 //!
-//! `CRAWL/history.v4.tsv.zst`, zstd-compressed UTF-8 text, framed like the
-//! list files (a header line, then a counted, hashed end line, so that a cut
-//! or changed file is told from a short one):
+//! `CRAWL/history.v5.list` names the history's generation files
+//! ([`generations`]: a round writes only the entries it changed, and the
+//! history reads as the generations merged, the newest entry of a URL
+//! winning). Each generation, `CRAWL/history.v5.NNNNNN.tsv.zst`, is
+//! zstd-compressed UTF-8 text, framed like the list files (a header line,
+//! then a counted, hashed end line, so that a cut or changed file is told
+//! from a short one):
 //!
 //! ```text
-//! # history v4
+//! # history v5
 //! host  url  hops  fetched  status  interval  changes  strikes  due  state  digest  etag  last_modified  record_id  record_date  canonical
 //! # end 1 xxh3 5f0c9e1b7a3d2c44
 //! ```
 //! (fields separated by one tab; `-` for a missing value). Lines are sorted
 //! by registrable domain, host, then URL (the order of segments and of the
-//! backlog), so a round merges the file with its new fetches in one stream,
-//! never holding it in memory.
+//! backlog), so a round merges the history with its new fetches in one
+//! stream, never holding it in memory.
 //!
 //! - `hops`: links followed from a seed to the URL (the fewest seen).
 //! - `fetched`: the time of the last fetch (`WARC-Date`), ISO 8601 UTC.
@@ -41,18 +45,20 @@
 //!   full fetch (`<link rel=canonical>` or a `Link` header; `-`: none), a
 //!   hint kept for users of the crawl: never used to merge URLs or hosts.
 //!
+//! Version 4 (`history.v4.tsv.zst`, header `# history v4`: the same
+//! columns, the history whole in one file) is still read; the first round
+//! writes it whole as the first generation of version 5 and keeps the
+//! older file as `history.v5.list.prev`. A build before version 5 does not
+//! read the list.
+//!
 //! Version 3 (`history.v3.tsv.zst`, header `# history v3`: the first
 //! fifteen columns) is still read, its hints unknown until a page is
-//! fetched whole again; a round writes version 4 and keeps the older file
-//! as `history.v4.tsv.zst.prev`. A build before version 4 does not read a
-//! `.v4.` file.
-//!
-//! Version 2 (`history.v2.tsv.zst`, header `# history v2`: the first
-//! thirteen columns) and version 1 (`history.v1.tsv.zst`, header `# history
-//! v1`: the same, without the state `failed`) are still read, their record
-//! IDs unknown (a revisit of such a URL has no `WARC-Refers-To` until the
-//! page is stored whole again); a round writes version 4 and keeps the
-//! older file as `history.v4.tsv.zst.prev`.
+//! fetched whole again. Version 2 (`history.v2.tsv.zst`, header `# history
+//! v2`: the first thirteen columns) and version 1 (`history.v1.tsv.zst`,
+//! header `# history v1`: the same, without the state `failed`) are still
+//! read, their record IDs unknown (a revisit of such a URL has no
+//! `WARC-Refers-To` until the page is stored whole again); a round
+//! converts them as version 4.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -64,36 +70,42 @@ use common::segment::push_decimal;
 use common::timefmt::{from_unix_millis, parse_iso};
 use xxhash_rust::xxh3::Xxh3;
 
+pub mod generations;
 mod merge;
 mod observe;
 mod summary;
 
+pub use generations::{HistoryOut, HistoryReader};
 pub use merge::{HistoryCounts, Lookup, Merge, PageCounts};
 pub use observe::{Kind, Observation};
 pub use summary::{HistorySummary, SavedSummary, SummaryCounter, summary_path};
 
-/// The history's file name in the crawl directory.
-pub const FILE_NAME: &str = "history.v4.tsv.zst";
+/// The history's file name in the crawl directory: the list of its
+/// generations ([`generations`]).
+pub const FILE_NAME: &str = generations::LIST_FILE_NAME;
 /// The file names of the older versions still read (when there is no
 /// current file), newest first.
-pub const OLD_FILE_NAMES: [&str; 3] = [
+pub const OLD_FILE_NAMES: [&str; 4] = [
+    "history.v4.tsv.zst",
     "history.v3.tsv.zst",
     "history.v2.tsv.zst",
     "history.v1.tsv.zst",
 ];
 /// The format version written.
-pub const VERSION: u32 = 4;
-const HEADER: &str = "# history v4";
+pub const VERSION: u32 = 5;
+const HEADER: &str = "# history v5";
 /// The header lines read, with their format versions.
-const HEADERS: [(&str, u32); 4] = [
+const HEADERS: [(&str, u32); 5] = [
     (HEADER, VERSION),
+    ("# history v4", 4),
     ("# history v3", 3),
     ("# history v2", 2),
     ("# history v1", 1),
 ];
-/// zstd level of the history: level 1, as for segments (the history is
-/// rewritten whole every round; with level 3 the merge of 10 M URLs took
-/// 7.65 s of CPU instead of 6.64 s, `scripts/bench-segment.sh history`).
+/// zstd level of the history's files: level 1, as for segments (with
+/// level 3 a whole merge of 10 M URLs took 7.65 s of CPU instead of
+/// 6.64 s, `scripts/bench-segment.sh history`; compaction still rewrites
+/// the largest generation now and then).
 const ZSTD_LEVEL: i32 = 1;
 const COLUMNS: usize = 16;
 /// The columns of version 3 (the first fifteen).
@@ -105,10 +117,12 @@ pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes st
     digest etag last_modified record_id record_date canonical";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy the damaged file's .prev copy (the history of the \
-    round before: the fetches of the last consumed run are not in it, and their URLs are \
-    fetched again when due) over it, or move it away: the next run rebuilds the history \
-    from the consumed runs still in fetched/ (intervals and change counts start again)";
+pub const HISTORY_REPAIR: &str = "Repair: copy history.v5.list.prev (the history of the round \
+    before, whose generations are kept with it: the fetches of the last consumed run are not \
+    in it, and their URLs are fetched again when due) over history.v5.list (for an older \
+    version's single file, its own .prev over it; `segmenter repair` does either when the \
+    .prev reads), or move the list away: the next run rebuilds the history from the \
+    consumed runs still in fetched/ (intervals and change counts start again)";
 
 /// Whether a URL is still refetched, or why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -205,6 +219,31 @@ fn undash(s: &str) -> &str {
 }
 
 impl Entry {
+    /// Makes `self` a copy of `other`, reusing its strings (the derived
+    /// `clone_from` allocates anew).
+    pub fn copy_from(&mut self, other: &Entry) {
+        for (to, from) in [
+            (&mut self.host, &other.host),
+            (&mut self.url, &other.url),
+            (&mut self.status, &other.status),
+            (&mut self.digest, &other.digest),
+            (&mut self.etag, &other.etag),
+            (&mut self.last_modified, &other.last_modified),
+            (&mut self.record_id, &other.record_id),
+            (&mut self.canonical, &other.canonical),
+        ] {
+            to.clone_from(from);
+        }
+        self.hops = other.hops;
+        self.fetched_ms = other.fetched_ms;
+        self.interval_s = other.interval_s;
+        self.changes = other.changes;
+        self.strikes = other.strikes;
+        self.due_ms = other.due_ms;
+        self.state = other.state;
+        self.record_ms = other.record_ms;
+    }
+
     /// Appends the line (with its newline) to `out`.
     pub fn encode_line(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.host.as_bytes());
@@ -415,6 +454,23 @@ impl Schedule {
         schedule
     }
 
+    /// What names the bounds of this schedule for every URL (`recrawl_min`
+    /// and `recrawl_max`), kept with the history's saved summary: a later
+    /// reader under the same bounds can take its count of URLs due as the
+    /// merge's ([`SavedSummary::due_now`]). `None` when host rules set
+    /// bounds of their own (then the history is read whole).
+    pub fn bounds_key(&self, rules: &common::rules::HostRules) -> Option<String> {
+        use common::rules::Key;
+        if rules.sets(Key::RecrawlMin) || rules.sets(Key::RecrawlMax) {
+            return None;
+        }
+        Some(format!(
+            "recrawl {} ms to {} ms",
+            self.min.as_millis(),
+            self.max.as_millis()
+        ))
+    }
+
     /// Brings a URL of the history under this schedule's bounds: an
     /// interval outside `min..max` (set when the bounds were others) is
     /// clamped, and its due time moves by as much as the interval did (a
@@ -617,12 +673,12 @@ pub enum HistoryError {
     },
 }
 
-/// Reads a history file entry by entry, checking its framing: a damaged
-/// file is an error, at the latest at its end (never read as a shorter
-/// history).
-pub struct HistoryReader {
+/// Reads one history file (a generation, or the whole history of version
+/// 4 and before) entry by entry, checking its framing: a damaged file is
+/// an error, at the latest at its end (never read as a shorter history).
+pub struct FileReader {
     path: PathBuf,
-    /// The format version of the file (1 to 4).
+    /// The format version of the file (1 to 5).
     version: u32,
     input: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
     line: String,
@@ -632,9 +688,9 @@ pub struct HistoryReader {
     ended: bool,
 }
 
-impl HistoryReader {
+impl FileReader {
     /// Opens `path`; `None` if there is no such file.
-    pub fn open(path: &Path) -> Result<Option<HistoryReader>, HistoryError> {
+    pub fn open(path: &Path) -> Result<Option<FileReader>, HistoryError> {
         let io = |source| HistoryError::Io {
             path: path.to_path_buf(),
             source,
@@ -645,7 +701,7 @@ impl HistoryReader {
             Err(e) => return Err(io(e)),
         };
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
-        let mut r = HistoryReader {
+        let mut r = FileReader {
             path: path.to_path_buf(),
             version: VERSION,
             input: BufReader::with_capacity(256 * 1024, decoder),
@@ -667,15 +723,10 @@ impl HistoryReader {
                 Ok(Some(r))
             }
             None => Err(r.damaged(format!(
-                "line 1 is not `{HEADER}` (or `# history v3`, `# history v2`, `# history v1`)"
+                "line 1 is not `{HEADER}` (or `# history v4`, `# history v3`, `# history v2`, \
+                 `# history v1`)"
             ))),
         }
-    }
-
-    /// Opens the history of the crawl directory `root`: the current
-    /// version, or else an older one ([`current_path`]); `None` if there is none.
-    pub fn open_in(root: &Path) -> Result<Option<HistoryReader>, HistoryError> {
-        HistoryReader::open(&current_path(root))
     }
 
     fn damaged(&self, problem: String) -> HistoryError {
@@ -708,12 +759,6 @@ impl HistoryReader {
         Ok(Some(complete))
     }
 
-    /// The next entry; `None` after the end line (which is checked).
-    pub fn next_entry(&mut self) -> Result<Option<Entry>, HistoryError> {
-        let mut e = Entry::default();
-        Ok(self.read_into(&mut e)?.then_some(e))
-    }
-
     /// Reads the next entry into `e` (reusing its strings); false after the
     /// end line (which is checked).
     pub fn read_into(&mut self, e: &mut Entry) -> Result<bool, HistoryError> {
@@ -726,7 +771,7 @@ impl HistoryReader {
     }
 
     /// The host and URL of the next entry, without parsing the rest of its
-    /// line (the framing is checked as by [`HistoryReader::read_into`]);
+    /// line (the framing is checked as by [`FileReader::read_into`]);
     /// `None` after the end line.
     pub fn read_host_url(&mut self) -> Result<Option<(&str, &str)>, HistoryError> {
         if !self.next_line()? {
@@ -780,7 +825,7 @@ impl HistoryReader {
     }
 }
 
-/// The history file of the crawl directory `root`: `history.v4.tsv.zst`,
+/// The history of the crawl directory `root`: its list `history.v5.list`,
 /// or an older version's file when only that exists (a crawl made by an
 /// older build, until its next round).
 pub fn current_path(root: &Path) -> PathBuf {
@@ -835,6 +880,11 @@ impl HistoryWriter {
     /// Where the file goes.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Entries written so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
     }
 
     /// Appends an entry.

@@ -108,7 +108,11 @@ pub fn execute(cli: Cli) -> Result<Exit, Error> {
             force,
             threads: threads.map_or_else(default_threads, NonZeroUsize::get),
         })?,
-        Command::Inspect { file, json } => commands::inspect::inspect(&file, json)?,
+        Command::Inspect {
+            file,
+            json,
+            entries,
+        } => commands::inspect::inspect(&file, json, entries)?,
         Command::Status {
             crawl,
             shard,

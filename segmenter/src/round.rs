@@ -56,7 +56,7 @@ use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
 use crate::error::Error;
-use crate::history::{HISTORY_REPAIR, HistoryReader, HistoryWriter, Lookup};
+use crate::history::{HISTORY_REPAIR, HistoryOut, HistoryReader, Lookup};
 use crate::progress::{Progress, while_running};
 use crate::round::backlog::{BacklogStream, ListCursor, Waiting};
 use crate::round::candidates::{LastFetch, Meta};
@@ -381,7 +381,7 @@ impl Steps<'_> {
             Some(s) => Some(Lookup::new(s, &mut each)?),
             None => None,
         };
-        let (merged, pages, due) = merge_history(
+        let (merged, written, pages, due) = merge_history(
             self.settings,
             self.staging,
             self.spills,
@@ -390,6 +390,7 @@ impl Steps<'_> {
             lookup,
         )?;
         report.history = Some(merged);
+        report.history_written = Some(written);
         report.counts.due_in = due.urls;
         report.history_time = started.elapsed();
         pause_point("history");
@@ -813,6 +814,7 @@ fn merge_history<'a>(
 ) -> Result<
     (
         crate::history::HistoryCounts,
+        crate::history::generations::Written,
         crate::history::PageCounts,
         Due,
     ),
@@ -820,14 +822,16 @@ fn merge_history<'a>(
 > {
     let crawl = &settings.crawl;
     let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
-    let out =
-        HistoryWriter::create(&staging.history_path()).map_err(Error::damaged(HISTORY_REPAIR))?;
+    // Over a history kept in generations, the round writes one of its own.
+    let base = old.as_ref().and_then(|r| r.generations().cloned());
+    let out = HistoryOut::create(&staging.history_path(), crawl.root(), base)
+        .map_err(Error::damaged(HISTORY_REPAIR))?;
     let budget = usize::try_from(settings.options.memory / 8).unwrap_or(usize::MAX);
     let mut sorter = Sorter::new(spills.clone(), budget)?;
     let mut urls = 0;
     let mut rec = SegmentRecord::default();
     let mut carried = Vec::new();
-    let (merged, pages) = crate::history::Merge {
+    let (merged, pages, written) = crate::history::Merge {
         old,
         observations,
         out,
@@ -870,6 +874,7 @@ fn merge_history<'a>(
     })?;
     Ok((
         merged,
+        written,
         pages,
         Due {
             sorted: sorter.finish(),

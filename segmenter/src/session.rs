@@ -29,7 +29,10 @@ pub fn space_needed(settings: &Settings, input: u64) -> u64 {
         common::bloom::BloomParams::optimal(settings.options.bloom_items, settings.options.bloom_fp)
             .map_or(0, |p| p.file_bytes())
     };
-    filter + size(crawl.backlog_path()) + size(crate::history::current_path(crawl.root())) + input
+    filter
+        + size(crawl.backlog_path())
+        + crate::history::generations::bytes_on_disk(crawl.root())
+        + input
 }
 
 /// A command holding the crawl directory.

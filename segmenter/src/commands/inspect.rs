@@ -1,8 +1,9 @@
 //! `segmenter inspect FILE [--json]`: the summary of a segment, leftover or
 //! backlog file, computed and printed by the same code as `fetcher inspect`
 //! (`common::segment::SegmentSummary`); of the fetch history
-//! (`history.v4.tsv.zst`, an older version's file, or their `.prev`): URLs due when,
-//! per host too; or of the seen-set (`seen.bloom`, or its `.prev`):
+//! (`history.v5.list`, one of its generations, an older version's file, or
+//! their `.prev`): URLs due when, per host too, or with `--entries` its
+//! entries; or of the seen-set (`seen.bloom`, or its `.prev`):
 //! [`BloomSummary`].
 
 use std::path::Path;
@@ -14,11 +15,21 @@ use crate::error::Error;
 /// Hosts listed in the summary (as `fetcher inspect`).
 const TOP_HOSTS: usize = 10;
 
-/// Prints the summary of `file` to stdout.
-pub fn inspect(file: &Path, json: bool) -> Result<(), Error> {
+/// Prints the summary of `file` to stdout (with `entries`, a history's
+/// entries).
+pub fn inspect(file: &Path, json: bool, entries: bool) -> Result<(), Error> {
     let is_history = file
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("history.v"));
+    if entries {
+        if !is_history {
+            return Err(Error::Usage(format!(
+                "{}: --entries is for the fetch history (history.v5.list)",
+                file.display()
+            )));
+        }
+        return print_entries(file);
+    }
     let is_bloom = file
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("seen.bloom"));
@@ -33,6 +44,36 @@ pub fn inspect(file: &Path, json: bool) -> Result<(), Error> {
     }
     let summary = SegmentSummary::compute(file, TOP_HOSTS)?;
     print(file, &summary, json)
+}
+
+/// Prints the entries of the history `file`, one line each.
+fn print_entries(file: &Path) -> Result<(), Error> {
+    let damaged = Error::damaged(crate::history::HISTORY_REPAIR);
+    let Some(mut r) = crate::history::HistoryReader::open(file).map_err(damaged)? else {
+        return Err(Error::Io {
+            path: file.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        });
+    };
+    let mut e = crate::history::Entry::default();
+    let mut text = Vec::new();
+    while r
+        .read_into(&mut e)
+        .map_err(Error::damaged(crate::history::HISTORY_REPAIR))?
+    {
+        e.encode_line(&mut text);
+        if text.len() >= 64 * 1024 {
+            print_text(&mut text)?;
+        }
+    }
+    print_text(&mut text)
+}
+
+/// Prints `text` (whole lines of UTF-8) to stdout and clears it.
+fn print_text(text: &mut Vec<u8>) -> Result<(), Error> {
+    common::exit::print(&String::from_utf8_lossy(text)).map_err(Error::io("stdout"))?;
+    text.clear();
+    Ok(())
 }
 
 fn print<S: serde::Serialize + std::fmt::Display>(

@@ -10,9 +10,10 @@ use crate::round::backlog::host_key;
 use crate::round::candidates::{Meta, split_key};
 use crate::round::sort::Merger;
 
+use super::generations::Written;
 use super::{
-    Entry, HISTORY_REPAIR, HistoryError, HistoryReader, HistoryWriter, Kind, Observation, Outcome,
-    SavedSummary, Schedule, State, SummaryCounter,
+    Entry, HISTORY_REPAIR, HistoryError, HistoryOut, HistoryReader, Kind, Observation, Outcome,
+    Schedule, State, SummaryCounter,
 };
 
 /// What a merge did (the history figures of the round's report).
@@ -121,8 +122,9 @@ pub struct Merge<'a> {
     pub old: Option<HistoryReader>,
     /// The round's observations, sorted.
     pub observations: Merger,
-    /// The new history (staged).
-    pub out: HistoryWriter,
+    /// The new history (staged): the entries the merge changes, or every
+    /// entry when the history read is not kept in generations.
+    pub out: HistoryOut,
     /// The schedule.
     pub schedule: &'a Schedule,
     /// The crawl's host rules: their `recrawl_min` and `recrawl_max` bound
@@ -278,14 +280,15 @@ impl Merge<'_> {
     ///
     /// For each URL, in order: take the old entry or the first observation,
     /// whichever sorts first; apply the later observations of that URL;
-    /// check the order; hand it out if due; write it. The new history's
-    /// summary, counted from the entries as written, is saved beside it
-    /// ([`SavedSummary`]): what `status` and the report read instead of
-    /// the whole file.
+    /// check the order; hand it out if due; write it if it changed (into
+    /// the round's generation, [`HistoryOut`]). The new history's summary,
+    /// counted from every entry, is saved beside it
+    /// ([`super::SavedSummary`]): what `status` and the report read
+    /// instead of the whole history.
     pub fn run(
         mut self,
         mut due: impl FnMut(&Entry) -> Result<(), Error>,
-    ) -> Result<(HistoryCounts, PageCounts), Error> {
+    ) -> Result<(HistoryCounts, PageCounts, Written), Error> {
         let mut counts = HistoryCounts::default();
         let mut pages = PageCounts::default();
         let mut obs = Observations::new();
@@ -298,7 +301,17 @@ impl Merge<'_> {
         let (mut entry, mut prefix) = (Entry::default(), Vec::new());
         let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
         let mut summary = SummaryCounter::new(self.now_ms, 0, true);
-        while self.take_next(&mut old, &mut obs, &mut entry, &mut prefix, &mut counts)? {
+        // The entry as the history read holds it (`before.url` empty: a
+        // URL new to the history), to write only what changed.
+        let mut before = Entry::default();
+        while self.take_next(
+            &mut old,
+            &mut obs,
+            &mut entry,
+            &mut prefix,
+            &mut counts,
+            &mut before,
+        )? {
             let hinted = self.apply_observations(&mut entry, &prefix, &mut obs, &mut counts)?;
             check_order(&prefix, &entry.url, &last_prefix, &last_url)?;
             counts.failing += u64::from(entry.state == State::Failed);
@@ -309,7 +322,9 @@ impl Merge<'_> {
             if let Some(l) = &mut self.lookup {
                 l.up_to(&prefix, &entry.url)?;
             }
-            self.out.write(&entry).map_err(damaged)?;
+            if self.out.whole() || before.url.is_empty() || before != entry {
+                self.out.write(&entry).map_err(damaged)?;
+            }
             summary.add(&entry);
             counts.entries += 1;
             last_prefix.clone_from(&prefix);
@@ -318,17 +333,18 @@ impl Merge<'_> {
         if let Some(l) = &mut self.lookup {
             l.finish()?;
         }
-        let path = self.out.path().to_path_buf();
-        self.out.finish().map_err(damaged)?;
-        SavedSummary::write(&path, self.now_ms, summary)
-            .map_err(Error::io(super::summary_path(&path)))?;
-        Ok((counts, pages))
+        let bounds = self.schedule.bounds_key(self.rules);
+        let written = (self.out)
+            .finish(self.now_ms, summary, bounds)
+            .map_err(damaged)?;
+        Ok((counts, pages, written))
     }
 
     /// The next URL of the new history into `entry` and its `prefix`: the
     /// old entry or the first observation of a new URL, whichever sorts
     /// first (a hint about a URL the history does not hold is passed
-    /// over). False when both sides are at their end.
+    /// over); the old entry as read into `before` (its URL empty for a new
+    /// URL). False when both sides are at their end.
     fn take_next(
         &mut self,
         old: &mut OldEntries,
@@ -336,6 +352,7 @@ impl Merge<'_> {
         entry: &mut Entry,
         prefix: &mut Vec<u8>,
         counts: &mut HistoryCounts,
+        before: &mut Entry,
     ) -> Result<bool, Error> {
         loop {
             let order = match (old.have, &obs.next) {
@@ -357,9 +374,11 @@ impl Merge<'_> {
                 let n = obs.next.take().expect("an observation");
                 *entry = self.first_entry(&n, counts);
                 *prefix = n.prefix;
+                before.url.clear();
                 self.advance_observations(obs)?;
             } else {
                 std::mem::swap(entry, &mut old.entry);
+                before.copy_from(entry);
                 // recrawl_min/recrawl_max (the crawl's or a rule's) changed
                 // since: they apply now.
                 let schedule = self.schedule_of(&entry.host, &entry.url);

@@ -1,4 +1,4 @@
-//! `segmenter inspect history.v4.tsv.zst`: how many URLs the history holds,
+//! `segmenter inspect history.v5.list`: how many URLs the history holds,
 //! how many are due when, and the hosts with the most due now. One pass over
 //! the file; memory holds one host and the top list.
 
@@ -235,6 +235,11 @@ pub struct SavedSummary {
     /// For each list of `due_after`: true when it holds every due time
     /// after its end (fewer than [`KEPT_DUE`] there).
     pub due_after_whole: [bool; 5],
+    /// The refetch bounds the merge applied to every URL
+    /// ([`super::Schedule::bounds_key`]; absent: unknown, or set by host
+    /// rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<String>,
 }
 
 /// The size and modification time (ns) of `path`.
@@ -249,8 +254,14 @@ fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
 
 impl SavedSummary {
     /// Writes the summary of the finished history file `history` (counted
-    /// by `counter`, made with `kept`) beside it, atomically.
-    pub fn write(history: &Path, as_of_ms: i64, counter: SummaryCounter) -> std::io::Result<()> {
+    /// by `counter`, made with `kept`, under the refetch bounds `bounds`)
+    /// beside it, atomically.
+    pub fn write(
+        history: &Path,
+        as_of_ms: i64,
+        counter: SummaryCounter,
+        bounds: Option<String>,
+    ) -> std::io::Result<()> {
         let (s, kept) = counter.finish();
         let (due_after, due_after_whole) = kept.unwrap_or_default();
         let (history_bytes, history_mtime_ns) = identity(history)?;
@@ -269,6 +280,7 @@ impl SavedSummary {
             },
             due_after,
             due_after_whole,
+            bounds,
         };
         let mut text = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
         text.push(b'\n');
@@ -280,19 +292,33 @@ impl SavedSummary {
     /// absent, of another version or history file, unreadable, or older
     /// than its due times cover (then the history is read whole).
     pub fn read(history: &Path, now_ms: i64) -> Option<HistorySummary> {
-        let text = std::fs::read(summary_path(history)).ok()?;
-        let saved: SavedSummary = serde_json::from_slice(&text).ok()?;
-        let name = history.file_name()?.to_string_lossy();
-        if saved.version != SUMMARY_VERSION
-            || saved.history_file != name
-            || identity(history).ok()? != (saved.history_bytes, saved.history_mtime_ns)
-        {
-            return None;
-        }
-        saved.as_of(now_ms).map(|mut s| {
+        SavedSummary::load(history)?.as_of(now_ms).map(|mut s| {
             s.file = history.display().to_string();
             s
         })
+    }
+
+    /// The URLs of the history file `history` due now (`now_ms`) under the
+    /// refetch bounds `bounds` ([`super::Schedule::bounds_key`]), from the
+    /// file beside it: `None` as for [`SavedSummary::read`], or when the
+    /// merge applied other bounds (their change moves due times).
+    pub fn due_now(history: &Path, now_ms: i64, bounds: &str) -> Option<u64> {
+        let saved = SavedSummary::load(history)?;
+        if saved.bounds.as_deref() != Some(bounds) {
+            return None;
+        }
+        Some(saved.as_of(now_ms)?.due.now)
+    }
+
+    /// The summary beside the history file `history`, if it describes it.
+    fn load(history: &Path) -> Option<SavedSummary> {
+        let text = std::fs::read(summary_path(history)).ok()?;
+        let saved: SavedSummary = serde_json::from_slice(&text).ok()?;
+        let name = history.file_name()?.to_string_lossy();
+        (saved.version == SUMMARY_VERSION
+            && saved.history_file == name
+            && identity(history).ok()? == (saved.history_bytes, saved.history_mtime_ns))
+            .then_some(saved)
     }
 
     /// The counts moved on from `as_of_ms` to `now_ms`: the URLs whose due

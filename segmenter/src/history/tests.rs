@@ -209,7 +209,7 @@ fn a_version_1_file_is_read_and_refuses_the_state_failed() {
         .replace("\t-\t-\t-\n", "\n")
         .into_bytes();
     let write = |text: &str| {
-        let path = dir.join(OLD_FILE_NAMES[2]);
+        let path = dir.join(OLD_FILE_NAMES[3]);
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let n = text.lines().count();
         let whole = format!("# history v1\n{text}# end {n} xxh3 {hash:016x}\n");
@@ -266,7 +266,7 @@ fn a_version_2_file_is_read_with_no_record_and_a_v3_line_keeps_it() {
         "# history v2\n{line}# end 1 xxh3 {:016x}\n",
         xxhash_rust::xxh3::xxh3_64(line.as_bytes())
     );
-    let path = dir.join(OLD_FILE_NAMES[1]);
+    let path = dir.join(OLD_FILE_NAMES[2]);
     std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(current_path(dir.path()), path);
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();
@@ -387,7 +387,7 @@ fn history_with_summary(path: &std::path::Path, n: i64, start_ms: i64, as_of_ms:
         counter.add(&e);
     }
     out.finish().unwrap();
-    SavedSummary::write(path, as_of_ms, counter).unwrap();
+    SavedSummary::write(path, as_of_ms, counter, Some("bounds".into())).unwrap();
 }
 
 #[test]
@@ -406,6 +406,11 @@ fn the_saved_summary_counts_as_the_file_does_until_its_due_times_run_out() {
         match SavedSummary::read(&path, now) {
             Some(saved) => {
                 assert_eq!(format!("{saved:?}"), format!("{whole:?}"), "{later_s} s on");
+                // The URLs due now, without reading the history, under the
+                // bounds the merge applied; not under others.
+                let due = SavedSummary::due_now(&path, now, "bounds");
+                assert_eq!(due, Some(whole.due.now), "{later_s} s on");
+                assert_eq!(SavedSummary::due_now(&path, now, "other bounds"), None);
                 counted += 1;
             }
             // KEPT_DUE times at least 97 s apart reach past 397,312 s.
@@ -441,7 +446,7 @@ fn a_version_3_file_is_read_with_no_hint_and_a_full_fetch_brings_one() {
         "# history v3\n{line}# end 1 xxh3 {:016x}\n",
         xxhash_rust::xxh3::xxh3_64(line.as_bytes())
     );
-    let path = dir.join(OLD_FILE_NAMES[0]);
+    let path = dir.join(OLD_FILE_NAMES[1]);
     std::fs::write(&path, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(current_path(dir.path()), path);
     let mut r = HistoryReader::open_in(dir.path()).unwrap().unwrap();

@@ -4,13 +4,17 @@
 //! A round builds everything in `CRAWL/.segmenter-staging/`: the new
 //! segments, what changed of `seen.bloom` (`seen.bloom.append`, the journal
 //! block of the hashes added; or a whole new `seen.bloom`, see
-//! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the new
-//! `history.v4.tsv.zst` (for `run`) and (for `inject`) `scope.seeds`.
+//! [`crate::round::seen`]), the new `backlog.v5.tsv.zst`, `consumed.txt`, the
+//! history's new generations and list `history.v5.list` (for `run`) and
+//! (for `inject`) `scope.seeds`.
 //! [`Staging::commit`] fsyncs them all, then writes the marker `COMMIT`
 //! (atomically) listing them, then puts each in place (a rename; the
 //! journal block is appended to `seen.bloom` by
 //! [`common::bloom::apply_journal`], which gives the same file when done
-//! again, and then deleted), then removes the staging directory. The marker
+//! again, and then deleted; the history's new generations before the list
+//! that names them), then deletes the history's generations no list names
+//! any more ([`history::generations::collect_garbage`]), then removes the
+//! staging directory. The marker
 //! is version 2 (`segmenter-commit v2`), which an earlier build refuses
 //! rather than rename a journal block into the crawl; version 1 is read.
 //!
@@ -41,7 +45,8 @@
 //! a minute) when it reaches that point, so that a test can `kill -9` it
 //! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
 //! filter rebuild that has read the history), `grown` (rebuilt, not yet
-//! sealed), `staged`, `marked`, `moving`, `moved`; and `mapped` (a map's
+//! sealed), `staged`, `marked`, `moving`, `generations` (the history's new
+//! generations moved in, not yet its list), `moved`; and `mapped` (a map's
 //! output complete, not yet renamed into place).
 
 use std::fs::{self, File};
@@ -57,7 +62,7 @@ use crate::health::{Health, Kind, check};
 use crate::history;
 
 /// The staging directory's name inside the crawl directory.
-pub const STAGING_DIR: &str = ".segmenter-staging";
+pub const STAGING_DIR: &str = common::crawldir::SEGMENTER_STAGING_DIR;
 /// The commit marker's name inside the staging directory.
 pub const MARKER: &str = "COMMIT";
 /// The lock file's name inside the crawl directory.
@@ -180,6 +185,7 @@ fn staged_damage(staging: &Path, listed: &[String]) -> Option<(PathBuf, String)>
             "seen.bloom" => Kind::Bloom,
             "seen.bloom.append" => Kind::BloomAppend,
             history::FILE_NAME => Kind::History,
+            r if history::generations::generation_number(r).is_some() => Kind::History,
             r if r.starts_with("backlog") => Kind::Backlog,
             r if r.starts_with("segments/") => Kind::Segment,
             _ => continue,
@@ -303,6 +309,15 @@ impl Staging {
             .collect();
         names.sort();
         files.extend(names.into_iter().map(|n| format!("segments/{n}")));
+        // The history's new generations go in before the list that names
+        // them: the list in place always names files that exist.
+        let mut generations: Vec<String> = fs::read_dir(&self.dir)
+            .map_err(Error::io(&self.dir))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| history::generations::generation_number(n).is_some())
+            .collect();
+        generations.sort();
+        files.extend(generations);
         for path in [
             self.backlog_path(),
             self.history_path(),
@@ -405,6 +420,9 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             moved.push(rel.to_string());
             continue;
         }
+        if rel == history::FILE_NAME {
+            pause_point("generations");
+        }
         let dst = root.join(rel);
         if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent).map_err(Error::io(parent))?;
@@ -422,6 +440,7 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         moved.push(rel.to_string());
     }
     retire_old_versions(root)?;
+    history::generations::collect_garbage(root).map_err(Error::io(root))?;
     let segments = root.join("segments");
     if segments.is_dir() {
         sync_dir(&segments).map_err(Error::io(&segments))?;
@@ -482,12 +501,7 @@ fn safe_relative(rel: &str) -> bool {
     !name.is_empty() && !name.contains('/') && name != ".." && name != "."
 }
 
-/// Where the previous generation of a state file is kept: `NAME.prev`.
-pub fn prev_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(".prev");
-    PathBuf::from(name)
-}
+pub use common::crawldir::prev_path;
 
 #[cfg(test)]
 mod tests {

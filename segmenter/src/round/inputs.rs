@@ -222,15 +222,23 @@ fn has_urls(path: &Path) -> Result<bool, Error> {
 /// URLs of the fetch history due for a refetch now (0 without a history),
 /// under the schedule in force: bounds changed since the last round (the
 /// crawl's `recrawl_*`, a host rule's) move due times as the round's merge
-/// will ([`crate::history::Schedule::rescale`]). A damaged history is
-/// refused here as the round would refuse it.
+/// will ([`crate::history::Schedule::rescale`]). Taken from the summary the
+/// last merge saved when its bounds are the ones in force (the history is
+/// not read: a round that finds nothing due costs nothing of the history's
+/// size); else the history is read whole, and a damaged one refused here
+/// as the round would refuse it.
 fn due_urls(settings: &Settings) -> Result<u64, Error> {
     let path = crate::history::current_path(settings.crawl.root());
+    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+    if let Some(bounds) = (settings.schedule).bounds_key(&settings.host_rules)
+        && let Some(due) = crate::history::SavedSummary::due_now(&path, now, &bounds)
+    {
+        return Ok(due);
+    }
     let damaged = Error::damaged(crate::history::HISTORY_REPAIR);
     let Some(mut history) = crate::history::HistoryReader::open(&path).map_err(damaged)? else {
         return Ok(0);
     };
-    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
     let mut due = 0;
     let mut e = crate::history::Entry::default();
     while history

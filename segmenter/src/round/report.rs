@@ -206,6 +206,8 @@ pub struct Report {
     pub elapsed: Duration,
     /// The history merge (`run` only).
     pub history: Option<crate::history::HistoryCounts>,
+    /// What the history merge wrote (`run` only).
+    pub history_written: Option<crate::history::generations::Written>,
     /// Time spent merging the history.
     #[serde(serialize_with = "seconds")]
     pub history_time: Duration,
@@ -612,6 +614,16 @@ impl Report {
                 self.history_time.as_secs_f64()
             ),
         );
+        if let Some(w) = &self.history_written {
+            out.line(
+                "history written:",
+                format!(
+                    "{} entries into the round's generation, {} rewritten by compaction, \
+                     {} bytes; {} generation(s)",
+                    w.entries, w.compacted, w.bytes, w.generations
+                ),
+            );
+        }
         out.line("fetched new:", h.new.to_string());
         out.line("refetched unchanged:", h.unchanged.to_string());
         out.line("refetched changed:", h.changed.to_string());

@@ -130,7 +130,8 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         ("scope.seeds", c.crawl.join("scope.seeds")),
         ("backlog", c.crawl.join("backlog.v5.tsv.zst")),
         ("seen.bloom", c.crawl.join("seen.bloom")),
-        ("history", c.crawl.join("history.v4.tsv.zst")),
+        ("history", c.crawl.join("history.v5.list")),
+        ("history generation", first_generation(&c.crawl)),
         ("hosts.db", c.crawl.join("hosts.db")),
         ("crawl.toml", c.crawl.join("crawl.toml")),
         ("leftover", run.join("leftover.v5.tsv.zst")),
@@ -257,7 +258,7 @@ fn every_damaged_file_is_refused_or_recovered_never_lost_in_silence() {
         "backlog.v5.tsv.zst.prev",
         "seen.bloom.prev",
         "scope.seeds.prev",
-        "history.v4.tsv.zst.prev",
+        "history.v5.list.prev",
     ] {
         if !pristine.join(name).is_file() {
             continue;
@@ -554,6 +555,14 @@ fn segment_round(crawl: &Path) -> Finished {
         Duration::from_secs(60),
     )
     .expect("cannot start the segmenter")
+}
+
+/// The oldest generation of the fetch history of `crawl` (its list's
+/// first file).
+fn first_generation(crawl: &Path) -> PathBuf {
+    let list = std::fs::read_to_string(crawl.join("history.v5.list")).unwrap();
+    let name = list.lines().nth(1).and_then(|l| l.split('\t').next());
+    crawl.join(name.expect("a generation listed"))
 }
 
 /// The one segment written and not yet fetched.

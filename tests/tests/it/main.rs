@@ -13,6 +13,7 @@ mod e2e_demo;
 mod e2e_https;
 mod e2e_kill;
 mod e2e_rounds;
+mod history_generations;
 mod host_rules;
 mod host_rules_keys;
 mod inputs;

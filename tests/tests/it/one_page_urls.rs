@@ -178,7 +178,7 @@ fn a_canonical_link_is_kept_as_a_hint_and_merges_nothing() {
     }
     assert!(found, "no metadata record of {home}");
     // So does the fetch history, from the markup and from the header.
-    let history = support::zstdcat(&crawl.join("history.v4.tsv.zst"));
+    let history = support::history_text(&crawl);
     let canonical_of = |url: &str| -> String {
         let line = history.lines().find(|l| l.split('\t').nth(1) == Some(url));
         let line = line.unwrap_or_else(|| panic!("{url} not in the history:\n{history}"));

@@ -74,22 +74,18 @@ fn held_urls(crawl: &std::path::Path) -> BTreeSet<String> {
                 .map(str::to_string),
         );
     }
-    let history = crawl.join("history.v4.tsv.zst");
-    if history.exists() {
-        urls.extend(
-            zstdcat(&history)
-                .lines()
-                .filter(|l| !l.starts_with('#'))
-                .filter_map(|l| l.split('\t').nth(1))
-                .map(str::to_string),
-        );
-    }
+    urls.extend(
+        crate::support::history_text(crawl)
+            .lines()
+            .filter_map(|l| l.split('\t').nth(1))
+            .map(str::to_string),
+    );
     urls
 }
 
 /// URLs of the fetch history in state `failed`, per host.
 fn failed_in_history(crawl: &std::path::Path) -> impl Fn(&str) -> usize + use<> {
-    let text = zstdcat(&crawl.join("history.v4.tsv.zst"));
+    let text = crate::support::history_text(crawl);
     move |host: &str| {
         text.lines()
             .filter(|l| {

@@ -152,7 +152,7 @@ fn prune_removes_what_empty_rounds_leave_and_never_the_archive() {
         "seen.bloom",
         "hosts.db",
         "consumed.txt",
-        "history.v4.tsv.zst",
+        "history.v5.list",
         "scope.seeds",
     ] {
         assert!(after.contains(Path::new(state)), "{state} removed");

@@ -134,8 +134,7 @@ impl Crawl {
     }
 
     pub(crate) fn history_line(&self, url: &str) -> Vec<String> {
-        let path = self.root.join("history.v4.tsv.zst");
-        let text = support::zstdcat(&path);
+        let text = support::history_text(&self.root);
         text.lines()
             .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
             .find(|f| f.len() > 1 && f[1] == url)

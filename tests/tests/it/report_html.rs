@@ -463,7 +463,7 @@ fn the_history_summary_the_merge_saves_gives_the_figures_of_the_whole_history() 
         }))
         .unwrap();
     assert_eq!(summary["version"], 1);
-    assert_eq!(summary["history_file"], "history.v4.tsv.zst");
+    assert_eq!(summary["history_file"], "history.v5.list");
     let page = c.crawl.join("report.html");
     build_report(&c.crawl);
     let from_summary = std::fs::read_to_string(&page).unwrap();

@@ -118,12 +118,11 @@ fn pages(outcomes: &[Outcome]) -> Vec<(String, usize)> {
     all.into_iter().collect()
 }
 
-/// The URLs of the fetch histories in `dirs` (with `zstdcat`), without ports.
+/// The URLs of the fetch histories in `dirs` (their generations merged), without ports.
 fn history_urls(dirs: &[std::path::PathBuf]) -> BTreeSet<String> {
     let mut urls = BTreeSet::new();
     for dir in dirs {
-        let path = dir.join("history.v4.tsv.zst");
-        for line in zstdcat(&path).lines().filter(|l| !l.starts_with('#')) {
+        for line in crate::support::history_text(dir).lines() {
             let url = line.split('\t').nth(1).expect("a URL column");
             assert!(
                 urls.insert(without_port(url)),

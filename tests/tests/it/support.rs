@@ -513,6 +513,20 @@ pub fn python_json(script: &str, args: &[&Path]) -> serde_json::Value {
 }
 
 /// What `segmenter status --json` prints for `crawl`.
+/// The fetch history of `crawl`, its generations merged, one line per URL
+/// (what `segmenter inspect --entries` prints; empty without a history).
+pub fn history_text(crawl: &Path) -> String {
+    let list = crawl.join("history.v5.list");
+    if !list.exists() {
+        return String::new();
+    }
+    bins::run(
+        bins::segmenter_cmd().args(["inspect".as_ref(), list.as_os_str(), "--entries".as_ref()]),
+        crawl,
+    )
+    .stdout
+}
+
 pub fn status_json(crawl: &Path) -> serde_json::Value {
     let out = bins::run(
         bins::segmenter_cmd().args(["status".as_ref(), crawl.as_os_str(), "--json".as_ref()]),

@@ -29,7 +29,7 @@ use crate::history::{HISTORY_REPAIR, HistoryReader};
 /// The files holding a crawl's exact sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExactSets {
-    /// The fetch history (`history.v4.tsv.zst`, or an older version's file), if
+    /// The fetch history (`history.v5.list`, or an older version's file), if
     /// there is one.
     pub history: Option<PathBuf>,
     /// Files in the segment format: the backlog, segments, leftover lists.
