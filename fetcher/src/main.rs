@@ -3,7 +3,7 @@
 
 /// mimalloc instead of glibc's allocator: a fetch allocates and frees a
 /// response's buffers, URLs and records on one thread and hands them to
-/// another, where glibc's arenas spent about 8 % of the fetcher's CPU
+/// another, where glibc's malloc and free took about 8 % of the fetcher's CPU
 /// (docs/architecture.md, "Why each dependency").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
