@@ -40,8 +40,8 @@ mod writer;
 
 pub use reader::{WarcReader, recover};
 pub use writer::{
-    ClosedFile, DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, Record, WarcWriter,
-    file_serial, list_files, payload_digest,
+    ClosedFile, DEFAULT_COMPRESSION_LEVEL, EncodedExchange, ExchangeEncoder, Record, WarcFields,
+    WarcWriter, file_serial, list_files, payload_digest,
 };
 
 #[cfg(test)]
@@ -219,7 +219,7 @@ pub struct Exchange<'a> {
     pub cipher_suite: Option<&'a str>,
     /// Fields of a `metadata` record about the fetch, written after its
     /// response (`application/warc-fields`); none when `None`.
-    pub metadata: Option<&'a [(&'a str, String)]>,
+    pub metadata: Option<&'a WarcFields>,
 }
 
 /// Where a fetch was stored.

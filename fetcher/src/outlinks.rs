@@ -9,7 +9,7 @@
 
 use common::body::{BodyDecoder, Outcome};
 use common::extract::{Body, LinkExtractor, PageSummary};
-use common::warc::{METADATA_CANONICAL, METADATA_LINKS_SUMMARY, METADATA_OUTLINKS};
+use common::warc::{METADATA_CANONICAL, METADATA_LINKS_SUMMARY, METADATA_OUTLINKS, WarcFields};
 
 use crate::http::Response;
 
@@ -42,13 +42,7 @@ impl Outlinks {
     /// Appends the `outlink` lines and the `crawlLinks` summary of `r`,
     /// fetched from `url`, to `fields`, if it is a 2xx HTML response, and
     /// the canonical URL a 2xx response names (`crawlCanonical`).
-    pub fn append(
-        &mut self,
-        url: &str,
-        r: &Response,
-        max_body: u64,
-        fields: &mut Vec<(&'static str, String)>,
-    ) {
+    pub fn append(&mut self, url: &str, r: &Response, max_body: u64, fields: &mut WarcFields) {
         if !(200..300).contains(&r.status) {
             return;
         }
@@ -84,21 +78,21 @@ impl Outlinks {
         };
         // The hint first: the summary closes the record.
         push_canonical(self.extractor.canonical_hint(&page, &head), fields);
-        fields.reserve(self.extractor.links().len() + 1);
         for (link, context) in self.extractor.links_with_context() {
-            fields.push((METADATA_OUTLINKS, format!("{link} L {}", context.as_str())));
+            let parts = [link.as_str(), " L ", context.as_str()];
+            fields.push_parts(METADATA_OUTLINKS, &parts);
         }
         let value = links_summary(&summary, &body, &self.robots_name);
-        fields.push((METADATA_LINKS_SUMMARY, value));
+        fields.push(METADATA_LINKS_SUMMARY, &value);
         self.decoder.trim(KEEP_BUFFER);
     }
 }
 
 /// Adds the page's canonical URL, a hint ([`METADATA_CANONICAL`]), if it
 /// names one.
-fn push_canonical(hint: Option<url::Url>, fields: &mut Vec<(&'static str, String)>) {
+fn push_canonical(hint: Option<url::Url>, fields: &mut WarcFields) {
     if let Some(url) = hint {
-        fields.push((METADATA_CANONICAL, url.to_string()));
+        fields.push(METADATA_CANONICAL, url.as_str());
     }
 }
 

@@ -26,7 +26,7 @@ use common::crawllog::{ErrorCode, LogLine, Status, format_line};
 use common::segment::{SegmentRecord, SegmentWriter, Via};
 use common::warc::{
     ClosedFile, EncodedExchange, Exchange, ExchangeEncoder, HOPS_FIELD, Revisit, RevisitProfile,
-    VIA_FIELD, WarcWriter, WarcWriterConfig, payload_digest,
+    VIA_FIELD, WarcFields, WarcWriter, WarcWriterConfig, payload_digest,
 };
 
 use crate::http::Response;
@@ -172,7 +172,7 @@ impl Encoders {
         hops: u32,
         response: &Response,
         revisit: Option<&Revisit>,
-        metadata: Option<&[(&str, String)]>,
+        metadata: Option<&WarcFields>,
     ) -> std::io::Result<EncodedExchange> {
         let mut encoder = self.take();
         let extra = [

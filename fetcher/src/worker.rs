@@ -17,6 +17,7 @@ use common::config::fetcher::FetcherValues;
 use common::crawllog::{ErrorCode, LogLine, Status};
 use common::filter::UrlFilter;
 use common::segment::{SegmentRecord, Via};
+use common::warc::WarcFields;
 
 use common::politeness::Policy;
 
@@ -216,6 +217,8 @@ pub struct Worker {
     hosts: Sender<HostUpdate>,
     /// Reads the links of pages for their metadata records (made on first use).
     outlinks: RefCell<Option<Outlinks>>,
+    /// The block of the last metadata record, its buffer reused.
+    metadata: RefCell<WarcFields>,
 }
 
 impl Worker {
@@ -230,6 +233,7 @@ impl Worker {
             recorder,
             hosts,
             outlinks: RefCell::new(None),
+            metadata: RefCell::new(WarcFields::new()),
         }
     }
 
@@ -402,24 +406,24 @@ impl Worker {
             note,
         };
         let revisit = before.as_ref().and_then(|b| b.revisit(&r));
-        let metadata = self.shared.options.metadata_records.then(|| {
-            let mut fields = metadata_fields(url, via, hops, &r);
+        let mut fields = self.metadata.borrow_mut();
+        fields.clear();
+        if self.shared.options.metadata_records {
+            metadata_fields(url, via, hops, &r, &mut fields);
             if self.shared.options.metadata_outlinks {
                 let mut outlinks = self.outlinks.borrow_mut();
                 let outlinks =
                     outlinks.get_or_insert_with(|| Outlinks::new(&self.shared.agent_name));
                 outlinks.append(url, &r, self.shared.options.max_body, &mut fields);
             }
-            fields
-        });
-        let records = match self.shared.encoders.encode(
-            url,
-            via,
-            hops,
-            &r,
-            revisit.as_ref(),
-            metadata.as_deref(),
-        ) {
+        }
+        let metadata = self.shared.options.metadata_records.then_some(&*fields);
+        let encoded = self
+            .shared
+            .encoders
+            .encode(url, via, hops, &r, revisit.as_ref(), metadata);
+        drop(fields);
+        let records = match encoded {
             Ok(records) => records,
             Err(e) => {
                 // Not logged: the next run fetches the URL again.
@@ -953,23 +957,19 @@ fn add_rule_headers(
 /// and `hopsFromSeed` (the path of hop types) are not kept in segments,
 /// so they are not written.
 /// The links of a page are added by [`Outlinks::append`].
-fn metadata_fields(url: &str, via: Via, hops: u32, r: &Response) -> Vec<(&'static str, String)> {
-    let mut fields = Vec::with_capacity(5);
+fn metadata_fields(url: &str, via: Via, hops: u32, r: &Response, fields: &mut WarcFields) {
     if via == Via::Seed {
-        fields.push(("seed", String::new()));
+        fields.push("seed", "");
     }
-    fields.push(("crawlVia", via.as_str().to_string()));
-    fields.push(("crawlHops", hops.to_string()));
-    fields.push(("fetchTimeMs", r.elapsed.as_millis().to_string()));
+    fields.push("crawlVia", via.as_str());
+    fields.push("crawlHops", &hops.to_string());
+    fields.push("fetchTimeMs", &r.elapsed.as_millis().to_string());
     if (300..400).contains(&r.status)
         && let Some(location) = r.location.as_deref()
         && let Ok(base) = url::Url::parse(url)
         && let Ok(target) = base.join(location)
     {
-        fields.push((
-            common::warc::METADATA_OUTLINKS,
-            format!("{target} R location"),
-        ));
+        let parts = [target.as_str(), " R location"];
+        fields.push_parts(common::warc::METADATA_OUTLINKS, &parts);
     }
-    fields
 }

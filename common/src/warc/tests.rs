@@ -469,6 +469,28 @@ fn fields_cannot_break_the_record_framing() {
 }
 
 #[test]
+fn metadata_fields_cannot_break_the_record_framing() {
+    let mut meta = WarcFields::new();
+    meta.push("bad name:\r\n", "one\r\nWARC-Type: x");
+    meta.push_parts("outlink", &["http://example.com/a\r\n", " L ", "x\ny"]);
+    assert_eq!(
+        String::from_utf8_lossy(meta.as_bytes()),
+        "bad_name___: one  WARC-Type: x\r\noutlink: http://example.com/a   L x y\r\n"
+    );
+    let dir = TempDir::new("inject-meta");
+    let mut w = WarcWriter::new(config(dir.path(), DEFAULT_MAX_FILE_SIZE)).unwrap();
+    let mut ex = exchange("http://example.com/a", b"hello", &[]);
+    ex.metadata = Some(&meta);
+    w.write_exchange(&ex).unwrap();
+    let files = w.finish().unwrap();
+    let (recs, err) = read_all(&files[0], usize::MAX);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(recs.len(), 4);
+    assert_eq!(recs[3].record_type(), Some("metadata"));
+    assert_eq!(recs[3].block, meta.as_bytes());
+}
+
+#[test]
 fn reads_members_with_optional_gzip_header_fields() {
     // Other tools set FNAME, FCOMMENT, FEXTRA and FHCRC; the reader skips them.
     let dir = TempDir::new("gzflags");
@@ -992,11 +1014,10 @@ fn target_uri_in_angle_brackets() {
 fn metadata_records_and_the_index_written_when_a_file_closes() {
     let dir = TempDir::new("meta-index");
     let mut w = WarcWriter::new(config(dir.path(), 9_000)).unwrap();
-    let meta = [
-        ("hopsFromSeed", "L".to_string()),
-        ("fetchTimeMs", "12".to_string()),
-        ("outlink", "http://example.com/b L a/@href".to_string()),
-    ];
+    let mut meta = WarcFields::new();
+    meta.push("hopsFromSeed", "L");
+    meta.push("fetchTimeMs", "12");
+    meta.push_parts("outlink", &["http://example.com/b", " L ", "a/@href"]);
     for i in 0..6 {
         let url = format!("http://example.com/p{i}");
         let body = page(3000, i);

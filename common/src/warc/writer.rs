@@ -41,8 +41,6 @@ pub struct ExchangeEncoder {
     ids: IdGen,
     /// Uncompressed WARC header of the record being built.
     head: Vec<u8>,
-    /// The block of a metadata record.
-    block: Vec<u8>,
     ip: String,
 }
 
@@ -99,7 +97,6 @@ impl ExchangeEncoder {
             gz: MemberWriter::new(level),
             ids: IdGen::new(),
             head: Vec::with_capacity(4096),
-            block: Vec::with_capacity(4096),
             ip: String::with_capacity(40),
         }
     }
@@ -297,33 +294,23 @@ impl ExchangeEncoder {
     fn metadata(
         &mut self,
         ex: &Exchange<'_>,
-        fields: &[(&str, String)],
+        fields: &WarcFields,
         resp_id: &[u8],
         date: &str,
         out: &mut EncodedExchange,
     ) -> io::Result<()> {
-        self.block.clear();
-        for (name, value) in fields {
-            put_field(&mut self.block, name, value.as_bytes());
-        }
+        let block = fields.as_bytes();
         let id = self.ids.record_id();
         self.head.clear();
         start_record(&mut self.head, "metadata", &id, date);
         put_field(&mut self.head, "WARC-Target-URI", ex.target_uri.as_bytes());
         put_field(&mut self.head, "WARC-Concurrent-To", resp_id);
-        put_digest(
-            &mut self.head,
-            "WARC-Block-Digest",
-            &sha1_base32(&[&self.block]),
-        );
+        put_digest(&mut self.head, "WARC-Block-Digest", &sha1_base32(&[block]));
         put_field(&mut self.head, "Content-Type", b"application/warc-fields");
-        end_header(&mut self.head, self.block.len());
-        let (head, block) = (
-            std::mem::take(&mut self.head),
-            std::mem::take(&mut self.block),
-        );
-        let stored = self.record(&[&head, &block, b"\r\n\r\n"], out);
-        (self.head, self.block) = (head, block);
+        end_header(&mut self.head, block.len());
+        let head = std::mem::take(&mut self.head);
+        let stored = self.record(&[&head, block, b"\r\n\r\n"], out);
+        self.head = head;
         stored
     }
 
@@ -793,6 +780,63 @@ fn start_record(buf: &mut Vec<u8>, kind: &str, id: &[u8], date: &str) {
     buf.extend_from_slice(b"\r\n");
 }
 
+/// The block of an `application/warc-fields` record (a fetch's `metadata`
+/// record), written field by field as it is built: `name: value` and CRLF
+/// each, as [`put_field`] writes them, so that a page's hundreds of
+/// `outlink` lines take neither a string each nor a second copy. Reuse one
+/// value from record to record ([`WarcFields::clear`]) to keep its buffer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WarcFields {
+    block: Vec<u8>,
+}
+
+impl WarcFields {
+    /// No fields.
+    pub fn new() -> WarcFields {
+        WarcFields::default()
+    }
+
+    /// Appends the field `name: value`. CR and LF in the value become
+    /// spaces, and control characters, spaces and colons in the name `_`,
+    /// so that neither can break the record's framing.
+    pub fn push(&mut self, name: &str, value: &str) {
+        put_field(&mut self.block, name, value.as_bytes());
+    }
+
+    /// Appends the field `name` whose value is `parts` put end to end
+    /// (e.g. a URL, a separator and a word), cleaned as by
+    /// [`WarcFields::push`].
+    pub fn push_parts(&mut self, name: &str, parts: &[&str]) {
+        put_name(&mut self.block, name);
+        let value_start = self.block.len();
+        for part in parts {
+            self.block.extend_from_slice(part.as_bytes());
+        }
+        let value = &mut self.block[value_start..];
+        if memchr::memchr2(b'\r', b'\n', value).is_some() {
+            for c in value.iter_mut().filter(|c| **c == b'\r' || **c == b'\n') {
+                *c = b' ';
+            }
+        }
+        self.block.extend_from_slice(b"\r\n");
+    }
+
+    /// Removes every field, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.block.clear();
+    }
+
+    /// True if no field was added.
+    pub fn is_empty(&self) -> bool {
+        self.block.is_empty()
+    }
+
+    /// The fields as they are stored: `name: value` and CRLF each.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.block
+    }
+}
+
 fn put_digest(buf: &mut Vec<u8>, name: &str, digest: &[u8; 32]) {
     buf.extend_from_slice(name.as_bytes());
     buf.extend_from_slice(b": sha1:");
@@ -806,15 +850,8 @@ fn put_digest(buf: &mut Vec<u8>, name: &str, digest: &[u8; 32]) {
 /// (Names and values are copied whole when they are clean, as they
 /// nearly always are: this runs for every field of every record.)
 fn put_field(buf: &mut Vec<u8>, name: &str, value: &[u8]) {
-    let bad_in_name = |c: u8| c.is_ascii_control() || c == b':' || c == b' ';
-    let name = name.as_bytes();
     buf.reserve(name.len() + value.len() + 4);
-    if name.iter().any(|&c| bad_in_name(c)) {
-        buf.extend(name.iter().map(|&c| if bad_in_name(c) { b'_' } else { c }));
-    } else {
-        buf.extend_from_slice(name);
-    }
-    buf.extend_from_slice(b": ");
+    put_name(buf, name);
     if memchr::memchr2(b'\r', b'\n', value).is_some() {
         buf.extend(
             value
@@ -825,6 +862,19 @@ fn put_field(buf: &mut Vec<u8>, name: &str, value: &[u8]) {
         buf.extend_from_slice(value);
     }
     buf.extend_from_slice(b"\r\n");
+}
+
+/// Appends `name: ` with control characters, spaces and colons in the
+/// name turned into `_` (see [`put_field`]).
+fn put_name(buf: &mut Vec<u8>, name: &str) {
+    let bad_in_name = |c: u8| c.is_ascii_control() || c == b':' || c == b' ';
+    let name = name.as_bytes();
+    if name.iter().any(|&c| bad_in_name(c)) {
+        buf.extend(name.iter().map(|&c| if bad_in_name(c) { b'_' } else { c }));
+    } else {
+        buf.extend_from_slice(name);
+    }
+    buf.extend_from_slice(b": ");
 }
 
 fn end_header(buf: &mut Vec<u8>, content_length: usize) {
