@@ -13,6 +13,7 @@ mod charts;
 mod gather;
 mod page;
 mod shards;
+mod summaries;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
