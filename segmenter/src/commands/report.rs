@@ -15,6 +15,8 @@ mod page;
 mod shards;
 mod summaries;
 
+pub(crate) use summaries::{LOG_SUMMARY_FILE, REPORT_SUMMARY_FILE};
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
