@@ -182,7 +182,7 @@ pub struct Spent {
 /// uploads manifest): every one is spent once the run is consumed (the
 /// report's summaries of its log and round report with them).
 fn stored_nothing(name: &str) -> bool {
-    use crate::commands::report::{LOG_SUMMARY_FILE, REPORT_SUMMARY_FILE};
+    use crate::state::report_summaries::{LOG_SUMMARY_FILE, REPORT_SUMMARY_FILE};
     use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, FETCH_LOCK_FILE, STATS_FILE, WORK_FILE};
     [
         DONE_FILE,

@@ -13,9 +13,6 @@ mod charts;
 mod gather;
 mod page;
 mod shards;
-mod summaries;
-
-pub(crate) use summaries::{LOG_SUMMARY_FILE, REPORT_SUMMARY_FILE};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -13,7 +13,7 @@ use common::hoststate::{HostDb, HostOverview};
 use common::rounds::{Figures, Round};
 use serde_json::Value;
 
-use super::summaries;
+use crate::state::report_summaries as summaries;
 use crate::state::status::{CrawlStatus, Summaries};
 
 /// Rounds whose crawl logs are read (the last ones), for the MIME types,
