@@ -569,29 +569,37 @@ mod tests {
     use super::*;
     use crate::round::report::{HeldBack, Report};
 
-    /// Crawl log lines of three hosts at scrambled times (out of order,
-    /// overlapping, some passed over without a request), from a small
+    /// Crawl log lines of three hosts, in the order their requests end:
+    /// each host's requests one after the other with gaps of 50 to 550 ms
+    /// between them, some passed over without a request; from a small
     /// linear congruential generator.
-    fn scrambled_lines(n: usize) -> Vec<String> {
+    fn host_lines(n: usize) -> Vec<String> {
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = |m: u64| {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             (x >> 33) % m
         };
         let base = common::timefmt::parse_iso("2026-11-23T04:27:02.000Z").unwrap();
-        (0..n)
+        let mut free = [0u64; 3];
+        let mut lines: Vec<(u64, String)> = (0..n)
             .map(|i| {
-                let ms = 100 * i as u64 + next(900);
-                let time = common::timefmt::iso_millis(base + std::time::Duration::from_millis(ms));
+                let h = next(3) as usize;
+                let ms = next(300);
+                let start = free[h] + 50 + next(500);
+                free[h] = start + ms;
+                let time =
+                    common::timefmt::iso_millis(base + std::time::Duration::from_millis(start + ms));
                 let status = ["200", "404", "503", "timeout", "robots", "dns"][next(6) as usize];
-                let host = ["a", "b", "c"][next(3) as usize];
                 let note = if next(5) == 0 { "retry-after 2" } else { "-" };
-                format!(
-                    "{time}\t{status}\t10\t{}\ttext/html\thttp://{host}.example/{i}\tlink\t1\t{note}\n",
-                    next(400)
-                )
+                let host = ["a", "b", "c"][h];
+                let line = format!(
+                    "{time}\t{status}\t10\t{ms}\ttext/html\thttp://{host}.example/{i}\tlink\t1\t{note}\n"
+                );
+                (start + ms, line)
             })
-            .collect()
+            .collect();
+        lines.sort_by_key(|(end, _)| *end);
+        lines.into_iter().map(|(_, l)| l).collect()
     }
 
     fn run_of(lines: &[String]) -> summaries::RunLog {
@@ -612,18 +620,47 @@ mod tests {
 
     #[test]
     fn runs_summed_apart_give_the_figures_of_their_logs_read_in_a_row() {
-        let lines = scrambled_lines(300);
+        let lines = host_lines(300);
         let mut whole = LogFacts::default();
         whole.add_run(run_of(&lines));
-        assert!(gaps(&whole).values().all(Option::is_some));
-        for cuts in [[1, 2, 3], [40, 41, 299], [100, 200, 250], [7, 150, 151]] {
+        // The run's smallest gap of each host: where it falls decides
+        // which cuts put it across two runs.
+        let smallest = gaps(&whole);
+        assert!(
+            smallest.values().all(|g| g.is_some_and(|g| g > 0)),
+            "{smallest:?}"
+        );
+        let mut runs = vec![vec![1, 2, 3], vec![40, 41, 299], vec![100, 200, 250]];
+        // Cuts just before each host's request that follows its smallest
+        // gap: that gap is then between two runs.
+        let mut last_end: HashMap<String, i64> = HashMap::new();
+        for (i, text) in lines.iter().enumerate() {
+            let line = common::crawllog::parse_line(text).unwrap();
+            if matches!(line.status, common::crawllog::Status::Error(c) if !c.contacted_host()) {
+                continue;
+            }
+            let host = url::Url::parse(&line.url)
+                .unwrap()
+                .host_str()
+                .unwrap()
+                .to_string();
+            let end = common::timefmt::unix_millis(line.time);
+            let start = end - line.duration_ms as i64;
+            if let Some(prev) = last_end.insert(host.clone(), end)
+                && Some((start - prev) as u64) == smallest[&host]
+            {
+                runs.push(vec![i]);
+            }
+        }
+        assert!(runs.len() >= 6, "{runs:?}");
+        for cuts in runs {
             let mut parts = LogFacts::default();
             let mut from = 0;
-            for to in cuts.into_iter().chain([lines.len()]) {
+            for to in cuts.iter().copied().chain([lines.len()]) {
                 parts.add_run(run_of(&lines[from..to]));
                 from = to;
             }
-            assert_eq!(gaps(&parts), gaps(&whole), "cut at {cuts:?}");
+            assert_eq!(gaps(&parts), smallest, "cut at {cuts:?}");
             assert_eq!(
                 (parts.lines, parts.bad_lines, parts.retry_after),
                 (whole.lines, whole.bad_lines, whole.retry_after)
