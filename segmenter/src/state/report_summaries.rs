@@ -349,10 +349,15 @@ pub fn report_digests(crawl: &CrawlDir, runs: &[String]) -> HashMap<String, Repo
                 }
             }
             Ok(None) => {}
-            Err(why) => common::runlog::say(format_args!(
-                "report: {}: {why}; rebuilt from the round reports in logs/",
-                path.display()
-            )),
+            Err(why) => {
+                // Removed, so that it is said once: it is made again from
+                // the reports that consumed the run, if any is left.
+                let _ = std::fs::remove_file(&path);
+                common::runlog::say(format_args!(
+                    "report: {}: {why}; rebuilt from the round reports in logs/",
+                    path.display()
+                ))
+            }
         }
     }
     digests
