@@ -3,6 +3,7 @@
 //! report, of one machine's crawl or of each shard.
 
 pub(crate) mod mapped;
+pub(crate) mod report_summaries;
 pub(crate) mod reports;
 pub(crate) mod runs;
 pub(crate) mod status;

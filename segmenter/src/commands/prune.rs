@@ -18,9 +18,10 @@
 //! leftover list or the next segments), its leftover list (read into the
 //! next segments and the backlog when it was consumed), its lock file, its
 //! map outputs (sharded crawls), and the whole run of a fetch that stored
-//! nothing (no WARC file: its `DONE`, `stats.json` and `crawl.log`; the
-//! round journal keeps its figures). Never a WARC file, its CDXJ index, a
-//! run's `crawl.log` or `stats.json` beside WARC files, nor the uploads
+//! nothing (no WARC file: its `DONE`, `stats.json`, `crawl.log` and the
+//! report's summaries of it; the round journal keeps its figures). Never a
+//! WARC file, its CDXJ index, a run's `crawl.log` or `stats.json` beside
+//! WARC files (nor the report's summaries of them), nor the uploads
 //! manifest: the archive and its record. Kept whatever their age: the
 //! segment of the round in progress and the crawl's newest segment (the
 //! crawl has begun), and the runs a fetcher still holds.
@@ -178,8 +179,10 @@ pub struct Spent {
 }
 
 /// The files of a fetched run that stored nothing (no WARC file, no
-/// uploads manifest): every one is spent once the run is consumed.
+/// uploads manifest): every one is spent once the run is consumed (the
+/// report's summaries of its log and round report with them).
 fn stored_nothing(name: &str) -> bool {
+    use crate::state::report_summaries::{LOG_SUMMARY_FILE, REPORT_SUMMARY_FILE};
     use common::crawldir::{CRAWL_LOG_FILE, DONE_FILE, FETCH_LOCK_FILE, STATS_FILE, WORK_FILE};
     [
         DONE_FILE,
@@ -187,6 +190,8 @@ fn stored_nothing(name: &str) -> bool {
         CRAWL_LOG_FILE,
         FETCH_LOCK_FILE,
         WORK_FILE,
+        LOG_SUMMARY_FILE,
+        REPORT_SUMMARY_FILE,
     ]
     .contains(&name)
         || is_spent_in_run(name)
@@ -375,7 +380,15 @@ mod tests {
         for name in ["leftover.v5.tsv.zst", "leftover.v4.tsv.zst", "mapped"] {
             assert!(is_spent_in_run(name) && stored_nothing(name), "{name}");
         }
-        for name in ["DONE", "stats.json", "crawl.log", ".lock", ".work.tsv"] {
+        for name in [
+            "DONE",
+            "stats.json",
+            "crawl.log",
+            ".lock",
+            ".work.tsv",
+            "crawl-log-summary.v1.json",
+            "round-report-summary.v1.json",
+        ] {
             assert!(stored_nothing(name) && !is_spent_in_run(name), "{name}");
         }
         for name in [

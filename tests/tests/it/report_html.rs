@@ -242,6 +242,106 @@ fn damaged_files_are_named_once(
     assert_self_contained(&html);
 }
 
+/// The page's sections that come from the crawl logs, the round reports
+/// and the fetch stats: the crawl over time, outcomes, politeness and
+/// where to look next (the hosts' section and the state's health depend
+/// on when the page is built).
+pub(crate) fn log_and_report_figures(html: &str) -> String {
+    let section = |id: &str| {
+        let at = html
+            .find(&format!("<h2 id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no section {id} in the page"));
+        let end = html[at + 4..]
+            .find("<h2")
+            .map_or(html.len(), |e| at + 4 + e);
+        html[at..end].to_string()
+    };
+    ["over-time", "outcomes", "politeness", "next"]
+        .map(section)
+        .concat()
+}
+
+/// The summaries of fetched run `id` of `crawl` the report keeps.
+pub(crate) fn round_summaries(crawl: &Path, id: &str) -> [PathBuf; 2] {
+    ["crawl-log-summary.v1.json", "round-report-summary.v1.json"]
+        .map(|name| crawl.join("fetched").join(id).join(name))
+}
+
+/// crawl.sh's reports left a summary of each round's crawl log and round
+/// report beside the round's fetched run (`segments`): the page built from
+/// them is the page built from the logs and reports read whole (every
+/// summary removed); a damaged summary is named on stderr and rebuilt; a
+/// crawl log newer than its summary is read again.
+fn round_summaries_give_the_figures_of_whole_reads(crawl: &Path, page: &Path, segments: &[String]) {
+    let report = || {
+        let out = bins::run(
+            &mut segmenter(&["report".as_ref(), crawl.as_os_str()]),
+            crawl,
+        );
+        (out.stderr, std::fs::read_to_string(page).unwrap())
+    };
+    let all: Vec<PathBuf> = segments
+        .iter()
+        .flat_map(|id| round_summaries(crawl, id))
+        .collect();
+    for f in &all {
+        assert!(f.is_file(), "{} was not written", f.display());
+    }
+    let (stderr, from_summaries) = report();
+    assert!(!stderr.contains("rebuilt"), "{stderr}");
+    for f in &all {
+        std::fs::remove_file(f).unwrap();
+    }
+    let (_, from_logs) = report();
+    assert_eq!(
+        log_and_report_figures(&from_summaries),
+        log_and_report_figures(&from_logs)
+    );
+    assert!(all.iter().all(|f| f.is_file()), "summaries written again");
+
+    let [log_summary, _] = round_summaries(crawl, &segments[0]);
+    let [_, report_summary] = round_summaries(crawl, &segments[1]);
+    std::fs::write(&log_summary, "{\"version\": 1, \"crawl_log\": cut here").unwrap();
+    std::fs::write(&report_summary, "").unwrap();
+    let (stderr, repaired) = report();
+    for (f, from) in [
+        (&log_summary, "crawl.log"),
+        (&report_summary, "round reports"),
+    ] {
+        let name = f.strip_prefix(crawl).unwrap().display().to_string();
+        let said = stderr.lines().find(|l| l.contains(&name));
+        assert!(
+            said.is_some_and(|l| l.contains("damaged")
+                && l.contains("rebuilt")
+                && l.contains(from)),
+            "{name} not named as damaged and rebuilt from its {from}:\n{stderr}"
+        );
+        let v: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+        assert_eq!(v["version"], 1, "{} rebuilt", f.display());
+    }
+    assert_eq!(
+        log_and_report_figures(&repaired),
+        log_and_report_figures(&from_logs)
+    );
+
+    // The first round's log gets one more line (a copy of its first): the
+    // page counts it, though that round's summary is older.
+    let lines_read = |html: &str| -> u64 {
+        let at = html
+            .find("(their crawl.log, ")
+            .expect("the media types' note")
+            + 18;
+        html[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    let log = crawl.join("fetched").join(&segments[0]).join("crawl.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&log, format!("{text}{first}\n")).unwrap();
+    let (_, longer) = report();
+    assert_eq!(lines_read(&longer), lines_read(&from_logs) + 1);
+    std::fs::write(&log, text).unwrap();
+}
+
 /// `segmenter prune` removes old round reports (here the first round's:
 /// it keeps the newest): an expected gap, said in a note under the round
 /// table, without a warning; the round's row still shows the journal's
@@ -379,6 +479,9 @@ fn a_real_crawls_report_shows_its_figures_and_charts_in_a_browser() {
     );
     assert!(blue > 20_000, "the charts' blue: {blue} pixels");
     assert!(orange > 2_000, "the charts' orange: {orange} pixels");
+
+    let segments: Vec<String> = journal.iter().filter_map(|r| r.segment.clone()).collect();
+    round_summaries_give_the_figures_of_whole_reads(&c.crawl, &page, &segments);
 
     pruned_round_reports_are_a_note(&c.crawl, &reports, &page, journal[0].pages);
 

@@ -13,7 +13,8 @@ use testkit::warcio::{python_tool, run_tool};
 
 use crate::archive_tools::unzip;
 use crate::report_html::{
-    assert_self_contained, browse, build_report, round_row, segmenter, table_row, text_of,
+    assert_self_contained, browse, build_report, log_and_report_figures, round_row,
+    round_summaries, segmenter, table_row, text_of,
 };
 use crate::support::DemoCrawl;
 
@@ -139,6 +140,22 @@ fn shard_row(html: &str, j: u64) -> Vec<String> {
 fn report_adds_up_every_shard(c: &DemoCrawl, rounds: usize) {
     build_report(&c.crawl);
     let page = c.crawl.join("report.html");
+    // The first report read every shard's logs and reports whole and left
+    // a summary of each run; the next one, built from them, is the same.
+    let from_logs = std::fs::read_to_string(&page).unwrap();
+    let shard0 = c.crawl.join("shards/000");
+    let run = common::crawldir::CrawlDir::new(&shard0)
+        .completed_runs()
+        .unwrap()[0]
+        .clone();
+    for f in round_summaries(&shard0, &run) {
+        assert!(f.is_file(), "{} was not written", f.display());
+    }
+    build_report(&c.crawl);
+    assert_eq!(
+        log_and_report_figures(&std::fs::read_to_string(&page).unwrap()),
+        log_and_report_figures(&from_logs)
+    );
     assert_self_contained(&std::fs::read_to_string(&page).unwrap());
     // What a browser shows of it.
     let html = browse(c.scratch.path(), &page, &["--dump-dom".into()]).stdout;

@@ -5,17 +5,15 @@
 //! that cannot be read becomes a line of [`Gathered::problems`]; the rest
 //! is shown.
 
-use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use common::crawldir::CrawlDir;
-use common::crawllog::Status;
 use common::hoststate::{HostDb, HostOverview};
 use common::rounds::{Figures, Round};
-use common::segment::Via;
 use serde_json::Value;
 
+use crate::state::report_summaries as summaries;
 use crate::state::status::{CrawlStatus, Summaries};
 
 /// Rounds whose crawl logs are read (the last ones), for the MIME types,
@@ -97,10 +95,6 @@ pub struct RoundRow {
 /// One host as seen in the crawl logs read.
 #[derive(Debug, Default, Clone)]
 pub struct HostLog {
-    /// Pages (HTTP responses, robots.txt aside), failures (no response, 5xx).
-    pub pages: u64,
-    /// See `pages`.
-    pub errors: u64,
     /// The smallest time between the end of a request and the start of the
     /// next one, ms.
     pub min_gap_ms: Option<u64>,
@@ -197,7 +191,8 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
             Vec::new()
         }
     };
-    let reports = read_reports(crawl, &mut g);
+    let runs: Vec<String> = journal.iter().filter_map(|r| r.segment.clone()).collect();
+    let reports = read_reports(crawl, &runs, &mut g);
     let report_of = |round: &Round| round.segment.as_ref().and_then(|s| reports.get(s)).cloned();
     // `segmenter prune` removes the oldest round reports first and keeps
     // the newest: a round older than the oldest report left lost its own
@@ -248,14 +243,8 @@ pub fn gather(crawl: &CrawlDir) -> Gathered {
     }
     read_hosts(crawl, &mut g);
     g.min_delay_ms = min_delay_ms(crawl, &mut g.problems);
-    let runs: Vec<String> = g
-        .rounds
-        .iter()
-        .rev()
-        .filter_map(|r| r.round.segment.clone())
-        .take(LOG_ROUNDS)
-        .collect();
-    g.logs = read_logs(crawl, runs.into_iter().rev().collect(), &mut g.problems);
+    let last = runs.len().saturating_sub(LOG_ROUNDS);
+    g.logs = read_logs(crawl, runs[last..].to_vec(), &mut g.problems);
     g
 }
 
@@ -303,8 +292,15 @@ pub(super) fn min_delay_ms(crawl: &CrawlDir, problems: &mut Vec<String>) -> u64 
 }
 
 /// The `run` (and a shard's `reduce`) reports of `logs/`, by the fetched
-/// run each consumed (a reduce's own runs by their ID).
-pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String, RunReport> {
+/// run each consumed (a reduce's own runs by their ID). A report that
+/// consumed one of `runs` (the crawl's rounds) is taken from that run's
+/// summary when it was made from this very file; a report read whole is
+/// summed into the summaries of the runs it consumed.
+pub(super) fn read_reports(
+    crawl: &CrawlDir,
+    runs: &[String],
+    g: &mut Gathered,
+) -> HashMap<String, RunReport> {
     let dir = crawl.logs_dir();
     let mut files = match crate::state::reports::report_files(&dir) {
         Ok(files) => files,
@@ -318,14 +314,17 @@ pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String
         }
     };
     files.sort();
+    let digests = summaries::report_digests(crawl, runs);
+    let mut kept = Vec::new();
+    let mut fresh = HashSet::new();
     let mut by_run = HashMap::new();
     for (_, path) in files {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let v = match crate::state::reports::read_report(&path) {
-            Ok(v) => v,
+        let (v, digest) = match summaries::round_report(&path, &name, &digests) {
+            Ok(read) => read,
             Err(why) => {
                 g.problems.push(format!("logs/{name}: {why}"));
                 continue;
@@ -338,7 +337,7 @@ pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String
             continue;
         }
         g.last_report = Some(format!("logs/{name}"));
-        let report = run_report(name, &v);
+        let report = run_report(name.clone(), &v);
         for id in v
             .get("consumed")
             .and_then(Value::as_array)
@@ -349,7 +348,17 @@ pub(super) fn read_reports(crawl: &CrawlDir, g: &mut Gathered) -> HashMap<String
                 by_run.insert(id.to_string(), report.clone());
             }
         }
+        match digest {
+            Some(d) => {
+                fresh.insert(name);
+                kept.push(d);
+            }
+            None => kept.extend(digests.get(&name).cloned()),
+        }
     }
+    let mut unsaved = summaries::Unsaved::default();
+    summaries::save_report_digests(crawl, runs, &kept, &fresh, &mut unsaved);
+    unsaved.say();
     by_run
 }
 
@@ -475,38 +484,31 @@ pub(super) fn read_hosts(crawl: &CrawlDir, g: &mut Gathered) {
     }
 }
 
-/// Streams the crawl logs of `runs`, in order.
+/// The crawl logs of `runs`, in order: each run's summary where it
+/// matches its log, else the log read whole (see [`summaries`]).
 pub(super) fn read_logs(
     crawl: &CrawlDir,
     runs: Vec<String>,
     problems: &mut Vec<String>,
 ) -> LogFacts {
     let mut facts = LogFacts::default();
+    let mut unsaved = summaries::Unsaved::default();
     for id in runs {
-        let path = crawl.crawl_log_path(&id);
-        let file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                problems.push(format!("fetched/{id}/crawl.log: cannot read: {e}"));
-                continue;
+        let run = match summaries::run_log(crawl, &id, &mut unsaved) {
+            Ok(Some(run)) => run,
+            Ok(None) => continue,
+            Err((run, why)) => {
+                problems.push(why);
+                match run {
+                    Some(run) => run,
+                    None => continue,
+                }
             }
         };
         facts.runs.push(id);
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) => break,
-                Ok(_) => facts.add_line(&line),
-                Err(e) => {
-                    problems.push(format!("{}: read cut short: {e}", path.display()));
-                    break;
-                }
-            }
-        }
+        facts.add_run(run);
     }
+    unsaved.say();
     if facts.bad_lines > 0 {
         problems.push(format!(
             "{} crawl log line(s) not in the format were passed over",
@@ -517,58 +519,31 @@ pub(super) fn read_logs(
 }
 
 impl LogFacts {
-    /// Counts one crawl log line.
-    fn add_line(&mut self, text: &str) {
-        if !text.ends_with('\n') {
-            // A line still being written (or cut by a crash).
-            return;
+    /// Adds the next run's log: a host's smallest gap is the smallest of
+    /// its gaps inside the run and between its last request before the
+    /// run and its first in it, as if the logs were read one after the
+    /// other.
+    pub(super) fn add_run(&mut self, run: summaries::RunLog) {
+        self.lines += run.lines;
+        self.bad_lines += run.bad_lines;
+        self.retry_after += run.retry_after;
+        for (mime, n) in run.mime {
+            *self.mime.entry(mime).or_default() += n;
         }
-        self.lines += 1;
-        let Ok(line) = common::crawllog::parse_line(text) else {
-            self.bad_lines += 1;
-            return;
-        };
-        let host = url::Url::parse(&line.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        let robots = line.via == Via::Robots;
-        if line.note.starts_with("retry-after") {
-            self.retry_after += 1;
-        }
-        let end = common::timefmt::unix_millis(line.time);
-        let h = self.hosts.entry(host).or_default();
-        match line.status {
-            Status::Http(code) => {
-                if !robots {
-                    h.pages += 1;
-                    let mime = if line.content_type.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        line.content_type.to_ascii_lowercase()
-                    };
-                    *self.mime.entry(mime).or_default() += 1;
-                }
-                if code >= 500 {
-                    h.errors += 1;
-                }
+        for (host, span) in run.hosts {
+            let h = self.hosts.entry(host).or_default();
+            let mut gap = span.min_gap_ms();
+            if let (Some(prev), Some(start)) = (h.last_end_ms, span.first_start_ms()) {
+                let across = (start - prev).max(0) as u64;
+                gap = Some(gap.map_or(across, |g| g.min(across)));
             }
-            Status::Error(code) => {
-                // Only attempts that reached (or tried to reach) the host
-                // are errors, and only they are spaced by politeness: a
-                // URL held or passed over without a request has a line too.
-                if !code.contacted_host() {
-                    return;
-                }
-                h.errors += 1;
+            if let Some(gap) = gap {
+                h.min_gap_ms = Some(h.min_gap_ms.map_or(gap, |g| g.min(gap)));
+            }
+            if let Some(end) = span.last_end_ms() {
+                h.last_end_ms = Some(h.last_end_ms.map_or(end, |e| e.max(end)));
             }
         }
-        let start = end - line.duration_ms as i64;
-        if let Some(prev) = h.last_end_ms {
-            let gap = (start - prev).max(0) as u64;
-            h.min_gap_ms = Some(h.min_gap_ms.map_or(gap, |g| g.min(gap)));
-        }
-        h.last_end_ms = Some(h.last_end_ms.map_or(end, |p| p.max(end)));
     }
 }
 
@@ -587,4 +562,142 @@ pub fn relative(path: &Path, from: &Path) -> String {
     }
     let s = out.to_string_lossy().into_owned();
     if s.is_empty() { ".".into() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::round::report::{HeldBack, Report};
+
+    /// Crawl log lines of three hosts, in the order their requests end:
+    /// each host's requests one after the other with gaps of 50 to 550 ms
+    /// between them, some passed over without a request; from a small
+    /// linear congruential generator.
+    fn host_lines(n: usize) -> Vec<String> {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (x >> 33) % m
+        };
+        let base = common::timefmt::parse_iso("2026-11-23T04:27:02.000Z").unwrap();
+        let mut free = [0u64; 3];
+        let mut lines: Vec<(u64, String)> = (0..n)
+            .map(|i| {
+                let h = next(3) as usize;
+                let ms = next(300);
+                let start = free[h] + 50 + next(500);
+                free[h] = start + ms;
+                let time =
+                    common::timefmt::iso_millis(base + std::time::Duration::from_millis(start + ms));
+                let status = ["200", "404", "503", "timeout", "robots", "dns"][next(6) as usize];
+                let note = if next(5) == 0 { "retry-after 2" } else { "-" };
+                let host = ["a", "b", "c"][h];
+                let line = format!(
+                    "{time}\t{status}\t10\t{ms}\ttext/html\thttp://{host}.example/{i}\tlink\t1\t{note}\n"
+                );
+                (start + ms, line)
+            })
+            .collect();
+        lines.sort_by_key(|(end, _)| *end);
+        lines.into_iter().map(|(_, l)| l).collect()
+    }
+
+    fn run_of(lines: &[String]) -> summaries::RunLog {
+        let mut run = summaries::RunLog::default();
+        for l in lines {
+            run.add_line(l);
+        }
+        run
+    }
+
+    fn gaps(facts: &LogFacts) -> BTreeMap<String, Option<u64>> {
+        facts
+            .hosts
+            .iter()
+            .map(|(h, l)| (h.clone(), l.min_gap_ms))
+            .collect()
+    }
+
+    #[test]
+    fn runs_summed_apart_give_the_figures_of_their_logs_read_in_a_row() {
+        let lines = host_lines(300);
+        let mut whole = LogFacts::default();
+        whole.add_run(run_of(&lines));
+        // The run's smallest gap of each host: where it falls decides
+        // which cuts put it across two runs.
+        let smallest = gaps(&whole);
+        assert!(
+            smallest.values().all(|g| g.is_some_and(|g| g > 0)),
+            "{smallest:?}"
+        );
+        let mut runs = vec![vec![1, 2, 3], vec![40, 41, 299], vec![100, 200, 250]];
+        // Cuts just before each host's request that follows its smallest
+        // gap: that gap is then between two runs.
+        let mut last_end: HashMap<String, i64> = HashMap::new();
+        for (i, text) in lines.iter().enumerate() {
+            let line = common::crawllog::parse_line(text).unwrap();
+            if matches!(line.status, common::crawllog::Status::Error(c) if !c.contacted_host()) {
+                continue;
+            }
+            let host = url::Url::parse(&line.url)
+                .unwrap()
+                .host_str()
+                .unwrap()
+                .to_string();
+            let end = common::timefmt::unix_millis(line.time);
+            let start = end - line.duration_ms as i64;
+            if let Some(prev) = last_end.insert(host.clone(), end)
+                && Some((start - prev) as u64) == smallest[&host]
+            {
+                runs.push(vec![i]);
+            }
+        }
+        assert!(runs.len() >= 6, "{runs:?}");
+        for cuts in runs {
+            let mut parts = LogFacts::default();
+            let mut from = 0;
+            for to in cuts.iter().copied().chain([lines.len()]) {
+                parts.add_run(run_of(&lines[from..to]));
+                from = to;
+            }
+            assert_eq!(gaps(&parts), smallest, "cut at {cuts:?}");
+            assert_eq!(
+                (parts.lines, parts.bad_lines, parts.retry_after),
+                (whole.lines, whole.bad_lines, whole.retry_after)
+            );
+            assert_eq!(parts.mime, whole.mime);
+        }
+    }
+
+    #[test]
+    fn a_trimmed_round_report_gives_the_figures_of_the_whole_one() {
+        let mut report = Report {
+            command: "run",
+            consumed: vec!["00003".into()],
+            segments: vec![("00004".into(), 17), ("00005".into(), 4)],
+            backlog: 99,
+            elapsed: std::time::Duration::from_millis(1500),
+            history: Some(crate::history::HistoryCounts {
+                gone: 2,
+                ..Default::default()
+            }),
+            ..Report::default()
+        };
+        report.selection.new = 21;
+        report.selection.scheduled = 20;
+        report.selection.capped_urls = 5;
+        report.selection.held.insert("backoff", HeldBack::default());
+        report
+            .selection
+            .cut
+            .insert("segment-size", HeldBack::default());
+        report.bloom.fill = 0.25;
+        let v: Value = serde_json::from_str(&report.to_json()).unwrap();
+        let trimmed = summaries::trim_report(&v);
+        assert!(trimmed.to_string().len() < v.to_string().len());
+        assert_eq!(
+            format!("{:?}", run_report("r.json".into(), &trimmed)),
+            format!("{:?}", run_report("r.json".into(), &v))
+        );
+    }
 }

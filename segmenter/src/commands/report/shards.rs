@@ -109,7 +109,6 @@ pub fn gather(crawl: &CrawlDir, shards: &Shards) -> Gathered {
 /// with its fetch's `stats.json` and the report of the reduce (or run)
 /// that consumed it.
 fn shard_rounds(view: &CrawlDir, part: &mut Gathered) -> Vec<RoundRow> {
-    let reports = read_reports(view, part);
     let runs = match view.completed_runs() {
         Ok(runs) => runs,
         Err(e) => {
@@ -118,6 +117,7 @@ fn shard_rounds(view: &CrawlDir, part: &mut Gathered) -> Vec<RoundRow> {
             Vec::new()
         }
     };
+    let reports = read_reports(view, &runs, part);
     let mut rows = Vec::new();
     for (k, id) in runs.into_iter().enumerate() {
         let fetch = read_stats(view, &id, &mut part.problems);
