@@ -15,17 +15,17 @@ use super::inflate::WholeMember;
 use super::{Recovery, WarcError, WarcRecord};
 
 /// Size of the compressed input buffer.
-const IN_BUF: usize = 256 * 1024;
+const IN_BUF: usize = 1 << 20;
 /// Size of the buffer each inflate call writes into.
 const OUT_CHUNK: usize = 128 * 1024;
 /// Room for a gzip member inflated whole (see [`WholeMember`]): members
 /// that hold more, or that do not end within the input buffer, are
 /// inflated the streaming way.
-const WHOLE_OUT: usize = 2 << 20;
+const WHOLE_OUT: usize = 4 << 20;
 /// After a member could not be inflated whole, this many members are
 /// inflated the streaming way before trying again (a file of large records
 /// does not pay for a failed attempt on each).
-const WHOLE_BACKOFF: u32 = 16;
+const WHOLE_BACKOFF: u32 = 4;
 /// A WARC header longer than this is not believed.
 const MAX_HEADER: usize = 1 << 20;
 /// How a gzip member of deflate data starts (RFC 1952).
