@@ -2,6 +2,11 @@
 //! its buffers: one gzip member per record, one member for several records
 //! (or the whole file), or uncompressed. It can skip a damaged stretch and
 //! go on ([`WarcReader::resyncing`]). And [`recover`], which cuts a torn tail.
+//!
+//! A gzip member is inflated in one call by libdeflate when all of it is in
+//! the input buffer and it holds at most [`WHOLE_OUT`] bytes (a record of
+//! an ordinary page); otherwise, and wherever the data is damaged, by the
+//! streaming inflater, which tells how far the member is good.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
