@@ -480,7 +480,7 @@ impl Extractor {
             // ASCII (most values) reads the same in every encoding the
             // tokenizer reads.
             match std::str::from_utf8(raw) {
-                Ok(text) if raw.is_ascii() || parse_encoding == UTF_8 => Cow::Borrowed(text),
+                Ok(text) if parse_encoding == UTF_8 || raw.is_ascii() => Cow::Borrowed(text),
                 _ => parse_encoding.decode_without_bom_handling(raw).0,
             }
         };

@@ -35,6 +35,7 @@ use std::time::SystemTime;
 pub mod cdxj;
 mod gzip;
 mod ids;
+mod inflate;
 mod reader;
 mod writer;
 

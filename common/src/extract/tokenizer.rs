@@ -430,9 +430,15 @@ impl Tokenizer {
     /// the namespace. The index after it, `None` if the input ends inside it.
     fn end_tag<H: Handler>(&mut self, input: &[u8], lt: usize, handler: &mut H) -> Option<usize> {
         let name = lt + 2..scan_to(input, lt + 3, WS | GT | SLASH);
-        let (end, _) = attributes::<false>(input, name.end, &mut self.attrs, usize::MAX)
-            .ok()
-            .flatten()?;
+        // Nearly every end tag is `</name>`: no attributes to read past.
+        let end = if input.get(name.end) == Some(&b'>') {
+            name.end + 1
+        } else {
+            attributes::<false>(input, name.end, &mut self.attrs, usize::MAX)
+                .ok()
+                .flatten()?
+                .0
+        };
         handler.end_tag(input, name.clone());
         if self.namespaces.len() > 1 {
             self.foreign_end_tag(classify(&input[name.clone()]), &input[name]);

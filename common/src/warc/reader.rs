@@ -2,6 +2,11 @@
 //! its buffers: one gzip member per record, one member for several records
 //! (or the whole file), or uncompressed. It can skip a damaged stretch and
 //! go on ([`WarcReader::resyncing`]). And [`recover`], which cuts a torn tail.
+//!
+//! A gzip member is inflated in one call by libdeflate when all of it is in
+//! the input buffer and it holds at most [`WHOLE_OUT`] bytes (a record of
+//! an ordinary page); otherwise, and wherever the data is damaged, by the
+//! streaming inflater, which tells how far the member is good.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -11,12 +16,21 @@ use std::path::{Path, PathBuf};
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 use memchr::memmem;
 
+use super::inflate::WholeMember;
 use super::{Recovery, WarcError, WarcRecord};
 
 /// Size of the compressed input buffer.
-const IN_BUF: usize = 256 * 1024;
+const IN_BUF: usize = 1 << 20;
 /// Size of the buffer each inflate call writes into.
 const OUT_CHUNK: usize = 128 * 1024;
+/// Room for a gzip member inflated whole (see [`WholeMember`]): members
+/// that hold more, or that do not end within the input buffer, are
+/// inflated the streaming way.
+const WHOLE_OUT: usize = 4 << 20;
+/// After a member could not be inflated whole, this many members are
+/// inflated the streaming way before trying again (a file of large records
+/// does not pay for a failed attempt on each).
+const WHOLE_BACKOFF: u32 = 4;
 /// A WARC header longer than this is not believed.
 const MAX_HEADER: usize = 1 << 20;
 /// How a gzip member of deflate data starts (RFC 1952).
@@ -62,6 +76,10 @@ pub struct WarcReader {
     format: Option<Format>,
     inflate: Decompress,
     crc: Crc,
+    /// Inflates members whole when they fit.
+    whole: WholeMember,
+    /// Members to inflate the streaming way before trying whole again.
+    whole_backoff: u32,
     /// A gzip member is being inflated.
     member_open: bool,
     /// File offset of the last gzip member started.
@@ -154,6 +172,8 @@ impl WarcReader {
             format: None,
             inflate: Decompress::new(false),
             crc: Crc::new(),
+            whole: WholeMember::new(),
+            whole_backoff: 0,
             member_open: false,
             member_start: offset,
             member_fresh: false,
@@ -534,6 +554,9 @@ impl WarcReader {
     /// starts inflating after it.
     fn start_member(&mut self) -> Result<(), Failure> {
         self.member_start = self.buf_off + self.pos as u64;
+        if self.inflate_whole()? {
+            return Ok(());
+        }
         loop {
             match gzip_header(&self.buf[self.pos..self.end]) {
                 GzipHeader::Len(n) => {
@@ -556,6 +579,41 @@ impl WarcReader {
         self.member_open = true;
         self.member_fresh = true;
         Ok(())
+    }
+
+    /// Inflates the member at `pos` in one call into `out` when it ends
+    /// within the input buffer and fits [`WHOLE_OUT`]; true if it did (the
+    /// member is then read to its end, its checksum checked). Otherwise
+    /// nothing has moved and the member is inflated the streaming way,
+    /// which also finds any damage in it.
+    fn inflate_whole(&mut self) -> Result<bool, Failure> {
+        if self.whole_backoff > 0 {
+            self.whole_backoff -= 1;
+            return Ok(false);
+        }
+        if self.end - self.pos < self.buf.len() / 2 && !self.eof {
+            self.fill()?;
+        }
+        to_front(
+            &mut self.out,
+            &mut self.opos,
+            &mut self.oend,
+            &mut self.out_off,
+        );
+        if self.out.len() < self.oend + WHOLE_OUT {
+            self.out.resize(self.oend + WHOLE_OUT, 0);
+        }
+        let room = &mut self.out[self.oend..self.oend + WHOLE_OUT];
+        let Some((used, made)) = self.whole.inflate(&self.buf[self.pos..self.end], room) else {
+            self.whole_backoff = WHOLE_BACKOFF;
+            return Ok(false);
+        };
+        self.oend += made;
+        self.pos += used;
+        self.member_end = self.buf_off + self.pos as u64;
+        self.member_open = false;
+        self.member_fresh = true;
+        Ok(true)
     }
 
     /// Checks the member's trailer (CRC-32 and length of what it holds).
