@@ -26,7 +26,7 @@ const OUT_CHUNK: usize = 128 * 1024;
 /// Room for a gzip member inflated whole (see [`WholeMember`]): members
 /// that hold more, or that do not end within the input buffer, are
 /// inflated the streaming way.
-const WHOLE_OUT: usize = 4 << 20;
+const WHOLE_OUT: usize = 1 << 20;
 /// After a member could not be inflated whole, this many members are
 /// inflated the streaming way before trying again (a file of large records
 /// does not pay for a failed attempt on each).
