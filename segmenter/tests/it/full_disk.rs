@@ -149,9 +149,10 @@ fn a_full_disk_fails_the_round_cleanly_and_a_rerun_works() {
                 v
             };
             assert_eq!(counts(&got[name]), counts(bytes), "{name}");
-        } else if name.starts_with("history") {
-            // The same but for the record IDs of the responses, which each
-            // crawl's WARC files draw at random.
+        } else if name.starts_with("history") && name.ends_with(".tsv.zst") {
+            // A generation of the history: the same but for the record IDs
+            // of the responses, which each crawl's WARC files draw at
+            // random. (Its list, plain text, is compared as it is.)
             let text = |bytes: &[u8]| -> Vec<Vec<String>> {
                 let text = String::from_utf8(zstd::decode_all(bytes).unwrap()).unwrap();
                 text.lines()
