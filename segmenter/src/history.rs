@@ -121,7 +121,9 @@ pub const HISTORY_REPAIR: &str = "Repair: copy history.v5.list.prev (the history
     before, whose generations are kept with it: the fetches of the last consumed run are not \
     in it, and their URLs are fetched again when due) over history.v5.list (for an older \
     version's single file, its own .prev over it; `segmenter repair` does either when the \
-    .prev reads), or move the list away: the next run rebuilds the history from the \
+    .prev reads), or rename the list (to history.v5.list.old, say: a generation any \
+    history.v5.list* file names is kept, one only a list moved out of the crawl directory \
+    names is deleted after the next round): the next run rebuilds the history from the \
     consumed runs still in fetched/ (intervals and change counts start again)";
 
 /// Whether a URL is still refetched, or why not.

@@ -231,7 +231,9 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     } else {
         let _ = writeln!(
             out,
-            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged"
+            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged \
+             (a damaged history generation under its own name, with the list kept as \
+             history.v5.list.damaged)"
         );
         Exit::Success
     };
@@ -345,7 +347,16 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
         return Ok(None);
     }
     let aside = move_aside(path)?;
-    let kept = format!("the damaged file is kept as {}", aside.display());
+    let kept = match kind {
+        // A damaged generation keeps its name: the list moved aside names
+        // it, and no generation a `history.v5.list*` file names is deleted.
+        Kind::History => format!(
+            "the damaged list is kept as {0}, and with it every generation it names \
+             (delete {0} once you no longer need them)",
+            aside.display()
+        ),
+        _ => format!("the damaged file is kept as {}", aside.display()),
+    };
     if prev_sound {
         copy_into_place(&prev, path)?;
         return Ok(Some(format!(

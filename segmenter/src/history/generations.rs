@@ -38,8 +38,9 @@
 //! stages its new generations and the new list; the commit
 //! (`crate::round::commit`) moves the generations in first, then the list
 //! (the one it replaces kept as `history.v5.list.prev`), then deletes the
-//! generations neither list names ([`collect_garbage`]). At every moment
-//! the list in place names files that exist.
+//! generations no list names ([`collect_garbage`]: any file named
+//! `history.v5.list*` counts, so a list moved aside keeps its generations).
+//! At every moment the list in place names files that exist.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -571,36 +572,51 @@ fn next_number(root: &Path, base: Option<&GenerationList>) -> Result<u64, Histor
     Ok(last + 1)
 }
 
-/// The generations named by the list at `path`, if it is a sound list.
+/// The generations named by the file at `path`, whose name starts with
+/// the list's: a sound list's; none for a history file of an older
+/// version (a zstd frame: the `.prev` a conversion kept); `None` when it
+/// is neither (a damaged list, say), so what it names is unknown.
 fn listed(path: &Path) -> Option<Vec<String>> {
-    if !GenerationList::is_list(path).ok()? {
+    const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+    let mut start = [0u8; 4];
+    File::open(path).ok()?.read_exact(&mut start).ok()?;
+    if start == ZSTD_MAGIC {
         return Some(Vec::new());
     }
     let list = GenerationList::read(path).ok()?;
     Some(list.generations.into_iter().map(|g| g.name).collect())
 }
 
-/// Deletes the generation files of the crawl directory `root` that neither
-/// the list nor its `.prev` names (merged by a compaction a round ago, or
-/// left by a discarded round). Nothing is deleted when a list cannot be
-/// read (a damaged list is repaired first, with its generations).
+/// Deletes the generation files of the crawl directory `root` that no list
+/// names (merged by a compaction a round ago, or left by a discarded
+/// round). Every file whose name starts with `history.v5.list` counts as a
+/// list: the list, its `.prev`, one `segmenter repair` moved aside as
+/// `.damaged`, one a user renamed; so a generation is kept while any of
+/// them names it. Nothing is deleted when no list is in place (moved away:
+/// its generations may be wanted back) or when one of those files does not
+/// read as a list (what it names is unknown).
 pub fn collect_garbage(root: &Path) -> io::Result<()> {
-    let list = root.join(LIST_FILE_NAME);
-    let prev = common::crawldir::prev_path(&list);
+    if !root.join(LIST_FILE_NAME).is_file() {
+        return Ok(());
+    }
     let mut keep = Vec::new();
-    for path in [&list, &prev] {
-        if path.exists() {
-            match listed(path) {
+    let mut generations = Vec::new();
+    for e in std::fs::read_dir(root)?.flatten() {
+        let Ok(name) = e.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with(LIST_FILE_NAME) {
+            match listed(&e.path()) {
                 Some(names) => keep.extend(names),
                 None => return Ok(()),
             }
+        } else if generation_number(&name).is_some() {
+            generations.push((name, e.path()));
         }
     }
-    for e in std::fs::read_dir(root)?.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if generation_number(name).is_some() && !keep.iter().any(|k| k == name) {
-            std::fs::remove_file(e.path())?;
+    for (name, path) in generations {
+        if !keep.contains(&name) {
+            std::fs::remove_file(path)?;
         }
     }
     Ok(())
@@ -866,5 +882,43 @@ mod tests {
         std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();
         collect_garbage(dir.path()).unwrap();
         assert!(dir.join(&generation_name(3)).exists());
+    }
+
+    #[test]
+    fn a_generation_any_list_names_is_kept_and_none_without_a_list_in_place() {
+        let dir = common::testutil::TempDir::new("history-generations-garbage");
+        let list_of = |numbers: &[u64]| GenerationList {
+            generations: (numbers.iter())
+                .map(|&n| Generation {
+                    name: generation_name(n),
+                    entries: 1,
+                })
+                .collect(),
+        };
+        for n in 1..=5 {
+            std::fs::write(dir.join(&generation_name(n)), b"x").unwrap();
+        }
+        let list = dir.join(LIST_FILE_NAME);
+        // Moved away, as the repair message advises: nothing goes.
+        list_of(&[1, 2]).write(&dir.join("history.v5.list.old")).unwrap();
+        collect_garbage(dir.path()).unwrap();
+        assert!((1..=5).all(|n| dir.join(&generation_name(n)).exists()));
+        // A list in place, its .prev, the one repair moved aside, one a
+        // user renamed: what any of them names stays.
+        list_of(&[4]).write(&list).unwrap();
+        list_of(&[3]).write(&common::crawldir::prev_path(&list)).unwrap();
+        list_of(&[2]).write(&dir.join("history.v5.list.damaged")).unwrap();
+        // The .prev a conversion kept: an older version's file names none.
+        std::fs::write(dir.join("history.v5.list.prev.1"), [0x28, 0xb5, 0x2f, 0xfd]).unwrap();
+        collect_garbage(dir.path()).unwrap();
+        let left: Vec<bool> = (1..=5)
+            .map(|n| dir.join(&generation_name(n)).exists())
+            .collect();
+        assert_eq!(left, [true, true, true, true, false]);
+        // A list moved aside that does not read: what it names is unknown.
+        std::fs::write(dir.join(&generation_name(5)), b"x").unwrap();
+        std::fs::write(dir.join("history.v5.list.damaged.1"), b"# history v5 gen").unwrap();
+        collect_garbage(dir.path()).unwrap();
+        assert!(dir.join(&generation_name(5)).exists());
     }
 }
