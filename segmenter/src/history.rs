@@ -731,6 +731,16 @@ impl FileReader {
         }
     }
 
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Entries read so far (all of them once the end line is read).
+    pub fn entries_read(&self) -> u64 {
+        self.entries
+    }
+
     fn damaged(&self, problem: String) -> HistoryError {
         HistoryError::Damaged {
             path: self.path.clone(),

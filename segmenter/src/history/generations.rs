@@ -186,6 +186,14 @@ impl GenerationList {
         common::atomic::write_atomic(path, self.encode().as_bytes())
     }
 
+    /// Where each generation of the list at `list` is, with the entries
+    /// the list records for it.
+    pub fn paths(&self, list: &Path) -> Vec<(PathBuf, u64)> {
+        (self.generations.iter())
+            .map(|g| (generation_path(list, &g.name), g.entries))
+            .collect()
+    }
+
     /// The highest generation number listed.
     fn last_number(&self) -> u64 {
         self.generations
@@ -245,11 +253,26 @@ struct Source {
     prefix: Vec<u8>,
     host: String,
     have: bool,
+    /// The entries the list records for it.
+    listed: u64,
 }
 
 impl Source {
     fn advance(&mut self) -> Result<(), HistoryError> {
         self.have = self.reader.read_into(&mut self.entry)?;
+        if !self.have && self.reader.entries_read() != self.listed {
+            // Sound in itself, but not the file the list names: another
+            // generation's file put in its place.
+            return Err(HistoryError::Damaged {
+                path: self.reader.path().to_path_buf(),
+                problem: format!(
+                    "it holds {} entries where {LIST_FILE_NAME} records {} (is it another \
+                     generation's file put in its place?)",
+                    self.reader.entries_read(),
+                    self.listed
+                ),
+            });
+        }
         if self.have && self.entry.host != self.host {
             host_key(&self.entry.host, &mut self.prefix);
             self.host.clone_from(&self.entry.host);
@@ -270,9 +293,11 @@ struct MergedReader {
 }
 
 impl MergedReader {
-    fn open(paths: &[PathBuf]) -> Result<MergedReader, HistoryError> {
+    /// Opens the generation files `paths` (oldest first), each with the
+    /// entries its list records, checked at its end.
+    fn open(paths: &[(PathBuf, u64)]) -> Result<MergedReader, HistoryError> {
         let mut sources = Vec::with_capacity(paths.len());
-        for path in paths {
+        for (path, listed) in paths {
             let Some(reader) = FileReader::open(path)? else {
                 return Err(HistoryError::Damaged {
                     path: path.clone(),
@@ -285,6 +310,7 @@ impl MergedReader {
                 prefix: Vec::new(),
                 host: String::new(),
                 have: false,
+                listed: *listed,
             };
             s.advance()?;
             sources.push(s);
@@ -355,9 +381,7 @@ impl HistoryReader {
             }));
         }
         let list = GenerationList::read(path)?;
-        let paths: Vec<PathBuf> = (list.generations.iter())
-            .map(|g| generation_path(path, &g.name))
-            .collect();
+        let paths = list.paths(path);
         Ok(Some(HistoryReader {
             inner: Inner::Merged(MergedReader::open(&paths)?),
             list: Some(list),
@@ -489,10 +513,7 @@ impl HistoryOut {
         );
         if tail > 1 {
             let at = list.generations.len() - tail;
-            let paths: Vec<PathBuf> = list.generations[at..]
-                .iter()
-                .map(|g| generation_path(&self.list_path, &g.name))
-                .collect();
+            let paths = list.paths(&self.list_path).split_off(at);
             let number = self.number + 1;
             let out = generation_path_staged(&self.list_path, number);
             let entries = rewrite(&paths, &out)?;
@@ -537,9 +558,9 @@ fn generation_path_staged(list: &Path, number: u64) -> PathBuf {
     list.with_file_name(generation_name(number))
 }
 
-/// Merges the generation files `paths` (oldest first) into `out`; returns
-/// its entries.
-pub fn rewrite(paths: &[PathBuf], out: &Path) -> Result<u64, HistoryError> {
+/// Merges the generation files `paths` (oldest first, each with the
+/// entries its list records) into `out`; returns its entries.
+pub fn rewrite(paths: &[(PathBuf, u64)], out: &Path) -> Result<u64, HistoryError> {
     let mut reader = MergedReader::open(paths)?;
     let mut writer = HistoryWriter::create(out)?;
     let mut e = Entry::default();
@@ -730,9 +751,7 @@ mod tests {
         );
 
         // Compacted into one file, it reads the same.
-        let paths: Vec<PathBuf> = (list.generations.iter())
-            .map(|g| dir.join(&g.name))
-            .collect();
+        let paths = list.paths(&list_path);
         let one = dir.join(&generation_name(99));
         let n = rewrite(&paths, &one).unwrap();
         assert_eq!(n, read.len() as u64);
@@ -875,6 +894,36 @@ mod tests {
         let err = HistoryReader::open(&path).err().unwrap().to_string();
         assert!(
             err.contains(&generation_name(1)) && err.contains("missing"),
+            "{err}"
+        );
+        // A sound generation put in place of another is told by its count.
+        let g1 = write_generation(
+            &dir.join(&generation_name(1)),
+            &[entry("http://a.test/", 1)],
+        );
+        let g2 = write_generation(
+            &dir.join(&generation_name(2)),
+            &sorted(vec![
+                entry("http://a.test/x", 2),
+                entry("http://b.test/", 2),
+            ]),
+        );
+        let two = GenerationList {
+            generations: vec![g1, g2],
+        };
+        two.write(&path).unwrap();
+        assert_eq!(read_all(&path).len(), 3);
+        std::fs::copy(dir.join(&generation_name(1)), dir.join(&generation_name(2))).unwrap();
+        let mut r = HistoryReader::open(&path).unwrap().unwrap();
+        let err = loop {
+            match r.next_entry() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("read as sound"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(
+            err.contains(&generation_name(2)) && err.contains("holds 1 entries where"),
             "{err}"
         );
         // Garbage is not collected beside a list that does not read.

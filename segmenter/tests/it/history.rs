@@ -220,25 +220,42 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     let mut lines: Vec<&str> = text.lines().collect();
     lines.remove(7);
     let short = zstd::encode_all((lines.join("\n") + "\n").as_bytes(), 3).unwrap();
-    for (what, damaged) in [
-        ("cut", whole[..whole.len() / 2].to_vec()),
-        ("line lost", short),
+    // Another generation's file in place of the second: sound in itself,
+    // not what the list names.
+    let second = crawl.root().join(&names[1]);
+    let second_whole = fs::read(&second).unwrap();
+    let root = crawl.root().to_str().unwrap().to_string();
+    for (what, path, damaged) in [
+        ("cut", &first, whole[..whole.len() / 2].to_vec()),
+        ("line lost", &first, short),
+        ("another generation", &second, whole.clone()),
     ] {
-        fs::write(&first, &damaged).unwrap();
+        fs::write(path, &damaged).unwrap();
         let before = files(crawl.root());
-        let root = crawl.root().to_str().unwrap().to_string();
         let mut args = vec!["run", root.as_str()];
         args.extend_from_slice(&FLAGS);
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
+        let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
-            out.stderr.contains(&names[0]) && out.stderr.contains("Repair"),
+            out.stderr.contains(name) && out.stderr.contains("Repair"),
             "{what}: {}",
             out.stderr
         );
         assert_eq!(files(crawl.root()), before, "{what}: nothing changed");
+        let out = bins::run_expecting(
+            &mut segmenter_cmd(&["repair", root.as_str()]),
+            crawl.root(),
+            1,
+        );
+        assert!(
+            out.stdout.contains("DAMAGED") && out.stdout.contains(name),
+            "{what}: {}",
+            out.stdout
+        );
+        fs::write(&first, &whole).unwrap();
+        fs::write(&second, &second_whole).unwrap();
     }
     // Put back whole, the round goes on.
-    fs::write(&first, &whole).unwrap();
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched unchanged:"), 5, "{report}");
 }
