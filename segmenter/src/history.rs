@@ -675,6 +675,23 @@ pub enum HistoryError {
     },
 }
 
+impl From<HistoryError> for crate::error::Error {
+    /// A damaged history is refused with its repair said
+    /// ([`HISTORY_REPAIR`]); a read or write that fails (a full disk:
+    /// `ENOSPC`, or `EFBIG` past a file-size limit) is a plain I/O error
+    /// naming the file, as for every other file a round writes: the
+    /// history is not damaged, and the same command run again with room
+    /// goes on.
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::Io { path, source } => crate::error::Error::Io { path, source },
+            damaged @ HistoryError::Damaged { .. } => {
+                crate::error::Error::damaged(HISTORY_REPAIR)(damaged)
+            }
+        }
+    }
+}
+
 /// Reads one history file (a generation, or the whole history of version
 /// 4 and before) entry by entry, checking its framing: a damaged file is
 /// an error, at the latest at its end (never read as a shorter history).
