@@ -635,4 +635,18 @@ fn a_version_1_history_is_read_and_converted_to_generations() {
         kept.starts_with("# history v1\n"),
         "kept as the .prev: {kept}"
     );
+
+    // An older version's file put back beside the list (from a backup,
+    // say) is not what the next round reads: the round keeps the list it
+    // replaces as the .prev, and leaves that file alone.
+    let list = crawl.root().join(HISTORY_LIST);
+    let list_before = fs::read(&list).unwrap();
+    let stale = crawl.root().join("history.v4.tsv.zst");
+    fs::write(&stale, b"a stale file").unwrap();
+    let y = page("http://a.test/y", "<p>y</p>", "\"y\"");
+    fetched(&crawl, "00003", &[y], ago(50));
+    run_round(&crawl, &FLAGS);
+    assert_eq!(fs::read(&prev).unwrap(), list_before, "the list before");
+    assert_eq!(fs::read(&stale).unwrap(), b"a stale file");
+    assert!(history(&crawl).contains_key("http://a.test/y"));
 }
