@@ -616,31 +616,53 @@ fn listed(path: &Path) -> Option<Vec<String>> {
 /// them names it. Nothing is deleted when no list is in place (moved away:
 /// its generations may be wanted back) or when one of those files does not
 /// read as a list (what it names is unknown).
-pub fn collect_garbage(root: &Path) -> io::Result<()> {
+///
+/// Returns what could not be done, each naming its file: a deletion that
+/// fails costs only disk space, so it must not fail the commit (nor every
+/// later one): the caller warns, and the next commit tries again.
+pub fn collect_garbage(root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
     if !root.join(LIST_FILE_NAME).is_file() {
-        return Ok(());
+        return problems;
     }
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) => {
+            problems.push(format!(
+                "{}: not read, so no unused history generation was deleted: {e}",
+                root.display()
+            ));
+            return problems;
+        }
+    };
     let mut keep = Vec::new();
     let mut generations = Vec::new();
-    for e in std::fs::read_dir(root)?.flatten() {
+    for e in entries.flatten() {
         let Ok(name) = e.file_name().into_string() else {
             continue;
         };
         if name.starts_with(LIST_FILE_NAME) {
             match listed(&e.path()) {
                 Some(names) => keep.extend(names),
-                None => return Ok(()),
+                None => return problems,
             }
         } else if generation_number(&name).is_some() {
             generations.push((name, e.path()));
         }
     }
     for (name, path) in generations {
-        if !keep.contains(&name) {
-            std::fs::remove_file(path)?;
+        if keep.contains(&name) {
+            continue;
+        }
+        if let Err(e) = std::fs::remove_file(&path) {
+            problems.push(format!(
+                "{}: a history generation no list names any more, not deleted ({e}); \
+                 the next round tries again, or delete it yourself",
+                path.display()
+            ));
         }
     }
-    Ok(())
+    problems
 }
 
 /// Bytes of the history of the crawl directory `root` on disk (its
@@ -852,7 +874,7 @@ mod tests {
         let listed = root.join(LIST_FILE_NAME);
         std::fs::rename(&listed, common::crawldir::prev_path(&listed)).unwrap();
         std::fs::rename(&list_path, &listed).unwrap();
-        collect_garbage(&root).unwrap();
+        assert!(collect_garbage(&root).is_empty());
         let mut left: Vec<String> = std::fs::read_dir(&root)
             .unwrap()
             .filter_map(|e| e.unwrap().file_name().into_string().ok())
@@ -865,7 +887,7 @@ mod tests {
             [generation_name(1), generation_name(2), generation_name(9)]
         );
         std::fs::remove_file(common::crawldir::prev_path(&listed)).unwrap();
-        collect_garbage(&root).unwrap();
+        assert!(collect_garbage(&root).is_empty());
         assert!(!root.join(generation_name(2)).exists());
         assert!(root.join(generation_name(1)).exists());
     }
@@ -929,7 +951,7 @@ mod tests {
         // Garbage is not collected beside a list that does not read.
         std::fs::write(&path, "# history v5 generations\nxx\n").unwrap();
         std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();
-        collect_garbage(dir.path()).unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
         assert!(dir.join(&generation_name(3)).exists());
     }
 
@@ -949,17 +971,23 @@ mod tests {
         }
         let list = dir.join(LIST_FILE_NAME);
         // Moved away, as the repair message advises: nothing goes.
-        list_of(&[1, 2]).write(&dir.join("history.v5.list.old")).unwrap();
-        collect_garbage(dir.path()).unwrap();
+        list_of(&[1, 2])
+            .write(&dir.join("history.v5.list.old"))
+            .unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
         assert!((1..=5).all(|n| dir.join(&generation_name(n)).exists()));
         // A list in place, its .prev, the one repair moved aside, one a
         // user renamed: what any of them names stays.
         list_of(&[4]).write(&list).unwrap();
-        list_of(&[3]).write(&common::crawldir::prev_path(&list)).unwrap();
-        list_of(&[2]).write(&dir.join("history.v5.list.damaged")).unwrap();
+        list_of(&[3])
+            .write(&common::crawldir::prev_path(&list))
+            .unwrap();
+        list_of(&[2])
+            .write(&dir.join("history.v5.list.damaged"))
+            .unwrap();
         // The .prev a conversion kept: an older version's file names none.
         std::fs::write(dir.join("history.v5.list.prev.1"), [0x28, 0xb5, 0x2f, 0xfd]).unwrap();
-        collect_garbage(dir.path()).unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
         let left: Vec<bool> = (1..=5)
             .map(|n| dir.join(&generation_name(n)).exists())
             .collect();
@@ -967,7 +995,17 @@ mod tests {
         // A list moved aside that does not read: what it names is unknown.
         std::fs::write(dir.join(&generation_name(5)), b"x").unwrap();
         std::fs::write(dir.join("history.v5.list.damaged.1"), b"# history v5 gen").unwrap();
-        collect_garbage(dir.path()).unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
         assert!(dir.join(&generation_name(5)).exists());
+
+        // A generation that cannot be deleted (a directory of that name)
+        // is named, and the others still go.
+        std::fs::remove_file(dir.join("history.v5.list.damaged.1")).unwrap();
+        std::fs::create_dir(dir.join(&generation_name(6))).unwrap();
+        std::fs::write(dir.join(&generation_name(6)).join("x"), b"x").unwrap();
+        let problems = collect_garbage(dir.path());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains(&generation_name(6)), "{problems:?}");
+        assert!(!dir.join(&generation_name(5)).exists());
     }
 }

@@ -448,7 +448,10 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         moved.push(rel.to_string());
     }
     retire_old_versions(root)?;
-    history::generations::collect_garbage(root).map_err(Error::io(root))?;
+    // (Unused generations not deleted cost space, not the round.)
+    for problem in history::generations::collect_garbage(root) {
+        common::runlog::say(format_args!("warning: {problem}"));
+    }
     let segments = root.join("segments");
     if segments.is_dir() {
         sync_dir(&segments).map_err(Error::io(&segments))?;
