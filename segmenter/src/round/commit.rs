@@ -19,7 +19,8 @@
 //! rather than rename a journal block into the crawl; version 1 is read.
 //!
 //! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`,
-//! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
+//! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied; the
+//! history's list hard-linked, so that one is in place at every moment), so that
 //! a damaged state file can be repaired with the round before. A round
 //! that converted an older version's history file keeps that file as the
 //! list's `.prev` (a hard link, then its old name removed); an older
@@ -49,8 +50,9 @@
 //! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
 //! filter rebuild that has read the history), `grown` (rebuilt, not yet
 //! sealed), `staged`, `marked`, `moving`, `generations` (the history's new
-//! generations moved in, not yet its list), `moved`; and `mapped` (a map's
-//! output complete, not yet renamed into place).
+//! generations moved in, not yet its list), `prev` (the list in place kept
+//! as its `.prev`, the new one not yet renamed over it), `moved`; and
+//! `mapped` (a map's output complete, not yet renamed into place).
 
 use std::fs::{self, File};
 use std::io;
@@ -426,16 +428,25 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         let dst = root.join(rel);
         if rel == history::FILE_NAME {
             pause_point("generations");
-            if !dst.exists() {
+            if dst.exists() {
+                // The list replaced stays as its .prev, a hard link, and
+                // the new one is renamed over it: a list is in place at
+                // every moment (between two renames a reader would find
+                // no history at all).
+                keep_as_prev(&dst, &prev_path(&dst))?;
+            } else {
                 // No list before: the round read an older version's file,
                 // if there is one, and converted it.
                 keep_converted(root)?;
             }
-        }
-        if let Some(parent) = dst.parent() {
+            pause_point("prev");
+        } else if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent).map_err(Error::io(parent))?;
         }
-        if KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k)) && dst.exists() {
+        if rel != history::FILE_NAME
+            && KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k))
+            && dst.exists()
+        {
             // The generation replaced stays as NAME.prev, for repair (a
             // rename: free even for a large Bloom filter).
             let prev = prev_path(&dst);
