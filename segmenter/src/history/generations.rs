@@ -51,6 +51,11 @@ use crate::round::backlog::host_key;
 
 /// The list's file name in the crawl directory.
 pub const LIST_FILE_NAME: &str = "history.v5.list";
+/// A file that asks the next round to read the consumed runs still in
+/// `fetched/` for the history too, under the entries it holds (left by
+/// `segmenter repair` when it salvaged a history that lost a generation;
+/// removed once a round has done so).
+pub const REBUILD_FILE_NAME: &str = "history.v5.rebuild";
 /// The list's first line (also how a list is told from a history file).
 const LIST_HEADER: &str = "# history v5 generations";
 const GENERATION_PREFIX: &str = "history.v5.";
@@ -568,6 +573,15 @@ pub fn rewrite(paths: &[(PathBuf, u64)], out: &Path) -> Result<u64, HistoryError
         writer.write(&e)?;
     }
     writer.finish()
+}
+
+/// Reads the generation file at `path` to its end, checking it holds the
+/// `entries` its list records.
+pub fn check_generation(path: &Path, entries: u64) -> Result<(), HistoryError> {
+    let mut reader = MergedReader::open(&[(path.to_path_buf(), entries)])?;
+    let mut e = Entry::default();
+    while reader.read_into(&mut e)? {}
+    Ok(())
 }
 
 /// A generation number above every one the crawl directory `root` has

@@ -191,10 +191,12 @@ fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     })
 }
 
-#[test]
-fn a_damaged_history_is_refused_and_nothing_changes() {
-    let crawl = seeded("history-damage");
-    let pages: Vec<Page> = (0..50)
+/// A crawl after two rounds: the first fetched `n` pages (`http://a.test/pI`),
+/// the second fetched the first `changed` again, which makes a small
+/// generation of its own beside the first one. Returns the pages too.
+fn two_generations(name: &str, n: usize, changed: usize) -> (TempCrawl, Vec<Page>) {
+    let crawl = seeded(name);
+    let pages: Vec<Page> = (0..n)
         .map(|i| {
             page(
                 &format!("http://a.test/p{i}"),
@@ -205,10 +207,14 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         .collect();
     fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
-    // A round that changes a few entries writes a small generation of its
-    // own beside the first one.
-    fetched(&crawl, "00002", &pages[..5], ago(50));
+    fetched(&crawl, "00002", &pages[..changed], ago(50));
     run_round(&crawl, &FLAGS);
+    (crawl, pages)
+}
+
+#[test]
+fn a_damaged_history_is_refused_and_nothing_changes() {
+    let (crawl, pages) = two_generations("history-damage", 50, 5);
     let names = history_generations(&crawl.root().join(HISTORY_LIST));
     assert_eq!(names.len(), 2, "{names:?}");
     let first = crawl.root().join(&names[0]);
@@ -258,6 +264,53 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
     // Put back whole, the round goes on.
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched unchanged:"), 5, "{report}");
+}
+
+#[test]
+fn a_damaged_generation_both_lists_name_is_salvaged_from_the_others_and_the_runs() {
+    let (crawl, _) = two_generations("history-salvage", 30, 3);
+    let before = history(&crawl);
+    // The second run deleted since: only the kept generation knows its
+    // fetches.
+    fs::remove_dir_all(crawl.dir.fetched_dir("00002")).unwrap();
+    // The first generation is named by the list and by its .prev: cut, it
+    // leaves no sound list to restore.
+    let names = history_generations(&crawl.root().join(HISTORY_LIST));
+    assert_eq!(names.len(), 2, "{names:?}");
+    let first = crawl.root().join(&names[0]);
+    let whole = fs::read(&first).unwrap();
+    fs::write(&first, &whole[..whole.len() / 2]).unwrap();
+    let root = crawl.root().to_str().unwrap().to_string();
+    let out = bins::run(
+        &mut segmenter_cmd(&["repair", root.as_str(), "--accept-loss"]),
+        crawl.root(),
+    );
+    assert!(
+        out.stdout
+            .contains("rebuilt from the 1 of its 2 generations")
+            && out
+                .stdout
+                .contains(&format!("lost: 30 entries of {}", first.display())),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        history_generations(&crawl.root().join(HISTORY_LIST)),
+        [names[1].clone()]
+    );
+    // The next round reads the consumed runs under what was kept: every
+    // URL has its entry again, the newer ones of the kept generation won.
+    let new = page("http://a.test/new", "<p>n</p>", "\"n\"");
+    fetched(&crawl, "00003", &[new], ago(10));
+    run_round(&crawl, &FLAGS);
+    let after = history(&crawl);
+    assert_eq!(after.len(), before.len() + 1);
+    for (url, e) in &before {
+        for column in ["fetched", "status", "digest", "record_id", "interval"] {
+            assert_eq!(after[url][column], e[column], "{url} {column}");
+        }
+    }
+    assert!(!crawl.root().join("history.v5.rebuild").exists());
 }
 
 #[test]
