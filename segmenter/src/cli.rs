@@ -325,7 +325,9 @@ pub enum Command {
         /// previous generation (NAME.prev) if that is sound; else the
         /// backlog and segments keep the URLs that still decode,
         /// consumed.txt is reset to empty (every fetched run is read
-        /// again), seen.bloom is rebuilt from the history, the backlog and
+        /// again), the history keeps the generations that read whole (the
+        /// next round reads the consumed runs under them), seen.bloom is
+        /// rebuilt from the history, the backlog and
         /// the segments not yet consumed, hosts.db is moved away (created
         /// anew).
         /// A damaged .prev is moved away. Each line says what is lost.

@@ -121,7 +121,9 @@ pub const HISTORY_REPAIR: &str = "Repair: copy history.v5.list.prev (the history
     before, whose generations are kept with it: the fetches of the last consumed run are not \
     in it, and their URLs are fetched again when due) over history.v5.list (for an older \
     version's single file, its own .prev over it; `segmenter repair` does either when the \
-    .prev reads), or move the list away: the next run rebuilds the history from the \
+    .prev reads), or rename the list (to history.v5.list.old, say: a generation any \
+    history.v5.list* file names is kept, one only a list moved out of the crawl directory \
+    names is deleted after the next round): the next run rebuilds the history from the \
     consumed runs still in fetched/ (intervals and change counts start again)";
 
 /// Whether a URL is still refetched, or why not.
@@ -673,6 +675,23 @@ pub enum HistoryError {
     },
 }
 
+impl From<HistoryError> for crate::error::Error {
+    /// A damaged history is refused with its repair said
+    /// ([`HISTORY_REPAIR`]); a read or write that fails (a full disk:
+    /// `ENOSPC`, or `EFBIG` past a file-size limit) is a plain I/O error
+    /// naming the file, as for every other file a round writes: the
+    /// history is not damaged, and the same command run again with room
+    /// goes on.
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::Io { path, source } => crate::error::Error::Io { path, source },
+            damaged @ HistoryError::Damaged { .. } => {
+                crate::error::Error::damaged(HISTORY_REPAIR)(damaged)
+            }
+        }
+    }
+}
+
 /// Reads one history file (a generation, or the whole history of version
 /// 4 and before) entry by entry, checking its framing: a damaged file is
 /// an error, at the latest at its end (never read as a shorter history).
@@ -727,6 +746,16 @@ impl FileReader {
                  `# history v1`)"
             ))),
         }
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Entries read so far (all of them once the end line is read).
+    pub fn entries_read(&self) -> u64 {
+        self.entries
     }
 
     fn damaged(&self, problem: String) -> HistoryError {

@@ -56,7 +56,7 @@ use common::listfile;
 use common::segment::{SegmentRecord, Via};
 
 use crate::error::Error;
-use crate::history::{HISTORY_REPAIR, HistoryOut, HistoryReader, Lookup};
+use crate::history::{HistoryOut, HistoryReader, Lookup};
 use crate::progress::{Progress, while_running};
 use crate::round::backlog::{BacklogStream, ListCursor, Waiting};
 use crate::round::candidates::{LastFetch, Meta};
@@ -821,11 +821,12 @@ fn merge_history<'a>(
     Error,
 > {
     let crawl = &settings.crawl;
-    let old = HistoryReader::open_in(crawl.root()).map_err(Error::damaged(HISTORY_REPAIR))?;
+    // (A damaged history is refused with its repair; an I/O error, such as
+    // a full disk while the new generation is written, is said as one.)
+    let old = HistoryReader::open_in(crawl.root())?;
     // Over a history kept in generations, the round writes one of its own.
     let base = old.as_ref().and_then(|r| r.generations().cloned());
-    let out = HistoryOut::create(&staging.history_path(), crawl.root(), base)
-        .map_err(Error::damaged(HISTORY_REPAIR))?;
+    let out = HistoryOut::create(&staging.history_path(), crawl.root(), base)?;
     let budget = usize::try_from(settings.options.memory / 8).unwrap_or(usize::MAX);
     let mut sorter = Sorter::new(spills.clone(), budget)?;
     let mut urls = 0;

@@ -10,8 +10,10 @@
 //! exact sets (the history, the backlog and the segments not yet consumed,
 //! once they are repaired themselves: it is checked last); the others by
 //! their previous generation (`NAME.prev`) when that is there and sound, or
-//! else by what can be rebuilt (the records that still decode) or by an
-//! empty state; every replacement says exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
+//! else by what can be rebuilt (the records that still decode; for the
+//! history, a list of the generations that read whole, with the consumed
+//! runs read under them by the next round) or by an empty state; every
+//! replacement says exactly what is lost. `scope.seeds` without a sound `.prev` cannot be
 //! rebuilt (only the user knows the seeds): it is left for the user, and
 //! the exit status is 1.
 //!
@@ -231,7 +233,9 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     } else {
         let _ = writeln!(
             out,
-            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged"
+            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged \
+             (a damaged history generation under its own name, with the list kept as \
+             history.v5.list.damaged)"
         );
         Exit::Success
     };
@@ -345,7 +349,16 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
         return Ok(None);
     }
     let aside = move_aside(path)?;
-    let kept = format!("the damaged file is kept as {}", aside.display());
+    let kept = match kind {
+        // A damaged generation keeps its name: the list moved aside names
+        // it, and no generation a `history.v5.list*` file names is deleted.
+        Kind::History => format!(
+            "the damaged list is kept as {0}, and with it every generation it names \
+             (delete {0} once you no longer need them)",
+            aside.display()
+        ),
+        _ => format!("the damaged file is kept as {}", aside.display()),
+    };
     if prev_sound {
         copy_into_place(&prev, path)?;
         return Ok(Some(format!(
@@ -383,12 +396,15 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
             )
         }
         Kind::Bloom => rebuild_bloom(path, &prev, crawl)?,
-        Kind::History => format!(
-            "no sound {} to restore: moved away; the next round builds a new history from the \
-             consumed runs still in fetched/; lost: the schedule (intervals and change counts \
-             start again; URLs whose runs were deleted are not refetched)",
-            prev.display()
-        ),
+        Kind::History => match salvage_history(&aside, path, crawl)? {
+            Some(done) => done,
+            None => format!(
+                "no sound {} to restore: moved away; the next round builds a new history from \
+                 the consumed runs still in fetched/; lost: the schedule (intervals and change \
+                 counts start again; URLs whose runs were deleted are not refetched)",
+                prev.display()
+            ),
+        },
         Kind::Hosts => {
             for side in ["-wal", "-shm"] {
                 let mut name = path.as_os_str().to_os_string();
@@ -407,6 +423,48 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
         Kind::BloomAppend => unreachable!("only staged"),
     };
     Ok(Some(format!("{done}; {kept}")))
+}
+
+/// Salvages the history whose damaged list was moved to `aside`: a new
+/// list at `path` of the generations `aside` names that read whole, and
+/// the mark that has the next round read the consumed runs still in
+/// `fetched/` under them (an entry kept wins over an older fetch; a URL
+/// only a lost generation held gets its entry back from its fetches).
+/// What was done and lost, or `None` when the list does not read or no
+/// generation does (then the next round builds the history anew).
+fn salvage_history(aside: &Path, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Error> {
+    use history::generations::{GenerationList, REBUILD_FILE_NAME, check_generation};
+    let Ok(list) = GenerationList::read(aside) else {
+        return Ok(None);
+    };
+    let mut kept = GenerationList::default();
+    let mut lost = Vec::new();
+    for g in &list.generations {
+        let file = crawl.root().join(&g.name);
+        match check_generation(&file, g.entries) {
+            Ok(()) => kept.generations.push(g.clone()),
+            Err(e) => lost.push(format!("{} entries of {}", g.entries, e)),
+        }
+    }
+    if kept.generations.is_empty() {
+        return Ok(None);
+    }
+    let mark = crawl.root().join(REBUILD_FILE_NAME);
+    common::atomic::write_atomic(&mark, b"read the consumed runs for the history\n")
+        .map_err(Error::io(&mark))?;
+    kept.write(path).map_err(Error::io(path))?;
+    Ok(Some(format!(
+        "rebuilt from the {} of its {} generations that read whole, and {} asks the next \
+         round to read the consumed runs still in fetched/ under them (an entry kept wins \
+         over an older fetch); lost: {}: a URL whose latest entry was there goes by an older \
+         entry of a kept generation, or gets a new one from its fetches still in fetched/ \
+         (its interval and change count start again), or else has none until it is fetched \
+         again",
+        kept.generations.len(),
+        list.generations.len(),
+        mark.display(),
+        lost.join("; ")
+    )))
 }
 
 /// Rebuilds `seen.bloom` (moved aside) from the crawl's exact sets, with

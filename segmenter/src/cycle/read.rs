@@ -135,18 +135,33 @@ impl Lookup for OnDisk<'_> {
             .map_err(|e| e.to_string())
     }
 
+    /// From the summary the last merge saved beside the history when the
+    /// refetch bounds in force (`crawl.toml`'s, the host rules') are those
+    /// it applied: each step of the driver then costs nothing of the
+    /// history's size. Else (another history file, other bounds, a
+    /// summary too old for its due times) the history is read whole.
     fn history(&self) -> Result<HistoryFacts, String> {
         let path = crate::history::current_path(self.crawl.root());
         if !path.exists() {
             return Ok(HistoryFacts::default());
         }
         let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+        let facts = |s: crate::history::HistorySummary| HistoryFacts {
+            urls: s.urls,
+            due_now: s.due.now,
+            next_due_ms: s.next_due_ms,
+        };
+        let flags = crate::flags::RoundFlags::default();
+        let bounds = crate::settings::Settings::load(self.crawl.clone(), &flags)
+            .ok()
+            .and_then(|s| s.schedule.bounds_key(&s.host_rules));
+        if let Some(saved) =
+            bounds.and_then(|b| crate::history::SavedSummary::read_under(&path, now, &b))
+        {
+            return Ok(facts(saved));
+        }
         crate::history::HistorySummary::compute(&path, now, 0)
-            .map(|s| HistoryFacts {
-                urls: s.urls,
-                due_now: s.due.now,
-                next_due_ms: s.next_due_ms,
-            })
+            .map(facts)
             .map_err(|e| e.to_string())
     }
 

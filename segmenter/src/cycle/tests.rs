@@ -526,6 +526,49 @@ fn the_held_wait_limit_is_read_from_crawl_toml_when_a_wait_is_decided() {
 }
 
 #[test]
+fn the_history_facts_come_from_the_saved_summary_when_its_bounds_are_in_force() {
+    use crate::history::{Entry, SavedSummary, SummaryCounter};
+    let tmp = common::testutil::TempDir::new("cycle-history-summary");
+    let crawl = CrawlDir::create(tmp.path()).unwrap();
+    // A list whose generation is missing: a whole read fails, so facts
+    // that come back were taken from the summary beside it.
+    let list = crawl.root().join(crate::history::FILE_NAME);
+    let gone = crate::history::generations::GenerationList {
+        generations: vec![crate::history::generations::Generation {
+            name: crate::history::generations::generation_name(1),
+            entries: 2,
+        }],
+    };
+    gone.write(&list).unwrap();
+    let now = common::timefmt::unix_millis(std::time::SystemTime::now());
+    let mut counter = SummaryCounter::new(now, 0, true);
+    for (url, due_ms) in [
+        ("http://a.test/", now - 1000),
+        ("http://a.test/b", now + 60_000),
+    ] {
+        counter.add(&Entry {
+            host: "a.test".into(),
+            url: url.into(),
+            due_ms,
+            ..Entry::default()
+        });
+    }
+    let settings =
+        crate::settings::Settings::load(crawl.clone(), &crate::flags::RoundFlags::default())
+            .unwrap();
+    let bounds = settings.schedule.bounds_key(&settings.host_rules);
+    SavedSummary::write(&list, now, counter, bounds).unwrap();
+    let h = read::on_disk(&crawl).history().unwrap();
+    assert_eq!((h.urls, h.due_now), (2, 1), "{h:?}");
+    assert_eq!(h.next_due_ms, Some(now + 60_000));
+    // Other refetch bounds in force: their change moves due times, so the
+    // history is read whole (and its missing generation said).
+    std::fs::write(crawl.config_path(), "[segmenter]\nrecrawl_max = \"400d\"\n").unwrap();
+    let e = read::on_disk(&crawl).history().unwrap_err();
+    assert!(e.contains("missing"), "{e}");
+}
+
+#[test]
 fn a_spent_crawl_byte_budget_stops_with_exit_code_0() {
     let mut f = facts();
     f.state.open = Some(open(4, Some("00002")));

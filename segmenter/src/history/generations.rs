@@ -38,8 +38,9 @@
 //! stages its new generations and the new list; the commit
 //! (`crate::round::commit`) moves the generations in first, then the list
 //! (the one it replaces kept as `history.v5.list.prev`), then deletes the
-//! generations neither list names ([`collect_garbage`]). At every moment
-//! the list in place names files that exist.
+//! generations no list names ([`collect_garbage`]: any file named
+//! `history.v5.list*` counts, so a list moved aside keeps its generations).
+//! At every moment the list in place names files that exist.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -50,6 +51,11 @@ use crate::round::backlog::host_key;
 
 /// The list's file name in the crawl directory.
 pub const LIST_FILE_NAME: &str = "history.v5.list";
+/// A file that asks the next round to read the consumed runs still in
+/// `fetched/` for the history too, under the entries it holds (left by
+/// `segmenter repair` when it salvaged a history that lost a generation;
+/// removed once a round has done so).
+pub const REBUILD_FILE_NAME: &str = "history.v5.rebuild";
 /// The list's first line (also how a list is told from a history file).
 const LIST_HEADER: &str = "# history v5 generations";
 const GENERATION_PREFIX: &str = "history.v5.";
@@ -185,6 +191,14 @@ impl GenerationList {
         common::atomic::write_atomic(path, self.encode().as_bytes())
     }
 
+    /// Where each generation of the list at `list` is, with the entries
+    /// the list records for it.
+    pub fn paths(&self, list: &Path) -> Vec<(PathBuf, u64)> {
+        (self.generations.iter())
+            .map(|g| (generation_path(list, &g.name), g.entries))
+            .collect()
+    }
+
     /// The highest generation number listed.
     fn last_number(&self) -> u64 {
         self.generations
@@ -244,11 +258,26 @@ struct Source {
     prefix: Vec<u8>,
     host: String,
     have: bool,
+    /// The entries the list records for it.
+    listed: u64,
 }
 
 impl Source {
     fn advance(&mut self) -> Result<(), HistoryError> {
         self.have = self.reader.read_into(&mut self.entry)?;
+        if !self.have && self.reader.entries_read() != self.listed {
+            // Sound in itself, but not the file the list names: another
+            // generation's file put in its place.
+            return Err(HistoryError::Damaged {
+                path: self.reader.path().to_path_buf(),
+                problem: format!(
+                    "it holds {} entries where {LIST_FILE_NAME} records {} (is it another \
+                     generation's file put in its place?)",
+                    self.reader.entries_read(),
+                    self.listed
+                ),
+            });
+        }
         if self.have && self.entry.host != self.host {
             host_key(&self.entry.host, &mut self.prefix);
             self.host.clone_from(&self.entry.host);
@@ -269,9 +298,11 @@ struct MergedReader {
 }
 
 impl MergedReader {
-    fn open(paths: &[PathBuf]) -> Result<MergedReader, HistoryError> {
+    /// Opens the generation files `paths` (oldest first), each with the
+    /// entries its list records, checked at its end.
+    fn open(paths: &[(PathBuf, u64)]) -> Result<MergedReader, HistoryError> {
         let mut sources = Vec::with_capacity(paths.len());
-        for path in paths {
+        for (path, listed) in paths {
             let Some(reader) = FileReader::open(path)? else {
                 return Err(HistoryError::Damaged {
                     path: path.clone(),
@@ -284,6 +315,7 @@ impl MergedReader {
                 prefix: Vec::new(),
                 host: String::new(),
                 have: false,
+                listed: *listed,
             };
             s.advance()?;
             sources.push(s);
@@ -354,9 +386,7 @@ impl HistoryReader {
             }));
         }
         let list = GenerationList::read(path)?;
-        let paths: Vec<PathBuf> = (list.generations.iter())
-            .map(|g| generation_path(path, &g.name))
-            .collect();
+        let paths = list.paths(path);
         Ok(Some(HistoryReader {
             inner: Inner::Merged(MergedReader::open(&paths)?),
             list: Some(list),
@@ -488,10 +518,7 @@ impl HistoryOut {
         );
         if tail > 1 {
             let at = list.generations.len() - tail;
-            let paths: Vec<PathBuf> = list.generations[at..]
-                .iter()
-                .map(|g| generation_path(&self.list_path, &g.name))
-                .collect();
+            let paths = list.paths(&self.list_path).split_off(at);
             let number = self.number + 1;
             let out = generation_path_staged(&self.list_path, number);
             let entries = rewrite(&paths, &out)?;
@@ -536,9 +563,9 @@ fn generation_path_staged(list: &Path, number: u64) -> PathBuf {
     list.with_file_name(generation_name(number))
 }
 
-/// Merges the generation files `paths` (oldest first) into `out`; returns
-/// its entries.
-pub fn rewrite(paths: &[PathBuf], out: &Path) -> Result<u64, HistoryError> {
+/// Merges the generation files `paths` (oldest first, each with the
+/// entries its list records) into `out`; returns its entries.
+pub fn rewrite(paths: &[(PathBuf, u64)], out: &Path) -> Result<u64, HistoryError> {
     let mut reader = MergedReader::open(paths)?;
     let mut writer = HistoryWriter::create(out)?;
     let mut e = Entry::default();
@@ -546,6 +573,15 @@ pub fn rewrite(paths: &[PathBuf], out: &Path) -> Result<u64, HistoryError> {
         writer.write(&e)?;
     }
     writer.finish()
+}
+
+/// Reads the generation file at `path` to its end, checking it holds the
+/// `entries` its list records.
+pub fn check_generation(path: &Path, entries: u64) -> Result<(), HistoryError> {
+    let mut reader = MergedReader::open(&[(path.to_path_buf(), entries)])?;
+    let mut e = Entry::default();
+    while reader.read_into(&mut e)? {}
+    Ok(())
 }
 
 /// A generation number above every one the crawl directory `root` has
@@ -571,39 +607,76 @@ fn next_number(root: &Path, base: Option<&GenerationList>) -> Result<u64, Histor
     Ok(last + 1)
 }
 
-/// The generations named by the list at `path`, if it is a sound list.
+/// The generations named by the file at `path`, whose name starts with
+/// the list's: a sound list's; none for a history file of an older
+/// version (a zstd frame: the `.prev` a conversion kept); `None` when it
+/// is neither (a damaged list, say), so what it names is unknown.
 fn listed(path: &Path) -> Option<Vec<String>> {
-    if !GenerationList::is_list(path).ok()? {
+    const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+    let mut start = [0u8; 4];
+    File::open(path).ok()?.read_exact(&mut start).ok()?;
+    if start == ZSTD_MAGIC {
         return Some(Vec::new());
     }
     let list = GenerationList::read(path).ok()?;
     Some(list.generations.into_iter().map(|g| g.name).collect())
 }
 
-/// Deletes the generation files of the crawl directory `root` that neither
-/// the list nor its `.prev` names (merged by a compaction a round ago, or
-/// left by a discarded round). Nothing is deleted when a list cannot be
-/// read (a damaged list is repaired first, with its generations).
-pub fn collect_garbage(root: &Path) -> io::Result<()> {
-    let list = root.join(LIST_FILE_NAME);
-    let prev = common::crawldir::prev_path(&list);
+/// Deletes the generation files of the crawl directory `root` that no list
+/// names (merged by a compaction a round ago, or left by a discarded
+/// round). Every file whose name starts with `history.v5.list` counts as a
+/// list: the list, its `.prev`, one `segmenter repair` moved aside as
+/// `.damaged`, one a user renamed; so a generation is kept while any of
+/// them names it. Nothing is deleted when no list is in place (moved away:
+/// its generations may be wanted back) or when one of those files does not
+/// read as a list (what it names is unknown).
+///
+/// Returns what could not be done, each naming its file: a deletion that
+/// fails costs only disk space, so it must not fail the commit (nor every
+/// later one): the caller warns, and the next commit tries again.
+pub fn collect_garbage(root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !root.join(LIST_FILE_NAME).is_file() {
+        return problems;
+    }
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) => {
+            problems.push(format!(
+                "{}: not read, so no unused history generation was deleted: {e}",
+                root.display()
+            ));
+            return problems;
+        }
+    };
     let mut keep = Vec::new();
-    for path in [&list, &prev] {
-        if path.exists() {
-            match listed(path) {
+    let mut generations = Vec::new();
+    for e in entries.flatten() {
+        let Ok(name) = e.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with(LIST_FILE_NAME) {
+            match listed(&e.path()) {
                 Some(names) => keep.extend(names),
-                None => return Ok(()),
+                None => return problems,
             }
+        } else if generation_number(&name).is_some() {
+            generations.push((name, e.path()));
         }
     }
-    for e in std::fs::read_dir(root)?.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if generation_number(name).is_some() && !keep.iter().any(|k| k == name) {
-            std::fs::remove_file(e.path())?;
+    for (name, path) in generations {
+        if keep.contains(&name) {
+            continue;
+        }
+        if let Err(e) = std::fs::remove_file(&path) {
+            problems.push(format!(
+                "{}: a history generation no list names any more, not deleted ({e}); \
+                 the next round tries again, or delete it yourself",
+                path.display()
+            ));
         }
     }
-    Ok(())
+    problems
 }
 
 /// Bytes of the history of the crawl directory `root` on disk (its
@@ -714,9 +787,7 @@ mod tests {
         );
 
         // Compacted into one file, it reads the same.
-        let paths: Vec<PathBuf> = (list.generations.iter())
-            .map(|g| dir.join(&g.name))
-            .collect();
+        let paths = list.paths(&list_path);
         let one = dir.join(&generation_name(99));
         let n = rewrite(&paths, &one).unwrap();
         assert_eq!(n, read.len() as u64);
@@ -817,7 +888,7 @@ mod tests {
         let listed = root.join(LIST_FILE_NAME);
         std::fs::rename(&listed, common::crawldir::prev_path(&listed)).unwrap();
         std::fs::rename(&list_path, &listed).unwrap();
-        collect_garbage(&root).unwrap();
+        assert!(collect_garbage(&root).is_empty());
         let mut left: Vec<String> = std::fs::read_dir(&root)
             .unwrap()
             .filter_map(|e| e.unwrap().file_name().into_string().ok())
@@ -830,7 +901,7 @@ mod tests {
             [generation_name(1), generation_name(2), generation_name(9)]
         );
         std::fs::remove_file(common::crawldir::prev_path(&listed)).unwrap();
-        collect_garbage(&root).unwrap();
+        assert!(collect_garbage(&root).is_empty());
         assert!(!root.join(generation_name(2)).exists());
         assert!(root.join(generation_name(1)).exists());
     }
@@ -861,10 +932,94 @@ mod tests {
             err.contains(&generation_name(1)) && err.contains("missing"),
             "{err}"
         );
+        // A sound generation put in place of another is told by its count.
+        let g1 = write_generation(
+            &dir.join(&generation_name(1)),
+            &[entry("http://a.test/", 1)],
+        );
+        let g2 = write_generation(
+            &dir.join(&generation_name(2)),
+            &sorted(vec![
+                entry("http://a.test/x", 2),
+                entry("http://b.test/", 2),
+            ]),
+        );
+        let two = GenerationList {
+            generations: vec![g1, g2],
+        };
+        two.write(&path).unwrap();
+        assert_eq!(read_all(&path).len(), 3);
+        std::fs::copy(dir.join(&generation_name(1)), dir.join(&generation_name(2))).unwrap();
+        let mut r = HistoryReader::open(&path).unwrap().unwrap();
+        let err = loop {
+            match r.next_entry() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("read as sound"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(
+            err.contains(&generation_name(2)) && err.contains("holds 1 entries where"),
+            "{err}"
+        );
         // Garbage is not collected beside a list that does not read.
         std::fs::write(&path, "# history v5 generations\nxx\n").unwrap();
         std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();
-        collect_garbage(dir.path()).unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
         assert!(dir.join(&generation_name(3)).exists());
+    }
+
+    #[test]
+    fn a_generation_any_list_names_is_kept_and_none_without_a_list_in_place() {
+        let dir = common::testutil::TempDir::new("history-generations-garbage");
+        let list_of = |numbers: &[u64]| GenerationList {
+            generations: (numbers.iter())
+                .map(|&n| Generation {
+                    name: generation_name(n),
+                    entries: 1,
+                })
+                .collect(),
+        };
+        for n in 1..=5 {
+            std::fs::write(dir.join(&generation_name(n)), b"x").unwrap();
+        }
+        let list = dir.join(LIST_FILE_NAME);
+        // Moved away, as the repair message advises: nothing goes.
+        list_of(&[1, 2])
+            .write(&dir.join("history.v5.list.old"))
+            .unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
+        assert!((1..=5).all(|n| dir.join(&generation_name(n)).exists()));
+        // A list in place, its .prev, the one repair moved aside, one a
+        // user renamed: what any of them names stays.
+        list_of(&[4]).write(&list).unwrap();
+        list_of(&[3])
+            .write(&common::crawldir::prev_path(&list))
+            .unwrap();
+        list_of(&[2])
+            .write(&dir.join("history.v5.list.damaged"))
+            .unwrap();
+        // The .prev a conversion kept: an older version's file names none.
+        std::fs::write(dir.join("history.v5.list.prev.1"), [0x28, 0xb5, 0x2f, 0xfd]).unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
+        let left: Vec<bool> = (1..=5)
+            .map(|n| dir.join(&generation_name(n)).exists())
+            .collect();
+        assert_eq!(left, [true, true, true, true, false]);
+        // A list moved aside that does not read: what it names is unknown.
+        std::fs::write(dir.join(&generation_name(5)), b"x").unwrap();
+        std::fs::write(dir.join("history.v5.list.damaged.1"), b"# history v5 gen").unwrap();
+        assert!(collect_garbage(dir.path()).is_empty());
+        assert!(dir.join(&generation_name(5)).exists());
+
+        // A generation that cannot be deleted (a directory of that name)
+        // is named, and the others still go.
+        std::fs::remove_file(dir.join("history.v5.list.damaged.1")).unwrap();
+        std::fs::create_dir(dir.join(&generation_name(6))).unwrap();
+        std::fs::write(dir.join(&generation_name(6)).join("x"), b"x").unwrap();
+        let problems = collect_garbage(dir.path());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains(&generation_name(6)), "{problems:?}");
+        assert!(!dir.join(&generation_name(5)).exists());
     }
 }

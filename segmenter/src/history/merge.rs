@@ -323,7 +323,8 @@ impl Merge<'_> {
                 l.up_to(&prefix, &entry.url)?;
             }
             if self.out.whole() || before.url.is_empty() || before != entry {
-                self.out.write(&entry).map_err(damaged)?;
+                // (A failed write is an I/O error, not damage.)
+                self.out.write(&entry)?;
             }
             summary.add(&entry);
             counts.entries += 1;
@@ -334,9 +335,7 @@ impl Merge<'_> {
             l.finish()?;
         }
         let bounds = self.schedule.bounds_key(self.rules);
-        let written = (self.out)
-            .finish(self.now_ms, summary, bounds)
-            .map_err(damaged)?;
+        let written = (self.out).finish(self.now_ms, summary, bounds)?;
         Ok((counts, pages, written))
     }
 

@@ -303,11 +303,23 @@ impl SavedSummary {
     /// file beside it: `None` as for [`SavedSummary::read`], or when the
     /// merge applied other bounds (their change moves due times).
     pub fn due_now(history: &Path, now_ms: i64, bounds: &str) -> Option<u64> {
+        Some(SavedSummary::read_under(history, now_ms, bounds)?.due.now)
+    }
+
+    /// The summary of the history file `history` as of `now_ms`, as
+    /// [`SavedSummary::read`] gives it, when the merge that saved it
+    /// applied the refetch bounds `bounds` (its URLs due now are then
+    /// those the next merge finds): `None` as for `read`, or under other
+    /// bounds.
+    pub fn read_under(history: &Path, now_ms: i64, bounds: &str) -> Option<HistorySummary> {
         let saved = SavedSummary::load(history)?;
         if saved.bounds.as_deref() != Some(bounds) {
             return None;
         }
-        Some(saved.as_of(now_ms)?.due.now)
+        saved.as_of(now_ms).map(|mut s| {
+            s.file = history.display().to_string();
+            s
+        })
     }
 
     /// The summary beside the history file `history`, if it describes it.

@@ -19,8 +19,12 @@
 //! rather than rename a journal block into the crawl; version 1 is read.
 //!
 //! The generation each replaces of `backlog`, `seen.bloom`, `consumed.txt`,
-//! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied), so that
-//! a damaged state file can be repaired with the round before. For
+//! `history` and `scope.seeds` is kept as `NAME.prev` (renamed, not copied; the
+//! history's list hard-linked, so that one is in place at every moment), so that
+//! a damaged state file can be repaired with the round before. A round
+//! that converted an older version's history file keeps that file as the
+//! list's `.prev` (a hard link, then its old name removed); an older
+//! version's file the round did not read is left alone. For
 //! `seen.bloom`, replaced only when it is written whole (folded, grown),
 //! `.prev` is the filter before that; a damaged filter is rebuilt from the
 //! exact sets instead ([`crate::commands::repair`]).
@@ -46,8 +50,9 @@
 //! exactly there. Points: `scanned`, `history`, `rescued`, `growing` (a
 //! filter rebuild that has read the history), `grown` (rebuilt, not yet
 //! sealed), `staged`, `marked`, `moving`, `generations` (the history's new
-//! generations moved in, not yet its list), `moved`; and `mapped` (a map's
-//! output complete, not yet renamed into place).
+//! generations moved in, not yet its list), `prev` (the list in place kept
+//! as its `.prev`, the new one not yet renamed over it), `moved`; and
+//! `mapped` (a map's output complete, not yet renamed into place).
 
 use std::fs::{self, File};
 use std::io;
@@ -420,14 +425,28 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
             moved.push(rel.to_string());
             continue;
         }
+        let dst = root.join(rel);
         if rel == history::FILE_NAME {
             pause_point("generations");
-        }
-        let dst = root.join(rel);
-        if let Some(parent) = dst.parent() {
+            if dst.exists() {
+                // The list replaced stays as its .prev, a hard link, and
+                // the new one is renamed over it: a list is in place at
+                // every moment (between two renames a reader would find
+                // no history at all).
+                keep_as_prev(&dst, &prev_path(&dst))?;
+            } else {
+                // No list before: the round read an older version's file,
+                // if there is one, and converted it.
+                keep_converted(root)?;
+            }
+            pause_point("prev");
+        } else if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent).map_err(Error::io(parent))?;
         }
-        if KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k)) && dst.exists() {
+        if rel != history::FILE_NAME
+            && KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k))
+            && dst.exists()
+        {
             // The generation replaced stays as NAME.prev, for repair (a
             // rename: free even for a large Bloom filter).
             let prev = prev_path(&dst);
@@ -440,7 +459,10 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
         moved.push(rel.to_string());
     }
     retire_old_versions(root)?;
-    history::generations::collect_garbage(root).map_err(Error::io(root))?;
+    // (Unused generations not deleted cost space, not the round.)
+    for problem in history::generations::collect_garbage(root) {
+        common::runlog::say(format_args!("warning: {problem}"));
+    }
     let segments = root.join("segments");
     if segments.is_dir() {
         sync_dir(&segments).map_err(Error::io(&segments))?;
@@ -467,32 +489,64 @@ fn retire_old_versions(root: &Path) -> Result<(), Error> {
             }
         }
     }
-    // Likewise the history: an older version's file is the generation the
-    // new one replaces, kept as its `.prev` (the reader takes any version).
-    let history = root.join(crate::history::FILE_NAME);
-    if history.exists() {
-        let prev = prev_path(&history);
-        let mut kept = false;
-        for name in crate::history::OLD_FILE_NAMES {
-            let old = root.join(name);
-            let old_prev = prev_path(&old);
-            if old_prev.exists() {
-                fs::remove_file(&old_prev).map_err(Error::io(&old_prev))?;
-            }
-            if !old.exists() {
-                continue;
-            }
-            // The newest old file is the one the round read: it stays as
-            // the .prev; an even older one goes.
-            if kept {
+    // The history: an older version's file goes only when a round
+    // converted it, that is when it is the file kept as the list's .prev
+    // ([`keep_converted`]). A stale one (put back from a backup beside a
+    // list, say) is not what any round read: it stays, and the .prev list
+    // with it.
+    let prev = prev_path(&root.join(crate::history::FILE_NAME));
+    let Ok(kept) = fs::metadata(&prev) else {
+        return Ok(());
+    };
+    let converted = crate::history::OLD_FILE_NAMES
+        .iter()
+        .any(|name| fs::metadata(root.join(name)).is_ok_and(|m| same_file(&m, &kept)));
+    if !converted {
+        return Ok(());
+    }
+    // The converted file is kept as the .prev; it and the even older
+    // versions' files and their .prev go.
+    for name in crate::history::OLD_FILE_NAMES {
+        for old in [root.join(name), prev_path(&root.join(name))] {
+            if old.exists() {
                 fs::remove_file(&old).map_err(Error::io(&old))?;
-            } else {
-                fs::rename(&old, &prev).map_err(Error::io(&prev))?;
-                kept = true;
             }
         }
     }
     Ok(())
+}
+
+/// True when the two are the same file (hard links of one).
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+/// Keeps the older version's history file the round read (the newest one
+/// there, as [`history::current_path`] takes it), if any, as the list's
+/// `.prev`, a hard link to it: the generation the round's first list
+/// replaces, for repair. [`retire_old_versions`] then removes its old
+/// name, once the list is in place.
+fn keep_converted(root: &Path) -> Result<(), Error> {
+    let Some(old) = (history::OLD_FILE_NAMES.iter())
+        .map(|name| root.join(name))
+        .find(|p| p.exists())
+    else {
+        return Ok(());
+    };
+    keep_as_prev(&old, &prev_path(&root.join(history::FILE_NAME)))
+}
+
+/// Makes `prev` a hard link to `from` (a copy where the file system has no
+/// hard links), replacing it at once: `from` stays where it is.
+fn keep_as_prev(from: &Path, prev: &Path) -> Result<(), Error> {
+    // (One a killed commit left: the lock is held, no one else writes it.)
+    common::atomic::remove_stale_temps(prev, Duration::ZERO);
+    let tmp = common::atomic::temp_path(prev);
+    if fs::hard_link(from, &tmp).is_err() {
+        fs::copy(from, &tmp).map_err(Error::io(&tmp))?;
+    }
+    fs::rename(&tmp, prev).map_err(Error::io(prev))
 }
 
 /// `segments/NAME` or a plain file name, nothing that climbs out.

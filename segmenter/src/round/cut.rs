@@ -3,8 +3,10 @@
 //!
 //! Two cuts take the best URLs of the whole round rather than of one host:
 //! - `crawl-pages`: the crawl's page budget (`max_crawl_pages`) lets in
-//!   what is left of it: the URLs of the fetch history and of the segments
-//!   not yet fetched count against it, refetches are not limited;
+//!   what is left of it (under `order = "score"`, its pace: [`paced`];
+//!   the URLs the pace holds back are counted under this cut too): the
+//!   URLs of the fetch history and of the segments not yet fetched count
+//!   against it, refetches are not limited;
 //! - `segment-size`: with `order = "score"`, the round holds at most
 //!   `max_segment_size` × `partitions` URLs (partitions are uneven, so
 //!   one may still get more than `max_segment_size`, written as several
@@ -37,7 +39,7 @@ use crate::round::score::{Ranks, Weights, rank};
 /// Which cut left URLs waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cut {
-    /// The crawl's page budget (`max_crawl_pages`).
+    /// The crawl's page budget (`max_crawl_pages`), paced or not.
     CrawlPages,
     /// The round's size (`max_segment_size`, under `order = "score"`).
     SegmentSize,

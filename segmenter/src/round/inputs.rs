@@ -35,6 +35,11 @@ pub fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Resu
     let mut mapped = Mapped::default();
     let mut jobs = Vec::new();
     let mut history_only = std::collections::HashSet::new();
+    // Left by a repair that salvaged the history: the consumed runs are
+    // read under it once.
+    let rebuild = crawl
+        .root()
+        .join(crate::history::generations::REBUILD_FILE_NAME);
     if let Some(shards) = shards {
         mapped = mapped_inputs(crawl, shards, &consumed)?;
         warn_unmapped(&mapped, crawl.top(), &session.log);
@@ -42,7 +47,9 @@ pub fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Resu
         runs = mapped.entries.clone();
     } else {
         jobs = run_jobs(crawl, &runs, &session.log)?;
-        if !crate::history::current_path(crawl.root()).exists() && !consumed.is_empty() {
+        if (rebuild.exists() || !crate::history::current_path(crawl.root()).exists())
+            && !consumed.is_empty()
+        {
             history_only = history_jobs(session, &consumed, &mut jobs)?;
         }
     }
@@ -92,7 +99,11 @@ pub fn round(session: &Session, shards: Option<&common::shards::Shards>) -> Resu
     } else {
         Vec::new()
     };
+    let rebuilt = shards.is_none() && rebuild.exists();
     let report = execute(settings, &session.log, &filter, staging, plan)?;
+    if rebuilt {
+        std::fs::remove_file(&rebuild).map_err(Error::io(&rebuild))?;
+    }
     session.finish(&report);
     crate::derivatives::after_round(&settings.research_after_round(None), &read, &session.log);
     Ok(())
@@ -139,8 +150,9 @@ fn history_jobs(
         }
     }
     session.log.info(format_args!(
-        "{}: no fetch history yet: it is built from the {} run(s) consumed before \
-         ({} WARC file(s)); their first refetches are spread over the interval",
+        "{}: no fetch history yet, or one salvaged by a repair: it is built from the {} \
+         run(s) consumed before ({} WARC file(s)) under the entries it holds; the first \
+         refetches of the URLs new to it are spread over the interval",
         crawl.root().display(),
         consumed.len(),
         history_only.len()

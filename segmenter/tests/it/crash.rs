@@ -76,8 +76,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// What must be the same: every segment and the backlog (decoded),
-/// `seen.bloom`, `consumed.txt` and `history.v4.tsv.zst` (bytes), and no
-/// staging left over.
+/// `seen.bloom` and `consumed.txt` (bytes), the history's list (text) and
+/// entries (read through its generations), and no staging left over.
 fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (id, recs) in segments(crawl) {
@@ -89,10 +89,14 @@ fn snapshot(crawl: &TempCrawl) -> BTreeMap<String, String> {
         "seen.bloom".into(),
         format!("{} bytes, fnv {:x}", bloom.len(), fnv(&bloom)),
     );
-    let history = fs::read(crawl.root().join("history.v4.tsv.zst")).unwrap();
+    let history = history_text(crawl.root());
     out.insert(
         "history".into(),
-        format!("{} bytes, fnv {:x}", history.len(), fnv(&history)),
+        format!("{} bytes, fnv {:x}", history.len(), fnv(history.as_bytes())),
+    );
+    out.insert(
+        "history list".into(),
+        fs::read_to_string(crawl.root().join(HISTORY_LIST)).unwrap_or_default(),
     );
     out.insert(
         "consumed".into(),

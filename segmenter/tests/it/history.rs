@@ -1,4 +1,5 @@
-//! The fetch history (`history.v4.tsv.zst`): what each round records from
+//! The fetch history (`history.v5.list` and its generations): what each
+//! round records from
 //! the fetched runs it consumes, how the refetch interval adapts, which URLs
 //! are retired, and that a damaged history is refused.
 
@@ -23,11 +24,10 @@ const FLAGS: [&str; 8] = [
     "2",
 ];
 
-/// The history's entries by URL: the columns by name.
+/// The history's entries by URL (its generations merged, as `segmenter
+/// inspect --entries` prints them): the columns by name.
 fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>> {
-    let path = crawl.root().join("history.v4.tsv.zst");
-    let text =
-        String::from_utf8(zstd::decode_all(fs::File::open(&path).unwrap()).unwrap()).unwrap();
+    let text = history_text(crawl.root());
     let names = [
         "host",
         "url",
@@ -46,9 +46,8 @@ fn history(crawl: &TempCrawl) -> BTreeMap<String, BTreeMap<&'static str, String>
         "record_date",
         "canonical",
     ];
-    assert!(text.starts_with("# history v4\n"), "{text}");
     let mut out = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
+    for line in text.lines() {
         let fields: Vec<&str> = line.split('\t').collect();
         assert_eq!(fields.len(), names.len(), "{line}");
         let entry: BTreeMap<&'static str, String> = names
@@ -162,10 +161,10 @@ fn each_fetch_is_recorded_and_the_interval_adapts() {
     assert_eq!(field(&h, "http://a.test/old", "state"), "gone");
     assert_eq!(field(&h, "http://a.test/old", "status"), "410");
     // The history of the round before is kept for repair.
-    assert!(crawl.root().join("history.v4.tsv.zst.prev").is_file());
+    assert!(crawl.root().join("history.v5.list.prev").is_file());
 
     // `segmenter inspect` tells the states and when URLs are due.
-    let path = crawl.root().join("history.v4.tsv.zst");
+    let path = crawl.root().join(HISTORY_LIST);
     let out = bins::run(
         &mut segmenter_cmd(&["inspect", path.to_str().unwrap()]),
         crawl.root(),
@@ -192,10 +191,12 @@ fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     })
 }
 
-#[test]
-fn a_damaged_history_is_refused_and_nothing_changes() {
-    let crawl = seeded("history-damage");
-    let pages: Vec<Page> = (0..50)
+/// A crawl after two rounds: the first fetched `n` pages (`http://a.test/pI`),
+/// the second fetched the first `changed` again, which makes a small
+/// generation of its own beside the first one. Returns the pages too.
+fn two_generations(name: &str, n: usize, changed: usize) -> (TempCrawl, Vec<Page>) {
+    let crawl = seeded(name);
+    let pages: Vec<Page> = (0..n)
         .map(|i| {
             page(
                 &format!("http://a.test/p{i}"),
@@ -206,36 +207,110 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         .collect();
     fetched(&crawl, "00001", &pages, ago(100));
     run_round(&crawl, &FLAGS);
-    fetched(&crawl, "00002", &pages[..5], ago(50));
-    let path = crawl.root().join("history.v4.tsv.zst");
-    let whole = fs::read(&path).unwrap();
+    fetched(&crawl, "00002", &pages[..changed], ago(50));
+    run_round(&crawl, &FLAGS);
+    (crawl, pages)
+}
+
+#[test]
+fn a_damaged_history_is_refused_and_nothing_changes() {
+    let (crawl, pages) = two_generations("history-damage", 50, 5);
+    let names = history_generations(&crawl.root().join(HISTORY_LIST));
+    assert_eq!(names.len(), 2, "{names:?}");
+    let first = crawl.root().join(&names[0]);
+    fetched(&crawl, "00003", &pages[..5], ago(20));
+    let whole = fs::read(&first).unwrap();
     // Cut: the zstd frame ends early. Replaced: a valid stream, one line lost.
     let text = zstd::decode_all(&whole[..]).unwrap();
     let text = String::from_utf8(text).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines.remove(7);
     let short = zstd::encode_all((lines.join("\n") + "\n").as_bytes(), 3).unwrap();
-    for (what, damaged) in [
-        ("cut", whole[..whole.len() / 2].to_vec()),
-        ("line lost", short),
+    // Another generation's file in place of the second: sound in itself,
+    // not what the list names.
+    let second = crawl.root().join(&names[1]);
+    let second_whole = fs::read(&second).unwrap();
+    let root = crawl.root().to_str().unwrap().to_string();
+    for (what, path, damaged) in [
+        ("cut", &first, whole[..whole.len() / 2].to_vec()),
+        ("line lost", &first, short),
+        ("another generation", &second, whole.clone()),
     ] {
-        fs::write(&path, &damaged).unwrap();
+        fs::write(path, &damaged).unwrap();
         let before = files(crawl.root());
-        let root = crawl.root().to_str().unwrap().to_string();
         let mut args = vec!["run", root.as_str()];
         args.extend_from_slice(&FLAGS);
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
+        let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
-            out.stderr.contains("history.v4.tsv.zst") && out.stderr.contains("Repair"),
+            out.stderr.contains(name) && out.stderr.contains("Repair"),
             "{what}: {}",
             out.stderr
         );
         assert_eq!(files(crawl.root()), before, "{what}: nothing changed");
+        let out = bins::run_expecting(
+            &mut segmenter_cmd(&["repair", root.as_str()]),
+            crawl.root(),
+            1,
+        );
+        assert!(
+            out.stdout.contains("DAMAGED") && out.stdout.contains(name),
+            "{what}: {}",
+            out.stdout
+        );
+        fs::write(&first, &whole).unwrap();
+        fs::write(&second, &second_whole).unwrap();
     }
     // Put back whole, the round goes on.
-    fs::write(&path, &whole).unwrap();
     let report = run_round(&crawl, &FLAGS);
     assert_eq!(figure(&report, "refetched unchanged:"), 5, "{report}");
+}
+
+#[test]
+fn a_damaged_generation_both_lists_name_is_salvaged_from_the_others_and_the_runs() {
+    let (crawl, _) = two_generations("history-salvage", 30, 3);
+    let before = history(&crawl);
+    // The second run deleted since: only the kept generation knows its
+    // fetches.
+    fs::remove_dir_all(crawl.dir.fetched_dir("00002")).unwrap();
+    // The first generation is named by the list and by its .prev: cut, it
+    // leaves no sound list to restore.
+    let names = history_generations(&crawl.root().join(HISTORY_LIST));
+    assert_eq!(names.len(), 2, "{names:?}");
+    let first = crawl.root().join(&names[0]);
+    let whole = fs::read(&first).unwrap();
+    fs::write(&first, &whole[..whole.len() / 2]).unwrap();
+    let root = crawl.root().to_str().unwrap().to_string();
+    let out = bins::run(
+        &mut segmenter_cmd(&["repair", root.as_str(), "--accept-loss"]),
+        crawl.root(),
+    );
+    assert!(
+        out.stdout
+            .contains("rebuilt from the 1 of its 2 generations")
+            && out
+                .stdout
+                .contains(&format!("lost: 30 entries of {}", first.display())),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        history_generations(&crawl.root().join(HISTORY_LIST)),
+        [names[1].clone()]
+    );
+    // The next round reads the consumed runs under what was kept: every
+    // URL has its entry again, the newer ones of the kept generation won.
+    let new = page("http://a.test/new", "<p>n</p>", "\"n\"");
+    fetched(&crawl, "00003", &[new], ago(10));
+    run_round(&crawl, &FLAGS);
+    let after = history(&crawl);
+    assert_eq!(after.len(), before.len() + 1);
+    for (url, e) in &before {
+        for column in ["fetched", "status", "digest", "record_id", "interval"] {
+            assert_eq!(after[url][column], e[column], "{url} {column}");
+        }
+    }
+    assert!(!crawl.root().join("history.v5.rebuild").exists());
 }
 
 #[test]
@@ -352,8 +427,7 @@ fn a_crawl_from_before_the_history_gains_one_without_a_refetch_storm() {
     fetched(&crawl, "00001", &old, ago(50_000));
     run_round(&crawl, &FLAGS);
     // As a crawl made before the history: consumed runs, no history.
-    let path = crawl.root().join("history.v4.tsv.zst");
-    fs::remove_file(&path).unwrap();
+    remove_history(&crawl);
     fetched(
         &crawl,
         "00002",
@@ -542,8 +616,18 @@ fn a_url_whose_retries_ran_out_stays_in_the_history_and_comes_back() {
     assert_eq!((back.via, back.tries), (Via::Recrawl, 0), "{back:?}");
 }
 
+/// Removes the history of `crawl`: its lists, generations and summary.
+fn remove_history(crawl: &TempCrawl) {
+    for e in fs::read_dir(crawl.root()).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if name.starts_with("history") {
+            fs::remove_file(crawl.root().join(name)).unwrap();
+        }
+    }
+}
+
 #[test]
-fn a_version_1_history_is_read_and_replaced_by_version_4() {
+fn a_version_1_history_is_read_and_converted_to_generations() {
     let crawl = seeded("history-v1");
     fetched(
         &crawl,
@@ -560,12 +644,10 @@ fn a_version_1_history_is_read_and_replaced_by_version_4() {
         "{before:?}"
     );
     // As a build before version 2 left it: the first thirteen columns.
-    let v4 = crawl.root().join("history.v4.tsv.zst");
     let v1 = crawl.root().join("history.v1.tsv.zst");
-    let text = String::from_utf8(zstd::decode_all(fs::File::open(&v4).unwrap()).unwrap()).unwrap();
+    let text = history_text(crawl.root());
     let lines: String = text
         .lines()
-        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split('\t').take(13).collect::<Vec<_>>().join("\t") + "\n")
         .collect();
     let text = format!(
@@ -573,9 +655,8 @@ fn a_version_1_history_is_read_and_replaced_by_version_4() {
         lines.lines().count(),
         xxhash_rust::xxh3::xxh3_64(lines.as_bytes())
     );
+    remove_history(&crawl);
     fs::write(&v1, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
-    fs::remove_file(&v4).unwrap();
-    let _ = fs::remove_file(crawl.root().join("history.v4.tsv.zst.prev"));
     let status = bins::run(
         &mut segmenter_cmd(&["status", crawl.root().to_str().unwrap()]),
         crawl.root(),
@@ -595,11 +676,30 @@ fn a_version_1_history_is_read_and_replaced_by_version_4() {
     };
     assert_eq!(history(&crawl), unknown(before));
     assert!(!v1.exists(), "the version 1 file is replaced");
-    let prev = crawl.root().join("history.v4.tsv.zst.prev");
+    assert_eq!(
+        history_generations(&crawl.root().join(HISTORY_LIST)).len(),
+        1,
+        "converted whole into one generation"
+    );
+    let prev = crawl.root().join("history.v5.list.prev");
     let kept =
         String::from_utf8(zstd::decode_all(fs::File::open(&prev).unwrap()).unwrap()).unwrap();
     assert!(
         kept.starts_with("# history v1\n"),
         "kept as the .prev: {kept}"
     );
+
+    // An older version's file put back beside the list (from a backup,
+    // say) is not what the next round reads: the round keeps the list it
+    // replaces as the .prev, and leaves that file alone.
+    let list = crawl.root().join(HISTORY_LIST);
+    let list_before = fs::read(&list).unwrap();
+    let stale = crawl.root().join("history.v4.tsv.zst");
+    fs::write(&stale, b"a stale file").unwrap();
+    let y = page("http://a.test/y", "<p>y</p>", "\"y\"");
+    fetched(&crawl, "00003", &[y], ago(50));
+    run_round(&crawl, &FLAGS);
+    assert_eq!(fs::read(&prev).unwrap(), list_before, "the list before");
+    assert_eq!(fs::read(&stale).unwrap(), b"a stale file");
+    assert!(history(&crawl).contains_key("http://a.test/y"));
 }

@@ -114,7 +114,7 @@ fn a_sound_crawl_is_reported_sound_and_left_alone() {
         d.backlog_path(),
         d.bloom_path(),
         d.hosts_db_path(),
-        d.root().join("history.v4.tsv.zst"),
+        d.root().join(HISTORY_LIST),
         d.segment_path("00003"),
     ] {
         assert!(line_of(&out, &path).contains(": sound"), "{}", out.stdout);
@@ -140,7 +140,7 @@ fn damaged_files_are_named_and_replaced_only_with_accept_loss() {
         d.hosts_db_path(),
     );
     let segment = d.segment_path("00003");
-    let history = d.root().join("history.v4.tsv.zst");
+    let history = d.root().join(HISTORY_LIST);
     for p in [&consumed, &backlog, &history] {
         assert!(prev(p).is_file(), "no {}", prev(p).display());
     }
@@ -237,17 +237,9 @@ fn assert_rebuilt(crawl: &TempCrawl) {
             known.extend(urls(&read_records(&d.segment_path(&id))));
         }
     }
-    let history = zstd::decode_all(
-        fs::read(d.root().join("history.v4.tsv.zst"))
-            .unwrap()
-            .as_slice(),
-    )
-    .unwrap();
     known.extend(
-        String::from_utf8(history)
-            .unwrap()
+        history_text(d.root())
             .lines()
-            .filter(|l| !l.starts_with('#'))
             .map(|l| l.split('\t').nth(1).unwrap().to_string()),
     );
     assert!(known.len() > 10, "{known:?}");

@@ -287,6 +287,39 @@ pub fn list_entries(path: &Path) -> String {
         .collect()
 }
 
+/// The list of the fetch history's generations in the crawl directory.
+pub const HISTORY_LIST: &str = "history.v5.list";
+
+/// The fetch history of the crawl directory `root`, its generations
+/// merged, one line per URL, as `segmenter inspect LIST --entries` prints
+/// it (empty without a history).
+pub fn history_text(root: &Path) -> String {
+    let list = root.join(HISTORY_LIST);
+    if !list.exists() {
+        return String::new();
+    }
+    bins::run(
+        &mut segmenter_cmd(&[
+            OsStr::new("inspect"),
+            list.as_os_str(),
+            OsStr::new("--entries"),
+        ]),
+        root,
+    )
+    .stdout
+}
+
+/// The generation files the history list at `list` names, oldest first.
+pub fn history_generations(list: &Path) -> Vec<String> {
+    let text = fs::read_to_string(list).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# history v5 generations"), "{text}");
+    lines
+        .take_while(|l| !l.starts_with("# end "))
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
+}
+
 /// The newest JSON round report of the crawl.
 pub fn newest_json_report(crawl: &TempCrawl) -> serde_json::Value {
     let mut reports: Vec<_> = std::fs::read_dir(crawl.dir.logs_dir())

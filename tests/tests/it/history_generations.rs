@@ -269,6 +269,7 @@ fn killed_at_any_point_of_its_commit_a_round_leaves_a_history_that_reads() {
         "marked",
         "moving",
         "generations",
+        "prev",
         "moved",
     ] {
         let case = c.scratch.path().join(format!("case-{point}"));

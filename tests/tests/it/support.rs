@@ -512,7 +512,6 @@ pub fn python_json(script: &str, args: &[&Path]) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// What `segmenter status --json` prints for `crawl`.
 /// The fetch history of `crawl`, its generations merged, one line per URL
 /// (what `segmenter inspect --entries` prints; empty without a history).
 pub fn history_text(crawl: &Path) -> String {
@@ -527,6 +526,7 @@ pub fn history_text(crawl: &Path) -> String {
     .stdout
 }
 
+/// What `segmenter status --json` prints for `crawl`.
 pub fn status_json(crawl: &Path) -> serde_json::Value {
     let out = bins::run(
         bins::segmenter_cmd().args(["status".as_ref(), crawl.as_os_str(), "--json".as_ref()]),
