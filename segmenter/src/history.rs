@@ -770,6 +770,14 @@ impl FileReader {
     fn read_line(&mut self) -> Result<Option<bool>, HistoryError> {
         self.line.clear();
         let n = self.input.read_line(&mut self.line).map_err(|e| {
+            // An error of the system (EIO, EACCES, EISDIR) says nothing of
+            // the file's bytes: it is not damage.
+            if e.raw_os_error().is_some() {
+                return HistoryError::Io {
+                    path: self.path.clone(),
+                    source: e,
+                };
+            }
             let hint = if e.kind() == io::ErrorKind::UnexpectedEof {
                 "the file is cut"
             } else {
