@@ -196,7 +196,13 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     }
     let mut damaged = 0usize;
     let mut unrepaired = 0usize;
-    let checked = check_all(&crawl, accept_loss, &mut out, &mut damaged, &mut unrepaired);
+    let mut history_damaged = false;
+    let checked = check_all(
+        &crawl,
+        accept_loss,
+        &mut out,
+        (&mut damaged, &mut unrepaired, &mut history_damaged),
+    );
     if let Err(e) = checked {
         // What was done so far, then the error.
         common::exit::print(&out).map_err(Error::io("stdout"))?;
@@ -233,9 +239,13 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     } else {
         let _ = writeln!(
             out,
-            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged \
-             (a damaged history generation under its own name, with the list kept as \
-             history.v5.list.damaged)"
+            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged{}",
+            if history_damaged {
+                " (a damaged history generation under its own name, with the list kept as \
+                 history.v5.list.damaged)"
+            } else {
+                ""
+            }
         );
         Exit::Success
     };
@@ -282,13 +292,13 @@ fn check_uploads(crawl: &CrawlDir, out: &mut String) -> Result<usize, Error> {
 }
 
 /// Checks each state file of `crawl`, and with `accept_loss` replaces the
-/// damaged ones; one line per file (and per replacement) into `out`.
+/// damaged ones; one line per file (and per replacement) into `out`; counts
+/// the damaged files, those not repaired, and whether the history was one.
 fn check_all(
     crawl: &CrawlDir,
     accept_loss: bool,
     out: &mut String,
-    damaged: &mut usize,
-    unrepaired: &mut usize,
+    (damaged, unrepaired, history_damaged): (&mut usize, &mut usize, &mut bool),
 ) -> Result<(), Error> {
     let root = crawl.root();
     for f in state_files(crawl)? {
@@ -302,6 +312,7 @@ fn check_all(
             }
             Health::Damaged(problem) => {
                 *damaged += 1;
+                *history_damaged |= f.kind == Kind::History;
                 let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
                 if accept_loss && f.is_prev {
                     let aside = move_aside(&f.path)?;

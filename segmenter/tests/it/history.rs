@@ -243,7 +243,10 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
-            out.stderr.contains(name) && out.stderr.contains("Repair"),
+            out.stderr.contains(name)
+                && out
+                    .stderr
+                    .contains("Repair: `segmenter repair CRAWL --accept-loss` always"),
             "{what}: {}",
             out.stderr
         );
@@ -322,6 +325,12 @@ fn a_damaged_generation_both_lists_name_is_salvaged_from_the_others_and_the_runs
             && out
                 .stdout
                 .contains(&format!("lost: 30 entries of {}", first.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("(a damaged history generation under its own name"),
         "{}",
         out.stdout
     );
