@@ -429,6 +429,17 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
 const SHARD_SALVAGE: &str = " (in a shard's directory the consumed runs are not read again: \
     the shard keeps only its sound generations)";
 
+/// Whether `crawl` is one shard's directory (`CRAWL/shards/JJJ/` of a
+/// crawl with a `shards.toml`), as a view or given by its path.
+fn in_shard(crawl: &CrawlDir) -> bool {
+    let root = crawl.root();
+    crawl.is_shard()
+        || (root.parent())
+            .filter(|p| p.file_name() == Some("shards".as_ref()))
+            .and_then(Path::parent)
+            .is_some_and(|top| top.join(common::crawldir::SHARDS_FILE).is_file())
+}
+
 /// What became of the damaged file moved to `aside`: a damaged list keeps
 /// every generation it names (no generation a `history.v5.list*` file
 /// names is deleted, and a damaged generation keeps its own name).
@@ -500,7 +511,7 @@ fn salvage_history(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String,
         list.generations.len(),
         mark.display(),
         lost.join("; "),
-        if crawl.is_shard() { SHARD_SALVAGE } else { "" },
+        if in_shard(crawl) { SHARD_SALVAGE } else { "" },
         kept_as(&aside, true)
     ))
 }
@@ -638,4 +649,22 @@ fn copy_into_place(from: &Path, to: &Path) -> Result<(), Error> {
         .and_then(|()| std::fs::rename(&tmp, to))
         .map_err(Error::io(to))?;
     common::atomic::sync_parent(to).map_err(Error::io(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_s_directory_is_known_by_its_path_or_its_view() {
+        let dir = common::testutil::TempDir::new("repair-in-shard");
+        let shard = dir.join("shards").join("003");
+        std::fs::create_dir_all(&shard).unwrap();
+        // No shards.toml: a directory that happens to be called so.
+        assert!(!in_shard(&CrawlDir::new(&shard)));
+        std::fs::write(dir.join(common::crawldir::SHARDS_FILE), b"").unwrap();
+        assert!(in_shard(&CrawlDir::new(&shard)));
+        assert!(in_shard(&CrawlDir::new(dir.path()).shard(3)));
+        assert!(!in_shard(&CrawlDir::new(dir.path())));
+    }
 }
