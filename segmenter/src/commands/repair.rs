@@ -237,20 +237,25 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
         );
         Exit::Failure
     } else {
-        let _ = writeln!(
-            out,
-            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged{}",
-            if history_damaged {
-                " (a damaged history generation under its own name, with the list kept as \
-                 history.v5.list.damaged)"
-            } else {
-                ""
-            }
-        );
+        let _ = writeln!(out, "{}", repaired(damaged, history_damaged));
         Exit::Success
     };
     common::exit::print(&out).map_err(Error::io("stdout"))?;
     Ok(exit)
+}
+
+/// The closing line of a repair that replaced all `damaged` files; the
+/// history's way of keeping them only when it was among them.
+fn repaired(damaged: usize, history_damaged: bool) -> String {
+    let history = if history_damaged {
+        " (a damaged history generation under its own name, with the list kept as \
+         history.v5.list.damaged)"
+    } else {
+        ""
+    };
+    format!(
+        "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged{history}"
+    )
 }
 
 /// Checks the uploads recorded in every fetched run's manifest (shards
