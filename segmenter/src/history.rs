@@ -117,11 +117,14 @@ pub const COLUMN_NAMES: &str = "host url hops fetched status interval changes st
     digest etag last_modified record_id record_date canonical";
 
 /// How to repair a damaged history.
-pub const HISTORY_REPAIR: &str = "Repair: copy history.v5.list.prev (the history of the round \
-    before, whose generations are kept with it: the fetches of the last consumed run are not \
-    in it, and their URLs are fetched again when due) over history.v5.list (for an older \
-    version's single file, its own .prev over it; `segmenter repair` does either when the \
-    .prev reads), or rename the list (to history.v5.list.old, say: a generation any \
+pub const HISTORY_REPAIR: &str = "Repair: `segmenter repair CRAWL --accept-loss` always \
+    works: it restores the .prev when that reads whole, or else keeps the generations that \
+    read and has the next round read the consumed runs under them, and names what is lost. \
+    By hand: copy history.v5.list.prev (the history of the round before, whose generations \
+    are kept with it: the fetches of the last consumed run are not in it, and their URLs are \
+    fetched again when due) over history.v5.list (for an older version's single file, its \
+    own .prev over it), which fails when the damaged generation is one the .prev names too; \
+    or rename the list (to history.v5.list.old, say: a generation any \
     history.v5.list* file names is kept, one only a list moved out of the crawl directory \
     names is deleted after the next round): the next run rebuilds the history from the \
     consumed runs still in fetched/ (intervals and change counts start again)";
@@ -770,6 +773,14 @@ impl FileReader {
     fn read_line(&mut self) -> Result<Option<bool>, HistoryError> {
         self.line.clear();
         let n = self.input.read_line(&mut self.line).map_err(|e| {
+            // An error of the system (EIO, EACCES, EISDIR) says nothing of
+            // the file's bytes: it is not damage.
+            if e.raw_os_error().is_some() {
+                return HistoryError::Io {
+                    path: self.path.clone(),
+                    source: e,
+                };
+            }
             let hint = if e.kind() == io::ErrorKind::UnexpectedEof {
                 "the file is cut"
             } else {

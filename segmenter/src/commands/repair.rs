@@ -196,7 +196,13 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
     }
     let mut damaged = 0usize;
     let mut unrepaired = 0usize;
-    let checked = check_all(&crawl, accept_loss, &mut out, &mut damaged, &mut unrepaired);
+    let mut history_damaged = false;
+    let checked = check_all(
+        &crawl,
+        accept_loss,
+        &mut out,
+        (&mut damaged, &mut unrepaired, &mut history_damaged),
+    );
     if let Err(e) = checked {
         // What was done so far, then the error.
         common::exit::print(&out).map_err(Error::io("stdout"))?;
@@ -231,16 +237,25 @@ pub fn repair(root: &Path, accept_loss: bool) -> Result<Exit, Error> {
         );
         Exit::Failure
     } else {
-        let _ = writeln!(
-            out,
-            "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged \
-             (a damaged history generation under its own name, with the list kept as \
-             history.v5.list.damaged)"
-        );
+        let _ = writeln!(out, "{}", repaired(damaged, history_damaged));
         Exit::Success
     };
     common::exit::print(&out).map_err(Error::io("stdout"))?;
     Ok(exit)
+}
+
+/// The closing line of a repair that replaced all `damaged` files; the
+/// history's way of keeping them only when it was among them.
+fn repaired(damaged: usize, history_damaged: bool) -> String {
+    let history = if history_damaged {
+        " (a damaged history generation under its own name, with the list kept as \
+         history.v5.list.damaged)"
+    } else {
+        ""
+    };
+    format!(
+        "{damaged} damaged file(s) repaired; each damaged file was kept as NAME.damaged{history}"
+    )
 }
 
 /// Checks the uploads recorded in every fetched run's manifest (shards
@@ -282,13 +297,13 @@ fn check_uploads(crawl: &CrawlDir, out: &mut String) -> Result<usize, Error> {
 }
 
 /// Checks each state file of `crawl`, and with `accept_loss` replaces the
-/// damaged ones; one line per file (and per replacement) into `out`.
+/// damaged ones; one line per file (and per replacement) into `out`; counts
+/// the damaged files, those not repaired, and whether the history was one.
 fn check_all(
     crawl: &CrawlDir,
     accept_loss: bool,
     out: &mut String,
-    damaged: &mut usize,
-    unrepaired: &mut usize,
+    (damaged, unrepaired, history_damaged): (&mut usize, &mut usize, &mut bool),
 ) -> Result<(), Error> {
     let root = crawl.root();
     for f in state_files(crawl)? {
@@ -302,6 +317,7 @@ fn check_all(
             }
             Health::Damaged(problem) => {
                 *damaged += 1;
+                *history_damaged |= f.kind == Kind::History;
                 let _ = writeln!(out, "{shown}: DAMAGED: {problem}");
                 if accept_loss && f.is_prev {
                     let aside = move_aside(&f.path)?;
@@ -348,17 +364,13 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
     if kind == Kind::ScopeSeeds && !prev_sound {
         return Ok(None);
     }
+    if kind == Kind::History && !prev_sound {
+        return salvage_history(path, &prev, crawl).map(Some);
+    }
+    let is_list = kind == Kind::History
+        && history::generations::GenerationList::is_list(path).unwrap_or(false);
     let aside = move_aside(path)?;
-    let kept = match kind {
-        // A damaged generation keeps its name: the list moved aside names
-        // it, and no generation a `history.v5.list*` file names is deleted.
-        Kind::History => format!(
-            "the damaged list is kept as {0}, and with it every generation it names \
-             (delete {0} once you no longer need them)",
-            aside.display()
-        ),
-        _ => format!("the damaged file is kept as {}", aside.display()),
-    };
+    let kept = kept_as(&aside, is_list);
     if prev_sound {
         copy_into_place(&prev, path)?;
         return Ok(Some(format!(
@@ -396,15 +408,7 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
             )
         }
         Kind::Bloom => rebuild_bloom(path, &prev, crawl)?,
-        Kind::History => match salvage_history(&aside, path, crawl)? {
-            Some(done) => done,
-            None => format!(
-                "no sound {} to restore: moved away; the next round builds a new history from \
-                 the consumed runs still in fetched/; lost: the schedule (intervals and change \
-                 counts start again; URLs whose runs were deleted are not refetched)",
-                prev.display()
-            ),
-        },
+        Kind::History => unreachable!("salvaged above"),
         Kind::Hosts => {
             for side in ["-wal", "-shm"] {
                 let mut name = path.as_os_str().to_os_string();
@@ -425,46 +429,127 @@ fn fix(kind: Kind, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Erro
     Ok(Some(format!("{done}; {kept}")))
 }
 
-/// Salvages the history whose damaged list was moved to `aside`: a new
-/// list at `path` of the generations `aside` names that read whole, and
-/// the mark that has the next round read the consumed runs still in
-/// `fetched/` under them (an entry kept wins over an older fetch; a URL
-/// only a lost generation held gets its entry back from its fetches).
-/// What was done and lost, or `None` when the list does not read or no
-/// generation does (then the next round builds the history anew).
-fn salvage_history(aside: &Path, path: &Path, crawl: &CrawlDir) -> Result<Option<String>, Error> {
-    use history::generations::{GenerationList, REBUILD_FILE_NAME, check_generation};
-    let Ok(list) = GenerationList::read(aside) else {
-        return Ok(None);
+/// Added to a salvage's losses in a shard's directory: a shard's reduce
+/// does not read the consumed runs, so the mark recovers nothing there.
+const SHARD_SALVAGE: &str = " (in a shard's directory the consumed runs are not read again: \
+    the shard keeps only its sound generations)";
+
+/// Whether `crawl` is one shard's directory (`CRAWL/shards/JJJ/` of a
+/// crawl with a `shards.toml`), as a view or given by its path.
+fn in_shard(crawl: &CrawlDir) -> bool {
+    let root = crawl.root();
+    crawl.is_shard()
+        || (root.parent())
+            .filter(|p| p.file_name() == Some("shards".as_ref()))
+            .and_then(Path::parent)
+            .is_some_and(|top| top.join(common::crawldir::SHARDS_FILE).is_file())
+}
+
+/// What became of the damaged file moved to `aside`: a damaged list keeps
+/// every generation it names (no generation a `history.v5.list*` file
+/// names is deleted, and a damaged generation keeps its own name).
+fn kept_as(aside: &Path, is_list: bool) -> String {
+    if is_list {
+        format!(
+            "the damaged list is kept as {0}, and with it every generation it names \
+             (delete {0} once you no longer need them)",
+            aside.display()
+        )
+    } else {
+        format!("the damaged file is kept as {}", aside.display())
+    }
+}
+
+/// Salvages the damaged history at `path` that has no sound `prev`: a new
+/// list of the generations it names that read whole, and the mark that has
+/// the next round read the consumed runs still in `fetched/` under them
+/// (an entry kept wins over an older fetch; a URL only a lost generation
+/// held gets its entry back from its fetches). When the list does not read
+/// or no generation does, the history is moved away and the next round
+/// builds it anew. What was done and lost.
+///
+/// Safe to kill and run again at any point: the generations are checked
+/// where they are before anything changes (one that cannot be read, as
+/// opposed to one that is damaged, stops the repair with nothing
+/// changed); the new list is written under a temporary name, then the
+/// mark, then the damaged list is copied aside and the new one renamed
+/// over it, so a list is always in place.
+fn salvage_history(path: &Path, prev: &Path, crawl: &CrawlDir) -> Result<String, Error> {
+    use history::generations::{GenerationList, REBUILD_FILE_NAME};
+    let list = GenerationList::read(path).ok();
+    let (kept, lost) = match &list {
+        Some(list) => sound_generations(list, crawl)?,
+        None => (GenerationList::default(), Vec::new()),
     };
-    let mut kept = GenerationList::default();
-    let mut lost = Vec::new();
-    for g in &list.generations {
-        let file = crawl.root().join(&g.name);
-        match check_generation(&file, g.entries) {
-            Ok(()) => kept.generations.push(g.clone()),
-            Err(e) => lost.push(format!("{} entries of {}", g.entries, e)),
-        }
-    }
-    if kept.generations.is_empty() {
-        return Ok(None);
-    }
+    let Some(list) = list.filter(|_| !kept.generations.is_empty()) else {
+        let is_list = GenerationList::is_list(path).unwrap_or(false);
+        let aside = move_aside(path)?;
+        return Ok(format!(
+            "no sound {} to restore: moved away; the next round builds a new history from \
+             the consumed runs still in fetched/; lost: the schedule (intervals and change \
+             counts start again; URLs whose runs were deleted are not refetched); {}",
+            prev.display(),
+            kept_as(&aside, is_list)
+        ));
+    };
+    let new = common::atomic::temp_path(path);
+    kept.write(&new).map_err(Error::io(&new))?;
     let mark = crawl.root().join(REBUILD_FILE_NAME);
-    common::atomic::write_atomic(&mark, b"read the consumed runs for the history\n")
-        .map_err(Error::io(&mark))?;
-    kept.write(path).map_err(Error::io(path))?;
-    Ok(Some(format!(
+    let aside = aside_name(path);
+    let swapped = common::atomic::write_atomic(&mark, b"read the consumed runs for the history\n")
+        .map_err(Error::io(&mark))
+        .and_then(|()| copy_into_place(path, &aside))
+        .and_then(|()| std::fs::rename(&new, path).map_err(Error::io(path)));
+    if let Err(e) = swapped {
+        let _ = std::fs::remove_file(&new);
+        return Err(e);
+    }
+    common::atomic::sync_parent(path).map_err(Error::io(path))?;
+    Ok(format!(
         "rebuilt from the {} of its {} generations that read whole, and {} asks the next \
          round to read the consumed runs still in fetched/ under them (an entry kept wins \
          over an older fetch); lost: {}: a URL whose latest entry was there goes by an older \
          entry of a kept generation, or gets a new one from its fetches still in fetched/ \
          (its interval and change count start again), or else has none until it is fetched \
-         again",
+         again{}; {}",
         kept.generations.len(),
         list.generations.len(),
         mark.display(),
-        lost.join("; ")
-    )))
+        lost.join("; "),
+        if in_shard(crawl) { SHARD_SALVAGE } else { "" },
+        kept_as(&aside, true)
+    ))
+}
+
+/// The generations of `list` (in the crawl directory of `crawl`) that read
+/// whole, as a list, and what each damaged one lost. A generation that
+/// cannot be read (permissions, an I/O error) is an error naming it: it is
+/// not known to be damaged, so it must not be dropped.
+fn sound_generations(
+    list: &history::generations::GenerationList,
+    crawl: &CrawlDir,
+) -> Result<(history::generations::GenerationList, Vec<String>), Error> {
+    let mut kept = history::generations::GenerationList::default();
+    let mut lost = Vec::new();
+    for g in &list.generations {
+        let file = crawl.root().join(&g.name);
+        match history::generations::check_generation(&file, g.entries) {
+            Ok(()) => kept.generations.push(g.clone()),
+            Err(history::HistoryError::Io { path, source }) => {
+                let source = std::io::Error::new(
+                    source.kind(),
+                    format!(
+                        "{source}: this history generation could not be read, so it is not \
+                         known to be damaged; nothing was changed: make it readable (its \
+                         permissions, the disk) and run repair again"
+                    ),
+                );
+                return Err(Error::Io { path, source });
+            }
+            Err(e) => lost.push(format!("{} entries of {}", g.entries, e)),
+        }
+    }
+    Ok((kept, lost))
 }
 
 /// Rebuilds `seen.bloom` (moved aside) from the crawl's exact sets, with
@@ -541,6 +626,13 @@ fn salvage(from: &Path, to: &Path) -> Result<(u64, String), Error> {
 /// Renames `path` to `NAME.damaged` (or `NAME.damaged.N`), which no
 /// program reads.
 fn move_aside(path: &Path) -> Result<PathBuf, Error> {
+    let aside = aside_name(path);
+    std::fs::rename(path, &aside).map_err(Error::io(path))?;
+    Ok(aside)
+}
+
+/// `NAME.damaged` for `path`, or `NAME.damaged.N` for the first `N` free.
+fn aside_name(path: &Path) -> PathBuf {
     let mut base = path.as_os_str().to_os_string();
     base.push(".damaged");
     let base = PathBuf::from(base);
@@ -550,8 +642,7 @@ fn move_aside(path: &Path) -> Result<PathBuf, Error> {
         aside = PathBuf::from(format!("{}.{n}", base.display()));
         n += 1;
     }
-    std::fs::rename(path, &aside).map_err(Error::io(path))?;
-    Ok(aside)
+    aside
 }
 
 /// Copies `from` to `to` under a temporary name, then renames it in place.
@@ -563,4 +654,22 @@ fn copy_into_place(from: &Path, to: &Path) -> Result<(), Error> {
         .and_then(|()| std::fs::rename(&tmp, to))
         .map_err(Error::io(to))?;
     common::atomic::sync_parent(to).map_err(Error::io(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_s_directory_is_known_by_its_path_or_its_view() {
+        let dir = common::testutil::TempDir::new("repair-in-shard");
+        let shard = dir.join("shards").join("003");
+        std::fs::create_dir_all(&shard).unwrap();
+        // No shards.toml: a directory that happens to be called so.
+        assert!(!in_shard(&CrawlDir::new(&shard)));
+        std::fs::write(dir.join(common::crawldir::SHARDS_FILE), b"").unwrap();
+        assert!(in_shard(&CrawlDir::new(&shard)));
+        assert!(in_shard(&CrawlDir::new(dir.path()).shard(3)));
+        assert!(!in_shard(&CrawlDir::new(dir.path())));
+    }
 }

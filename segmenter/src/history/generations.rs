@@ -271,7 +271,7 @@ impl Source {
             return Err(HistoryError::Damaged {
                 path: self.reader.path().to_path_buf(),
                 problem: format!(
-                    "it holds {} entries where {LIST_FILE_NAME} records {} (is it another \
+                    "it holds {} entries where its list records {} (is it another \
                      generation's file put in its place?)",
                     self.reader.entries_read(),
                     self.listed
@@ -658,7 +658,14 @@ pub fn collect_garbage(root: &Path) -> Vec<String> {
         if name.starts_with(LIST_FILE_NAME) {
             match listed(&e.path()) {
                 Some(names) => keep.extend(names),
-                None => return problems,
+                None => {
+                    problems.push(format!(
+                        "{}: does not read as a list: no unused history generation deleted; \
+                         move it away or delete it",
+                        e.path().display()
+                    ));
+                    return problems;
+                }
             }
         } else if generation_number(&name).is_some() {
             generations.push((name, e.path()));
@@ -959,13 +966,23 @@ mod tests {
             }
         };
         assert!(
-            err.contains(&generation_name(2)) && err.contains("holds 1 entries where"),
+            err.contains(&generation_name(2))
+                && err.contains("holds 1 entries where its list records 2"),
             "{err}"
         );
-        // Garbage is not collected beside a list that does not read.
+        // Garbage is not collected beside a list that does not read, and
+        // the commit is told so (each round, until the list is fixed).
         std::fs::write(&path, "# history v5 generations\nxx\n").unwrap();
         std::fs::write(dir.join(&generation_name(3)), b"x").unwrap();
-        assert!(collect_garbage(dir.path()).is_empty());
+        let problems = collect_garbage(dir.path());
+        assert_eq!(
+            problems,
+            [format!(
+                "{}: does not read as a list: no unused history generation deleted; move it \
+                 away or delete it",
+                path.display()
+            )]
+        );
         assert!(dir.join(&generation_name(3)).exists());
     }
 
@@ -1006,10 +1023,18 @@ mod tests {
             .map(|n| dir.join(&generation_name(n)).exists())
             .collect();
         assert_eq!(left, [true, true, true, true, false]);
-        // A list moved aside that does not read: what it names is unknown.
+        // A list moved aside that does not read: what it names is unknown,
+        // so nothing goes, and the commit is told which file stops it.
         std::fs::write(dir.join(&generation_name(5)), b"x").unwrap();
-        std::fs::write(dir.join("history.v5.list.damaged.1"), b"# history v5 gen").unwrap();
-        assert!(collect_garbage(dir.path()).is_empty());
+        let unread = dir.join("history.v5.list.damaged.1");
+        std::fs::write(&unread, b"# history v5 gen").unwrap();
+        let problems = collect_garbage(dir.path());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(&format!("{}: does not read as a list", unread.display()))
+                && problems[0].contains("move it away or delete it"),
+            "{problems:?}"
+        );
         assert!(dir.join(&generation_name(5)).exists());
 
         // A generation that cannot be deleted (a directory of that name)

@@ -243,7 +243,10 @@ fn a_damaged_history_is_refused_and_nothing_changes() {
         let out = bins::run_expecting(&mut segmenter_cmd(&args), crawl.root(), 1);
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
-            out.stderr.contains(name) && out.stderr.contains("Repair"),
+            out.stderr.contains(name)
+                && out
+                    .stderr
+                    .contains("Repair: `segmenter repair CRAWL --accept-loss` always"),
             "{what}: {}",
             out.stderr
         );
@@ -281,16 +284,53 @@ fn a_damaged_generation_both_lists_name_is_salvaged_from_the_others_and_the_runs
     let whole = fs::read(&first).unwrap();
     fs::write(&first, &whole[..whole.len() / 2]).unwrap();
     let root = crawl.root().to_str().unwrap().to_string();
-    let out = bins::run(
-        &mut segmenter_cmd(&["repair", root.as_str(), "--accept-loss"]),
-        crawl.root(),
+    let repair = ["repair", root.as_str(), "--accept-loss"];
+    let list = crawl.root().join(HISTORY_LIST);
+    let listed = fs::read(&list).unwrap();
+    let unchanged = |out: &bins::Finished| {
+        assert_eq!(fs::read(&list).unwrap(), listed, "{}", out.stderr);
+        assert!(!crawl.root().join("history.v5.list.damaged").exists());
+    };
+    // A generation that cannot be read (an I/O error, here a directory in
+    // its place) is not known to be damaged: the repair stops, naming it,
+    // and changes nothing.
+    let second = crawl.root().join(&names[1]);
+    let saved = crawl.root().join("second.saved");
+    fs::rename(&second, &saved).unwrap();
+    fs::create_dir(&second).unwrap();
+    let out = bins::run_expecting(&mut segmenter_cmd(&repair), crawl.root(), 1);
+    assert!(
+        out.stderr.contains(&second.display().to_string())
+            && out.stderr.contains("nothing was changed"),
+        "{}",
+        out.stderr
     );
+    unchanged(&out);
+    assert!(!crawl.root().join("history.v5.rebuild").exists());
+    fs::remove_dir(&second).unwrap();
+    fs::rename(&saved, &second).unwrap();
+    // A step that fails after the check (the mark cannot be written: a
+    // directory holds its name) leaves the damaged list in place: running
+    // the repair again still finds it.
+    let mark = crawl.root().join("history.v5.rebuild");
+    fs::create_dir(&mark).unwrap();
+    fs::write(mark.join("x"), b"x").unwrap();
+    let out = bins::run_expecting(&mut segmenter_cmd(&repair), crawl.root(), 1);
+    unchanged(&out);
+    fs::remove_dir_all(&mark).unwrap();
+    let out = bins::run(&mut segmenter_cmd(&repair), crawl.root());
     assert!(
         out.stdout
             .contains("rebuilt from the 1 of its 2 generations")
             && out
                 .stdout
                 .contains(&format!("lost: 30 entries of {}", first.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("(a damaged history generation under its own name"),
         "{}",
         out.stdout
     );

@@ -282,6 +282,13 @@ fn a_changed_bit_in_the_filter_is_found_and_the_filter_rebuilt() {
     );
     let out = repair(&crawl, true);
     bins::assert_code(&out, 0, Some(crawl.root()));
+    // No history file was damaged: nothing is said of one.
+    assert!(
+        out.stdout
+            .contains("1 damaged file(s) repaired; each damaged file was kept as NAME.damaged\n"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(fs::read(damaged(&bloom)).unwrap(), b);
     assert_rebuilt(&crawl);
     assert!(
