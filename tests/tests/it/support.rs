@@ -771,11 +771,24 @@ impl Background {
         let stdout = dir.join(format!("{name}.stdout"));
         let stderr = dir.join(format!("{name}.stderr"));
         let command = bins::command_line(&cmd);
-        let child = cmd
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(File::create(&stdout).unwrap())
             .stderr(File::create(&stderr).unwrap())
-            .process_group(0)
+            .process_group(0);
+        // A test run from a background job of a non-interactive shell
+        // (`cmd &`) inherits SIGINT and SIGQUIT ignored, and a shell cannot
+        // trap a signal ignored when it started: put back the defaults a
+        // terminal's user has, so that Ctrl-C tests behave the same there.
+        // SAFETY: between fork and exec only signal(2), which is
+        // async-signal-safe, is called.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
         Background {
