@@ -1263,11 +1263,19 @@ mod tests {
         let b = std::fs::read(dir.join("single.bloom")).unwrap();
         assert!(a[64..] == b[64..], "bit arrays differ");
         assert_eq!(shared.bits_set(), single.bits_set());
-        // The counter was updated atomically: off only by keys two threads
-        // found new at the same time, which does not happen for distinct keys
-        // unless they share all bits (a false positive) — a tiny number.
+        // The counter was updated atomically: it differs only in which keys
+        // came out as false positives (every bit already set) in each order
+        // of insertion. About 1,000 of the 200,000 keys are such in either
+        // filter, so the two counts differ by some tens (52 seen); a counter
+        // that lost updates between threads would be off by thousands.
         let diff = shared.items().abs_diff(single.items());
-        assert!(diff <= 50, "items {} vs {}", shared.items(), single.items());
+        let bound = threads * per_thread / 1000;
+        assert!(
+            diff <= bound,
+            "items {} vs {}",
+            shared.items(),
+            single.items()
+        );
         assert!(shared.items() > threads * per_thread * 99 / 100);
     }
 
