@@ -812,13 +812,7 @@ impl WarcFields {
         for part in parts {
             self.block.extend_from_slice(part.as_bytes());
         }
-        let value = &mut self.block[value_start..];
-        if memchr::memchr2(b'\r', b'\n', value).is_some() {
-            for c in value.iter_mut().filter(|c| **c == b'\r' || **c == b'\n') {
-                *c = b' ';
-            }
-        }
-        self.block.extend_from_slice(b"\r\n");
+        end_value(&mut self.block, value_start);
     }
 
     /// Removes every field, keeping the buffer.
@@ -852,14 +846,19 @@ fn put_digest(buf: &mut Vec<u8>, name: &str, digest: &[u8; 32]) {
 fn put_field(buf: &mut Vec<u8>, name: &str, value: &[u8]) {
     buf.reserve(name.len() + value.len() + 4);
     put_name(buf, name);
+    let value_start = buf.len();
+    buf.extend_from_slice(value);
+    end_value(buf, value_start);
+}
+
+/// Ends the field whose value starts at `value_start` in `buf`: CR and LF
+/// in the value become spaces (see [`put_field`]), then CRLF.
+fn end_value(buf: &mut Vec<u8>, value_start: usize) {
+    let value = &mut buf[value_start..];
     if memchr::memchr2(b'\r', b'\n', value).is_some() {
-        buf.extend(
-            value
-                .iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
-    } else {
-        buf.extend_from_slice(value);
+        for c in value.iter_mut().filter(|c| **c == b'\r' || **c == b'\n') {
+            *c = b' ';
+        }
     }
     buf.extend_from_slice(b"\r\n");
 }
