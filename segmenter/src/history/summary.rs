@@ -292,10 +292,7 @@ impl SavedSummary {
     /// absent, of another version or history file, unreadable, or older
     /// than its due times cover (then the history is read whole).
     pub fn read(history: &Path, now_ms: i64) -> Option<HistorySummary> {
-        SavedSummary::load(history)?.as_of(now_ms).map(|mut s| {
-            s.file = history.display().to_string();
-            s
-        })
+        SavedSummary::load(history)?.of_file(history, now_ms)
     }
 
     /// The URLs of the history file `history` due now (`now_ms`) under the
@@ -316,7 +313,13 @@ impl SavedSummary {
         if saved.bounds.as_deref() != Some(bounds) {
             return None;
         }
-        saved.as_of(now_ms).map(|mut s| {
+        saved.of_file(history, now_ms)
+    }
+
+    /// The counts as of `now_ms` ([`SavedSummary::as_of`]), naming the
+    /// history file `history` they describe.
+    fn of_file(&self, history: &Path, now_ms: i64) -> Option<HistorySummary> {
+        self.as_of(now_ms).map(|mut s| {
             s.file = history.display().to_string();
             s
         })
