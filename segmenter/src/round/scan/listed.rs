@@ -14,7 +14,7 @@
 
 use common::extract::Skipped;
 use common::warc::{METADATA_LINKS_SUMMARY, METADATA_OUTLINKS, WarcRecord};
-use url::Url;
+use url::{Position, Url};
 
 /// True if `meta` is the `metadata` record of the `response` record `page`
 /// (its `WARC-Concurrent-To`), the record that may list the page's links.
@@ -72,6 +72,7 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
     let text = std::str::from_utf8(block).ok()?;
     let start = links.len();
     let mut summary = None;
+    let mut origin = None;
     for line in text.split("\r\n") {
         let Some((name, value)) = line.split_once(':') else {
             continue;
@@ -82,7 +83,7 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
             let (url, hop) = (parts.next()?, parts.next());
             // `R`: a redirect's target, read from the response itself.
             if hop == Some("L") {
-                links.push(Url::parse(url).ok()?);
+                links.push(made(url, &mut origin)?);
             }
         } else if name == METADATA_LINKS_SUMMARY {
             summary = Some(value);
@@ -102,6 +103,39 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
         skipped: s.skipped,
         body_bytes: s.body_bytes,
     })
+}
+
+/// The URL `text` (a listed link, in canonical form) parsed. Most links
+/// of a page share their origin with the link before: such a link is made
+/// from that one (`origin`) by setting its path and query, which parses
+/// neither scheme nor host again (the host's parse was most of a listed
+/// link's cost); the result is kept only if it reads exactly as `text`,
+/// else `text` is parsed whole (and becomes the next origin).
+fn made(text: &str, origin: &mut Option<Url>) -> Option<Url> {
+    if let Some(url) = origin.as_ref().and_then(|o| same_origin(o, text)) {
+        return Some(url);
+    }
+    let url = Url::parse(text).ok()?;
+    *origin = Some(url.clone());
+    Some(url)
+}
+
+/// `text` made from `origin`'s scheme, host and port, if it has them and
+/// the result serializes as `text` (see [`made`]).
+fn same_origin(origin: &Url, text: &str) -> Option<Url> {
+    let prefix = &origin[..Position::BeforePath];
+    let rest = text.strip_prefix(prefix)?;
+    if !rest.starts_with('/') || rest.contains('#') {
+        return None;
+    }
+    let (path, query) = match rest.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (rest, None),
+    };
+    let mut url = origin.clone();
+    url.set_path(path);
+    url.set_query(query);
+    (url.as_str() == text).then_some(url)
 }
 
 /// The `crawlLinks` value.
@@ -193,6 +227,40 @@ mod tests {
             ),
             (1, 2, 1)
         );
+    }
+
+    #[test]
+    fn links_made_from_the_origin_before_equal_links_parsed() {
+        let texts = [
+            "http://a.test/x",
+            "http://a.test/y/z?q=1&r=%20",
+            "http://a.test/",
+            "http://a.test:8080/p",
+            "http://a.test/p?",
+            "https://a.test/p",
+            "http://b.test/%7Euser/a%2Fb",
+            "http://b.test/a b",
+            "http://b.test/x#frag",
+            "http://127.0.0.2:81/page/3",
+            "http://127.0.0.2:81/page/4?x",
+            "http://[::1]/v6",
+            "http://user@b.test/p",
+            "http://b.test/../up",
+        ];
+        let mut origin = None;
+        for text in texts {
+            let made = made(text, &mut origin);
+            assert_eq!(made, Url::parse(text).ok(), "{text}");
+            if let Some(url) = made {
+                // The same URL in every part, not only in its text.
+                let parsed = Url::parse(text).unwrap();
+                assert_eq!(
+                    (url.host(), url.port(), url.path(), url.query()),
+                    (parsed.host(), parsed.port(), parsed.path(), parsed.query()),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]
