@@ -760,8 +760,13 @@ pub struct FileReader {
     number: u64,
     entries: u64,
     hash: Xxh3,
+    /// Entry lines read and not hashed yet (with their newlines).
+    unhashed: Vec<u8>,
     ended: bool,
 }
+
+/// Bytes of entry lines a [`FileReader`] hashes at a time.
+const HASH_BLOCK: usize = 64 * 1024;
 
 impl FileReader {
     /// Opens `path`; `None` if there is no such file.
@@ -784,6 +789,7 @@ impl FileReader {
             number: 0,
             entries: 0,
             hash: Xxh3::new(),
+            unhashed: Vec::with_capacity(HASH_BLOCK + 4096),
             ended: false,
         };
         let header = r.read_line()?.and_then(|complete| {
@@ -932,6 +938,8 @@ impl FileReader {
             ))),
             Some(false) => Err(self.damaged(format!("line {} is cut", self.number))),
             Some(true) if self.line.starts_with("# end ") => {
+                self.hash.update(&self.unhashed);
+                self.unhashed.clear();
                 let expected = format!("# end {} xxh3 {:016x}", self.entries, self.hash.digest());
                 if self.line != expected {
                     return Err(self.damaged(format!(
@@ -948,10 +956,14 @@ impl FileReader {
                 Ok(false)
             }
             Some(true) => {
-                // (The line with its newline, hashed in one call.)
-                self.line.push('\n');
-                self.hash.update(self.line.as_bytes());
-                self.line.pop();
+                // (Hashed in blocks: per line, the hash's own buffering cost
+                // more than the hashing.)
+                self.unhashed.extend_from_slice(self.line.as_bytes());
+                self.unhashed.push(b'\n');
+                if self.unhashed.len() >= HASH_BLOCK {
+                    self.hash.update(&self.unhashed);
+                    self.unhashed.clear();
+                }
                 self.entries += 1;
                 Ok(true)
             }
