@@ -110,7 +110,11 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     if b.len() != 24 {
         return parse_iso(s).map(unix_millis);
     }
-    let x = [0, 1, 2].map(|k| word(b, k) ^ word(TEMPLATE, k));
+    let x = [
+        word(b, 0) ^ word(TEMPLATE, 0),
+        word(b, 1) ^ word(TEMPLATE, 1),
+        word(b, 2) ^ word(TEMPLATE, 2),
+    ];
     if x.iter().zip(SEPARATORS).any(|(w, sep)| w & sep != 0) {
         return parse_iso(s).map(unix_millis);
     }
@@ -121,16 +125,17 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     }
     let digit = |i: usize| ((x[i / 8] >> (8 * (i % 8))) & 0xff) as i64;
     let two = |i: usize| digit(i) * 10 + digit(i + 1);
-    let y = two(0) * 100 + two(2);
-    let (mo, d, h, mi, sec) = (two(5), two(8), two(11), two(14), two(17));
-    let ms = digit(20) * 100 + two(21);
+    let (y, mo, d) = (two(0) * 100 + two(2), two(5), two(8));
     if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
         return None;
     }
+    let days = days_from_civil(y, mo as u32, d as u32);
+    let (h, mi, sec) = (two(11), two(14), two(17));
+    let ms = digit(20) * 100 + two(21);
     if h > 23 || mi > 59 || sec > 60 {
         return None;
     }
-    let secs = days_from_civil(y, mo as u32, d as u32) * 86_400 + h * 3600 + mi * 60 + sec;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec;
     // (Before 1970: refused, as by `parse_iso`.)
     (secs >= 0).then_some(secs * 1000 + ms)
 }
