@@ -103,7 +103,11 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     // The layout checked eight bytes at a time: each byte XORed with the
     // template's is 0 at a separator and the digit's value at a digit.
     const TEMPLATE: &[u8; 24] = b"0000-00-00T00:00:00.000Z";
-    const SEPARATORS: [u64; 3] = [0xff00_00ff_0000_0000, 0x0000_ff00_00ff_0000, 0xff00_0000_ff00_00ff];
+    const SEPARATORS: [u64; 3] = [
+        0xff00_00ff_0000_0000,
+        0x0000_ff00_00ff_0000,
+        0xff00_0000_ff00_00ff,
+    ];
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let word = |b: &[u8], k: usize| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8"));
     let b = s.as_bytes();
@@ -120,7 +124,9 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     }
     // A byte above 9 (or with its high bit set) is not a digit; adding
     // 0x76 carries into the high bit of exactly those below 0x80.
-    if x.iter().any(|&w| (w | w.wrapping_add(0x7676_7676_7676_7676)) & HIGH != 0) {
+    if x.iter()
+        .any(|&w| (w | w.wrapping_add(0x7676_7676_7676_7676)) & HIGH != 0)
+    {
         return None;
     }
     let digit = |i: usize| ((x[i / 8] >> (8 * (i % 8))) & 0xff) as i64;
@@ -141,7 +147,7 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
 }
 
 /// Days in month `m` (1 to 12) of year `y`, proleptic Gregorian.
-fn days_in_month(y: i64, m: i64) -> i64 {
+pub fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
         2 => 28,
@@ -209,7 +215,12 @@ mod tests {
         for y in [1969, 1970, 1999, 2000, 2024, 2025, 2026, 2096, 2100, 2101] {
             for mo in 0..=13 {
                 for d in 0..=32 {
-                    for time in ["00:00:00.000", "23:59:59.999", "23:59:60.500", "24:00:00.000"] {
+                    for time in [
+                        "00:00:00.000",
+                        "23:59:59.999",
+                        "23:59:60.500",
+                        "24:00:00.000",
+                    ] {
                         let s = format!("{y:04}-{mo:02}-{d:02}T{time}Z");
                         assert_eq!(parse_iso_millis(&s), slow(&s), "{s}");
                         checked += 1;
@@ -253,7 +264,10 @@ mod tests {
                 assert_eq!(parse_iso_millis(&odd), slow(&odd), "{odd:?}");
             }
         }
-        assert_eq!(parse_iso_millis("2024-02-29T00:00:00.250Z"), Some(1_709_164_800_250));
+        assert_eq!(
+            parse_iso_millis("2024-02-29T00:00:00.250Z"),
+            Some(1_709_164_800_250)
+        );
     }
 
     #[test]

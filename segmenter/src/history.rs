@@ -499,7 +499,8 @@ impl Schedule {
     /// `recrawl_max`), if any does.
     pub fn for_url(&self, rules: &common::rules::HostRules, host: &str, url: &str) -> Schedule {
         let mut schedule = *self;
-        if !rules.sets(common::rules::Key::RecrawlMin) && !rules.sets(common::rules::Key::RecrawlMax)
+        if !rules.sets(common::rules::Key::RecrawlMin)
+            && !rules.sets(common::rules::Key::RecrawlMax)
         {
             // (No rule bounds the schedule: no lookup, per history entry.)
             return schedule;

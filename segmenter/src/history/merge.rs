@@ -346,7 +346,9 @@ impl Merge<'_> {
             let changed = match taken {
                 Taken::New => true,
                 Taken::Observed => before != entry,
-                Taken::Untouched { rescaled } => rescaled || scheduled != (entry.due_ms, entry.state),
+                Taken::Untouched { rescaled } => {
+                    rescaled || scheduled != (entry.due_ms, entry.state)
+                }
             };
             if self.out.whole() || changed {
                 // (A failed write is an I/O error, not damage.)
