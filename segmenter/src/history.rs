@@ -67,7 +67,7 @@ use std::time::Duration;
 
 use common::atomic::AtomicFile;
 use common::segment::push_decimal;
-use common::timefmt::{from_unix_millis, parse_iso};
+use common::timefmt::{from_unix_millis, parse_iso_millis};
 use xxhash_rust::xxh3::Xxh3;
 
 pub mod generations;
@@ -299,15 +299,7 @@ impl Entry {
     /// into `self`, reusing its strings; on error `self` is left in an
     /// unspecified state.
     pub fn parse_into(&mut self, line: &str, version: u32) -> Result<(), String> {
-        // (An older version's missing columns read as `-`.)
-        let mut fields = ["-"; COLUMNS];
-        let mut count = 0;
-        for f in line.split('\t') {
-            if count < COLUMNS {
-                fields[count] = f;
-            }
-            count += 1;
-        }
+        let (fields, count) = split_fields(line);
         let expected = match version {
             4.. => COLUMNS,
             3 => V3_COLUMNS,
@@ -348,11 +340,7 @@ impl Entry {
                 .ok_or_else(|| format!("{name} is not a time like 2026-11-24T10:00:05.250Z: {s:?}"))
         };
         let number = |name: &str, s: &str| {
-            // Digits only: `str::parse` would also take a sign.
-            (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| s.parse::<u64>().ok())
-                .flatten()
-                .ok_or_else(|| format!("{name} is not a number: {s:?}"))
+            parse_digits(s).ok_or_else(|| format!("{name} is not a number: {s:?}"))
         };
         let small = |name: &str, s: &str| {
             u32::try_from(number(name, s)?).map_err(|_| format!("{name} is too large: {s}"))
@@ -416,7 +404,67 @@ fn push_time(out: &mut Vec<u8>, ms: i64) {
 
 /// A time as written by [`push_time`], in Unix ms.
 fn parse_time(s: &str) -> Option<i64> {
-    parse_iso(s).map(common::timefmt::unix_millis)
+    parse_iso_millis(s)
+}
+
+/// The tab-separated fields of a line (an older version's missing columns
+/// read as `-`) and how many it has, in one pass over the line
+/// ([`tabs`]): `str::split` searched each tab anew, the largest cost of
+/// reading the history.
+fn split_fields(line: &str) -> ([&str; COLUMNS], usize) {
+    let mut fields = ["-"; COLUMNS];
+    let (mut count, mut start) = (0, 0);
+    tabs(line.as_bytes(), |tab| {
+        if count < COLUMNS {
+            // (A tab is ASCII: a char boundary.)
+            fields[count] = &line[start..tab];
+        }
+        count += 1;
+        start = tab + 1;
+    });
+    if count < COLUMNS {
+        fields[count] = &line[start..];
+    }
+    (fields, count + 1)
+}
+
+/// Hands each tab's offset in `bytes` to `each`, in order, eight bytes at
+/// a time (a word's tabs found with a few operations: the fields of a
+/// history line are short, and `memchr`'s setup per call cost more than
+/// the search).
+fn tabs(bytes: &[u8], mut each: impl FnMut(usize)) {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const TABS: u64 = 0x0909_0909_0909_0909;
+    let mut words = bytes.chunks_exact(8);
+    for (k, word) in words.by_ref().enumerate() {
+        let x = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ TABS;
+        // The high bit of each byte that is zero (a tab), exactly.
+        let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
+        while zero != 0 {
+            each(k * 8 + zero.trailing_zeros() as usize / 8);
+            zero &= zero - 1;
+        }
+    }
+    let at = bytes.len() - words.remainder().len();
+    for (i, &b) in words.remainder().iter().enumerate() {
+        if b == b'\t' {
+            each(at + i);
+        }
+    }
+}
+
+/// A number of ASCII digits only (`str::parse` would also take a sign),
+/// in one pass; `None` for anything else, or past `u64::MAX`.
+fn parse_digits(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |n, b| {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
 }
 
 /// The refetch schedule: the settings `recrawl_*` (their defaults are
@@ -451,6 +499,12 @@ impl Schedule {
     /// `recrawl_max`), if any does.
     pub fn for_url(&self, rules: &common::rules::HostRules, host: &str, url: &str) -> Schedule {
         let mut schedule = *self;
+        if !rules.sets(common::rules::Key::RecrawlMin)
+            && !rules.sets(common::rules::Key::RecrawlMax)
+        {
+            // (No rule bounds the schedule: no lookup, per history entry.)
+            return schedule;
+        }
         let after_scheme = url.find("://").map_or(0, |i| i + 3);
         let path = url[after_scheme..]
             .find('/')
@@ -707,8 +761,13 @@ pub struct FileReader {
     number: u64,
     entries: u64,
     hash: Xxh3,
+    /// Entry lines read and not hashed yet (with their newlines).
+    unhashed: Vec<u8>,
     ended: bool,
 }
+
+/// Bytes of entry lines a [`FileReader`] hashes at a time.
+const HASH_BLOCK: usize = 64 * 1024;
 
 impl FileReader {
     /// Opens `path`; `None` if there is no such file.
@@ -731,6 +790,7 @@ impl FileReader {
             number: 0,
             entries: 0,
             hash: Xxh3::new(),
+            unhashed: Vec::with_capacity(HASH_BLOCK + 4096),
             ended: false,
         };
         let header = r.read_line()?.and_then(|complete| {
@@ -771,8 +831,7 @@ impl FileReader {
     /// Reads the next line into `self.line` (without its newline); `None`
     /// at the end, `Some(false)` for a last line without a newline.
     fn read_line(&mut self) -> Result<Option<bool>, HistoryError> {
-        self.line.clear();
-        let n = self.input.read_line(&mut self.line).map_err(|e| {
+        let n = self.read_raw_line().map_err(|e| {
             // An error of the system (EIO, EACCES, EISDIR) says nothing of
             // the file's bytes: it is not damage.
             if e.raw_os_error().is_some() {
@@ -797,6 +856,46 @@ impl FileReader {
             self.line.pop();
         }
         Ok(Some(complete))
+    }
+
+    /// `BufRead::read_line` into `self.line`, with `memchr` for the
+    /// newline (the standard library's search costs more per line): the
+    /// bytes up to and with the next newline, checked as UTF-8 once.
+    fn read_raw_line(&mut self) -> io::Result<usize> {
+        let mut bytes = std::mem::take(&mut self.line).into_bytes();
+        bytes.clear();
+        let read = loop {
+            let buf = match self.input.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break Err(e),
+            };
+            let (take, done) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), buf.is_empty()),
+            };
+            bytes.extend_from_slice(&buf[..take]);
+            self.input.consume(take);
+            if done {
+                break Ok(bytes.len());
+            }
+        };
+        match String::from_utf8(bytes) {
+            Ok(line) => {
+                self.line = line;
+                read
+            }
+            Err(e) => {
+                // (The buffer is kept for the next line.)
+                let mut bytes = e.into_bytes();
+                bytes.clear();
+                self.line = String::from_utf8(bytes).expect("empty");
+                read.and(Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )))
+            }
+        }
     }
 
     /// Reads the next entry into `e` (reusing its strings); false after the
@@ -840,6 +939,8 @@ impl FileReader {
             ))),
             Some(false) => Err(self.damaged(format!("line {} is cut", self.number))),
             Some(true) if self.line.starts_with("# end ") => {
+                self.hash.update(&self.unhashed);
+                self.unhashed.clear();
                 let expected = format!("# end {} xxh3 {:016x}", self.entries, self.hash.digest());
                 if self.line != expected {
                     return Err(self.damaged(format!(
@@ -856,8 +957,14 @@ impl FileReader {
                 Ok(false)
             }
             Some(true) => {
-                self.hash.update(self.line.as_bytes());
-                self.hash.update(b"\n");
+                // (Hashed in blocks: per line, the hash's own buffering cost
+                // more than the hashing.)
+                self.unhashed.extend_from_slice(self.line.as_bytes());
+                self.unhashed.push(b'\n');
+                if self.unhashed.len() >= HASH_BLOCK {
+                    self.hash.update(&self.unhashed);
+                    self.unhashed.clear();
+                }
                 self.entries += 1;
                 Ok(true)
             }

@@ -116,6 +116,25 @@ struct Next {
     obs: Observation,
 }
 
+/// Where the merge's next entry came from, and so how to tell whether it
+/// changed (only changed entries go into the round's generation).
+#[derive(Debug, Clone, Copy)]
+enum Taken {
+    /// A URL new to the history: written.
+    New,
+    /// An old entry with observations this round: compared with the entry
+    /// as read.
+    Observed,
+    /// An old entry without observations (most of them): changed only if
+    /// the schedule's bounds moved it (`rescaled`) or it was handed out
+    /// (its due time, or its state, is another), which is cheaper to
+    /// tell than comparing a copy.
+    Untouched {
+        /// Its interval was clamped to changed bounds.
+        rescaled: bool,
+    },
+}
+
 /// One history merge.
 pub struct Merge<'a> {
     /// The current history, if there is one.
@@ -301,10 +320,10 @@ impl Merge<'_> {
         let (mut entry, mut prefix) = (Entry::default(), Vec::new());
         let (mut last_prefix, mut last_url) = (Vec::new(), String::new());
         let mut summary = SummaryCounter::new(self.now_ms, 0, true);
-        // The entry as the history read holds it (`before.url` empty: a
-        // URL new to the history), to write only what changed.
+        // The entry as the history read holds it, for an observed one, to
+        // write only what changed.
         let mut before = Entry::default();
-        while self.take_next(
+        while let Some(taken) = self.take_next(
             &mut old,
             &mut obs,
             &mut entry,
@@ -312,6 +331,8 @@ impl Merge<'_> {
             &mut counts,
             &mut before,
         )? {
+            // (What `hand_out` may change of an entry not observed.)
+            let scheduled = (entry.due_ms, entry.state);
             let hinted = self.apply_observations(&mut entry, &prefix, &mut obs, &mut counts)?;
             check_order(&prefix, &entry.url, &last_prefix, &last_url)?;
             counts.failing += u64::from(entry.state == State::Failed);
@@ -322,7 +343,14 @@ impl Merge<'_> {
             if let Some(l) = &mut self.lookup {
                 l.up_to(&prefix, &entry.url)?;
             }
-            if self.out.whole() || before.url.is_empty() || before != entry {
+            let changed = match taken {
+                Taken::New => true,
+                Taken::Observed => before != entry,
+                Taken::Untouched { rescaled } => {
+                    rescaled || scheduled != (entry.due_ms, entry.state)
+                }
+            };
+            if self.out.whole() || changed {
                 // (A failed write is an I/O error, not damage.)
                 self.out.write(&entry)?;
             }
@@ -342,8 +370,8 @@ impl Merge<'_> {
     /// The next URL of the new history into `entry` and its `prefix`: the
     /// old entry or the first observation of a new URL, whichever sorts
     /// first (a hint about a URL the history does not hold is passed
-    /// over); the old entry as read into `before` (its URL empty for a new
-    /// URL). False when both sides are at their end.
+    /// over); an old entry that has observations also as read into
+    /// `before`. `None` when both sides are at their end.
     fn take_next(
         &mut self,
         old: &mut OldEntries,
@@ -352,10 +380,10 @@ impl Merge<'_> {
         prefix: &mut Vec<u8>,
         counts: &mut HistoryCounts,
         before: &mut Entry,
-    ) -> Result<bool, Error> {
+    ) -> Result<Option<Taken>, Error> {
         loop {
             let order = match (old.have, &obs.next) {
-                (false, None) => return Ok(false),
+                (false, None) => return Ok(None),
                 (true, None) => Ordering::Less,
                 (false, Some(_)) => Ordering::Greater,
                 (true, Some(n)) => (old.prefix.as_slice(), old.entry.url.as_str())
@@ -373,19 +401,26 @@ impl Merge<'_> {
                 let n = obs.next.take().expect("an observation");
                 *entry = self.first_entry(&n, counts);
                 *prefix = n.prefix;
-                before.url.clear();
                 self.advance_observations(obs)?;
-            } else {
-                std::mem::swap(entry, &mut old.entry);
-                before.copy_from(entry);
-                // recrawl_min/recrawl_max (the crawl's or a rule's) changed
-                // since: they apply now.
-                let schedule = self.schedule_of(&entry.host, &entry.url);
-                counts.rescheduled += u64::from(schedule.rescale(entry));
-                prefix.clone_from(&old.prefix);
-                self.advance_old(old)?;
+                return Ok(Some(Taken::New));
             }
-            return Ok(true);
+            std::mem::swap(entry, &mut old.entry);
+            // (Equal: the next observation is of this URL.)
+            let observed = order == Ordering::Equal;
+            if observed {
+                before.copy_from(entry);
+            }
+            // recrawl_min/recrawl_max (the crawl's or a rule's) changed
+            // since: they apply now.
+            let schedule = self.schedule_of(&entry.host, &entry.url);
+            let rescaled = schedule.rescale(entry);
+            counts.rescheduled += u64::from(rescaled);
+            prefix.clone_from(&old.prefix);
+            self.advance_old(old)?;
+            return Ok(Some(match observed {
+                true => Taken::Observed,
+                false => Taken::Untouched { rescaled },
+            }));
         }
     }
 

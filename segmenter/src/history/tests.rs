@@ -476,3 +476,65 @@ fn a_version_3_file_is_read_with_no_hint_and_a_full_fetch_brings_one() {
     schedule().apply(&mut e, &gone, false);
     assert_eq!(e.canonical, "");
 }
+
+/// The word-at-a-time field split reads every line as `str::split` on tabs
+/// does: tabs at either end, in a row, on each side of a word boundary,
+/// bytes that differ from a tab in the high bit only (`\u{89}` is 0xC2
+/// 0x89 in UTF-8), more fields than there are columns, none.
+#[test]
+fn fields_split_as_str_split_does() {
+    fn by_split(line: &str) -> ([&str; COLUMNS], usize) {
+        let mut fields = ["-"; COLUMNS];
+        let mut count = 0;
+        for f in line.split('\t') {
+            if count < COLUMNS {
+                fields[count] = f;
+            }
+            count += 1;
+        }
+        (fields, count)
+    }
+    let mut lines: Vec<String> = vec![
+        String::new(),
+        "\t".into(),
+        "\t\t\t".into(),
+        "a\tb".into(),
+        "\tleading".into(),
+        "trailing\t".into(),
+        "\u{89}\t\u{89}\u{89}\t\u{489}x".into(),
+        "é\tü\t\u{1f600}\t".into(),
+        vec!["f"; 40].join("\t"),
+    ];
+    for len in 0..40 {
+        for at in 0..len {
+            let mut b = vec![b'x'; len];
+            b[at] = b'\t';
+            lines.push(String::from_utf8(b.clone()).unwrap());
+            b[len - 1 - at] = b'\t';
+            lines.push(String::from_utf8(b).unwrap());
+        }
+    }
+    for line in &lines {
+        assert_eq!(split_fields(line), by_split(line), "{line:?}");
+    }
+}
+
+/// Numbers read as digits only, up to `u64::MAX`, as `str::parse` after a
+/// digit check did.
+#[test]
+fn numbers_read_digits_only() {
+    for s in ["0", "7", "0042", "18446744073709551615"] {
+        assert_eq!(parse_digits(s), s.parse::<u64>().ok(), "{s}");
+    }
+    for s in [
+        "",
+        "+1",
+        "-1",
+        "1 ",
+        "1e3",
+        "18446744073709551616",
+        "99999999999999999999",
+    ] {
+        assert_eq!(parse_digits(s), None, "{s}");
+    }
+}

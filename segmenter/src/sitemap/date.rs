@@ -197,7 +197,7 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<i64> {
 /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
 /// `days_from_civil`); None when the date does not exist.
 fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+    if !(1..=12).contains(&month) || day < 1 || day > common::timefmt::days_in_month(year, month) {
         return None;
     }
     let y = if month <= 2 { year - 1 } else { year };
@@ -207,13 +207,4 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
     let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     Some(era * 146_097 + doe - 719_468)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
 }
