@@ -538,3 +538,259 @@ fn numbers_read_digits_only() {
         assert_eq!(parse_digits(s), None, "{s}");
     }
 }
+
+/// The entries a merge writes into its generation are exactly those that
+/// differ from the history read, over every path that changes an entry:
+/// the merge compares only entries with observations and trusts that
+/// nothing but a rescale or [`Merge::hand_out`] changes the others.
+mod written_entries {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::super::generations::{Generation, GenerationList, LIST_FILE_NAME, generation_name};
+    use super::super::*;
+    use crate::round::candidates::Meta;
+    use crate::round::sort::{Sorter, SpillDir, merge};
+    use common::bloom::BloomHash;
+
+    const NOW: i64 = 10_000_000_000;
+
+    fn e(host: &str, path: &str, interval_s: u64, due_ms: i64, state: State) -> Entry {
+        Entry {
+            host: host.into(),
+            url: format!("http://{host}{path}"),
+            hops: 1,
+            fetched_ms: NOW - 50_000_000,
+            status: "200".into(),
+            interval_s,
+            due_ms,
+            state,
+            digest: "sha1:A".into(),
+            ..Entry::default()
+        }
+    }
+
+    fn old_history() -> Vec<Entry> {
+        let later = NOW + 500_000;
+        let mut v = vec![
+            e("a.test", "/untouched", 100, later, State::Active),
+            e("a.test", "/due", 100, NOW - 5, State::Active),
+            e("a.test", "/due-now-exactly", 100, NOW, State::Active),
+            e("a.test", "/zero-interval", 0, NOW, State::Active),
+            e("a.test", "/rescaled-up", 5000, later, State::Active),
+            e("a.test", "/rescaled-down", 2, later, State::Active),
+            e("a.test", "/fetched", 100, later, State::Active),
+            e("a.test", "/hinted", 100, later, State::Active),
+            e("a.test", "/hint-old", 100, later, State::Active),
+            e("a.test", "/hint-due", 100, NOW - 1, State::Active),
+            e("a.test", "/exhausted", 100, later, State::Active),
+            e("a.test", "/exhausted-retired", 100, later, State::Gone),
+            e("a.test", "/back", 100, later, State::Gone),
+            e("a.test", "/stale", 100, later, State::Active),
+            e("a.test", "/failed-due", 100, NOW - 7, State::Failed),
+            e("a.test", "/failed-rescale", 5000, NOW - 7, State::Failed),
+            e("a.test", "/moved", 100, NOW - 7, State::Moved),
+            e("b.test", "/p?ref=1", 100, NOW - 3, State::Active),
+            e("b.test", "/q?ref=1", 100, later, State::Active),
+            e("b.test", "/r?ref=1", 100, NOW - 3, State::Failed),
+            e("b.test", "/s?ref=1", 100, NOW - 3, State::Gone),
+            e("c.test", "/ruled", 500, later, State::Active),
+            e("c.test", "/ruled-due", 50, NOW - 2, State::Active),
+            e("c.test", "/ruled-in", 60, later, State::Active),
+        ];
+        // Filler: the round's generation stays under half the base one.
+        for i in 0..200 {
+            v.push(e(
+                "d.test",
+                &format!("/filler{i:03}"),
+                100,
+                later,
+                State::Active,
+            ));
+        }
+        let key = |e: &Entry| {
+            let mut p = Vec::new();
+            crate::round::backlog::host_key(&e.host, &mut p);
+            (p, e.url.clone())
+        };
+        v.sort_by_key(key);
+        v
+    }
+
+    fn observation(ms: i64, status: u16, kind: Kind) -> Observation {
+        Observation {
+            fetched_ms: ms,
+            hops: 1,
+            status,
+            kind,
+            digest: if kind == Kind::Full {
+                "sha1:B".into()
+            } else {
+                String::new()
+            },
+            ..Observation::default()
+        }
+    }
+
+    fn observations(spills: &std::sync::Arc<SpillDir>) -> crate::round::sort::Merger {
+        let fresh = NOW - 1000;
+        let list: Vec<(&str, &str, Observation)> = vec![
+            ("a.test", "/fetched", observation(fresh, 200, Kind::Full)),
+            ("a.test", "/hinted", observation(fresh, 0, Kind::Hint)),
+            (
+                "a.test",
+                "/hint-old",
+                observation(NOW - 90_000_000, 0, Kind::Hint),
+            ),
+            ("a.test", "/hint-due", observation(fresh, 0, Kind::Hint)),
+            (
+                "a.test",
+                "/exhausted",
+                observation(fresh, 0, Kind::Exhausted),
+            ),
+            (
+                "a.test",
+                "/exhausted-retired",
+                observation(fresh, 0, Kind::Exhausted),
+            ),
+            ("a.test", "/back", observation(fresh, 200, Kind::Full)),
+            (
+                "a.test",
+                "/stale",
+                observation(NOW - 60_000_000, 200, Kind::Full),
+            ),
+            ("a.test", "/new", observation(fresh, 200, Kind::Full)),
+            ("a.test", "/hint-unknown", observation(fresh, 0, Kind::Hint)),
+            ("b.test", "/new?ref=2", observation(fresh, 200, Kind::Full)),
+        ];
+        let mut sorter = Sorter::new(spills.clone(), 1 << 20).unwrap();
+        let mut text = String::new();
+        for (host, path, o) in list {
+            o.encode(&format!("http://{host}{path}"), &mut text);
+            let meta = Meta {
+                hops: 0,
+                inlinks: 1,
+                tries: 0,
+                via: common::segment::Via::Link,
+                exempt: false,
+                fetched: false,
+                rescued: false,
+                not_before_s: 0,
+            };
+            sorter.push(host, &text, BloomHash(0, 0), meta).unwrap();
+        }
+        merge(vec![sorter.finish()], spills, 8).unwrap()
+    }
+
+    fn read_all(path: &Path) -> Vec<Entry> {
+        let mut r = HistoryReader::open(path).unwrap().unwrap();
+        let mut v = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            v.push(e);
+        }
+        v
+    }
+
+    /// One merge over the crawl at `root`: written whole, or as a
+    /// generation; the entries written and the URLs handed out.
+    fn run(
+        root: &Path,
+        rules: &common::rules::HostRules,
+        whole: bool,
+    ) -> (Vec<Entry>, Vec<String>) {
+        let staging = root.join(common::crawldir::SEGMENTER_STAGING_DIR);
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging).unwrap();
+        let spills = SpillDir::new(staging.join("spills")).unwrap();
+        let old = HistoryReader::open(&root.join(LIST_FILE_NAME)).unwrap();
+        let base = if whole {
+            None
+        } else {
+            old.as_ref().and_then(|r| r.generations().cloned())
+        };
+        let list_path = staging.join(LIST_FILE_NAME);
+        let out = HistoryOut::create(&list_path, root, base).unwrap();
+        let schedule = Schedule {
+            interval: Duration::from_secs(100),
+            min: Duration::from_secs(10),
+            max: Duration::from_secs(1000),
+            gone_after: 2,
+            failed: Duration::from_secs(500),
+        };
+        let mut due = Vec::new();
+        let (_, _, written) = Merge {
+            old,
+            observations: observations(&spills),
+            out,
+            schedule: &schedule,
+            rules,
+            now_ms: NOW,
+            spread_new: false,
+            lookup: None,
+            count_pages: true,
+        }
+        .run(|e| {
+            due.push(e.url.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(written.compacted, 0, "no compaction in this test");
+        let list = GenerationList::read(&list_path).unwrap();
+        let last = list.generations.last().unwrap();
+        (read_all(&staging.join(&last.name)), due)
+    }
+
+    fn check(tag: &str, rules_text: &str) {
+        let dir = common::testutil::TempDir::new(tag);
+        let root = dir.join("crawl");
+        std::fs::create_dir_all(&root).unwrap();
+        let old = old_history();
+        let mut w = HistoryWriter::create(&root.join(generation_name(1))).unwrap();
+        for e in &old {
+            w.write(e).unwrap();
+        }
+        let n = w.finish().unwrap();
+        GenerationList {
+            generations: vec![Generation {
+                name: generation_name(1),
+                entries: n,
+            }],
+        }
+        .write(&root.join(LIST_FILE_NAME))
+        .unwrap();
+        let rules = common::rules::HostRules::parse(rules_text, "r.toml".as_ref()).unwrap();
+        let (all, due_whole) = run(&root, &rules, true);
+        assert_eq!(all.len(), old.len() + 2, "{tag}: every entry, and 2 new");
+        let (generation, due) = run(&root, &rules, false);
+        assert_eq!(due, due_whole, "{tag}");
+        let before: BTreeMap<&str, &Entry> = old.iter().map(|e| (e.url.as_str(), e)).collect();
+        let changed: Vec<&Entry> = all
+            .iter()
+            .filter(|e| before.get(e.url.as_str()) != Some(e))
+            .collect();
+        let generation: Vec<&Entry> = generation.iter().collect();
+        assert_eq!(generation, changed, "{tag}");
+    }
+
+    #[test]
+    fn the_generation_holds_exactly_the_changed_entries_without_rules() {
+        check("written-plain", "");
+    }
+
+    #[test]
+    fn the_generation_holds_exactly_the_changed_entries_with_bounds_and_canon() {
+        check(
+            "written-rules",
+            "[[rule]]\nhost = \"b.test\"\ndrop_params = [\"ref\"]\n\n\
+             [[rule]]\nhost = \"c.test\"\nrecrawl_max = \"100s\"\nrecrawl_min = \"55s\"\n",
+        );
+    }
+
+    #[test]
+    fn the_generation_holds_exactly_the_changed_entries_with_canon_only() {
+        check(
+            "written-canon",
+            "[[rule]]\nhost = \"b.test\"\ndrop_params = [\"ref\"]\n",
+        );
+    }
+}
