@@ -7,11 +7,15 @@
 //! a fragment, relative to the page or absolute with an ordinary host name.
 //! For those, the canonical URL is written directly (the base's origin and
 //! directory, the dot segments removed as the URL standard removes them,
-//! the fragment and an empty query dropped) and parsed once; a link the
-//! parser would spell otherwise, and every other link, goes the general way
-//! (`urlnorm::canonicalize_relative`), so both ways give the same URL. The
-//! direct way saves the relative parse's copying of the base and the
-//! canonical form's checks: about half the cost of a link.
+//! the fragment and an empty query dropped) and the `Url` is built from
+//! that text and the offsets of its parts, not parsed (`assemble.rs`; on an
+//! origin whose host is an IP address, its path and query are set on a URL
+//! of the origin, and a link the parser would spell otherwise goes the
+//! general way); every other link goes the general way
+//! (`urlnorm::canonicalize_relative`), and both ways give the same URL. The
+//! direct way saves the relative parse's copying of the base, the
+//! canonical form's checks and the parse of the path: most of the cost of
+//! a link.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -26,6 +30,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{LinkContext, PageLinks};
 use crate::urlnorm::{self, UrlError};
+use assemble::{Layout, assemble};
+
+mod assemble;
 
 /// The last steps for one link: scheme, same page, cap, then canonical form.
 pub(super) fn classify_and_resolve(
@@ -139,6 +146,9 @@ struct Plain<'a> {
     origin: &'a str,
     /// The path (`/` and on).
     path: &'a str,
+    /// Where the parts of the origin end, when the host is a domain name
+    /// (links are then built from their text: see [`assemble`]).
+    layout: Option<Layout>,
 }
 
 impl<'a> Plain<'a> {
@@ -151,6 +161,7 @@ impl<'a> Plain<'a> {
         plain.then(|| Plain {
             origin: &base[..Position::BeforePath],
             path: base.path(),
+            layout: Layout::of(base),
         })
     }
 }
@@ -276,7 +287,7 @@ impl<'a> Resolver<'a> {
     /// query, which parses neither scheme nor host again.
     fn direct(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Option<Url> {
         let (path, query) = split_plain(href)?;
-        let path_start = self.write(path, query, kind)?;
+        let (path_start, layout) = self.write(path, query, kind)?;
         let text = self.scratch.url.as_str();
         let hash = xxh3_64(text.as_bytes());
         if let Some(&i) = self.scratch.made.get(&hash)
@@ -284,31 +295,47 @@ impl<'a> Resolver<'a> {
         {
             return Some(url.clone());
         }
-        let mut url = self.template(path_start)?.clone();
-        let text = self.scratch.url.as_str();
-        let path_end = text.len() - query.map_or(0, |q| q.len() + 1);
-        url.set_path(&text[path_start..path_end]);
-        if query.is_some() {
-            url.set_query(query);
-        }
-        if url.as_str() != text {
-            return None;
-        }
+        let query_start = query.map(|q| text.len() - q.len() - 1);
+        let url = match layout {
+            Some(layout) => assemble(text.to_owned(), layout, query_start)?,
+            None => self.from_template(path_start, query_start)?,
+        };
         self.scratch.made.insert(hash, made.len());
         Some(url)
     }
 
+    /// The URL written in the scratch buffer, made from a URL of its origin
+    /// by setting its path and query (which parses them again), for origins
+    /// whose host is not a domain name; `None` if the parser would write it
+    /// otherwise.
+    fn from_template(&mut self, path_start: usize, query_start: Option<usize>) -> Option<Url> {
+        let mut url = self.template(path_start)?.clone();
+        let text = self.scratch.url.as_str();
+        let path_end = query_start.unwrap_or(text.len());
+        url.set_path(&text[path_start..path_end]);
+        if let Some(q) = query_start {
+            url.set_query(Some(&text[q + 1..]));
+        }
+        (url.as_str() == text).then_some(url)
+    }
+
     /// Writes the canonical URL of a plain link into the scratch buffer;
-    /// returns where its path starts.
-    fn write(&mut self, path: &str, query: Option<&str>, kind: SchemeKind) -> Option<usize> {
+    /// returns where its path starts and the layout of its origin when its
+    /// host is a domain name.
+    fn write(
+        &mut self,
+        path: &str,
+        query: Option<&str>,
+        kind: SchemeKind,
+    ) -> Option<(usize, Option<Layout>)> {
         let buf = &mut self.scratch.url;
         buf.clear();
-        let start = match kind {
+        let (start, layout) = match kind {
             SchemeKind::Http => {
-                let rest = origin(path, buf)?;
+                let (rest, layout) = origin(path, buf)?;
                 let start = buf.len();
                 push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
-                start
+                (start, layout)
             }
             _ if path.starts_with("//") || path.is_empty() && query.is_none() => return None,
             _ => {
@@ -326,14 +353,14 @@ impl<'a> Resolver<'a> {
                     buf.push_str(dir);
                     push_segments(buf, start, path);
                 }
-                start
+                (start, base.layout)
             }
         };
         if let Some(query) = query {
             buf.push('?');
             buf.push_str(query);
         }
-        Some(start)
+        Some((start, layout))
     }
 
     /// A URL of the origin `scratch.url[..path_start]` with a long path
@@ -420,8 +447,8 @@ fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
 
 /// Writes the origin of an absolute plain href (`http://host[:port]`, the
 /// scheme in lower case, an ordinary host name, the default port left out)
-/// into `buf`; returns the rest of `href` (its path).
-fn origin<'h>(href: &'h str, buf: &mut String) -> Option<&'h str> {
+/// into `buf`; returns the rest of `href` (its path) and the origin's layout.
+fn origin<'h>(href: &'h str, buf: &mut String) -> Option<(&'h str, Option<Layout>)> {
     let (scheme, rest, default_port) = if let Some(rest) = href.strip_prefix("http://") {
         ("http://", rest, "80")
     } else {
@@ -438,20 +465,25 @@ fn origin<'h>(href: &'h str, buf: &mut String) -> Option<&'h str> {
     }
     buf.push_str(scheme);
     buf.push_str(host);
+    let host_end = buf.len();
+    let mut number = None;
     if let Some(port) = port {
         let digits = !port.is_empty()
             && port.len() <= 5
             && !port.starts_with('0')
             && port.bytes().all(|b| b.is_ascii_digit());
-        if !digits || port.parse::<u32>().ok()? > 65535 {
+        if !digits {
             return None;
         }
+        let n = u16::try_from(port.parse::<u32>().ok()?).ok()?;
         if port != default_port {
             buf.push(':');
             buf.push_str(port);
+            number = Some(n);
         }
     }
-    Some(path)
+    let layout = Layout::new(scheme.len() - 3, host_end, number, buf.len());
+    Some((path, layout))
 }
 
 /// Letters, digits and `-` in dot-separated labels, the last one starting
