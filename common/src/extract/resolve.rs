@@ -18,15 +18,12 @@
 //! a link.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use encoding_rs::Encoding;
 use memchr::memrchr;
 
 use super::tokenizer::find;
 use url::{Position, Url};
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::{LinkContext, PageLinks};
 use crate::urlnorm::{self, UrlError};
@@ -59,7 +56,7 @@ pub(super) fn classify_and_resolve(
         out.skipped.over_cap += 1;
         return;
     }
-    match resolver.canonical(href, kind, &out.links) {
+    match resolver.canonical(href, kind) {
         Ok(url) => {
             out.links.push(url);
             out.contexts.push(context);
@@ -171,9 +168,6 @@ impl<'a> Plain<'a> {
 pub(super) struct Scratch {
     /// The canonical URL being written (the direct way).
     url: String,
-    /// The links already made on this page, by the hash of their URL: a
-    /// link repeated on a page is copied, not made again.
-    made: HashMap<u64, usize, BuildHasherDefault<Unmixed>>,
     /// Templates of links on the base's origin and on another origin
     /// (see [`Resolver::template`]).
     base_template: Option<Url>,
@@ -183,32 +177,9 @@ pub(super) struct Scratch {
 impl Scratch {
     /// Frees what one huge page grew.
     pub(super) fn trim(&mut self, keep: usize) {
-        if self.made.capacity() * 16 > keep {
-            self.made = HashMap::default();
-        }
         if self.url.capacity() > keep {
             self.url = String::new();
         }
-    }
-}
-
-/// The hasher of keys that are hashes already.
-#[derive(Debug, Default)]
-struct Unmixed(u64);
-
-impl Hasher for Unmixed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
@@ -233,7 +204,6 @@ impl<'a> Resolver<'a> {
         direct: bool,
     ) -> Resolver<'a> {
         let query_encoding = document_encoding.output_encoding();
-        scratch.made.clear();
         Resolver {
             query_encoding: (query_encoding != encoding_rs::UTF_8).then_some(query_encoding),
             base,
@@ -261,11 +231,10 @@ impl<'a> Resolver<'a> {
             .ok()
     }
 
-    /// Resolves and canonicalizes a trimmed href of this `kind`; `made`
-    /// holds the links made so far on this page.
-    fn canonical(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Result<Url, UrlError> {
+    /// Resolves and canonicalizes a trimmed href of this `kind`.
+    fn canonical(&mut self, href: &str, kind: SchemeKind) -> Result<Url, UrlError> {
         if self.direct
-            && let Some(url) = self.direct(href, kind, made)
+            && let Some(url) = self.direct(href, kind)
         {
             return Ok(url);
         }
@@ -281,27 +250,18 @@ impl<'a> Resolver<'a> {
     }
 
     /// The direct way: the canonical URL of a plain link, or `None` for the
-    /// general way. The URL is written down, then copied from `made` if the
-    /// page made it already, or else made from a URL of the same origin
-    /// (the base, or the last absolute link's) by setting its path and
-    /// query, which parses neither scheme nor host again.
-    fn direct(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Option<Url> {
+    /// general way. The URL is written down, then built from that text (a
+    /// repeated link is built again: that costs less than looking it up
+    /// among the page's links).
+    fn direct(&mut self, href: &str, kind: SchemeKind) -> Option<Url> {
         let (path, query) = split_plain(href)?;
         let (path_start, layout) = self.write(path, query, kind)?;
         let text = self.scratch.url.as_str();
-        let hash = xxh3_64(text.as_bytes());
-        if let Some(&i) = self.scratch.made.get(&hash)
-            && let Some(url) = made.get(i).filter(|u| u.as_str() == text)
-        {
-            return Some(url.clone());
-        }
         let query_start = query.map(|q| text.len() - q.len() - 1);
-        let url = match layout {
-            Some(layout) => assemble(text.to_owned(), layout, query_start)?,
-            None => self.from_template(path_start, query_start)?,
-        };
-        self.scratch.made.insert(hash, made.len());
-        Some(url)
+        match layout {
+            Some(layout) => assemble(text.to_owned(), layout, query_start),
+            None => self.from_template(path_start, query_start),
+        }
     }
 
     /// The URL written in the scratch buffer, made from a URL of its origin

@@ -15,7 +15,9 @@
 //! parses every URL built this way again and checks each field: the
 //! extractor's tests cover this module too.
 
-use serde::de::value::{Error, StrDeserializer};
+use std::fmt;
+
+use serde::de::value::StrDeserializer;
 use serde::de::{DeserializeSeed, Deserializer, IntoDeserializer, SeqAccess, Visitor};
 use url::{Host, Position, Url};
 
@@ -101,27 +103,57 @@ enum Part {
     Domain,
 }
 
-impl<'de> Deserializer<'de> for Parts {
-    type Error = Error;
+/// The `url` crate refused the parts. A type of no size, so that the
+/// results passed between the deserializer's calls stay small.
+#[derive(Debug)]
+struct Refused;
 
-    fn deserialize_any<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, Error> {
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the parts of a URL were refused")
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl serde::de::Error for Refused {
+    fn custom<T: fmt::Display>(_: T) -> Refused {
+        Refused
+    }
+}
+
+impl<'de> Deserializer<'de> for Parts {
+    type Error = Refused;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, Refused> {
+        visitor.visit_seq(&mut self)
+    }
+
+    #[inline]
+    fn deserialize_tuple<V: Visitor<'de>>(
+        mut self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Refused> {
         visitor.visit_seq(&mut self)
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        bytes byte_buf option unit unit_struct newtype_struct seq
         tuple_struct map struct enum identifier ignored_any
     }
 }
 
 impl<'de> SeqAccess<'de> for Parts {
-    type Error = Error;
+    type Error = Refused;
 
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
-    ) -> Result<Option<T::Value>, Error> {
+    ) -> Result<Option<T::Value>, Refused> {
         let layout = self.layout;
         // No user name or password: the user name ends where the host starts.
         let host_start = layout.scheme_end + 3;
@@ -143,16 +175,17 @@ impl<'de> SeqAccess<'de> for Parts {
 }
 
 impl<'de> Deserializer<'de> for Part {
-    type Error = Error;
+    type Error = Refused;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Refused> {
         match self {
             Part::Text(text) => visitor.visit_string(text),
             Part::Number(n) => visitor.visit_u32(n),
             Part::Optional(None) => visitor.visit_none(),
             Part::Optional(Some(n)) => visitor.visit_some(Part::Number(n)),
             Part::Domain => {
-                let domain: StrDeserializer<'_, Error> = "Domain".into_deserializer();
+                let domain: StrDeserializer<'_, Refused> = "Domain".into_deserializer();
                 visitor.visit_enum(domain)
             }
         }
