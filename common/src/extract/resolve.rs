@@ -109,8 +109,9 @@ pub(super) fn scheme_kind(href: &str) -> SchemeKind {
 }
 
 /// Bytes a canonical path keeps as they are (RFC 3986 `pchar` and `/`),
-/// but for `%` (an escape may need rewriting) and `;` (a `;jsessionid=`
-/// parameter is removed): what the direct way takes in a path.
+/// but for `%` (an escape may need rewriting: see [`split_plain`]) and `;`
+/// (a `;jsessionid=` parameter is removed): what the direct way takes in a
+/// path.
 const PLAIN_PATH: [bool; 256] = plain(b"-._~!$&'()*+,=:@/");
 /// Bytes a canonical query keeps as they are, but for `%` and `'` (which
 /// the URL parser escapes in a query).
@@ -370,7 +371,12 @@ fn roomy(mut url: Url) -> Url {
 
 /// A plain href's path and non-empty query (its fragment left out), or
 /// `None` if it is not plain: a byte outside the plain sets before the
-/// fragment, or a session-id parameter in the query.
+/// fragment, a percent escape the canonical form writes otherwise (one of
+/// an unreserved character, which it decodes, or in lower case), or a
+/// session-id parameter in the query. The other escapes stay as they are
+/// (the URL parser leaves every `%` alone), so that links such as the Rust
+/// documentation's playground links, hundreds of escapes long, need no
+/// parse.
 fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
     let bytes = href.as_bytes();
     let mut query_at = None;
@@ -389,6 +395,8 @@ fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
                 query_at = Some(i);
                 table = &PLAIN_QUERY;
             }
+            // Its two hex digits are plain and pass in turn.
+            b'%' if urlnorm::escape_is_canonical(bytes, i) => {}
             _ => return None,
         }
     }

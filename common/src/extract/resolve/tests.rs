@@ -42,6 +42,15 @@ const HREFS: &[&str] = &[
     "",
     "a%2e/b",
     "%2e%2e/x",
+    "%2E%2E/x",
+    "a%2F%3Fb?c%26d=%3D&e=%0A%7B",
+    "a%7E?b=%7e",
+    "a%3f",
+    "a%3",
+    "a%",
+    "%zz",
+    "?q=%",
+    "?%73id=1",
     "a;jsessionid=9/b",
     "caf\u{e9}",
     "a b",
@@ -121,12 +130,16 @@ fn plain_links_go_the_direct_way() {
         ("/a?b=c&d", "https://doc.example.org/a?b=c&d"),
         ("https://github.com/x/y?", "https://github.com/x/y"),
         ("?q", "https://doc.example.org/stable/std/index.html?q"),
+        (
+            "a%20b?c=%5B%0A%5D",
+            "https://doc.example.org/stable/std/a%20b?c=%5B%0A%5D",
+        ),
     ] {
         let got = resolver.direct(href, scheme_kind(href));
         assert_eq!(got.as_ref().map(Url::as_str), Some(want), "{href}");
     }
     // Not plain: the general way.
-    for href in ["a%20b", "?sid=1", "http://127.1/", "//x/y", "#top"] {
+    for href in ["a%7eb", "a%41", "?sid=1", "http://127.1/", "//x/y", "#top"] {
         assert_eq!(
             resolver.direct(href, scheme_kind(href)),
             None,
