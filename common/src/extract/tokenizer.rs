@@ -199,14 +199,43 @@ fn is(b: u8, class: u8) -> bool {
 
 /// The first `needle` in `hay`. Between tags and in attribute values the
 /// byte wanted is most often a few bytes away, where `memchr`'s choice of
-/// the widest vectors the CPU has costs more than the search: on x86-64,
-/// SSE2 (which every such CPU has) is called directly, inlined.
+/// the widest vectors the CPU has, and even the set-up of its SSE2 search,
+/// cost more than the search: on x86-64, the first 64 bytes are searched
+/// 16 at a time with SSE2 (which every such CPU has), then the rest with
+/// `memchr`'s SSE2 search, called directly, inlined.
 pub(crate) fn find(needle: u8, hay: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if let Some(finder) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
-        return finder.find(hay);
+    {
+        let mut at = 0;
+        while at < 64
+            && let Some(chunk) = hay.get(at..at + 16)
+        {
+            let mask = sse2_equal(chunk, needle);
+            if mask != 0 {
+                return Some(at + mask.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+        let rest = &hay[at..];
+        if let Some(finder) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
+            return finder.find(rest).map(|i| at + i);
+        }
     }
     memchr(needle, hay)
+}
+
+/// A bit for each of the first 16 bytes of `chunk` equal to `needle`.
+#[cfg(target_arch = "x86_64")]
+fn sse2_equal(chunk: &[u8], needle: u8) -> u32 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    let chunk = &chunk[..16];
+    // SAFETY: the 16 bytes read are in `chunk`, and an unaligned load needs
+    // no alignment; the other intrinsics only compute, with SSE2, which
+    // every x86-64 CPU has.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(needle as i8))) as u32
+    }
 }
 
 /// The first index at or after `from` whose byte is in `class` (white
