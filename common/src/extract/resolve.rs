@@ -261,7 +261,7 @@ impl<'a> Resolver<'a> {
         let query_start = query.map(|q| text.len() - q.len() - 1);
         match layout {
             Some(layout) => assemble(text.to_owned(), layout, query_start),
-            None => self.from_template(path_start, query_start),
+            None => self.set_on_template(path_start, query_start),
         }
     }
 
@@ -269,7 +269,7 @@ impl<'a> Resolver<'a> {
     /// by setting its path and query (which parses them again), for origins
     /// whose host is not a domain name; `None` if the parser would write it
     /// otherwise.
-    fn from_template(&mut self, path_start: usize, query_start: Option<usize>) -> Option<Url> {
+    fn set_on_template(&mut self, path_start: usize, query_start: Option<usize>) -> Option<Url> {
         let mut url = self.template(path_start)?.clone();
         let text = self.scratch.url.as_str();
         let path_end = query_start.unwrap_or(text.len());

@@ -46,7 +46,12 @@ impl Layout {
         }
         let scheme_end = url.scheme().len();
         let host_end = scheme_end + 3 + url.host_str()?.len();
-        Layout::new(scheme_end, host_end, url.port(), url[..Position::BeforePath].len())
+        Layout::new(
+            scheme_end,
+            host_end,
+            url.port(),
+            url[..Position::BeforePath].len(),
+        )
     }
 
     /// The layout of an origin `scheme://host[:port]` written with a domain
