@@ -203,6 +203,7 @@ fn is(b: u8, class: u8) -> bool {
 /// cost more than the search: on x86-64, the first 64 bytes are searched
 /// 16 at a time with SSE2 (which every such CPU has), then the rest with
 /// `memchr`'s SSE2 search, called directly, inlined.
+#[inline]
 pub(crate) fn find(needle: u8, hay: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -226,6 +227,7 @@ pub(crate) fn find(needle: u8, hay: &[u8]) -> Option<usize> {
 
 /// A bit for each of the first 16 bytes of `chunk` equal to `needle`.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn sse2_equal(chunk: &[u8], needle: u8) -> u32 {
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
     let chunk = &chunk[..16];
@@ -285,6 +287,7 @@ fn name_end_candidate(input: &[u8], from: usize) -> usize {
 
 /// A bit for each of the first 16 bytes of `chunk` that [`may_end_name`].
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn sse2_name_ends(chunk: &[u8]) -> u32 {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
