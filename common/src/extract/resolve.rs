@@ -7,25 +7,29 @@
 //! a fragment, relative to the page or absolute with an ordinary host name.
 //! For those, the canonical URL is written directly (the base's origin and
 //! directory, the dot segments removed as the URL standard removes them,
-//! the fragment and an empty query dropped) and parsed once; a link the
-//! parser would spell otherwise, and every other link, goes the general way
-//! (`urlnorm::canonicalize_relative`), so both ways give the same URL. The
-//! direct way saves the relative parse's copying of the base and the
-//! canonical form's checks: about half the cost of a link.
+//! the fragment and an empty query dropped) and the `Url` is built from
+//! that text and the offsets of its parts, not parsed (`assemble.rs`; on an
+//! origin whose host is an IP address, its path and query are set on a URL
+//! of the origin, and a link the parser would spell otherwise goes the
+//! general way); every other link goes the general way
+//! (`urlnorm::canonicalize_relative`), and both ways give the same URL. The
+//! direct way saves the relative parse's copying of the base, the
+//! canonical form's checks and the parse of the path: most of the cost of
+//! a link.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use encoding_rs::Encoding;
 use memchr::memrchr;
 
 use super::tokenizer::find;
 use url::{Position, Url};
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::{LinkContext, PageLinks};
 use crate::urlnorm::{self, UrlError};
+use assemble::{Layout, assemble};
+
+mod assemble;
 
 /// The last steps for one link: scheme, same page, cap, then canonical form.
 pub(super) fn classify_and_resolve(
@@ -52,7 +56,7 @@ pub(super) fn classify_and_resolve(
         out.skipped.over_cap += 1;
         return;
     }
-    match resolver.canonical(href, kind, &out.links) {
+    match resolver.canonical(href, kind) {
         Ok(url) => {
             out.links.push(url);
             out.contexts.push(context);
@@ -105,8 +109,9 @@ pub(super) fn scheme_kind(href: &str) -> SchemeKind {
 }
 
 /// Bytes a canonical path keeps as they are (RFC 3986 `pchar` and `/`),
-/// but for `%` (an escape may need rewriting) and `;` (a `;jsessionid=`
-/// parameter is removed): what the direct way takes in a path.
+/// but for `%` (an escape may need rewriting: see [`split_plain`]) and `;`
+/// (a `;jsessionid=` parameter is removed): what the direct way takes in a
+/// path.
 const PLAIN_PATH: [bool; 256] = plain(b"-._~!$&'()*+,=:@/");
 /// Bytes a canonical query keeps as they are, but for `%` and `'` (which
 /// the URL parser escapes in a query).
@@ -139,6 +144,9 @@ struct Plain<'a> {
     origin: &'a str,
     /// The path (`/` and on).
     path: &'a str,
+    /// Where the parts of the origin end, when the host is a domain name
+    /// (links are then built from their text: see [`assemble`]).
+    layout: Option<Layout>,
 }
 
 impl<'a> Plain<'a> {
@@ -151,6 +159,7 @@ impl<'a> Plain<'a> {
         plain.then(|| Plain {
             origin: &base[..Position::BeforePath],
             path: base.path(),
+            layout: Layout::of(base),
         })
     }
 }
@@ -160,9 +169,6 @@ impl<'a> Plain<'a> {
 pub(super) struct Scratch {
     /// The canonical URL being written (the direct way).
     url: String,
-    /// The links already made on this page, by the hash of their URL: a
-    /// link repeated on a page is copied, not made again.
-    made: HashMap<u64, usize, BuildHasherDefault<Unmixed>>,
     /// Templates of links on the base's origin and on another origin
     /// (see [`Resolver::template`]).
     base_template: Option<Url>,
@@ -172,32 +178,9 @@ pub(super) struct Scratch {
 impl Scratch {
     /// Frees what one huge page grew.
     pub(super) fn trim(&mut self, keep: usize) {
-        if self.made.capacity() * 16 > keep {
-            self.made = HashMap::default();
-        }
         if self.url.capacity() > keep {
             self.url = String::new();
         }
-    }
-}
-
-/// The hasher of keys that are hashes already.
-#[derive(Debug, Default)]
-struct Unmixed(u64);
-
-impl Hasher for Unmixed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
@@ -222,7 +205,6 @@ impl<'a> Resolver<'a> {
         direct: bool,
     ) -> Resolver<'a> {
         let query_encoding = document_encoding.output_encoding();
-        scratch.made.clear();
         Resolver {
             query_encoding: (query_encoding != encoding_rs::UTF_8).then_some(query_encoding),
             base,
@@ -250,11 +232,10 @@ impl<'a> Resolver<'a> {
             .ok()
     }
 
-    /// Resolves and canonicalizes a trimmed href of this `kind`; `made`
-    /// holds the links made so far on this page.
-    fn canonical(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Result<Url, UrlError> {
+    /// Resolves and canonicalizes a trimmed href of this `kind`.
+    fn canonical(&mut self, href: &str, kind: SchemeKind) -> Result<Url, UrlError> {
         if self.direct
-            && let Some(url) = self.direct(href, kind, made)
+            && let Some(url) = self.direct(href, kind)
         {
             return Ok(url);
         }
@@ -270,45 +251,52 @@ impl<'a> Resolver<'a> {
     }
 
     /// The direct way: the canonical URL of a plain link, or `None` for the
-    /// general way. The URL is written down, then copied from `made` if the
-    /// page made it already, or else made from a URL of the same origin
-    /// (the base, or the last absolute link's) by setting its path and
-    /// query, which parses neither scheme nor host again.
-    fn direct(&mut self, href: &str, kind: SchemeKind, made: &[Url]) -> Option<Url> {
+    /// general way. The URL is written down, then built from that text (a
+    /// repeated link is built again: that costs less than looking it up
+    /// among the page's links).
+    fn direct(&mut self, href: &str, kind: SchemeKind) -> Option<Url> {
         let (path, query) = split_plain(href)?;
-        let path_start = self.write(path, query, kind)?;
+        let (path_start, layout) = self.write(path, query, kind)?;
         let text = self.scratch.url.as_str();
-        let hash = xxh3_64(text.as_bytes());
-        if let Some(&i) = self.scratch.made.get(&hash)
-            && let Some(url) = made.get(i).filter(|u| u.as_str() == text)
-        {
-            return Some(url.clone());
+        let query_start = query.map(|q| text.len() - q.len() - 1);
+        match layout {
+            Some(layout) => assemble(text.to_owned(), layout, query_start),
+            None => self.set_on_template(path_start, query_start),
         }
+    }
+
+    /// The URL written in the scratch buffer, made from a URL of its origin
+    /// by setting its path and query (which parses them again), for origins
+    /// whose host is not a domain name; `None` if the parser would write it
+    /// otherwise.
+    fn set_on_template(&mut self, path_start: usize, query_start: Option<usize>) -> Option<Url> {
         let mut url = self.template(path_start)?.clone();
         let text = self.scratch.url.as_str();
-        let path_end = text.len() - query.map_or(0, |q| q.len() + 1);
+        let path_end = query_start.unwrap_or(text.len());
         url.set_path(&text[path_start..path_end]);
-        if query.is_some() {
-            url.set_query(query);
+        if let Some(q) = query_start {
+            url.set_query(Some(&text[q + 1..]));
         }
-        if url.as_str() != text {
-            return None;
-        }
-        self.scratch.made.insert(hash, made.len());
-        Some(url)
+        (url.as_str() == text).then_some(url)
     }
 
     /// Writes the canonical URL of a plain link into the scratch buffer;
-    /// returns where its path starts.
-    fn write(&mut self, path: &str, query: Option<&str>, kind: SchemeKind) -> Option<usize> {
+    /// returns where its path starts and the layout of its origin when its
+    /// host is a domain name.
+    fn write(
+        &mut self,
+        path: &str,
+        query: Option<&str>,
+        kind: SchemeKind,
+    ) -> Option<(usize, Option<Layout>)> {
         let buf = &mut self.scratch.url;
         buf.clear();
-        let start = match kind {
+        let (start, layout) = match kind {
             SchemeKind::Http => {
-                let rest = origin(path, buf)?;
+                let (rest, layout) = origin(path, buf)?;
                 let start = buf.len();
                 push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
-                start
+                (start, layout)
             }
             _ if path.starts_with("//") || path.is_empty() && query.is_none() => return None,
             _ => {
@@ -326,14 +314,14 @@ impl<'a> Resolver<'a> {
                     buf.push_str(dir);
                     push_segments(buf, start, path);
                 }
-                start
+                (start, base.layout)
             }
         };
         if let Some(query) = query {
             buf.push('?');
             buf.push_str(query);
         }
-        Some(start)
+        Some((start, layout))
     }
 
     /// A URL of the origin `scratch.url[..path_start]` with a long path
@@ -383,7 +371,12 @@ fn roomy(mut url: Url) -> Url {
 
 /// A plain href's path and non-empty query (its fragment left out), or
 /// `None` if it is not plain: a byte outside the plain sets before the
-/// fragment, or a session-id parameter in the query.
+/// fragment, a percent escape the canonical form writes otherwise (one of
+/// an unreserved character, which it decodes, or in lower case), or a
+/// session-id parameter in the query. The other escapes stay as they are
+/// (the URL parser leaves every `%` alone), so that links such as the Rust
+/// documentation's playground links, hundreds of escapes long, need no
+/// parse.
 fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
     let bytes = href.as_bytes();
     let mut query_at = None;
@@ -402,6 +395,8 @@ fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
                 query_at = Some(i);
                 table = &PLAIN_QUERY;
             }
+            // Its two hex digits are plain and pass in turn.
+            b'%' if urlnorm::escape_is_canonical(bytes, i) => {}
             _ => return None,
         }
     }
@@ -420,8 +415,8 @@ fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
 
 /// Writes the origin of an absolute plain href (`http://host[:port]`, the
 /// scheme in lower case, an ordinary host name, the default port left out)
-/// into `buf`; returns the rest of `href` (its path).
-fn origin<'h>(href: &'h str, buf: &mut String) -> Option<&'h str> {
+/// into `buf`; returns the rest of `href` (its path) and the origin's layout.
+fn origin<'h>(href: &'h str, buf: &mut String) -> Option<(&'h str, Option<Layout>)> {
     let (scheme, rest, default_port) = if let Some(rest) = href.strip_prefix("http://") {
         ("http://", rest, "80")
     } else {
@@ -438,20 +433,25 @@ fn origin<'h>(href: &'h str, buf: &mut String) -> Option<&'h str> {
     }
     buf.push_str(scheme);
     buf.push_str(host);
+    let host_end = buf.len();
+    let mut number = None;
     if let Some(port) = port {
         let digits = !port.is_empty()
             && port.len() <= 5
             && !port.starts_with('0')
             && port.bytes().all(|b| b.is_ascii_digit());
-        if !digits || port.parse::<u32>().ok()? > 65535 {
+        if !digits {
             return None;
         }
+        let n = u16::try_from(port.parse::<u32>().ok()?).ok()?;
         if port != default_port {
             buf.push(':');
             buf.push_str(port);
+            number = Some(n);
         }
     }
-    Some(path)
+    let layout = Layout::new(scheme.len() - 3, host_end, number, buf.len());
+    Some((path, layout))
 }
 
 /// Letters, digits and `-` in dot-separated labels, the last one starting

@@ -392,3 +392,35 @@ fn memory_bound() {
     tokenizer.run(b"<style>x</style>", &mut t).unwrap();
     assert_eq!(t.0, ["<Style>", "raw\"x\"", "</style>"]);
 }
+
+/// The end of a name as the scan finds it (16 bytes at a time) against one
+/// byte at a time: every delimiter and a few bytes that only look like one
+/// (control characters, which belong to the name), at every distance from
+/// the start up to past one 16-byte block, and names cut by the end.
+#[test]
+fn names_end_where_one_byte_at_a_time_says() {
+    let classes = [WS | GT | SLASH, WS | GT | SLASH | EQ];
+    for &end in b" \t\n\r\x0c>/=\x01\x1f\x00x\xc3" {
+        for len in 0..40 {
+            let mut input = vec![b'n'; len];
+            input.push(end);
+            input.extend_from_slice(b"zz>");
+            for class in classes {
+                for from in [0, 1, len.saturating_sub(1)] {
+                    let want = from
+                        + input[from..]
+                            .iter()
+                            .position(|&b| is(b, class))
+                            .unwrap_or(input.len() - from);
+                    assert_eq!(
+                        scan_to(&input, from, class),
+                        want,
+                        "{input:?} from {from}, class {class}"
+                    );
+                    let cut = &input[..len];
+                    assert_eq!(scan_to(cut, from.min(len), class), len, "{cut:?}");
+                }
+            }
+        }
+    }
+}
