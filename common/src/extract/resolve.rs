@@ -351,6 +351,32 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// A canonical absolute URL read back from its text (a link a metadata
+/// record lists, written by this module), built from its parts the way the
+/// direct way builds a link, without parsing it again: `None` when `text`
+/// is not one the direct way would write exactly so (not http(s), not
+/// plain, a host that is not a domain name, a fragment, an empty query, a
+/// dot segment...), for the caller to parse. `buf` is scratch space.
+pub fn read_canonical(text: &str, buf: &mut String) -> Option<Url> {
+    if scheme_kind(text) != SchemeKind::Http {
+        return None;
+    }
+    let (path, query) = split_plain(text)?;
+    buf.clear();
+    let (rest, layout) = origin(path, buf)?;
+    let start = buf.len();
+    push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
+    if let Some(query) = query {
+        buf.push('?');
+        buf.push_str(query);
+    }
+    if buf.as_str() != text {
+        return None;
+    }
+    let query_start = query.map(|q| text.len() - q.len() - 1);
+    assemble(text.to_owned(), layout?, query_start)
+}
+
 /// How long a template's text is: room for most links.
 const ROOM: usize = 128;
 

@@ -148,3 +148,37 @@ fn plain_links_go_the_direct_way() {
         assert_eq!(resolver.direct(href, scheme_kind(href)), None, "{href}");
     }
 }
+
+/// A canonical URL read back ([`read_canonical`]) is the URL the parser
+/// reads, in every part, or `None`: every link the general way makes from
+/// the table (what a metadata record lists), and the hrefs themselves.
+#[test]
+fn canonical_urls_read_back_as_the_parser_reads_them() {
+    let mut failures = Vec::new();
+    let (mut read, mut declined) = (0, 0);
+    let mut buf = String::new();
+    for base in BASES {
+        let base = Url::parse(base).unwrap();
+        for &href in HREFS {
+            let made = urlnorm::canonicalize_relative(&base, href).map(|u| u.to_string());
+            for text in made.iter().map(String::as_str).chain([href]) {
+                let Some(got) = read_canonical(text, &mut buf) else {
+                    declined += 1;
+                    continue;
+                };
+                read += 1;
+                match Url::parse(text) {
+                    Ok(want)
+                        if format!("{want:?}") == format!("{got:?}") && want.as_str() == text => {}
+                    other => failures.push(format!("{text:?}: read {got:?}, parsed {other:?}")),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    // Canonical links with a domain name as their host are read back.
+    assert!(
+        read > 100 && declined > 10,
+        "read {read}, declined {declined}"
+    );
+}

@@ -72,7 +72,7 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
     let text = std::str::from_utf8(block).ok()?;
     let start = links.len();
     let mut summary = None;
-    let mut origin = None;
+    let (mut origin, mut scratch) = (None, String::new());
     for line in text.split("\r\n") {
         let Some((name, value)) = line.split_once(':') else {
             continue;
@@ -83,7 +83,7 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
             let (url, hop) = (parts.next()?, parts.next());
             // `R`: a redirect's target, read from the response itself.
             if hop == Some("L") {
-                links.push(made(url, &mut origin)?);
+                links.push(made(url, &mut origin, &mut scratch)?);
             }
         } else if name == METADATA_LINKS_SUMMARY {
             summary = Some(value);
@@ -105,13 +105,18 @@ fn read(block: &[u8], limits: &Limits<'_>, links: &mut Vec<Url>) -> Option<Liste
     })
 }
 
-/// The URL `text` (a listed link, in canonical form) parsed. Most links
-/// of a page share their origin with the link before: such a link is made
-/// from that one (`origin`) by setting its path and query, which parses
-/// neither scheme nor host again (the host's parse was most of a listed
-/// link's cost); the result is kept only if it reads exactly as `text`,
-/// else `text` is parsed whole (and becomes the next origin).
-fn made(text: &str, origin: &mut Option<Url>) -> Option<Url> {
+/// The URL `text` (a listed link, in canonical form) parsed, without the
+/// parser where that is sure to give the same URL: a link whose host is a
+/// domain name is built from its parts as the extractor builds it
+/// ([`common::extract::read_canonical`]); one that shares its origin with
+/// the link before (`origin`; an address as its host) is made from that
+/// one by setting its path and query, which parses neither scheme nor host
+/// again, and kept only if it reads exactly as `text`. Any other is parsed
+/// whole (and becomes the next origin). `scratch` is scratch space.
+fn made(text: &str, origin: &mut Option<Url>, scratch: &mut String) -> Option<Url> {
+    if let Some(url) = common::extract::read_canonical(text, scratch) {
+        return Some(url);
+    }
     if let Some(url) = origin.as_ref().and_then(|o| same_origin(o, text)) {
         return Some(url);
     }
@@ -246,10 +251,21 @@ mod tests {
             "http://[::1]/v6",
             "http://user@b.test/p",
             "http://b.test/../up",
+            "http://b.test/./here",
+            "HTTP://B.test/p",
+            "http://b.test:80/p",
+            "https://b.test:443/p",
+            "http://b.test/p?q=%41",
+            "http://b.test/p?q=%4a",
+            "http://b.test/p;jsessionid=1",
+            "http://b.test/p?jsessionid=1",
+            "http://b.test./p",
+            "http://xn--bcher-kva.test/p",
+            "http://b\u{fc}cher.test/p",
         ];
-        let mut origin = None;
+        let (mut origin, mut scratch) = (None, String::new());
         for text in texts {
-            let made = made(text, &mut origin);
+            let made = made(text, &mut origin, &mut scratch);
             assert_eq!(made, Url::parse(text).ok(), "{text}");
             if let Some(url) = made {
                 // The same URL in every part, not only in its text.
