@@ -117,10 +117,10 @@ crate::options! {
         pub max_page_size: Option<SizeValue> = 16 << 20,
         /// Take a page's links from its WARC metadata record when the
         /// fetcher listed them there (`crawlLinks`) and they are what
-        /// parsing the page would give, instead of parsing the page again
-        /// (false: parse every page) [default: true]
+        /// parsing the page would give, instead of parsing it (measured to
+        /// save nothing: see the guide) [default: false]
         #[arg(long, value_name = "BOOL", help_heading = "Extraction")]
-        pub metadata_outlinks: Option<bool> = true,
+        pub metadata_outlinks: Option<bool> = false,
         /// After each round, write the Parquet index of the WARC files of
         /// the runs it consumed (NAME.parquet beside each; see `segmenter
         /// research`) [default: false]
