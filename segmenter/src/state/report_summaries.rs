@@ -76,6 +76,12 @@ impl HostSpan {
 }
 
 impl RunLog {
+    /// Pages: the attempts answered with an HTTP response, robots.txt
+    /// aside (what `common::crawllog::Tally` counts as pages).
+    pub fn pages(&self) -> u64 {
+        self.mime.values().sum()
+    }
+
     /// Counts one crawl log line (a line without its final line break,
     /// still being written or cut by a crash, is passed over).
     pub fn add_line(&mut self, text: &str) {

@@ -24,6 +24,7 @@ use super::gather::{
     read_hosts, read_logs, read_reports, read_stats,
 };
 use crate::state::mapped::ShardTasks;
+use crate::state::report_summaries;
 use crate::state::status::{BloomStatus, CrawlStatus, Summaries};
 
 /// Reads every shard of `crawl` and adds them up.
@@ -119,14 +120,18 @@ fn shard_rounds(view: &CrawlDir, part: &mut Gathered) -> Vec<RoundRow> {
     };
     let reports = read_reports(view, &runs, part);
     let mut rows = Vec::new();
+    let mut unsaved = report_summaries::Unsaved::default();
     for (k, id) in runs.into_iter().enumerate() {
         let fetch = read_stats(view, &id, &mut part.problems);
-        let pages = match common::fetched::RunStatus::read(view, &id) {
-            Ok(status) => status.map_or(0, |s| s.pages),
-            Err(e) => {
+        // From the run's crawl-log summary: the log itself is read only
+        // when the summary does not match it (every shard's every log,
+        // read each round, grew with the crawl's age).
+        let pages = match report_summaries::run_log(view, &id, &mut unsaved) {
+            Ok(run) => run.map_or(0, |r| r.pages()),
+            Err((run, why)) => {
                 part.problems
-                    .push(format!("{e}; its pages are not counted"));
-                0
+                    .push(format!("{why}; its pages are not counted"));
+                run.map_or(0, |r| r.pages())
             }
         };
         let report = reports.get(&id).cloned();
@@ -150,6 +155,7 @@ fn shard_rounds(view: &CrawlDir, part: &mut Gathered) -> Vec<RoundRow> {
             fetch,
         });
     }
+    unsaved.say();
     rows
 }
 
