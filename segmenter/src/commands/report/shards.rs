@@ -128,10 +128,15 @@ fn shard_rounds(view: &CrawlDir, part: &mut Gathered) -> Vec<RoundRow> {
         // read each round, grew with the crawl's age).
         let pages = match report_summaries::run_log(view, &id, &mut unsaved) {
             Ok(run) => run.map_or(0, |r| r.pages()),
-            Err((run, why)) => {
+            Err((Some(run), why)) => {
+                part.problems
+                    .push(format!("{why}; its pages counted from what was read"));
+                run.pages()
+            }
+            Err((None, why)) => {
                 part.problems
                     .push(format!("{why}; its pages are not counted"));
-                run.map_or(0, |r| r.pages())
+                0
             }
         };
         let report = reports.get(&id).cloned();
