@@ -131,11 +131,7 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     }
     let digit = |i: usize| ((x[i / 8] >> (8 * (i % 8))) & 0xff) as i64;
     let two = |i: usize| digit(i) * 10 + digit(i + 1);
-    let (y, mo, d) = (two(0) * 100 + two(2), two(5), two(8));
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
-        return None;
-    }
-    let days = days_from_civil(y, mo as u32, d as u32);
+    let days = days_from_date(two(0) * 100 + two(2), two(5), two(8))?;
     let (h, mi, sec) = (two(11), two(14), two(17));
     let ms = digit(20) * 100 + two(21);
     if h > 23 || mi > 59 || sec > 60 {
@@ -146,8 +142,17 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
     (secs >= 0).then_some(secs * 1000 + ms)
 }
 
+/// Days from 1970-01-01 to the date `y`-`m`-`d` (proleptic Gregorian);
+/// `None` when the date does not exist.
+pub fn days_from_date(y: i64, m: i64, d: i64) -> Option<i64> {
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m as u32, d as u32))
+}
+
 /// Days in month `m` (1 to 12) of year `y`, proleptic Gregorian.
-pub fn days_in_month(y: i64, m: i64) -> i64 {
+fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
         2 => 28,

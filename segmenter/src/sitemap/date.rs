@@ -27,7 +27,7 @@ pub fn parse_w3c_datetime(s: &str) -> Option<i64> {
             i += 3;
         }
     }
-    let days = days_from_civil(year, month, day)?;
+    let days = common::timefmt::days_from_date(year, month, day)?;
     let mut ms = days * 86_400_000;
     if i == b.len() {
         return Some(ms);
@@ -119,7 +119,7 @@ pub fn parse_rfc822(s: &str) -> Option<i64> {
         4 => {}
         _ => return None,
     }
-    let days = days_from_civil(year, month, day)?;
+    let days = common::timefmt::days_from_date(year, month, day)?;
     let time = parts.next()?.as_bytes();
     let hour = digits(time, 0, 2)?;
     if time.get(2) != Some(&b':') {
@@ -192,19 +192,4 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<i64> {
         return None;
     }
     Some(d.iter().fold(0, |acc, &c| acc * 10 + i64::from(c - b'0')))
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
-/// `days_from_civil`); None when the date does not exist.
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    if !(1..=12).contains(&month) || day < 1 || day > common::timefmt::days_in_month(year, month) {
-        return None;
-    }
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
 }
