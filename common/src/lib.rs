@@ -115,7 +115,7 @@ pub mod testutil;
 /// A decimal number written as ASCII digits only: no sign, no spaces, not
 /// empty, no overflow. The number parser of every text format here, so
 /// that each field reads back exactly what its writer wrote.
-pub(crate) fn parse_digits(digits: &[u8]) -> Option<u64> {
+pub fn parse_digits(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }

@@ -340,7 +340,8 @@ impl Entry {
                 .ok_or_else(|| format!("{name} is not a time like 2026-11-24T10:00:05.250Z: {s:?}"))
         };
         let number = |name: &str, s: &str| {
-            parse_digits(s).ok_or_else(|| format!("{name} is not a number: {s:?}"))
+            common::parse_digits(s.as_bytes())
+                .ok_or_else(|| format!("{name} is not a number: {s:?}"))
         };
         let small = |name: &str, s: &str| {
             u32::try_from(number(name, s)?).map_err(|_| format!("{name} is too large: {s}"))
@@ -451,20 +452,6 @@ fn tabs(bytes: &[u8], mut each: impl FnMut(usize)) {
             each(at + i);
         }
     }
-}
-
-/// A number of ASCII digits only (`str::parse` would also take a sign),
-/// in one pass; `None` for anything else, or past `u64::MAX`.
-fn parse_digits(s: &str) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    s.bytes().try_fold(0u64, |n, b| {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
 }
 
 /// The refetch schedule: the settings `recrawl_*` (their defaults are

@@ -524,7 +524,11 @@ fn fields_split_as_str_split_does() {
 #[test]
 fn numbers_read_digits_only() {
     for s in ["0", "7", "0042", "18446744073709551615"] {
-        assert_eq!(parse_digits(s), s.parse::<u64>().ok(), "{s}");
+        assert_eq!(
+            common::parse_digits(s.as_bytes()),
+            s.parse::<u64>().ok(),
+            "{s}"
+        );
     }
     for s in [
         "",
@@ -535,7 +539,7 @@ fn numbers_read_digits_only() {
         "18446744073709551616",
         "99999999999999999999",
     ] {
-        assert_eq!(parse_digits(s), None, "{s}");
+        assert_eq!(common::parse_digits(s.as_bytes()), None, "{s}");
     }
 }
 
