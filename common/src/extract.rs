@@ -54,7 +54,7 @@ use tokenizer::{Handler, Tokenizer};
 use url::Url;
 
 pub use charset::CharsetSource;
-pub use resolve::read_canonical;
+pub use resolve::{read_canonical, with_path_and_query};
 pub use stored::{Body, LinkExtractor, PageSummary, header_canonical};
 pub use text::{PageText, TagLink, TextReader};
 

@@ -289,15 +289,10 @@ pub fn escape_at(bytes: &[u8], i: usize) -> Option<u8> {
     Some(hi << 4 | lo)
 }
 
-/// True if the escape at `bytes[i]` (a `%`) is written as the canonical
-/// form writes it: two hex digits in upper case, of a byte that is not an
-/// unreserved character.
-pub(crate) fn escape_is_canonical(bytes: &[u8], i: usize) -> bool {
-    !escape_needs_fix(bytes, i)
-}
-
-/// True if the escape at `bytes[i]` would be written differently.
-fn escape_needs_fix(bytes: &[u8], i: usize) -> bool {
+/// True if the escape at `bytes[i]` (a `%`) would be written differently
+/// by the canonical form (which writes two hex digits in upper case, of a
+/// byte that is not an unreserved character).
+pub(crate) fn escape_needs_fix(bytes: &[u8], i: usize) -> bool {
     match escape_at(bytes, i) {
         None => true,
         Some(v) => {

@@ -256,7 +256,13 @@ impl<'a> Resolver<'a> {
     /// among the page's links).
     fn direct(&mut self, href: &str, kind: SchemeKind) -> Option<Url> {
         let (path, query) = split_plain(href)?;
-        let (path_start, layout) = self.write(path, query, kind)?;
+        let (path_start, layout) = write_plain(
+            &mut self.scratch.url,
+            self.plain.as_ref(),
+            path,
+            query,
+            kind,
+        )?;
         let text = self.scratch.url.as_str();
         let query_start = query.map(|q| text.len() - q.len() - 1);
         match layout {
@@ -266,62 +272,11 @@ impl<'a> Resolver<'a> {
     }
 
     /// The URL written in the scratch buffer, made from a URL of its origin
-    /// by setting its path and query (which parses them again), for origins
-    /// whose host is not a domain name; `None` if the parser would write it
-    /// otherwise.
+    /// ([`with_path_and_query`]), for origins whose host is not a domain
+    /// name.
     fn set_on_template(&mut self, path_start: usize, query_start: Option<usize>) -> Option<Url> {
-        let mut url = self.template(path_start)?.clone();
-        let text = self.scratch.url.as_str();
-        let path_end = query_start.unwrap_or(text.len());
-        url.set_path(&text[path_start..path_end]);
-        if let Some(q) = query_start {
-            url.set_query(Some(&text[q + 1..]));
-        }
-        (url.as_str() == text).then_some(url)
-    }
-
-    /// Writes the canonical URL of a plain link into the scratch buffer;
-    /// returns where its path starts and the layout of its origin when its
-    /// host is a domain name.
-    fn write(
-        &mut self,
-        path: &str,
-        query: Option<&str>,
-        kind: SchemeKind,
-    ) -> Option<(usize, Option<Layout>)> {
-        let buf = &mut self.scratch.url;
-        buf.clear();
-        let (start, layout) = match kind {
-            SchemeKind::Http => {
-                let (rest, layout) = origin(path, buf)?;
-                let start = buf.len();
-                push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
-                (start, layout)
-            }
-            _ if path.starts_with("//") || path.is_empty() && query.is_none() => return None,
-            _ => {
-                let base = self.plain.as_ref()?;
-                buf.push_str(base.origin);
-                let start = buf.len();
-                if let Some(absolute) = path.strip_prefix('/') {
-                    push_segments(buf, start, absolute);
-                } else if path.is_empty() {
-                    // `?query`: the base's path.
-                    buf.push_str(base.path);
-                } else {
-                    // The base's directory, then the relative path.
-                    let dir = memrchr(b'/', base.path.as_bytes()).map_or("", |i| &base.path[..i]);
-                    buf.push_str(dir);
-                    push_segments(buf, start, path);
-                }
-                (start, base.layout)
-            }
-        };
-        if let Some(query) = query {
-            buf.push('?');
-            buf.push_str(query);
-        }
-        Some((start, layout))
+        let url = self.template(path_start)?.clone();
+        with_path_and_query(url, &self.scratch.url, path_start, query_start)
     }
 
     /// A URL of the origin `scratch.url[..path_start]` with a long path
@@ -351,6 +306,67 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// Writes the canonical URL of a plain link (its `path` and `query`, of
+/// this `kind`, relative to `base` unless absolute) into `buf`; returns
+/// where its path starts and the layout of its origin when its host is a
+/// domain name. `None` when the direct way does not take it.
+fn write_plain(
+    buf: &mut String,
+    base: Option<&Plain<'_>>,
+    path: &str,
+    query: Option<&str>,
+    kind: SchemeKind,
+) -> Option<(usize, Option<Layout>)> {
+    buf.clear();
+    let (start, layout) = match kind {
+        SchemeKind::Http => {
+            let (rest, layout) = origin(path, buf)?;
+            let start = buf.len();
+            push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
+            (start, layout)
+        }
+        _ if path.starts_with("//") || path.is_empty() && query.is_none() => return None,
+        _ => {
+            let base = base?;
+            buf.push_str(base.origin);
+            let start = buf.len();
+            if let Some(absolute) = path.strip_prefix('/') {
+                push_segments(buf, start, absolute);
+            } else if path.is_empty() {
+                // `?query`: the base's path.
+                buf.push_str(base.path);
+            } else {
+                // The base's directory, then the relative path.
+                let dir = memrchr(b'/', base.path.as_bytes()).map_or("", |i| &base.path[..i]);
+                buf.push_str(dir);
+                push_segments(buf, start, path);
+            }
+            (start, base.layout)
+        }
+    };
+    if let Some(query) = query {
+        buf.push('?');
+        buf.push_str(query);
+    }
+    Some((start, layout))
+}
+
+/// `text`, a canonical URL of `url`'s origin whose path starts at
+/// `path_start` and whose query follows the `?` at `query_start`, made
+/// from `url` by setting its path and query (which parses them again, not
+/// the scheme and host); `None` if the parser writes it otherwise.
+pub fn with_path_and_query(
+    mut url: Url,
+    text: &str,
+    path_start: usize,
+    query_start: Option<usize>,
+) -> Option<Url> {
+    let path_end = query_start.unwrap_or(text.len());
+    url.set_path(text.get(path_start..path_end)?);
+    url.set_query(query_start.and_then(|q| text.get(q + 1..)));
+    (url.as_str() == text).then_some(url)
+}
+
 /// A canonical absolute URL read back from its text (a link a metadata
 /// record lists, written by this module), built from its parts the way the
 /// direct way builds a link, without parsing it again: `None` when `text`
@@ -362,14 +378,7 @@ pub fn read_canonical(text: &str, buf: &mut String) -> Option<Url> {
         return None;
     }
     let (path, query) = split_plain(text)?;
-    buf.clear();
-    let (rest, layout) = origin(path, buf)?;
-    let start = buf.len();
-    push_segments(buf, start, rest.strip_prefix('/').unwrap_or(rest));
-    if let Some(query) = query {
-        buf.push('?');
-        buf.push_str(query);
-    }
+    let (_, layout) = write_plain(buf, None, path, query, SchemeKind::Http)?;
     if buf.as_str() != text {
         return None;
     }
@@ -422,7 +431,7 @@ fn split_plain(href: &str) -> Option<(&str, Option<&str>)> {
                 table = &PLAIN_QUERY;
             }
             // Its two hex digits are plain and pass in turn.
-            b'%' if urlnorm::escape_is_canonical(bytes, i) => {}
+            b'%' if !urlnorm::escape_needs_fix(bytes, i) => {}
             _ => return None,
         }
     }

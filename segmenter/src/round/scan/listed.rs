@@ -125,22 +125,16 @@ fn made(text: &str, origin: &mut Option<Url>, scratch: &mut String) -> Option<Ur
     Some(url)
 }
 
-/// `text` made from `origin`'s scheme, host and port, if it has them and
-/// the result serializes as `text` (see [`made`]).
+/// `text` made from `origin`'s scheme, host and port, if it has them
+/// ([`common::extract::with_path_and_query`], see [`made`]).
 fn same_origin(origin: &Url, text: &str) -> Option<Url> {
-    let prefix = &origin[..Position::BeforePath];
-    let rest = text.strip_prefix(prefix)?;
+    let path_start = origin[..Position::BeforePath].len();
+    let rest = text.strip_prefix(&origin[..Position::BeforePath])?;
     if !rest.starts_with('/') || rest.contains('#') {
         return None;
     }
-    let (path, query) = match rest.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (rest, None),
-    };
-    let mut url = origin.clone();
-    url.set_path(path);
-    url.set_query(query);
-    (url.as_str() == text).then_some(url)
+    let query_start = rest.find('?').map(|q| path_start + q);
+    common::extract::with_path_and_query(origin.clone(), text, path_start, query_start)
 }
 
 /// The `crawlLinks` value.
