@@ -440,17 +440,16 @@ fn apply(root: &Path, dir: &Path) -> Result<Vec<String>, Error> {
                 keep_converted(root)?;
             }
             pause_point("prev");
-        } else if let Some(parent) = dst.parent() {
-            fs::create_dir_all(parent).map_err(Error::io(parent))?;
-        }
-        if rel != history::FILE_NAME
-            && KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k))
-            && dst.exists()
-        {
-            // The generation replaced stays as NAME.prev, for repair (a
-            // rename: free even for a large Bloom filter).
-            let prev = prev_path(&dst);
-            fs::rename(&dst, &prev).map_err(Error::io(&prev))?;
+        } else {
+            if let Some(parent) = dst.parent() {
+                fs::create_dir_all(parent).map_err(Error::io(parent))?;
+            }
+            if KEEP_PREVIOUS.iter().any(|k| rel.starts_with(k)) && dst.exists() {
+                // The generation replaced stays as NAME.prev, for repair (a
+                // rename: free even for a large Bloom filter).
+                let prev = prev_path(&dst);
+                fs::rename(&dst, &prev).map_err(Error::io(&prev))?;
+            }
         }
         fs::rename(&src, &dst).map_err(Error::io(&dst))?;
         if moved.is_empty() {
